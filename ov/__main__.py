@@ -1,0 +1,3 @@
+from ov.cli import main
+
+main()

@@ -1,0 +1,54 @@
+"""Errors and exit codes: the one exception type `ov` raises on purpose.
+
+Every failure a user can cause or meet becomes an `OvError` with a code from DESIGN.md;
+only the CLI turns it into an exit status and a message. Anything else that escapes is a
+bug and is reported as `internal` (with the traceback only under OV_DEBUG=1).
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0  # results
+EXIT_NONE = 1  # ran fine, found nothing
+EXIT_ERROR = 2  # any error
+
+CODES = frozenset(
+    {
+        "invalid_argument",
+        "invalid_pattern",
+        "invalid_path",
+        "not_found",
+        "unsupported",
+        "query_too_long",
+        "index_busy",
+        "deadline_exceeded",
+        "internal",
+    }
+)
+
+
+class OvError(Exception):
+    """A failure with a stable machine-readable `code` (see DESIGN.md, "Errors")."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        retryable: bool = False,
+        field: str | None = None,
+    ) -> None:
+        if code not in CODES:
+            raise ValueError(f"unknown error code {code!r}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retryable = retryable or code == "index_busy"
+        self.field = field
+
+    def to_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "retryable": self.retryable,
+            "field": self.field,
+        }

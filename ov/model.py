@@ -1,0 +1,161 @@
+"""The result model: frozen dataclasses every stage passes along and every renderer reads.
+
+One model for every command (STYLE habit 1): JSON output is `dataclasses.asdict` of these,
+with optional fields that are None left out, never a hand-built dict. Paths are relative
+to the index (or search) root with `/` separators; offsets are Unicode code points into
+the file's decoded text; line numbers are 1-based.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One file found by the walker."""
+
+    path: str  # relative to the walk root, '/' separators
+    abspath: str
+    size: int
+    mtime_ns: int
+    mode: int
+    is_symlink: bool = False
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A span of a file's decoded text: `text == file_text[start:end]`."""
+
+    start: int
+    end: int
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    text: str
+    level: int = 2  # 0 abstract, 1 overview, 2 full text
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    text: str  # exactly file_text[start:end]
+    start: int
+    end: int
+
+
+@dataclass
+class Hit:
+    """A ranked search hit."""
+
+    rank: int
+    path: str
+    start_line: int
+    end_line: int
+    score: float  # in [0, 1], higher is better
+    level: int
+    excerpt: Excerpt
+    abstract: str | None = None
+    overview: str | None = None
+    content: str | None = None
+    scores: dict[str, Any] | None = None  # per-branch, with --explain
+    tags: dict[str, str] | None = None
+
+
+@dataclass
+class SearchResult:
+    search_type: str
+    profile: dict[str, Any]
+    hits: list[Hit]
+    total: int
+    next_cursor: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    stale: int = 0
+    plan: dict[str, Any] | None = None  # with --explain
+
+
+@dataclass(frozen=True)
+class ContextLine:
+    line: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Submatch:
+    start: int  # code-point column in the line, 0-based
+    end: int
+    text: str
+
+
+@dataclass
+class Match:
+    """A grep match: one line (or, with --multiline, the first line of a span)."""
+
+    path: str
+    line: int
+    content: str
+    submatches: list[Submatch]
+    before_context: list[ContextLine] = field(default_factory=list)
+    after_context: list[ContextLine] = field(default_factory=list)
+
+
+@dataclass
+class GrepResult:
+    matches: list[Match]
+    count: int
+    files: int  # files with at least one match
+    truncated: bool = False  # the node limit cut the result
+    warnings: list[str] = field(default_factory=list)
+    counts: dict[str, int] | None = None  # with -c
+    paths: list[str] | None = None  # with -l
+
+
+@dataclass
+class GlobEntry:
+    path: str
+    name: str | None = None
+    type: str | None = None
+    size: int | None = None
+    mode: str | None = None
+    mtime: str | None = None
+    tags: dict[str, str] | None = None
+
+
+@dataclass
+class GlobResult:
+    matches: list[Any]  # paths (str) or GlobEntry with the asked fields
+    count: int
+    truncated: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class IndexReport:
+    root: str
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    chunks: int = 0  # chunks written in this run
+    embedded: int = 0  # chunks embedded in this run
+    reused: int = 0  # chunk vectors reused by content hash
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StatusReport:
+    root: str
+    db: str
+    files: int
+    chunks: int
+    embedded_chunks: int
+    embedded_coverage: float
+    stale_files: int
+    missing_files: int
+    db_bytes: int
+    model: str | None
+    schema_version: int
+    sqlite_version: str
+    vec_version: str
+    settings: dict[str, Any] = field(default_factory=dict)

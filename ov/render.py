@@ -1,0 +1,85 @@
+"""Rendering: text for people, one JSON envelope or JSON Lines for scripts.
+
+Renderers only format (STYLE habit 2): filtering, limits and ordering happen before them.
+stdout carries only data; notices and warnings go to stderr.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from ov.errors import OvError
+
+FORMATS = ("text", "json", "jsonl")
+
+
+def to_data(obj: Any) -> Any:
+    """Dataclasses to plain JSON data; optional fields that are None are left out."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out = {}
+        for f in dataclasses.fields(obj):
+            v = getattr(obj, f.name)
+            if v is None and f.default is None:
+                continue
+            out[f.name] = to_data(v)
+        return out
+    if isinstance(obj, dict):
+        return {k: to_data(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_data(v) for v in obj]
+    return obj
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def use_color(choice: str = "auto", stream: TextIO | None = None) -> bool:
+    """Colour only on a TTY, never with NO_COLOR set (unless forced with `always`)."""
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    stream = stream or sys.stdout
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+class Out:
+    """Where one command's output goes, in one format."""
+
+    def __init__(self, fmt: str = "text", color: str = "auto", stdout: TextIO | None = None,
+                 stderr: TextIO | None = None) -> None:
+        self.fmt = fmt
+        self.stdout = stdout or sys.stdout
+        self.stderr = stderr or sys.stderr
+        self.color = use_color(color, self.stdout)
+
+    # -- data -------------------------------------------------------------------------
+    def envelope(self, result: Any, elapsed_ms: int) -> None:
+        data = {"status": "ok", "result": to_data(result), "usage": {"elapsed_ms": elapsed_ms}}
+        self.stdout.write(dumps(data) + "\n")
+
+    def line(self, obj: Any) -> None:
+        """One JSON Lines record (flushed, so a pipe sees it at once)."""
+        self.stdout.write(dumps(to_data(obj)) + "\n")
+        self.stdout.flush()
+
+    def text(self, s: str) -> None:
+        self.stdout.write(s if s.endswith("\n") or not s else s + "\n")
+
+    # -- stderr -----------------------------------------------------------------------
+    def warn(self, msg: str) -> None:
+        self.stderr.write(f"ov: warning: {msg}\n")
+
+    def notice(self, msg: str) -> None:
+        self.stderr.write(f"ov: {msg}\n")
+
+    def error(self, err: OvError) -> None:
+        if self.fmt in ("json", "jsonl"):
+            self.stdout.write(dumps({"status": "error", "error": err.to_dict()}) + "\n")
+        else:
+            self.stderr.write(f"ov: error[{err.code}]: {err.message}\n")

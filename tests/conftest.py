@@ -1,0 +1,117 @@
+"""Shared test fixtures: a fixture-tree builder and a CLI runner.
+
+`make_tree(root, {"a.py": "...", "sub/.gitignore": "build/\n"})` writes files (str or bytes)
+and returns the root. `ov(*args, cwd=...)` runs the CLI in-process and returns a result
+with `code`, `out`, `err` and `json` (the parsed stdout); `ov_proc` runs it in a real
+subprocess (for pipes, signals and import checks).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+def make_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            p.write_bytes(content)
+        else:
+            p.write_bytes(content.encode("utf-8"))
+    return root
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def json(self):
+        return json.loads(self.out)
+
+    @property
+    def lines(self) -> list[str]:
+        return self.out.splitlines()
+
+    @property
+    def jsonl(self) -> list:
+        return [json.loads(line) for line in self.out.splitlines() if line.strip()]
+
+
+def run_inprocess(args: list[str], cwd: Path | None = None, env: dict | None = None) -> Result:
+    from ov.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old_cwd = os.getcwd()
+    old_env = dict(os.environ)
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        if env:
+            os.environ.update(env)
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                main([str(a) for a in args])
+                code = 0
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    finally:
+        os.chdir(old_cwd)
+        os.environ.clear()
+        os.environ.update(old_env)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def run_subprocess(args: list[str], cwd: Path | None = None, env: dict | None = None,
+                   timeout: float = 120, input: str | None = None) -> Result:
+    e = dict(os.environ)
+    e.pop("OV_DEBUG", None)
+    if env:
+        e.update(env)
+    p = subprocess.run([sys.executable, "-m", "ov", *map(str, args)], cwd=cwd, env=e,
+                       capture_output=True, text=True, timeout=timeout, input=input)
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
+@pytest.fixture
+def ov():
+    return run_inprocess
+
+
+@pytest.fixture
+def ov_proc():
+    return run_subprocess
+
+
+@pytest.fixture
+def tree(tmp_path):
+    def build(files: dict[str, str | bytes], name: str = "tree") -> Path:
+        return make_tree(tmp_path / name, files)
+
+    return build
+
+
+@pytest.fixture(autouse=True)
+def _fake_embedder_by_default(monkeypatch, request):
+    """Unit tests use the small deterministic embedder; tests marked `model` use the real one."""
+    if request.node.get_closest_marker("model") is None:
+        monkeypatch.setenv("OV_EMBEDDER", "hash")
+    else:
+        monkeypatch.delenv("OV_EMBEDDER", raising=False)
