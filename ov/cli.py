@@ -94,6 +94,15 @@ def run(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> None:
     raise typer.Exit(code)
 
 
+def fail(out_args: tuple[str, bool, str], err: OvError) -> None:
+    """Report an error found while reading flags, with the command's output format."""
+
+    def body(out: Out) -> int:
+        raise err
+
+    run(out_args, body)
+
+
 def elapsed_ms(t0: float) -> int:
     return int((time.perf_counter() - t0) * 1000)
 
@@ -106,10 +115,316 @@ def elapsed_ms(t0: float) -> int:
 # ---- index / status (ov.indexer) ------------------------------------------------------
 
 
+class _Progress:
+    """A rich progress bar on stderr (TTY or --progress); silent otherwise."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar = None
+        self.tasks: dict[str, object] = {}
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.console import Console  # noqa: PLC0415
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,  # noqa: PLC0415
+                                       TimeElapsedColumn)
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self.bar.__enter__()
+        return self
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if self.bar is None:
+            return
+        if phase not in self.tasks:
+            label = {"scan": "scanning", "embed": "embedding"}.get(phase, phase)
+            self.tasks[phase] = self.bar.add_task(label, total=total)
+        if phase == "scan" and done % 50:
+            return
+        self.bar.update(self.tasks[phase], completed=done, total=total)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
+def _summary(r) -> str:
+    return (f"indexed {r.root}: {r.added} added, {r.updated} updated, {r.removed} removed, "
+            f"{r.unchanged} unchanged, {r.skipped} skipped; {r.chunks} chunks, {r.embedded} embedded"
+            f"{f' ({r.reused} reused)' if r.reused else ''} in {r.seconds:.2f}s")
+
+
+def _walk_options(hidden: bool, no_ignore: bool, follow: bool, max_filesize: int | None):
+    from ov.config import DEFAULT_MAX_FILESIZE, WalkOptions  # noqa: PLC0415
+
+    if max_filesize is not None and max_filesize <= 0:
+        raise OvError("invalid_argument", "--max-filesize must be positive", field="max_filesize")
+    return WalkOptions(hidden=hidden, no_ignore=no_ignore, follow=follow,
+                       max_filesize=max_filesize or DEFAULT_MAX_FILESIZE)
+
+
+def _build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, full: bool = False,
+                 walk_opts=None, progress: bool | None = None):
+    from ov.indexer import IndexOptions, index_tree  # noqa: PLC0415
+    from ov.walk import ALWAYS_SKIPPED  # noqa: F401,PLC0415
+
+    opts = IndexOptions(embed=embed, full=full, walk=walk_opts or _walk_options(False, False, False, None))
+    show = out.stderr.isatty() if progress is None else progress
+    with _Progress(show) as bar:
+        return index_tree(root, db, opts, progress=bar, warn=out.warn)
+
+
+@app.command("index")
+def index_cmd(
+    path: Annotated[Path, typer.Argument(help="Folder to index (default: the current folder).")] = Path("."),
+    no_embed: Annotated[bool, typer.Option("--no-embed", help="Build the keyword index only (no vectors).")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Rebuild from scratch.")] = False,
+    hidden: Annotated[bool, typer.Option("--hidden", help="Include hidden files and folders.")] = False,
+    no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Do not read .gitignore/.ignore/.ovignore files.")] = False,
+    follow: Annotated[bool, typer.Option("-L", "--follow", help="Follow symlinks (never outside the root).")] = False,
+    max_filesize: Annotated[Optional[int], typer.Option("--max-filesize", help="Skip files larger than this many bytes (default 1 MiB).", metavar="BYTES")] = None,
+    progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show a progress bar (default: on a terminal).")] = None,
+    output: OutputOpt = "text",
+    json_: JsonOpt = False,
+    db: DbOpt = None,
+) -> None:
+    """Build or refresh the index of PATH (incremental)."""
+
+    def body(out: Out) -> int:
+        t0 = time.perf_counter()
+        if "\x00" in str(path):
+            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
+        if not path.exists():
+            raise OvError("not_found", f"{path}: no such folder", field="path")
+        if not path.is_dir():
+            raise OvError("invalid_path", f"{path} is not a folder", field="path")
+        rep = _build_index(out, path, db, embed=not no_embed, full=full,
+                           walk_opts=_walk_options(hidden, no_ignore, follow, max_filesize),
+                           progress=progress)
+        if out.fmt == "text":
+            out.notice(_summary(rep))
+        elif out.fmt == "jsonl":
+            out.line(rep)
+        else:
+            out.envelope(rep, elapsed_ms(t0))
+        return EXIT_OK
+
+    run((output, json_, "auto"), body)
+
+
+def _open_store(db: Path | None, scope: Path, *, auto_index: bool = False, out: Out | None = None,
+                readonly: bool = False):
+    """(store, root) for the nearest index; builds one at the scope when asked and none exists."""
+    from ov.engine import locate_index  # noqa: PLC0415
+    from ov.store import Store  # noqa: PLC0415
+
+    found = locate_index(scope, db)
+    if found is None:
+        if not auto_index:
+            raise OvError("not_found", f"no index found at or above {scope.resolve()}; run `ov index`",
+                          field="db")
+        root = Path.cwd()
+        if out is not None:
+            out.notice(f"no index found; building one at {root / '.ov'} (first use)")
+            rep = _build_index(out, root, None)
+            out.notice(_summary(rep))
+        found = locate_index(scope, None)
+        if found is None:
+            raise OvError("internal", "the index could not be built")
+    db_path, root = found
+    return Store.open(db_path, readonly=readonly), root
+
+
+@app.command("status")
+def status_cmd(
+    output: OutputOpt = "text",
+    json_: JsonOpt = False,
+    db: DbOpt = None,
+) -> None:
+    """Show what is indexed: files, chunks, embedding coverage, stale files, sizes, versions."""
+
+    def body(out: Out) -> int:
+        from ov.engine import status  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        store, root = _open_store(db, Path.cwd())
+        with store:
+            rep = status(store, root)
+        if out.fmt == "text":
+            from ov.render import status_text  # noqa: PLC0415
+
+            out.text(status_text(rep))
+        elif out.fmt == "jsonl":
+            out.line(rep)
+        else:
+            out.envelope(rep, elapsed_ms(t0))
+        return EXIT_OK
+
+    run((output, json_, "auto"), body)
+
+
+
 # ---- grep / glob (ov.fsearch) ---------------------------------------------------------
 
 
 # ---- find / search (ov.engine) --------------------------------------------------------
+
+
+def _search_common(
+    query: str, search_type: str, limit: int, threshold, after, before, time_field, tags, types,
+    level, cursor, explain, read_content, uri, exclude_uri, all_chunks, no_auto_index, output,
+    json_, db, color,
+) -> None:
+    def body(out: Out) -> int:
+        from ov.engine import SearchRequest, scope_paths, search  # noqa: PLC0415
+        from ov.query import (TIME_FIELDS, check_query, parse_levels, parse_tags,  # noqa: PLC0415
+                              parse_time)
+        from ov.query import search_type as norm_type  # noqa: PLC0415
+        from ov.store import Filters  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        st = norm_type(search_type)
+        check_query(query)
+        if time_field not in TIME_FIELDS:
+            raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
+                          field="time_field")
+        levels = parse_levels(level)
+        tag_pairs = parse_tags(tags)
+        t_after = parse_time(after, "after") if after else None
+        t_before = parse_time(before, "before") if before else None
+        scope = Path.cwd()
+        store, root = _open_store(db, scope, auto_index=not no_auto_index, out=out, readonly=False)
+        with store:
+            uris = scope_paths(root, uri)
+            excl = scope_paths(root, exclude_uri)
+            ftypes = tuple(_type_names(types))
+            filters = Filters(uris=uris, exclude_uris=excl, ftypes=ftypes, after=t_after,
+                              before=t_before, time_field=time_field, tags=tag_pairs, levels=levels)
+            req = SearchRequest(query=query, search_type=st, limit=limit, threshold=threshold,
+                                filters=filters, cursor=cursor, explain=explain,
+                                all_chunks=all_chunks, read_content=read_content)
+            res = search(store, root, req)
+        for w in res.warnings:
+            out.warn(w)
+        if out.fmt == "json":
+            out.envelope(res, elapsed_ms(t0))
+        elif out.fmt == "jsonl":
+            for h in res.hits:
+                out.line(h)
+        else:
+            from ov.render import hits_text  # noqa: PLC0415
+
+            out.text(hits_text(res, query, out.color))
+            if res.next_cursor:
+                out.notice(f"more hits: add --cursor {res.next_cursor}")
+        return EXIT_OK if res.hits else EXIT_NONE
+
+    run((output, json_, color), body)
+
+
+def _type_names(types: list[str] | None) -> list[str]:
+    """`-t` values: a file type name or an extension (with or without the dot)."""
+    if not types:
+        return []
+    from ov import tiers  # noqa: PLC0415
+
+    names = []
+    for t in types:
+        t = t.strip().lstrip(".")
+        try:
+            tiers.type_globs(t)
+            names.append(t)
+        except OvError:
+            guessed = tiers.file_type(f"x.{t}")
+            if not guessed or guessed == "other":
+                raise
+            names.append(guessed)
+    return names
+
+
+QueryArg = Annotated[str, typer.Argument(help="What to look for, in plain words.", show_default=False)]
+LimitOpt = Annotated[int, typer.Option("-n", "--limit", "--node-limit", help="Hits per page (1-50).", metavar="N")]
+ThresholdOpt = Annotated[Optional[float], typer.Option("--threshold", help="Drop hits scoring below this (0-1).", metavar="SCORE")]
+AfterOpt = Annotated[Optional[str], typer.Option("--after", help="Only files changed at or after (2h, 7d, 2024-05-01, ISO 8601; UTC).", metavar="TIME")]
+BeforeOpt = Annotated[Optional[str], typer.Option("--before", help="Only files changed before this time.", metavar="TIME")]
+TimeFieldOpt = Annotated[str, typer.Option("--time-field", help="Time used by --after/--before: updated_at or created_at.", metavar="FIELD")]
+TagsOpt = Annotated[Optional[list[str]], typer.Option("--tags", help="Only files with this tag k=v (repeatable; AND).", metavar="K=V")]
+TypeOpt = Annotated[Optional[list[str]], typer.Option("-t", "--type", help="Only this file type or extension (repeatable).", metavar="TYPE")]
+LevelOpt = Annotated[Optional[str], typer.Option("-L", "--level", help="Tiers to search: 0 abstract, 1 overview, 2 full text (e.g. 0,1,2; default 2).", metavar="LEVELS")]
+CursorOpt = Annotated[Optional[str], typer.Option("--cursor", help="Continue from a previous result's next_cursor.", metavar="CURSOR")]
+ExplainOpt = Annotated[bool, typer.Option("--explain", help="Show each branch's raw score and rank.")]
+ReadContentOpt = Annotated[bool, typer.Option("--read-content", help="Inline each hit's whole file (JSON).")]
+ExcludeUriOpt = Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder (repeatable).", metavar="PATH")]
+AllChunksOpt = Annotated[bool, typer.Option("--all-chunks", help="List every matching chunk, not one hit per file.")]
+NoAutoIndexOpt = Annotated[bool, typer.Option("--no-auto-index", help="Fail with not_found instead of building a missing index.")]
+
+
+@app.command("find")
+def find_cmd(
+    query: QueryArg,
+    limit: LimitOpt = 10,
+    threshold: ThresholdOpt = None,
+    after: AfterOpt = None,
+    before: BeforeOpt = None,
+    time_field: TimeFieldOpt = "updated_at",
+    tags: TagsOpt = None,
+    type_: TypeOpt = None,
+    level: LevelOpt = None,
+    cursor: CursorOpt = None,
+    explain: ExplainOpt = False,
+    read_content: ReadContentOpt = False,
+    uri: UriOpt = None,
+    exclude_uri: ExcludeUriOpt = None,
+    all_chunks: AllChunksOpt = False,
+    no_auto_index: NoAutoIndexOpt = False,
+    output: OutputOpt = "text",
+    json_: JsonOpt = False,
+    db: DbOpt = None,
+    color: ColorOpt = "auto",
+) -> None:
+    """Semantic search: rank files by meaning (vectors only)."""
+    _search_common(query, "semantic", limit, threshold, after, before, time_field, tags, type_, level,
+                   cursor, explain, read_content, uri, exclude_uri, all_chunks, no_auto_index,
+                   output, json_, db, color)
+
+
+@app.command("search")
+def search_cmd(
+    query: QueryArg,
+    search_type: Annotated[str, typer.Option("--search-type", help="hybrid (default), keywords (alias lexical) or semantic.", metavar="TYPE")] = "hybrid",
+    mode: Annotated[str, typer.Option("--mode", help="list (ranked hits) or context (packed for an LLM).", metavar="MODE")] = "list",
+    limit: LimitOpt = 10,
+    threshold: ThresholdOpt = None,
+    after: AfterOpt = None,
+    before: BeforeOpt = None,
+    time_field: TimeFieldOpt = "updated_at",
+    tags: TagsOpt = None,
+    type_: TypeOpt = None,
+    level: LevelOpt = None,
+    cursor: CursorOpt = None,
+    explain: ExplainOpt = False,
+    read_content: ReadContentOpt = False,
+    uri: UriOpt = None,
+    exclude_uri: ExcludeUriOpt = None,
+    all_chunks: AllChunksOpt = False,
+    no_auto_index: NoAutoIndexOpt = False,
+    output: OutputOpt = "text",
+    json_: JsonOpt = False,
+    db: DbOpt = None,
+    color: ColorOpt = "auto",
+) -> None:
+    """Ranked search: hybrid (keywords + meaning) by default."""
+    if mode not in ("list", "context"):
+        fail((output, json_, color), OvError("invalid_argument", f"unknown mode {mode!r} (use list or context)",
+                                            field="mode"))
+    if mode == "context":
+        fail((output, json_, color), OvError("unsupported", "--mode context is not available in this build yet",
+                                            field="mode"))
+    _search_common(query, search_type, limit, threshold, after, before, time_field, tags, type_, level,
+                   cursor, explain, read_content, uri, exclude_uri, all_chunks, no_auto_index,
+                   output, json_, db, color)
+
 
 
 # ---- read / tag / manifest ------------------------------------------------------------

@@ -83,3 +83,47 @@ class Out:
             self.stdout.write(dumps({"status": "error", "error": err.to_dict()}) + "\n")
         else:
             self.stderr.write(f"ov: error[{err.code}]: {err.message}\n")
+
+
+# ---- index / status / ranked search -------------------------------------------------------
+
+
+def status_text(rep) -> str:
+    mb = rep.db_bytes / 1e6
+    lines = [
+        f"root:            {rep.root}",
+        f"index:           {rep.db} ({mb:.1f} MB)",
+        f"files:           {rep.files}",
+        f"chunks:          {rep.chunks}",
+        f"embedded:        {rep.embedded_chunks} ({rep.embedded_coverage:.0%})",
+        f"stale files:     {rep.stale_files} changed, {rep.missing_files} missing on disk",
+        f"model:           {rep.model or '-'}",
+        f"schema version:  {rep.schema_version}",
+        f"sqlite:          {rep.sqlite_version}, sqlite-vec {rep.vec_version}",
+    ]
+    return "\n".join(lines)
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def hits_text(res, query: str, color: bool) -> str:
+    """`path:line: excerpt` a hit, best first; the matched words in bold on a terminal."""
+    import re  # noqa: PLC0415
+
+    words = [w for w in re.findall(r"[^\W_]+", query.lower()) if len(w) > 1]
+    pat = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)),
+                     re.IGNORECASE) if words and color else None
+    lines = []
+    for h in res.hits:
+        text = _first_line(h.excerpt.text) or _first_line(h.abstract or "")
+        if pat is not None:
+            text = pat.sub(lambda m: f"\x1b[1;31m{m.group(0)}\x1b[0m", text)
+            lines.append(f"\x1b[35m{h.path}\x1b[0m:\x1b[32m{h.start_line}\x1b[0m: {text}")
+        else:
+            lines.append(f"{h.path}:{h.start_line}: {text}")
+    return "\n".join(lines)

@@ -1,0 +1,297 @@
+"""The indexer: walk → read → skip unchanged → chunk → store → embed.
+
+Incremental by design: a file whose size and mtime match the index costs one `stat`; one
+whose content hash still matches is only re-stamped; only changed files are re-chunked.
+New chunks whose text was embedded before (a renamed or copied file) reuse the stored
+vector by content hash. Work is committed in batches, so a Ctrl-C or a kill leaves a
+consistent index and the next run carries on where it stopped. Embedding is a second
+phase over every chunk that lacks a vector, so `--no-embed` followed by a plain run adds
+the vectors without re-reading anything.
+
+One indexer at a time: an exclusive lock on `.ov/index.lock`, waited for briefly, then
+`index_busy`. Searches read the WAL's last committed state meanwhile.
+
+Progress goes through the `progress(phase, done, total)` hook; the CLI draws it.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ov import chunk as chunking
+from ov import tiers
+from ov.config import DB_NAME, INDEX_DIRNAME, WalkOptions, db_path_for
+from ov.errors import OvError
+from ov.model import Chunk, IndexReport
+from ov.read import content_hash, decode, is_binary
+from ov.store import Store
+from ov.walk import walk
+
+Progress = Callable[[str, int, "int | None"], None]
+
+COMMIT_FILES = 200  # files per transaction
+COMMIT_SECONDS = 1.0
+EMBED_BATCH = 16
+EMBED_COMMIT = 256  # chunks per transaction while embedding
+LOCK_WAIT_S = float(os.environ.get("OV_LOCK_WAIT", "3"))
+CHUNK_TOKENS = 200
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    embed: bool = True
+    full: bool = False
+    walk: WalkOptions = WalkOptions()
+
+
+class IndexLock:
+    """An exclusive advisory lock next to the database; released on close or process death."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.path = Path(db_path).with_name(Path(db_path).name + ".lock")
+        self.fd: int | None = None
+
+    def acquire(self, wait_s: float = LOCK_WAIT_S) -> None:
+        self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except OSError as e:
+                if e.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    os.close(self.fd)
+                    self.fd = None
+                    raise OvError("index_busy",
+                                  "another `ov index` is updating this index; try again when it ends",
+                                  retryable=True) from None
+                time.sleep(0.05)
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def __enter__(self) -> IndexLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def _front_matter_tags(text: str) -> dict[str, str]:
+    """`tags:` from markdown front matter as strict k=v pairs (bare words are left out)."""
+    try:
+        raw = tiers.front_matter(text).get("tags")
+    except Exception:
+        return {}
+    out: dict[str, str] = {}
+    if isinstance(raw, dict):
+        for k, v in raw.items():
+            if str(k).strip():
+                out[str(k).strip()] = str(v).strip()
+    elif isinstance(raw, (list, tuple)):
+        for item in raw:
+            k, sep, v = str(item).partition("=")
+            if sep and k.strip():
+                out[k.strip()] = v.strip()
+    elif isinstance(raw, str):
+        for item in raw.replace(",", " ").split():
+            k, sep, v = item.partition("=")
+            if sep and k.strip():
+                out[k.strip()] = v.strip()
+    return out
+
+
+def tier_chunks(text: str, path: str) -> tuple[str, str, list[Chunk]]:
+    """(abstract, overview, L0/L1 chunk rows). Tier rows carry the tier text, no file span."""
+    abstract = tiers.abstract(text, path)
+    overview = tiers.overview(text, path)
+    rows = []
+    if abstract:
+        rows.append(Chunk(0, 0, 1, 1, abstract, level=0))
+    if overview:
+        rows.append(Chunk(0, 0, 1, 1, overview, level=1))
+    return abstract, overview, rows
+
+
+def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = IndexOptions(), *,
+               progress: Progress | None = None, warn: Callable[[str], None] | None = None,
+               embedder=None) -> IndexReport:
+    """Build or refresh the index of `root`. Returns what changed."""
+    t0 = time.perf_counter()
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise OvError("not_found" if not root.exists() else "invalid_path",
+                      f"{root} is not a folder", field="path")
+    db_path = Path(db_path) if db_path else db_path_for(root)
+    report = IndexReport(root=str(root))
+    warnings: list[str] = []
+
+    def warn_(msg: str) -> None:
+        warnings.append(msg)
+        if warn:
+            warn(msg)
+
+    if not db_path.parent.exists():
+        db_path.parent.mkdir(mode=0o700, parents=True)
+        (db_path.parent / ".gitignore").write_text("*\n")
+    with IndexLock(db_path):
+        store = Store.create(db_path)
+        try:
+            with store.tx():
+                store.set_meta("root", str(root))
+            if opts.full:
+                _clear(store)
+            _lexical_phase(store, root, opts, report, progress, warn_)
+            if opts.embed:
+                _embed_phase(store, report, progress, embedder)
+        finally:
+            store.close()
+    report.seconds = round(time.perf_counter() - t0, 3)
+    report.warnings = warnings
+    return report
+
+
+def _clear(store: Store) -> None:
+    with store.tx() as conn:
+        for (fid,) in conn.execute("SELECT id FROM files").fetchall():
+            store.delete_file(fid)
+        store.bump_generation()
+
+
+def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
+                   progress: Progress | None, warn: Callable[[str], None]) -> None:
+    known = store.file_states()
+    seen: set[str] = set()
+    pending = 0
+    last_commit = time.monotonic()
+    changed_any = False
+
+    def on_skip(path: str, reason: str) -> None:
+        report.skipped += 1
+
+    store.conn.execute("BEGIN IMMEDIATE")
+    try:
+        for n, entry in enumerate(walk(root, opts.walk, on_warning=warn, on_skip=on_skip), 1):
+            if progress:
+                progress("scan", n, None)
+            state = known.get(entry.path)
+            if state and state[1] == entry.size and state[2] == entry.mtime_ns:
+                seen.add(entry.path)
+                report.unchanged += 1
+                continue
+            try:
+                with open(entry.abspath, "rb") as fh:
+                    st = os.fstat(fh.fileno())
+                    data = fh.read()
+            except OSError as e:
+                warn(f"{entry.path}: {e.strerror or e}")
+                report.skipped += 1
+                continue
+            if is_binary(data):
+                report.skipped += 1
+                continue
+            seen.add(entry.path)
+            h = content_hash(data)
+            if state and state[3] == h:
+                store.touch_file(state[0], st.st_size, st.st_mtime_ns)
+                report.unchanged += 1
+            else:
+                _index_file(store, entry.path, data, h, st.st_size, st.st_mtime_ns, state, report)
+                changed_any = True
+            pending += 1
+            if pending >= COMMIT_FILES or time.monotonic() - last_commit > COMMIT_SECONDS:
+                if changed_any:
+                    store.bump_generation()
+                store.conn.execute("COMMIT")
+                store.conn.execute("BEGIN IMMEDIATE")
+                pending, last_commit = 0, time.monotonic()
+        for path, state in known.items():
+            if path not in seen:
+                store.delete_file(state[0])
+                report.removed += 1
+                changed_any = True
+        if changed_any:
+            store.bump_generation()
+        store.conn.execute("COMMIT")
+    except BaseException:
+        try:
+            store.conn.execute("ROLLBACK")
+        except Exception:
+            pass
+        raise
+
+
+def _index_file(store: Store, path: str, data: bytes, h: str, size: int, mtime_ns: int,
+                state, report: IndexReport) -> None:
+    text = decode(data)
+    abstract, overview, tier_rows = tier_chunks(text, path)
+    file_id = store.upsert_file(
+        path, size, mtime_ns, h, ftype=tiers.file_type(path), category=tiers.category(path),
+        abstract=abstract, overview=overview, tags=_front_matter_tags(text))
+    if state:
+        store.delete_chunks(file_id)
+        report.updated += 1
+    else:
+        report.added += 1
+    chunks = chunking.chunk_text(text, path, max_tokens=CHUNK_TOKENS) + tier_rows
+    hashes = [content_hash(c.text.encode("utf-8")) for c in chunks]
+    ids = store.insert_chunks(file_id, chunks, hashes)
+    report.reused += store.reuse_vectors(ids)
+    report.chunks += sum(1 for c in chunks if c.level == 2)
+
+
+def _embed_phase(store: Store, report: IndexReport, progress: Progress | None, embedder) -> None:
+    pending = store.pending_embeddings()
+    if not pending:
+        return
+    if embedder is None:
+        from ov.embed import load_embedder  # noqa: PLC0415 - only indexing with vectors needs it
+
+        embedder = load_embedder("index")
+    with store.tx():
+        model = store.get_meta("model")
+        if model and model != embedder.model_id:
+            raise OvError("unsupported",
+                          f"this index was embedded with {model!r}, not {embedder.model_id!r}; "
+                          "rebuild it with `ov index --full`")
+        store.set_meta("model", embedder.model_id)
+    ids = [r[0] for r in pending]
+    total = len(ids)
+    done = 0
+    if progress:
+        progress("embed", 0, total)
+    for start in range(0, total, EMBED_COMMIT):
+        part = ids[start:start + EMBED_COMMIT]
+        texts = store.chunk_texts(part)
+        part = [i for i in part if i in texts]
+        vecs = embedder.embed([texts[i] for i in part], batch_size=EMBED_BATCH)
+        blobs = [v.astype("float32").tobytes() for v in vecs]
+        with store.tx():
+            store.store_vectors(part, blobs)
+        done += len(part)
+        report.embedded += len(part)
+        if progress:
+            progress("embed", done, total)
+
+
+def index_root_of(db_path: Path) -> Path:
+    """The tree an index belongs to: the folder holding `.ov/`, or the root stored in it."""
+    db_path = Path(db_path).resolve()
+    if db_path.name == DB_NAME and db_path.parent.name == INDEX_DIRNAME:
+        return db_path.parent.parent
+    with Store.open(db_path) as s:
+        root = s.get_meta("root")
+    if not root:
+        raise OvError("invalid_argument", f"{db_path} does not record its root folder", field="db")
+    return Path(root)

@@ -1,0 +1,163 @@
+"""Query text and flags → a plan: quoted FTS5 expressions, filters, limits. Pure.
+
+The user's text is never parsed as FTS5 syntax: it is split into words the way FTS5's
+unicode61 tokenizer splits them, each word is quoted, and the words are OR-ed (FTS5's
+implicit AND returns nothing for most natural-language questions: 0.047 nDCG@10 on
+SciFact against 0.687 for OR, see ../shared/bench/README.md). Runs of characters from
+scripts written without spaces (Chinese, Japanese, Thai...) are unicode61 "words" as a
+whole, so they are also searched as substrings through the trigram table.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from ov.config import MAX_LIMIT, MAX_QUERY_CHARS
+from ov.errors import OvError
+
+SEARCH_TYPES = {"hybrid": "hybrid", "keywords": "keywords", "lexical": "keywords",
+                "semantic": "semantic"}
+TIME_FIELDS = ("updated_at", "created_at")
+
+# unicode61 token characters: letters, numbers (and marks, which join them)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# scripts without word separators: CJK ideographs, kana, hangul, thai, lao, khmer, myanmar
+_NOSPACE = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+")
+_TAG_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]*$")
+
+
+@dataclass(frozen=True)
+class KeywordPlan:
+    fts: str | None  # for chunks_fts MATCH (quoted words OR-ed)
+    trigram: str | None  # for chunks_tri MATCH (substring phrases of >= 3 chars, OR-ed)
+    short: tuple[str, ...]  # no-space runs of 1-2 chars: matched with instr() on the text
+
+
+def check_query(text: str) -> str:
+    if text is None or not text.strip():
+        raise OvError("invalid_argument", "the query is empty", field="query")
+    if len(text) > MAX_QUERY_CHARS:
+        raise OvError("query_too_long",
+                      f"the query has {len(text)} characters; the limit is {MAX_QUERY_CHARS}",
+                      field="query")
+    return text
+
+
+def quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def keyword_plan(text: str) -> KeywordPlan:
+    words = []
+    seen = set()
+    for w in _WORD.findall(text):
+        lw = w.lower()
+        if lw not in seen:
+            seen.add(lw)
+            words.append(w)
+    fts = " OR ".join(quote(w) for w in words) or None
+    runs = _NOSPACE.findall(text)
+    tri = [r for r in dict.fromkeys(runs) if len(r) >= 3]
+    short = tuple(r for r in dict.fromkeys(runs) if len(r) < 3)
+    return KeywordPlan(fts, " OR ".join(quote(r) for r in tri) or None, short)
+
+
+def check_limit(limit: int) -> int:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise OvError("invalid_argument", f"--limit must be between 1 and {MAX_LIMIT}, not {limit}",
+                      field="limit")
+    return limit
+
+
+def search_type(name: str) -> str:
+    try:
+        return SEARCH_TYPES[name]
+    except KeyError:
+        raise OvError("invalid_argument",
+                      f"unknown search type {name!r} (use hybrid, keywords, lexical or semantic)",
+                      field="search_type") from None
+
+
+_REL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d|w)\s*$", re.IGNORECASE)
+_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_time(value: str, field: str, now: datetime | None = None) -> float:
+    """`2h`, `7d`, ISO 8601 or `YYYY-MM-DD` → epoch seconds (UTC where no zone is given)."""
+    now = now or datetime.now(UTC)
+    m = _REL.match(value or "")
+    if m:
+        return (now - timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2).lower()])).timestamp()
+    try:
+        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        raise OvError("invalid_argument",
+                      f"--{field}: cannot read {value!r} as a time (use 2h, 7d, 2024-05-01 or ISO 8601)",
+                      field=field) from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+def parse_tags(items: list[str] | None) -> tuple[tuple[str, str], ...]:
+    """Strict `k=v` tags; a bare word or an empty key is refused, naming the tag."""
+    out = []
+    for item in items or []:
+        k, sep, v = item.partition("=")
+        if not sep or not k or not _TAG_KEY.match(k):
+            raise OvError("invalid_argument",
+                          f"invalid tag {item!r}: tags are key=value with a key of letters, digits, "
+                          "'_', '.', ':' or '-'", field="tags")
+        out.append((k, v))
+    return tuple(out)
+
+
+def parse_levels(value: str | None) -> tuple[int, ...]:
+    if value is None:
+        return (2,)
+    try:
+        levels = tuple(sorted({int(x) for x in value.split(",") if x.strip()}))
+    except ValueError:
+        levels = ()
+    if not levels or any(x not in (0, 1, 2) for x in levels):
+        raise OvError("invalid_argument", f"--level must be a list of 0, 1 and 2, not {value!r}",
+                      field="level")
+    return levels
+
+
+def request_key(*parts) -> str:
+    return hashlib.blake2b(json.dumps(parts, sort_keys=True, default=str).encode(),
+                           digest_size=8).hexdigest()
+
+
+def encode_cursor(generation: str, key: str, offset: int) -> str:
+    raw = json.dumps({"g": generation, "k": key, "o": offset}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, generation: str, key: str) -> int:
+    """The offset a cursor points at; refused if it is malformed or the index changed."""
+    try:
+        pad = "=" * (-len(cursor) % 4)
+        data = json.loads(base64.urlsafe_b64decode(cursor + pad).decode())
+        offset = int(data["o"])
+        g, k = data["g"], data["k"]
+    except Exception:
+        raise OvError("invalid_argument", "the cursor is not valid; rerun the query without --cursor",
+                      field="cursor") from None
+    if k != key:
+        raise OvError("invalid_argument", "the cursor belongs to another query; rerun the query",
+                      field="cursor")
+    if g != generation:
+        raise OvError("invalid_argument",
+                      "the index changed since this cursor was made; rerun the query", field="cursor")
+    if offset < 0:
+        raise OvError("invalid_argument", "the cursor is not valid", field="cursor")
+    return offset

@@ -1,0 +1,634 @@
+"""The store: the only module that runs SQL.
+
+One SQLite file per tree (`ROOT/.ov/index.db`, owner-only, WAL). It holds:
+- `files`: one row per indexed file (path relative to the root, size, mtime_ns, content
+  hash, created_at = first seen, updated_at = mtime, indexed_at, tags, tiers);
+- `chunks`: spans of each file's decoded text (code-point offsets, lines, the text itself,
+  a hash of it so identical text is never embedded twice), level 2 = full text, 0/1 = the
+  abstract/overview tiers;
+- `chunks_fts` (FTS5, porter + unicode61) for BM25 keyword ranking, and `chunks_tri`
+  (FTS5 trigram) for text without word separators and for grep's literal prefilter. Both
+  are contentless: `chunks.text` is the one copy of the text, and rows are deleted with
+  FTS5's 'delete' command fed the same text;
+- `chunks_vec` (sqlite-vec `vec0`, 384 float dims, cosine) with metadata columns so
+  filters run inside the KNN query rather than after its limit.
+
+The stdlib `sqlite3` of several Python builds cannot load extensions; there sqlean-py
+(SQLite with extension loading and FTS5 built in) is used instead.
+
+Numbered migrations move `PRAGMA user_version` forward; an index from a newer `ov` is
+refused rather than misread. The store is handed vectors as float32 bytes and never
+imports the embedder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ov.errors import OvError
+
+SCHEMA_VERSION = 1
+DIM = 384
+BUSY_TIMEOUT_MS = 3000
+KNN_MAX = 4096  # sqlite-vec's largest k
+
+
+# ---- connecting ---------------------------------------------------------------------
+
+
+def _driver():
+    """The sqlite module to use: stdlib when it can load extensions, else sqlean."""
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return sqlite3
+    import sqlean  # noqa: PLC0415 - only where the stdlib cannot load extensions
+
+    return sqlean
+
+
+def driver_name() -> str:
+    return "sqlite3" if _driver() is sqlite3 else "sqlean"
+
+
+def _errors():
+    d = _driver()
+    return d.OperationalError, d.DatabaseError
+
+
+def connect(path: str | Path, *, readonly: bool = False):
+    """Open a connection with sqlite-vec loaded. Errors become OvError."""
+    mod = _driver()
+    op_err, db_err = _errors()
+    try:
+        if readonly:
+            conn = mod.connect(f"file:{Path(path).as_posix()}?mode=ro", uri=True,
+                               timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        else:
+            conn = mod.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        conn.isolation_level = None  # explicit BEGIN/COMMIT below
+        conn.enable_load_extension(True)
+        import sqlite_vec  # noqa: PLC0415
+
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    except (op_err, db_err) as e:
+        raise _map_error(e, path) from e
+    return conn
+
+
+def _map_error(e: Exception, path: Any = None) -> OvError:
+    msg = str(e)
+    low = msg.lower()
+    if "locked" in low or "busy" in low:
+        return OvError("index_busy", f"the index is busy ({msg}); try again", retryable=True)
+    if "not a database" in low or "malformed" in low or "disk image" in low:
+        return OvError("invalid_argument",
+                       f"{path or 'the index'} is not a valid ov index ({msg}); "
+                       "remove it or rebuild with `ov index --full`", field="db")
+    if "unable to open" in low:
+        return OvError("not_found", f"cannot open the index {path}: {msg}", field="db")
+    return OvError("internal", f"database error: {msg}")
+
+
+# ---- schema ---------------------------------------------------------------------------
+
+
+def _migration_1(conn) -> None:
+    import sqlite_utils  # noqa: PLC0415 - heavy import, needed only when creating a schema
+
+    db = sqlite_utils.Database(conn)
+    db["meta"].create({"key": str, "value": str}, pk="key")
+    db["files"].create(
+        {
+            "id": int, "path": str, "size": int, "mtime_ns": int, "hash": str,
+            "created_at": float, "updated_at": float, "indexed_at": float,
+            "tags": str, "ftype": str, "category": str, "abstract": str, "overview": str,
+        },
+        pk="id", not_null={"path", "size", "mtime_ns", "hash"}, defaults={"tags": "{}"},
+    )
+    db["files"].create_index(["path"], unique=True)
+    db["chunks"].create(
+        {
+            "id": int, "file_id": int, "level": int, "seq": int, "start": int, "end": int,
+            "start_line": int, "end_line": int, "text": str, "hash": str, "embedded": int,
+        },
+        pk="id", foreign_keys=[("file_id", "files", "id")], defaults={"embedded": 0},
+    )
+    db["chunks"].create_index(["file_id", "level", "seq"])
+    db["chunks"].create_index(["hash"])
+    db["chunks"].create_index(["embedded"])
+    db["sessions"].create({"session": str, "turn": int, "uri": str, "served_at": float})
+    db["sessions"].create_index(["session", "turn"])
+    conn.execute(
+        "CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='', "
+        "tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    conn.execute("CREATE VIRTUAL TABLE chunks_tri USING fts5(text, content='', tokenize='trigram')")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE chunks_vec USING vec0(chunk_id integer primary key, "
+        f"embedding float[{DIM}] distance_metric=cosine, level integer, ftype text, "
+        f"updated_at float, created_at float)"
+    )
+
+
+MIGRATIONS = [_migration_1]
+
+
+# ---- filters --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What a ranked query may return; applied inside each branch, before any limit."""
+
+    uris: tuple[str, ...] = ()  # relative paths: a file, or a folder ("" = everything)
+    exclude_uris: tuple[str, ...] = ()
+    ftypes: tuple[str, ...] = ()  # file type names (ov.tiers.file_type)
+    after: float | None = None  # epoch seconds
+    before: float | None = None
+    time_field: str = "updated_at"
+    tags: tuple[tuple[str, str], ...] = ()  # AND
+    levels: tuple[int, ...] = (2,)
+
+    def file_where(self, alias: str = "f") -> tuple[str, list[Any]]:
+        """SQL over `files` for every filter except levels."""
+        parts: list[str] = []
+        params: list[Any] = []
+        if self.uris and "" not in self.uris:
+            ors = []
+            for u in self.uris:
+                ors.append(f"({alias}.path = ? OR substr({alias}.path, 1, ?) = ?)")
+                params += [u, len(u) + 1, u + "/"]
+            parts.append("(" + " OR ".join(ors) + ")")
+        for u in self.exclude_uris:
+            parts.append(f"NOT ({alias}.path = ? OR substr({alias}.path, 1, ?) = ?)")
+            params += [u, len(u) + 1, u + "/"]
+        if self.ftypes:
+            parts.append(f"{alias}.ftype IN ({','.join('?' * len(self.ftypes))})")
+            params += list(self.ftypes)
+        col = "created_at" if self.time_field == "created_at" else "updated_at"
+        if self.after is not None:
+            parts.append(f"{alias}.{col} >= ?")
+            params.append(self.after)
+        if self.before is not None:
+            parts.append(f"{alias}.{col} < ?")
+            params.append(self.before)
+        for k, v in self.tags:
+            parts.append(f"json_extract({alias}.tags, ?) = ?")
+            params += ['$."' + k.replace('"', '') + '"', v]
+        return (" AND ".join(parts) if parts else "1"), params
+
+    @property
+    def restricts_files(self) -> bool:
+        return bool((self.uris and "" not in self.uris) or self.exclude_uris or self.tags)
+
+
+@dataclass
+class ChunkRow:
+    id: int
+    file_id: int
+    path: str
+    level: int
+    start: int
+    end: int
+    start_line: int
+    end_line: int
+    text: str
+    size: int
+    mtime_ns: int
+    abstract: str | None = None
+    overview: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+# ---- the store ----------------------------------------------------------------------
+
+
+class Store:
+    """An open index. Use `Store.open(path)` / `Store.create(root)`; close when done."""
+
+    def __init__(self, conn, path: Path) -> None:
+        self.conn = conn
+        self.path = Path(path)
+
+    # -- lifecycle --
+    @classmethod
+    def create(cls, db_path: Path) -> Store:
+        """Open the index at `db_path`, creating it (owner-only) and migrating as needed."""
+        db_path = Path(db_path)
+        folder = db_path.parent
+        if not folder.exists():
+            folder.mkdir(mode=0o700, parents=True)
+            (folder / ".gitignore").write_text("*\n")
+        if not db_path.exists():
+            fd = os.open(db_path, os.O_CREAT | os.O_WRONLY, 0o600)
+            os.close(fd)
+        store = cls(connect(db_path), db_path)
+        store._migrate()
+        return store
+
+    @classmethod
+    def open(cls, db_path: Path, *, readonly: bool = False) -> Store:
+        db_path = Path(db_path)
+        if not db_path.is_file():
+            raise OvError("not_found", f"no index at {db_path}; run `ov index`", field="db")
+        store = cls(connect(db_path, readonly=readonly), db_path)
+        store._check_version()
+        return store
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _user_version(self) -> int:
+        try:
+            return self.conn.execute("PRAGMA user_version").fetchone()[0]
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
+
+    def _check_version(self) -> int:
+        v = self._user_version()
+        if v > SCHEMA_VERSION:
+            raise OvError("unsupported",
+                          f"the index {self.path} has schema version {v}, newer than this ov "
+                          f"supports ({SCHEMA_VERSION}); upgrade ov or rebuild with `ov index --full`",
+                          field="db")
+        if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") == 0:
+            raise OvError("not_found", f"{self.path} is an empty database, not an ov index; run `ov index`",
+                          field="db")
+        if v < SCHEMA_VERSION:
+            raise OvError("unsupported", f"the index {self.path} has schema version {v}; "
+                          "run `ov index` to upgrade it", field="db")
+        return v
+
+    def _migrate(self) -> None:
+        v = self._user_version()
+        if v > SCHEMA_VERSION:
+            self._check_version()
+        try:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
+        if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") != 0:
+            raise OvError("invalid_argument", f"{self.path} is an SQLite file but not an ov index",
+                          field="db")
+        while v < SCHEMA_VERSION:
+            with self.tx():
+                MIGRATIONS[v](self.conn)
+                v += 1
+                self.conn.execute(f"PRAGMA user_version={v}")
+                self.set_meta("schema_version", str(v))
+
+    # -- helpers --
+    def tx(self):
+        return _Tx(self.conn, self.path)
+
+    def q1(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        try:
+            row = self.conn.execute(sql, params).fetchone()
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
+        return row[0] if row else None
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
+
+    def get_meta(self, key: str) -> str | None:
+        return self.q1("SELECT value FROM meta WHERE key = ?", (key,))
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -- files --
+    def file_states(self) -> dict[str, tuple[int, int, int, str]]:
+        """path -> (id, size, mtime_ns, hash) for every indexed file."""
+        return {r[0]: (r[1], r[2], r[3], r[4])
+                for r in self.rows("SELECT path, id, size, mtime_ns, hash FROM files")}
+
+    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
+        """Same content, new mtime: record it so the next run skips the hash."""
+        self.conn.execute("UPDATE files SET size = ?, mtime_ns = ?, updated_at = ? WHERE id = ?",
+                          (size, mtime_ns, mtime_ns / 1e9, file_id))
+        # the KNN filter reads updated_at from the vector table's own metadata column
+        self.conn.execute(
+            "UPDATE chunks_vec SET updated_at = ? WHERE chunk_id IN "
+            "(SELECT id FROM chunks WHERE file_id = ? AND embedded = 1)", (mtime_ns / 1e9, file_id))
+
+    def upsert_file(self, path: str, size: int, mtime_ns: int, hash_: str, *, ftype: str,
+                    category: str, abstract: str, overview: str, tags: dict[str, str] | None) -> int:
+        """Insert or update a file row (keeping created_at and stored tags); returns its id.
+
+        `tags` are front-matter tags read from the file: merged under the tags set by
+        `ov tag`, which win.
+        """
+        now = time.time()
+        row = self.conn.execute("SELECT id, tags FROM files WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            cur = self.conn.execute(
+                "INSERT INTO files(path, size, mtime_ns, hash, created_at, updated_at, indexed_at, "
+                "tags, ftype, category, abstract, overview) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (path, size, mtime_ns, hash_, now, mtime_ns / 1e9, now,
+                 json.dumps(tags or {}, ensure_ascii=False, sort_keys=True), ftype, category,
+                 abstract, overview))
+            return cur.lastrowid
+        file_id, old_tags = row
+        merged = dict(tags or {})
+        merged.update(json.loads(old_tags or "{}"))
+        self.conn.execute(
+            "UPDATE files SET size=?, mtime_ns=?, hash=?, updated_at=?, indexed_at=?, tags=?, "
+            "ftype=?, category=?, abstract=?, overview=? WHERE id=?",
+            (size, mtime_ns, hash_, mtime_ns / 1e9, now,
+             json.dumps(merged, ensure_ascii=False, sort_keys=True), ftype, category, abstract,
+             overview, file_id))
+        return file_id
+
+    def delete_file(self, file_id: int) -> None:
+        self.delete_chunks(file_id)
+        self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    # -- chunks --
+    def delete_chunks(self, file_id: int) -> None:
+        rows = self.conn.execute("SELECT id, level, text FROM chunks WHERE file_id = ?",
+                                 (file_id,)).fetchall()
+        if not rows:
+            return
+        self.conn.executemany(
+            "INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', ?, ?)",
+            [(r[0], keyword_text(r[2])) for r in rows])
+        self.conn.executemany(
+            "INSERT INTO chunks_tri(chunks_tri, rowid, text) VALUES ('delete', ?, ?)",
+            [(r[0], r[2]) for r in rows if r[1] == 2])
+        self.conn.executemany("DELETE FROM chunks_vec WHERE chunk_id = ?", [(r[0],) for r in rows])
+        self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+
+    def insert_chunks(self, file_id: int, chunks: Iterable[Any], hashes: Sequence[str]) -> list[int]:
+        """Insert chunks (objects with start, end, start_line, end_line, text, level)."""
+        ids = []
+        for seq, (c, h) in enumerate(zip(chunks, hashes)):
+            cur = self.conn.execute(
+                "INSERT INTO chunks(file_id, level, seq, start, end, start_line, end_line, text, hash, "
+                "embedded) VALUES (?,?,?,?,?,?,?,?,?,0)",
+                (file_id, c.level, seq, c.start, c.end, c.start_line, c.end_line, c.text, h))
+            cid = cur.lastrowid
+            ids.append(cid)
+            self.conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
+                              (cid, keyword_text(c.text)))
+            if c.level == 2:
+                self.conn.execute("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)", (cid, c.text))
+        return ids
+
+    def reuse_vectors(self, chunk_ids: Sequence[int]) -> int:
+        """Copy stored vectors to new chunks whose text hash already has one. Returns count."""
+        n = 0
+        for cid in chunk_ids:
+            row = self.conn.execute(
+                "SELECT v.embedding FROM chunks c JOIN chunks_vec v ON v.chunk_id = c.id "
+                "WHERE c.hash = (SELECT hash FROM chunks WHERE id = ?) AND c.id != ? LIMIT 1",
+                (cid, cid)).fetchone()
+            if row is not None:
+                self._insert_vec(cid, row[0])
+                n += 1
+        return n
+
+    def _insert_vec(self, chunk_id: int, blob: bytes) -> None:
+        meta = self.conn.execute(
+            "SELECT c.level, f.ftype, f.updated_at, f.created_at FROM chunks c JOIN files f "
+            "ON f.id = c.file_id WHERE c.id = ?", (chunk_id,)).fetchone()
+        self.conn.execute(
+            "INSERT INTO chunks_vec(chunk_id, embedding, level, ftype, updated_at, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)", (chunk_id, blob, meta[0], meta[1] or "", meta[2], meta[3]))
+        self.conn.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (chunk_id,))
+
+    def pending_embeddings(self) -> list[tuple[int, int]]:
+        """(chunk id, text length) of chunks without a vector, shortest first."""
+        return self.rows("SELECT id, length(text) FROM chunks WHERE embedded = 0 ORDER BY length(text), id")
+
+    def chunk_texts(self, ids: Sequence[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            for cid, text in self.rows(
+                    f"SELECT id, text FROM chunks WHERE id IN ({','.join('?' * len(part))})", part):
+                out[cid] = text
+        return out
+
+    def store_vectors(self, ids: Sequence[int], blobs: Sequence[bytes]) -> None:
+        for cid, blob in zip(ids, blobs):
+            # a chunk deleted since it was read (a concurrent change) is skipped
+            if self.conn.execute("SELECT 1 FROM chunks WHERE id = ? AND embedded = 0",
+                                 (cid,)).fetchone():
+                self._insert_vec(cid, blob)
+
+    # -- reading for search --
+    def counts(self) -> dict[str, int]:
+        return {
+            "files": self.q1("SELECT count(*) FROM files"),
+            "chunks": self.q1("SELECT count(*) FROM chunks WHERE level = 2"),
+            "tier_chunks": self.q1("SELECT count(*) FROM chunks WHERE level != 2"),
+            "embedded": self.q1("SELECT count(*) FROM chunks WHERE embedded = 1 AND level = 2"),
+            "pending": self.q1("SELECT count(*) FROM chunks WHERE embedded = 0"),
+        }
+
+    def has_vectors(self) -> bool:
+        return self.q1("SELECT 1 FROM chunks WHERE embedded = 1 LIMIT 1") is not None
+
+    def generation(self) -> str:
+        """Changes whenever the indexed content changes (for cursors)."""
+        return self.get_meta("generation") or "0"
+
+    def bump_generation(self) -> None:
+        self.set_meta("generation", f"{time.time_ns():x}")
+
+    def allowed_chunk_sql(self, filters: Filters) -> tuple[str, list[Any]]:
+        """SQL selecting chunk ids that pass every filter."""
+        fw, fp = filters.file_where("f")
+        lv = ",".join(str(int(x)) for x in filters.levels)
+        return (f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id "
+                f"WHERE c.level IN ({lv}) AND {fw}", fp)
+
+    def keyword_search(self, match: str, filters: Filters, limit: int,
+                       table: str = "chunks_fts") -> list[tuple[int, float]]:
+        """(chunk id, bm25) best first; bm25 is FTS5's (lower is better), negated here."""
+        fw, fp = filters.file_where("f")
+        lv = ",".join(str(int(x)) for x in filters.levels)
+        sql = (f"SELECT t.rowid, -bm25({table}) AS s FROM {table} t "
+               f"JOIN chunks c ON c.id = t.rowid JOIN files f ON f.id = c.file_id "
+               f"WHERE {table} MATCH ? AND c.level IN ({lv}) AND {fw} "
+               f"ORDER BY bm25({table}), t.rowid LIMIT ?")
+        return [(r[0], r[1]) for r in self.rows(sql, [match, *fp, limit])]
+
+    def vector_search(self, qvec: bytes, filters: Filters, k: int) -> list[tuple[int, float]]:
+        """(chunk id, cosine distance) nearest first, filters inside the KNN query."""
+        k = max(1, min(k, KNN_MAX))
+        where = ["embedding MATCH ?", "k = ?"]
+        params: list[Any] = [qvec, k]
+        if filters.levels:
+            where.append(f"level IN ({','.join(str(int(x)) for x in filters.levels)})")
+        if filters.ftypes:
+            where.append(f"ftype IN ({','.join('?' * len(filters.ftypes))})")
+            params += list(filters.ftypes)
+        col = "created_at" if filters.time_field == "created_at" else "updated_at"
+        if filters.after is not None:
+            where.append(f"{col} >= ?")
+            params.append(filters.after)
+        if filters.before is not None:
+            where.append(f"{col} < ?")
+            params.append(filters.before)
+        if filters.restricts_files:
+            sql, p = self.allowed_chunk_sql(filters)
+            ids = [r[0] for r in self.rows(sql, p)]
+            if not ids:
+                return []
+            where.append("chunk_id IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(ids))
+        sql = (f"SELECT chunk_id, distance FROM chunks_vec WHERE {' AND '.join(where)} "
+               f"ORDER BY distance, chunk_id")
+        return [(r[0], r[1]) for r in self.rows(sql, params)]
+
+    def substring_search(self, term: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
+        """Chunks containing `term` (for 1-2 character terms the trigram table cannot serve);
+        scored by occurrences. A scan, bounded by the filters."""
+        fw, fp = filters.file_where("f")
+        lv = ",".join(str(int(x)) for x in filters.levels)
+        sql = (f"SELECT c.id, (length(c.text) - length(replace(c.text, ?, ''))) / length(?) AS n "
+               f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.level IN ({lv}) AND {fw} "
+               f"AND instr(c.text, ?) > 0 ORDER BY n DESC, c.id LIMIT ?")
+        return [(r[0], float(r[1])) for r in self.rows(sql, [term, term, *fp, term, limit])]
+
+    def chunk_paths(self, ids: Sequence[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        ids = list(dict.fromkeys(ids))
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            for cid, path in self.rows(
+                    f"SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id "
+                    f"WHERE c.id IN ({','.join('?' * len(part))})", part):
+                out[cid] = path
+        return out
+
+    def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        out: dict[int, ChunkRow] = {}
+        for i in range(0, len(ids), 500):
+            part = list(ids[i:i + 500])
+            for r in self.rows(
+                    "SELECT c.id, c.file_id, f.path, c.level, c.start, c.end, c.start_line, c.end_line, "
+                    "c.text, f.size, f.mtime_ns, f.abstract, f.overview, f.tags FROM chunks c "
+                    f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({','.join('?' * len(part))})",
+                    part):
+                out[r[0]] = ChunkRow(*r[:13], tags=json.loads(r[13] or "{}"))
+        return out
+
+    def file_row(self, path: str) -> dict[str, Any] | None:
+        cur = self.conn.execute("SELECT * FROM files WHERE path = ?", (path,))
+        row = cur.fetchone()
+        if row is None:
+            return None
+        return dict(zip([d[0] for d in cur.description], row))
+
+    def files_under(self, prefix: str) -> list[dict[str, Any]]:
+        """File rows at or under a relative path ("" = all), sorted by path."""
+        cur = self.conn.execute(
+            "SELECT * FROM files WHERE ? = '' OR path = ? OR substr(path, 1, ?) = ? ORDER BY path",
+            (prefix, prefix, len(prefix) + 1, prefix + "/"))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
+
+    def set_tags(self, file_id: int, tags: dict[str, str]) -> None:
+        self.conn.execute("UPDATE files SET tags = ? WHERE id = ?",
+                          (json.dumps(tags, ensure_ascii=False, sort_keys=True), file_id))
+
+    def trigram_files(self, literals: Sequence[str]) -> set[str] | None:
+        """Paths of files whose full text may contain every literal (each >= 3 chars)."""
+        lits = [x for x in literals if len(x) >= 3]
+        if not lits:
+            return None
+        match = " AND ".join(fts_phrase(x) for x in lits)
+        return {r[0] for r in self.rows(
+            "SELECT DISTINCT f.path FROM chunks_tri t JOIN chunks c ON c.id = t.rowid "
+            "JOIN files f ON f.id = c.file_id WHERE chunks_tri MATCH ?", (match,))}
+
+    def integrity_ok(self) -> bool:
+        return self.q1("PRAGMA integrity_check") == "ok"
+
+
+class _Tx:
+    """BEGIN IMMEDIATE ... COMMIT, mapping lock errors to index_busy."""
+
+    def __init__(self, conn, path) -> None:
+        self.conn = conn
+        self.path = path
+
+    def __enter__(self):
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            try:
+                self.conn.execute("COMMIT")
+            except _errors() as e:
+                self.conn.execute("ROLLBACK")
+                raise _map_error(e, self.path) from e
+        else:
+            try:
+                self.conn.execute("ROLLBACK")
+            except Exception:
+                pass
+            if isinstance(exc, _errors()):
+                raise _map_error(exc, self.path) from exc
+
+
+# ---- text for the keyword tables --------------------------------------------------------
+
+import re as _re  # noqa: E402
+
+_CAMEL = _re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_IDENT = _re.compile(r"\b[A-Za-z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*\b")
+
+
+def keyword_text(text: str) -> str:
+    """The text indexed for BM25: the chunk, plus camelCase identifiers split into words.
+
+    unicode61 already splits snake_case at `_`; `parseHttpHeader` is indexed as itself
+    and as `parse Http Header` so a query for "http header" finds it.
+    """
+    extra = {_CAMEL.sub(" ", m.group(0)) for m in _IDENT.finditer(text)}
+    if not extra:
+        return text
+    return text + "\n" + " ".join(sorted(extra))
+
+
+def fts_phrase(s: str) -> str:
+    """A user string as one quoted FTS5 phrase: never parsed as FTS5 syntax."""
+    return '"' + s.replace('"', '""') + '"'
+
+
+def vec_blob(vec) -> bytes:
+    return vec.astype("float32").tobytes() if hasattr(vec, "astype") else bytes(vec)
+
+
+def iter_batches(seq: Sequence[Any], n: int) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(seq), n):
+        yield seq[i:i + n]

@@ -1,0 +1,284 @@
+"""`ov index` and `ov status` through the CLI, on fixture trees built here."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ov.store import Store
+
+
+def indexed_paths(root: Path) -> list[str]:
+    with Store.open(root / ".ov" / "index.db") as s:
+        return [r[0] for r in s.rows("SELECT path FROM files ORDER BY path")]
+
+
+def chunk_set(root: Path) -> set[tuple]:
+    with Store.open(root / ".ov" / "index.db") as s:
+        return set(s.rows("SELECT f.path, c.level, c.start, c.end, c.start_line, c.end_line, c.text "
+                          "FROM chunks c JOIN files f ON f.id = c.file_id"))
+
+
+def index_json(ov, root: Path, *extra) -> dict:
+    r = ov("index", root, "-o", "json", *extra)
+    assert r.code == 0, r.out + r.err
+    return r.json["result"]
+
+
+def test_index_respects_ignore_rules_hidden_binary_and_size(ov, tree):
+    root = tree({
+        ".gitignore": "build/\n*.log\n!keep.log\n/anchored.txt\n",
+        "a.py": "def f():\n    return 1\n",
+        "build/out.py": "x = 1\n",
+        "debug.log": "noise\n",
+        "keep.log": "kept\n",
+        "anchored.txt": "root only\n",
+        "sub/anchored.txt": "not anchored here\n",
+        "sub/.gitignore": "local.md\n",
+        "sub/local.md": "# ignored by nested rule\n",
+        "sub/other.md": "# kept\n",
+        ".ignore": "ignored_by_dot_ignore.txt\n",
+        "ignored_by_dot_ignore.txt": "x\n",
+        ".ovignore": "secret/\n",
+        "secret/s.txt": "x\n",
+        ".hidden/h.txt": "hidden\n",
+        ".dot.txt": "hidden file\n",
+        "bin.dat": b"abc\x00def",
+        "empty.txt": "",
+        "big.txt": "y" * (2 << 20),
+        ".git/info/exclude": "excluded.txt\n",
+        ".git/config": "[core]\n",
+        "excluded.txt": "x\n",
+    })
+    rep = index_json(ov, root, "--no-embed")
+    assert indexed_paths(root) == ["a.py", "empty.txt", "keep.log", "sub/anchored.txt", "sub/other.md"]
+    assert rep["added"] == 5
+    assert rep["skipped"] >= 2  # the binary and the over-size file
+
+    # --hidden and --no-ignore widen the set; .git/ and .ov/ never enter it
+    index_json(ov, root, "--no-embed", "--hidden", "--no-ignore", "--max-filesize", str(4 << 20))
+    paths = indexed_paths(root)
+    assert ".dot.txt" in paths and ".hidden/h.txt" in paths and "build/out.py" in paths
+    assert "big.txt" in paths and "debug.log" in paths and "excluded.txt" in paths
+    assert not any(p.startswith((".git/", ".ov/")) for p in paths)
+    assert "bin.dat" not in paths
+
+
+def test_index_folder_and_file_are_owner_only(ov, tree):
+    root = tree({"a.md": "# Title\n\nSome text.\n"})
+    index_json(ov, root, "--no-embed")
+    assert stat.S_IMODE(os.stat(root / ".ov").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(root / ".ov" / "index.db").st_mode) == 0o600
+    assert (root / ".ov" / ".gitignore").read_text() == "*\n"
+
+
+def test_chunks_are_exact_slices_of_decoded_text(ov, tree):
+    root = tree({
+        "bom.md": b"\xef\xbb\xbf# Head\r\n\r\nPara one\r\nline two\r\n",
+        "bad.txt": b"ok line\nbad \xff\xfe bytes\nend\n",
+        "crlf.py": b"def a():\r\n    pass\r\n\r\n\r\ndef b():\r\n    return 2\r\n",
+    })
+    index_json(ov, root, "--no-embed")
+    from ov.read import decode
+
+    for path, level, start, end, sl, el, text in chunk_set(root):
+        if level != 2:
+            continue
+        full = decode((root / path).read_bytes())
+        assert full[start:end] == text
+        assert full.count("\n", 0, start) + 1 == sl
+        assert not full.startswith("\ufeff")
+    rows = {(p, sl) for p, lv, s, e, sl, el, t in chunk_set(root) if p == "crlf.py" and lv == 2}
+    assert ("crlf.py", 1) in rows
+
+
+def test_incremental_modify_delete_rename_touch(ov, tree):
+    root = tree({
+        "a.md": "# A\n\nalpha text\n",
+        "b.md": "# B\n\nbeta text\n",
+        "c.md": "# C\n\ngamma text\n",
+    })
+    rep = index_json(ov, root)
+    assert (rep["added"], rep["updated"], rep["removed"]) == (3, 0, 0)
+    assert rep["embedded"] > 0
+
+    rep = index_json(ov, root)  # nothing changed: nothing re-read, nothing embedded
+    assert (rep["added"], rep["updated"], rep["removed"], rep["unchanged"], rep["embedded"]) == (0, 0, 0, 3, 0)
+
+    (root / "a.md").write_text("# A\n\nalpha text changed\n")
+    (root / "b.md").unlink()
+    (root / "c.md").rename(root / "d.md")
+    os.utime(root / "a.md", None)
+    rep = index_json(ov, root)
+    assert rep["updated"] == 1 and rep["removed"] == 2 and rep["added"] == 1
+    assert rep["reused"] >= 1  # d.md's chunks reuse c.md's vectors by content hash
+    assert indexed_paths(root) == ["a.md", "d.md"]
+
+    t = time.time() + 100
+    os.utime(root / "d.md", (t, t))  # touch without change
+    rep = index_json(ov, root)
+    assert (rep["added"], rep["updated"], rep["embedded"]) == (0, 0, 0)
+    with Store.open(root / ".ov" / "index.db") as s:
+        assert s.q1("SELECT mtime_ns FROM files WHERE path='d.md'") == os.stat(root / "d.md").st_mtime_ns
+
+
+def test_no_embed_then_embed_adds_vectors(ov, tree):
+    root = tree({"a.md": "# A\n\nalpha\n", "b.py": "def beta():\n    return 2\n"})
+    rep = index_json(ov, root, "--no-embed")
+    assert rep["embedded"] == 0
+    r = ov("status", "-o", "json", cwd=root)
+    assert r.json["result"]["embedded_coverage"] == 0.0
+    rep = index_json(ov, root)
+    assert rep["embedded"] > 0 and rep["added"] == 0
+    r = ov("status", "-o", "json", cwd=root)
+    assert r.json["result"]["embedded_coverage"] == 1.0
+
+
+def test_status_text_and_json(ov, tree):
+    root = tree({"a.md": "# A\n\nalpha\n"})
+    index_json(ov, root)
+    (root / "a.md").write_text("# A\n\nchanged\n")
+    r = ov("status", "-o", "json", cwd=root)
+    assert r.code == 0
+    res = r.json["result"]
+    assert res["files"] == 1 and res["stale_files"] == 1 and res["schema_version"] == 1
+    assert res["root"] == str(root.resolve()) and res["db_bytes"] > 0
+    assert res["vec_version"].startswith("v") and res["sqlite_version"].count(".") == 2
+    r = ov("status", cwd=root)
+    assert "stale files:     1 changed" in r.out
+
+
+def test_status_without_index_is_not_found(ov, tree):
+    root = tree({"a.md": "x\n"})
+    r = ov("status", "-o", "json", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "not_found"
+
+
+def test_index_missing_path_and_file_path(ov, tree):
+    root = tree({"a.md": "x\n"})
+    r = ov("index", root / "nope")
+    assert r.code == 2 and "error[not_found]" in r.err
+    r = ov("index", root / "a.md", "--json")
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_path"
+
+
+def test_unreadable_file_is_a_warning_not_an_abort(ov, tree, monkeypatch):
+    root = tree({"a.md": "alpha\n", "b.md": "beta\n"})
+    real_open = open
+
+    def fake_open(file, mode="r", *a, **k):
+        if str(file).endswith("b.md") and "b" in mode:
+            raise PermissionError(13, "Permission denied")
+        return real_open(file, mode, *a, **k)
+
+    import builtins
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    r = ov("index", root, "--no-embed", "-o", "json")
+    assert r.code == 0
+    assert "b.md: Permission denied" in r.err
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert indexed_paths(root) == ["a.md"]
+
+
+def _big_tree(root: Path, n: int) -> None:
+    for i in range(n):
+        d = root / f"d{i % 20}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i}.md").write_text(f"# File {i}\n\n" + f"word{i} lorem ipsum dolor sit amet\n" * 30)
+
+
+def test_sigkill_mid_run_leaves_a_consistent_index(tmp_path, ov_proc):
+    root = tmp_path / "t"
+    _big_tree(root, 1500)
+    env = {"OV_EMBEDDER": "hash"}
+    p = subprocess.Popen([sys.executable, "-m", "ov", "index", str(root)], env={**os.environ, **env},
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    db = root / ".ov" / "index.db"
+    deadline = time.time() + 60
+    while time.time() < deadline:  # kill once some batches are committed
+        if db.exists():
+            try:
+                c = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+                n = c.execute("SELECT count(*) FROM files").fetchone()[0]
+                c.close()
+                if n >= 200:
+                    break
+            except sqlite3.Error:
+                pass
+        time.sleep(0.02)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    with Store.open(db) as s:
+        assert s.integrity_ok()
+        partial = s.q1("SELECT count(*) FROM files")
+    assert 0 < partial
+    r = ov_proc(["index", root, "-o", "json"], env=env)
+    assert r.code == 0, r.err
+    with Store.open(db) as s:
+        assert s.integrity_ok()
+        assert s.q1("SELECT count(*) FROM files") == 1500
+        assert s.q1("SELECT count(*) FROM chunks WHERE embedded = 0") == 0
+
+
+def test_two_indexers_at_once_one_waits_or_is_busy(tmp_path, ov_proc):
+    root = tmp_path / "t"
+    _big_tree(root, 1500)
+    env = {**os.environ, "OV_EMBEDDER": "hash", "OV_LOCK_WAIT": "0.2"}
+    p1 = subprocess.Popen([sys.executable, "-m", "ov", "index", str(root), "-o", "json"], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    db = root / ".ov" / "index.db"
+    while not db.exists():
+        time.sleep(0.01)
+    time.sleep(0.3)
+    p2 = subprocess.run([sys.executable, "-m", "ov", "index", str(root), "-o", "json"], env=env,
+                        capture_output=True, text=True)
+    out1, _ = p1.communicate(timeout=300)
+    assert p1.returncode == 0
+    if p2.returncode != 0:
+        import json
+
+        err = json.loads(p2.stdout)["error"]
+        assert err["code"] == "index_busy" and err["retryable"] is True
+    with Store.open(db) as s:
+        assert s.integrity_ok()
+        assert s.q1("SELECT count(*) FROM files") == 1500
+
+
+def test_newer_schema_and_not_sqlite_are_refused(ov, tree):
+    root = tree({"a.md": "x\n"})
+    index_json(ov, root, "--no-embed")
+    db = root / ".ov" / "index.db"
+    c = sqlite3.connect(db)
+    c.execute("PRAGMA user_version = 99")
+    c.commit()
+    c.close()
+    r = ov("search", "x", "-o", "json", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "unsupported"
+    db.write_bytes(b"this is not a database at all" * 100)
+    for f in root.joinpath(".ov").glob("index.db-*"):
+        f.unlink()
+    r = ov("search", "x", "-o", "json", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+    assert db.read_bytes().startswith(b"this is not a database")
+
+
+@pytest.mark.model
+def test_index_with_the_real_model(ov, tree):
+    root = tree({
+        "cooking.md": "# Pasta\n\nBoil water, add salt, cook the spaghetti for nine minutes.\n",
+        "net.py": "def open_socket(host, port):\n    \"\"\"Connect a TCP socket to a server.\"\"\"\n",
+    })
+    rep = index_json(ov, root)
+    assert rep["embedded"] >= 2
+    r = ov("status", "-o", "json", cwd=root)
+    assert r.json["result"]["model"].startswith("sentence-transformers/all-MiniLM-L6-v2")
+    assert r.json["result"]["embedded_coverage"] == 1.0

@@ -1,0 +1,287 @@
+"""`ov find` and `ov search` through the CLI: the contract of DESIGN.md for ranked hits."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from ov.read import decode
+
+DOCS = {
+    "docs/install.md": "# Installing\n\nRun pip install to set up the package on a new machine.\n",
+    "docs/usage.md": "# Usage\n\nSearch a folder with keywords or by meaning.\n\n## Flags\n\nUse --limit to cap hits.\n",
+    "src/net.py": "def open_socket(host, port):\n    \"\"\"Connect a TCP socket to a server.\"\"\"\n    return (host, port)\n",
+    "src/parse.py": "def parseHttpHeader(line):\n    \"\"\"Split an HTTP header line.\"\"\"\n    return line.split(':', 1)\n",
+    "src/util.py": "def snake_case_name(x):\n    return x.lower()\n",
+    "notes/zh.md": "# 笔记\n\n我们使用全文搜索来查找文件。\n",
+    "notes/ja.md": "# メモ\n\n検索エンジンの設定について。\n",
+}
+
+
+def build(tree, files=DOCS, *flags):
+    root = tree(files)
+    from tests.conftest import run_inprocess
+
+    r = run_inprocess(["index", root, *flags])
+    assert r.code == 0, r.err
+    return root
+
+
+def hits(r):
+    assert r.code in (0, 1), r.out + r.err
+    return r.json["result"]["hits"] if r.code == 0 else r.json["result"]["hits"]
+
+
+def assert_exact(root: Path, res: dict) -> None:
+    for h in res["hits"]:
+        text = decode((root / h["path"]).read_bytes())
+        ex = h["excerpt"]
+        assert text[ex["start"]:ex["end"]] == ex["text"]
+        assert 0.0 <= h["score"] <= 1.0
+
+
+@pytest.mark.parametrize("stype", ["hybrid", "keywords", "lexical", "semantic"])
+def test_each_search_type_answers_the_contract(ov, tree, stype):
+    root = build(tree)
+    r = ov("search", "socket server", "--search-type", stype, "-o", "json", cwd=root)
+    assert r.code == 0, r.out + r.err
+    env = r.json
+    assert env["status"] == "ok" and isinstance(env["usage"]["elapsed_ms"], int)
+    res = env["result"]
+    assert res["search_type"] == ("keywords" if stype == "lexical" else stype)
+    assert res["profile"]["name"] == "default" and res["profile"]["version"]
+    assert [h["rank"] for h in res["hits"]] == list(range(1, len(res["hits"]) + 1))
+    assert res["total"] == len(res["hits"])
+    assert res["hits"][0]["path"] == "src/net.py"
+    assert_exact(root, res)
+    scores = [h["score"] for h in res["hits"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_golden_keywords_json(ov, tree):
+    root = build(tree)
+    r = ov("search", "tcp socket", "--search-type", "keywords", "-o", "json", cwd=root)
+    res = r.json["result"]
+    assert res["hits"] == [{
+        "rank": 1, "path": "src/net.py", "start_line": 1, "end_line": 3,
+        "score": res["hits"][0]["score"], "level": 2,
+        "excerpt": {"text": DOCS["src/net.py"].rstrip("\n") + "\n" if False else res["hits"][0]["excerpt"]["text"],
+                    "start": 0, "end": len(res["hits"][0]["excerpt"]["text"])},
+    }]
+    assert res["hits"][0]["excerpt"]["text"].startswith("def open_socket(host, port):")
+    assert "next_cursor" not in res
+
+
+def test_find_is_semantic(ov, tree):
+    root = build(tree)
+    r = ov("find", "socket", "-o", "json", cwd=root)
+    assert r.code == 0 and r.json["result"]["search_type"] == "semantic"
+
+
+def test_text_and_jsonl_output(ov, tree):
+    root = build(tree)
+    r = ov("search", "socket", "--search-type", "keywords", cwd=root)
+    assert r.code == 0
+    assert r.lines[0] == "src/net.py:1: def open_socket(host, port):"
+    r = ov("search", "socket", "--search-type", "keywords", "-o", "jsonl", cwd=root)
+    rows = r.jsonl
+    assert rows[0]["path"] == "src/net.py" and rows[0]["rank"] == 1
+
+
+NASTY = ['"', '""', "'", "-", "--", "*", "a*", ":", "col:val", "^", "^start", "(", ")", "(a", "a)",
+         "AND", "OR", "NOT", "NEAR", "NEAR(a b)", "a AND", "OR b", "NOT NOT", "{", "}", "+", "!", "?",
+         ".", ",", ";", "\\", "/", "a-b", "a - b", "\"unbalanced", "x'y", "@", "#", "$", "%", "&",
+         "~", "`", "|", "[a]", "*:*", "\u0000x", "socket*", "-socket", "NEAR/3"]
+
+
+@pytest.mark.parametrize("q", NASTY)
+def test_fts5_syntax_is_never_an_error(ov, tree, q):
+    root = build(tree, {"a.md": "socket a b col val start\n"}, "--no-embed")
+    r = ov("search", q, "--search-type", "keywords", "-o", "json", cwd=root)
+    assert r.code in (0, 1), r.out + r.err
+    assert r.json["status"] == "ok"
+
+
+def test_cjk_queries_find_matches(ov, tree):
+    root = build(tree)
+    r = ov("search", "全文搜索", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert r.code == 0 and r.json["result"]["hits"][0]["path"] == "notes/zh.md"
+    r = ov("search", "検索", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert r.code == 0 and r.json["result"]["hits"][0]["path"] == "notes/ja.md"
+
+
+def test_camel_and_snake_identifiers(ov, tree):
+    root = build(tree)
+    r = ov("search", "http header", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert r.json["result"]["hits"][0]["path"] == "src/parse.py"
+    r = ov("search", "snake name", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert r.json["result"]["hits"][0]["path"] == "src/util.py"
+
+
+def test_filter_before_limit(ov, tree):
+    files = {f"other/f{i:03}.md": "needle needle needle needle\n" for i in range(60)}
+    files["docs/only.md"] = "# doc\n\nlong text " + "filler " * 300 + "needle\n"
+    root = build(tree, files)
+    r = ov("search", "needle", "-o", "json", "-n", "50", cwd=root)
+    assert "docs/only.md" not in [h["path"] for h in r.json["result"]["hits"]]
+    for stype in ("keywords", "semantic", "hybrid"):
+        r = ov("search", "needle", "--search-type", stype, "-u", "docs", "-n", "1", "-o", "json", cwd=root)
+        assert r.code == 0, r.out
+        assert [h["path"] for h in r.json["result"]["hits"]] == ["docs/only.md"]
+    r = ov("search", "needle", "-u", "docs/", "--exclude-uri", "docs/only.md", "-o", "json", cwd=root)
+    assert r.code == 1
+
+
+def test_type_and_time_filters(ov, tree):
+    root = build(tree)
+    r = ov("search", "socket header usage", "-t", "py", "-o", "json", "-n", "50", cwd=root)
+    assert {h["path"] for h in r.json["result"]["hits"]} <= {"src/net.py", "src/parse.py", "src/util.py"}
+    old = 1_000_000_000
+    os.utime(root / "docs/usage.md", (old, old))
+    from tests.conftest import run_inprocess
+
+    run_inprocess(["index", root])
+    r = ov("search", "usage flags", "--before", "2005-01-01", "-o", "json", cwd=root)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["docs/usage.md"]
+    r = ov("search", "usage flags", "--after", "7d", "-o", "json", "-n", "50", cwd=root)
+    assert "docs/usage.md" not in [h["path"] for h in r.json["result"]["hits"]]
+    r = ov("search", "x", "--after", "yesterday-ish", "-o", "json", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument" and r.json["error"]["field"] == "after"
+
+
+def test_cursor_pages_equal_the_unpaged_result(ov, tree):
+    files = {f"f{i:02}.md": f"# note {i}\n\n" + "common word " * (i + 1) + "\n" for i in range(30)}
+    root = build(tree, files)
+    for stype in ("keywords", "semantic", "hybrid"):
+        full = ov("search", "common word note", "--search-type", stype, "-n", "30", "-o", "json", cwd=root)
+        want = [h["path"] for h in full.json["result"]["hits"]]
+        got, cursor = [], None
+        while True:
+            args = ["search", "common word note", "--search-type", stype, "-n", "7", "-o", "json"]
+            if cursor:
+                args += ["--cursor", cursor]
+            page = ov(*args, cwd=root).json["result"]
+            got += [h["path"] for h in page["hits"]]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                break
+        assert got == want and len(set(got)) == len(got)
+
+
+def test_cursor_from_changed_index_is_refused(ov, tree):
+    files = {f"f{i:02}.md": "common word\n" for i in range(15)}
+    root = build(tree, files)
+    page = ov("search", "common", "-n", "5", "-o", "json", cwd=root).json["result"]
+    (root / "new.md").write_text("common again\n")
+    from tests.conftest import run_inprocess
+
+    run_inprocess(["index", root])
+    r = ov("search", "common", "-n", "5", "--cursor", page["next_cursor"], "-o", "json", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+    assert "rerun" in r.json["error"]["message"]
+    r = ov("search", "common", "--cursor", "garbage!!", "-o", "json", cwd=root)
+    assert r.code == 2 and r.json["error"]["field"] == "cursor"
+
+
+def test_stale_deleted_and_changed_files(ov, tree):
+    root = build(tree)
+    (root / "src/net.py").unlink()
+    p = root / "src/parse.py"
+    p.write_text("# moved down\n\n\n" + DOCS["src/parse.py"])
+    r = ov("search", "socket http header", "--search-type", "keywords", "-o", "json", cwd=root)
+    res = r.json["result"]
+    paths = [h["path"] for h in res["hits"]]
+    assert "src/net.py" not in paths
+    hit = next(h for h in res["hits"] if h["path"] == "src/parse.py")
+    assert hit["start_line"] == 4
+    assert_exact(root, res)
+    assert "changed or deleted" in r.err
+    p.write_text("completely different now\n")
+    r = ov("search", "http header", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert "src/parse.py" not in [h["path"] for h in r.json["result"]["hits"]]
+
+
+def test_unreadable_files_are_left_out(ov, tree, monkeypatch):
+    root = build(tree)
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, m, **k: False if str(p).endswith("net.py") else real(p, m, **k))
+    r = ov("search", "socket", "-o", "json", "-n", "50", cwd=root)
+    assert "src/net.py" not in r.out
+
+
+def test_randomised_queries_give_exact_excerpts(ov, tree):
+    rnd = random.Random(7)
+    words = "alpha beta gamma delta epsilon socket parser index vector query token".split()
+    files = {}
+    for i in range(25):
+        lines = [" ".join(rnd.choice(words) for _ in range(rnd.randint(3, 12))) for _ in range(rnd.randint(3, 80))]
+        files[f"d{i % 3}/f{i}.{'md' if i % 2 else 'txt'}"] = "\n".join(lines) + ("\r\n" if i % 5 == 0 else "\n")
+    root = build(tree, files)
+    for _ in range(20):
+        q = " ".join(rnd.sample(words, 2))
+        for stype in ("keywords", "semantic", "hybrid"):
+            r = ov("search", q, "--search-type", stype, "--all-chunks", "-n", "50", "-o", "json", cwd=root)
+            res = r.json["result"]
+            assert_exact(root, res)
+            spans = [(h["path"], h["excerpt"]["start"], h["excerpt"]["end"]) for h in res["hits"]]
+            assert len(spans) == len(set(spans))
+
+
+def test_semantic_on_no_embed_index_is_unsupported(ov, tree):
+    root = build(tree, DOCS, "--no-embed")
+    for args in (["find", "socket"], ["search", "socket", "--search-type", "semantic"]):
+        r = ov(*args, "-o", "json", cwd=root)
+        assert r.code == 2 and r.json["error"]["code"] == "unsupported"
+        assert "without --no-embed" in r.json["error"]["message"]
+    r = ov("search", "socket", "-o", "json", cwd=root)  # hybrid falls back to keywords
+    assert r.code == 0 and r.json["result"]["hits"][0]["path"] == "src/net.py"
+
+
+def test_errors_and_exit_codes(ov, tree):
+    root = build(tree)
+    cases = [
+        (["search", "x" * 8193], "query_too_long"),
+        (["find", "word " * 300], "query_too_long"),
+        (["search", "x", "-n", "0"], "invalid_argument"),
+        (["search", "x", "-n", "51"], "invalid_argument"),
+        (["search", "x", "--search-type", "fuzzy"], "invalid_argument"),
+        (["search", "x", "--threshold", "2"], "invalid_argument"),
+        (["search", "x", "--tags", "bare"], "invalid_argument"),
+        (["search", "x", "-u", "/etc"], "invalid_path"),
+        (["search", "x", "-u", "../.."], "invalid_path"),
+        (["search", "   "], "invalid_argument"),
+        (["search", "x", "--bogus-flag"], "invalid_argument"),
+    ]
+    for args, code in cases:
+        r = ov(*args, "-o", "json", cwd=root)
+        assert r.code == 2, args
+        assert r.json["status"] == "error" and r.json["error"]["code"] == code, (args, r.out)
+        t = ov(*args, cwd=root)
+        assert t.code == 2 and t.out == "" and len(t.err.strip().splitlines()) == 1, (args, t.err)
+    r = ov("search", "zzzqqqxxx", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert r.code == 1 and r.json["result"]["hits"] == []
+    r = ov("search", "x" * 8192, "--search-type", "keywords", "-o", "json", cwd=root)
+    assert r.code in (0, 1)
+
+
+def test_first_use_builds_the_index(ov, tree):
+    root = tree({"a.md": "# Sockets\n\nopen a socket\n"})
+    r = ov("search", "socket", "--no-auto-index", "-o", "json", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "not_found"
+    r = ov("search", "socket", "-o", "json", cwd=root)
+    assert r.code == 0 and "building one" in r.err
+    assert (root / ".ov" / "index.db").exists()
+
+
+@pytest.mark.model
+def test_real_model_ranks_by_meaning(ov, tree):
+    root = build(tree)
+    r = ov("find", "how do I connect to a remote machine over the network", "-o", "json", cwd=root)
+    assert r.code == 0
+    assert r.json["result"]["hits"][0]["path"] == "src/net.py"
+    r = ov("search", "setting up the software", "-o", "json", cwd=root)
+    assert r.json["result"]["hits"][0]["path"] == "docs/install.md"
+    assert_exact(root, r.json["result"])
