@@ -1,26 +1,140 @@
-"""Reading files: binary detection, decoding, content hash.
+"""Reading files: binary detection, decoding, content hash, line numbers.
 
-(Interim version; replaced by the full reader.)
+Offsets everywhere in `ov` (chunks, excerpts, grep columns) are Unicode code points
+into `decode(raw bytes)`: UTF-8 with a leading BOM stripped and every invalid byte
+sequence replaced by U+FFFD, so any file has one decoded text and offsets into it are
+consistent from the indexer to the recheck. Lines are split on "\\n" only, as ripgrep
+does: "\\r\\n" is one line break and its "\\r" belongs to the line's content.
+
+A file that is stat'ed and read reports the size and mtime of what was read: the
+open descriptor is stat'ed, before and after the read, so a file rewritten meanwhile
+is read again rather than stored with another version's times.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
+import stat
+from bisect import bisect_right
+from dataclasses import dataclass
+from itertools import accumulate
 
 BINARY_SNIFF = 8192
+_BOM = b"\xef\xbb\xbf"
+_READ_ATTEMPTS = 3
 
 
 def is_binary(head: bytes) -> bool:
     """A NUL byte in the first 8 KiB marks a binary file (git's and ripgrep's rule)."""
-    return b"\x00" in head[:BINARY_SNIFF]
+    return head.find(b"\x00", 0, BINARY_SNIFF) != -1
 
 
 def decode(data: bytes) -> str:
     """UTF-8 with a BOM stripped; invalid bytes become U+FFFD so offsets stay consistent."""
-    if data.startswith(b"\xef\xbb\xbf"):
+    if data.startswith(_BOM):
         data = data[3:]
     return data.decode("utf-8", errors="replace")
 
 
 def content_hash(data: bytes) -> str:
+    """A stable hex digest of the raw bytes (BLAKE2b, 16 bytes)."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class FileTooLarge(OSError):
+    """The file holds more than the `max_bytes` a caller allowed (it may have grown
+    since it was walked). An OSError, so callers that skip unreadable files skip it."""
+
+    def __init__(self, path: str, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"larger than {limit} bytes", path)
+
+
+@dataclass(frozen=True)
+class FileText:
+    text: str  # decode(bytes)
+    hash: str  # content_hash(bytes), of the raw bytes as read
+    size: int  # bytes read
+    mtime_ns: int  # of the open file, as read
+
+
+def read_text(abspath: str, *, max_bytes: int | None = None) -> FileText | None:
+    """Read and decode one file; None when it is binary (NUL in its first 8 KiB).
+
+    Raises OSError when it cannot be read (missing, permission, not a regular file),
+    and `FileTooLarge` when it holds more than `max_bytes`; callers decide whether that
+    is a warning or a skip. Never blocks on a fifo put where a file was walked.
+    """
+    fd = os.open(abspath, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with open(fd, "rb", closefd=True) as f:
+        for attempt in range(_READ_ATTEMPTS):
+            before = os.fstat(fd)
+            if not stat.S_ISREG(before.st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", abspath)
+            if max_bytes is not None and before.st_size > max_bytes:
+                raise FileTooLarge(abspath, max_bytes)
+            if attempt:
+                f.seek(0)
+            data = f.read() if max_bytes is None else f.read(max_bytes + 1)
+            if max_bytes is not None and len(data) > max_bytes:
+                raise FileTooLarge(abspath, max_bytes)
+            after = os.fstat(fd)
+            if (after.st_mtime_ns == before.st_mtime_ns and after.st_size == len(data)):
+                break
+            # Written to while being read: read again, so the times match the bytes.
+    if is_binary(data):
+        return None
+    return FileText(decode(data), content_hash(data), len(data), after.st_mtime_ns)
+
+
+class LineIndex:
+    """Line numbers from code-point offsets into one decoded text.
+
+    Lines end at "\\n" (a "\\r" before it is part of the line's content); a last line
+    without a trailing newline is a line; the empty text has no lines. Lookups are a
+    bisect over the line starts.
+    """
+
+    __slots__ = ("_text", "_starts", "_count")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        lens = map(len, text.split("\n"))
+        # starts[i] = offset of line i+1; the last value (len(text) + 1) is dropped.
+        starts = list(accumulate(map((1).__add__, lens), initial=0))
+        starts.pop()
+        self._starts = starts
+        # A final "\n" ends the last line; it does not open an empty one.
+        self._count = len(starts) - 1 if text.endswith("\n") or not text else len(starts)
+
+    def line_count(self) -> int:
+        return self._count
+
+    def line_of(self, offset: int) -> int:
+        """The 1-based line holding code-point `offset` (0 <= offset <= len(text)).
+
+        The end of the text counts as part of the last line, so an exclusive end offset
+        of a span that ends with the text maps to the span's last line.
+        """
+        if offset < 0 or offset > len(self._text):
+            raise ValueError(f"offset {offset} outside the text (0..{len(self._text)})")
+        return max(1, min(bisect_right(self._starts, offset), self._count))
+
+    def line_start(self, line: int) -> int:
+        """The code-point offset where 1-based `line` starts."""
+        if line < 1 or line > max(self._count, 1):
+            raise ValueError(f"line {line} outside the text (1..{self._count})")
+        return self._starts[line - 1]
+
+    def line_end(self, line: int) -> int:
+        """The offset just past `line`'s content, before its "\\n" or "\\r\\n"."""
+        start = self.line_start(line)
+        end = self._starts[line] - 1 if line < len(self._starts) else len(self._text)
+        if end > start and self._text[end - 1] == "\r" and end < len(self._text):
+            end -= 1
+        return end
+
+    def line_text(self, line: int) -> str:
+        """`line`'s content without its line break."""
+        return self._text[self.line_start(line):self.line_end(line)]
