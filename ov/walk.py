@@ -272,6 +272,8 @@ def walk(
             name = e.name
             if name in ALWAYS_SKIPPED:
                 continue
+            if not checks and name[0] == "." and not hidden_ok:
+                continue  # no rule could re-include it; spares the stat of a link
             rel = prefix + name
             try:
                 is_link = e.is_symlink()

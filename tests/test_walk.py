@@ -291,6 +291,14 @@ def test_start_file_named_explicitly_is_yielded_even_if_ignored(tmp_path):
     assert (e.path, e.size) == ("sub/x.log", 3)
 
 
+def test_start_folder_named_explicitly_is_walked_even_if_ignored(tmp_path):
+    # as ripgrep searches `rg x build/`; the rules still judge what is inside it
+    root = make_tree(tmp_path, {".gitignore": "build/\n*.log\n", "build/a.txt": "",
+                                "build/b.log": "", "src.txt": ""})
+    assert paths(root) == ["src.txt"]
+    assert paths(root, start=root / "build") == ["build/a.txt"]
+
+
 def test_max_depth(tmp_path):
     root = make_tree(tmp_path, {"a.txt": "", "d1/b.txt": "", "d1/d2/c.txt": ""})
     assert paths(root, WalkOptions(max_depth=1)) == ["a.txt"]
