@@ -326,3 +326,46 @@ def test_walking_the_standard_library_is_fast(tmp_path):
     assert n > 1000
     # measured about 0.05 s for ~7,700 files here; a generous bound for a busy CI box
     assert elapsed < 1.5, f"{n} files in {elapsed:.2f}s ({sys.version})"
+
+
+# ---- agreement with git itself ---------------------------------------------------------
+
+_NAMES = ["a", "b", "build", "x.log", "keep.log", "foo", "doc", ".h"]
+_PATTERNS = ["build/", "/build", "*.log", "!keep.log", "foo", "foo/", "!foo", "a/**/b", "**/b",
+             "doc/*", "!doc/a", "/a", "a/", "!a/b", "*", "!*.log", "foo/**", "!foo/a", "b",
+             "!build/", "**/foo/", "x.log/", "/doc/", "a/b", "!b", ".h", "!.h", "[ab]", "?",
+             "!/a/b", "**", "*/b", "a/*"]
+
+
+def test_same_files_as_git_on_random_trees(tmp_path):
+    """Differential check against `git ls-files -o --exclude-standard` (nested .gitignore
+    files and info/exclude; hidden files included, as git has no such notion)."""
+    import random
+    import subprocess
+
+    def grow(rng: random.Random, d: Path, depth: int) -> None:
+        for n in rng.sample(_NAMES, rng.randint(1, 4)):
+            p = d / n
+            if depth < 3 and rng.random() < 0.5:
+                p.mkdir(exist_ok=True)
+                grow(rng, p, depth + 1)
+            elif not p.exists():
+                p.write_text("x")
+
+    for seed in range(60):
+        rng = random.Random(seed)
+        root = tmp_path / f"t{seed}"
+        root.mkdir()
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        grow(rng, root, 0)
+        for d, _, _ in os.walk(root):
+            if "/.git" not in d + "/" and rng.random() < 0.5:
+                lines = rng.sample(_PATTERNS, rng.randint(1, 4))
+                Path(d, ".gitignore").write_text("\n".join(lines) + "\n")
+        if rng.random() < 0.3:
+            (root / ".git/info").mkdir(exist_ok=True)
+            (root / ".git/info/exclude").write_text(rng.choice(_PATTERNS) + "\n")
+        out = subprocess.run(["git", "ls-files", "-o", "--exclude-standard", "-z"], cwd=root,
+                             capture_output=True, check=True).stdout.decode()
+        want = sorted((p for p in out.split("\0") if p), key=lambda p: p.split("/"))
+        assert paths(root, WalkOptions(hidden=True)) == want, seed
