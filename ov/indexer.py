@@ -29,7 +29,7 @@ from ov import tiers
 from ov.config import DB_NAME, INDEX_DIRNAME, WalkOptions, db_path_for
 from ov.errors import OvError
 from ov.model import Chunk, IndexReport
-from ov.read import content_hash, decode, is_binary
+from ov.read import FileText, content_hash, read_text
 from ov.store import Store
 from ov.walk import walk
 
@@ -191,23 +191,20 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                 report.unchanged += 1
                 continue
             try:
-                with open(entry.abspath, "rb") as fh:
-                    st = os.fstat(fh.fileno())
-                    data = fh.read()
+                ft = read_text(entry.abspath, max_bytes=opts.walk.max_filesize)
             except OSError as e:
                 warn(f"{entry.path}: {e.strerror or e}")
                 report.skipped += 1
                 continue
-            if is_binary(data):
+            if ft is None:  # binary
                 report.skipped += 1
                 continue
             seen.add(entry.path)
-            h = content_hash(data)
-            if state and state[3] == h:
-                store.touch_file(state[0], st.st_size, st.st_mtime_ns)
+            if state and state[3] == ft.hash:
+                store.touch_file(state[0], ft.size, ft.mtime_ns)
                 report.unchanged += 1
             else:
-                _index_file(store, entry.path, data, h, st.st_size, st.st_mtime_ns, state, report)
+                _index_file(store, entry.path, ft, state, report)
                 changed_any = True
             pending += 1
             if pending >= COMMIT_FILES or time.monotonic() - last_commit > COMMIT_SECONDS:
@@ -232,12 +229,11 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
         raise
 
 
-def _index_file(store: Store, path: str, data: bytes, h: str, size: int, mtime_ns: int,
-                state, report: IndexReport) -> None:
-    text = decode(data)
+def _index_file(store: Store, path: str, ft: FileText, state, report: IndexReport) -> None:
+    text = ft.text
     abstract, overview, tier_rows = tier_chunks(text, path)
     file_id = store.upsert_file(
-        path, size, mtime_ns, h, ftype=tiers.file_type(path), category=tiers.category(path),
+        path, ft.size, ft.mtime_ns, ft.hash, ftype=tiers.file_type(path), category=tiers.category(path),
         abstract=abstract, overview=overview, tags=_front_matter_tags(text))
     if state:
         store.delete_chunks(file_id)
