@@ -266,6 +266,180 @@ def status_cmd(
 
 
 # ---- grep / glob (ov.fsearch) ---------------------------------------------------------
+# Paths are relative to the search root: the nearest index root above the current
+# folder, else the current folder. The walk has no size cap, as ripgrep.
+
+_ROOT_NOTE = ("The search root is the nearest folder above the current one holding an index "
+              "(.ov/), else the current folder; PATHs must lie inside it, and output paths are "
+              "relative to it.")
+
+
+def _closed_pipe(out: Out) -> int:
+    """The reader went away (`| head`): stop quietly with exit 0, as ripgrep does.
+
+    stdout is pointed at /dev/null so the buffered bytes left cannot fail again.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    return EXIT_OK
+
+
+def _finish_warnings(out: Out, st) -> None:
+    from ov.fsearch import unreadable_warning  # noqa: PLC0415
+
+    for w in st.warnings:
+        out.warn(w)
+    if st.unreadable:
+        out.warn(unreadable_warning(st.unreadable))
+
+
+@app.command("grep", help=(
+    "Search file contents for a regex (ripgrep syntax and habits). Matches are per line: "
+    "^, $, \\s and [^x] never cross a newline unless -U; $ does not match before \\r. "
+    "\\b, \\d, \\w and -i are Unicode-aware (-i uses simple case folding, as ripgrep). "
+    "Binary files (a NUL byte) are skipped, or searched up to the NUL as ripgrep does. "
+    "--tags needs an index (else the error is `unsupported`). " + _ROOT_NOTE))
+def grep_cmd(
+    pattern: Annotated[str, typer.Argument(help="A regex (or, with -F, a fixed string).",
+                                           show_default=False)],
+    paths: Annotated[Optional[list[str]], typer.Argument(
+        help="Files or folders to search (default: the current folder).", show_default=False)] = None,
+    fixed: Annotated[bool, typer.Option("-F", "--fixed-strings", help="PATTERN is a plain string.")] = False,
+    ignore_case: Annotated[bool, typer.Option("-i", "--ignore-case", help="Fold case (Unicode simple folding).")] = False,
+    word: Annotated[bool, typer.Option("-w", "--word-regexp", help="Only matches with no word character on either side.")] = False,
+    multiline: Annotated[bool, typer.Option("-U", "--multiline", help="Let matches span lines.")] = False,
+    after: Annotated[Optional[int], typer.Option("-A", "--after-context", help="Lines after each match.", metavar="N")] = None,
+    before: Annotated[Optional[int], typer.Option("-B", "--before-context", help="Lines before each match.", metavar="N")] = None,
+    context: Annotated[Optional[int], typer.Option("-C", "--context", help="Lines before and after each match.", metavar="N")] = None,
+    globs: Annotated[Optional[list[str]], typer.Option("-g", "--glob", help="Only paths matching this glob; !GLOB excludes (repeatable; gitignore syntax, last match wins).", metavar="GLOB")] = None,
+    types: Annotated[Optional[list[str]], typer.Option("-t", "--type", help="Only files of this type (ripgrep names: py, rust, md...; repeatable).", metavar="TYPE")] = None,
+    exclude_uri: Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder (repeatable).", metavar="PATH")] = None,
+    hidden: Annotated[bool, typer.Option("--hidden", help="Search dotfiles and dot-folders too.")] = False,
+    no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Disregard .gitignore, .ignore and .ovignore.")] = False,
+    node_limit: Annotated[int, typer.Option("--node-limit", help="Most matches (or files, with -c/-l) returned; the result says when it cut.", metavar="N")] = 256,
+    level_limit: Annotated[int, typer.Option("--level-limit", "--max-depth", help="Folder depth below each PATH (1: only its own files, as rg --max-depth 1).", metavar="N")] = 10,
+    tags: Annotated[Optional[list[str]], typer.Option("--tags", help="Only indexed files with this tag k=v (repeatable; AND).", metavar="K=V")] = None,
+    count: Annotated[bool, typer.Option("-c", "--count", help="Print each file's number of matching lines.")] = False,
+    files_with_matches: Annotated[bool, typer.Option("-l", "--files-with-matches", help="Print only the paths of files with a match.")] = False,
+    max_columns: Annotated[Optional[int], typer.Option("--max-columns", help="Omit lines longer than N characters (text output).", metavar="N")] = None,
+    no_index: Annotated[bool, typer.Option("--no-index", help="Do not use the index to skip files.")] = False,
+    line_number: Annotated[bool, typer.Option("-n", "--line-number", help="Accepted for ripgrep habits; line numbers are always shown.")] = False,
+    color: ColorOpt = "auto",
+    output: OutputOpt = "text",
+    json_: JsonOpt = False,
+) -> None:
+    def body(out: Out) -> int:
+        from ov import fsearch  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        if count and files_with_matches:
+            raise OvError("invalid_argument", "-c/--count and -l/--files-with-matches exclude each other",
+                          field="count")
+        if max_columns is not None and max_columns < 1:
+            raise OvError("invalid_argument", "--max-columns must be at least 1", field="max_columns")
+        b = before if before is not None else (context or 0)
+        a = after if after is not None else (context or 0)
+        mode = "count" if count else "files" if files_with_matches else "matches"
+        st = fsearch.GrepStats()
+        records = fsearch.iter_grep(
+            pattern, paths or (), fixed=fixed, ignore_case=ignore_case, word=word,
+            multiline=multiline, before=b, after=a, globs=globs or (), types=types or (),
+            exclude=exclude_uri or (), hidden=hidden, no_ignore=no_ignore, max_depth=level_limit,
+            node_limit=node_limit, mode=mode, tags=tags or (), use_index=not no_index, stats=st)
+        try:
+            return emit(out, records, st, mode, a, b, t0)
+        except BrokenPipeError:
+            return _closed_pipe(out)
+
+    def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float) -> int:
+        from ov import fsearch  # noqa: PLC0415
+        from ov.model import GrepResult  # noqa: PLC0415
+        from ov.render import GrepPrinter  # noqa: PLC0415
+
+        n = 0
+        if out.fmt == "json":
+            recs = list(records)
+            res = GrepResult(matches=[], count=st.count, files=st.files, truncated=st.truncated,
+                             warnings=list(st.warnings))
+            if st.unreadable:
+                res.warnings.append(fsearch.unreadable_warning(st.unreadable))
+            if mode == "matches":
+                res.matches = recs
+            elif mode == "count":
+                res.counts = {r.path: r.count for r in recs}
+            else:
+                res.paths = [r.path for r in recs]
+            n = len(recs)
+            _finish_warnings(out, st)
+            out.envelope(res, elapsed_ms(t0))
+        elif out.fmt == "jsonl":
+            for r in records:
+                out.line(r)
+                n += 1
+            _finish_warnings(out, st)
+        else:
+            printer = GrepPrinter(out.stdout, color=out.color, context=bool(a or b),
+                                  max_columns=max_columns)
+            write = printer.match if mode == "matches" else printer.file_count
+            for r in records:
+                write(r)
+                n += 1
+            out.stdout.flush()
+            _finish_warnings(out, st)
+        if st.truncated and out.fmt != "json":
+            what = "matches" if mode == "matches" else "files"
+            out.warn(f"stopped at --node-limit {node_limit}: more {what} exist")
+        return EXIT_OK if n else EXIT_NONE
+
+    run((output, json_, color), body)
+
+
+@app.command("glob", help=(
+    "List files and symlinks whose path relative to the search root matches a glob: * and ? "
+    "never cross /, ** spans folders, [...] and {a,b}; case-sensitive unless -i. Ignore rules "
+    "and hidden files as for grep. " + _ROOT_NOTE))
+def glob_cmd(
+    pattern: Annotated[str, typer.Argument(help="A glob such as '**/*.py' or 'src/*.{c,h}'.",
+                                           show_default=False)],
+    path: Annotated[Optional[str], typer.Argument(help="Folder to list (default: the current folder).",
+                                                  show_default=False)] = None,
+    ignore_case: Annotated[bool, typer.Option("-i", "--ignore-case", help="Fold case.")] = False,
+    hidden: Annotated[bool, typer.Option("--hidden", help="Include dotfiles and dot-folders; * then matches a leading dot.")] = False,
+    no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Disregard .gitignore, .ignore and .ovignore.")] = False,
+    node_limit: Annotated[int, typer.Option("--node-limit", help="Most paths returned; the result says when it cut.", metavar="N")] = 256,
+    level_limit: Annotated[int, typer.Option("--level-limit", "--max-depth", help="Folder depth below PATH (1: only its own files).", metavar="N")] = 10,
+    fields: Annotated[Optional[str], typer.Option("-f", "--fields", help="Fields per path: name,path,type,size,mode,mtime,tags (mode is octal, mtime ISO 8601 UTC).", metavar="LIST")] = None,
+    simple: Annotated[bool, typer.Option("--simple", help="Bare paths, one a line (whatever the format).")] = False,
+    color: ColorOpt = "auto",
+    output: OutputOpt = "text",
+    json_: JsonOpt = False,
+) -> None:
+    def body(out: Out) -> int:
+        from ov import fsearch  # noqa: PLC0415
+        from ov.render import glob_text  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        flds = fsearch.parse_fields(fields)
+        st = fsearch.GrepStats()
+        res = fsearch.glob(pattern, path, ignore_case=ignore_case, hidden=hidden,
+                           no_ignore=no_ignore, max_depth=level_limit, node_limit=node_limit,
+                           fields=() if simple else flds, stats=st)
+        _finish_warnings(out, st)
+        if simple or out.fmt == "text":
+            out.stdout.write(glob_text(res, flds, simple))
+        elif out.fmt == "json":
+            out.envelope(res, elapsed_ms(t0))
+        else:
+            for m in res.matches:
+                out.line(m if not isinstance(m, str) else {"path": m})
+        if res.truncated and out.fmt != "json":
+            out.warn(f"stopped at --node-limit {node_limit}: more paths exist")
+        return EXIT_OK if res.matches else EXIT_NONE
+
+    run((output, json_, color), body)
 
 
 # ---- find / search (ov.engine) --------------------------------------------------------
@@ -442,21 +616,30 @@ def _wants_json(argv: list[str]) -> bool:
     return False
 
 
+# typer >= 0.20 vendors its own click: its usage errors are not click's.
+try:
+    from typer._click.exceptions import UsageError as _TyperUsageError
+except ImportError:  # an older typer raises click's own
+    _TyperUsageError = click.UsageError
+_TyperAbort = getattr(getattr(typer, "_click", None), "Abort", click.Abort)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: usage errors become `invalid_argument`, a closed pipe is quiet."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=argv, prog_name="ov", standalone_mode=False)
-        code = EXIT_OK
+        # With standalone_mode=False, typer's click returns a command's exit code.
+        rv = app(args=argv, prog_name="ov", standalone_mode=False)
+        code = rv if isinstance(rv, int) else EXIT_OK
     except typer.Exit as e:
         code = e.exit_code
     except click.exceptions.Exit as e:
         code = e.exit_code
-    except click.UsageError as e:
+    except (click.UsageError, _TyperUsageError) as e:
         msg = e.format_message().replace("\n", " ").strip()
         Out("json" if _wants_json(argv) else "text").error(OvError("invalid_argument", msg))
         code = EXIT_ERROR
-    except click.Abort:
+    except (click.Abort, _TyperAbort):
         sys.stderr.write("ov: interrupted\n")
         code = 130
     except BrokenPipeError:

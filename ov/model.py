@@ -159,3 +159,11 @@ class StatusReport:
     sqlite_version: str
     vec_version: str
     settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FileCount:
+    """A file in `grep -c` (with its matching-line count) or `grep -l` (count None)."""
+
+    path: str
+    count: int | None = None

@@ -127,3 +127,83 @@ def hits_text(res, query: str, color: bool) -> str:
         else:
             lines.append(f"{h.path}:{h.start_line}: {text}")
     return "\n".join(lines)
+
+
+# ---- grep / glob --------------------------------------------------------------------------
+_PATH_C, _LINE_C, _MATCH_C, _RESET = "\x1b[35m", "\x1b[32m", "\x1b[1;31m", "\x1b[0m"
+
+
+class GrepPrinter:
+    """ripgrep's standard output, one record at a time (so a pipe sees lines at once).
+
+    `path:line:content` for a match, `path-line-content` for a context line, `--`
+    between groups of lines that are not adjacent; `path:count` with -c, `path` with -l.
+    With `max_columns`, a longer line (in code points) is replaced by
+    `[Omitted long line with N matches]` (context: `[Omitted long context line]`).
+    Colour: path magenta, line number green, matches bold red (ripgrep's defaults).
+    """
+
+    def __init__(self, stream: TextIO, color: bool = False, context: bool = False,
+                 max_columns: int | None = None) -> None:
+        self.w = stream.write
+        self.color = color
+        self.context = context
+        self.max_columns = max_columns
+        self._last: tuple[str, int] | None = None  # (path, last line printed)
+
+    def _prefix(self, path: str, line: int, sep: str) -> str:
+        if self.color:
+            return f"{_PATH_C}{path}{_RESET}{sep}{_LINE_C}{line}{_RESET}{sep}"
+        return f"{path}{sep}{line}{sep}"
+
+    def _line(self, path: str, line: int, content: str, sep: str, subs=()) -> None:
+        if self.context and self._last is not None and self._last != (path, line - 1):
+            self.w("--\n")
+        self._last = (path, line)
+        if self.max_columns is not None and len(content) > self.max_columns:
+            body = (f"[Omitted long line with {len(subs)} matches]" if sep == ":"
+                    else "[Omitted long context line]")
+        elif self.color and subs:
+            parts, pos = [], 0
+            for s in subs:
+                if s.end <= pos:
+                    continue
+                parts.append(content[pos:s.start])
+                parts.append(f"{_MATCH_C}{content[max(s.start, pos):s.end]}{_RESET}")
+                pos = s.end
+            parts.append(content[pos:])
+            body = "".join(parts)
+        else:
+            body = content
+        self.w(self._prefix(path, line, sep) + body + "\n")
+
+    def match(self, m) -> None:
+        for c in m.before_context:
+            self._line(m.path, c.line, c.content, "-")
+        # a multi-line match spans several lines: they are one record
+        self._line(m.path, m.line, m.content, ":", m.submatches)
+        extra = m.content.count("\n")
+        if extra:
+            self._last = (m.path, m.line + extra)
+        for c in m.after_context:
+            self._line(m.path, c.line, c.content, "-")
+
+    def file_count(self, fc) -> None:
+        p = f"{_PATH_C}{fc.path}{_RESET}" if self.color else fc.path
+        self.w(p + ("\n" if fc.count is None else f":{fc.count}\n"))
+
+
+def glob_text(res, fields: tuple[str, ...] = (), simple: bool = False) -> str:
+    """Paths one a line; with fields, the asked fields tab-separated in the asked order."""
+    if simple or not fields:
+        return "".join((m if isinstance(m, str) else m.path) + "\n" for m in res.matches)
+    rows = []
+    for m in res.matches:
+        cells = []
+        for f in fields:
+            v = getattr(m, f)
+            if f == "tags":
+                v = ",".join(f"{k}={x}" for k, x in sorted((v or {}).items()))
+            cells.append("" if v is None else str(v))
+        rows.append("\t".join(cells) + "\n")
+    return "".join(rows)

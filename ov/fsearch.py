@@ -1,0 +1,410 @@
+"""`grep` and `glob` straight over the file system: walk, filter, read, search.
+
+The search root is the nearest index root at or above the current folder (the parent of
+its `.ov` folder), else the current folder. PATH arguments are relative to the current
+folder (or absolute), must lie inside the root (`invalid_path`) and exist (`not_found`).
+Output paths are relative to the root with '/' separators, in the walker's order
+(component by component, ripgrep's `--sort path`), so results come ordered by
+(path, line) on every run. The walk has no size cap (ripgrep has none either).
+
+`iter_grep` yields records as files are searched (for JSON Lines); `grep` collects them
+into a `GrepResult`. Both stop at the node limit, after checking that one more record
+exists, so `truncated` is never a guess. Files that cannot be read are left out and
+counted (`GrepStats.unreadable`); the CLI reports the count on stderr.
+
+The index, where there is one, only makes grep faster: `index_candidates` returns a
+predicate from the FTS5 trigram table that rules out files which cannot hold the
+pattern's required literals. It trusts the index only for files whose size and mtime
+are what was indexed; any other file is read, so the answer is the same either way.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import stat
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ov import config
+from ov.config import WalkOptions
+from ov.errors import OvError
+from ov.globs import PathFilter, compile_glob, type_filter
+from ov.grep import Pattern, binary_cutoff, build_matches, compile_pattern, matched_lines
+from ov.model import FileCount, FileEntry, GlobEntry, GlobResult, GrepResult, Match
+from ov.read import decode
+from ov.walk import walk
+
+# (literals, ignore_case) -> predicate (rel, size, mtime_ns) -> may the file match?
+Candidates = Callable[[list[str], bool], "Callable[[str, int, int], bool] | None"]
+GLOB_FIELDS = ("name", "path", "type", "size", "mode", "mtime", "tags")
+
+
+@dataclass
+class GrepStats:
+    """What a grep run saw besides its records (filled while iterating)."""
+
+    files: int = 0  # files with at least one record
+    count: int = 0  # matching lines (matches mode and -c) or files (-l)
+    truncated: bool = False
+    searched: int = 0
+    binary: int = 0  # skipped as binary (NUL before the first line searched)
+    unreadable: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+# -- roots and paths --------------------------------------------------------------------
+def search_root(cwd: Path) -> Path:
+    """The nearest index root at or above `cwd`, else `cwd` itself."""
+    db = config.find_index(cwd)
+    return db.parent.parent if db is not None else cwd.resolve()
+
+
+def resolve_path(root: Path, cwd: Path, p: str, *, must_exist: bool = True,
+                 field_name: str = "path") -> str:
+    """`p` (relative to `cwd` or absolute) as a '/' path relative to `root` ("" = root)."""
+    if "\x00" in p:
+        raise OvError("invalid_path", f"{p!r}: a path cannot hold a NUL byte", field=field_name)
+    a = os.path.normpath(os.path.join(os.fspath(cwd), p))
+    rel = os.path.relpath(a, os.fspath(root))
+    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        raise OvError("invalid_path", f"{p}: outside the search root {root}", field=field_name)
+    if must_exist and not os.path.lexists(a):
+        raise OvError("not_found", f"{p}: no such file or folder", field=field_name)
+    return "" if rel == "." else rel.replace(os.sep, "/")
+
+
+def _disjoint(rels: list[str]) -> list[str]:
+    """Sorted component-wise, without paths inside another one (searched once)."""
+    out: list[str] = []
+    for r in sorted(set(rels), key=lambda r: r.split("/") if r else []):
+        if any(o == "" or r == o or r.startswith(o + "/") for o in out):
+            continue
+        out.append(r)
+    return out
+
+
+def _walk_opts(hidden: bool, no_ignore: bool, max_depth: int | None) -> WalkOptions:
+    return WalkOptions(hidden=hidden, no_ignore=no_ignore, max_filesize=None, max_depth=max_depth)
+
+
+def _excluder(excludes: Sequence[str]) -> Callable[[str], bool] | None:
+    if not excludes:
+        return None
+    ex = tuple(excludes)
+    if "" in ex:
+        return lambda rel: True
+    prefixes = tuple(e + "/" for e in ex)
+    return lambda rel: rel in ex or rel.startswith(prefixes)
+
+
+def parse_tags(tags: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for t in tags:
+        k, sep, v = t.partition("=")
+        if not sep or not k.strip() or not v.strip():
+            raise OvError("invalid_argument", f"invalid tag filter {t!r} (use key=value)", field="tags")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def tag_paths(root: Path, tags: dict[str, str]) -> set[str]:
+    """Paths of the indexed files carrying every tag; `unsupported` without an index."""
+    db = config.db_path_for(root)
+    if not db.is_file():
+        raise OvError("unsupported", "--tags needs an index (tags live in it): run `ov index` first",
+                      field="tags")
+    from ov.store import Filters, Store
+
+    with Store.open(db, readonly=True) as st:
+        where, params = Filters(tags=tuple(sorted(tags.items()))).file_where("f")
+        return {r[0] for r in st.rows(f"SELECT f.path FROM files f WHERE {where}", params)}
+
+
+def index_candidates(root: Path) -> Candidates | None:
+    """The trigram prefilter of the index under `root`, or None without an index."""
+    db = config.db_path_for(root)
+    if not db.is_file():
+        return None
+
+    def hook(literals: list[str], ignore_case: bool):
+        if ignore_case or not literals:
+            return None
+        from ov.store import Store
+
+        try:
+            with Store.open(db, readonly=True) as st:
+                cands = st.trigram_files(literals)
+                if cands is None:
+                    return None
+                states = st.file_states()
+                # a file row without chunks says nothing about the text (skipped content)
+                chunked = {r[0] for r in st.rows(
+                    "SELECT DISTINCT f.path FROM files f JOIN chunks c ON c.file_id = f.id")}
+        except OvError:
+            return None  # a busy or broken index must not break grep; read every file
+        fresh = {p: (s[1], s[2]) for p, s in states.items() if p in chunked}
+
+        def may_match(rel: str, size: int, mtime_ns: int) -> bool:
+            return rel in cands or fresh.get(rel) != (size, mtime_ns)
+
+        return may_match
+
+    return hook
+
+
+# -- grep -------------------------------------------------------------------------------
+def iter_grep(
+    pattern: str,
+    paths: Sequence[str] = (),
+    *,
+    cwd: Path | None = None,
+    fixed: bool = False,
+    ignore_case: bool = False,
+    word: bool = False,
+    multiline: bool = False,
+    before: int = 0,
+    after: int = 0,
+    globs: Sequence[str] = (),
+    types: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    hidden: bool = False,
+    no_ignore: bool = False,
+    max_depth: int | None = config.DEFAULT_LEVEL_LIMIT,
+    node_limit: int = config.DEFAULT_NODE_LIMIT,
+    mode: str = "matches",
+    tags: Sequence[str] = (),
+    candidates: Candidates | None = None,
+    use_index: bool = True,
+    timeout: float = config.REGEX_TIMEOUT_S,
+    stats: GrepStats | None = None,
+) -> Iterator[Match | FileCount]:
+    """Search file contents; yield `Match` records (mode "matches"), or `FileCount`
+    records (mode "count": files with their matching-line counts; mode "files": paths).
+
+    `node_limit` caps the records; `stats.truncated` says when it cut.
+    """
+    st = stats if stats is not None else GrepStats()
+    if mode not in ("matches", "count", "files"):
+        raise OvError("invalid_argument", f"unknown grep mode {mode!r}", field="mode")
+    if node_limit < 1:
+        raise OvError("invalid_argument", "--node-limit must be at least 1", field="node_limit")
+    if before < 0 or after < 0:
+        raise OvError("invalid_argument", "context must be 0 or more lines", field="context")
+    if max_depth is not None and max_depth < 0:
+        raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
+    pat = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, word=word,
+                          multiline=multiline, timeout=timeout)
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    root = search_root(cwd)
+    rels = _disjoint([resolve_path(root, cwd, p) for p in paths] or
+                     [resolve_path(root, cwd, ".")])
+    excluded = _excluder([resolve_path(root, cwd, e, must_exist=False, field_name="exclude_uri")
+                          for e in exclude])
+    pfilter = PathFilter(globs) if globs else None
+    tfilter = type_filter(types) if types else None
+    allowed = tag_paths(root, parse_tags(tags)) if tags else None
+    if candidates is None and use_index:
+        candidates = index_candidates(root)
+    may_hold = candidates(list(pat.literals), pat.fold) if candidates else None
+    opts = _walk_opts(hidden, no_ignore, max_depth)
+    yield from _grep_files(pat, root, rels, opts, st, mode=mode, before=before, after=after,
+                           limit=node_limit, excluded=excluded, pfilter=pfilter,
+                           tfilter=tfilter, allowed=allowed, may_hold=may_hold)
+
+
+def _entries(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
+             yield_symlinks: bool = False) -> Iterator[FileEntry]:
+    def on_skip(path: str, reason: str) -> None:
+        if reason == "unreadable":
+            st.unreadable += 1
+
+    for rel in rels:
+        start = root / rel if rel else None
+        yield from walk(root, opts, start=start, on_warning=st.warnings.append,
+                        on_skip=on_skip, yield_symlinks=yield_symlinks)
+
+
+def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,
+                mode: str, before: int, after: int, limit: int, excluded, pfilter, tfilter,
+                allowed, may_hold) -> Iterator[Match | FileCount]:
+    emitted = 0
+    for entry in _entries(root, rels, opts, st):
+        rel = entry.path
+        if excluded is not None and excluded(rel):
+            continue
+        if pfilter is not None and not pfilter(rel):
+            continue
+        if tfilter is not None and not tfilter(rel):
+            continue
+        if allowed is not None and rel not in allowed:
+            continue
+        if may_hold is not None and not may_hold(rel, entry.size, entry.mtime_ns):
+            continue
+        try:
+            with open(entry.abspath, "rb") as f:
+                data = f.read()
+        except OSError:
+            st.unreadable += 1
+            continue
+        st.searched += 1
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            cut = binary_cutoff(data, nul)
+            if cut == 0:
+                st.binary += 1
+                continue
+            data = data[:cut]
+        if not pat.may_match(data):
+            continue
+        text = decode(data)
+        if emitted >= limit:
+            # One more record would exist: say the limit cut, and stop.
+            lines, _ = matched_lines(pat, text, 1)
+            if lines:
+                st.truncated = True
+                return
+            continue
+        if mode == "files":
+            lines, _ = matched_lines(pat, text, 1)
+            if lines:
+                st.files += 1
+                st.count += 1
+                emitted += 1
+                yield FileCount(rel)
+            continue
+        if mode == "count":
+            lines, _ = matched_lines(pat, text)
+            if lines:
+                st.files += 1
+                st.count += len(lines)
+                emitted += 1
+                yield FileCount(rel, len(lines))
+            continue
+        lines, more = matched_lines(pat, text, limit - emitted)
+        if not lines:
+            continue
+        st.files += 1
+        st.count += len(lines)
+        emitted += len(lines)
+        yield from build_matches(rel, text, lines, before, after)
+        if more:
+            st.truncated = True
+            return
+
+
+def grep(pattern: str, paths: Sequence[str] = (), **kw) -> GrepResult:
+    """Run `iter_grep` to the end and collect a `GrepResult` (see `iter_grep` for options)."""
+    st = GrepStats()
+    mode = kw.get("mode", "matches")
+    records = list(iter_grep(pattern, paths, stats=st, **kw))
+    res = GrepResult(matches=[], count=st.count, files=st.files, truncated=st.truncated,
+                     warnings=list(st.warnings))
+    if st.unreadable:
+        res.warnings.append(unreadable_warning(st.unreadable))
+    if mode == "matches":
+        res.matches = records  # type: ignore[assignment]
+    elif mode == "count":
+        res.counts = {r.path: r.count for r in records}  # type: ignore[union-attr]
+    else:
+        res.paths = [r.path for r in records]
+    return res
+
+
+def unreadable_warning(n: int) -> str:
+    return f"{n} file{'s' if n != 1 else ''} could not be read"
+
+
+# -- glob -------------------------------------------------------------------------------
+def parse_fields(spec: str | None) -> tuple[str, ...]:
+    if not spec:
+        return ()
+    fields = tuple(f.strip() for f in spec.split(",") if f.strip())
+    bad = [f for f in fields if f not in GLOB_FIELDS]
+    if bad:
+        raise OvError("invalid_argument",
+                      f"unknown field {bad[0]!r} (choose from {', '.join(GLOB_FIELDS)})",
+                      field="fields")
+    return fields
+
+
+def _file_tags(root: Path, paths: list[str]) -> dict[str, dict[str, str]]:
+    db = config.db_path_for(root)
+    if not db.is_file() or not paths:
+        return {}
+    import json
+
+    from ov.store import Store
+
+    with Store.open(db, readonly=True) as st:
+        rows = st.rows("SELECT path, tags FROM files")
+    wanted = set(paths)
+    return {p: json.loads(t or "{}") for p, t in rows if p in wanted}
+
+
+def glob_entry(e: FileEntry, fields: Sequence[str], tags: dict[str, str] | None) -> GlobEntry:
+    g = GlobEntry(path=e.path)
+    for f in fields:
+        if f == "name":
+            g.name = e.path.rsplit("/", 1)[-1]
+        elif f == "type":
+            g.type = "symlink" if e.is_symlink else "file"
+        elif f == "size":
+            g.size = e.size
+        elif f == "mode":
+            g.mode = format(stat.S_IMODE(e.mode), "o")
+        elif f == "mtime":
+            t = _dt.datetime.fromtimestamp(e.mtime_ns / 1e9, tz=_dt.timezone.utc)
+            g.mtime = t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        elif f == "tags":
+            g.tags = dict(tags or {})
+    return g
+
+
+def glob(
+    pattern: str,
+    path: str | None = None,
+    *,
+    cwd: Path | None = None,
+    ignore_case: bool = False,
+    hidden: bool = False,
+    no_ignore: bool = False,
+    max_depth: int | None = config.DEFAULT_LEVEL_LIMIT,
+    node_limit: int = config.DEFAULT_NODE_LIMIT,
+    fields: Sequence[str] = (),
+    stats: GrepStats | None = None,
+) -> GlobResult:
+    """Files and symlinks under PATH whose root-relative path matches the glob.
+
+    `matches` holds paths (str), or `GlobEntry` objects when `fields` are asked.
+    """
+    st = stats if stats is not None else GrepStats()
+    if node_limit < 1:
+        raise OvError("invalid_argument", "--node-limit must be at least 1", field="node_limit")
+    if max_depth is not None and max_depth < 0:
+        raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
+    match = compile_glob(pattern, ignore_case=ignore_case, hidden=hidden)
+    for f in fields:
+        if f not in GLOB_FIELDS:
+            raise OvError("invalid_argument", f"unknown field {f!r}", field="fields")
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    root = search_root(cwd)
+    rel = resolve_path(root, cwd, path if path is not None else ".")
+    opts = _walk_opts(hidden, no_ignore, max_depth)
+    found: list[FileEntry] = []
+    truncated = False
+    for e in _entries(root, [rel], opts, st, yield_symlinks=True):
+        if match(e.path):
+            if len(found) >= node_limit:
+                truncated = True
+                break
+            found.append(e)
+    warnings = list(st.warnings)
+    if st.unreadable:
+        warnings.append(unreadable_warning(st.unreadable))
+    if not fields:
+        return GlobResult([e.path for e in found], len(found), truncated, warnings)
+    tags = _file_tags(root, [e.path for e in found]) if "tags" in fields else {}
+    entries = [glob_entry(e, fields, tags.get(e.path)) for e in found]
+    return GlobResult(entries, len(entries), truncated, warnings)

@@ -1,0 +1,134 @@
+"""Path globs: `ov glob` patterns, grep's `-g/--glob` filters and `-t/--type` filters.
+
+- `compile_glob` (for `ov glob`): wcmatch `globmatch` against the path relative to the
+  search root, '/' separators: `*` and `?` never cross `/`, `**` spans folders, `[...]`,
+  `{a,b}`; case-sensitive unless `ignore_case`; a leading dot is matched by `*` only
+  with `hidden` (fd's `-H`). An unclosed `[` or `{` is refused (fd refuses it too)
+  rather than silently read as a literal.
+- `PathFilter` (for `ov grep -g`): ripgrep's override globs, with gitignore syntax (a
+  glob without `/` matches the name at any depth, a folder's glob covers what is below
+  it); `!` excludes; the last glob that matches decides; when any include glob is given,
+  a path no glob matches is left out.
+- `type_filter` (for `-t/--type`): the file name matches one of the type's globs
+  (`ov.tiers.type_globs`, ripgrep's type names).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+from wcmatch import fnmatch as wc_fnmatch
+from wcmatch import glob as wc_glob
+
+from ov.errors import OvError
+
+_GLOB_FLAGS = wc_glob.GLOBSTAR | wc_glob.BRACE | wc_glob.FORCEUNIX
+
+
+def check_glob(pattern: str, field: str = "pattern") -> None:
+    """Refuse an empty glob or one with an unclosed `[` or `{` (with its position)."""
+    if not pattern:
+        raise OvError("invalid_pattern", "empty glob", field=field)
+    i, n = 0, len(pattern)
+    braces: list[int] = []
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            j = i + 1
+            if j < n and pattern[j] in "!^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            k = pattern.find("]", j)
+            if k < 0:
+                raise OvError("invalid_pattern", f"invalid glob: unclosed '[' at position {i}",
+                              field=field)
+            i = k + 1
+            continue
+        if c == "{":
+            braces.append(i)
+        elif c == "}" and braces:
+            braces.pop()
+        i += 1
+    if braces:
+        raise OvError("invalid_pattern", f"invalid glob: unclosed '{{' at position {braces[-1]}",
+                      field=field)
+
+
+def compile_glob(pattern: str, *, ignore_case: bool = False,
+                 hidden: bool = False) -> Callable[[str], bool]:
+    """A predicate on root-relative '/' paths for an `ov glob` pattern."""
+    check_glob(pattern)
+    flags = _GLOB_FLAGS
+    if ignore_case:
+        flags |= wc_glob.IGNORECASE
+    if hidden:
+        flags |= wc_glob.DOTGLOB
+    try:
+        matcher = wc_glob.compile(pattern.removeprefix("./"), flags=flags)
+    except Exception as e:  # wcmatch reports malformed patterns as plain exceptions
+        raise OvError("invalid_pattern", f"invalid glob: {e}", field="pattern") from None
+    return matcher.match
+
+
+class PathFilter:
+    """ripgrep's `-g/--glob` overrides over root-relative paths."""
+
+    def __init__(self, globs: Sequence[str]) -> None:
+        self.rules: list[tuple[Callable, bool]] = []  # (regex match, include), last first
+        self.has_include = False
+        for g in globs:
+            include = not g.startswith("!")
+            body = g if include else g[1:]
+            check_glob(body, field="glob")
+            try:
+                pat = GitIgnoreSpecPattern(body)
+            except Exception as e:
+                raise OvError("invalid_pattern", f"invalid glob {g!r}: {e}", field="glob") from None
+            if pat.regex is None:
+                continue
+            self.rules.append((pat.regex.match, include))
+            self.has_include |= include
+        self.rules.reverse()
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def __call__(self, rel: str) -> bool:
+        for match, include in self.rules:
+            if match(rel):
+                return include
+        return not self.has_include
+
+
+def type_filter(types: Sequence[str]) -> Callable[[str], bool]:
+    """A predicate on root-relative paths: the file name matches one of `types`' globs."""
+    from ov.tiers import type_globs  # the type table lives with the file kinds
+
+    globs: list[str] = []
+    for t in types:
+        try:
+            g = tuple(type_globs(t))
+        except (OvError, KeyError, ValueError, LookupError):
+            g = ()
+        if not g:
+            raise OvError("invalid_argument", f"unknown file type {t!r}", field="type")
+        globs.extend(g)
+    matcher = wc_fnmatch.compile(globs, flags=wc_fnmatch.BRACE | wc_fnmatch.DOTMATCH)
+
+    def keep(rel: str) -> bool:
+        return matcher.match(rel.rsplit("/", 1)[-1])
+
+    return keep
+
+
+def norm_rel(path: str) -> str:
+    """A relative path with '/' separators and no leading './'."""
+    p = path.replace(os.sep, "/")
+    return re.sub(r"^(\./)+", "", p)

@@ -1,0 +1,435 @@
+"""Matching text for `ov grep`: pattern compilation, required literals, buffer search.
+
+Pure functions over bytes and strings; no file system (that is `ov.fsearch`).
+
+Semantics follow ripgrep's defaults:
+- The `regex` module (V0, MULTILINE), so `\\b \\d \\w` are Unicode-aware. `-i` is
+  IGNORECASE without FULLCASE: simple case folding, as ripgrep (`ß` does not match `SS`).
+- A match is per line unless `multiline`: `^`/`$` match at line boundaries, `$` only
+  before `\\n` (so `foo$` does not match `foo\\r\\n`, as in ripgrep without --crlf), and
+  `\\s`, `[^a]` and the like never run across a newline. The whole decoded buffer is
+  searched with one `finditer`; a match that crosses a newline is searched again within
+  its first line alone, which gives exactly the per-line answer without rewriting the
+  pattern. A pattern that names a newline literally is refused, as ripgrep refuses it.
+- `-w` wraps the pattern in half word boundaries, `(?<!\\w)(?:pat)(?!\\w)`, as ripgrep 14
+  does (`\\b{start-half}`/`\\b{end-half}`), so `-w -- -x` works.
+- Every match call runs with `timeout=`; running past it is `deadline_exceeded`.
+
+Speed: `required_literals` finds strings every match must contain; a file whose bytes
+lack one is skipped before decoding. When the pattern does not start with a literal
+(`\\w+Error`, `^\\s*import`), the regex engine cannot skip ahead by itself, so only the
+lines holding the literal are searched ("candidate lines"); the answer is the same
+because a per-line match lies within one line.
+
+Binary files: ripgrep stops at the first NUL byte of a file it found by walking, and
+reports only matches from the buffers it searched before. `binary_cutoff` replays its
+buffer schedule so the lines reported are exactly ripgrep's; a NUL in the first buffer
+(64 KiB, and so in the first 8 KiB) skips the file.
+"""
+
+from __future__ import annotations
+
+import re._constants as _c
+import re._parser as _sre_parse
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import regex
+
+from ov.errors import OvError
+from ov.model import ContextLine, Match, Submatch
+
+BASE_FLAGS = regex.V0 | regex.MULTILINE
+# ASCII letters that simple case folding pairs with non-ASCII ones (K: KELVIN SIGN,
+# s: LONG S, i: I WITH DOT ABOVE in `regex`): a folded byte test cannot see those.
+_FOLD_UNSAFE = frozenset("iksIKS")
+RG_BUFFER = 64 * 1024  # ripgrep's line buffer capacity
+RG_BOM_PEEK = 3  # ripgrep's first read: the bytes it peeks for a byte-order mark
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A compiled grep pattern and what is known about it."""
+
+    source: str
+    rx: regex.Pattern
+    multiline: bool
+    literals: tuple[str, ...]  # every match contains each of these
+    byte_literals: tuple[bytes, ...]  # every match's file holds all of these
+    fold: bool  # byte_literals are lowercase; test them against lowered bytes
+    line_literal: str | None  # search only the lines holding it (candidate-line mode)
+    timeout: float
+
+    def may_match(self, data: bytes) -> bool:
+        """False only when the file cannot hold a match (a cheap bytes test)."""
+        if not self.byte_literals:
+            return True
+        if self.fold:
+            data = data.lower()
+        return all(lit in data for lit in self.byte_literals)
+
+
+def _error_message(e: regex.error) -> str:
+    pos = getattr(e, "pos", None)
+    msg = getattr(e, "msg", None) or str(e)
+    return f"invalid regex: {msg} at position {pos}" if pos is not None else f"invalid regex: {msg}"
+
+
+def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = False,
+                    word: bool = False, multiline: bool = False,
+                    timeout: float = 5.0) -> Pattern:
+    """Compile a grep pattern; a bad one raises OvError("invalid_pattern", field="pattern")."""
+    src = regex.escape(pattern, special_only=True) if fixed else pattern
+    body = f"(?<!\\w)(?:{src})(?!\\w)" if word else src
+    flags = BASE_FLAGS | (regex.IGNORECASE if ignore_case else 0)
+    try:
+        rx = regex.compile(body, flags)
+    except regex.error as e:
+        if word and not fixed:  # report the position in the user's pattern
+            try:
+                regex.compile(src, flags)
+            except regex.error as e2:
+                e = e2
+        raise OvError("invalid_pattern", _error_message(e), field="pattern") from None
+    except (OverflowError, RecursionError, ValueError) as e:
+        raise OvError("invalid_pattern", f"invalid regex: {e}", field="pattern") from None
+
+    parsed = _parse(src if not fixed else None, pattern if fixed else None)
+    if not multiline and _names_newline(pattern, fixed, parsed):
+        raise OvError("invalid_pattern",
+                      'the pattern matches a literal "\\n", which a per-line search never '
+                      "sees; use -U/--multiline", field="pattern")
+    fold = ignore_case or bool(rx.flags & regex.IGNORECASE)
+    lits: list[str]
+    starts_literal = False
+    if fixed:
+        lits = [pattern] if pattern else []
+        starts_literal = True
+    elif parsed is None:
+        lits = []
+    else:
+        lits, starts_literal = _literals(parsed)
+    byte_lits = _byte_literals(lits, fold)
+    line_lit = None
+    if lits and not fold and not multiline and not starts_literal:
+        line_lit = max(lits, key=len)
+    return Pattern(pattern, rx, multiline, tuple(lits), byte_lits, fold, line_lit, timeout)
+
+
+# -- required literals ------------------------------------------------------------------
+def _parse(src: str | None, fixed: str | None):
+    """The stdlib parser's tree of a regex, or None where `re` cannot read it.
+
+    `regex` V0 reads the syntax `re` reads the same way; what `re` refuses (`\\p{L}`,
+    atomic groups, ...) simply yields no literals, which is always safe.
+    """
+    if src is None:
+        return None
+    try:
+        return _sre_parse.parse(src, 0)
+    except Exception:
+        return None
+
+
+def _names_newline(pattern: str, fixed: bool, parsed) -> bool:
+    if fixed:
+        return "\n" in pattern
+    if parsed is None:
+        return "\n" in pattern
+    return _has_newline_literal(parsed.data if hasattr(parsed, "data") else parsed)
+
+
+def _has_newline_literal(items) -> bool:
+    for op, av in items:
+        if op is _c.LITERAL and av == 10:
+            return True
+        if op is _c.SUBPATTERN:
+            if _has_newline_literal(av[3]):
+                return True
+        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT):
+            if _has_newline_literal(av[2]):
+                return True
+        elif op is _c.BRANCH:
+            if any(_has_newline_literal(b) for b in av[1]):
+                return True
+        elif op is _c.ATOMIC_GROUP:
+            if _has_newline_literal(av):
+                return True
+    return False
+
+
+_ZERO_WIDTH = (_c.AT,)
+
+
+def _literals(parsed) -> tuple[list[str], bool]:
+    """(literals every match contains, whether the pattern starts with a literal)."""
+    items = list(parsed)
+    runs = _seq_runs(items)
+    first = None
+    for op, av in items:
+        if op in _ZERO_WIDTH:
+            continue
+        first = (op, av)
+        break
+    starts = first is not None and first[0] is _c.LITERAL
+    if first is not None and first[0] is _c.SUBPATTERN and not (first[1][1] or first[1][2]):
+        inner = list(first[1][3])
+        starts = bool(inner) and inner[0][0] is _c.LITERAL
+    return [r for r in runs if r], starts
+
+
+def _seq_runs(items) -> list[str]:
+    """Runs of literal characters that every match of the sequence `items` contains."""
+    runs: list[str] = []
+    cur: list[str] = []
+
+    def flush() -> None:
+        if cur:
+            runs.append("".join(cur))
+            cur.clear()
+
+    for op, av in items:
+        if op is _c.LITERAL:
+            cur.append(chr(av))
+        elif op is _c.SUBPATTERN:
+            _group, add_flags, del_flags, sub = av
+            if add_flags or del_flags:  # scoped flags such as (?i:...) change matching
+                flush()
+                continue
+            sub = list(sub)
+            if sub and all(o is _c.LITERAL for o, _ in sub):
+                cur.extend(chr(a) for _, a in sub)
+            else:
+                flush()
+                runs.extend(_seq_runs(sub))
+        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT):
+            lo, _hi, sub = av
+            flush()
+            if lo >= 1:
+                runs.extend(_seq_runs(list(sub)))
+        elif op is _c.ATOMIC_GROUP:
+            flush()
+            runs.extend(_seq_runs(list(av)))
+        else:  # classes, alternations, anchors, backreferences, lookarounds
+            flush()
+    flush()
+    return runs
+
+
+def _byte_literals(lits: list[str], fold: bool) -> tuple[bytes, ...]:
+    out: list[bytes] = []
+    for lit in lits:
+        if "\ufffd" in lit:  # may stand for any invalid byte in the file
+            continue
+        if fold:
+            # Only ASCII letters whose fold stays in ASCII can be tested on lowered bytes.
+            best = ""
+            cur = ""
+            for ch in lit:
+                if ch.isascii() and ch not in _FOLD_UNSAFE:
+                    cur += ch
+                    if len(cur) > len(best):
+                        best = cur
+                else:
+                    cur = ""
+            if len(best) >= 2:
+                out.append(best.lower().encode())
+        else:
+            out.append(lit.encode("utf-8"))
+    out.sort(key=len, reverse=True)
+    return tuple(out[:3])
+
+
+# -- binary files -----------------------------------------------------------------------
+def binary_cutoff(data: bytes, nul: int) -> int:
+    """Where ripgrep stops in a walked file whose first NUL byte is at `nul`.
+
+    Lines starting before the returned offset were searched; 0 means the file is skipped.
+    ripgrep reads into a 64 KiB buffer (first read: the 3 bytes it peeks for a BOM),
+    searches the complete lines of each fill, carries the partial last line over, grows
+    the buffer threefold when a line does not fit, and quits (discarding the fill) when
+    the bytes just read hold a NUL.
+    """
+    cap = RG_BUFFER
+    pos = end = 0
+    n = len(data)
+    first = True
+    while True:
+        while True:
+            used = end - pos
+            if used >= cap:
+                cap += max(1, cap) * 2
+            want = RG_BOM_PEEK if first else cap - used
+            first = False
+            got = min(want, n - end)
+            if got <= 0:
+                return n
+            new_end = end + got
+            if nul < new_end:
+                return pos
+            lt = data.rfind(b"\n", end, new_end)
+            end = new_end
+            if lt >= 0:
+                pos = lt + 1
+                break
+
+
+# -- searching a buffer -----------------------------------------------------------------
+def _deadline_error(p: Pattern) -> OvError:
+    return OvError("deadline_exceeded",
+                   f"the pattern ran past the {p.timeout:g} s time limit on one file",
+                   field="pattern")
+
+
+def spans(p: Pattern, text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of every match in `text`, in order, with per-line semantics."""
+    deadline = time.monotonic() + p.timeout
+    try:
+        if p.multiline:
+            for m in p.rx.finditer(text, timeout=p.timeout):
+                yield m.span()
+        elif p.line_literal is not None:
+            yield from _candidate_spans(p, text, deadline)
+        else:
+            yield from _whole_spans(p, text, deadline)
+    except TimeoutError:
+        raise _deadline_error(p) from None
+
+
+def _left(deadline: float) -> float:
+    return max(deadline - time.monotonic(), 0.001)
+
+
+def _whole_spans(p: Pattern, text: str, deadline: float) -> Iterator[tuple[int, int]]:
+    rx = p.rx
+    find = text.find
+    pos = 0
+    n = len(text)
+    while pos <= n:
+        for m in rx.finditer(text, pos, timeout=_left(deadline)):
+            s, e = m.span()
+            if find("\n", s, e) < 0:
+                yield s, e
+                continue
+            # The match runs across a newline: the per-line answer is the leftmost
+            # match within the line of `s`, then the search goes on after it.
+            le = find("\n", s)
+            m2 = rx.search(text, s, le, timeout=_left(deadline))
+            if m2 is None:
+                pos = le + 1
+            else:
+                s2, e2 = m2.span()
+                yield s2, e2
+                pos = e2 if e2 > s2 else e2 + 1
+            break
+        else:
+            return
+
+
+def _candidate_spans(p: Pattern, text: str, deadline: float) -> Iterator[tuple[int, int]]:
+    rx = p.rx
+    lit = p.line_literal
+    find = text.find
+    rfind = text.rfind
+    n = len(text)
+    i = find(lit)
+    while i >= 0:
+        ls = rfind("\n", 0, i) + 1
+        le = find("\n", i)
+        if le < 0:
+            le = n
+        for m in rx.finditer(text, ls, le, timeout=_left(deadline)):
+            yield m.span()
+        i = find(lit, le)
+
+
+@dataclass
+class _Line:
+    no: int
+    start: int
+    end: int  # the line's end (its '\n' or the end of the text)
+    subs: list[tuple[int, int]]
+
+
+def matched_lines(p: Pattern, text: str, limit: int | None = None) -> tuple[list[_Line], bool]:
+    """The lines holding matches (at most `limit`), and whether more exist.
+
+    Line numbers are counted only up to each match (never a table of every line).
+    """
+    out: list[_Line] = []
+    find = text.find
+    rfind = text.rfind
+    count = text.count
+    n = len(text)
+    line_no = 1
+    last = 0  # the text position whose line number is line_no
+    cur: _Line | None = None
+    for s, e in spans(p, text):
+        if cur is not None and s <= cur.end:  # on the line (or span) already reported
+            cur.subs.append((s, e))
+            if e > cur.end:  # a multi-line match reaching further down
+                le = find("\n", e - 1)
+                cur.end = n if le < 0 else le
+            continue
+        if limit is not None and len(out) >= limit:
+            return out, True
+        line_no += count("\n", last, s)
+        last = s
+        le = find("\n", max(e - 1, s))
+        cur = _Line(line_no, rfind("\n", 0, s) + 1, n if le < 0 else le, [(s, e)])
+        out.append(cur)
+    return out, False
+
+
+def count_lines(p: Pattern, text: str) -> int:
+    """How many lines hold a match (`-c`)."""
+    lines, _ = matched_lines(p, text)
+    return len(lines)
+
+
+def has_match(p: Pattern, text: str) -> bool:
+    for _ in spans(p, text):
+        return True
+    return False
+
+
+def build_matches(path: str, text: str, lines: list[_Line], before: int = 0,
+                  after: int = 0) -> list[Match]:
+    """Match objects for `lines`; context lines never repeat a line shown already."""
+    out: list[Match] = []
+    find = text.find
+    rfind = text.rfind
+    n = len(text)
+    prev_end_line = 0  # last line number already shown (match or context)
+    for idx, ln in enumerate(lines):
+        ls, le = ln.start, ln.end
+        content = text[ls:le]
+        subs = [Submatch(s - ls, e - ls, text[s:e]) for s, e in ln.subs]
+        end_no = ln.no + text.count("\n", ls, le)
+        bctx: list[ContextLine] = []
+        if before:
+            k = ln.no - 1
+            pos = ls
+            while k >= 1 and k > prev_end_line and len(bctx) < before:
+                pe = pos - 1  # the '\n' ending line k
+                ps = rfind("\n", 0, pe) + 1
+                bctx.append(ContextLine(k, text[ps:pe]))
+                pos = ps
+                k -= 1
+            bctx.reverse()
+        actx: list[ContextLine] = []
+        if after:
+            nxt = lines[idx + 1].no if idx + 1 < len(lines) else None
+            k = end_no + 1
+            pos = le + 1  # a line starts here if pos < n
+            while len(actx) < after and pos < n and (nxt is None or k < nxt):
+                pe = find("\n", pos)
+                if pe < 0:
+                    pe = n
+                actx.append(ContextLine(k, text[pos:pe]))
+                pos = pe + 1
+                k += 1
+        prev_end_line = actx[-1].line if actx else end_no
+        out.append(Match(path, ln.no, content, subs, bctx, actx))
+    return out

@@ -1,0 +1,431 @@
+"""`ov grep`: every flag, each bad input, ordering, per-line semantics, output shapes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import run_inprocess
+from ov.grep import binary_cutoff, compile_pattern, spans
+
+
+@pytest.fixture
+def ov():
+    """The in-process CLI runner, called as ov("grep", "x", cwd=...)."""
+    return lambda *args, cwd=None, env=None: run_inprocess(list(args), cwd=cwd, env=env)
+
+FILES = {
+    "a.py": "import os\ndef foo():\n    return 1\n",
+    "b.txt": "hello world\nHello again\nbye\n",
+    "sub/c.py": "foo = 1\nbar = foo\n",
+    "sub/deep/d.md": "# Title\nfoo bar\n",
+    ".hidden.txt": "foo hidden\n",
+    ".gitignore": "ignored.txt\nbuild/\n",
+    "ignored.txt": "foo ignored\n",
+    "build/out.txt": "foo built\n",
+}
+
+
+@pytest.fixture
+def t(tree):
+    return tree(FILES)
+
+
+def paths_lines(res):
+    return [(m["path"], m["line"]) for m in res.json["result"]["matches"]]
+
+
+# -- output shapes ------------------------------------------------------------------------
+def test_text_output_is_path_line_content(ov, t):
+    r = ov("grep", "foo", cwd=t)
+    assert r.code == 0
+    assert r.out == ("a.py:2:def foo():\n"
+                     "sub/c.py:1:foo = 1\n"
+                     "sub/c.py:2:bar = foo\n"
+                     "sub/deep/d.md:2:foo bar\n")
+    assert r.err == ""
+
+
+def test_json_envelope_and_match_shape(ov, t):
+    r = ov("grep", "-o", "json", "fo+", "b.txt", "a.py", cwd=t)
+    d = r.json
+    assert d["status"] == "ok" and isinstance(d["usage"]["elapsed_ms"], int)
+    res = d["result"]
+    assert res["count"] == 1 and res["files"] == 1 and res["truncated"] is False
+    assert res["matches"] == [{"path": "a.py", "line": 2, "content": "def foo():",
+                               "submatches": [{"start": 4, "end": 7, "text": "foo"}],
+                               "before_context": [], "after_context": []}]
+    assert ov("grep", "--json", "fo+", "a.py", cwd=t).json == {**d, "usage": ov(
+        "grep", "--json", "fo+", "a.py", cwd=t).json["usage"]}
+
+
+def test_jsonl_one_match_a_line(ov, t):
+    r = ov("grep", "-o", "jsonl", "foo", cwd=t)
+    rows = r.jsonl
+    assert [(x["path"], x["line"]) for x in rows] == [
+        ("a.py", 2), ("sub/c.py", 1), ("sub/c.py", 2), ("sub/deep/d.md", 2)]
+    assert "status" not in rows[0]
+
+
+def test_submatch_columns_are_code_points(ov, tree):
+    t = tree({"u.txt": "héllo wörld wörld\n"})
+    m = ov("grep", "--json", "wörld", cwd=t).json["result"]["matches"][0]
+    assert [(s["start"], s["end"]) for s in m["submatches"]] == [(6, 11), (12, 17)]
+    assert m["content"][6:11] == "wörld"
+
+
+def test_exit_one_when_nothing_matches(ov, t):
+    r = ov("grep", "zzzqqq", cwd=t)
+    assert r.code == 1 and r.out == ""
+    r = ov("grep", "--json", "zzzqqq", cwd=t)
+    assert r.code == 1 and r.json["result"]["matches"] == [] and r.json["result"]["count"] == 0
+
+
+def test_order_is_path_then_line_and_stable(ov, tree):
+    t = tree({"b/z.txt": "x\n", "a.txt": "x\nx\n", "a/y.txt": "x\n", "a-b.txt": "x\n", "B.txt": "x\n"})
+    r1 = ov("grep", "--json", "x", cwd=t)
+    got = paths_lines(r1)
+    assert got == [("B.txt", 1), ("a/y.txt", 1), ("a-b.txt", 1), ("a.txt", 1), ("a.txt", 2),
+                   ("b/z.txt", 1)]
+    assert paths_lines(ov("grep", "--json", "x", "b", "a.txt", "a", cwd=t)) == [
+        ("a/y.txt", 1), ("a.txt", 1), ("a.txt", 2), ("b/z.txt", 1)]
+    assert ov("grep", "x", cwd=t).out == ov("grep", "x", cwd=t).out
+
+
+# -- flags --------------------------------------------------------------------------------
+def test_fixed_strings(ov, tree):
+    t = tree({"f.txt": "a.b\naxb\n(x+\n"})
+    assert paths_lines(ov("grep", "--json", "-F", "a.b", cwd=t)) == [("f.txt", 1)]
+    assert paths_lines(ov("grep", "--json", "a.b", cwd=t)) == [("f.txt", 1), ("f.txt", 2)]
+    assert paths_lines(ov("grep", "--json", "--fixed-strings", "(x+", cwd=t)) == [("f.txt", 3)]
+
+
+def test_ignore_case_is_unicode_simple_folding(ov, tree):
+    t = tree({"f.txt": "HELLO\nÉCOLE\nstrasse\nstraße\n"})
+    assert paths_lines(ov("grep", "--json", "-i", "hello", cwd=t)) == [("f.txt", 1)]
+    assert paths_lines(ov("grep", "--json", "--ignore-case", "école", cwd=t)) == [("f.txt", 2)]
+    # simple folding, as ripgrep: ß does not match "ss"
+    assert paths_lines(ov("grep", "--json", "-i", "STRASSE", cwd=t)) == [("f.txt", 3)]
+    # KELVIN SIGN folds to k: the byte prefilter must not hide it
+    t2 = tree({"k.txt": "\u212aelvin\n"}, name="k")
+    assert paths_lines(ov("grep", "--json", "-i", "kelvin", cwd=t2)) == [("k.txt", 1)]
+
+
+def test_word_regexp(ov, tree):
+    t = tree({"w.txt": "foo bar foo\nxfoo foo-x\nfoobar\n-x y\n"})
+    r = ov("grep", "--json", "-w", "foo", cwd=t)
+    ms = r.json["result"]["matches"]
+    assert [(m["line"], [(s["start"], s["end"]) for s in m["submatches"]]) for m in ms] == [
+        (1, [(0, 3), (8, 11)]), (2, [(5, 8)])]
+    # half boundaries: a pattern starting with a non-word character still works
+    # ("foo-x" has a word character before "-", as ripgrep 14 sees it)
+    assert paths_lines(ov("grep", "--json", "--word-regexp", "--", "-x", cwd=t)) == [("w.txt", 4)]
+
+
+def test_unicode_classes(ov, tree):
+    t = tree({"u.txt": "١٢٣\nabc\nnaïve café\n"})
+    assert paths_lines(ov("grep", "--json", r"^\d+$", cwd=t)) == [("u.txt", 1)]
+    assert paths_lines(ov("grep", "--json", r"\bcafé\b", cwd=t)) == [("u.txt", 3)]
+    assert paths_lines(ov("grep", "--json", r"^\w+\s\w+$", cwd=t)) == [("u.txt", 3)]
+
+
+def test_context_lines_and_separator(ov, tree):
+    t = tree({"c.txt": "1\n2 m\n3\n4\n5\n6\n7 m\n8\n9 m\n"})
+    r = ov("grep", "-C", "1", "m", cwd=t)
+    assert r.out == ("c.txt-1-1\nc.txt:2:2 m\nc.txt-3-3\n--\n"
+                     "c.txt-6-6\nc.txt:7:7 m\nc.txt-8-8\nc.txt:9:9 m\n")
+    ms = ov("grep", "--json", "-B", "2", "m", cwd=t).json["result"]["matches"]
+    assert [[c["line"] for c in m["before_context"]] for m in ms] == [[1], [5, 6], [8]]
+    assert all(m["after_context"] == [] for m in ms)
+    ms = ov("grep", "--json", "--after-context", "1", "m", cwd=t).json["result"]["matches"]
+    assert [[(c["line"], c["content"]) for c in m["after_context"]] for m in ms] == [
+        [(3, "3")], [(8, "8")], []]
+    ms = ov("grep", "--json", "--before-context", "1", "--context", "3", "m", cwd=t).json
+    first = ms["result"]["matches"][0]
+    assert [c["line"] for c in first["before_context"]] == [1]
+    assert [c["line"] for c in first["after_context"]] == [3, 4, 5]
+
+
+def test_glob_filters(ov, t):
+    assert paths_lines(ov("grep", "--json", "-g", "*.py", "foo", cwd=t)) == [
+        ("a.py", 2), ("sub/c.py", 1), ("sub/c.py", 2)]
+    assert paths_lines(ov("grep", "--json", "-g", "!*.py", "foo", cwd=t)) == [("sub/deep/d.md", 2)]
+    assert paths_lines(ov("grep", "--json", "-g", "*.py", "-g", "!sub", "foo", cwd=t)) == [
+        ("a.py", 2)]
+    assert paths_lines(ov("grep", "--json", "--glob", "sub/**", "-g", "!*.md", "foo", cwd=t)) == [
+        ("sub/c.py", 1), ("sub/c.py", 2)]
+
+
+def test_type_filter(ov, t):
+    assert paths_lines(ov("grep", "--json", "-t", "py", "foo", cwd=t)) == [
+        ("a.py", 2), ("sub/c.py", 1), ("sub/c.py", 2)]
+    assert paths_lines(ov("grep", "--json", "--type", "md", "foo", cwd=t)) == [("sub/deep/d.md", 2)]
+    r = ov("grep", "--json", "-t", "nosuchtype", "foo", cwd=t)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+
+
+def test_exclude_uri(ov, t):
+    assert paths_lines(ov("grep", "--json", "--exclude-uri", "sub", "foo", cwd=t)) == [("a.py", 2)]
+    assert paths_lines(ov("grep", "--json", "--exclude-uri", "sub/c.py", "--exclude-uri", "a.py",
+                          "foo", cwd=t)) == [("sub/deep/d.md", 2)]
+    # relative to the current folder (here also the root: there is no index)
+    r = ov("grep", "--json", "--exclude-uri", "deep", "foo", cwd=t / "sub")
+    assert paths_lines(r) == [("c.py", 1), ("c.py", 2)]
+
+
+def test_hidden_and_ignore_rules(ov, t):
+    base = {p for p, _ in paths_lines(ov("grep", "--json", "foo", cwd=t))}
+    assert ".hidden.txt" not in base and "ignored.txt" not in base and "build/out.txt" not in base
+    hid = {p for p, _ in paths_lines(ov("grep", "--json", "--hidden", "foo", cwd=t))}
+    assert hid == base | {".hidden.txt"}
+    noi = {p for p, _ in paths_lines(ov("grep", "--json", "--no-ignore", "foo", cwd=t))}
+    assert noi == base | {"ignored.txt", "build/out.txt"}
+    # a file named explicitly is searched whatever the ignore rules say (as ripgrep)
+    assert paths_lines(ov("grep", "--json", "foo", "ignored.txt", cwd=t)) == [("ignored.txt", 1)]
+
+
+def test_node_limit_and_truncated(ov, tree):
+    t = tree({"a.txt": "x\n" * 5, "b.txt": "x\n" * 5})
+    r = ov("grep", "--json", "--node-limit", "3", "x", cwd=t)
+    assert paths_lines(r) == [("a.txt", 1), ("a.txt", 2), ("a.txt", 3)]
+    assert r.json["result"]["truncated"] is True and r.json["result"]["count"] == 3
+    r = ov("grep", "--json", "--node-limit", "5", "x", cwd=t)
+    assert len(paths_lines(r)) == 5 and r.json["result"]["truncated"] is True
+    r = ov("grep", "--json", "--node-limit", "10", "x", cwd=t)
+    assert len(paths_lines(r)) == 10 and r.json["result"]["truncated"] is False
+    r = ov("grep", "--node-limit", "2", "x", cwd=t)
+    assert r.lines == ["a.txt:1:x", "a.txt:2:x"] and "node-limit 2" in r.err
+    big = tree({f"f{i:03}.txt": "x\n" for i in range(300)}, name="big")
+    r = ov("grep", "--json", "x", cwd=big)
+    assert len(r.json["result"]["matches"]) == 256 and r.json["result"]["truncated"] is True
+
+
+def test_level_limit(ov, t):
+    got = {p for p, _ in paths_lines(ov("grep", "--json", "--level-limit", "1", "foo", cwd=t))}
+    assert got == {"a.py"}
+    got = {p for p, _ in paths_lines(ov("grep", "--json", "--max-depth", "2", "foo", cwd=t))}
+    assert got == {"a.py", "sub/c.py"}
+    got = {p for p, _ in paths_lines(ov("grep", "--json", "--level-limit", "1", "foo", "sub", cwd=t))}
+    assert got == {"sub/c.py"}
+
+
+def test_count_and_files_with_matches(ov, t):
+    r = ov("grep", "-c", "foo", cwd=t)
+    assert r.out == "a.py:1\nsub/c.py:2\nsub/deep/d.md:1\n"
+    d = ov("grep", "--json", "--count", "foo", cwd=t).json["result"]
+    assert d["counts"] == {"a.py": 1, "sub/c.py": 2, "sub/deep/d.md": 1} and d["count"] == 4
+    assert d["files"] == 3
+    r = ov("grep", "-l", "foo", cwd=t)
+    assert r.out == "a.py\nsub/c.py\nsub/deep/d.md\n"
+    assert ov("grep", "-o", "jsonl", "--files-with-matches", "foo", cwd=t).jsonl == [
+        {"path": "a.py"}, {"path": "sub/c.py"}, {"path": "sub/deep/d.md"}]
+    assert ov("grep", "-o", "jsonl", "-c", "foo", cwd=t).jsonl[1] == {"path": "sub/c.py", "count": 2}
+    r = ov("grep", "--json", "-c", "-l", "foo", cwd=t)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+
+
+def test_max_columns(ov, tree):
+    t = tree({"l.txt": "short foo\n" + "foo " * 20 + "\nctx\n"})
+    r = ov("grep", "--max-columns", "20", "foo", cwd=t)
+    assert r.out == "l.txt:1:short foo\nl.txt:2:[Omitted long line with 20 matches]\n"
+    r = ov("grep", "--max-columns", "5", "-A", "1", "short", cwd=t)
+    assert r.out == "l.txt:1:[Omitted long line with 1 matches]\nl.txt-2-[Omitted long context line]\n"
+
+
+def test_color(ov, t):
+    r = ov("grep", "--color", "always", "foo", "a.py", cwd=t)
+    assert r.out == "\x1b[35ma.py\x1b[0m:\x1b[32m2\x1b[0m:def \x1b[1;31mfoo\x1b[0m():\n"
+    assert "\x1b[" not in ov("grep", "--color", "never", "foo", cwd=t).out
+    assert "\x1b[" not in ov("grep", "foo", cwd=t).out  # not a terminal
+    r = ov("grep", "--color", "sometimes", "foo", cwd=t)
+    assert r.code == 2 and "invalid_argument" in r.err
+
+
+def test_multiline(ov, tree):
+    t = tree({"m.txt": "start\nmiddle\nend\n"})
+    assert ov("grep", "--json", r"start\s+middle", cwd=t).code == 1
+    ms = ov("grep", "--json", "-U", r"start\s+middle", cwd=t).json["result"]["matches"]
+    assert [(m["line"], m["content"]) for m in ms] == [(1, "start\nmiddle")]
+    assert ms[0]["submatches"] == [{"start": 0, "end": 12, "text": "start\nmiddle"}]
+
+
+# -- per-line semantics -------------------------------------------------------------------
+def test_dollar_does_not_match_before_cr(ov, tree):
+    t = tree({"crlf.txt": b"foo\r\nbar foo\r\nfoo\n", "lf.txt": b"foo\n"})
+    assert paths_lines(ov("grep", "--json", "foo$", cwd=t)) == [("crlf.txt", 3), ("lf.txt", 1)]
+    ms = ov("grep", "--json", r"foo\s", cwd=t).json["result"]["matches"]
+    assert [(m["line"], m["submatches"][0]["text"]) for m in ms] == [(1, "foo\r"), (2, "foo\r")]
+    assert ms[0]["content"] == "foo\r"
+
+
+def test_whitespace_and_negated_classes_stay_on_the_line(ov, tree):
+    t = tree({"s.txt": "a b\nc\n\nd\n"})
+    assert ov("grep", "--json", r"b\s", cwd=t).code == 1
+    ms = ov("grep", "--json", "[^x]+", cwd=t).json["result"]["matches"]
+    assert [(m["line"], m["submatches"][0]["text"]) for m in ms] == [(1, "a b"), (2, "c"), (4, "d")]
+    ms = ov("grep", "--json", r"b\s*", cwd=t).json["result"]["matches"]
+    assert [s["text"] for s in ms[0]["submatches"]] == ["b"]
+    # a match that would cross a newline gives way to the one later on the same line
+    t2 = tree({"x.txt": "x\nxaz\n"}, name="x")
+    ms = ov("grep", "--json", "x[^y]*z", cwd=t2).json["result"]["matches"]
+    assert [(m["line"], m["submatches"][0]["text"]) for m in ms] == [(2, "xaz")]
+
+
+def test_anchors_are_per_line(ov, tree):
+    t = tree({"a.txt": "foo\n  foo\nfoo bar\n"})
+    assert paths_lines(ov("grep", "--json", "^foo", cwd=t)) == [("a.txt", 1), ("a.txt", 3)]
+    assert paths_lines(ov("grep", "--json", r"^\s*foo$", cwd=t)) == [("a.txt", 1), ("a.txt", 2)]
+
+
+def test_literal_newline_in_pattern_is_refused(ov, t):
+    r = ov("grep", "--json", r"a\nb", cwd=t)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_pattern"
+
+
+# -- files --------------------------------------------------------------------------------
+def test_binary_files_are_skipped(ov, tree):
+    t = tree({"bin.dat": b"foo\x00bar\n", "text.txt": "foo\n"})
+    assert paths_lines(ov("grep", "--json", "foo", cwd=t)) == [("text.txt", 1)]
+
+
+def test_late_nul_stops_the_search_like_ripgrep(ov, tree):
+    filler = (b"y" * 99 + b"\n") * 2000  # 200 KB: the NUL lies beyond the first buffer
+    t = tree({"late.txt": b"foo 1\n" + filler + b"foo 2\x00\nfoo 3\n",
+              "early.txt": b"foo 1\n" + b"y\n" * 100 + b"\x00foo\n"})
+    assert paths_lines(ov("grep", "--json", "foo", cwd=t)) == [("late.txt", 1)]
+
+
+def test_binary_cutoff_replays_ripgrep_buffers():
+    data = b"a\n" + b"x" * 70000 + b"\n" + b"b\n\x00"
+    assert binary_cutoff(data, data.index(b"\x00")) == 2  # the first 3-byte read held "a\n"
+    data = b"abc" + b"x" * 100 + b"\n\x00"
+    assert binary_cutoff(data, data.index(b"\x00")) == 0
+
+
+def test_invalid_utf8_is_searched_with_replacement(ov, tree):
+    t = tree({"bad.txt": b"caf\xe9 foo\nok\n"})
+    ms = ov("grep", "--json", "foo", cwd=t).json["result"]["matches"]
+    assert [(m["line"], m["content"], m["submatches"][0]["start"]) for m in ms] == [
+        (1, "caf\ufffd foo", 5)]
+
+
+def test_big_line_is_searched(ov, tree):
+    t = tree({"big.txt": "a" * 3_000_000 + "needle\nnext\n"})
+    ms = ov("grep", "--json", "needle", cwd=t).json["result"]["matches"]
+    assert [(m["line"], m["submatches"][0]["start"]) for m in ms] == [(1, 3_000_000)]
+
+
+def test_unreadable_files_are_counted_on_stderr(ov, t, monkeypatch):
+    import builtins
+
+    real_open = builtins.open
+
+    def fake_open(file, *a, **k):
+        if str(file).endswith(os.sep + "c.py"):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    r = ov("grep", "foo", cwd=t)
+    assert "sub/c.py" not in r.out and "a.py:2:" in r.out
+    assert r.err == "ov: warning: 1 file could not be read\n"
+    r = ov("grep", "--json", "foo", cwd=t)
+    assert "c.py" not in r.out.replace("could not", "")
+    assert r.json["result"]["warnings"] == ["1 file could not be read"]
+
+
+# -- bad input ----------------------------------------------------------------------------
+def test_invalid_regex_names_the_position(ov, t):
+    r = ov("grep", "--json", "foo(", cwd=t)
+    assert r.code == 2
+    e = r.json["error"]
+    assert e["code"] == "invalid_pattern" and e["field"] == "pattern" and "position 4" in e["message"]
+    r = ov("grep", "a[b", cwd=t)
+    assert r.code == 2 and r.err.startswith("ov: error[invalid_pattern]:") and "position" in r.err
+
+
+def test_catastrophic_pattern_hits_the_deadline(ov, tree):
+    t = tree({"a.txt": "a" * 100_000 + "b\n"})
+    t0 = time.monotonic()
+    r = ov("grep", "--json", "(a+)+$", cwd=t)
+    assert time.monotonic() - t0 < 20
+    assert r.code == 2 and r.json["error"]["code"] == "deadline_exceeded"
+
+
+def test_path_outside_root_and_missing(ov, tree, tmp_path):
+    t = tree({"a.txt": "x\n"})
+    (tmp_path / "outside.txt").write_text("x\n")
+    r = ov("grep", "--json", "x", "../outside.txt", cwd=t)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_path"
+    r = ov("grep", "--json", "x", str(tmp_path / "outside.txt"), cwd=t)
+    assert r.json["error"]["code"] == "invalid_path"
+    r = ov("grep", "--json", "x", "nope.txt", cwd=t)
+    assert r.code == 2 and r.json["error"]["code"] == "not_found"
+    r = ov("grep", "x", "nope", cwd=t)
+    assert r.code == 2 and r.err.startswith("ov: error[not_found]")
+
+
+def test_root_is_the_index_root(ov, tree):
+    t = tree({"a.txt": "x\n", "sub/b.txt": "x\n", ".ov/index.db": b""})
+    # an (empty) index file marks the root: paths stay relative to it from a subfolder
+    assert paths_lines(ov("grep", "--json", "--no-index", "x", cwd=t / "sub")) == [("sub/b.txt", 1)]
+    r = ov("grep", "--json", "--no-index", "x", "..", cwd=t / "sub")
+    assert paths_lines(r) == [("a.txt", 1), ("sub/b.txt", 1)]
+
+
+def test_tags_without_index_is_unsupported(ov, t):
+    r = ov("grep", "--json", "--tags", "k=v", "foo", cwd=t)
+    assert r.code == 2 and r.json["error"]["code"] == "unsupported"
+    r = ov("grep", "--json", "--tags", "novalue", "foo", cwd=t)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+
+
+def test_bad_numbers(ov, t):
+    assert ov("grep", "--json", "--node-limit", "0", "x", cwd=t).json["error"]["code"] == "invalid_argument"
+    assert ov("grep", "--json", "--max-columns", "0", "x", cwd=t).json["error"]["code"] == "invalid_argument"
+    assert ov("grep", "-o", "xml", "x", cwd=t).code == 2
+
+
+# -- processes ----------------------------------------------------------------------------
+def test_pipe_to_head_is_quick_and_quiet(tree):
+    t = tree({f"d{i:02}/f{j:03}.txt": "foo line\n" * 50 for i in range(20) for j in range(50)})
+    env = dict(os.environ, PYTHONUNBUFFERED="0")
+    t0 = time.monotonic()
+    p = subprocess.run(
+        f"{sys.executable} -m ov grep -o jsonl --node-limit 1000000 foo | head -1",
+        shell=True, cwd=t, env=env, capture_output=True, text=True, timeout=60)
+    assert p.stdout.startswith('{"path":"d00/f000.txt","line":1,')
+    assert p.stderr == ""
+    # the same through the shell's own pipe status: ov must exit 0 on the closed pipe
+    q = subprocess.Popen([sys.executable, "-m", "ov", "grep", "--node-limit", "1000000", "foo"],
+                         cwd=t, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    first = q.stdout.readline()
+    q.stdout.close()
+    rc = q.wait(timeout=60)
+    assert first == b"d00/f000.txt:1:foo line\n"
+    assert rc == 0 and q.stderr.read() == b""
+    assert time.monotonic() - t0 < 60
+
+
+def test_plain_grep_imports_no_model_runtime(tree):
+    t = tree({"a.txt": "foo\n"})
+    code = ("import sys; from ov.cli import main\n"
+            "try:\n    main(['grep', 'foo'])\nexcept SystemExit:\n    pass\n"
+            "bad = [m for m in ('numpy', 'onnxruntime') if m in sys.modules]\n"
+            "sys.stderr.write(repr(bad))")
+    p = subprocess.run([sys.executable, "-c", code], cwd=t, capture_output=True, text=True, timeout=60)
+    assert p.stdout == "a.txt:1:foo\n" and p.stderr == "[]"
+
+
+# -- unit ---------------------------------------------------------------------------------
+def test_required_literals():
+    assert compile_pattern(r"\w+Error").line_literal == "Error"
+    assert compile_pattern("a|b").byte_literals == ()
+    assert compile_pattern("(?i)Hello").byte_literals == (b"hello",)
+    assert compile_pattern("kelvins", ignore_case=True).byte_literals == (b"elv",)
+    p = compile_pattern(r"x[^y]*z")
+    assert list(spans(p, "x\nxaz")) == [(2, 5)]
