@@ -1,0 +1,141 @@
+"""`ov glob`: pattern semantics, ignore and hidden rules, fields, limits, bad input."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from conftest import run_inprocess
+
+FILES = {
+    "a.py": "x\n",
+    "B.PY": "x\n",
+    "README.md": "x\n",
+    "src/m.py": "x\n",
+    "src/pkg/n.py": "x\n",
+    "src/pkg/n.c": "x\n",
+    "src/pkg/n.h": "x\n",
+    "docs/x y.md": "x\n",
+    "docs/été.md": "x\n",
+    ".env": "x\n",
+    ".github/ci.yml": "x\n",
+    ".gitignore": "build/\n*.log\n!keep.log\n",
+    "build/gen.py": "x\n",
+    "debug.log": "x\n",
+    "keep.log": "x\n",
+}
+
+
+@pytest.fixture
+def ov():
+    return lambda *args, cwd=None, env=None: run_inprocess(list(args), cwd=cwd, env=env)
+
+
+@pytest.fixture
+def t(tree):
+    return tree(FILES)
+
+
+def paths(r):
+    return r.json["result"]["matches"]
+
+
+def test_star_does_not_cross_slash(ov, t):
+    r = ov("glob", "*.py", cwd=t)
+    assert r.code == 0 and r.out == "a.py\n"
+    assert ov("glob", "src/*.py", cwd=t).out == "src/m.py\n"
+    assert ov("glob", "s?c/*.py", cwd=t).out == "src/m.py\n"
+
+
+def test_globstar_brace_and_class(ov, t):
+    assert ov("glob", "**/*.py", cwd=t).out == "a.py\nsrc/m.py\nsrc/pkg/n.py\n"
+    assert ov("glob", "src/**/n.{c,h}", cwd=t).out == "src/pkg/n.c\nsrc/pkg/n.h\n"
+    assert ov("glob", "src/pkg/n.[ch]", cwd=t).out == "src/pkg/n.c\nsrc/pkg/n.h\n"
+    assert ov("glob", "src/pkg/n.[!ch]*", cwd=t).out == "src/pkg/n.py\n"
+    assert ov("glob", "docs/*", cwd=t).out == "docs/x y.md\ndocs/été.md\n"
+
+
+def test_case_sensitive_unless_i(ov, t):
+    assert ov("glob", "*.py", cwd=t).out == "a.py\n"
+    assert ov("glob", "-i", "*.py", cwd=t).out == "B.PY\na.py\n"
+    assert ov("glob", "--ignore-case", "readme.MD", cwd=t).out == "README.md\n"
+
+
+def test_ignore_and_hidden_rules(ov, t):
+    assert ov("glob", "**/*.log", cwd=t).out == "keep.log\n"
+    assert ov("glob", "--no-ignore", "**/*.log", cwd=t).out == "debug.log\nkeep.log\n"
+    assert ov("glob", "**/gen.py", cwd=t).code == 1
+    assert ov("glob", "--no-ignore", "**/gen.py", cwd=t).out == "build/gen.py\n"
+    assert ov("glob", "**/*.yml", cwd=t).code == 1
+    assert ov("glob", "--hidden", "**/*.yml", cwd=t).out == ".github/ci.yml\n"
+    assert ov("glob", "--hidden", "*", cwd=t).lines == [
+        ".env", ".gitignore", "B.PY", "README.md", "a.py", "keep.log"]
+
+
+def test_path_argument_and_root(ov, t):
+    # the pattern is matched against the path relative to the root, PATH limits the walk
+    assert ov("glob", "**/*.py", "src/pkg", cwd=t).out == "src/pkg/n.py\n"
+    assert ov("glob", "**/*.py", ".", cwd=t / "src").out == "m.py\npkg/n.py\n"  # no index: cwd is root
+
+
+def test_symlinks_are_listed(ov, tree):
+    t = tree({"real.txt": "x\n"})
+    os.symlink("real.txt", t / "link.txt")
+    r = ov("glob", "--json", "-f", "path,type", "*.txt", cwd=t)
+    assert paths(r) == [{"path": "link.txt", "type": "symlink"}, {"path": "real.txt", "type": "file"}]
+
+
+def test_fields(ov, t):
+    os.chmod(t / "a.py", 0o640)
+    os.utime(t / "a.py", ns=(1_700_000_000_000_000_000, 1_700_000_000_123_456_000))
+    r = ov("glob", "--json", "-f", "name,path,type,size,mode,mtime,tags", "a.py", cwd=t)
+    assert paths(r) == [{"path": "a.py", "name": "a.py", "type": "file", "size": 2, "mode": "640",
+                         "mtime": "2023-11-14T22:13:20.123456Z", "tags": {}}]
+    r = ov("glob", "--fields", "name,size", "src/*", cwd=t)
+    assert r.out == "m.py\t2\n"
+    r = ov("glob", "--json", "-f", "name,colour", "*", cwd=t)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+
+
+def test_simple_and_outputs(ov, t):
+    assert ov("glob", "--simple", "-f", "size", "src/*", cwd=t).out == "src/m.py\n"
+    assert ov("glob", "--simple", "--json", "src/*", cwd=t).out == "src/m.py\n"
+    d = ov("glob", "--json", "src/**/*.py", cwd=t).json
+    assert d["status"] == "ok" and d["result"] == {
+        "matches": ["src/m.py", "src/pkg/n.py"], "count": 2, "truncated": False, "warnings": []}
+    assert ov("glob", "-o", "jsonl", "src/**/*.py", cwd=t).jsonl == [
+        {"path": "src/m.py"}, {"path": "src/pkg/n.py"}]
+    assert ov("glob", "-o", "jsonl", "-f", "size", "src/*.py", cwd=t).jsonl == [
+        {"path": "src/m.py", "size": 2}]
+
+
+def test_node_limit(ov, tree):
+    t = tree({f"f{i:03}.txt": "" for i in range(300)})
+    d = ov("glob", "--json", "*.txt", cwd=t).json["result"]
+    assert d["count"] == 256 and d["truncated"] is True and d["matches"][-1] == "f255.txt"
+    r = ov("glob", "--node-limit", "2", "*.txt", cwd=t)
+    assert r.out == "f000.txt\nf001.txt\n" and "node-limit 2" in r.err
+    d = ov("glob", "--json", "--node-limit", "300", "*.txt", cwd=t).json["result"]
+    assert d["count"] == 300 and d["truncated"] is False
+
+
+def test_level_limit(ov, t):
+    assert ov("glob", "--level-limit", "1", "**/*.py", cwd=t).out == "a.py\n"
+    assert ov("glob", "--max-depth", "2", "**/*.py", cwd=t).out == "a.py\nsrc/m.py\n"
+
+
+def test_no_match_and_bad_input(ov, t, tmp_path):
+    assert ov("glob", "*.nothing", cwd=t).code == 1
+    r = ov("glob", "--json", "src/[ab", cwd=t)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_pattern"
+    assert "position 4" in r.json["error"]["message"]
+    r = ov("glob", "--json", "{a,b", cwd=t)
+    assert r.json["error"]["code"] == "invalid_pattern"
+    r = ov("glob", "--json", "*", "..", cwd=t)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_path"
+    r = ov("glob", "--json", "*", "missing", cwd=t)
+    assert r.code == 2 and r.json["error"]["code"] == "not_found"
+    r = ov("glob", "*", "missing", cwd=t)
+    assert re.match(r"ov: error\[not_found\]: missing", r.err)
