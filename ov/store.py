@@ -500,9 +500,9 @@ class Store:
                 return []
             where.append("chunk_id IN (SELECT value FROM json_each(?))")
             params.append(json.dumps(ids))
-        sql = (f"SELECT chunk_id, distance FROM chunks_vec WHERE {' AND '.join(where)} "
-               f"ORDER BY distance, chunk_id")
-        return [(r[0], r[1]) for r in self.rows(sql, params)]
+        sql = f"SELECT chunk_id, distance FROM chunks_vec WHERE {' AND '.join(where)} ORDER BY distance"
+        # vec0 allows only `ORDER BY distance`; ties are ordered by id here for determinism
+        return sorted(((r[0], r[1]) for r in self.rows(sql, params)), key=lambda r: (r[1], r[0]))
 
     def substring_search(self, term: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """Chunks containing `term` (for 1-2 character terms the trigram table cannot serve);
@@ -568,6 +568,65 @@ class Store:
 
     def integrity_ok(self) -> bool:
         return self.q1("PRAGMA integrity_check") == "ok"
+
+    # -- tags, session ledger, tiers (issue 5) --
+    def paths_with_tags(self, tags: Sequence[tuple[str, str]] | dict[str, str]) -> set[str]:
+        """Paths of the indexed files carrying every tag (AND); all files for no tags."""
+        pairs = tuple(tags.items()) if isinstance(tags, dict) else tuple(tags)
+        where, params = Filters(tags=pairs).file_where("f")
+        return {r[0] for r in self.rows(f"SELECT f.path FROM files f WHERE {where}", params)}
+
+    def tag_files(self, paths: Sequence[str], pairs: Sequence[tuple[str, str]],
+                  mode: str) -> list[tuple[str, dict[str, str]]]:
+        """Change the tags of indexed files in one transaction; (path, new tags) each.
+
+        set: the tags become exactly `pairs`; append: add or overwrite those keys;
+        remove: drop each key given as `k=` (any value) or `k=v` (only with that value).
+        """
+        out = []
+        with self.tx():
+            for path in paths:
+                row = self.conn.execute("SELECT id, tags FROM files WHERE path = ?", (path,)).fetchone()
+                if row is None:
+                    continue
+                cur = json.loads(row[1] or "{}")
+                if mode == "set":
+                    new = dict(pairs)
+                elif mode == "append":
+                    new = {**cur, **dict(pairs)}
+                else:
+                    new = dict(cur)
+                    for k, v in pairs:
+                        if k in new and (v == "" or new[k] == v):
+                            del new[k]
+                if new != cur:
+                    self.set_tags(row[0], new)
+                out.append((path, dict(sorted(new.items()))))
+        return out
+
+    def session_served(self, session: str, last_k: int) -> tuple[int, set[str]]:
+        """(this call's turn number, uris served to `session` within its last `last_k` turns)."""
+        last = self.q1("SELECT max(turn) FROM sessions WHERE session = ?", (session,)) or 0
+        if last_k <= 0:
+            return last + 1, set()
+        served = {r[0] for r in self.rows(
+            "SELECT DISTINCT uri FROM sessions WHERE session = ? AND turn > ? AND uri != ''",
+            (session, last - last_k))}
+        return last + 1, served
+
+    def record_session(self, session: str, turn: int, uris: Sequence[str]) -> None:
+        """Write one turn to the ledger; a row with an empty uri marks a turn that served nothing
+        new, so every call counts as a turn."""
+        now = time.time()
+        with self.tx():
+            rows = [(session, turn, u, now) for u in dict.fromkeys(uris)] or [(session, turn, "", now)]
+            self.conn.executemany(
+                "INSERT INTO sessions(session, turn, uri, served_at) VALUES (?, ?, ?, ?)", rows)
+
+    def tier_levels(self) -> list[int]:
+        """Levels with at least one chunk row (2 = full text chunks)."""
+        return [lv for lv in (0, 1, 2)
+                if self.q1("SELECT 1 FROM chunks WHERE level = ? LIMIT 1", (lv,)) is not None]
 
 
 class _Tx:
