@@ -583,6 +583,10 @@ def search_cmd(
     exclude_uri: ExcludeUriOpt = None,
     all_chunks: AllChunksOpt = False,
     no_auto_index: NoAutoIndexOpt = False,
+    max_tokens: MaxTokensOpt = None,
+    detail: DetailOpt = None,
+    session_id: SessionOpt = None,
+    dedup_turns: DedupTurnsOpt = None,
     output: OutputOpt = "text",
     json_: JsonOpt = False,
     db: DbOpt = None,
@@ -593,8 +597,12 @@ def search_cmd(
         fail((output, json_, color), OvError("invalid_argument", f"unknown mode {mode!r} (use list or context)",
                                             field="mode"))
     if mode == "context":
-        fail((output, json_, color), OvError("unsupported", "--mode context is not available in this build yet",
-                                            field="mode"))
+        _context_search(query, search_type, limit, threshold, after, before, time_field, tags, type_,
+                        level, uri, exclude_uri, no_auto_index, max_tokens, detail, session_id,
+                        dedup_turns, {"--cursor": cursor, "--explain": explain,
+                                      "--read-content": read_content, "--all-chunks": all_chunks},
+                        output, json_, db, color)
+    _no_context_options(max_tokens, detail, session_id, dedup_turns, (output, json_, color))
     _search_common(query, search_type, limit, threshold, after, before, time_field, tags, type_, level,
                    cursor, explain, read_content, uri, exclude_uri, all_chunks, no_auto_index,
                    output, json_, db, color)
@@ -602,6 +610,202 @@ def search_cmd(
 
 
 # ---- read / tag / manifest ------------------------------------------------------------
+
+# Context mode (`search --mode context`) lives here too: its options below are read by
+# search_cmd (annotations resolve when the app runs, so order does not matter).
+
+MaxTokensOpt = Annotated[Optional[int], typer.Option("--max-tokens", help="Context mode: token budget of the block (default 1600; chars/4).", metavar="N")]
+DetailOpt = Annotated[Optional[str], typer.Option("--detail", help='Context mode: default tier, abstract, overview or full, or JSON per category ({"code":"full"}).', metavar="TIER")]
+SessionOpt = Annotated[Optional[str], typer.Option("--session-id", help="Context mode: record what is served under this session id.", metavar="ID")]
+DedupTurnsOpt = Annotated[Optional[int], typer.Option("--dedup-turns", help="Context mode: skip entries served to the session in its last K turns (default 1).", metavar="K")]
+
+
+def _no_context_options(max_tokens, detail, session_id, dedup_turns, out_args) -> None:
+    given = [name for name, v in (("--max-tokens", max_tokens), ("--detail", detail),
+                                  ("--session-id", session_id), ("--dedup-turns", dedup_turns))
+             if v is not None]
+    if given:
+        fail(out_args, OvError("invalid_argument", f"{', '.join(given)} only apply with --mode context",
+                               field=given[0].lstrip("-").replace("-", "_")))
+
+
+def _context_search(query, search_type, limit, threshold, after, before, time_field, tags, types,
+                    level, uri, exclude_uri, no_auto_index, max_tokens, detail, session_id,
+                    dedup_turns, list_only: dict, output, json_, db, color) -> None:
+    def body(out: Out) -> int:
+        from ov import context as ctx  # noqa: PLC0415
+        from ov.engine import SearchRequest, context, scope_paths  # noqa: PLC0415
+        from ov.query import (TIME_FIELDS, check_query, parse_levels, parse_tags,  # noqa: PLC0415
+                              parse_time)
+        from ov.query import search_type as norm_type  # noqa: PLC0415
+        from ov.store import Filters  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        if uri:
+            raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
+                          "--exclude-uri to leave files out", field="uri")
+        st = norm_type(search_type)
+        check_query(query)
+        if time_field not in TIME_FIELDS:
+            raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
+                          field="time_field")
+        det = ctx.parse_detail(detail)
+        if max_tokens is not None:
+            ctx.check_budget(max_tokens)
+        filters_kw = dict(ftypes=tuple(_type_names(types)), time_field=time_field,
+                          after=parse_time(after, "after") if after else None,
+                          before=parse_time(before, "before") if before else None,
+                          tags=parse_tags(tags), levels=parse_levels(level))
+        ignored = [name for name, v in list_only.items() if v]
+        store, root = _open_store(db, Path.cwd(), auto_index=not no_auto_index, out=out)
+        with store:
+            filters = Filters(exclude_uris=scope_paths(root, exclude_uri), **filters_kw)
+            req = SearchRequest(query=query, search_type=st, limit=limit, threshold=threshold,
+                                filters=filters)
+            res = context(store, root, req, max_tokens=max_tokens, detail=det, session_id=session_id,
+                          dedup_turns=dedup_turns, ignored=ignored)
+        for w in res.warnings:
+            out.warn(w)
+        for name in ignored:
+            out.warn(f"{name} has no effect with --mode context")
+        if out.fmt == "json":
+            out.envelope(res, elapsed_ms(t0))
+        elif out.fmt == "jsonl":
+            for e in res.entries:
+                out.line(e)
+        else:
+            from ov.render import context_text  # noqa: PLC0415
+
+            out.text(context_text(res))
+            s = res.stats
+            out.notice(f"{s.returned} entries, {s.used_tokens}/{s.max_tokens} tokens "
+                       f"({s.candidates} candidates, {s.dropped} dropped, {s.deduped} deduped)")
+        return EXIT_OK if res.entries else EXIT_NONE
+
+    run((output, json_, color), body)
+
+
+def _store_for_path(db: Path | None, path: str):
+    """(store, root, relative path) for a PATH argument: the index found from the current
+    folder (as for search), the path checked to lie inside its root."""
+    from ov.engine import index_path  # noqa: PLC0415
+
+    if "\x00" in path:
+        raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
+    store, root = _open_store(db, Path.cwd())
+    try:
+        rel = index_path(root, path)
+    except BaseException:
+        store.close()
+        raise
+    return store, root, rel
+
+
+@app.command("read")
+def read_cmd(
+    path: Annotated[str, typer.Argument(help="An indexed file or folder.", show_default=False)],
+    level: Annotated[Optional[int], typer.Option("-L", "--level", help="0 abstract, 1 overview, 2 full text (default: 2 for a file, 1 for a folder; a folder's 2 lists its files).", metavar="N")] = None,
+    output: OutputOpt = "text",
+    json_: JsonOpt = False,
+    db: DbOpt = None,
+) -> None:
+    """Print one tier of an indexed file or folder."""
+
+    def body(out: Out) -> int:
+        from ov.engine import read  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        store, root, rel = _store_for_path(db, path)
+        with store:
+            res = read(store, root, rel, level)
+        if out.fmt == "json":
+            out.envelope(res, elapsed_ms(t0))
+        elif out.fmt == "jsonl":
+            out.line(res)
+        else:
+            out.stdout.write(res.text if not res.text or res.text.endswith("\n") else res.text + "\n")
+        return EXIT_OK
+
+    run((output, json_, "auto"), body)
+
+
+@app.command("tag")
+def tag_cmd(
+    path: Annotated[str, typer.Argument(help="An indexed file, or a folder with --recursive.", show_default=False)],
+    tags: Annotated[Optional[list[str]], typer.Argument(help="Tags as key=value.", show_default=False)] = None,
+    mode: Annotated[str, typer.Option("--mode", help="set (replace all tags), append (add or overwrite keys; default) or remove (k= drops a key, k=v only with that value).", metavar="MODE")] = "append",
+    recursive: Annotated[bool, typer.Option("-r", "--recursive", help="Tag every indexed file under a folder.")] = False,
+    output: OutputOpt = "text",
+    json_: JsonOpt = False,
+    db: DbOpt = None,
+) -> None:
+    """Set, add or remove k=v tags on indexed files (kept across re-indexing)."""
+
+    def body(out: Out) -> int:
+        from ov.engine import tag  # noqa: PLC0415
+        from ov.query import parse_tags  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        pairs = parse_tags(tags)
+        store, root, rel = _store_for_path(db, path)
+        with store:
+            res = tag(store, root, rel, pairs, mode, recursive)
+        if out.fmt == "json":
+            out.envelope(res, elapsed_ms(t0))
+        elif out.fmt == "jsonl":
+            for f in res.files:
+                out.line(f)
+        else:
+            from ov.render import tags_text  # noqa: PLC0415
+
+            out.text(tags_text(res))
+        return EXIT_OK
+
+    run((output, json_, "auto"), body)
+
+
+def _grep_flags() -> list[str]:
+    """grep's long and short flags, read from the command itself (one table of flags)."""
+    cmd = typer.main.get_command(app)
+    grep = cmd.commands["grep"]  # type: ignore[attr-defined]
+    flags: list[str] = []
+    for p in grep.params:
+        if getattr(p, "param_type_name", "") == "option":
+            flags += [o for o in (*p.opts, *p.secondary_opts) if o not in ("-h", "--help")]
+    return flags
+
+
+@app.command("manifest")
+def manifest_cmd(
+    output: OutputOpt = "text",
+    json_: JsonOpt = False,
+    db: DbOpt = None,
+) -> None:
+    """Describe what this build and the nearest index can serve (modes, tiers, model, limits)."""
+
+    def body(out: Out) -> int:
+        from ov.engine import locate_index, manifest  # noqa: PLC0415
+        from ov.store import Store  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        found = locate_index(Path.cwd(), db)
+        if found is None:
+            res = manifest(None, None, _grep_flags())
+        else:
+            with Store.open(found[0], readonly=True) as store:
+                res = manifest(store, found[1], _grep_flags())
+        if out.fmt == "json":
+            out.envelope(res, elapsed_ms(t0))
+        elif out.fmt == "jsonl":
+            out.line(res)
+        else:
+            from ov.render import manifest_text  # noqa: PLC0415
+
+            out.text(manifest_text(res))
+        return EXIT_OK
+
+    run((output, json_, "auto"), body)
+
 
 
 # ======================================================================================

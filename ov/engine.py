@@ -15,7 +15,8 @@ from pathlib import Path
 from ov import rank
 from ov.config import MAX_QUERY_TOKENS, db_path_for, find_index
 from ov.errors import OvError
-from ov.model import Excerpt, Hit, SearchResult, StatusReport
+from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
+                      SearchResult, StatusReport, TaggedFile, TagResult)
 from ov.query import (check_limit, check_query, decode_cursor, encode_cursor, keyword_plan,
                       request_key)
 from ov.store import KNN_MAX, Filters, Store
@@ -275,3 +276,215 @@ def status(store: Store, root: Path) -> StatusReport:
 
 def default_db(root: Path) -> Path:
     return db_path_for(root)
+
+
+# ---- context, read, tag, manifest (issue 5) --------------------------------------------------
+
+
+def _file_tiers(root: Path, row: dict) -> tuple[str, str, str] | None:
+    """(abstract, overview, full text) of an indexed file as it is now on disk; None when
+    it is gone, unreadable or binary. The stored tiers serve while the file is unchanged;
+    a changed file's tiers are rebuilt from what is read, so no tier outlives its text."""
+    from ov.read import read_text  # noqa: PLC0415
+
+    full = os.path.join(root, row["path"])
+    try:
+        if not os.access(full, os.R_OK):
+            return None
+        ft = read_text(full)
+    except OSError:
+        return None
+    if ft is None:
+        return None
+    if (ft.size, ft.mtime_ns) == (row["size"], row["mtime_ns"]):
+        return row["abstract"] or "", row["overview"] or "", ft.text
+    from ov import tiers  # noqa: PLC0415
+
+    return tiers.abstract(ft.text, row["path"]), tiers.overview(ft.text, row["path"]), ft.text
+
+
+def _memo(factory):
+    box: list = []
+
+    def get():
+        if not box:
+            box.append(factory())
+        return box[0]
+
+    return get
+
+
+def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | None = None,
+            detail: str | dict | None = None, session_id: str | None = None,
+            dedup_turns: int | None = None, ignored: list[str] | None = None,
+            embedder_factory=None) -> ContextResult:
+    """Ranked files packed under a token budget (see ov.context). `req.limit` candidates
+    are taken after `--exclude-uri` (a filter, before the limit) and after the session
+    ledger: entries this session was served within its last `dedup_turns` turns (default
+    1) are skipped and counted, and the ranking is paged past them."""
+    from ov import context as ctx  # noqa: PLC0415
+    from ov.config import DEFAULT_MAX_TOKENS  # noqa: PLC0415
+
+    budget = ctx.check_budget(DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens)
+    det = dict(detail) if isinstance(detail, dict) else ctx.parse_detail(detail)
+    if session_id is not None and (not session_id.strip() or len(session_id) > 256):
+        raise OvError("invalid_argument", "--session-id must be 1 to 256 characters", field="session_id")
+    if dedup_turns is not None:
+        if session_id is None:
+            raise OvError("invalid_argument", "--dedup-turns needs --session-id", field="dedup_turns")
+        if dedup_turns < 0:
+            raise OvError("invalid_argument", "--dedup-turns must be 0 or more", field="dedup_turns")
+    turn, served = (store.session_served(session_id, 1 if dedup_turns is None else dedup_turns)
+                    if session_id is not None else (None, set()))
+
+    factory = _memo(embedder_factory or _default_embedder)  # one model load for every page
+    hits: list[Hit] = []
+    deduped = stale = 0
+    warnings: list[str] = []
+    cursor = None
+    base = SearchRequest(query=req.query, search_type=req.search_type, limit=req.limit,
+                         threshold=req.threshold, filters=req.filters, include_tiers=True)
+    while len(hits) < req.limit:
+        page = search(store, root, SearchRequest(**{**base.__dict__, "cursor": cursor}), factory)
+        stale += page.stale
+        for h in page.hits:
+            if h.path in served:
+                deduped += 1
+            elif len(hits) < req.limit:
+                hits.append(h)
+        if not page.next_cursor:
+            break
+        cursor = page.next_cursor
+
+    cands = []
+    for h in hits:
+        row = store.file_row(h.path)
+        got = _file_tiers(root, row) if row else None
+        if got is None:
+            stale += 1
+            continue
+        cat = row.get("category") or "other"
+        cands.append(ctx.Candidate(h.path, cat if cat in ctx.CATEGORIES else "other", h.score,
+                                   {"abstract": got[0], "overview": got[1], "full": got[2]}))
+    packed, dropped = ctx.pack(cands, budget, det)
+    if stale:
+        warnings.append(f"{stale} candidate(s) came from files changed or deleted since indexing; "
+                        "run `ov index` to refresh")
+    if session_id is not None:
+        store.record_session(session_id, turn, [p.uri for p in packed if p.detail != ctx.URI_ONLY])
+    counts = {t: 0 for t in (*ctx.TIERS, ctx.URI_ONLY)}
+    for p in packed:
+        counts[p.detail] += 1
+    entries = [ContextEntry(p.uri, p.category, p.score, p.detail, p.text) for p in packed]
+    stats = ContextStats(candidates=len(cands), returned=len(entries), dropped=dropped,
+                         deduped=deduped, max_tokens=budget, used_tokens=sum(p.cost for p in packed),
+                         tier_counts=counts, ignored_options=list(ignored or []))
+    return ContextResult(entries=entries, rendered=ctx.render(packed), stats=stats,
+                         search_type=req.search_type, session_id=session_id, turn=turn,
+                         warnings=warnings)
+
+
+def index_path(root: Path, path: str, cwd: Path | None = None, field_name: str = "path") -> str:
+    """A user's PATH → its path relative to the index root ("" = the root); invalid_path if
+    it lies outside."""
+    try:
+        (rel,) = scope_paths(root, [path], cwd)
+    except OvError as e:
+        raise OvError(e.code, e.message, field=field_name) from None
+    return rel
+
+
+def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadResult:
+    """One tier of an indexed file or folder. Default level: 2 for a file (its text, read
+    now), 1 for a folder (its children's abstracts). A folder's level 2 lists its files."""
+    if level is not None and level not in (0, 1, 2):
+        raise OvError("invalid_argument", f"--level must be 0, 1 or 2, not {level}", field="level")
+    shown = rel or "."
+    row = store.file_row(rel) if rel else None
+    if row is not None:
+        got = _file_tiers(root, row)
+        if got is None:
+            raise OvError("not_found", f"{shown} is indexed but cannot be read now (deleted, "
+                          "unreadable or binary); run `ov index`", field="path")
+        lv = 2 if level is None else level
+        return ReadResult(path=rel, level=lv, kind="file", text=got[lv])
+    files = store.files_under(rel)
+    if not files:
+        raise OvError("not_found", f"{shown} is not in the index", field="path")
+    lv = 1 if level is None else level
+    if lv == 2:
+        return ReadResult(path=rel, level=2, kind="folder",
+                          text="".join(f["path"] + "\n" for f in files))
+    from ov import tiers  # noqa: PLC0415
+
+    abstract, overview = tiers.folder_tiers(rel, [(f["path"], f["abstract"] or "") for f in files])
+    return ReadResult(path=rel, level=lv, kind="folder", text=abstract if lv == 0 else overview)
+
+
+TAG_MODES = ("set", "append", "remove")
+
+
+def tag(store: Store, root: Path, rel: str, pairs: tuple[tuple[str, str], ...], mode: str = "append",
+        recursive: bool = False) -> TagResult:
+    """Set, add or remove tags on an indexed file (or, with `recursive`, every file under a
+    folder). In remove mode `k=` drops the key whatever its value and `k=v` only with
+    that value."""
+    if mode not in TAG_MODES:
+        raise OvError("invalid_argument", f"--mode must be set, append or remove, not {mode!r}",
+                      field="mode")
+    if mode != "set" and not pairs:
+        raise OvError("invalid_argument", f"--mode {mode} needs at least one k=v tag", field="tags")
+    if mode != "remove":
+        for k, v in pairs:
+            if v == "":
+                raise OvError("invalid_argument", f"invalid tag '{k}=': a tag needs a value",
+                              field="tags")
+    shown = rel or "."
+    row = store.file_row(rel) if rel else None
+    if row is not None:
+        paths = [rel]
+    else:
+        paths = [f["path"] for f in store.files_under(rel)]
+        if not paths:
+            raise OvError("not_found", f"{shown} is not in the index", field="path")
+        if not recursive:
+            raise OvError("invalid_argument", f"{shown} is a folder; add --recursive to tag the "
+                          f"{len(paths)} indexed file(s) under it", field="recursive")
+    done = store.tag_files(paths, pairs, mode)
+    return TagResult(mode=mode, files=[TaggedFile(p, t) for p, t in done], count=len(done))
+
+
+def manifest(store: Store | None, root: Path | None, grep_flags: list[str]) -> Manifest:
+    """What this build and (when given) this index can serve."""
+    import ov  # noqa: PLC0415
+    from ov import context as ctx  # noqa: PLC0415
+    from ov.config import (DEFAULT_LEVEL_LIMIT, DEFAULT_LIMIT, DEFAULT_MAX_TOKENS,  # noqa: PLC0415
+                           DEFAULT_NODE_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS)
+    from ov.store import DIM, SCHEMA_VERSION  # noqa: PLC0415
+
+    vectors = True
+    levels = [0, 1, 2]
+    index = None
+    model_id = None
+    if store is not None:
+        vectors = store.has_vectors()
+        levels = store.tier_levels()
+        model_id = store.get_meta("model")
+        index = {"root": str(root), "db": str(store.path), "files": store.counts()["files"],
+                 "vectors": vectors}
+    if model_id is None:
+        from ov.embed import MODEL_ID  # noqa: PLC0415
+
+        model_id = MODEL_ID
+    types = ["hybrid", "keywords", "semantic"] if vectors else ["keywords"]
+    commands = ["index", "status", *(["find"] if vectors else []), "search", "grep", "glob", "read",
+                "tag", "manifest"]
+    return Manifest(
+        ov_version=ov.__version__, schema_version=SCHEMA_VERSION, index=index, commands=commands,
+        search_types=types, modes=["list", "context"], levels=levels, grep_flags=list(grep_flags),
+        model={"id": model_id, "dims": DIM, "max_tokens": MAX_QUERY_TOKENS, "available": vectors},
+        limits={"default_limit": DEFAULT_LIMIT, "max_limit": MAX_LIMIT,
+                "max_query_chars": MAX_QUERY_CHARS, "max_query_tokens": MAX_QUERY_TOKENS,
+                "node_limit": DEFAULT_NODE_LIMIT, "level_limit": DEFAULT_LEVEL_LIMIT,
+                "default_max_tokens": DEFAULT_MAX_TOKENS, "max_max_tokens": ctx.MAX_BUDGET},
+        categories=list(ctx.CATEGORIES), detail_tiers=list(ctx.TIERS))

@@ -167,3 +167,80 @@ class FileCount:
 
     path: str
     count: int | None = None
+
+
+# ---- context mode, read, tag, manifest (issue 5) ---------------------------------------------
+
+
+@dataclass
+class ContextEntry:
+    """One entry of a context block: the tier served (`detail`) and its text, uncut."""
+
+    uri: str
+    category: str  # code, docs, config, data, other
+    score: float
+    detail: str  # abstract, overview, full, or uri (no tier fitted: the uri alone)
+    text: str
+
+
+@dataclass
+class ContextStats:
+    candidates: int  # ranked files considered (after exclusions and the session ledger)
+    returned: int
+    dropped: int  # candidates that did not fit even as a bare uri
+    deduped: int  # skipped: served to this session within the last K turns
+    max_tokens: int
+    used_tokens: int  # sum of each rendered entry's estimate; <= max_tokens
+    tier_counts: dict[str, int]
+    ignored_options: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ContextResult:
+    entries: list[ContextEntry]
+    rendered: str
+    stats: ContextStats
+    search_type: str = "hybrid"
+    session_id: str | None = None
+    turn: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReadResult:
+    path: str  # relative to the index root ("" is the root itself)
+    level: int
+    kind: str  # file | folder
+    text: str
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TaggedFile:
+    path: str
+    tags: dict[str, str]
+
+
+@dataclass
+class TagResult:
+    mode: str  # set | append | remove
+    files: list[TaggedFile]
+    count: int
+
+
+@dataclass
+class Manifest:
+    """What this build and this index can serve (`ov manifest`)."""
+
+    ov_version: str
+    schema_version: int
+    index: dict[str, Any] | None  # root, db, files, vectors; None without an index
+    commands: list[str]
+    search_types: list[str]
+    modes: list[str]
+    levels: list[int]  # tiers present in the index (all three without an index)
+    grep_flags: list[str]
+    model: dict[str, Any]
+    limits: dict[str, int]
+    categories: list[str]
+    detail_tiers: list[str]

@@ -207,3 +207,66 @@ def glob_text(res, fields: tuple[str, ...] = (), simple: bool = False) -> str:
             cells.append("" if v is None else str(v))
         rows.append("\t".join(cells) + "\n")
     return "".join(rows)
+
+
+# ---- context / read / tag / manifest ---------------------------------------------------------
+
+
+def context_text(res) -> str:
+    """The rendered block, as pasted into a prompt."""
+    return res.rendered
+
+
+def tags_text(res) -> str:
+    """`path<TAB>k=v,k=v` a file, in path order."""
+    return "".join(f"{f.path}\t{','.join(f'{k}={v}' for k, v in sorted(f.tags.items()))}\n"
+                   for f in res.files)
+
+
+def manifest_text(m) -> str:
+    idx = m.index
+    where = (f"{idx['root']} ({idx['files']} files, {'with' if idx['vectors'] else 'without'} vectors)"
+             if idx else "none found (find/search would build one here)")
+    lim = m.limits
+    lines = [
+        f"ov {m.ov_version}, index schema {m.schema_version}",
+        f"index:         {where}",
+        f"commands:      {' '.join(m.commands)}",
+        f"search types:  {' '.join(m.search_types)}",
+        f"modes:         {' '.join(m.modes)}",
+        f"tiers:         {' '.join(f'L{x}' for x in m.levels)} (0 abstract, 1 overview, 2 full text)",
+        f"model:         {m.model['id']}, {m.model['dims']} dims, max {m.model['max_tokens']} tokens",
+        f"limits:        --limit {lim['default_limit']} (max {lim['max_limit']}), query "
+        f"{lim['max_query_chars']} chars, node limit {lim['node_limit']}, level limit "
+        f"{lim['level_limit']}, context {lim['default_max_tokens']} tokens",
+        f"grep flags:    {' '.join(m.grep_flags)}",
+    ]
+    return "\n".join(lines)
+
+
+def grep_result_data(res) -> dict:
+    """`to_data(res)` for a GrepResult, written out by hand because it runs per match.
+
+    A test holds it equal to `to_data`; the generic walk over dataclass fields costs more
+    than the search itself on results with 100k matches.
+    """
+    def ctx(lines):
+        return [{"line": c.line, "content": c.content} for c in lines]
+
+    matches = [{"path": m.path, "line": m.line, "content": m.content,
+                "submatches": [{"start": s.start, "end": s.end, "text": s.text} for s in m.submatches],
+                "before_context": ctx(m.before_context) if m.before_context else [],
+                "after_context": ctx(m.after_context) if m.after_context else []}
+               for m in res.matches]
+    out = {"matches": matches, "count": res.count, "files": res.files,
+           "truncated": res.truncated, "warnings": list(res.warnings)}
+    if res.counts is not None:
+        out["counts"] = dict(res.counts)
+    if res.paths is not None:
+        out["paths"] = list(res.paths)
+    return out
+
+
+def grep_envelope(res, elapsed_ms: int) -> str:
+    return dumps({"status": "ok", "result": grep_result_data(res),
+                  "usage": {"elapsed_ms": elapsed_ms}}) + "\n"

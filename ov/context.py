@@ -1,0 +1,167 @@
+"""Context packing: ranked files → tiers packed under a token budget. Pure.
+
+Given candidates best first (each with its category and tier texts), `pack` chooses one
+tier per entry so the rendered block fits `max_tokens`:
+
+1. in score order, every entry gets its category's default tier; a tier that does not
+   fit steps down (full → overview → abstract), and an entry that fits no tier keeps
+   only its uri (tier "uri"); one whose uri alone does not fit is dropped;
+2. leftover budget then deepens entries in score order, each to the deepest tier that
+   fits.
+
+A tier's text is never cut: an entry's text is its tier text exactly. Tokens are
+estimated as characters / 4, with code points >= U+3000 (CJK and wider) counting 1.5
+characters, rounded up per entry. `used_tokens` is the sum of each entry's cost, and an
+entry's cost is the estimate of its whole wrapped form in `rendered` (header, text,
+closing line), so the rendered block never estimates above `used_tokens`, which never
+exceeds `max_tokens`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ov.errors import OvError
+
+TIERS = ("abstract", "overview", "full")  # shallow to deep; index = level
+URI_ONLY = "uri"
+CATEGORIES = ("code", "docs", "config", "data", "other")
+# Code is read through its signatures, prose through its outline; config and data
+# files say little in an outline, so their abstract comes first and depth is earned.
+DEFAULT_DETAIL: dict[str, str] = {"code": "overview", "docs": "overview", "config": "abstract",
+                                  "data": "abstract", "other": "abstract"}
+MAX_BUDGET = 1_000_000
+
+
+@dataclass(frozen=True)
+class Candidate:
+    uri: str
+    category: str
+    score: float
+    tiers: Mapping[str, str | None]  # "abstract" / "overview" / "full" -> text (None: absent)
+
+
+@dataclass(frozen=True)
+class Packed:
+    uri: str
+    category: str
+    score: float
+    detail: str  # a tier name, or "uri"
+    text: str
+    cost: int  # tokens of the wrapped entry
+
+
+def estimate_tokens(text: str) -> int:
+    """chars/4, a code point >= U+3000 counting 1.5 chars; rounded up."""
+    wide = sum(1 for ch in text if ord(ch) >= 0x3000)
+    return math.ceil((len(text) + 0.5 * wide) / 4)
+
+
+def _attr(s: str) -> str:
+    return (s.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+            .replace(">", "&gt;").replace("\n", "&#10;"))
+
+
+def wrap(uri: str, score: float, detail: str, text: str) -> str:
+    """One entry of the rendered block. The text goes in untouched."""
+    head = f'<context uri="{_attr(uri)}" score="{score:.4f}" tier="{detail}"'
+    if detail == URI_ONLY:
+        return head + "/>\n"
+    body = text if text.endswith("\n") else text + "\n"
+    return f"{head}>\n{body}</context>\n"
+
+
+def entry_cost(uri: str, score: float, detail: str, text: str) -> int:
+    return estimate_tokens(wrap(uri, score, detail, text))
+
+
+def parse_detail(value: str | None) -> dict[str, str]:
+    """`--detail`: one tier name for every category, or a JSON object per category
+    (categories left out keep their default)."""
+    out = dict(DEFAULT_DETAIL)
+    if value is None or not value.strip():
+        return out
+    v = value.strip()
+    if v in TIERS:
+        return {c: v for c in CATEGORIES}
+    if not v.startswith("{"):
+        raise OvError("invalid_argument", f"--detail must be abstract, overview, full or a JSON "
+                      f"object such as {{\"code\": \"full\"}}, not {value!r}", field="detail")
+    try:
+        obj = json.loads(v)
+    except ValueError as e:
+        raise OvError("invalid_argument", f"--detail is not valid JSON: {e}", field="detail") from None
+    if not isinstance(obj, dict):
+        raise OvError("invalid_argument", "--detail JSON must be an object", field="detail")
+    for k, t in obj.items():
+        if k not in CATEGORIES:
+            raise OvError("invalid_argument", f"--detail: unknown category {k!r} (use "
+                          f"{', '.join(CATEGORIES)})", field="detail")
+        if t not in TIERS:
+            raise OvError("invalid_argument", f"--detail: {k} must be abstract, overview or full, "
+                          f"not {t!r}", field="detail")
+        out[k] = t
+    return out
+
+
+def check_budget(max_tokens: int) -> int:
+    if not 1 <= max_tokens <= MAX_BUDGET:
+        raise OvError("invalid_argument",
+                      f"--max-tokens must be between 1 and {MAX_BUDGET}, not {max_tokens}",
+                      field="max_tokens")
+    return max_tokens
+
+
+def _has(c: Candidate, tier: str) -> bool:
+    t = c.tiers.get(tier)
+    return t is not None and t != ""
+
+
+def pack(cands: Sequence[Candidate], max_tokens: int,
+         detail: Mapping[str, str] | None = None) -> tuple[list[Packed], int]:
+    """(entries in the candidates' order, dropped count). `cands` must be best first."""
+    detail = {**DEFAULT_DETAIL, **(detail or {})}
+    left = max_tokens
+    chosen: list[Packed | None] = []
+    for c in cands:
+        want = TIERS.index(detail.get(c.category, "abstract"))
+        got = None
+        for lvl in range(want, -1, -1):
+            tier = TIERS[lvl]
+            if not _has(c, tier):
+                continue
+            cost = entry_cost(c.uri, c.score, tier, c.tiers[tier])
+            if cost <= left:
+                got = Packed(c.uri, c.category, c.score, tier, c.tiers[tier], cost)
+                break
+        if got is None:
+            cost = entry_cost(c.uri, c.score, URI_ONLY, "")
+            if cost <= left:
+                got = Packed(c.uri, c.category, c.score, URI_ONLY, "", cost)
+        if got is not None:
+            left -= got.cost
+        chosen.append(got)
+    # deepen: best first, each entry to the deepest tier the leftover budget pays for
+    for i, c in enumerate(cands):
+        cur = chosen[i]
+        if cur is None:
+            continue
+        cur_lvl = TIERS.index(cur.detail) if cur.detail in TIERS else -1
+        for lvl in range(len(TIERS) - 1, cur_lvl, -1):
+            tier = TIERS[lvl]
+            if not _has(c, tier):
+                continue
+            cost = entry_cost(c.uri, c.score, tier, c.tiers[tier])
+            if cost - cur.cost <= left:
+                left -= cost - cur.cost
+                chosen[i] = Packed(c.uri, c.category, c.score, tier, c.tiers[tier], cost)
+                break
+    entries = [p for p in chosen if p is not None]
+    return entries, len(chosen) - len(entries)
+
+
+def render(entries: Sequence[Packed]) -> str:
+    return "".join(wrap(e.uri, e.score, e.detail, e.text) for e in entries)

@@ -1,0 +1,324 @@
+"""Context mode: packing under a token budget, tiers served whole, session dedup, exclusions."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from ov import context as ctx
+
+DEPTH = {"uri": -1, "abstract": 0, "overview": 1, "full": 2}
+
+
+def _py(name: str, n: int) -> str:
+    funcs = "".join(
+        f"\n\ndef {name}_cache_step_{i}(key, value):\n    \"\"\"Store step {i} of the cache for {name}.\"\"\"\n"
+        f"    return (key, value, {i})\n" for i in range(n))
+    return f'"""The {name} cache: keeps recent cache entries for {name} lookups."""{funcs}'
+
+
+def _md(name: str, n: int) -> str:
+    parts = [f"# {name.title()} cache guide\n\nThis guide explains the {name} cache and when to clear it.\n"]
+    for i in range(n):
+        parts.append(f"\n## Section {i}\n\nThe cache section {i} covers eviction, warmup and sizing for {name}.\n"
+                     + "More words about the cache follow here. " * 3 + "\n")
+    return "".join(parts)
+
+
+FIXTURE = {
+    "src/lru.py": _py("lru", 12),
+    "src/ttl.py": _py("ttl", 6),
+    "src/disk.py": _py("disk", 3),
+    "src/net/remote.py": _py("remote", 8),
+    "docs/cache.md": _md("cache", 6),
+    "docs/tuning.md": _md("tuning", 3),
+    "docs/ops/runbook.md": _md("runbook", 2),
+    "README.md": "# Cache service\n\nA small cache service with LRU and TTL caches.\n",
+    "config/cache.toml": "# cache settings\n[cache]\nsize = 100\nttl = 30\n",
+    "data/cache.csv": "key,value\ncache,1\nlru,2\n",
+}
+
+
+@pytest.fixture
+def cli(ov):
+    return lambda *args, **kw: ov([str(a) for a in args], **kw)
+
+
+@pytest.fixture
+def indexed(tree, cli):
+    root = tree(FIXTURE)
+    r = cli("index", root)
+    assert r.code == 0, r.err
+    return root
+
+
+def _ctx(cli, root, *args):
+    r = cli("search", "cache", "--mode", "context", "--json", *args, cwd=root)
+    assert r.code in (0, 1), r.out + r.err
+    return r.json["result"]
+
+
+def _stored_tiers(root) -> dict[str, tuple[str, str]]:
+    con = sqlite3.connect(root / ".ov" / "index.db")
+    try:
+        return {p: (a or "", o or "") for p, a, o in con.execute("SELECT path, abstract, overview FROM files")}
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("budget", [200, 800, 1600, 6000])
+def test_budgets(indexed, cli, budget):
+    res = _ctx(cli, indexed, "--max-tokens", budget, "--limit", "10")
+    stats, entries = res["stats"], res["entries"]
+    assert stats["max_tokens"] == budget
+    assert stats["used_tokens"] <= budget
+    # used_tokens is the sum of each wrapped entry's estimate; the block never estimates above it
+    costs = [ctx.entry_cost(e["uri"], e["score"], e["detail"], e["text"]) for e in entries]
+    assert stats["used_tokens"] == sum(costs)
+    assert res["rendered"] == "".join(ctx.wrap(e["uri"], e["score"], e["detail"], e["text"]) for e in entries)
+    assert ctx.estimate_tokens(res["rendered"]) <= stats["used_tokens"]
+    assert stats["returned"] == len(entries)
+    assert stats["candidates"] == stats["returned"] + stats["dropped"] == 10
+    assert sum(stats["tier_counts"].values()) == len(entries)
+    # every text is its tier, whole: L0/L1 as stored, L2 the file on disk
+    tiers = _stored_tiers(indexed)
+    for e in entries:
+        a, o = tiers[e["uri"]]
+        want = {"abstract": a, "overview": o, "uri": "",
+                "full": (indexed / e["uri"]).read_text(encoding="utf-8")}[e["detail"]]
+        assert e["text"] == want, e["uri"]
+        assert e["category"] in ctx.CATEGORIES
+        if e["detail"] != "uri":
+            assert e["text"] in res["rendered"]
+    # best first; a better entry is shallower than a worse one of its category only when
+    # its deeper tier could not be paid for even with what is left at the end
+    scores = [e["score"] for e in entries]
+    assert scores == sorted(scores, reverse=True)
+    left = budget - stats["used_tokens"]
+    for i, hi in enumerate(entries):
+        for lo in entries[i + 1:]:
+            if hi["category"] == lo["category"] and DEPTH[hi["detail"]] < DEPTH[lo["detail"]]:
+                tier = lo["detail"]
+                text = {"abstract": tiers[hi["uri"]][0], "overview": tiers[hi["uri"]][1],
+                        "full": (indexed / hi["uri"]).read_text(encoding="utf-8")}[tier]
+                extra = ctx.entry_cost(hi["uri"], hi["score"], tier, text) - \
+                    ctx.entry_cost(hi["uri"], hi["score"], hi["detail"], hi["text"])
+                assert not text or extra > left, (hi["uri"], lo["uri"])
+
+
+def test_budgets_scale(indexed, cli):
+    used = {b: _ctx(cli, indexed, "--max-tokens", b)["stats"] for b in (200, 800, 6000)}
+    assert used[200]["used_tokens"] < used[800]["used_tokens"] < used[6000]["used_tokens"]
+    assert used[200]["tier_counts"]["full"] < used[6000]["tier_counts"]["full"]
+    # the small budget could not serve everything in depth
+    assert used[200]["tier_counts"]["full"] + used[200]["tier_counts"]["overview"] < 10
+
+
+def test_default_budget_is_1600(indexed, cli):
+    assert _ctx(cli, indexed)["stats"]["max_tokens"] == 1600
+
+
+def test_exclude_uri_folder(indexed, cli):
+    res = _ctx(cli, indexed, "--exclude-uri", "src", "--exclude-uri", "docs/ops", "--max-tokens", 6000)
+    uris = [e["uri"] for e in res["entries"]]
+    assert uris and not any(u.startswith("src/") or u.startswith("docs/ops/") for u in uris)
+    assert "docs/cache.md" in uris
+    # exclusion is a filter before the limit: the other files still fill the candidates
+    assert res["stats"]["candidates"] == len(FIXTURE) - 5
+
+
+def test_exclude_uri_relative_to_cwd(indexed, cli):
+    r = cli("search", "cache", "--mode", "context", "--json", "--exclude-uri", "net", cwd=indexed / "src")
+    uris = [e["uri"] for e in r.json["result"]["entries"]]
+    assert "src/net/remote.py" not in uris and "src/lru.py" in uris
+
+
+def test_session_dedup_three_turns(indexed, cli):
+    args = ("--session-id", "s1", "--dedup-turns", "2", "--limit", "3", "--max-tokens", 6000)
+    t1, t2, t3 = (_ctx(cli, indexed, *args) for _ in range(3))
+    u1, u2, u3 = ({e["uri"] for e in t["entries"]} for t in (t1, t2, t3))
+    assert len(u1) == len(u2) == len(u3) == 3
+    assert not (u1 & u2) and not (u1 & u3) and not (u2 & u3)
+    assert [t["stats"]["deduped"] for t in (t1, t2, t3)] == [0, 3, 6]
+    assert [t["turn"] for t in (t1, t2, t3)] == [1, 2, 3]
+    # turn 4 looks back two turns (2 and 3): turn 1's entries may come back
+    t4 = _ctx(cli, indexed, *args)
+    assert {e["uri"] for e in t4["entries"]} == u1
+    assert t4["stats"]["deduped"] == 0  # the best three were not served in turns 2 and 3
+    # another session and a call without one are not affected
+    assert {e["uri"] for e in _ctx(cli, indexed, "--session-id", "s2", "--limit", "3")["entries"]} == u1
+    assert {e["uri"] for e in _ctx(cli, indexed, "--limit", "3")["entries"]} == u1
+    # the ledger is in the index database
+    con = sqlite3.connect(indexed / ".ov" / "index.db")
+    rows = con.execute("SELECT turn, uri FROM sessions WHERE session = 's1' ORDER BY turn, uri").fetchall()
+    con.close()
+    assert {u for t, u in rows if t == 2} == u2
+    assert max(t for t, _ in rows) == 4
+
+
+def test_session_default_dedup_is_one_turn(indexed, cli):
+    a = {e["uri"] for e in _ctx(cli, indexed, "--session-id", "x", "--limit", "2")["entries"]}
+    b = {e["uri"] for e in _ctx(cli, indexed, "--session-id", "x", "--limit", "2")["entries"]}
+    c = {e["uri"] for e in _ctx(cli, indexed, "--session-id", "x", "--limit", "2")["entries"]}
+    assert not (a & b) and c == a
+
+
+def test_detail_full_and_per_category(indexed, cli):
+    res = _ctx(cli, indexed, "--detail", "full", "--max-tokens", 100000)
+    assert {e["detail"] for e in res["entries"]} == {"full"}
+    res = _ctx(cli, indexed, "--detail", '{"docs": "full", "code": "abstract"}', "--max-tokens", 300)
+    by = {e["uri"]: e for e in res["entries"]}
+    first_doc = next(e for e in res["entries"] if e["category"] == "docs")
+    assert first_doc["detail"] == "full" or ctx.entry_cost(
+        first_doc["uri"], first_doc["score"], "full",
+        (indexed / first_doc["uri"]).read_text()) > 300
+    assert by
+
+
+@pytest.mark.parametrize("args, field", [
+    (("--max-tokens", "100"), "max_tokens"),
+    (("--detail", "full"), "detail"),
+    (("--session-id", "s"), "session_id"),
+    (("--dedup-turns", "2"), "dedup_turns"),
+])
+def test_context_options_refused_in_list_mode(indexed, cli, args, field):
+    r = cli("search", "cache", "--json", *args, cwd=indexed)
+    assert r.code == 2
+    err = r.json["error"]
+    assert err["code"] == "invalid_argument" and err["field"] == field
+    assert "--mode context" in err["message"]
+
+
+@pytest.mark.parametrize("args, field", [
+    (("--uri", "src"), "uri"),
+    (("--detail", "deep"), "detail"),
+    (("--detail", '{"code": "all"}'), "detail"),
+    (("--detail", '{"source": "full"}'), "detail"),
+    (("--detail", "{not json"), "detail"),
+    (("--max-tokens", "0"), "max_tokens"),
+    (("--dedup-turns", "2"), "dedup_turns"),
+    (("--session-id", "s", "--dedup-turns", "-1"), "dedup_turns"),
+])
+def test_context_bad_options(indexed, cli, args, field):
+    r = cli("search", "cache", "--mode", "context", "--json", *args, cwd=indexed)
+    assert r.code == 2, r.out
+    assert r.json["error"]["code"] == "invalid_argument"
+    assert r.json["error"]["field"] == field
+
+
+def test_ignored_list_options_are_reported(indexed, cli):
+    r = cli("search", "cache", "--mode", "context", "--json", "--explain", "--all-chunks", cwd=indexed)
+    assert r.code == 0
+    assert r.json["result"]["stats"]["ignored_options"] == ["--explain", "--all-chunks"]
+    assert "--explain has no effect" in r.err
+
+
+def test_text_output_is_the_rendered_block(indexed, cli):
+    j = _ctx(cli, indexed, "--max-tokens", 500)
+    r = cli("search", "cache", "--mode", "context", "--max-tokens", "500", cwd=indexed)
+    assert r.code == 0
+    assert r.out == j["rendered"]
+    assert f"{j['stats']['used_tokens']}/500 tokens" in r.err
+    rl = cli("search", "cache", "--mode", "context", "-o", "jsonl", "--max-tokens", "500", cwd=indexed)
+    assert [x["uri"] for x in rl.jsonl] == [e["uri"] for e in j["entries"]]
+
+
+def test_changed_file_serves_current_text(indexed, cli):
+    # appended to since indexing: the indexed spans are still there, the text served is today's
+    p = indexed / "src/disk.py"
+    p.write_text(p.read_text() + "\n# appended cache note\n")
+    res = _ctx(cli, indexed, "--detail", "full", "--max-tokens", 100000)
+    e = next(e for e in res["entries"] if e["uri"] == "src/disk.py")
+    assert e["text"] == p.read_text()
+
+
+def test_no_results_exit_1(indexed, cli):
+    r = cli("search", "zzzqqq", "--mode", "context", "--search-type", "keywords", "--json", cwd=indexed)
+    assert r.code == 1
+    assert r.json["result"]["entries"] == [] and r.json["result"]["rendered"] == ""
+
+
+# ---- the packer alone --------------------------------------------------------------------------
+
+
+def C(uri, score, cat="code", a="abstract text", o="overview text " * 5, f="full text " * 40):
+    return ctx.Candidate(uri, cat, score, {"abstract": a, "overview": o, "full": f})
+
+
+def test_estimate_tokens():
+    assert ctx.estimate_tokens("") == 0
+    assert ctx.estimate_tokens("abcd") == 1
+    assert ctx.estimate_tokens("abcde") == 2
+    assert ctx.estimate_tokens("漢字漢字") == 2  # 4 x 1.5 = 6 chars -> 1.5 -> 2
+    assert ctx.estimate_tokens("漢字漢字漢字漢字") == 3  # 12 chars
+    assert ctx.estimate_tokens("\u2fff" * 4) == 1  # below U+3000 counts 1
+    assert ctx.estimate_tokens("\u3000" * 8) == 3
+
+
+def test_pack_defaults_then_deepens_in_score_order():
+    cands = [C("a", 0.9), C("b", 0.8), C("c", 0.7)]
+    costs = {t: ctx.entry_cost("a", 0.9, t, cands[0].tiers[t]) for t in ctx.TIERS}
+    base = sum(ctx.entry_cost(c.uri, c.score, "overview", c.tiers["overview"]) for c in cands)
+    # room for one entry to go full: the best one gets it
+    budget = base + (costs["full"] - costs["overview"])
+    entries, dropped = ctx.pack(cands, budget)
+    assert [e.detail for e in entries] == ["full", "overview", "overview"] and dropped == 0
+    assert sum(e.cost for e in entries) == budget
+
+
+def test_pack_steps_down_never_cuts():
+    cands = [C("a", 0.9, f="x" * 4000), C("b", 0.8)]
+    entries, dropped = ctx.pack(cands, 40)
+    for e in entries:
+        assert e.text == cands[[c.uri for c in cands].index(e.uri)].tiers.get(e.detail, "") or e.detail == "uri"
+    assert sum(e.cost for e in entries) <= 40
+    assert entries[0].detail in ("overview", "abstract")
+
+
+def test_pack_uri_only_and_dropped():
+    uri_cost = ctx.entry_cost("a", 0.9, "uri", "")
+    entries, dropped = ctx.pack([C("a", 0.9, a="y" * 400, o="y" * 800)], uri_cost)
+    assert [(e.detail, e.text) for e in entries] == [("uri", "")]
+    entries, dropped = ctx.pack([C("a", 0.9)], uri_cost - 1)
+    assert entries == [] and dropped == 1
+
+
+def test_pack_skips_empty_tiers():
+    entries, _ = ctx.pack([C("a", 0.9, o="")], 10000, {"code": "overview"})
+    assert entries[0].detail == "full"  # deepened past the missing overview
+    entries, _ = ctx.pack([C("a", 0.9, o="", f="z" * 10000)], 30, {"code": "overview"})
+    assert entries[0].detail == "abstract"
+
+
+def test_parse_detail():
+    assert ctx.parse_detail(None) == ctx.DEFAULT_DETAIL
+    assert set(ctx.parse_detail("full").values()) == {"full"}
+    d = ctx.parse_detail('{"data": "overview"}')
+    assert d["data"] == "overview" and d["code"] == ctx.DEFAULT_DETAIL["code"]
+
+
+def test_wrap_escapes_uri_and_keeps_text():
+    w = ctx.wrap('a"b<c>.md', 0.5, "abstract", "text <x>")
+    assert w == '<context uri="a&quot;b&lt;c&gt;.md" score="0.5000" tier="abstract">\ntext <x>\n</context>\n'
+
+
+@pytest.mark.model
+def test_context_with_real_model(tree, cli):
+    root = tree(FIXTURE)
+    assert cli("index", root).code == 0
+    r = cli("search", "how do I size and evict the cache", "--mode", "context", "--json",
+           "--max-tokens", "800", cwd=root)
+    assert r.code == 0, r.out + r.err
+    res = r.json["result"]
+    assert res["search_type"] == "hybrid"
+    assert 0 < res["stats"]["used_tokens"] <= 800
+    assert res["entries"] and all(e["score"] > 0 for e in res["entries"])
+    tiers = _stored_tiers(root)
+    for e in res["entries"]:
+        if e["detail"] in ("abstract", "overview"):
+            assert e["text"] == tiers[e["uri"]][0 if e["detail"] == "abstract" else 1]
+    sem = cli("search", "eviction and warmup guide", "--mode", "context", "--search-type", "semantic",
+             "--json", "--limit", "3", cwd=root)
+    assert sem.code == 0
+    assert any(e["uri"].startswith("docs/") for e in sem.json["result"]["entries"])

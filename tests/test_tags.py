@@ -1,0 +1,201 @@
+"""`ov tag`: set/append/remove, folders, strict k=v, persistence, and --tags filtering."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+
+import pytest
+
+
+@pytest.fixture
+def cli(ov):
+    return lambda *args, **kw: ov([str(a) for a in args], **kw)
+
+
+FILES = {
+    "a.py": "def alpha():\n    return 'ranking words'\n",
+    "b.py": "def beta():\n    return 'other words'\n",
+    "sub/c.md": "# C\n\nSome notes about ranking.\n",
+    "sub/deep/d.md": "# D\n\nMore notes.\n",
+    "outside.txt": "not indexed\n",
+}
+
+
+@pytest.fixture
+def indexed(tree, cli):
+    root = tree(FILES)
+    (root / ".ovignore").write_text("outside.txt\n")
+    assert cli("index", root).code == 0
+    return root
+
+
+def _tags(cli, root, path):
+    """The tags stored in the index, read straight from the database."""
+    con = sqlite3.connect(root / ".ov" / "index.db")
+    try:
+        (raw,) = con.execute("SELECT tags FROM files WHERE path = ?", (path,)).fetchone()
+    finally:
+        con.close()
+    return json.loads(raw)
+
+
+def test_append_set_remove(indexed, cli):
+    r = cli("tag", "a.py", "team=search", "tier=gold", "--json", cwd=indexed)
+    assert r.code == 0, r.out
+    res = r.json["result"]
+    assert res == {"mode": "append", "count": 1,
+                   "files": [{"path": "a.py", "tags": {"team": "search", "tier": "gold"}}]}
+    # append overwrites a key and keeps the rest
+    r = cli("tag", "a.py", "tier=silver", "x=1", "--json", cwd=indexed)
+    assert r.json["result"]["files"][0]["tags"] == {"team": "search", "tier": "silver", "x": "1"}
+    # remove: k= drops whatever the value, k=v only when it matches
+    r = cli("tag", "a.py", "--mode", "remove", "x=", "tier=gold", "--json", cwd=indexed)
+    assert r.json["result"]["files"][0]["tags"] == {"team": "search", "tier": "silver"}
+    r = cli("tag", "a.py", "--mode", "remove", "tier=silver", "--json", cwd=indexed)
+    assert r.json["result"]["files"][0]["tags"] == {"team": "search"}
+    # set replaces everything; set with no tags clears
+    r = cli("tag", "a.py", "--mode", "set", "only=this", "--json", cwd=indexed)
+    assert r.json["result"]["files"][0]["tags"] == {"only": "this"}
+    r = cli("tag", "a.py", "--mode", "set", "--json", cwd=indexed)
+    assert r.json["result"]["files"][0]["tags"] == {}
+
+
+def test_text_output(indexed, cli):
+    r = cli("tag", "a.py", "b=2", "a=1", cwd=indexed)
+    assert r.code == 0 and r.out == "a.py\ta=1,b=2\n"
+
+
+def test_folder_needs_recursive(indexed, cli):
+    r = cli("tag", "sub", "k=v", "--json", cwd=indexed)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+    assert r.json["error"]["field"] == "recursive"
+    r = cli("tag", "sub", "k=v", "--recursive", "--json", cwd=indexed)
+    assert r.code == 0
+    assert [f["path"] for f in r.json["result"]["files"]] == ["sub/c.md", "sub/deep/d.md"]
+    assert _tags(cli, indexed, "sub/deep/d.md") == {"k": "v"}
+    assert _tags(cli, indexed, "a.py") == {}
+    # relative to the current folder
+    r = cli("tag", "deep", "k=w", "-r", "--json", cwd=indexed / "sub")
+    assert [f["path"] for f in r.json["result"]["files"]] == ["sub/deep/d.md"]
+    assert _tags(cli, indexed, "sub/c.md") == {"k": "v"}
+    # the root itself
+    r = cli("tag", ".", "all=yes", "-r", "--json", cwd=indexed)
+    assert r.json["result"]["count"] == 4
+
+
+@pytest.mark.parametrize("bad", ["bare", "=v", "sp ace=1", "a b"])
+def test_invalid_tags_named(indexed, cli, bad):
+    r = cli("tag", "a.py", "ok=1", bad, "--json", cwd=indexed)
+    assert r.code == 2
+    err = r.json["error"]
+    assert err["code"] == "invalid_argument" and repr(bad) in err["message"]
+    assert _tags(cli, indexed, "a.py") == {}  # nothing was written
+
+
+def test_empty_value_and_missing_tags(indexed, cli):
+    r = cli("tag", "a.py", "k=", "--json", cwd=indexed)
+    assert r.json["error"]["code"] == "invalid_argument" and "'k='" in r.json["error"]["message"]
+    r = cli("tag", "a.py", "--mode", "remove", "--json", cwd=indexed)
+    assert r.json["error"]["code"] == "invalid_argument"
+    r = cli("tag", "a.py", "k=v", "--mode", "merge", "--json", cwd=indexed)
+    assert r.json["error"]["code"] == "invalid_argument" and r.json["error"]["field"] == "mode"
+
+
+def test_paths_not_found_and_outside(indexed, cli, tmp_path):
+    r = cli("tag", "outside.txt", "k=v", "--json", cwd=indexed)
+    assert r.code == 2 and r.json["error"]["code"] == "not_found"
+    r = cli("tag", "nope.py", "k=v", "--json", cwd=indexed)
+    assert r.json["error"]["code"] == "not_found"
+    (tmp_path / "elsewhere.py").write_text("x\n")
+    r = cli("tag", str(tmp_path / "elsewhere.py"), "k=v", "--json", cwd=indexed)
+    assert r.json["error"]["code"] == "invalid_path"
+    r = cli("tag", "../elsewhere.py", "k=v", "--json", cwd=indexed)
+    assert r.json["error"]["code"] == "invalid_path"
+
+
+def test_tags_survive_reindex(indexed, cli):
+    cli("tag", "a.py", "team=search", cwd=indexed)
+    cli("tag", "b.py", "team=core", cwd=indexed)
+    # a.py: same content, new mtime; b.py: changed content
+    st = os.stat(indexed / "a.py")
+    os.utime(indexed / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    (indexed / "b.py").write_text("def beta():\n    return 'changed words'\n")
+    r = cli("index", indexed, "--json")
+    assert r.json["result"]["updated"] == 1
+    assert _tags(cli, indexed, "a.py") == {"team": "search"}
+    assert _tags(cli, indexed, "b.py") == {"team": "core"}
+
+
+def test_front_matter_tags(tree, cli):
+    root = tree({"n.md": "---\ntitle: N\ntags: [team=docs, draft]\n---\n# N\n\nText.\n"})
+    assert cli("index", root).code == 0
+    assert _tags(cli, root, "n.md") == {"team": "docs"}
+    # a tag set by `ov tag` wins over the front matter on re-index
+    cli("tag", "n.md", "team=search", cwd=root)
+    (root / "n.md").write_text("---\ntags: [team=docs]\n---\n# N\n\nText changed.\n")
+    cli("index", root)
+    assert _tags(cli, root, "n.md") == {"team": "search"}
+
+
+# ---- --tags filters, AND, before the limit --------------------------------------------------------
+
+
+@pytest.fixture
+def many(tree, cli):
+    files = {f"f{i:02d}.txt": ("ranking " * (20 - i)) + f"document number {i}\n" for i in range(16)}
+    root = tree(files, name="many")
+    assert cli("index", root).code == 0
+    return root
+
+
+def _paths(r):
+    return [h["path"] for h in r.json["result"]["hits"]]
+
+
+@pytest.mark.parametrize("cmd", [("search", "--search-type", "keywords"), ("search",), ("find",)])
+def test_tags_filter_and_before_limit(many, cli, cmd):
+    full = cli(*cmd, "ranking document", "-n", "50", "--json", cwd=many)
+    ranked = _paths(full)
+    assert len(ranked) == 16
+    low = ranked[-2:]  # the two worst-ranked files carry both tags
+    for p in low:
+        cli("tag", p, "team=a", "kind=x", cwd=many)
+    cli("tag", ranked[0], "team=a", cwd=many)  # one tag only: left out by AND
+    cli("tag", ranked[1], "kind=x", cwd=many)
+    r = cli(*cmd, "ranking document", "-n", "2", "--tags", "team=a", "--tags", "kind=x", "--json", cwd=many)
+    assert r.code == 0, r.out
+    assert sorted(_paths(r)) == sorted(low)
+    assert all(h["tags"] == {"kind": "x", "team": "a"} for h in r.json["result"]["hits"])
+    r = cli(*cmd, "ranking document", "-n", "2", "--tags", "team=b", "--json", cwd=many)
+    assert r.code == 1
+    r = cli(*cmd, "ranking document", "--tags", "team", "--json", cwd=many)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+
+
+def test_tags_filter_grep(many, cli):
+    cli("tag", "f15.txt", "team=a", "kind=x", cwd=many)
+    cli("tag", "f14.txt", "team=a", cwd=many)
+    r = cli("grep", "document", "--tags", "team=a", "--tags", "kind=x", "--node-limit", "1", "--json", cwd=many)
+    assert r.code == 0, r.out
+    assert [m["path"] for m in r.json["result"]["matches"]] == ["f15.txt"]
+
+
+def test_tags_in_search_hits_and_glob_fields(many, cli):
+    cli("tag", "f00.txt", "team=a", cwd=many)
+    r = cli("glob", "f0[01].txt", "-f", "path,tags", "--json", cwd=many)
+    assert r.json["result"]["matches"] == [{"path": "f00.txt", "tags": {"team": "a"}},
+                                           {"path": "f01.txt", "tags": {}}]
+
+
+def test_store_paths_with_tags(many, cli):
+    from ov.store import Store
+
+    cli("tag", "f03.txt", "team=a", "kind=x", cwd=many)
+    cli("tag", "f04.txt", "team=a", cwd=many)
+    with Store.open(many / ".ov" / "index.db", readonly=True) as st:
+        assert st.paths_with_tags({"team": "a"}) == {"f03.txt", "f04.txt"}
+        assert st.paths_with_tags([("team", "a"), ("kind", "x")]) == {"f03.txt"}
+        assert st.paths_with_tags({"team": "zzz"}) == set()
+        assert len(st.paths_with_tags({})) == 16
