@@ -1,4 +1,5 @@
-"""The engine: `find`, `search` and `status` over an index; each returns a report.
+"""The engine: `find`, `search`, `status`, `context`, `read`, `tag` and `manifest` over an
+index; each returns a report.
 
 A ranked query runs each branch with the filters inside it (before any limit), maps
 chunks to files, fuses, rechecks the survivors against the disk in rank order until the
@@ -9,7 +10,7 @@ flags and renders what these functions return.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ov import rank
@@ -345,7 +346,7 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     base = SearchRequest(query=req.query, search_type=req.search_type, limit=req.limit,
                          threshold=req.threshold, filters=req.filters, include_tiers=True)
     while len(hits) < req.limit:
-        page = search(store, root, SearchRequest(**{**base.__dict__, "cursor": cursor}), factory)
+        page = search(store, root, replace(base, cursor=cursor), factory)
         stale += page.stale
         for h in page.hits:
             if h.path in served:
