@@ -55,8 +55,12 @@ class Result:
         return [json.loads(line) for line in self.out.splitlines() if line.strip()]
 
 
-def run_inprocess(args: list[str], cwd: Path | None = None, env: dict | None = None) -> Result:
+def run_inprocess(*args, cwd: Path | None = None, env: dict | None = None) -> Result:
+    """`run_inprocess("search", "q", cwd=root)` or `run_inprocess(["search", "q"])`."""
     from ov.cli import main
+
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
 
     out, err = io.StringIO(), io.StringIO()
     old_cwd = os.getcwd()
@@ -81,6 +85,7 @@ def run_inprocess(args: list[str], cwd: Path | None = None, env: dict | None = N
 
 def run_subprocess(args: list[str], cwd: Path | None = None, env: dict | None = None,
                    timeout: float = 120, input: str | None = None) -> Result:
+    """Run `python -m ov ARGS` in a real process."""
     e = dict(os.environ)
     e.pop("OV_DEBUG", None)
     if env:
