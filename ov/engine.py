@@ -416,10 +416,26 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
     if lv == 2:
         return ReadResult(path=rel, level=2, kind="folder",
                           text="".join(f["path"] + "\n" for f in files))
+    abstract, overview = _folder_tiers(rel, files)
+    return ReadResult(path=rel, level=lv, kind="folder", text=abstract if lv == 0 else overview)
+
+
+def _folder_tiers(rel: str, files: list[dict]) -> tuple[str, str]:
+    """A folder's (L0, L1) over its direct children: a file by its abstract, a subfolder
+    (`name/`) by its own L0, built the same way."""
     from ov import tiers  # noqa: PLC0415
 
-    abstract, overview = tiers.folder_tiers(rel, [(f["path"], f["abstract"] or "") for f in files])
-    return ReadResult(path=rel, level=lv, kind="folder", text=abstract if lv == 0 else overview)
+    prefix = rel + "/" if rel else ""
+    children: list[tuple[str, str]] = []
+    subs: dict[str, list[dict]] = {}
+    for f in files:
+        head, sep, _ = f["path"][len(prefix):].partition("/")
+        if sep:
+            subs.setdefault(head, []).append(f)
+        else:
+            children.append((head, f["abstract"] or ""))
+    children += [(name + "/", _folder_tiers(prefix + name, fs)[0]) for name, fs in subs.items()]
+    return tiers.folder_tiers(sorted(children))
 
 
 TAG_MODES = ("set", "append", "remove")
