@@ -172,20 +172,19 @@ def test_index_missing_path_and_file_path(ov, tree):
 
 def test_unreadable_file_is_a_warning_not_an_abort(ov, tree, monkeypatch):
     root = tree({"a.md": "alpha\n", "b.md": "beta\n"})
-    real_open = open
+    # tests run as root, for whom chmod 000 changes nothing: refuse the open itself
+    real_open = os.open
 
-    def fake_open(file, mode="r", *a, **k):
-        if str(file).endswith("b.md") and "b" in mode:
+    def fake_open(path, flags, *a, **k):
+        if str(path).endswith("b.md"):
             raise PermissionError(13, "Permission denied")
-        return real_open(file, mode, *a, **k)
+        return real_open(path, flags, *a, **k)
 
-    import builtins
-
-    monkeypatch.setattr(builtins, "open", fake_open)
+    monkeypatch.setattr(os, "open", fake_open)
     r = ov("index", root, "--no-embed", "-o", "json")
+    monkeypatch.setattr(os, "open", real_open)
     assert r.code == 0
     assert "b.md: Permission denied" in r.err
-    monkeypatch.setattr(builtins, "open", real_open)
     assert indexed_paths(root) == ["a.md"]
 
 
