@@ -357,7 +357,7 @@ def grep_cmd(
     def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float) -> int:
         from ov import fsearch  # noqa: PLC0415
         from ov.model import GrepResult  # noqa: PLC0415
-        from ov.render import GrepPrinter  # noqa: PLC0415
+        from ov.render import GrepPrinter, grep_envelope  # noqa: PLC0415
 
         n = 0
         if out.fmt == "json":
@@ -374,7 +374,7 @@ def grep_cmd(
                 res.paths = [r.path for r in recs]
             n = len(recs)
             _finish_warnings(out, st)
-            out.envelope(res, elapsed_ms(t0))
+            out.stdout.write(grep_envelope(res, elapsed_ms(t0)))
         elif out.fmt == "jsonl":
             for r in records:
                 out.line(r)
@@ -413,6 +413,7 @@ def glob_cmd(
     level_limit: Annotated[int, typer.Option("--level-limit", "--max-depth", help="Folder depth below PATH (1: only its own files).", metavar="N")] = 10,
     fields: Annotated[Optional[str], typer.Option("-f", "--fields", help="Fields per path: name,path,type,size,mode,mtime,tags (mode is octal, mtime ISO 8601 UTC).", metavar="LIST")] = None,
     simple: Annotated[bool, typer.Option("--simple", help="Bare paths, one a line (whatever the format).")] = False,
+    exclude_uri: Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder (repeatable).", metavar="PATH")] = None,
     color: ColorOpt = "auto",
     output: OutputOpt = "text",
     json_: JsonOpt = False,
@@ -426,7 +427,7 @@ def glob_cmd(
         st = fsearch.GrepStats()
         res = fsearch.glob(pattern, path, ignore_case=ignore_case, hidden=hidden,
                            no_ignore=no_ignore, max_depth=level_limit, node_limit=node_limit,
-                           fields=() if simple else flds, stats=st)
+                           fields=() if simple else flds, exclude=exclude_uri or (), stats=st)
         _finish_warnings(out, st)
         if simple or out.fmt == "text":
             out.stdout.write(glob_text(res, flds, simple))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from ov.walk import walk
 
 # (literals, ignore_case) -> predicate (rel, size, mtime_ns) -> may the file match?
 Candidates = Callable[[list[str], bool], "Callable[[str, int, int], bool] | None"]
+_GLOB_SPECIAL = re.compile(r"[\\*?\[\]!# ]")
 GLOB_FIELDS = ("name", "path", "type", "size", "mode", "mtime", "tags")
 
 
@@ -85,8 +87,12 @@ def _disjoint(rels: list[str]) -> list[str]:
     return out
 
 
-def _walk_opts(hidden: bool, no_ignore: bool, max_depth: int | None) -> WalkOptions:
-    return WalkOptions(hidden=hidden, no_ignore=no_ignore, max_filesize=None, max_depth=max_depth)
+def _walk_opts(hidden: bool, no_ignore: bool, max_depth: int | None,
+               excludes: Sequence[str] = ()) -> WalkOptions:
+    # Excluded paths become anchored ignore lines, so an excluded folder is never entered.
+    lines = tuple("/" + _GLOB_SPECIAL.sub(r"\\\g<0>", e) for e in excludes if e)
+    return WalkOptions(hidden=hidden, no_ignore=no_ignore, max_filesize=None, max_depth=max_depth,
+                       extra_ignores=lines)
 
 
 def _excluder(excludes: Sequence[str]) -> Callable[[str], bool] | None:
@@ -200,15 +206,16 @@ def iter_grep(
     root = search_root(cwd)
     rels = _disjoint([resolve_path(root, cwd, p) for p in paths] or
                      [resolve_path(root, cwd, ".")])
-    excluded = _excluder([resolve_path(root, cwd, e, must_exist=False, field_name="exclude_uri")
-                          for e in exclude])
+    ex_rels = [resolve_path(root, cwd, e, must_exist=False, field_name="exclude_uri")
+               for e in exclude]
+    excluded = _excluder(ex_rels)
     pfilter = PathFilter(globs) if globs else None
     tfilter = type_filter(types) if types else None
     allowed = tag_paths(root, parse_tags(tags)) if tags else None
     if candidates is None and use_index:
         candidates = index_candidates(root)
     may_hold = candidates(list(pat.literals), pat.fold) if candidates else None
-    opts = _walk_opts(hidden, no_ignore, max_depth)
+    opts = _walk_opts(hidden, no_ignore, max_depth, ex_rels)
     yield from _grep_files(pat, root, rels, opts, st, mode=mode, before=before, after=after,
                            limit=node_limit, excluded=excluded, pfilter=pfilter,
                            tfilter=tfilter, allowed=allowed, may_hold=may_hold)
@@ -373,6 +380,7 @@ def glob(
     max_depth: int | None = config.DEFAULT_LEVEL_LIMIT,
     node_limit: int = config.DEFAULT_NODE_LIMIT,
     fields: Sequence[str] = (),
+    exclude: Sequence[str] = (),
     stats: GrepStats | None = None,
 ) -> GlobResult:
     """Files and symlinks under PATH whose root-relative path matches the glob.
@@ -391,11 +399,14 @@ def glob(
     cwd = Path.cwd() if cwd is None else Path(cwd)
     root = search_root(cwd)
     rel = resolve_path(root, cwd, path if path is not None else ".")
-    opts = _walk_opts(hidden, no_ignore, max_depth)
+    ex_rels = [resolve_path(root, cwd, e, must_exist=False, field_name="exclude_uri")
+               for e in exclude]
+    excluded = _excluder(ex_rels)
+    opts = _walk_opts(hidden, no_ignore, max_depth, ex_rels)
     found: list[FileEntry] = []
     truncated = False
     for e in _entries(root, [rel], opts, st, yield_symlinks=True):
-        if match(e.path):
+        if match(e.path) and (excluded is None or not excluded(e.path)):
             if len(found) >= node_limit:
                 truncated = True
                 break

@@ -365,7 +365,12 @@ def matched_lines(p: Pattern, text: str, limit: int | None = None) -> tuple[list
     line_no = 1
     last = 0  # the text position whose line number is line_no
     cur: _Line | None = None
+    # The position after a final newline (or in an empty text) starts no line: `^$`
+    # must not match there, as in ripgrep.
+    phantom = n if n == 0 or text[-1] == "\n" else -1
     for s, e in spans(p, text):
+        if s == phantom:
+            break
         if cur is not None and s <= cur.end:  # on the line (or span) already reported
             cur.subs.append((s, e))
             if e > cur.end:  # a multi-line match reaching further down

@@ -121,6 +121,11 @@ def test_node_limit(ov, tree):
     assert d["count"] == 300 and d["truncated"] is False
 
 
+def test_exclude_uri(ov, t):
+    assert ov("glob", "--exclude-uri", "src/pkg", "**/*.py", cwd=t).out == "a.py\nsrc/m.py\n"
+    assert ov("glob", "--exclude-uri", "a.py", "--exclude-uri", "src", "**/*.py", cwd=t).code == 1
+
+
 def test_level_limit(ov, t):
     assert ov("glob", "--level-limit", "1", "**/*.py", cwd=t).out == "a.py\n"
     assert ov("glob", "--max-depth", "2", "**/*.py", cwd=t).out == "a.py\nsrc/m.py\n"

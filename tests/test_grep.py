@@ -429,3 +429,13 @@ def test_required_literals():
     assert compile_pattern("kelvins", ignore_case=True).byte_literals == (b"elv",)
     p = compile_pattern(r"x[^y]*z")
     assert list(spans(p, "x\nxaz")) == [(2, 5)]
+
+
+def test_fast_json_equals_the_model_dump(tree):
+    from ov import fsearch
+    from ov.render import grep_result_data, to_data
+
+    t = tree({"c.txt": "1\n2 m\n3\n4 m m\n", "d.txt": "m\n"})
+    for kw in ({"before": 1, "after": 1}, {"mode": "count"}, {"mode": "files"}, {}):
+        res = fsearch.grep("m", cwd=t, **kw)
+        assert grep_result_data(res) == to_data(res)
