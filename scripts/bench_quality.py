@@ -1,0 +1,350 @@
+"""Retrieval quality of `ov` on labelled data (issue 6): nDCG@10, Recall@100, MRR@10.
+
+    python3 scripts/bench_quality.py scifact --split test
+    python3 scripts/bench_quality.py cosqa-dev --split dev
+    python3 scripts/bench_quality.py scifact --split train --no-anchors --search-types hybrid
+
+DATASET is a folder in BEIR layout, or the name of one under ../shared/data/. What it does:
+1. writes each document to its own file, `docs/<safe id>.<ext>` holding title + "\\n\\n" +
+   text (just the text when there is no title), in a work folder outside the project
+   (default /tmp/ov-bench-quality/<dataset>-<fingerprint>; the data is never copied into
+   the repository). `.txt` by default, `.py` for the CoSQA code set, as a user's tree
+   would name them;
+2. runs `python -m ov index` on it in a child process with the real model and times it.
+   The index is reused while the fingerprint (chunker source, chunk budget, keyword text
+   builder, model id) is unchanged, since ranking changes need no re-index;
+3. runs every query through the CLI's entry point `ov.cli.main` in this process: the same
+   code as the `ov` command, flag parsing and JSON rendering included, with the JSON read
+   back from stdout. One process per query would cost ~0.3 s of start-up for each of
+   thousands of calls on a shared 2-core machine; `--runner process` does exactly that
+   for a spot check. Each query is `ov search -o json -n 50 --search-type T` (or
+   `ov find -o json -n 50`), then page 2 through `--cursor` (the CLI caps -n at 50;
+   Recall@100 needs 100);
+4. maps each hit's path back to its document id and scores the run with the metric
+   functions of ../shared/bench/ireval_baselines.py, imported from there at run time
+   (ov's rank order is kept: a hit's score for the metric is 1000 - rank);
+5. unless `--no-anchors`, runs ireval_baselines.py on the same data in a child process
+   (its anchors: bm25s, FTS5, dense, RRF, weighted fusion) so both come from one run.
+
+The query time reported is the median wall time of the first-page call in this process
+(the CLI's own work: parsing, opening the index, the query encoder's load and run,
+ranking, the recheck against the files, JSON rendering), not a process start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import importlib.util
+import inspect
+import io
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+SHARED = REPO.parent / "shared"
+BASELINES = SHARED / "bench" / "ireval_baselines.py"
+WORK = Path(os.environ.get("OV_BENCH_WORK", "/tmp/ov-bench-quality"))
+CODE_SETS = {"cosqa-dev": "py"}  # file extension a user's tree would give these documents
+TYPES = ("keywords", "semantic", "find", "hybrid")
+PAGE = 50
+
+
+def load_baselines():
+    """ireval_baselines.py as a module (its loaders and metric functions), never copied."""
+    spec = importlib.util.spec_from_file_location("ireval_baselines", BASELINES)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def dataset_dir(name: str) -> Path:
+    p = Path(name)
+    if p.is_dir():
+        return p.resolve()
+    p = SHARED / "data" / name
+    if p.is_dir():
+        return p
+    sys.exit(f"no dataset {name!r} (a folder, or a name under {SHARED / 'data'})")
+
+
+def read_corpus(d: Path) -> list[tuple[str, str, str]]:
+    path = d / "corpus.jsonl.gz" if (d / "corpus.jsonl.gz").exists() else d / "corpus.jsonl"
+    opener = gzip.open if path.suffix == ".gz" else open
+    out = []
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                o = json.loads(line)
+                out.append((str(o["_id"]), o.get("title") or "", o.get("text") or ""))
+    return out
+
+
+def safe_names(ids: list[str]) -> dict[str, str]:
+    """doc id -> a file name stem that is safe on any file system and unique."""
+    out, used = {}, set()
+    for i in ids:
+        s = re.sub(r"[^A-Za-z0-9._-]", "_", i)[:100] or "_"
+        if s.lower() in used or s.startswith("."):
+            s = f"{s}-{hashlib.sha1(i.encode()).hexdigest()[:8]}"
+        used.add(s.lower())
+        out[i] = s
+    return out
+
+
+def fingerprint() -> str:
+    """What decides the index's content: a change here means a fresh index."""
+    from ov import chunk, embed, indexer, store  # noqa: PLC0415
+
+    parts = [inspect.getsource(chunk), str(indexer.CHUNK_TOKENS),
+             str(getattr(indexer, "CHUNK_OVERLAP", 0)), inspect.getsource(store.keyword_text),
+             embed.MODEL_ID, str(embed.MAX_TOKENS), str(store.SCHEMA_VERSION)]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:10]
+
+
+def write_docs(corpus, folder: Path, ext: str) -> dict[str, str]:
+    """Write each document once; returns file name -> doc id."""
+    names = safe_names([c[0] for c in corpus])
+    folder.mkdir(parents=True, exist_ok=True)
+    back = {}
+    for did, title, text in corpus:
+        fname = f"{names[did]}.{ext}"
+        back[fname] = did
+        p = folder / fname
+        body = f"{title}\n\n{text}" if title else text
+        if not p.exists() or p.read_text(encoding="utf-8") != body:
+            p.write_text(body, encoding="utf-8")
+    return back
+
+
+def run_index(folder: Path) -> dict:
+    env = dict(os.environ)
+    env.pop("OV_EMBEDDER", None)  # the real model
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "ov", "index", str(folder), "--no-progress", "-o", "json"],
+                       capture_output=True, text=True, env=env, cwd=folder)
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        sys.exit(f"ov index failed ({p.returncode}): {p.stdout[-2000:]} {p.stderr[-2000:]}")
+    res = json.loads(p.stdout)["result"]
+    return {"seconds": round(dt, 1), "report": res}
+
+
+class Runner:
+    """Runs `ov` argument lists: in this process through ov.cli.main, or as a child."""
+
+    def __init__(self, kind: str, cwd: Path) -> None:
+        self.kind = kind
+        self.cwd = cwd
+        if kind == "inprocess":
+            from ov.cli import main  # noqa: PLC0415
+
+            self.main = main
+
+    def __call__(self, args: list[str]) -> tuple[dict, float]:
+        t0 = time.perf_counter()
+        if self.kind == "process":
+            p = subprocess.run([sys.executable, "-m", "ov", *args], capture_output=True, text=True,
+                               cwd=self.cwd)
+            out, code = p.stdout, p.returncode
+        else:
+            buf, err = io.StringIO(), io.StringIO()
+            old = os.getcwd()
+            os.chdir(self.cwd)
+            try:
+                with redirect_stdout(buf), redirect_stderr(err):
+                    try:
+                        self.main(args)
+                        code = 0
+                    except SystemExit as e:
+                        code = e.code if isinstance(e.code, int) else 0
+            finally:
+                os.chdir(old)
+            out = buf.getvalue()
+        dt = time.perf_counter() - t0
+        if code not in (0, 1):
+            raise RuntimeError(f"ov {' '.join(args[:3])}... exited {code}: {out[-1000:]}")
+        return json.loads(out), dt
+
+
+def query_args(stype: str, query: str, db: Path, explain: bool) -> list[str]:
+    if stype == "find":
+        args = ["find", query]
+    else:
+        args = ["search", query, "--search-type", stype]
+    args += ["-o", "json", "-n", str(PAGE), "--db", str(db), "--no-auto-index"]
+    return args + (["--explain"] if explain else [])
+
+
+def run_queries(runner: Runner, stype: str, queries: dict[str, str], db: Path, back: dict[str, str],
+                explain: bool = False, log=print):
+    """qid -> {doc id: 1000 - rank} over two pages; per-call times; explain records."""
+    run, times, dumps, profile = {}, [], {}, None
+    for n, (qid, text) in enumerate(queries.items(), 1):
+        args = query_args(stype, text, db, explain)
+        env, dt = runner(args)
+        times.append(dt)
+        res = env["result"]
+        hits = list(res["hits"])
+        if res.get("next_cursor"):
+            env2, _ = runner(args + ["--cursor", res["next_cursor"]])
+            hits += env2["result"]["hits"]
+        profile = res.get("profile")
+        ranked = []
+        for h in hits:
+            did = back.get(Path(h["path"]).name)
+            if did is not None and did not in ranked:
+                ranked.append(did)
+        # BEIR drops a document whose id is the query's own id
+        ranked = [d for d in ranked if d != qid][:100]
+        run[qid] = {d: 1000.0 - i for i, d in enumerate(ranked)}
+        if explain:
+            dumps[qid] = [{"doc": back.get(Path(h["path"]).name), "score": h["score"],
+                           "scores": h.get("scores")} for h in hits]
+        if n % 100 == 0:
+            log(f"  {stype}: {n}/{len(queries)} queries, median {1000 * statistics.median(times):.0f} ms")
+    return run, times, dumps, profile
+
+
+def run_anchors(d: Path, split: str, tune_split: str | None, out: Path) -> dict | None:
+    args = [sys.executable, str(BASELINES), str(d), "--split", split, "--out", str(out)]
+    if tune_split:
+        args += ["--tune-split", tune_split]
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != 0:
+        print(f"anchors failed: {p.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(out.read_text())
+
+
+ANCHOR_ROWS = [
+    ("bm25s, stopwords + Snowball stemming", "bm25s:sw+stem"),
+    ("SQLite FTS5, porter, terms OR-ed", "fts5:or"),
+    ("dense MiniLM, doc cut at 256 tokens", "dense"),
+    ("dense, 128-token chunks, doc = best chunk", "dense-chunk"),
+    ("RRF k=60 (FTS5 OR + dense)", "rrf(fts5:or,dense)"),
+    ("0.5·minmax(dense) + 0.5·minmax(FTS5 OR)", "wsum(fts5:or,dense)@0.5"),
+]
+
+
+def table(name: str, split: str, ours: dict, anchors: dict | None, profile) -> str:
+    nq = next(iter(ours.values()))["n"] if ours else 0
+    lines = [f"### {name} `{split}` ({nq} queries) — ov profile `{(profile or {}).get('version')}`", "",
+             "| method | nDCG@10 | Recall@100 | MRR@10 |", "| --- | --- | --- | --- |"]
+    label = {"keywords": "ov search --search-type keywords", "semantic": "ov search --search-type semantic",
+             "find": "ov find", "hybrid": "**ov search** (hybrid, the default)"}
+    for t, m in ours.items():
+        lines.append(f"| {label[t]} | {m['ndcg10']:.3f} | {m['recall100']:.3f} | {m['mrr10']:.3f} |")
+    if anchors:
+        ev = anchors["results"][split]
+        for text, key in ANCHOR_ROWS:
+            if key in ev:
+                m = ev[key]
+                lines.append(f"| anchor: {text} | {m['ndcg10']:.3f} | {m['recall100']:.3f} | {m['mrr10']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("dataset")
+    ap.add_argument("--split", default="test")
+    ap.add_argument("--limit-queries", type=int, default=None, help="only the first N queries (by id)")
+    ap.add_argument("--search-types", default="keywords,find,hybrid",
+                    help=f"comma list of {', '.join(TYPES)} (semantic = find through `ov search`)")
+    ap.add_argument("--ext", default=None, help="file extension for the documents (default: txt; py for code sets)")
+    ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--reindex", action="store_true", help="build a fresh index even if one matches")
+    ap.add_argument("--runner", choices=("inprocess", "process"), default="inprocess")
+    ap.add_argument("--anchors", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--tune-split", default=None, help="passed to ireval_baselines.py (alpha tuned there)")
+    ap.add_argument("--explain", action="store_true", help="ask for --explain and keep per-hit branch scores")
+    ap.add_argument("--out", type=Path, help="write results (and per-query runs) as JSON")
+    ap.add_argument("--md", type=Path, help="write the result table as Markdown")
+    args = ap.parse_args(argv)
+
+    def log(msg):
+        print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+    base = load_baselines()
+    d = dataset_dir(args.dataset)
+    name = d.name
+    types = [t.strip() for t in args.search_types.split(",") if t.strip()]
+    for t in types:
+        if t not in TYPES:
+            sys.exit(f"unknown search type {t!r}")
+    qrels = base.load_qrels(str(d), args.split)
+    if qrels is None:
+        sys.exit(f"no qrels for split {args.split!r} in {d}")
+    queries_all = base.load_queries(str(d))
+    qids = sorted(q for q in qrels if q in queries_all)
+    if args.limit_queries:
+        qids = qids[:args.limit_queries]
+    queries = {q: queries_all[q] for q in qids}
+
+    ext = args.ext or CODE_SETS.get(name, "txt")
+    work = args.workdir or WORK / f"{name}-{ext}-{fingerprint()}"
+    if REPO in work.resolve().parents or work.resolve() == REPO:
+        sys.exit("the work folder must be outside the project")
+    folder = work / "docs"
+    db = folder / ".ov" / "index.db"
+    corpus = read_corpus(d)
+    back = write_docs(corpus, folder, ext)
+    if args.reindex and db.exists():
+        for p in db.parent.glob("index.db*"):
+            p.unlink()
+    info_p = work / "index.json"
+    if db.exists() and info_p.exists():
+        index_info = json.loads(info_p.read_text())
+        log(f"reusing the index in {folder} (built in {index_info['seconds']} s)")
+    else:
+        log(f"indexing {len(corpus)} documents in {folder} ...")
+        index_info = run_index(folder)
+        info_p.write_text(json.dumps(index_info))
+        log(f"indexed in {index_info['seconds']} s: {index_info['report']}")
+
+    runner = Runner(args.runner, folder)
+    ours, timing, runs, dumps, profile = {}, {}, {}, {}, None
+    for t in types:
+        log(f"{t}: {len(queries)} queries through the CLI ({args.runner}) ...")
+        run, times, dump, profile = run_queries(runner, t, queries, db, back, args.explain, log)
+        pq = base.per_query_metrics(run, qrels)
+        ours[t] = base.mean_metrics(pq)
+        timing[t] = {"median_ms": round(1000 * statistics.median(times), 1),
+                     "p90_ms": round(1000 * sorted(times)[int(0.9 * (len(times) - 1))], 1)}
+        runs[t] = run
+        if dump:
+            dumps[t] = dump
+        log(f"{t}: {ours[t]} {timing[t]}")
+
+    anchors = None
+    if args.anchors:
+        log("anchors: ireval_baselines.py ...")
+        anchors = run_anchors(d, args.split, args.tune_split, work / f"anchors-{args.split}.json")
+
+    md = table(name, args.split, ours, anchors, profile)
+    md += (f"\nIndex: {len(corpus)} files in {index_info['seconds']} s (`ov index`, real model, "
+           f"{index_info['report'].get('chunks')} chunks). Median query time (first page of 50, "
+           f"{args.runner}): " + ", ".join(f"{t} {v['median_ms']} ms" for t, v in timing.items()) + ".\n")
+    print(md)
+    if args.md:
+        args.md.write_text(md)
+    if args.out:
+        args.out.write_text(json.dumps({
+            "dataset": name, "split": args.split, "queries": len(queries), "profile": profile,
+            "runner": args.runner, "ext": ext, "index": index_info, "metrics": ours, "timing": timing,
+            "anchors": anchors["results"][args.split] if anchors else None, "runs": runs,
+            "explain": dumps, "load": os.getloadavg()}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
