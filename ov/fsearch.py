@@ -350,6 +350,39 @@ def _file_tags(root: Path, paths: list[str]) -> dict[str, dict[str, str]]:
     return {p: json.loads(t or "{}") for p, t in rows if p in wanted}
 
 
+def _glob_walk_plan(pattern: str, rel: str, max_depth: int | None,
+                    ignore_case: bool) -> tuple[str | None, int | None]:
+    """Where to start walking for a glob, and how deep: (start, depth), start None = nothing.
+
+    The pattern's leading literal folders narrow the walk (`src/*.py` walks src/ only)
+    and, without `**`, its component count bounds the depth; both are relative to the
+    root, while PATH and --level-limit stay the outer bounds.
+    """
+    parts = pattern.removeprefix("./").split("/")
+    lit: list[str] = []
+    if not ignore_case:
+        for part in parts[:-1]:
+            if any(c in part for c in "*?[]{}\\!") or part in ("", ".", ".."):
+                break
+            lit.append(part)
+    prefix = "/".join(lit)
+    rel_depth = len(rel.split("/")) if rel else 0
+    if not prefix or prefix == rel or prefix.startswith(rel + "/") or not rel:
+        start = prefix if len(prefix) >= len(rel) else rel
+    elif rel.startswith(prefix + "/"):
+        start = rel
+    else:
+        return None, max_depth  # PATH and the pattern's folder do not meet
+    start_depth = len(start.split("/")) if start else 0
+    depth = max_depth - (start_depth - rel_depth) if max_depth is not None else None
+    if "**" not in pattern:
+        need = len(parts) - start_depth
+        depth = need if depth is None else min(depth, need)
+    if depth is not None and depth < 1:
+        return None, depth
+    return start, depth
+
+
 def glob_entry(e: FileEntry, fields: Sequence[str], tags: dict[str, str] | None) -> GlobEntry:
     g = GlobEntry(path=e.path)
     for f in fields:
@@ -402,10 +435,12 @@ def glob(
     ex_rels = [resolve_path(root, cwd, e, must_exist=False, field_name="exclude_uri")
                for e in exclude]
     excluded = _excluder(ex_rels)
-    opts = _walk_opts(hidden, no_ignore, max_depth, ex_rels)
+    start, depth = _glob_walk_plan(pattern, rel, max_depth, ignore_case)
     found: list[FileEntry] = []
     truncated = False
-    for e in _entries(root, [rel], opts, st, yield_symlinks=True):
+    starts = [] if start is None or not os.path.lexists(root / start) else [start]
+    opts = _walk_opts(hidden, no_ignore, depth, ex_rels)
+    for e in _entries(root, starts, opts, st, yield_symlinks=True):
         if match(e.path) and (excluded is None or not excluded(e.path)):
             if len(found) >= node_limit:
                 truncated = True

@@ -144,3 +144,14 @@ def test_no_match_and_bad_input(ov, t, tmp_path):
     assert r.code == 2 and r.json["error"]["code"] == "not_found"
     r = ov("glob", "*", "missing", cwd=t)
     assert re.match(r"ov: error\[not_found\]: missing", r.err)
+
+
+def test_literal_folders_narrow_the_walk(ov, t):
+    assert ov("glob", "src/pkg/*.py", cwd=t).out == "src/pkg/n.py\n"
+    assert ov("glob", "src/pkg/*.py", "src", cwd=t).out == "src/pkg/n.py\n"
+    assert ov("glob", "src/pkg/*.py", "docs", cwd=t).code == 1
+    assert ov("glob", "nope/*.py", cwd=t).code == 1
+    assert ov("glob", "-i", "SRC/*.py", cwd=t).out == "src/m.py\n"
+    assert ov("glob", "*/*.py", cwd=t).out == "src/m.py\n"
+    assert ov("glob", "--level-limit", "1", "src/pkg/*.py", "src", cwd=t).code == 1
+    assert ov("glob", "--level-limit", "2", "src/pkg/*.py", "src", cwd=t).out == "src/pkg/n.py\n"

@@ -352,7 +352,8 @@ def test_catastrophic_pattern_hits_the_deadline(ov, tree):
     t = tree({"a.txt": "a" * 100_000 + "b\n"})
     t0 = time.monotonic()
     r = ov("grep", "--json", "(a+)+$", cwd=t)
-    assert time.monotonic() - t0 < 20
+    # regex's timeout runs on CPU time: on a busy machine the wall time stretches
+    assert time.monotonic() - t0 < 90
     assert r.code == 2 and r.json["error"]["code"] == "deadline_exceeded"
 
 
