@@ -1,0 +1,54 @@
+"""`ov grep` with a fresh, a stale and no index gives the same answer.
+
+The index only tells grep which files cannot hold the pattern's required literals (the
+FTS5 trigram table); files changed since indexing are always read.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+WORDS = ["alpha", "beta", "gamma", "delta", "Needle", "needle", "NEEDLE", "snake_case", "camelCase",
+         "über", "日本語", "x = 1", "def f(a, b):", "return a + b"]
+
+
+def _tree(tree):
+    rnd = random.Random(3)
+    files = {}
+    for i in range(40):
+        lines = [" ".join(rnd.choice(WORDS) for _ in range(rnd.randint(1, 8))) for _ in range(rnd.randint(1, 40))]
+        files[f"d{i % 4}/f{i}.txt"] = "\n".join(lines) + "\n"
+    # one line longer than any chunk, so the chunker must split it mid-line
+    files["long.txt"] = "start " + "filler " * 3000 + "needle_at_the_far_end\n"
+    files["crlf.txt"] = "first line\r\nNeedle here\r\n"
+    return tree(files)
+
+
+PATTERNS = [["needle"], ["Needle"], ["-i", "needle"], ["-F", "x = 1"], ["needle_at_the_far_end"],
+            ["filler filler needle"], [r"gam+a\s+delta"], ["zzz_not_there"], ["-w", "beta"],
+            ["日本語"], ["über"], [r"def f\(a, b\):"], ["-U", "alpha\nbeta"], ["(alpha|beta) gamma"],
+            ["camelCase snake_case"]]
+
+
+def _matches(ov, root, args):
+    r = ov("grep", "-o", "json", "--node-limit", "100000", *args, cwd=root)
+    assert r.code in (0, 1), r.out + r.err
+    return [(m["path"], m["line"], m["content"]) for m in r.json["result"]["matches"]]
+
+
+@pytest.mark.parametrize("args", PATTERNS, ids=lambda a: " ".join(a))
+def test_same_answer_with_and_without_the_index(ov, tree, args):
+    root = _tree(tree)
+    without = _matches(ov, root, args)
+    assert ov("index", root, "--no-embed").code == 0
+    fresh = _matches(ov, root, args)
+    assert fresh == without
+    assert _matches(ov, root, ["--no-index", *args]) == without
+    # change files after indexing: they must be read, not trusted to the index
+    (root / "d0/f0.txt").write_text("needle and Needle and NEEDLE\nalpha\nbeta gamma\n")
+    (root / "new.txt").write_text("x = 1 needle_at_the_far_end über 日本語\n")
+    os.remove(root / "d1/f1.txt")
+    assert _matches(ov, root, args) == _matches(ov, root, ["--no-index", *args])
