@@ -62,6 +62,34 @@ def make_out(output: str, json_flag: bool, color: str = "auto") -> Out:
     return Out(fmt, color)
 
 
+# Control characters in a message (a file name with a newline) would split the one line
+# an error gets in text mode; tabs are harmless.
+_CONTROL = {i: ("\\n" if i == 10 else "\\r" if i == 13 else f"\\x{i:02x}")
+            for i in (*range(32), 127) if i != 9}
+
+
+def report(out: Out, err: OvError) -> None:
+    """Show an error as one line on stderr (text) or one valid UTF-8 JSON object, whatever
+    its message quotes: argv bytes that are not UTF-8 arrive as surrogate escapes and
+    would make the JSON invalid, a newline would split the line."""
+    msg = err.message.encode("utf-8", "backslashreplace").decode("utf-8")
+    if out.fmt == "text":
+        msg = msg.translate(_CONTROL)
+    if msg != err.message:
+        err = OvError(err.code, msg, retryable=err.retryable, field=err.field)
+    out.error(err)
+
+
+def _not_utf8(e: Exception) -> OvError | None:
+    """An argument (or file name) that is not UTF-8 reaches SQLite or a UTF-8 encoder as
+    surrogate escapes; that is bad input, not a bug."""
+    if isinstance(e, UnicodeEncodeError) and "surrogate" in str(e.reason) and isinstance(e.object, str):
+        shown = e.object if len(e.object) <= 80 else e.object[:77] + "..."
+        return OvError("invalid_argument", f"{shown!r} is not valid UTF-8; ov reads names, "
+                       "patterns, queries and tags as UTF-8")
+    return None
+
+
 def run(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> None:
     """Run one command body with the shared error handling; exit with its status.
 
@@ -70,12 +98,12 @@ def run(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> None:
     try:
         out = make_out(*out_args)
     except OvError as e:
-        Out("json" if out_args[1] or out_args[0] in ("json", "jsonl") else "text").error(e)
+        report(Out("json" if out_args[1] or out_args[0] in ("json", "jsonl") else "text"), e)
         raise typer.Exit(EXIT_ERROR)
     try:
         code = body(out)
     except OvError as e:
-        out.error(e)
+        report(out, e)
         code = EXIT_ERROR
     except KeyboardInterrupt:
         out.stderr.write("ov: interrupted\n")
@@ -85,7 +113,8 @@ def run(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> None:
     except Exception as e:  # a bug: report it as `internal`, traceback only on request
         if os.environ.get("OV_DEBUG"):
             traceback.print_exc()
-        out.error(OvError("internal", f"{type(e).__name__}: {e} (set OV_DEBUG=1 for the traceback)"))
+        report(out, _not_utf8(e) or OvError(
+            "internal", f"{type(e).__name__}: {e} (set OV_DEBUG=1 for the traceback)"))
         code = EXIT_ERROR
     try:
         out.stdout.flush()
@@ -842,7 +871,7 @@ def main(argv: list[str] | None = None) -> None:
         code = e.exit_code
     except (click.UsageError, _TyperUsageError) as e:
         msg = e.format_message().replace("\n", " ").strip()
-        Out("json" if _wants_json(argv) else "text").error(OvError("invalid_argument", msg))
+        report(Out("json" if _wants_json(argv) else "text"), OvError("invalid_argument", msg))
         code = EXIT_ERROR
     except (click.Abort, _TyperAbort):
         sys.stderr.write("ov: interrupted\n")
