@@ -1,0 +1,745 @@
+"""Context tiers and file kinds: abstract (L0), overview (L1), front matter, types; pure.
+
+L0 `abstract` is a summary of about 256 characters taken from what the author wrote as
+one: front-matter `description`/`summary`, a module docstring, a leading doc comment, a
+document's first real paragraph; failing those, the first non-empty lines. It is never
+empty for a file with any non-whitespace text. L1 `overview` is the file's outline:
+a markdown heading tree with each heading's first sentence, code classes and functions
+with their signatures and first doc line, or the first line of each paragraph; at most
+about 4,000 characters, cut at a line boundary. L2 is the text itself.
+
+All of it is regexes over lines (plus `ast` for Python outlines), deterministic, and
+cheap enough to run on every file at index time. `TYPES` names file types as ripgrep's
+`-t/--type` does; `category` sorts files into code, docs, config, data and other.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from fnmatch import fnmatchcase
+
+from ov.chunk import kind_of
+from ov.errors import OvError
+
+ABSTRACT_CHARS = 256
+OVERVIEW_CHARS = 4000
+ELLIPSIS = "…"
+# `ast.parse` runs at ~3 MB/s; past this size the regex outline keeps indexing fast.
+AST_MAX_CHARS = 256 * 1024
+
+# --- file types (ripgrep's default type names where they exist) -----------------------
+TYPES: dict[str, tuple[str, ...]] = {
+    "py": ("*.py", "*.pyi", "*.pyw"),
+    "md": ("*.md", "*.markdown", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"),
+    "markdown": ("*.md", "*.markdown", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"),
+    "rst": ("*.rst",),
+    "txt": ("*.txt",),
+    "js": ("*.js", "*.jsx", "*.mjs", "*.cjs", "*.vue"),
+    "ts": ("*.ts", "*.tsx", "*.cts", "*.mts"),
+    "go": ("*.go",),
+    "rust": ("*.rs",),
+    "c": ("*.c", "*.h", "*.H", "*.cats"),
+    "cpp": ("*.C", "*.cc", "*.cpp", "*.cxx", "*.c++", "*.h", "*.hh", "*.hpp", "*.hxx",
+            "*.h++", "*.inl", "*.ipp"),
+    "java": ("*.java", "*.jsp", "*.properties"),
+    "kotlin": ("*.kt", "*.kts"),
+    "scala": ("*.scala", "*.sbt"),
+    "csharp": ("*.cs",),
+    "swift": ("*.swift",),
+    "ruby": ("*.rb", "*.gemspec", "Gemfile", ".irbrc", "Rakefile"),
+    "php": ("*.php", "*.php3", "*.php4", "*.php5", "*.phtml"),
+    "lua": ("*.lua",),
+    "perl": ("*.pl", "*.pm", "*.t"),
+    "sh": ("*.sh", "*.bash", "*.zsh", "*.ksh", ".bashrc", ".bash_profile", ".zshrc",
+           ".profile"),
+    "fish": ("*.fish",),
+    "ps": ("*.ps1", "*.psm1", "*.psd1"),
+    "r": ("*.R", "*.r", "*.Rmd", "*.Rnw"),
+    "julia": ("*.jl",),
+    "dart": ("*.dart",),
+    "elixir": ("*.ex", "*.eex", "*.exs", "*.heex"),
+    "erlang": ("*.erl", "*.hrl"),
+    "haskell": ("*.hs", "*.lhs"),
+    "ocaml": ("*.ml", "*.mli", "*.mll", "*.mly"),
+    "clojure": ("*.clj", "*.cljc", "*.cljs", "*.cljx"),
+    "elisp": ("*.el",),
+    "lisp": ("*.el", "*.jl", "*.lisp", "*.lsp", "*.sc", "*.scm"),
+    "zig": ("*.zig",),
+    "nim": ("*.nim", "*.nimf", "*.nimble", "*.nims"),
+    "sql": ("*.sql", "*.psql"),
+    "protobuf": ("*.proto",),
+    "svelte": ("*.svelte",),
+    "vue": ("*.vue",),
+    "html": ("*.htm", "*.html", "*.ejs"),
+    "css": ("*.css", "*.scss", "*.sass", "*.less"),
+    "xml": ("*.xml", "*.xml.dist", "*.dtd", "*.xsl", "*.xslt", "*.xsd", "*.xjb", "*.rng",
+            "*.sch", "*.xhtml"),
+    "json": ("*.json", "composer.lock", "*.sarif"),
+    "jsonl": ("*.jsonl", "*.ndjson"),
+    "yaml": ("*.yaml", "*.yml"),
+    "toml": ("*.toml", "Cargo.lock"),
+    "config": ("*.cfg", "*.conf", "*.config", "*.ini"),
+    "csv": ("*.csv",),
+    "tsv": ("*.tsv",),
+    "make": ("[Gg][Nn][Uu]makefile", "[Mm]akefile", "[Gg][Nn][Uu]makefile.am",
+             "[Gg][Nn][Uu]makefile.in", "[Mm]akefile.am", "[Mm]akefile.in", "*.mk", "*.mak"),
+    "cmake": ("*.cmake", "CMakeLists.txt"),
+    "docker": ("*Dockerfile*",),
+    "terraform": ("*.tf", "*.tf.json", "*.tfvars"),
+    "nix": ("*.nix",),
+    "tex": ("*.tex", "*.ltx", "*.cls", "*.sty", "*.bib", "*.dtx", "*.ins"),
+    "asciidoc": ("*.adoc", "*.asc", "*.asciidoc"),
+    "org": ("*.org", "*.org_archive"),
+    "diff": ("*.patch", "*.diff"),
+    "log": ("*.log",),
+    "jupyter": ("*.ipynb",),
+    "license": ("COPYING", "COPYING[.-]*", "COPYRIGHT", "COPYRIGHT[.-]*", "EULA",
+                "EULA[.-]*", "licen[cs]e", "licen[cs]e.*", "LICEN[CS]E", "LICEN[CS]E[.-]*",
+                "*[.-]LICEN[CS]E*", "NOTICE", "NOTICE[.-]*", "PATENTS", "PATENTS[.-]*",
+                "UNLICEN[CS]E", "UNLICEN[CS]E[.-]*"),
+}
+
+
+def type_globs(name: str) -> tuple[str, ...]:
+    """The globs of a `-t/--type` name; an unknown name is an `invalid_argument`."""
+    try:
+        return TYPES[name]
+    except KeyError:
+        raise OvError("invalid_argument",
+                      f"unknown file type {name!r} (known: {', '.join(sorted(TYPES))})",
+                      field="type") from None
+
+
+def file_type(path: str) -> str:
+    """The first type in `TYPES` whose globs match the file name; "" when none does."""
+    name = os.path.basename(path)
+    for tname, globs in TYPES.items():
+        for g in globs:
+            if fnmatchcase(name, g):
+                return tname
+    return ""
+
+
+_CATEGORY_BY_TYPE = {
+    "md": "docs", "markdown": "docs", "rst": "docs", "txt": "docs", "tex": "docs",
+    "asciidoc": "docs", "org": "docs", "license": "docs", "html": "docs",
+    "json": "config", "yaml": "config", "toml": "config", "config": "config",
+    "docker": "config", "make": "config", "cmake": "config", "terraform": "config",
+    "nix": "config",
+    "csv": "data", "tsv": "data", "jsonl": "data", "xml": "data", "log": "data",
+    "jupyter": "code", "diff": "other",
+}
+_DOC_NAMES = re.compile(r"^(readme|changelog|changes|history|news|authors|contributing|"
+                        r"contributors|code_of_conduct|security|todo|install|usage|faq)"
+                        r"(\.[\w.-]+)?$", re.I)
+_CONFIG_NAMES = re.compile(r"^(\.(editorconfig|gitignore|gitattributes|gitmodules|ignore|"
+                           r"ovignore|dockerignore|npmrc|env(\..+)?|[\w-]+rc)|"
+                           r"[\w.-]+\.(env|lock|properties|plist))$", re.I)
+_DATA_EXT = frozenset(".csv .tsv .jsonl .ndjson .parquet .arrow .feather .avro .orc .dat "
+                      ".npy .npz .h5 .hdf5 .sqlite .db .xlsx .xls .ods .geojson .pkl "
+                      ".pickle .bin .gz .zip .tar .xz .bz2 .zst .7z .jpg .jpeg .png .gif "
+                      ".webp .svg .pdf .wav .mp3 .mp4".split())
+
+
+def category(path: str) -> str:
+    """"code", "docs", "config", "data" or "other", from the file's name."""
+    name = os.path.basename(path)
+    ext = os.path.splitext(name)[1].lower()
+    if _DOC_NAMES.match(name):
+        return "docs"
+    if _CONFIG_NAMES.match(name):
+        return "config"
+    if ext in _DATA_EXT:
+        return "data"
+    t = file_type(path)
+    if t:
+        return _CATEGORY_BY_TYPE.get(t, "code")
+    return "code" if kind_of(path) == "code" else "other"
+
+
+# --- front matter ---------------------------------------------------------------------
+_KEY_RE = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s+(.*))?$")
+
+
+def _scalar(v: str) -> str:
+    v = v.strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+        return v[1:-1]
+    if " #" in v:  # a YAML comment after a plain value
+        v = v.split(" #", 1)[0].rstrip()
+    return v
+
+
+def _flow_list(v: str) -> list[str]:
+    inner = v.strip()[1:-1]
+    return [_scalar(x) for x in inner.split(",") if x.strip()]
+
+
+def _front_matter_block(text: str) -> tuple[list[str], int] | None:
+    """The lines between the leading '---' and its closing line, and the text offset after it."""
+    if not text.startswith("---"):
+        return None
+    lines = text.split("\n")
+    if lines[0].rstrip() != "---":
+        return None
+    offset = len(lines[0]) + 1
+    for j in range(1, len(lines)):
+        if lines[j].rstrip() in ("---", "..."):
+            return [ln.rstrip("\r") for ln in lines[1:j]], offset + len(lines[j]) + 1
+        offset += len(lines[j]) + 1
+    return None
+
+
+def front_matter(text: str) -> dict:
+    """Top-level keys of a leading `---` front-matter block, parsed without YAML.
+
+    Values: plain or quoted scalars; `[a, b]` and `- item` lists; a nested `k: v` block
+    as a dict; `|` and `>` block scalars as text. `tags` comes back as found (a dict,
+    a list such as ["k=v", ...] or a string) for the caller to validate. {} when absent.
+    """
+    block = _front_matter_block(text)
+    if block is None:
+        return {}
+    lines = block[0]
+    out: dict = {}
+    i = 0
+    while i < len(lines):
+        m = _KEY_RE.match(lines[i])
+        i += 1
+        if not m:
+            continue
+        key, raw = m.group(1), (m.group(2) or "").strip()
+        nested = []
+        while i < len(lines) and (not lines[i].strip() or lines[i][:1] in (" ", "\t", "-")):
+            nested.append(lines[i])
+            i += 1
+        if raw.startswith("[") and raw.endswith("]"):
+            out[key] = _flow_list(raw)
+        elif raw in ("|", ">", "|-", ">-", "|+", ">+"):
+            body = [ln.strip() for ln in nested]
+            out[key] = ("\n" if raw[0] == "|" else " ").join(b for b in body if b).strip()
+        elif raw:
+            out[key] = _scalar(raw)
+        else:
+            items = [ln.strip() for ln in nested if ln.strip() and not ln.strip().startswith("#")]
+            if items and all(it.startswith("-") for it in items):
+                out[key] = [_scalar(it[1:]) for it in items]
+            elif items:
+                mapping = {}
+                for it in items:
+                    km = _KEY_RE.match(it)
+                    if km:
+                        mapping[km.group(1)] = _scalar(km.group(2) or "")
+                out[key] = mapping
+            else:
+                out[key] = ""
+    return out
+
+
+# --- helpers --------------------------------------------------------------------------
+def clip(s: str, limit: int = ABSTRACT_CHARS) -> str:
+    """Whitespace collapsed; longer than `limit`, cut at a word boundary with "…"."""
+    s = " ".join(s.split())
+    if len(s) <= limit:
+        return s
+    cut = s.rfind(" ", 0, limit)
+    if cut < limit // 2:
+        cut = limit - 1
+    return s[:cut].rstrip(" ,;:") + ELLIPSIS
+
+
+def _cap_lines(lines: list[str], limit: int = OVERVIEW_CHARS) -> str:
+    out: list[str] = []
+    size = 0
+    for ln in lines:
+        if size + len(ln) + 1 > limit:
+            break
+        out.append(ln)
+        size += len(ln) + 1
+    return "\n".join(out)
+
+
+_LINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_REFLINK_RE = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+_EMPH_RE = re.compile(r"(\*\*|__|`)")
+_HTML_TAG_RE = re.compile(r"<[^>]+>")
+
+
+def _inline(s: str) -> str:
+    """Markdown inline syntax reduced to its text."""
+    s = _LINK_RE.sub(lambda m: m.group(1), s)
+    s = _REFLINK_RE.sub(lambda m: m.group(1), s)
+    s = _HTML_TAG_RE.sub("", s)
+    return _EMPH_RE.sub("", s)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])(?:\s|$)")
+
+
+def _first_sentence(s: str, limit: int = 200) -> str:
+    s = " ".join(s.split())
+    m = _SENTENCE_END.search(s)
+    if m:
+        s = s[:m.start()]
+    return clip(s, limit)
+
+
+# --- markdown -------------------------------------------------------------------------
+_ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SETEXT_RE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_RULE_RE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_BADGE_LINE_RE = re.compile(r"^(?:\s*\[?!\[[^\]]*\]\([^)]*\)\]?(?:\([^)]*\))?\s*)+$")
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
+_HTML_LINE_RE = re.compile(r"^\s*</?[A-Za-z][^>]*>\s*$|^\s*<(?:img|br|hr|p|div|a|h\d|picture|source)\b", re.I)
+
+
+def _markdown_blocks(text: str) -> list[tuple[str, int, str]]:
+    """("heading", level, text) and ("para", 0, joined text) in order; code and noise skipped."""
+    fm = _front_matter_block(text)
+    body = text[fm[1]:] if fm else text
+    lines = [ln.rstrip("\r") for ln in body.split("\n")]
+    blocks: list[tuple[str, int, str]] = []
+    para: list[str] = []
+    fence: str | None = None
+    in_comment = False
+
+    def flush() -> None:
+        if para:
+            joined = _inline(" ".join(p.strip() for p in para)).strip()
+            if joined:
+                blocks.append(("para", 0, joined))
+            para.clear()
+
+    for ln in lines:
+        if fence is not None:
+            m = _FENCE_RE.match(ln)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            continue
+        if in_comment:
+            if "-->" in ln:
+                in_comment = False
+            continue
+        s = ln.strip()
+        if s.startswith("<!--"):
+            flush()
+            in_comment = "-->" not in s
+            continue
+        m = _FENCE_RE.match(ln)
+        if m:
+            flush()
+            fence = m.group(1)
+            continue
+        m = _ATX_RE.match(ln)
+        if m:
+            flush()
+            blocks.append(("heading", len(m.group(1)), _inline(m.group(2) or "").strip()))
+            continue
+        if _SETEXT_RE.match(ln) and para:
+            title = _inline(" ".join(p.strip() for p in para)).strip()
+            para.clear()
+            blocks.append(("heading", 1 if s[0] == "=" else 2, title))
+            continue
+        if not s or _RULE_RE.match(ln) or _BADGE_LINE_RE.match(s) or _HTML_LINE_RE.match(s):
+            flush()
+            continue
+        m = _LIST_ITEM_RE.match(ln)
+        if m:  # each list item stands alone, without its marker
+            flush()
+            ln = ln[m.end():]
+        para.append(ln)
+    flush()
+    return blocks
+
+
+def _markdown_abstract(text: str) -> str:
+    for kind, _, s in _markdown_blocks(text):
+        if kind == "para" and re.search(r"\w", s):
+            return s
+    return ""
+
+
+def _markdown_overview(text: str) -> str:
+    out: list[str] = []
+    blocks = _markdown_blocks(text)
+    for i, (kind, level, s) in enumerate(blocks):
+        if kind != "heading":
+            continue
+        line = "  " * (level - 1) + "#" * level + " " + s
+        if i + 1 < len(blocks) and blocks[i + 1][0] == "para":
+            line += " — " + _first_sentence(blocks[i + 1][2])
+        out.append(line)
+    return _cap_lines(out) if out else ""
+
+
+# --- plain text -----------------------------------------------------------------------
+def _paragraph_first_lines(text: str, limit: int = 160) -> list[str]:
+    out = []
+    prev_blank = True
+    for ln in text.split("\n"):
+        s = ln.strip()
+        if s and prev_blank:
+            out.append(clip(s, limit))
+        prev_blank = not s
+    return out
+
+
+def _first_lines(text: str, n: int = 3) -> str:
+    return " ".join([ln.strip() for ln in text.split("\n") if ln.strip()][:n])
+
+
+# --- code: abstracts ------------------------------------------------------------------
+_PY_DOC_RE = re.compile(
+    r"\A(?:\ufeff)?(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]*[rRuU]?(\"\"\"|'''|\"|')(.*?)\1", re.S)
+_LICENSE_RE = re.compile(r"copyright|licen[cs]ed|spdx-license|all rights reserved|"
+                         r"permission is hereby granted|\(c\)", re.I)
+_COMMENT_PREFIX_RE = re.compile(r"^\s*(?:///?!?|#!?|--|;+|%|\*(?!/)|/\*\*?|\*/)\s?")
+
+
+def _comment_text(lines: list[str]) -> str:
+    out = []
+    for ln in lines:
+        s = _COMMENT_PREFIX_RE.sub("", ln, count=1)
+        s = s.replace("*/", "").strip()
+        if s.startswith("@") and out:  # JSDoc/Javadoc tags end the description
+            break
+        out.append(s)
+    return " ".join(s for s in out if s)
+
+
+def _leading_comments(text: str, limit_lines: int = 400) -> list[list[str]]:
+    """The comment blocks at the top of a file, before its first line of code."""
+    lines = text.split("\n")[:limit_lines]
+    blocks: list[list[str]] = []
+    cur: list[str] = []
+    in_block = False
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        if in_block:
+            cur.append(ln)
+            if "*/" in s:
+                in_block = False
+                blocks.append(cur)
+                cur = []
+            continue
+        if i == 0 and s.startswith("#!"):
+            continue
+        if not s:
+            if cur:
+                blocks.append(cur)
+                cur = []
+            continue
+        if s.startswith("/*"):
+            if cur:
+                blocks.append(cur)
+            cur = [ln]
+            if "*/" in s[2:]:
+                blocks.append(cur)
+                cur = []
+            else:
+                in_block = True
+            continue
+        if s.startswith(("//", "#", "--")) and not re.match(r"#\s*(include|define|if|pragma|import)\b", s):
+            cur.append(ln)
+            continue
+        break
+    if cur:
+        blocks.append(cur)
+    return blocks
+
+
+def _code_abstract(text: str, path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".py", ".pyi", ".pyw"):
+        m = _PY_DOC_RE.match(text)
+        if m and m.group(2).strip():
+            return re.split(r"\n\s*\n", m.group(2).strip())[0]  # its summary paragraph
+    for block in _leading_comments(text):
+        body = _comment_text(block)
+        if body and not _LICENSE_RE.search(body) and not body.startswith(("-*-", "vim:")) \
+                and re.search(r"[A-Za-z]{2}", body):
+            return body
+    # A doc comment above the first definition (Go's "// Package x", JSDoc, rustdoc).
+    lines = text.split("\n")
+    for i, ln in enumerate(lines[:400]):
+        if _defn(ln, ext) is not None:
+            doc = _doc_above(lines, i)
+            if doc:
+                return doc
+            break
+    return ""
+
+
+# --- code: overviews ------------------------------------------------------------------
+def _doc_above(lines: list[str], i: int) -> str:
+    """The first line of the doc comment right above line `i` (decorators skipped)."""
+    k = i - 1
+    while k >= 0 and lines[k].strip().startswith(("@", "#[")):
+        k -= 1
+    block: list[str] = []
+    while k >= 0:
+        s = lines[k].strip()
+        if s.startswith(("//", "/*", "*", "#", "--")) and not s.startswith(("#[", "#include", "#define")):
+            block.append(lines[k])
+            if s.startswith("/*"):
+                break
+            k -= 1
+        else:
+            break
+    if not block:
+        return ""
+    return _first_sentence(_comment_text(block[::-1]), 160)
+
+
+_SIG_TAIL_RE = re.compile(r"\s*(?:\{.*|:\s*$|=>\s*\{?\s*$|;\s*$)")
+_CTRL = r"(?:if|for|while|switch|catch|return|else|do|case|new|throw|sizeof|elif|with|await)\b"
+
+_JS_PATTERNS = [
+    re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*[\w$]+\s*(?:<[^>]*>)?\s*\("),
+    re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?class\s+[\w$]+"),
+    re.compile(r"^\s*(?:export\s+)?(?:declare\s+)?interface\s+[\w$]+"),
+    re.compile(r"^\s*(?:export\s+)?(?:declare\s+)?type\s+[\w$]+\s*(?:<[^>]*>)?\s*="),
+    re.compile(r"^\s*(?:export\s+)?(?:declare\s+)?(?:const\s+)?enum\s+[\w$]+"),
+    re.compile(r"^\s*(?:export\s+)?(?:const|let|var)\s+[\w$]+\s*(?::[^=]+)?=\s*(?:async\s+)?"
+               r"(?:\([^)]*\)|[\w$]+)\s*(?::\s*[^=]+)?=>"),
+]
+_JS_METHOD_RE = re.compile(
+    r"^\s+(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set)\s+)*"
+    r"(?!" + _CTRL + r")[\w$#]+\s*(?:<[^>]*>)?\s*\([^)]*\)\s*(?::\s*[^{;]+)?\s*\{\s*$")
+_GO_PATTERNS = [
+    re.compile(r"^func\s+(?:\([^)]*\)\s*)?\w+"),
+    re.compile(r"^type\s+\w+(?:\[[^\]]*\])?\s+(?:struct|interface)\b"),
+    re.compile(r"^type\s+\w+\s+\w"),
+]
+_RUST_PATTERNS = [
+    re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?"
+               r"(?:extern\s+\"[^\"]*\"\s+)?fn\s+\w+"),
+    re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|union|trait|type)\s+\w+"),
+    re.compile(r"^\s*(?:unsafe\s+)?impl\b"),
+    re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*\{"),
+]
+_JAVA_PATTERNS = [
+    re.compile(r"^\s*(?:(?:public|private|protected|abstract|final|static|sealed|non-sealed|"
+               r"strictfp|partial|internal)\s+)*(?:class|interface|enum|record|@interface)\s+\w+"),
+    re.compile(r"^\s+(?:(?:public|private|protected|static|final|abstract|synchronized|native|"
+               r"default|override|virtual|async|internal)\s+)+(?:<[^>]+>\s+)?"
+               r"(?:[\w<>\[\],.?]+(?:\s*\[\])*\s+)?\w+\s*\([^;]*$"),
+]
+_C_PATTERNS = [
+    re.compile(r"^(?:typedef\s+)?(?:struct|class|union|enum)\s+\w+[^;]*$"),
+    re.compile(r"^(?!" + _CTRL + r"|#|typedef\b|return\b)[A-Za-z_][\w\s\*&:<>,~]*?[\w~>\*&]\s*"
+               r"\b[\w:~]+\s*\([^;]*$"),
+    re.compile(r"^(?:namespace)\s+\w+"),
+]
+_GENERIC_PATTERNS = [
+    re.compile(r"^\s*(?:export\s+|public\s+|private\s+|local\s+)*(?:def|class|function|func|fn|"
+               r"sub|proc|module|defmodule|defp?|interface|trait|struct)\s+[\w.:$!?]+"),
+]
+
+_EXT_LANG = {
+    ".js": "js", ".jsx": "js", ".mjs": "js", ".cjs": "js", ".ts": "js", ".tsx": "js",
+    ".mts": "js", ".cts": "js", ".vue": "js", ".svelte": "js",
+    ".go": "go", ".rs": "rust",
+    ".java": "java", ".kt": "java", ".kts": "java", ".scala": "java", ".cs": "java",
+    ".groovy": "java", ".swift": "java", ".dart": "java",
+    ".c": "c", ".h": "c", ".cc": "c", ".cpp": "c", ".cxx": "c", ".c++": "c", ".hh": "c",
+    ".hpp": "c", ".hxx": "c", ".h++": "c", ".m": "c", ".mm": "c", ".cu": "c", ".ino": "c",
+}
+_LANG_PATTERNS = {"js": _JS_PATTERNS, "go": _GO_PATTERNS, "rust": _RUST_PATTERNS,
+                  "java": _JAVA_PATTERNS, "c": _C_PATTERNS}
+
+
+def _defn(line: str, ext: str) -> str | None:
+    """The signature on `line` when it starts a definition in the language of `ext`."""
+    lang = _EXT_LANG.get(ext)
+    if ext in (".py", ".pyi", ".pyw"):
+        m = re.match(r"^\s*(?:async\s+def|def|class)\s+\w+", line)
+        return line.strip().rstrip(":") if m else None
+    pats = _LANG_PATTERNS.get(lang, _GENERIC_PATTERNS) if lang else _GENERIC_PATTERNS
+    for p in pats:
+        if p.match(line):
+            return _SIG_TAIL_RE.sub("", line.strip()) or line.strip()
+    if lang == "js" and _JS_METHOD_RE.match(line):
+        return _SIG_TAIL_RE.sub("", line.strip())
+    return None
+
+
+def _regex_outline(text: str, ext: str) -> list[str]:
+    lines = [ln.rstrip("\r") for ln in text.split("\n")]
+    out: list[str] = []
+    base: int | None = None
+    in_block_comment = False
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        if in_block_comment:
+            in_block_comment = "*/" not in s
+            continue
+        if s.startswith("/*") and "*/" not in s:
+            in_block_comment = True
+            continue
+        if not s or s.startswith(("//", "*", "#" if ext not in (".py",) else "\0")):
+            continue
+        sig = _defn(ln, ext)
+        if sig is None:
+            continue
+        indent = len(ln) - len(ln.lstrip(" \t"))
+        if base is None:
+            base = indent
+        depth = 1 if indent > base else 0
+        entry = "  " * depth + sig
+        doc = _doc_above(lines, i)
+        if not doc and ext in (".py", ".pyi", ".pyw"):
+            doc = _py_doc_below(lines, i)
+        if doc:
+            entry += " — " + doc
+        out.append(entry)
+    return out
+
+
+def _py_doc_below(lines: list[str], i: int) -> str:
+    for ln in lines[i + 1:i + 4]:
+        m = re.match(r'^\s*[rRuU]?("""|\'\'\'|"|\')(.*)', ln)
+        if m:
+            return _first_sentence(m.group(2).split(m.group(1))[0], 160)
+        if ln.strip() and not ln.rstrip().endswith((",", "(", ")", ":")):
+            break
+    return ""
+
+
+def _py_signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+    if isinstance(node, ast.ClassDef):
+        bases = [ast.unparse(b) for b in node.bases] + [ast.unparse(k) for k in node.keywords]
+        return f"class {node.name}" + (f"({', '.join(bases)})" if bases else "")
+    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    sig = f"{prefix} {node.name}({ast.unparse(node.args)})"
+    if node.returns is not None:
+        sig += f" -> {ast.unparse(node.returns)}"
+    return sig
+
+
+def _py_outline(text: str) -> list[str] | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    out: list[str] = []
+
+    def visit(body: list[ast.stmt], depth: int) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                entry = "  " * depth + _py_signature(node)
+                doc = ast.get_docstring(node, clean=True)
+                if doc:
+                    entry += " — " + _first_sentence(doc.strip().split("\n\n")[0], 160)
+                out.append(entry)
+                if isinstance(node, ast.ClassDef) and depth == 0:
+                    visit(node.body, depth + 1)
+
+    visit(tree.body, 0)
+    return out
+
+
+# --- the tiers ------------------------------------------------------------------------
+def abstract(text: str, path: str) -> str:
+    """L0: about 256 characters that say what the file is; "" only for a blank text."""
+    if not text.strip():
+        return ""
+    kind = kind_of(path)
+    found = ""
+    if kind in ("markdown", "rst", "text") or text.startswith("---"):
+        fm = front_matter(text)
+        for key in ("description", "summary", "abstract"):
+            if isinstance(fm.get(key), str) and fm[key].strip():
+                found = fm[key]
+                break
+    if not found and kind in ("markdown", "rst"):
+        found = _markdown_abstract(text)
+    if not found and kind == "code":
+        found = _code_abstract(text, path)
+    if not found and kind == "text":
+        fm = _front_matter_block(text)
+        body = text[fm[1]:] if fm else text
+        paras = [p for p in re.split(r"\n\s*\n", body) if p.strip()]
+        found = paras[0] if paras else ""
+    if not found or not found.strip():
+        found = _first_lines(text)
+    return clip(found, ABSTRACT_CHARS)
+
+
+def overview(text: str, path: str) -> str:
+    """L1: the file's outline, at most about 4,000 characters cut at a line boundary."""
+    if not text.strip():
+        return ""
+    kind = kind_of(path)
+    ext = os.path.splitext(path)[1].lower()
+    lines: list[str] | None = None
+    if kind in ("markdown", "rst"):
+        out = _markdown_overview(text) if kind == "markdown" else _rst_overview(text)
+        if out:
+            return out
+    elif kind == "code":
+        if ext in (".py", ".pyi", ".pyw") and len(text) <= AST_MAX_CHARS:
+            lines = _py_outline(text)
+        if lines is None:
+            lines = _regex_outline(text, ext)
+        if lines:
+            return _cap_lines(lines)
+    return _cap_lines(_paragraph_first_lines(text))
+
+
+_RST_UNDER_RE = re.compile(r"^([=\-~^\"'`#*+:.])\1{2,}\s*$")
+
+
+def _rst_overview(text: str) -> str:
+    """reStructuredText headings: levels in order of first appearance of each adornment."""
+    lines = [ln.rstrip("\r") for ln in text.split("\n")]
+    styles: list[tuple[str, bool]] = []
+    out: list[str] = []
+    for i in range(1, len(lines)):
+        m = _RST_UNDER_RE.match(lines[i])
+        title = lines[i - 1].strip()
+        if not m or not title or _RST_UNDER_RE.match(lines[i - 1]):
+            continue
+        over = i >= 2 and lines[i - 2].strip() == lines[i].strip()
+        style = (m.group(1), over)
+        if style not in styles:
+            styles.append(style)
+        level = styles.index(style) + 1
+        entry = "  " * (level - 1) + "#" * level + " " + title
+        para: list[str] = []
+        for j in range(i + 1, len(lines)):
+            ln = lines[j]
+            if not ln.strip():
+                if para:
+                    break
+                continue
+            if _RST_UNDER_RE.match(ln) or (j + 1 < len(lines) and _RST_UNDER_RE.match(lines[j + 1])):
+                break  # the next heading
+            para.append(ln.strip())
+        if para:
+            entry += " — " + _first_sentence(" ".join(para))
+        out.append(entry)
+    return _cap_lines(out) if out else ""
+
+
+def folder_tiers(children: list[tuple[str, str]]) -> tuple[str, str]:
+    """(abstract, overview) of a folder from its children's (name, abstract) pairs.
+
+    The abstract is a README's abstract when the folder has one, else a list of its
+    children's names; the overview lists every child with its abstract.
+    """
+    if not children:
+        return "", ""
+    readme = next((a for n, a in children
+                   if re.match(r"readme(\.\w+)?/?$", n, re.I) and a.strip()), "")
+    names = [n for n, _ in children]
+    if readme:
+        abs_ = clip(readme)
+    else:
+        abs_ = clip(f"{len(names)} {'entry' if len(names) == 1 else 'entries'}: "
+                    + ", ".join(names))
+    lines = [f"{n} — {clip(a, 200)}" if a.strip() else n for n, a in children]
+    return abs_, _cap_lines(lines)

@@ -1,0 +1,454 @@
+"""Context tiers: golden L0/L1 per language, front matter, folders, categories, types."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ov import tiers
+from ov.errors import OvError
+from ov.tiers import (ABSTRACT_CHARS, OVERVIEW_CHARS, abstract, category, file_type,
+                      folder_tiers, front_matter, overview, type_globs)
+
+MD = """---
+title: Widget guide
+tags: [team=docs, lang=en]
+---
+<!-- generated: do not edit -->
+# Widgets
+
+[![CI](https://ci.example/badge.svg)](https://ci.example)
+
+Widgets turn **raw input** into [clean output](https://example.com). They run offline.
+
+## Install
+
+Run `pip install widgets`. Then import it.
+
+## Usage
+
+### From Python
+Call `widgets.make()` with a path!
+
+```python
+# not a heading
+widgets.make("x")
+```
+
+Setext section
+--------------
+Body of the setext section.
+"""
+PY = '''#!/usr/bin/env python3
+"""Shape utilities: areas and perimeters of simple shapes.
+
+More detail that the abstract leaves out.
+"""
+
+import math
+
+
+class Shape:
+    """A shape with an area."""
+
+    def area(self) -> float:
+        """Area in square units."""
+        raise NotImplementedError
+
+    def _hidden(self):
+        pass
+
+
+class Circle(Shape):
+    def __init__(self, r: float = 1.0) -> None:
+        self.r = r
+
+
+async def fetch(url: str, *, timeout: int = 5) -> bytes:
+    """Fetch a URL. Returns the body."""
+
+
+def main(argv=None):
+    pass
+'''
+GO = '''// Copyright 2024 The Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style license.
+
+// Package store keeps key-value pairs in memory.
+package store
+
+import "sync"
+
+// Store is a concurrent map.
+type Store struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// Getter reads values.
+type Getter interface {
+	Get(key string) (string, bool)
+}
+
+// New returns an empty Store.
+func New() *Store {
+	return &Store{m: map[string]string{}}
+}
+
+// Get returns the value of key.
+func (s *Store) Get(key string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[key]
+	return v, ok
+}
+'''
+TS = '''/**
+ * Event bus for the UI layer.
+ * @module bus
+ */
+import { Emitter } from "./emitter";
+
+export interface Event {
+  name: string;
+}
+
+export type Handler = (e: Event) => void;
+
+/** Publishes events to subscribers. */
+export class Bus extends Emitter {
+  private handlers: Handler[] = [];
+
+  /** Adds a handler. */
+  subscribe(h: Handler): () => void {
+    this.handlers.push(h);
+    return () => {};
+  }
+
+  async publish(e: Event): Promise<number> {
+    return this.handlers.length;
+  }
+}
+
+export const makeBus = (name: string): Bus => {
+  return new Bus();
+};
+
+export default function createDefault(): Bus {
+  return makeBus("default");
+}
+'''
+RS = '''//! Geometry primitives.
+
+use std::fmt;
+
+/// A point in 2D space.
+#[derive(Debug, Clone)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+}
+
+pub enum Shape {
+    Circle(f64),
+}
+
+/// Things that have an area.
+pub trait Area {
+    fn area(&self) -> f64;
+}
+
+impl Area for Shape {
+    fn area(&self) -> f64 {
+        0.0
+    }
+}
+
+pub(crate) async fn load(path: &str) -> Result<Point, String> {
+    todo!()
+}
+'''
+JAVA = '''/*
+ * Copyright (c) 2024 Example Corp. Licensed under the Apache License.
+ */
+package com.example;
+
+/**
+ * Counts words in text.
+ */
+public class WordCounter implements Counter {
+    private final int limit;
+
+    /** Creates a counter with a limit. */
+    public WordCounter(int limit) {
+        this.limit = limit;
+    }
+
+    @Override
+    public int count(String text) {
+        if (text == null) {
+            return 0;
+        }
+        return text.split(" ").length;
+    }
+}
+
+interface Counter {
+    int count(String text);
+}
+'''
+C = '''/* ring.c — a fixed-size ring buffer. */
+#include <stdlib.h>
+
+struct ring {
+    int *buf;
+    size_t head;
+};
+
+typedef struct node {
+    int v;
+} node_t;
+
+/* Allocates a ring of n slots. */
+struct ring *ring_new(size_t n)
+{
+    struct ring *r = malloc(sizeof *r);
+    if (r == NULL)
+        return NULL;
+    return r;
+}
+
+static int ring_push(struct ring *r, int v) {
+    return 0;
+}
+
+int main(void) {
+    return ring_push(ring_new(4), 1);
+}
+'''
+
+
+GOLDEN = {
+    "guide.md": (
+        MD,
+        "Widgets turn raw input into clean output. They run offline.",
+        "# Widgets — Widgets turn raw input into clean output.\n"
+        "  ## Install — Run pip install widgets.\n"
+        "  ## Usage\n"
+        "    ### From Python — Call widgets.make() with a path!\n"
+        "  ## Setext section — Body of the setext section.",
+    ),
+    "shapes.py": (
+        PY,
+        "Shape utilities: areas and perimeters of simple shapes.",
+        "class Shape — A shape with an area.\n"
+        "  def area(self) -> float — Area in square units.\n"
+        "  def _hidden(self)\n"
+        "class Circle(Shape)\n"
+        "  def __init__(self, r: float=1.0) -> None\n"
+        "async def fetch(url: str, *, timeout: int=5) -> bytes — Fetch a URL.\n"
+        "def main(argv=None)",
+    ),
+    "store.go": (
+        GO,
+        "Package store keeps key-value pairs in memory.",
+        "type Store struct — Store is a concurrent map.\n"
+        "type Getter interface — Getter reads values.\n"
+        "func New() *Store — New returns an empty Store.\n"
+        "func (s *Store) Get(key string) (string, bool) — Get returns the value of key.",
+    ),
+    "bus.ts": (
+        TS,
+        "Event bus for the UI layer.",
+        "export interface Event\n"
+        "export type Handler = (e: Event) => void\n"
+        "export class Bus extends Emitter — Publishes events to subscribers.\n"
+        "  subscribe(h: Handler): () => void — Adds a handler.\n"
+        "  async publish(e: Event): Promise<number>\n"
+        "export const makeBus = (name: string): Bus\n"
+        "export default function createDefault(): Bus",
+    ),
+    "geo.rs": (
+        RS,
+        "Geometry primitives.",
+        "pub struct Point — A point in 2D space.\n"
+        "pub enum Shape\n"
+        "pub trait Area — Things that have an area.\n"
+        "  fn area(&self) -> f64\n"
+        "impl Area for Shape\n"
+        "  fn area(&self) -> f64\n"
+        "pub(crate) async fn load(path: &str) -> Result<Point, String>",
+    ),
+    "WordCounter.java": (
+        JAVA,
+        "Counts words in text.",
+        "public class WordCounter implements Counter — Counts words in text.\n"
+        "  public WordCounter(int limit) — Creates a counter with a limit.\n"
+        "  public int count(String text)\n"
+        "interface Counter",
+    ),
+    "ring.c": (
+        C,
+        "ring.c — a fixed-size ring buffer.",
+        "struct ring\n"
+        "typedef struct node\n"
+        "struct ring *ring_new(size_t n) — Allocates a ring of n slots.\n"
+        "static int ring_push(struct ring *r, int v)\n"
+        "int main(void)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_golden_tiers(name):
+    text, l0, l1 = GOLDEN[name]
+    assert abstract(text, name) == l0
+    assert overview(text, name) == l1
+    # Deterministic.
+    assert overview(text, name) == l1 and abstract(text, name) == l0
+
+
+def test_python_outline_falls_back_to_regexes_when_it_does_not_parse():
+    text = 'def good(a, b):\n    """Adds."""\n    return a +\n\nclass K:\n    def m(self):\n        pass\n'
+    assert overview(text, "broken.py") == "def good(a, b) — Adds.\nclass K\n  def m(self)"
+
+
+def test_front_matter_description_wins_for_the_abstract():
+    text = "---\ntitle: T\ndescription: \"A short summary.\"\n---\n# T\n\nFirst paragraph.\n"
+    assert abstract(text, "a.md") == "A short summary."
+    text2 = "---\nsummary: Sum up.\n---\nBody.\n"
+    assert abstract(text2, "notes.txt") == "Sum up."
+
+
+def test_front_matter_forms():
+    text = (
+        "---\n"
+        "title: 'Quoted: title'\n"
+        "description: >\n  Folded text\n  on two lines.\n"
+        "tags: [team=search, lang=py]\n"
+        "aliases:\n  - one\n  - \"two\"\n"
+        "empty:\n"
+        "---\nbody\n"
+    )
+    fm = front_matter(text)
+    assert fm["title"] == "Quoted: title"
+    assert fm["description"] == "Folded text on two lines."
+    assert fm["tags"] == ["team=search", "lang=py"]
+    assert fm["aliases"] == ["one", "two"]
+    assert fm["empty"] == ""
+    mapping = front_matter("---\ntags:\n  team: search\n  tier: 'gold'\n---\n")
+    assert mapping == {"tags": {"team": "search", "tier": "gold"}}
+    assert front_matter("---\r\ntags: a=1 b=2\r\nsummary: s\r\n---\r\nx") == {
+        "tags": "a=1 b=2", "summary": "s"}
+    assert front_matter("no front matter\n---\n") == {}
+    assert front_matter("---\nunterminated: yes\n") == {}
+
+
+def test_markdown_abstract_skips_noise():
+    text = (
+        "<!--\nmulti-line comment\n-->\n"
+        '<p align="center"><img src="logo.png"></p>\n\n'
+        "# Project\n\n[![Build](https://b/x.svg)](https://b) ![cov](c.svg)\n\n"
+        "```\ncode first\n```\n\n---\n\n"
+        "The real first paragraph, with a [link](http://x) and `code`.\n"
+    )
+    assert abstract(text, "README.md") == "The real first paragraph, with a link and code."
+
+
+def test_abstract_is_clipped_at_a_word_boundary():
+    long_para = " ".join(f"word{i}" for i in range(200))
+    a = abstract(long_para, "a.md")
+    assert len(a) <= ABSTRACT_CHARS
+    assert a.endswith("…")
+    assert long_para.startswith(a[:-1])
+    assert long_para[len(a) - 1] == " "  # cut before a whole word
+
+
+def test_abstract_fallbacks_are_never_empty():
+    assert abstract("only code = 1\nmore = 2\n", "a.py") == "only code = 1 more = 2"
+    assert abstract("# Heading only\n", "a.md") == "# Heading only"
+    assert abstract("// Copyright 2020 X. All rights reserved.\nint x;\n", "a.c") \
+        == "// Copyright 2020 X. All rights reserved. int x;"
+    assert abstract("   \n\t\n", "a.py") == ""
+    assert overview("", "a.md") == ""
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=300),
+       name=st.sampled_from(["a.md", "a.py", "a.go", "a.ts", "a.rs", "a.c", "a.txt", "X"]))
+def test_abstract_never_empty_for_non_blank_text(text, name):
+    a = abstract(text, name)
+    if text.strip():
+        assert a.strip()
+    assert len(a) <= ABSTRACT_CHARS
+    assert len(overview(text, name)) <= OVERVIEW_CHARS
+
+
+def test_overview_is_capped_at_a_line_boundary():
+    text = "\n".join(f"def function_number_{i}(alpha, beta, gamma):\n    pass\n" for i in range(500))
+    ov = overview(text, "big.py")
+    assert len(ov) <= OVERVIEW_CHARS
+    lines = ov.split("\n")
+    assert lines[-1] == f"def function_number_{len(lines) - 1}(alpha, beta, gamma)"
+
+
+def test_plain_text_overview_is_first_line_of_each_paragraph():
+    text = "First para line one\nline two\n\nSecond para\nmore\n\n\nThird\n"
+    assert overview(text, "notes.txt") == "First para line one\nSecond para\nThird"
+    assert abstract(text, "notes.txt") == "First para line one line two"
+
+
+def test_rst_overview():
+    text = ("=====\nTitle\n=====\n\nIntro sentence. More.\n\nSection\n-------\n\nBody here.\n\n"
+            "Sub\n~~~\nDeep.\n")
+    assert overview(text, "doc.rst") == (
+        "# Title — Intro sentence.\n  ## Section — Body here.\n    ### Sub — Deep.")
+
+
+def test_folder_tiers():
+    children = [("README.md", "The project does things."), ("src", "3 entries: a, b, c"),
+                ("setup.py", "")]
+    a, o = folder_tiers(children)
+    assert a == "The project does things."
+    assert o == "README.md — The project does things.\nsrc — 3 entries: a, b, c\nsetup.py"
+    a2, _ = folder_tiers([("a.py", "A."), ("b.py", "B.")])
+    assert a2 == "2 entries: a.py, b.py"
+    assert folder_tiers([]) == ("", "")
+
+
+@pytest.mark.parametrize("path,expected", [
+    ("src/main.py", "py"), ("README.md", "md"), ("doc.rst", "rst"), ("a.js", "js"),
+    ("a.mjs", "js"), ("a.ts", "ts"), ("a.tsx", "ts"), ("main.go", "go"), ("lib.rs", "rust"),
+    ("x.c", "c"), ("x.h", "c"), ("x.cpp", "cpp"), ("X.java", "java"), ("a.json", "json"),
+    ("a.yml", "yaml"), ("pyproject.toml", "toml"), ("notes.txt", "txt"), ("Makefile", "make"),
+    ("Dockerfile", "docker"), ("LICENSE", "license"), ("run.sh", "sh"), ("a.unknownext", ""),
+    ("noext", ""),
+])
+def test_file_type(path, expected):
+    assert file_type(path) == expected
+
+
+def test_type_globs():
+    assert type_globs("rust") == ("*.rs",)
+    assert "*.pyi" in type_globs("py")
+    with pytest.raises(OvError) as e:
+        type_globs("nope")
+    assert e.value.code == "invalid_argument" and e.value.field == "type"
+    # A file named by a type's first glob gets a type that shares that glob.
+    for name, globs in tiers.TYPES.items():
+        sample = globs[0].replace("*", "x").replace("[Mm]", "M").replace("[Gg][Nn][Uu]", "GNU")
+        if "[" not in sample:
+            assert globs[0] in type_globs(file_type(sample)), (name, sample)
+
+
+@pytest.mark.parametrize("path,expected", [
+    ("a.py", "code"), ("src/a.ts", "code"), ("x.c", "code"), ("README", "docs"),
+    ("docs/guide.md", "docs"), ("CHANGELOG.rst", "docs"), ("LICENSE", "docs"),
+    ("notes.txt", "docs"), ("package.json", "config"), ("a.yaml", "config"),
+    ("pyproject.toml", "config"), (".gitignore", "config"), (".env", "config"),
+    ("Dockerfile", "config"), ("data.csv", "data"), ("rows.jsonl", "data"),
+    ("img.png", "data"), ("weird.zzz", "other"), ("noext", "other"),
+])
+def test_category(path, expected):
+    assert category(path) == expected
