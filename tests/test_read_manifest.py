@@ -103,6 +103,8 @@ def test_read_folder(indexed, cli):
     assert l2["text"] == "pkg/mod.py\npkg/util.py\n"
     root = cli("read", ".", "-L", "2", cwd=indexed)
     assert root.out == "docs/guide.md\nnotes.txt\npkg/mod.py\npkg/util.py\n"
+    # a subfolder is listed by its own abstract
+    assert "pkg/ — 2 entries: mod.py, util.py" in cli("read", ".", cwd=indexed).lines
     r = cli("read", "empty", "--json", cwd=indexed)
     assert r.json["error"]["code"] == "not_found"
 
@@ -197,3 +199,156 @@ def test_manifest_without_index(tmp_path, cli):
     assert m["index"] is None
     assert m["search_types"] == ["hybrid", "keywords", "semantic"]
     assert not (tmp_path / ".ov").exists()  # asking does not build anything
+
+
+# ---- golden tiers through `ov read` -----------------------------------------------------------
+
+GOLDEN_SOURCES = {
+    "guide.md": (
+        "---\n"
+        "title: Deploy guide\n"
+        "---\n"
+        "# Deploying the service\n"
+        "\n"
+        "This guide walks through a first deployment. It assumes a Linux host.\n"
+        "\n"
+        "## Requirements\n"
+        "\n"
+        "You need Python 3.11 and a database. Nothing else is required.\n"
+        "\n"
+        "## Steps\n"
+        "\n"
+        "Copy the files to the host. Then start the service.\n"
+        "\n"
+        "### Rollback\n"
+        "\n"
+        "Stop the service and restore the previous release.\n"
+    ),
+    "cache.py": (
+        '"""An in-memory LRU cache with a size limit.\n'
+        "\n"
+        "Entries are evicted oldest first.\n"
+        '"""\n'
+        "\n"
+        "from collections import OrderedDict\n"
+        "\n"
+        "\n"
+        "class LRUCache:\n"
+        '    """A mapping that forgets its least recently used keys."""\n'
+        "\n"
+        "    def __init__(self, size: int = 128) -> None:\n"
+        "        self.size = size\n"
+        "        self.data = OrderedDict()\n"
+        "\n"
+        "    def get(self, key, default=None):\n"
+        '        """Return the value for key and mark it as recently used."""\n'
+        "        if key in self.data:\n"
+        "            self.data.move_to_end(key)\n"
+        "        return self.data.get(key, default)\n"
+        "\n"
+        "\n"
+        "def make_cache(size: int) -> LRUCache:\n"
+        '    """Build a cache of the given size."""\n'
+        "    return LRUCache(size)\n"
+    ),
+    "server.go": (
+        "// Package server runs the HTTP front end.\n"
+        "package server\n"
+        "\n"
+        'import "net/http"\n'
+        "\n"
+        "// Server holds the listener settings.\n"
+        "type Server struct {\n"
+        "\tAddr string\n"
+        "}\n"
+        "\n"
+        "// Start begins serving requests on Addr.\n"
+        "func (s *Server) Start() error {\n"
+        "\treturn http.ListenAndServe(s.Addr, nil)\n"
+        "}\n"
+        "\n"
+        "// New returns a server for addr.\n"
+        "func New(addr string) *Server {\n"
+        "\treturn &Server{Addr: addr}\n"
+        "}\n"
+    ),
+    "client.ts": (
+        "/**\n"
+        " * A small HTTP client with retries.\n"
+        " */\n"
+        "\n"
+        "export interface Options {\n"
+        "  retries: number;\n"
+        "}\n"
+        "\n"
+        "/** Fetches JSON with retries. */\n"
+        "export class Client {\n"
+        "  constructor(private base: string, private opts: Options) {}\n"
+        "\n"
+        "  /** Get one resource. */\n"
+        "  async get(path: string): Promise<unknown> {\n"
+        "    return fetch(this.base + path).then((r) => r.json());\n"
+        "  }\n"
+        "}\n"
+        "\n"
+        "export function makeClient(base: string): Client {\n"
+        "  return new Client(base, { retries: 3 });\n"
+        "}\n"
+    ),
+}
+
+GOLDEN = {
+    ("guide.md", 0): "This guide walks through a first deployment. It assumes a Linux host.",
+    ("guide.md", 1): (
+        "# Deploying the service — This guide walks through a first deployment.\n"
+        "  ## Requirements — You need Python 3.11 and a database.\n"
+        "  ## Steps — Copy the files to the host.\n"
+        "    ### Rollback — Stop the service and restore the previous release."),
+    ("cache.py", 0): "An in-memory LRU cache with a size limit.",
+    ("cache.py", 1): (
+        "class LRUCache — A mapping that forgets its least recently used keys.\n"
+        "  def __init__(self, size: int=128) -> None\n"
+        "  def get(self, key, default=None) — Return the value for key and mark it as recently used.\n"
+        "def make_cache(size: int) -> LRUCache — Build a cache of the given size."),
+    ("server.go", 0): "Package server runs the HTTP front end.",
+    ("server.go", 1): (
+        "type Server struct — Server holds the listener settings.\n"
+        "func (s *Server) Start() error — Start begins serving requests on Addr.\n"
+        "func New(addr string) *Server — New returns a server for addr."),
+    ("client.ts", 0): "A small HTTP client with retries.",
+    ("client.ts", 1): (
+        "export interface Options\n"
+        "export class Client — Fetches JSON with retries.\n"
+        "  async get(path: string): Promise<unknown> — Get one resource.\n"
+        "export function makeClient(base: string): Client"),
+}
+
+
+@pytest.fixture(scope="module")
+def golden_root(tmp_path_factory):
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path_factory.mktemp("golden") / "tree", GOLDEN_SOURCES)
+    assert run_inprocess(["index", str(root), "--no-embed"]).code == 0
+    return root
+
+
+@pytest.mark.parametrize("path, level", sorted(GOLDEN))
+def test_golden_tiers(golden_root, cli, path, level):
+    want = GOLDEN[(path, level)]
+    r = cli("read", path, "-L", level, "--json", cwd=golden_root)
+    assert r.code == 0, r.out
+    assert r.json["result"] == {"path": path, "level": level, "kind": "file", "text": want,
+                                "warnings": []}
+    assert cli("read", path, "-L", level, cwd=golden_root).out == want + "\n"
+
+
+def test_golden_folder(golden_root, cli):
+    r = cli("read", ".", cwd=golden_root)
+    assert r.out == (
+        "cache.py — An in-memory LRU cache with a size limit.\n"
+        "client.ts — A small HTTP client with retries.\n"
+        "guide.md — This guide walks through a first deployment. It assumes a Linux host.\n"
+        "server.go — Package server runs the HTTP front end.\n")
+    r = cli("read", ".", "-L", "0", cwd=golden_root)
+    assert r.out == "4 entries: cache.py, client.ts, guide.md, server.go\n"
