@@ -55,3 +55,118 @@ def find_index(start: Path) -> Path | None:
 def env_db() -> Path | None:
     v = os.environ.get("OV_DB")
     return Path(v) if v else None
+
+
+# ---- config files (issue 7) -------------------------------------------------------------
+# Defaults for one tree, read from ROOT/.ov/config.toml and the [tool.ov] table of
+# ROOT/pyproject.toml. Key by key: a flag beats .ov/config.toml, which beats pyproject.toml,
+# which beats the built-in default. Names are the flags' long names, so a setting reads
+# the same in a file and on the command line.
+
+CONFIG_NAME = "config.toml"
+SEARCH_TYPE_NAMES = ("hybrid", "keywords", "lexical", "semantic")
+DEFAULT_SEARCH_TYPE = "hybrid"
+DEFAULT_SOURCE = "default"
+
+
+def _positive_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+# key -> (built-in default, type description, check)
+SETTINGS: dict[str, tuple[object, str, object]] = {
+    "ignore": ((), "a list of gitignore lines",
+               lambda v: isinstance(v, list) and all(isinstance(x, str) and "\x00" not in x for x in v)),
+    "max-filesize": (DEFAULT_MAX_FILESIZE, "a positive integer (bytes)", _positive_int),
+    "hidden": (False, "true or false", lambda v: isinstance(v, bool)),
+    "search-type": (DEFAULT_SEARCH_TYPE, "one of " + ", ".join(SEARCH_TYPE_NAMES),
+                    lambda v: isinstance(v, str) and v in SEARCH_TYPE_NAMES),
+    "limit": (DEFAULT_LIMIT, f"an integer from 1 to {MAX_LIMIT}",
+              lambda v: _positive_int(v) and v <= MAX_LIMIT),
+    "node-limit": (DEFAULT_NODE_LIMIT, "a positive integer", _positive_int),
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every setting's value and where it came from (`default`, `.ov/config.toml` or
+    `pyproject.toml [tool.ov]`)."""
+
+    values: dict[str, object]
+    sources: dict[str, str]
+
+    def get(self, key: str, flag: object = None) -> object:
+        """The flag's value when given (not None), else the configured one."""
+        return flag if flag is not None else self.values[key]
+
+    def settings(self, flags: dict[str, object] | None = None) -> dict[str, dict[str, object]]:
+        """`{key: {"value": v, "source": s}}`; flags given (not None) are shown as `flag`."""
+        out: dict[str, dict[str, object]] = {}
+        for key in SETTINGS:
+            f = (flags or {}).get(key)
+            v, s = (f, "flag") if f is not None else (self.values[key], self.sources[key])
+            out[key] = {"value": list(v) if isinstance(v, tuple) else v, "source": s}
+        return out
+
+
+def _read_toml(path: Path, label: str) -> dict | None:
+    import tomllib  # noqa: PLC0415 - only when a config file exists
+
+    from ov.errors import OvError  # noqa: PLC0415
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except (IsADirectoryError, NotADirectoryError):
+        return None
+    except OSError as e:
+        raise OvError("invalid_argument", f"{label}: cannot read it ({e.strerror or e})",
+                      field="config") from e
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise OvError("invalid_argument", f"{label}: not valid TOML ({e})", field="config") from e
+
+
+def _check_table(table: object, label: str) -> dict[str, object]:
+    import difflib  # noqa: PLC0415
+
+    from ov.errors import OvError  # noqa: PLC0415
+
+    if not isinstance(table, dict):
+        raise OvError("invalid_argument", f"{label}: must be a table of settings", field="config")
+    for key, v in table.items():
+        if key not in SETTINGS:
+            near = difflib.get_close_matches(key.replace("_", "-"), SETTINGS, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else f" (known: {', '.join(SETTINGS)})"
+            raise OvError("invalid_argument", f"{label}: unknown key {key!r}{hint}", field=key)
+        _, want, ok = SETTINGS[key]
+        if not ok(v):  # type: ignore[operator]
+            raise OvError("invalid_argument", f"{label}: {key} must be {want}, not {v!r}", field=key)
+    return dict(table)
+
+
+def load_config(root: Path) -> Config:
+    """The settings of the tree at `root`: `.ov/config.toml`, then `[tool.ov]` of
+    `pyproject.toml`, then the defaults. An unknown key or a value of the wrong type is
+    `invalid_argument` naming the file and the key. Reads files only; no side effects."""
+    root = Path(root)
+    values = {k: d for k, (d, _, _) in SETTINGS.items()}
+    sources = dict.fromkeys(SETTINGS, DEFAULT_SOURCE)
+    layers: list[tuple[str, dict[str, object]]] = []
+    ov_label = f"{INDEX_DIRNAME}/{CONFIG_NAME}"
+    ov_toml = _read_toml(root / INDEX_DIRNAME / CONFIG_NAME, str(root / ov_label))
+    pyproject = _read_toml(root / "pyproject.toml", str(root / "pyproject.toml"))
+    if pyproject is not None:
+        tool = pyproject.get("tool", {})
+        if isinstance(tool, dict) and "ov" in tool:
+            label = str(root / "pyproject.toml") + " [tool.ov]"
+            layers.append(("pyproject.toml [tool.ov]", _check_table(tool["ov"], label)))
+    if ov_toml is not None:
+        layers.append((ov_label, _check_table(ov_toml, str(root / ov_label))))
+    for source, table in layers:  # later layers win
+        for key, v in table.items():
+            values[key] = tuple(v) if isinstance(v, list) else v
+            sources[key] = source
+    return Config(values, sources)
