@@ -32,8 +32,21 @@ app = typer.Typer(
 )
 
 # ---- options shared by every command ---------------------------------------------------
+
+
+def _values(*choices: str):
+    """An option's fixed values, for shell completion; scripts/gen_docs.py reads them into
+    the static bash, zsh and fish completions, so the flag and its values stay one table."""
+
+    def complete(incomplete: str) -> list[str]:
+        return [c for c in choices if c.startswith(incomplete)]
+
+    return complete
+
+
 OutputOpt = Annotated[
-    str, typer.Option("-o", "--output", help="Output format: text, json or jsonl.", metavar="FORMAT")
+    str, typer.Option("-o", "--output", help="Output format: text, json or jsonl.", metavar="FORMAT",
+                      autocompletion=_values(*FORMATS))
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Same as -o json.")]
 DbOpt = Annotated[
@@ -46,8 +59,8 @@ UriOpt = Annotated[
     typer.Option("-u", "--uri", help="Limit to this file or folder (repeatable).", metavar="PATH"),
 ]
 ColorOpt = Annotated[
-    str, typer.Option("--color", help="Colour: auto, always or never (NO_COLOR is honoured).",
-                      metavar="WHEN")
+    str, typer.Option("--color", help="Colour: auto (on a terminal), always or never; NO_COLOR turns auto off.",
+                      metavar="WHEN", autocompletion=_values("auto", "always", "never"))
 ]
 
 
@@ -147,8 +160,9 @@ def elapsed_ms(t0: float) -> int:
 class _Progress:
     """A rich progress bar on stderr (TTY or --progress); silent otherwise."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, color: bool = True) -> None:
         self.enabled = enabled
+        self.color = color
         self.bar = None
         self.tasks: dict[str, object] = {}
 
@@ -159,7 +173,8 @@ class _Progress:
                                        TimeElapsedColumn)
 
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+                                TimeElapsedColumn(), transient=True,
+                                console=Console(stderr=True, no_color=not self.color))
             self.bar.__enter__()
         return self
 
@@ -184,13 +199,17 @@ def _summary(r) -> str:
             f"{f' ({r.reused} reused)' if r.reused else ''} in {r.seconds:.2f}s")
 
 
-def _walk_options(hidden: bool, no_ignore: bool, follow: bool, max_filesize: int | None):
-    from ov.config import DEFAULT_MAX_FILESIZE, WalkOptions  # noqa: PLC0415
+def _walk_options(root: Path, hidden: bool | None, no_ignore: bool, follow: bool,
+                  max_filesize: int | None):
+    """Walk options for indexing `root`: the flags, else the tree's config, else defaults."""
+    from ov.config import WalkOptions, load_config  # noqa: PLC0415
 
     if max_filesize is not None and max_filesize <= 0:
         raise OvError("invalid_argument", "--max-filesize must be positive", field="max_filesize")
-    return WalkOptions(hidden=hidden, no_ignore=no_ignore, follow=follow,
-                       max_filesize=max_filesize or DEFAULT_MAX_FILESIZE)
+    cfg = load_config(root)
+    return WalkOptions(hidden=cfg.get("hidden", hidden), no_ignore=no_ignore, follow=follow,
+                       max_filesize=cfg.get("max-filesize", max_filesize),
+                       extra_ignores=cfg.get("ignore"))
 
 
 def _build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, full: bool = False,
@@ -198,9 +217,10 @@ def _build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, f
     from ov.indexer import IndexOptions, index_tree  # noqa: PLC0415
     from ov.walk import ALWAYS_SKIPPED  # noqa: F401,PLC0415
 
-    opts = IndexOptions(embed=embed, full=full, walk=walk_opts or _walk_options(False, False, False, None))
+    opts = IndexOptions(embed=embed, full=full,
+                        walk=walk_opts or _walk_options(root, None, False, False, None))
     show = out.stderr.isatty() if progress is None else progress
-    with _Progress(show) as bar:
+    with _Progress(show, color=out.stderr_color) as bar:
         return index_tree(root, db, opts, progress=bar, warn=out.warn)
 
 
@@ -209,14 +229,15 @@ def index_cmd(
     path: Annotated[Path, typer.Argument(help="Folder to index (default: the current folder).")] = Path("."),
     no_embed: Annotated[bool, typer.Option("--no-embed", help="Build the keyword index only (no vectors).")] = False,
     full: Annotated[bool, typer.Option("--full", help="Rebuild from scratch.")] = False,
-    hidden: Annotated[bool, typer.Option("--hidden", help="Include hidden files and folders.")] = False,
+    hidden: Annotated[Optional[bool], typer.Option("--hidden/--no-hidden", help="Include hidden files and folders (default: the config's hidden, else no).", show_default=False)] = None,
     no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Do not read .gitignore/.ignore/.ovignore files.")] = False,
     follow: Annotated[bool, typer.Option("-L", "--follow", help="Follow symlinks (never outside the root).")] = False,
-    max_filesize: Annotated[Optional[int], typer.Option("--max-filesize", help="Skip files larger than this many bytes (default 1 MiB).", metavar="BYTES")] = None,
-    progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show a progress bar (default: on a terminal).")] = None,
+    max_filesize: Annotated[Optional[int], typer.Option("--max-filesize", help="Skip files larger than this many bytes (default: the config's max-filesize, else 1 MiB).", metavar="BYTES")] = None,
+    progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show a progress bar on stderr (default: on a terminal).", show_default=False)] = None,
     output: OutputOpt = "text",
     json_: JsonOpt = False,
     db: DbOpt = None,
+    color: ColorOpt = "auto",
 ) -> None:
     """Build or refresh the index of PATH (incremental)."""
 
@@ -229,7 +250,7 @@ def index_cmd(
         if not path.is_dir():
             raise OvError("invalid_path", f"{path} is not a folder", field="path")
         rep = _build_index(out, path, db, embed=not no_embed, full=full,
-                           walk_opts=_walk_options(hidden, no_ignore, follow, max_filesize),
+                           walk_opts=_walk_options(path, hidden, no_ignore, follow, max_filesize),
                            progress=progress)
         if out.fmt == "text":
             out.notice(_summary(rep))
@@ -239,7 +260,7 @@ def index_cmd(
             out.envelope(rep, elapsed_ms(t0))
         return EXIT_OK
 
-    run((output, json_, "auto"), body)
+    run((output, json_, color), body)
 
 
 def _open_store(db: Path | None, scope: Path, *, auto_index: bool = False, out: Out | None = None,
@@ -270,27 +291,33 @@ def status_cmd(
     output: OutputOpt = "text",
     json_: JsonOpt = False,
     db: DbOpt = None,
+    color: ColorOpt = "auto",
 ) -> None:
-    """Show what is indexed: files, chunks, embedding coverage, stale files, sizes, versions."""
+    """Show what is indexed: files, chunks, embedding coverage, stale files, sizes, versions,
+    and each setting with where it came from (default, .ov/config.toml or pyproject.toml)."""
 
     def body(out: Out) -> int:
+        from dataclasses import replace  # noqa: PLC0415
+
+        from ov.config import load_config  # noqa: PLC0415
         from ov.engine import status  # noqa: PLC0415
 
         t0 = time.perf_counter()
         store, root = _open_store(db, Path.cwd())
         with store:
             rep = status(store, root)
+        rep = replace(rep, settings=load_config(root).settings())
         if out.fmt == "text":
-            from ov.render import status_text  # noqa: PLC0415
+            from ov.render import settings_text, status_text  # noqa: PLC0415
 
-            out.text(status_text(rep))
+            out.text(status_text(rep) + "\n" + settings_text(rep.settings))
         elif out.fmt == "jsonl":
             out.line(rep)
         else:
             out.envelope(rep, elapsed_ms(t0))
         return EXIT_OK
 
-    run((output, json_, "auto"), body)
+    run((output, json_, color), body)
 
 
 
@@ -314,6 +341,14 @@ def _closed_pipe(out: Out) -> int:
     except (OSError, ValueError, AttributeError):
         pass
     return EXIT_OK
+
+
+def _search_root_config():
+    """The config of the tree grep and glob search (see _ROOT_NOTE)."""
+    from ov.config import load_config  # noqa: PLC0415
+    from ov.fsearch import search_root  # noqa: PLC0415
+
+    return load_config(search_root(Path.cwd()))
 
 
 def _finish_warnings(out: Out, st) -> None:
@@ -346,9 +381,9 @@ def grep_cmd(
     globs: Annotated[Optional[list[str]], typer.Option("-g", "--glob", help="Only paths matching this glob; !GLOB excludes (repeatable; gitignore syntax, last match wins).", metavar="GLOB")] = None,
     types: Annotated[Optional[list[str]], typer.Option("-t", "--type", help="Only files of this type (ripgrep names: py, rust, md...; repeatable).", metavar="TYPE")] = None,
     exclude_uri: Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder (repeatable).", metavar="PATH")] = None,
-    hidden: Annotated[bool, typer.Option("--hidden", help="Search dotfiles and dot-folders too.")] = False,
+    hidden: Annotated[Optional[bool], typer.Option("--hidden/--no-hidden", help="Search dotfiles and dot-folders too (default: the config's hidden, else no).", show_default=False)] = None,
     no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Disregard .gitignore, .ignore and .ovignore.")] = False,
-    node_limit: Annotated[int, typer.Option("--node-limit", help="Most matches (or files, with -c/-l) returned; the result says when it cut.", metavar="N")] = 256,
+    node_limit: Annotated[Optional[int], typer.Option("--node-limit", help="Most matches (or files, with -c/-l) returned; the result says when it cut (default: the config's node-limit, else 256).", metavar="N")] = None,
     level_limit: Annotated[int, typer.Option("--level-limit", "--max-depth", help="Folder depth below each PATH (1: only its own files, as rg --max-depth 1).", metavar="N")] = 10,
     tags: Annotated[Optional[list[str]], typer.Option("--tags", help="Only indexed files with this tag k=v (repeatable; AND).", metavar="K=V")] = None,
     count: Annotated[bool, typer.Option("-c", "--count", help="Print each file's number of matching lines.")] = False,
@@ -372,18 +407,21 @@ def grep_cmd(
         b = before if before is not None else (context or 0)
         a = after if after is not None else (context or 0)
         mode = "count" if count else "files" if files_with_matches else "matches"
+        cfg = _search_root_config()
+        limit = cfg.get("node-limit", node_limit)
         st = fsearch.GrepStats()
         records = fsearch.iter_grep(
             pattern, paths or (), fixed=fixed, ignore_case=ignore_case, word=word,
             multiline=multiline, before=b, after=a, globs=globs or (), types=types or (),
-            exclude=exclude_uri or (), hidden=hidden, no_ignore=no_ignore, max_depth=level_limit,
-            node_limit=node_limit, mode=mode, tags=tags or (), use_index=not no_index, stats=st)
+            exclude=exclude_uri or (), hidden=cfg.get("hidden", hidden), no_ignore=no_ignore,
+            max_depth=level_limit, node_limit=limit, mode=mode, tags=tags or (),
+            use_index=not no_index, stats=st, ignores=cfg.get("ignore"))
         try:
-            return emit(out, records, st, mode, a, b, t0)
+            return emit(out, records, st, mode, a, b, t0, limit)
         except BrokenPipeError:
             return _closed_pipe(out)
 
-    def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float) -> int:
+    def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float, node_limit: int) -> int:
         from ov import fsearch  # noqa: PLC0415
         from ov.model import GrepResult  # noqa: PLC0415
         from ov.render import GrepPrinter, grep_envelope  # noqa: PLC0415
@@ -436,9 +474,9 @@ def glob_cmd(
     path: Annotated[Optional[str], typer.Argument(help="Folder to list (default: the current folder).",
                                                   show_default=False)] = None,
     ignore_case: Annotated[bool, typer.Option("-i", "--ignore-case", help="Fold case.")] = False,
-    hidden: Annotated[bool, typer.Option("--hidden", help="Include dotfiles and dot-folders; * then matches a leading dot.")] = False,
+    hidden: Annotated[Optional[bool], typer.Option("--hidden/--no-hidden", help="Include dotfiles and dot-folders; * then matches a leading dot (default: the config's hidden, else no).", show_default=False)] = None,
     no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Disregard .gitignore, .ignore and .ovignore.")] = False,
-    node_limit: Annotated[int, typer.Option("--node-limit", help="Most paths returned; the result says when it cut.", metavar="N")] = 256,
+    node_limit: Annotated[Optional[int], typer.Option("--node-limit", help="Most paths returned; the result says when it cut (default: the config's node-limit, else 256).", metavar="N")] = None,
     level_limit: Annotated[int, typer.Option("--level-limit", "--max-depth", help="Folder depth below PATH (1: only its own files).", metavar="N")] = 10,
     fields: Annotated[Optional[str], typer.Option("-f", "--fields", help="Fields per path: name,path,type,size,mode,mtime,tags (mode is octal, mtime ISO 8601 UTC).", metavar="LIST")] = None,
     simple: Annotated[bool, typer.Option("--simple", help="Bare paths, one a line (whatever the format).")] = False,
@@ -453,10 +491,13 @@ def glob_cmd(
 
         t0 = time.perf_counter()
         flds = fsearch.parse_fields(fields)
+        cfg = _search_root_config()
+        limit = cfg.get("node-limit", node_limit)
         st = fsearch.GrepStats()
-        res = fsearch.glob(pattern, path, ignore_case=ignore_case, hidden=hidden,
-                           no_ignore=no_ignore, max_depth=level_limit, node_limit=node_limit,
-                           fields=() if simple else flds, exclude=exclude_uri or (), stats=st)
+        res = fsearch.glob(pattern, path, ignore_case=ignore_case, hidden=cfg.get("hidden", hidden),
+                           no_ignore=no_ignore, max_depth=level_limit, node_limit=limit,
+                           fields=() if simple else flds, exclude=exclude_uri or (), stats=st,
+                           ignores=cfg.get("ignore"))
         _finish_warnings(out, st)
         if simple or out.fmt == "text":
             out.stdout.write(glob_text(res, flds, simple))
@@ -466,7 +507,7 @@ def glob_cmd(
             for m in res.matches:
                 out.line(m if not isinstance(m, str) else {"path": m})
         if res.truncated and out.fmt != "json":
-            out.warn(f"stopped at --node-limit {node_limit}: more paths exist")
+            out.warn(f"stopped at --node-limit {limit}: more paths exist")
         return EXIT_OK if res.matches else EXIT_NONE
 
     run((output, json_, color), body)
@@ -484,11 +525,10 @@ def _search_common(
         from ov.engine import SearchRequest, scope_paths, search  # noqa: PLC0415
         from ov.query import (TIME_FIELDS, check_query, parse_levels, parse_tags,  # noqa: PLC0415
                               parse_time)
-        from ov.query import search_type as norm_type  # noqa: PLC0415
         from ov.store import Filters  # noqa: PLC0415
 
         t0 = time.perf_counter()
-        st = norm_type(search_type)
+        _check_search_flags(search_type, limit)
         check_query(query)
         if time_field not in TIME_FIELDS:
             raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
@@ -500,12 +540,13 @@ def _search_common(
         scope = Path.cwd()
         store, root = _open_store(db, scope, auto_index=not no_auto_index, out=out, readonly=False)
         with store:
+            st, lim = _search_settings(root, search_type, limit)
             uris = scope_paths(root, uri)
             excl = scope_paths(root, exclude_uri)
             ftypes = tuple(_type_names(types))
             filters = Filters(uris=uris, exclude_uris=excl, ftypes=ftypes, after=t_after,
                               before=t_before, time_field=time_field, tags=tag_pairs, levels=levels)
-            req = SearchRequest(query=query, search_type=st, limit=limit, threshold=threshold,
+            req = SearchRequest(query=query, search_type=st, limit=lim, threshold=threshold,
                                 filters=filters, cursor=cursor, explain=explain,
                                 all_chunks=all_chunks, read_content=read_content)
             res = search(store, root, req)
@@ -525,6 +566,25 @@ def _search_common(
         return EXIT_OK if res.hits else EXIT_NONE
 
     run((output, json_, color), body)
+
+
+def _check_search_flags(search_type: str | None, limit: int | None) -> None:
+    """Refuse a bad --search-type or --limit before anything is opened or built."""
+    from ov.query import check_limit, search_type as norm_type  # noqa: PLC0415
+
+    if search_type is not None:
+        norm_type(search_type)
+    if limit is not None:
+        check_limit(limit)
+
+
+def _search_settings(root: Path, search_type: str | None, limit: int | None) -> tuple[str, int]:
+    """(search type, limit): the flags, else the tree's config, else the defaults."""
+    from ov.config import load_config  # noqa: PLC0415
+    from ov.query import search_type as norm_type  # noqa: PLC0415
+
+    cfg = load_config(root)
+    return norm_type(cfg.get("search-type", search_type)), cfg.get("limit", limit)
 
 
 def _type_names(types: list[str] | None) -> list[str]:
@@ -548,11 +608,11 @@ def _type_names(types: list[str] | None) -> list[str]:
 
 
 QueryArg = Annotated[str, typer.Argument(help="What to look for, in plain words.", show_default=False)]
-LimitOpt = Annotated[int, typer.Option("-n", "--limit", "--node-limit", help="Hits per page (1-50).", metavar="N")]
+LimitOpt = Annotated[Optional[int], typer.Option("-n", "--limit", "--node-limit", help="Hits per page, 1-50 (default: the config's limit, else 10).", metavar="N")]
 ThresholdOpt = Annotated[Optional[float], typer.Option("--threshold", help="Drop hits scoring below this (0-1).", metavar="SCORE")]
 AfterOpt = Annotated[Optional[str], typer.Option("--after", help="Only files changed at or after (2h, 7d, 2024-05-01, ISO 8601; UTC).", metavar="TIME")]
 BeforeOpt = Annotated[Optional[str], typer.Option("--before", help="Only files changed before this time.", metavar="TIME")]
-TimeFieldOpt = Annotated[str, typer.Option("--time-field", help="Time used by --after/--before: updated_at or created_at.", metavar="FIELD")]
+TimeFieldOpt = Annotated[str, typer.Option("--time-field", help="Time used by --after/--before: updated_at or created_at.", metavar="FIELD", autocompletion=_values("updated_at", "created_at"))]
 TagsOpt = Annotated[Optional[list[str]], typer.Option("--tags", help="Only files with this tag k=v (repeatable; AND).", metavar="K=V")]
 TypeOpt = Annotated[Optional[list[str]], typer.Option("-t", "--type", help="Only this file type or extension (repeatable).", metavar="TYPE")]
 LevelOpt = Annotated[Optional[str], typer.Option("-L", "--level", help="Tiers to search: 0 abstract, 1 overview, 2 full text (e.g. 0,1,2; default 2).", metavar="LEVELS")]
@@ -567,7 +627,7 @@ NoAutoIndexOpt = Annotated[bool, typer.Option("--no-auto-index", help="Fail with
 @app.command("find")
 def find_cmd(
     query: QueryArg,
-    limit: LimitOpt = 10,
+    limit: LimitOpt = None,
     threshold: ThresholdOpt = None,
     after: AfterOpt = None,
     before: BeforeOpt = None,
@@ -596,9 +656,9 @@ def find_cmd(
 @app.command("search")
 def search_cmd(
     query: QueryArg,
-    search_type: Annotated[str, typer.Option("--search-type", help="hybrid (default), keywords (alias lexical) or semantic.", metavar="TYPE")] = "hybrid",
-    mode: Annotated[str, typer.Option("--mode", help="list (ranked hits) or context (packed for an LLM).", metavar="MODE")] = "list",
-    limit: LimitOpt = 10,
+    search_type: Annotated[Optional[str], typer.Option("--search-type", help="hybrid, keywords (alias lexical) or semantic (default: the config's search-type, else hybrid).", metavar="TYPE", autocompletion=_values("hybrid", "keywords", "lexical", "semantic"))] = None,
+    mode: Annotated[str, typer.Option("--mode", help="list (ranked hits) or context (packed for an LLM).", metavar="MODE", autocompletion=_values("list", "context"))] = "list",
+    limit: LimitOpt = None,
     threshold: ThresholdOpt = None,
     after: AfterOpt = None,
     before: BeforeOpt = None,
@@ -645,7 +705,7 @@ def search_cmd(
 # search_cmd (annotations resolve when the app runs, so order does not matter).
 
 MaxTokensOpt = Annotated[Optional[int], typer.Option("--max-tokens", help="Context mode: token budget of the block (default 1600; chars/4).", metavar="N")]
-DetailOpt = Annotated[Optional[str], typer.Option("--detail", help='Context mode: default tier, abstract, overview or full, or JSON per category ({"code":"full"}).', metavar="TIER")]
+DetailOpt = Annotated[Optional[str], typer.Option("--detail", help='Context mode: default tier, abstract, overview or full, or JSON per category ({"code":"full"}).', metavar="TIER", autocompletion=_values("abstract", "overview", "full"))]
 SessionOpt = Annotated[Optional[str], typer.Option("--session-id", help="Context mode: record what is served under this session id.", metavar="ID")]
 DedupTurnsOpt = Annotated[Optional[int], typer.Option("--dedup-turns", help="Context mode: skip entries served to the session in its last K turns (default 1).", metavar="K")]
 
@@ -667,14 +727,13 @@ def _context_search(query, search_type, limit, threshold, after, before, time_fi
         from ov.engine import SearchRequest, context, scope_paths  # noqa: PLC0415
         from ov.query import (TIME_FIELDS, check_query, parse_levels, parse_tags,  # noqa: PLC0415
                               parse_time)
-        from ov.query import search_type as norm_type  # noqa: PLC0415
         from ov.store import Filters  # noqa: PLC0415
 
         t0 = time.perf_counter()
         if uri:
             raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
                           "--exclude-uri to leave files out", field="uri")
-        st = norm_type(search_type)
+        _check_search_flags(search_type, limit)
         check_query(query)
         if time_field not in TIME_FIELDS:
             raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
@@ -689,8 +748,9 @@ def _context_search(query, search_type, limit, threshold, after, before, time_fi
         ignored = [name for name, v in list_only.items() if v]
         store, root = _open_store(db, Path.cwd(), auto_index=not no_auto_index, out=out)
         with store:
+            st, lim = _search_settings(root, search_type, limit)
             filters = Filters(exclude_uris=scope_paths(root, exclude_uri), **filters_kw)
-            req = SearchRequest(query=query, search_type=st, limit=limit, threshold=threshold,
+            req = SearchRequest(query=query, search_type=st, limit=lim, threshold=threshold,
                                 filters=filters)
             res = context(store, root, req, max_tokens=max_tokens, detail=det, session_id=session_id,
                           dedup_turns=dedup_turns, ignored=ignored)
@@ -734,10 +794,11 @@ def _store_for_path(db: Path | None, path: str):
 @app.command("read")
 def read_cmd(
     path: Annotated[str, typer.Argument(help="An indexed file or folder.", show_default=False)],
-    level: Annotated[Optional[int], typer.Option("-L", "--level", help="0 abstract, 1 overview, 2 full text (default: 2 for a file, 1 for a folder; a folder's 2 lists its files).", metavar="N")] = None,
+    level: Annotated[Optional[int], typer.Option("-L", "--level", help="0 abstract, 1 overview, 2 full text (default: 2 for a file, 1 for a folder; a folder's 2 lists its files).", metavar="N", autocompletion=_values("0", "1", "2"))] = None,
     output: OutputOpt = "text",
     json_: JsonOpt = False,
     db: DbOpt = None,
+    color: ColorOpt = "auto",
 ) -> None:
     """Print one tier of an indexed file or folder."""
 
@@ -756,18 +817,19 @@ def read_cmd(
             out.stdout.write(res.text if not res.text or res.text.endswith("\n") else res.text + "\n")
         return EXIT_OK
 
-    run((output, json_, "auto"), body)
+    run((output, json_, color), body)
 
 
 @app.command("tag")
 def tag_cmd(
     path: Annotated[str, typer.Argument(help="An indexed file, or a folder with --recursive.", show_default=False)],
     tags: Annotated[Optional[list[str]], typer.Argument(help="Tags as key=value.", show_default=False)] = None,
-    mode: Annotated[str, typer.Option("--mode", help="set (replace all tags), append (add or overwrite keys; default) or remove (k= drops a key, k=v only with that value).", metavar="MODE")] = "append",
+    mode: Annotated[str, typer.Option("--mode", help="set (replace all tags), append (add or overwrite keys; default) or remove (k= drops a key, k=v only with that value).", metavar="MODE", autocompletion=_values("set", "append", "remove"))] = "append",
     recursive: Annotated[bool, typer.Option("-r", "--recursive", help="Tag every indexed file under a folder.")] = False,
     output: OutputOpt = "text",
     json_: JsonOpt = False,
     db: DbOpt = None,
+    color: ColorOpt = "auto",
 ) -> None:
     """Set, add or remove k=v tags on indexed files (kept across re-indexing)."""
 
@@ -791,7 +853,7 @@ def tag_cmd(
             out.text(tags_text(res))
         return EXIT_OK
 
-    run((output, json_, "auto"), body)
+    run((output, json_, color), body)
 
 
 def _grep_flags() -> list[str]:
@@ -810,6 +872,7 @@ def manifest_cmd(
     output: OutputOpt = "text",
     json_: JsonOpt = False,
     db: DbOpt = None,
+    color: ColorOpt = "auto",
 ) -> None:
     """Describe what this build and the nearest index can serve (modes, tiers, model, limits)."""
 
@@ -834,8 +897,48 @@ def manifest_cmd(
             out.text(manifest_text(res))
         return EXIT_OK
 
-    run((output, json_, "auto"), body)
+    run((output, json_, color), body)
 
+
+
+
+# ---- doctor (ov.doctor) ---------------------------------------------------------------
+
+
+@app.command("doctor", help=(
+    "Check that ov can run here and say how to fix what cannot: Python, SQLite and FTS5, "
+    "extension loading and sqlite-vec, the model files and their sha256, the tokenizer "
+    "settings, onnxruntime and one embedding, and the nearest index's schema and integrity. "
+    "Exit 0 when every check passes, 1 when any fails (the report says which and the fix), "
+    "2 when doctor itself cannot run."))
+def doctor_cmd(
+    output: OutputOpt = "text",
+    json_: JsonOpt = False,
+    db: DbOpt = None,
+    color: ColorOpt = "auto",
+) -> None:
+    def body(out: Out) -> int:
+        from ov.doctor import run_checks  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        res = run_checks(Path.cwd(), db)
+        if out.fmt == "json":
+            out.envelope(res, elapsed_ms(t0))
+        elif out.fmt == "jsonl":
+            for c in res.checks:
+                out.line(c)
+        else:
+            from ov.render import doctor_text  # noqa: PLC0415
+
+            out.text(doctor_text(res, out.color))
+            failed = sum(not c.ok for c in res.checks)
+            out.notice(f"{len(res.checks) - failed} of {len(res.checks)} checks passed" if failed
+                       else f"all {len(res.checks)} checks passed")
+        # A failing doctor should fail a CI step, yet it is a finding, not an error: the
+        # report is still the data on stdout, so 1 ("ran, the answer is no") rather than 2.
+        return EXIT_OK if res.ok else EXIT_NONE
+
+    run((output, json_, color), body)
 
 
 # ======================================================================================

@@ -88,11 +88,12 @@ def _disjoint(rels: list[str]) -> list[str]:
 
 
 def _walk_opts(hidden: bool, no_ignore: bool, max_depth: int | None,
-               excludes: Sequence[str] = ()) -> WalkOptions:
-    # Excluded paths become anchored ignore lines, so an excluded folder is never entered.
+               excludes: Sequence[str] = (), ignores: Sequence[str] = ()) -> WalkOptions:
+    # Excluded paths become anchored ignore lines, so an excluded folder is never entered;
+    # `ignores` are gitignore lines from the tree's config, rooted at the search root.
     lines = tuple("/" + _GLOB_SPECIAL.sub(r"\\\g<0>", e) for e in excludes if e)
     return WalkOptions(hidden=hidden, no_ignore=no_ignore, max_filesize=None, max_depth=max_depth,
-                       extra_ignores=lines)
+                       extra_ignores=tuple(ignores) + lines)
 
 
 def _excluder(excludes: Sequence[str]) -> Callable[[str], bool] | None:
@@ -185,6 +186,7 @@ def iter_grep(
     use_index: bool = True,
     timeout: float = config.REGEX_TIMEOUT_S,
     stats: GrepStats | None = None,
+    ignores: Sequence[str] = (),
 ) -> Iterator[Match | FileCount]:
     """Search file contents; yield `Match` records (mode "matches"), or `FileCount`
     records (mode "count": files with their matching-line counts; mode "files": paths).
@@ -215,7 +217,7 @@ def iter_grep(
     if candidates is None and use_index:
         candidates = index_candidates(root)
     may_hold = candidates(list(pat.literals), pat.fold) if candidates else None
-    opts = _walk_opts(hidden, no_ignore, max_depth, ex_rels)
+    opts = _walk_opts(hidden, no_ignore, max_depth, ex_rels, ignores)
     yield from _grep_files(pat, root, rels, opts, st, mode=mode, before=before, after=after,
                            limit=node_limit, excluded=excluded, pfilter=pfilter,
                            tfilter=tfilter, allowed=allowed, may_hold=may_hold)
@@ -415,6 +417,7 @@ def glob(
     fields: Sequence[str] = (),
     exclude: Sequence[str] = (),
     stats: GrepStats | None = None,
+    ignores: Sequence[str] = (),
 ) -> GlobResult:
     """Files and symlinks under PATH whose root-relative path matches the glob.
 
@@ -439,7 +442,7 @@ def glob(
     found: list[FileEntry] = []
     truncated = False
     starts = [] if start is None or not os.path.lexists(root / start) else [start]
-    opts = _walk_opts(hidden, no_ignore, depth, ex_rels)
+    opts = _walk_opts(hidden, no_ignore, depth, ex_rels, ignores)
     for e in _entries(root, starts, opts, st, yield_symlinks=True):
         if match(e.path) and (excluded is None or not excluded(e.path)):
             if len(found) >= node_limit:

@@ -57,6 +57,7 @@ class Out:
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
         self.color = use_color(color, self.stdout)
+        self.stderr_color = use_color(color, self.stderr)  # progress bars, doctor notes
 
     # -- data -------------------------------------------------------------------------
     def envelope(self, result: Any, elapsed_ms: int) -> None:
@@ -101,6 +102,15 @@ def status_text(rep) -> str:
         f"schema version:  {rep.schema_version}",
         f"sqlite:          {rep.sqlite_version}, sqlite-vec {rep.vec_version}",
     ]
+    return "\n".join(lines)
+
+
+def settings_text(settings: dict) -> str:
+    """`key = value  (source)` a setting, in TOML spelling, under a `settings:` heading."""
+    lines = ["settings:"]
+    for key, v in settings.items():
+        shown = json.dumps(v["value"], ensure_ascii=False)
+        lines.append(f"  {key:<13} = {shown}  ({v['source']})")
     return "\n".join(lines)
 
 
@@ -241,6 +251,17 @@ def manifest_text(m) -> str:
         f"{lim['level_limit']}, context {lim['default_max_tokens']} tokens",
         f"grep flags:    {' '.join(m.grep_flags)}",
     ]
+    return "\n".join(lines)
+
+
+def doctor_text(res, color: bool = False) -> str:
+    """`ok   name: detail` a check; a failure as `FAIL name: detail; fix: ...`."""
+    lines = []
+    for c in res.checks:
+        mark = "ok  " if c.ok else "FAIL"
+        if color:
+            mark = f"\x1b[32m{mark}\x1b[0m" if c.ok else f"\x1b[1;31m{mark}\x1b[0m"
+        lines.append(f"{mark} {c.name}: {c.detail}" + ("" if c.ok else f"; fix: {c.fix}"))
     return "\n".join(lines)
 
 
