@@ -33,9 +33,10 @@ MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2 (int8 onnx)"
 DIM = 384
 MAX_TOKENS = 256  # the model's window, [CLS] and [SEP] included
 
-# Measured on a 2-core machine (scripts/bench_embed.py): 8 is the fastest of 1-32 for
-# ~100-250-token chunks; larger batches lose ~10 % to cache pressure.
-DEFAULT_BATCH_SIZE = 8
+# Measured on a 2-core machine on ~140-token stdlib chunks, batches run alternately on
+# one session: 4 and 8 tie (7.2-7.9 chunks/s under heavy load), 16 is ~5 % slower and
+# 32 ~20 % slower; 4 keeps resident memory lowest (~305 MB against ~355 at 8, ~540 at 16).
+DEFAULT_BATCH_SIZE = 4
 
 _TOKENIZER_REL = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 
@@ -122,17 +123,20 @@ def _load_tokenizer(path: Path, *, truncate: bool):
 class OnnxEmbedder:
     """all-MiniLM-L6-v2 (int8) on onnxruntime's CPU provider.
 
-    Two session profiles, measured on this 2-core machine (onnxruntime 1.32, median of
-    several runs; scripts/bench_embed.py --profiles):
-    - "index": ORT_ENABLE_ALL graph optimisation. Session load ~560 ms, then one short
-      query ~2.3 ms. The load is paid once per indexing run, the speed on every batch.
-    - "query": ORT_DISABLE_ALL. Session load ~50 ms, one short query ~6.5 ms: for a
-      single search query the whole call is ~10x faster than with "index".
-    Both give the same vectors (cosine > 0.99999).
+    Two session profiles. Measured on this 2-core machine (onnxruntime 1.32, a fresh
+    process per run, machine otherwise quiet, medians of 3; scripts/bench_embed.py
+    --profiles measures it in one process):
 
-    Threads: onnxruntime's intra-op pool gets one thread per available core (or
-    `threads`) and the inter-op pool one, since the graph runs sequentially; two such
-    pools on the same cores would only contend.
+    | profile | graph optimisation | session load | first query | next queries |
+    | "index" | ORT_ENABLE_ALL     | ~185 ms      | ~4 ms       | ~2.5 ms      |
+    | "query" | ORT_DISABLE_ALL    | ~37 ms       | ~50 ms      | ~12 ms       |
+
+    So one search query costs ~90 ms with "query" against ~190 ms with "index", while an
+    indexing run pays the slower load once and gets the faster kernels on every batch.
+    Both give the same vectors (cosine > 0.9999 on the fixture texts).
+
+    Threads: the intra-op pool gets one thread per available core (or `threads`), the
+    inter-op pool one, since the graph runs sequentially; more would only contend.
     """
 
     model_id = MODEL_ID
@@ -178,6 +182,10 @@ class OnnxEmbedder:
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.log_severity_level = 3  # warnings about unused initialisers are noise for users
+        # Memory patterns are cached per input shape, and length-grouped batches have many
+        # shapes: with them on, resident memory kept growing (370 -> 460 MB over two
+        # passes of 120 chunks at batch 8); off, it stays flat at ~355 MB, same speed.
+        so.enable_mem_pattern = False
         try:
             return ort.InferenceSession(str(self.model_path), so,
                                         providers=["CPUExecutionProvider"])
