@@ -266,6 +266,8 @@ def check_index(scope: Path, db: Path | None) -> list[Check]:
         except Exception as e:  # a damaged file can fail the check itself
             rows = [str(e)]
         ok = rows == ["ok"]
+        # a row may hold several lines ("*** in database main ***\nPage 3: ..."): one line each
+        rows = [line for r in rows for line in str(r).splitlines() if line.strip()]
         shown = "; ".join(rows[:3]) + (f" (+{len(rows) - 3} more)" if len(rows) > 3 else "")
         checks.append(Check("index-integrity", ok, f"PRAGMA integrity_check: {shown}",
                             "" if ok else rebuild))
