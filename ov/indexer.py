@@ -37,7 +37,6 @@ Progress = Callable[[str, int, "int | None"], None]
 
 COMMIT_FILES = 200  # files per transaction
 COMMIT_SECONDS = 1.0
-EMBED_BATCH = 16
 EMBED_COMMIT = 256  # chunks per transaction while embedding
 LOCK_WAIT_S = float(os.environ.get("OV_LOCK_WAIT", "3"))
 CHUNK_TOKENS = 200
@@ -163,9 +162,12 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
 
 
 def _clear(store: Store) -> None:
+    """`--full`: drop every chunk and forget every file's content, keeping the file rows
+    (their tags and created_at) so the walk that follows re-reads everything."""
     with store.tx() as conn:
         for (fid,) in conn.execute("SELECT id FROM files").fetchall():
-            store.delete_file(fid)
+            store.delete_chunks(fid)
+        store.forget_contents()
         store.bump_generation()
 
 
@@ -271,7 +273,8 @@ def _embed_phase(store: Store, report: IndexReport, progress: Progress | None, e
         part = ids[start:start + EMBED_COMMIT]
         texts = store.chunk_texts(part)
         part = [i for i in part if i in texts]
-        vecs = embedder.embed([texts[i] for i in part], batch_size=EMBED_BATCH)
+        # batch size: the embedder's default, the fastest and leanest measured (ov/embed.py)
+        vecs = embedder.embed([texts[i] for i in part])
         blobs = [v.astype("float32").tobytes() for v in vecs]
         with store.tx():
             store.store_vectors(part, blobs)

@@ -73,14 +73,27 @@ def connect(path: str | Path, *, readonly: bool = False):
             conn = mod.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
         conn.isolation_level = None  # explicit BEGIN/COMMIT below
         conn.enable_load_extension(True)
-        import sqlite_vec  # noqa: PLC0415
-
-        conn.load_extension(sqlite_vec.loadable_path())
+        conn.load_extension(_vec_path())
         conn.enable_load_extension(False)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        # vector scans read the whole vec0 table: map it rather than page it through a
+        # 2 MB cache (152 -> 73 ms on 100k chunks); a larger page cache helps FTS5 too
+        conn.execute("PRAGMA mmap_size=1073741824")
+        conn.execute("PRAGMA cache_size=-65536")
     except (op_err, db_err) as e:
         raise _map_error(e, path) from e
     return conn
+
+
+def _vec_path() -> str:
+    """sqlite-vec's loadable library, found without importing the package (which imports
+    numpy: ~190 ms a keyword search or grep does not need)."""
+    import importlib.util  # noqa: PLC0415
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise OvError("not_found", "the sqlite-vec package is not installed (pip install sqlite-vec)")
+    return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
 
 
 def _map_error(e: Exception, path: Any = None) -> OvError:
@@ -360,6 +373,10 @@ class Store:
              json.dumps(merged, ensure_ascii=False, sort_keys=True), ftype, category, abstract,
              overview, file_id))
         return file_id
+
+    def forget_contents(self) -> None:
+        """Mark every file as never read (size -1, no hash) so the next walk re-indexes it."""
+        self.conn.execute("UPDATE files SET size = -1, hash = ''")
 
     def delete_file(self, file_id: int) -> None:
         self.delete_chunks(file_id)

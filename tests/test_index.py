@@ -281,3 +281,17 @@ def test_index_with_the_real_model(ov, tree):
     r = ov("status", "-o", "json", cwd=root)
     assert r.json["result"]["model"].startswith("sentence-transformers/all-MiniLM-L6-v2")
     assert r.json["result"]["embedded_coverage"] == 1.0
+
+
+def test_full_rebuild_keeps_tags_and_created_at(ov, tree):
+    root = tree({"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n"})
+    index_json(ov, root)
+    assert ov("tag", root / "a.md", "team=docs", cwd=root).code == 0
+    with Store.open(root / ".ov" / "index.db") as s:
+        created = s.q1("SELECT created_at FROM files WHERE path='a.md'")
+    rep = index_json(ov, root, "--full")
+    assert rep["updated"] == 2 and rep["embedded"] > 0
+    with Store.open(root / ".ov" / "index.db") as s:
+        assert s.q1("SELECT tags FROM files WHERE path='a.md'") == '{"team": "docs"}'
+        assert s.q1("SELECT created_at FROM files WHERE path='a.md'") == created
+        assert s.q1("SELECT count(*) FROM chunks WHERE embedded = 0") == 0
