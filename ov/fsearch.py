@@ -418,6 +418,7 @@ def glob(
     exclude: Sequence[str] = (),
     stats: GrepStats | None = None,
     ignores: Sequence[str] = (),
+    tags: Sequence[str] = (),
 ) -> GlobResult:
     """Files and symlinks under PATH whose root-relative path matches the glob.
 
@@ -438,13 +439,15 @@ def glob(
     ex_rels = [resolve_path(root, cwd, e, must_exist=False, field_name="exclude_uri")
                for e in exclude]
     excluded = _excluder(ex_rels)
+    allowed = tag_paths(root, parse_tags(tags)) if tags else None  # before the node limit
     start, depth = _glob_walk_plan(pattern, rel, max_depth, ignore_case)
     found: list[FileEntry] = []
     truncated = False
     starts = [] if start is None or not os.path.lexists(root / start) else [start]
     opts = _walk_opts(hidden, no_ignore, depth, ex_rels, ignores)
     for e in _entries(root, starts, opts, st, yield_symlinks=True):
-        if match(e.path) and (excluded is None or not excluded(e.path)):
+        if match(e.path) and (excluded is None or not excluded(e.path)) \
+                and (allowed is None or e.path in allowed):
             if len(found) >= node_limit:
                 truncated = True
                 break

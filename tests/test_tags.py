@@ -199,3 +199,17 @@ def test_store_paths_with_tags(many, cli):
         assert st.paths_with_tags([("team", "a"), ("kind", "x")]) == {"f03.txt"}
         assert st.paths_with_tags({"team": "zzz"}) == set()
         assert len(st.paths_with_tags({})) == 16
+
+
+def test_glob_tags_filter_before_the_node_limit(tree, cli):
+    files = {f"f{i:02}.md": f"# {i}\n" for i in range(20)}
+    root = tree(files)
+    assert cli("index", root, "--no-embed").code == 0
+    assert cli("tag", root / "f17.md", "team=docs", cwd=root).code == 0
+    assert cli("tag", root / "f18.md", "team=docs", "lang=en", cwd=root).code == 0
+    r = cli("glob", "*.md", "--tags", "team=docs", "--node-limit", "1", "-o", "json", cwd=root)
+    assert r.code == 0 and r.json["result"]["matches"] == ["f17.md"] and r.json["result"]["truncated"]
+    r = cli("glob", "*.md", "--tags", "team=docs", "--tags", "lang=en", "-f", "path,tags", "-o", "json", cwd=root)
+    assert r.json["result"]["matches"] == [{"path": "f18.md", "tags": {"lang": "en", "team": "docs"}}]
+    r = cli("glob", "*.md", "--tags", "bare", "-o", "json", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
