@@ -18,7 +18,7 @@ from typing import Annotated, Optional
 import click
 import typer
 
-from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
+from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError, debug_enabled
 from ov.render import FORMATS, Out
 
 app = typer.Typer(
@@ -124,7 +124,7 @@ def run(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> None:
     except BrokenPipeError:
         raise
     except Exception as e:  # a bug: report it as `internal`, traceback only on request
-        if os.environ.get("OV_DEBUG"):
+        if debug_enabled():
             traceback.print_exc()
         report(out, _not_utf8(e) or OvError(
             "internal", f"{type(e).__name__}: {e} (set OV_DEBUG=1 for the traceback)"))

@@ -7,6 +7,8 @@ bug and is reported as `internal` (with the traceback only under OV_DEBUG=1).
 
 from __future__ import annotations
 
+import os
+
 EXIT_OK = 0  # results
 EXIT_NONE = 1  # ran fine, found nothing
 EXIT_ERROR = 2  # any error
@@ -52,3 +54,8 @@ class OvError(Exception):
             "retryable": self.retryable,
             "field": self.field,
         }
+
+
+def debug_enabled() -> bool:
+    """OV_DEBUG=1 asks for tracebacks; unset, empty, 0, false, no and off do not."""
+    return os.environ.get("OV_DEBUG", "").strip().lower() not in ("", "0", "false", "no", "off")
