@@ -397,25 +397,30 @@ class Store:
         self.conn.executemany("DELETE FROM chunks_vec WHERE chunk_id = ?", [(r[0],) for r in rows])
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
 
-    def insert_chunks(self, file_id: int, chunks: Iterable[Any], hashes: Sequence[str]) -> list[int]:
-        """Insert chunks (objects with start, end, start_line, end_line, text, level)."""
-        ids = []
-        for seq, (c, h) in enumerate(zip(chunks, hashes)):
-            cur = self.conn.execute(
-                "INSERT INTO chunks(file_id, level, seq, start, end, start_line, end_line, text, hash, "
-                "embedded) VALUES (?,?,?,?,?,?,?,?,?,0)",
-                (file_id, c.level, seq, c.start, c.end, c.start_line, c.end_line, c.text, h))
-            cid = cur.lastrowid
-            ids.append(cid)
-            self.conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
-                              (cid, keyword_text(c.text)))
-            if c.level == 2:
-                self.conn.execute("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)", (cid, c.text))
+    def insert_chunks(self, file_id: int, chunks: Sequence[Any], hashes: Sequence[str]) -> list[int]:
+        """Insert chunks (objects with start, end, start_line, end_line, text, level).
+
+        Ids are assigned here so the three tables take one `executemany` each; this runs
+        inside the indexer's write transaction, so no other writer can take them.
+        """
+        first = (self.q1("SELECT max(id) FROM chunks") or 0) + 1
+        ids = list(range(first, first + len(chunks)))
+        self.conn.executemany(
+            "INSERT INTO chunks(id, file_id, level, seq, start, end, start_line, end_line, text, hash, "
+            "embedded) VALUES (?,?,?,?,?,?,?,?,?,?,0)",
+            [(cid, file_id, c.level, seq, c.start, c.end, c.start_line, c.end_line, c.text, h)
+             for seq, (cid, c, h) in enumerate(zip(ids, chunks, hashes))])
+        self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
+                              [(cid, keyword_text(c.text)) for cid, c in zip(ids, chunks)])
+        self.conn.executemany("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)",
+                              [(cid, c.text) for cid, c in zip(ids, chunks) if c.level == 2])
         return ids
 
     def reuse_vectors(self, chunk_ids: Sequence[int]) -> int:
         """Copy stored vectors to new chunks whose text hash already has one. Returns count."""
         n = 0
+        if not self.has_vectors():
+            return 0
         for cid in chunk_ids:
             row = self.conn.execute(
                 "SELECT v.embedding FROM chunks c JOIN chunks_vec v ON v.chunk_id = c.id "
