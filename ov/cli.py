@@ -122,7 +122,8 @@ def run(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> None:
         out.stderr.write("ov: interrupted\n")
         code = 130
     except BrokenPipeError:
-        raise
+        # Handled here: click would turn it into exit 1, and `| head` is not a failure.
+        code = _closed_pipe(out)
     except Exception as e:  # a bug: report it as `internal`, traceback only on request
         if debug_enabled():
             traceback.print_exc()
@@ -132,7 +133,7 @@ def run(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> None:
     try:
         out.stdout.flush()
     except BrokenPipeError:
-        raise
+        code = _closed_pipe(out)
     raise typer.Exit(code)
 
 
@@ -351,6 +352,23 @@ def _search_root_config():
     return load_config(search_root(Path.cwd()))
 
 
+def _reader_gone(out: Out) -> bool:
+    """True when stdout is a pipe its reader has closed. A large write into such a pipe can
+    end as a silent partial write (Python keeps no error), so ask the pipe itself before
+    printing a notice after the data; the notice would break the quiet of `| head`."""
+    import select  # noqa: PLC0415
+
+    if not hasattr(select, "poll"):
+        return False
+    try:
+        fd = out.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, 0)  # POLLERR is always reported: the read end is closed
+        return any(ev & select.POLLERR for _, ev in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def _finish_warnings(out: Out, st) -> None:
     from ov.fsearch import unreadable_warning  # noqa: PLC0415
 
@@ -481,6 +499,7 @@ def glob_cmd(
     fields: Annotated[Optional[str], typer.Option("-f", "--fields", help="Fields per path: name,path,type,size,mode,mtime,tags (mode is octal, mtime ISO 8601 UTC).", metavar="LIST")] = None,
     simple: Annotated[bool, typer.Option("--simple", help="Bare paths, one a line (whatever the format).")] = False,
     exclude_uri: Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder (repeatable).", metavar="PATH")] = None,
+    tags: Annotated[Optional[list[str]], typer.Option("--tags", help="Only indexed files with this tag k=v (repeatable; AND).", metavar="K=V")] = None,
     color: ColorOpt = "auto",
     output: OutputOpt = "text",
     json_: JsonOpt = False,
@@ -497,7 +516,7 @@ def glob_cmd(
         res = fsearch.glob(pattern, path, ignore_case=ignore_case, hidden=cfg.get("hidden", hidden),
                            no_ignore=no_ignore, max_depth=level_limit, node_limit=limit,
                            fields=() if simple else flds, exclude=exclude_uri or (), stats=st,
-                           ignores=cfg.get("ignore"))
+                           ignores=cfg.get("ignore"), tags=tags or ())
         _finish_warnings(out, st)
         if simple or out.fmt == "text":
             out.stdout.write(glob_text(res, flds, simple))
@@ -506,6 +525,9 @@ def glob_cmd(
         else:
             for m in res.matches:
                 out.line(m if not isinstance(m, str) else {"path": m})
+        out.stdout.flush()
+        if _reader_gone(out):
+            return _closed_pipe(out)
         if res.truncated and out.fmt != "json":
             out.warn(f"stopped at --node-limit {limit}: more paths exist")
         return EXIT_OK if res.matches else EXIT_NONE
@@ -561,6 +583,9 @@ def _search_common(
             from ov.render import hits_text  # noqa: PLC0415
 
             out.text(hits_text(res, query, out.color))
+            out.stdout.flush()  # a closed pipe stops here, before the notice
+            if _reader_gone(out):
+                return _closed_pipe(out)
             if res.next_cursor:
                 out.notice(f"more hits: add --cursor {res.next_cursor}")
         return EXIT_OK if res.hits else EXIT_NONE
@@ -767,6 +792,9 @@ def _context_search(query, search_type, limit, threshold, after, before, time_fi
             from ov.render import context_text  # noqa: PLC0415
 
             out.text(context_text(res))
+            out.stdout.flush()  # a closed pipe stops here, before the summary
+            if _reader_gone(out):
+                return _closed_pipe(out)
             s = res.stats
             out.notice(f"{s.returned} entries, {s.used_tokens}/{s.max_tokens} tokens "
                        f"({s.candidates} candidates, {s.dropped} dropped, {s.deduped} deduped)")

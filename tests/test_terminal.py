@@ -1,0 +1,216 @@
+"""Terminal manners: only data on stdout, colour only when wanted, quiet closed pipes.
+
+- In json and jsonl mode, stdout of every command parses (one envelope / one object a
+  line) even when the command also warns or reports progress: those go to stderr.
+- `--color auto|always|never` on every command; NO_COLOR turns auto off; colour only on
+  a terminal (checked on a real pseudo-terminal).
+- `ov ... | head -c 1`: the reader goes away, ov ends with 0 and says nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+
+import pytest
+
+from conftest import make_tree
+
+ANSI = "\x1b["
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    """An indexed tree; `changed.md` is rewritten after indexing, so hits on it are stale."""
+    from conftest import run_inprocess
+
+    base = tmp_path_factory.mktemp("term")
+    files = {f"src/m{i}.py": f'"""Module {i}."""\n\ndef needle_{i}():\n    return "needle {i}"\n'
+             for i in range(12)}
+    files["docs/guide.md"] = "# Guide\n\nThe needle is in the haystack.\n"
+    files["changed.md"] = "# Changed\n\nneedle needle needle needle\n"
+    make_tree(base / "t", files)
+    make_tree(base / "fresh", {"a.md": "# A\n\nSome text.\n"})
+    os.environ["OV_EMBEDDER"] = "hash"
+    try:
+        r = run_inprocess("index", ".", cwd=base / "t")
+    finally:
+        del os.environ["OV_EMBEDDER"]
+    assert r.code == 0, r.err
+    (base / "t" / "changed.md").write_text("nothing left of it\n")
+    return base / "t"
+
+
+# Every command, with arguments that make it warn where it can: stale hits (search,
+# find), a node-limit cut (grep, glob), options context mode ignores, a failing check.
+CASES = [
+    ("index", ["index", "../fresh", "--full", "--progress"], None),  # not the tree: keep it stale
+    ("status", ["status"], None),
+    ("grep", ["grep", "needle", "--node-limit", "3"], "stopped at --node-limit 3"),
+    ("grep -c", ["grep", "needle", "-c"], None),
+    ("glob", ["glob", "**/*.py", "--node-limit", "2"], "stopped at --node-limit 2"),
+    ("glob fields", ["glob", "**/*.md", "-f", "path,size,tags"], None),
+    ("find", ["find", "needle", "-n", "50"], "changed or deleted since indexing"),
+    ("search", ["search", "needle needle", "--search-type", "keywords"], "changed or deleted since indexing"),
+    ("search context", ["search", "needle", "--mode", "context", "--explain"], "--explain has no effect"),
+    ("read", ["read", "docs/guide.md"], None),
+    ("tag", ["tag", "docs/guide.md", "team=docs"], None),
+    ("manifest", ["manifest"], None),
+    ("doctor", ["doctor"], None),
+]
+
+
+@pytest.mark.parametrize("name, args, warning", CASES, ids=[c[0] for c in CASES])
+def test_json_stdout_is_only_data(ov, root, name, args, warning):
+    env = {"OV_MODEL": "/nonexistent/model.onnx"} if name == "doctor" else None
+    r = ov(*args, "-o", "json", cwd=root, env=env)
+    assert r.code in (0, 1), r.out + r.err
+    data = json.loads(r.out)  # the whole of stdout is one JSON document
+    assert data["status"] == "ok" and "result" in data and r.out.count("\n") == 1
+    if warning and name not in ("grep", "glob"):  # grep/glob JSON carries the cut in the result
+        assert "ov: warning: " in r.err and warning in r.err
+
+
+@pytest.mark.parametrize("name, args, warning", CASES, ids=[c[0] for c in CASES])
+def test_jsonl_stdout_is_only_data(ov, root, name, args, warning):
+    env = {"OV_MODEL": "/nonexistent/model.onnx"} if name == "doctor" else None
+    r = ov(*args, "-o", "jsonl", cwd=root, env=env)
+    assert r.code in (0, 1), r.out + r.err
+    lines = r.out.splitlines()
+    assert lines, name
+    for line in lines:
+        rec = json.loads(line)
+        assert isinstance(rec, dict) and rec.get("status") != "error"
+    if warning:
+        assert warning in r.err and r.err.startswith("ov: warning: ")
+
+
+def test_errors_in_json_are_json(ov, root):
+    for args in (["grep", "("], ["glob", "a", "--node-limit", "0"], ["search", "x", "--after", "soon"],
+                 ["read", "nope.md"], ["status", "--db", "/nonexistent.db"]):
+        for fmt in ("json", "jsonl"):
+            r = ov(*args, "-o", fmt, cwd=root)
+            assert r.code == 2
+            assert json.loads(r.out)["status"] == "error" and r.err == ""
+
+
+def test_progress_goes_to_stderr(ov_proc, tmp_path):
+    root = make_tree(tmp_path / "t", {f"f{i}.md": f"# Note {i}\n\nText {i}.\n" for i in range(60)})
+    r = ov_proc(["index", ".", "--progress", "-o", "json"], cwd=root, env={"OV_EMBEDDER": "hash"})
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["result"]["added"] == 60
+    assert r.err  # the bar was drawn, on stderr
+    r = ov_proc(["index", ".", "--full", "--progress"], cwd=root, env={"OV_EMBEDDER": "hash"})
+    assert r.out == "" and "indexed" in r.err
+
+
+def test_every_command_accepts_color(ov, root):
+    import typer.main
+
+    from ov.cli import app
+
+    cmd = typer.main.get_command(app)
+    for name, sub in cmd.commands.items():
+        flags = {o for p in sub.params for o in getattr(p, "opts", ())}
+        assert "--color" in flags, name
+    r = ov("status", "--color", "never", cwd=root)
+    assert r.code == 0
+    r = ov("status", "--color", "rainbow", cwd=root)
+    assert r.code == 2 and "unknown colour choice 'rainbow'" in r.err
+
+
+# ---- colour on a real terminal ---------------------------------------------------------
+
+
+def _on_tty(args: list[str], cwd, env: dict) -> str:
+    """Run ov with stdout on a pseudo-terminal; return what it printed there."""
+    master, slave = pty.openpty()
+    e = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}  # only as the test sets it
+    e.update({"OV_EMBEDDER": "hash", **env})
+    p = subprocess.Popen([sys.executable, "-m", "ov", *args], cwd=cwd, env=e, stdout=slave,
+                         stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            p.kill()
+            raise AssertionError("no output from ov on the terminal")
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    p.wait(timeout=60)
+    os.close(master)
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.parametrize("args", [["grep", "needle", "src/m1.py"], ["search", "needle", "-n", "2"],
+                                  ["doctor"]], ids=["grep", "search", "doctor"])
+def test_color_on_a_terminal_and_no_color(root, args):
+    env = {"OV_MODEL": "/nonexistent"} if args[0] == "doctor" else {}
+    assert ANSI in _on_tty(args, root, env)  # auto: a terminal gets colour
+    assert ANSI not in _on_tty(args, root, {**env, "NO_COLOR": "1"})
+    assert ANSI not in _on_tty([*args, "--color", "never"], root, env)
+    assert ANSI in _on_tty([*args, "--color", "always"], root, {**env, "NO_COLOR": "1"})
+    assert ANSI in _on_tty(args, root, {**env, "NO_COLOR": ""})  # empty NO_COLOR is unset
+
+
+def test_no_color_when_piped(ov_proc, root):
+    r = ov_proc(["grep", "needle", "src/m1.py"], cwd=root, env={"OV_EMBEDDER": "hash"})
+    assert r.code == 0 and ANSI not in r.out
+    r = ov_proc(["grep", "needle", "src/m1.py", "--color", "always"], cwd=root,
+                env={"OV_EMBEDDER": "hash"})
+    assert ANSI in r.out
+
+
+# ---- a closed pipe ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    """A tree whose results are far larger than a pipe's buffer (64 KiB)."""
+    from conftest import run_inprocess
+
+    base = tmp_path_factory.mktemp("pipe") / "t"
+    files = {f"dir{i // 100}/file_with_a_long_name_{i}.txt": f"needle {i}\n" for i in range(3000)}
+    files.update({f"big{i}.md": "needle in the haystack line\n" * 4000 for i in range(6)})
+    make_tree(base, files)
+    os.environ["OV_EMBEDDER"] = "hash"
+    try:
+        assert run_inprocess("index", ".", cwd=base).code == 0
+    finally:
+        del os.environ["OV_EMBEDDER"]
+    return base
+
+
+@pytest.mark.parametrize("args", [
+    ["glob", "**", "--node-limit", "100000"],
+    ["glob", "**", "--node-limit", "100000", "-o", "jsonl"],
+    ["glob", "**", "--node-limit", "100000", "-o", "json", "-f", "path,size"],
+    ["search", "haystack", "--read-content", "-o", "json"],
+    ["search", "haystack", "--read-content", "-o", "jsonl"],
+    ["search", "haystack", "--mode", "context", "--max-tokens", "100000"],
+    ["find", "haystack", "-n", "50", "--read-content", "-o", "jsonl"],
+    ["grep", "needle", "--node-limit", "100000"],
+], ids=["glob", "glob-jsonl", "glob-json", "search-json", "search-jsonl", "search-context",
+        "find-jsonl", "grep"])
+def test_closed_pipe_is_quiet(big, tmp_path, args):
+    err = tmp_path / "err"
+    cmd = " ".join(["'" + a + "'" for a in [sys.executable, "-m", "ov", *args]])
+    # ov's own exit status (head's is 0 anyway); ov's stderr goes to a file
+    script = f'{cmd} 2>"{err}" | head -c 1 >/dev/null; echo "${{PIPESTATUS[0]}}"'
+    full = subprocess.run([sys.executable, "-m", "ov", *args], cwd=big, capture_output=True,
+                          env={**os.environ, "OV_EMBEDDER": "hash"}, timeout=120)
+    assert full.returncode == 0 and len(full.stdout) > 100_000  # more than the pipe holds
+    p = subprocess.run(["bash", "-c", script], cwd=big, capture_output=True, text=True,
+                       env={**os.environ, "OV_EMBEDDER": "hash"}, timeout=120)
+    assert p.stdout.strip() == "0", (p.stdout, err.read_text())
+    assert err.read_text() == ""
