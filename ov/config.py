@@ -1,7 +1,8 @@
 """Settings: limits, chunk policy and where the index lives.
 
 Values come from flags (passed in by the CLI), then environment variables, then the
-built-in defaults below. The index of a tree lives at `ROOT/.ov/index.db`; commands find
+tree's config files (`load_config`: `.ov/config.toml`, `[tool.ov]` of `pyproject.toml`),
+then the built-in defaults below. The index of a tree lives at `ROOT/.ov/index.db`; commands find
 it by walking up from their scope, as git finds `.git`.
 """
 
