@@ -33,6 +33,7 @@ import pytest
 from conftest import make_tree, run_inprocess
 
 TIMEOUT_S = 60
+ENV = {"OV_EMBEDDER": "hash"}
 INPROC_TIMEOUT_S = 20
 MEMORY_CAP = 3 << 30  # a pattern that allocates without bound fails instead of swapping
 
@@ -450,3 +451,19 @@ def test_nested_quantifier_on_a_long_line_answers_promptly(template, tmp_path):
         assert p.stderr.startswith("ov: error[deadline_exceeded]: ")
     else:
         assert p.stdout == "" and p.stderr == ""
+
+
+def test_a_file_name_that_is_not_utf8_does_not_stop_the_index(tmp_path):
+    """A name the file system allows but UTF-8 does not (Linux names are bytes): the run
+    indexes everything else and says which file it left out, as grep and glob list it."""
+    root = make_tree(tmp_path / "t", {"ok.txt": "hello there\n"})
+    with open(os.fsencode(root) + b"/bad\xffname.txt", "wb") as f:
+        f.write(b"hello again\n")
+    p = subprocess.run([sys.executable, "-m", "ov", "index", "."], cwd=root,
+                       env=dict(os.environ, OV_EMBEDDER="hash"), capture_output=True, text=True,
+                       timeout=TIMEOUT_S)
+    assert "Traceback" not in p.stderr
+    assert p.returncode == 0, p.stderr
+    assert "bad" in p.stderr  # the file left out is named
+    r = run_inprocess("search", "hello", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["ok.txt"]
