@@ -557,8 +557,8 @@ def _search_common(
                           field="time_field")
         levels = parse_levels(level)
         tag_pairs = parse_tags(tags)
-        t_after = parse_time(after, "after") if after else None
-        t_before = parse_time(before, "before") if before else None
+        t_after = parse_time(after, "after") if after is not None else None
+        t_before = parse_time(before, "before") if before is not None else None
         scope = Path.cwd()
         store, root = _open_store(db, scope, auto_index=not no_auto_index, out=out, readonly=False)
         with store:
@@ -767,8 +767,8 @@ def _context_search(query, search_type, limit, threshold, after, before, time_fi
         if max_tokens is not None:
             ctx.check_budget(max_tokens)
         filters_kw = dict(ftypes=tuple(_type_names(types)), time_field=time_field,
-                          after=parse_time(after, "after") if after else None,
-                          before=parse_time(before, "before") if before else None,
+                          after=parse_time(after, "after") if after is not None else None,
+                          before=parse_time(before, "before") if before is not None else None,
                           tags=parse_tags(tags), levels=parse_levels(level))
         ignored = [name for name, v in list_only.items() if v]
         store, root = _open_store(db, Path.cwd(), auto_index=not no_auto_index, out=out)

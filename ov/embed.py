@@ -298,6 +298,17 @@ def load_embedder(profile: str = "index") -> Embedder:
     `OV_EMBEDDER=hash` selects `HashEmbedder` (a test hook: the test suite sets it for
     every test not marked `model`); anything else loads the ONNX model.
     """
-    if os.environ.get("OV_EMBEDDER", "").strip().lower() == "hash":
+    if _use_hash():
         return HashEmbedder()
     return OnnxEmbedder(profile=profile)
+
+
+def _use_hash() -> bool:
+    return os.environ.get("OV_EMBEDDER", "").strip().lower() == "hash"
+
+
+def check_available() -> None:
+    """Raise `not_found` now if `load_embedder` would miss its model files (cheap: no
+    onnxruntime), so a command can refuse before it changes anything."""
+    if not _use_hash():
+        locate_model_files()

@@ -105,7 +105,7 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
         raise OvError("invalid_argument", "--threshold must be between 0 and 1", field="threshold")
     key = request_key(req.query, req.search_type, req.threshold, req.filters, req.all_chunks)
     generation = store.generation()
-    offset = decode_cursor(req.cursor, generation, key) if req.cursor else 0
+    offset = decode_cursor(req.cursor, generation, key) if req.cursor is not None else 0
 
     use_kw = req.search_type in ("hybrid", "keywords")
     use_vec = req.search_type in ("hybrid", "semantic")
@@ -201,12 +201,12 @@ def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest) -> list[rank
     per_file = {name: rank.best_per_file(lst) for name, lst in lists.items()}
     if req.all_chunks:
         per_chunk = {name: rank.sort_cands(lst) for name, lst in lists.items()}
-        fused = rank.fuse_rrf({n: [rank.Cand(c.chunk_id, f"{c.path}\x00{c.chunk_id}", c.score,
-                                             c.branches) for c in lst] for n, lst in per_chunk.items()})
+        fused = rank.fuse({n: [rank.Cand(c.chunk_id, f"{c.path}\x00{c.chunk_id}", c.score,
+                                         c.branches) for c in lst] for n, lst in per_chunk.items()})
         for c in fused:
             c.path = c.path.split("\x00", 1)[0]
         return rank.sort_cands(fused)
-    return rank.fuse_rrf(per_file)
+    return rank.fuse(per_file)
 
 
 def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need: int) -> list[Hit]:

@@ -144,6 +144,12 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
     if not db_path.parent.exists():
         db_path.parent.mkdir(mode=0o700, parents=True)
         (db_path.parent / ".gitignore").write_text("*\n")
+    if opts.embed and embedder is None:
+        # a missing model must fail before anything is changed (not after --full cleared
+        # the index); the model itself is loaded only when there is something to embed
+        from ov.embed import check_available  # noqa: PLC0415 - cheap: no onnxruntime
+
+        check_available()
     with IndexLock(db_path):
         store = Store.create(db_path)
         try:
