@@ -76,11 +76,29 @@ def _error_message(e: regex.error) -> str:
     return f"invalid regex: {msg} at position {pos}" if pos is not None else f"invalid regex: {msg}"
 
 
+MAX_REPEAT = 100_000
+_REPEAT = regex.compile(r"(?<!\\)\{(\d+)(?:,(\d*))?\}")
+
+
+def _check_repeats(pattern: str) -> None:
+    """Refuse counted repeats over MAX_REPEAT: the regex module takes minutes (or runs out
+    of memory) compiling `a{100000000}`, before any timeout applies. ripgrep refuses
+    such patterns too ("compiled regex exceeds size limit")."""
+    for m in _REPEAT.finditer(pattern):
+        n = max(int(m.group(1)), int(m.group(2) or 0))
+        if n > MAX_REPEAT:
+            raise OvError("invalid_pattern",
+                          f"invalid regex: repeat count {n} exceeds the limit of {MAX_REPEAT} "
+                          f"at position {m.start()}", field="pattern")
+
+
 def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = False,
                     word: bool = False, multiline: bool = False,
                     timeout: float = 5.0) -> Pattern:
     """Compile a grep pattern; a bad one raises OvError("invalid_pattern", field="pattern")."""
     src = regex.escape(pattern, special_only=True) if fixed else pattern
+    if not fixed:
+        _check_repeats(pattern)
     body = f"(?<!\\w)(?:{src})(?!\\w)" if word else src
     flags = BASE_FLAGS | (regex.IGNORECASE if ignore_case else 0)
     try:
