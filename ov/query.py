@@ -43,6 +43,8 @@ class KeywordPlan:
 def check_query(text: str) -> str:
     if text is None or not text.strip():
         raise OvError("invalid_argument", "the query is empty", field="query")
+    if "\x00" in text:
+        raise OvError("invalid_argument", "the query contains a NUL byte", field="query")
     if len(text) > MAX_QUERY_CHARS:
         raise OvError("query_too_long",
                       f"the query has {len(text)} characters; the limit is {MAX_QUERY_CHARS}",
