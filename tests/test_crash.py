@@ -97,26 +97,27 @@ def make_tree(roots: list[Path], rng: random.Random, n: int) -> None:
         _write(roots, f"d{i % 9}/s{i % 3}/f{i}.{rng.choice(EXTS)}", _text(rng))
 
 
-def mutate(roots: list[Path], rng: random.Random, share: float = 0.3) -> None:
+def mutate(roots: list[Path], rng: random.Random, share: float = 0.3, most: int = 60) -> None:
     """The same random changes in every root: edits, additions, deletions, renames, and
-    files re-stamped with unchanged content."""
+    files re-stamped with unchanged content. As many files are added as deleted, so the
+    tree keeps its size over hundreds of rounds."""
     files = _files(roots[0])
-    k = max(3, int(len(files) * share))
+    k = max(3, min(most, int(len(files) * share)))
     picked = rng.sample(files, min(k, len(files)))
     serial = rng.randrange(1 << 30)
     for j, rel in enumerate(picked):
         roll = rng.random()
-        if roll < 0.5:
+        if roll < 0.45:
             _write(roots, rel, _text(rng))
-        elif roll < 0.62:
+        elif roll < 0.6:
             for r in roots:
                 (r / rel).unlink()
-        elif roll < 0.72:
+        elif roll < 0.7:
             new = f"moved/{serial}-{j}-{Path(rel).name}"
             for r in roots:
                 (r / new).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(r / rel, r / new)
-        elif roll < 0.8:
+        elif roll < 0.85:
             t = time.time() + rng.randint(1, 10_000)
             for r in roots:
                 os.utime(r / rel, (t, t))
