@@ -4,8 +4,15 @@ Each branch (keywords: FTS5 BM25; semantic: sqlite-vec cosine) yields chunks bes
 Scores are mapped to [0, 1] so `--threshold` means the same on every page:
 - keywords: bm25 / (bm25 + K_BM25), a saturating map (FTS5's bm25 is unbounded);
 - semantic: the cosine similarity, clipped at 0;
-- hybrid: reciprocal rank fusion of the file rankings, divided by its largest possible
-  value so a file first in both branches scores 1.
+- hybrid (`fuse`): a weighted sum of the two branches, each scaled by the query's own best
+  score in that branch (bm25 / best bm25; cosine mapped so the best file is 1 and a cosine
+  of COS_FLOOR or less is 0), so a file first in both branches scores 1. The weight of
+  the semantic branch adapts per query: when the best keyword match is weak (a low
+  bm25: only common words matched, as for a question in plain words over code) the
+  meaning carries the ranking; when a query's rare words match strongly the two count
+  about the same. Scaling by the best score (rather than min-max over a top list) keeps
+  a file's fused score independent of how deep each branch was read, so pages of one
+  query agree. Measured choices: docs/BENCHMARKS.md, "Retrieval quality".
 
 Ties are broken by path, then by position, so one query on one index always gives one
 order. The recheck (`Rechecker`) drops hits whose file vanished or changed so that the
@@ -22,7 +29,13 @@ from ov.read import LineIndex, decode
 
 K_BM25 = 10.0
 RRF_K = 60
-PROFILE = {"name": "default", "version": "2026.11-rrf60"}
+# hybrid fusion (see the module docstring); tuned on SciFact train and CoSQA dev
+COS_FLOOR = 0.2
+SEM_WEIGHT_STRONG = 0.6  # semantic weight when the best keyword bm25 >= BM25_STRONG
+SEM_WEIGHT_WEAK = 0.9  # semantic weight when the best keyword bm25 <= BM25_WEAK
+BM25_WEAK = 15.0
+BM25_STRONG = 20.0
+PROFILE = {"name": "default", "version": "2026.11-adaptive1"}
 
 
 @dataclass
@@ -78,6 +91,44 @@ def fuse_rrf(lists: dict[str, list[Cand]], k: int = RRF_K) -> list[Cand]:
     for f in fused.values():
         f.score = f.score / top if top else 0.0
     return sort_cands(fused.values())
+
+
+def semantic_weight(best_bm25: float) -> float:
+    """The semantic branch's weight for a query whose best keyword chunk scored `best_bm25`."""
+    if BM25_STRONG <= BM25_WEAK:
+        return SEM_WEIGHT_STRONG
+    t = min(1.0, max(0.0, (best_bm25 - BM25_WEAK) / (BM25_STRONG - BM25_WEAK)))
+    return SEM_WEIGHT_WEAK + (SEM_WEIGHT_STRONG - SEM_WEIGHT_WEAK) * t
+
+
+def fuse(lists: dict[str, list[Cand]]) -> list[Cand]:
+    """Hybrid fusion of per-file (or per-chunk) rankings of the keywords and semantic
+    branches; each file keeps the chunk of its best branch contribution."""
+    kw = lists.get("keywords", [])
+    sem = lists.get("semantic", [])
+    best_bm25 = max((c.branches["keywords"]["raw"] for c in kw), default=0.0)
+    best_cos = max((1.0 - c.branches["semantic"]["raw"] for c in sem), default=0.0)
+    w_sem = semantic_weight(best_bm25) if kw else 1.0
+    if not sem:
+        w_sem = 0.0
+    parts: dict[str, list[tuple[float, Cand, str, int]]] = {}
+    for name, ranked, weight in (("keywords", kw, 1.0 - w_sem), ("semantic", sem, w_sem)):
+        for rank, c in enumerate(ranked, 1):
+            if name == "keywords":
+                norm = c.branches[name]["raw"] / best_bm25 if best_bm25 > 0 else 0.0
+            else:
+                span = best_cos - COS_FLOOR
+                cos = 1.0 - c.branches[name]["raw"]
+                norm = max(0.0, (cos - COS_FLOOR) / span) if span > 0 else 0.0
+            parts.setdefault(c.path, []).append((weight * norm, c, name, rank))
+    fused = []
+    for path, got in parts.items():
+        lead = max(got, key=lambda g: (g[0], -g[1].chunk_id))[1]
+        f = Cand(lead.chunk_id, path, min(1.0, sum(g[0] for g in got)))
+        for _, c, name, rank in got:
+            f.branches[name] = {**c.branches.get(name, {}), "rank": rank}
+        fused.append(f)
+    return sort_cands(fused)
 
 
 class Rechecker:
