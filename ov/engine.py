@@ -111,7 +111,9 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     use_vec = req.search_type in ("hybrid", "semantic")
     qvec = None
     if use_vec:
-        if not store.has_vectors():
+        # an index that was ever embedded keeps its model id; during a rebuild it may
+        # hold no vectors for a moment, which is an empty branch, not an unsupported one
+        if not store.has_vectors() and not store.get_meta("model"):
             if req.search_type == "semantic":
                 raise OvError("unsupported",
                               "this index has no vectors (built with --no-embed); run `ov index` "

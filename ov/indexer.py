@@ -155,8 +155,6 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
         try:
             with store.tx():
                 store.set_meta("root", str(root))
-            if opts.full:
-                _clear(store)
             _lexical_phase(store, root, opts, report, progress, warn_)
             if opts.embed:
                 _embed_phase(store, report, progress, embedder)
@@ -165,16 +163,6 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
     report.seconds = round(time.perf_counter() - t0, 3)
     report.warnings = warnings
     return report
-
-
-def _clear(store: Store) -> None:
-    """`--full`: drop every chunk and forget every file's content, keeping the file rows
-    (their tags and created_at) so the walk that follows re-reads everything."""
-    with store.tx() as conn:
-        for (fid,) in conn.execute("SELECT id FROM files").fetchall():
-            store.delete_chunks(fid)
-        store.forget_contents()
-        store.bump_generation()
 
 
 def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
@@ -193,8 +181,15 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
         for n, entry in enumerate(walk(root, opts.walk, on_warning=warn, on_skip=on_skip), 1):
             if progress:
                 progress("scan", n, None)
+            try:
+                entry.path.encode("utf-8")
+            except UnicodeEncodeError:  # the index stores names as UTF-8 text
+                warn(f"{entry.path.encode('utf-8', 'backslashreplace').decode()}: "
+                     "file name is not valid UTF-8; skipped")
+                report.skipped += 1
+                continue
             state = known.get(entry.path)
-            if state and state[1] == entry.size and state[2] == entry.mtime_ns:
+            if not opts.full and state and state[1] == entry.size and state[2] == entry.mtime_ns:
                 seen.add(entry.path)
                 report.unchanged += 1
                 continue
@@ -208,11 +203,11 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                 report.skipped += 1
                 continue
             seen.add(entry.path)
-            if state and state[3] == ft.hash:
+            if not opts.full and state and state[3] == ft.hash:
                 store.touch_file(state[0], ft.size, ft.mtime_ns)
                 report.unchanged += 1
             else:
-                _index_file(store, entry.path, ft, state, report)
+                _index_file(store, entry.path, ft, state, report, reuse=not opts.full)
                 changed_any = True
             pending += 1
             if pending >= COMMIT_FILES or time.monotonic() - last_commit > COMMIT_SECONDS:
@@ -237,7 +232,11 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
         raise
 
 
-def _index_file(store: Store, path: str, ft: FileText, state, report: IndexReport) -> None:
+def _index_file(store: Store, path: str, ft: FileText, state, report: IndexReport, *,
+                reuse: bool = True) -> None:
+    """(Re)index one file: its row, tiers and chunks replace the old ones in the same
+    transaction, so a search never sees the file half-written. `reuse` copies vectors of
+    identical chunk text (off for --full, which re-embeds everything)."""
     text = ft.text
     abstract, overview, tier_rows = tier_chunks(text, path)
     file_id = store.upsert_file(
@@ -251,7 +250,8 @@ def _index_file(store: Store, path: str, ft: FileText, state, report: IndexRepor
     chunks = chunking.chunk_text(text, path, max_tokens=CHUNK_TOKENS) + tier_rows
     hashes = [content_hash(c.text.encode("utf-8")) for c in chunks]
     ids = store.insert_chunks(file_id, chunks, hashes)
-    report.reused += store.reuse_vectors(ids)
+    if reuse:
+        report.reused += store.reuse_vectors(ids)
     report.chunks += sum(1 for c in chunks if c.level == 2)
 
 

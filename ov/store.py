@@ -374,10 +374,6 @@ class Store:
              overview, file_id))
         return file_id
 
-    def forget_contents(self) -> None:
-        """Mark every file as never read (size -1, no hash) so the next walk re-indexes it."""
-        self.conn.execute("UPDATE files SET size = -1, hash = ''")
-
     def delete_file(self, file_id: int) -> None:
         self.delete_chunks(file_id)
         self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
