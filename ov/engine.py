@@ -55,8 +55,10 @@ def locate_index(scope: Path, db: Path | None = None) -> tuple[Path, Path] | Non
     return found, found.parent.parent
 
 
-def scope_paths(root: Path, uris: list[str] | None, cwd: Path | None = None) -> tuple[str, ...]:
-    """`-u/--uri` values → paths relative to the root; refused if outside it."""
+def scope_paths(root: Path, uris: list[str] | None, cwd: Path | None = None, *,
+                must_exist: bool = False) -> tuple[str, ...]:
+    """`-u/--uri` values → paths relative to the root; refused if outside it (and, with
+    `must_exist`, if missing: a typo must not look like "no results")."""
     cwd = cwd or Path.cwd()
     out = []
     root_r = root.resolve()
@@ -74,6 +76,8 @@ def scope_paths(root: Path, uris: list[str] | None, cwd: Path | None = None) -> 
             except ValueError:
                 raise OvError("invalid_path", f"{u} is outside the index root {root_r}",
                               field="uri") from None
+        if must_exist and not os.path.lexists(full):
+            raise OvError("not_found", f"{u}: no such file or folder", field="uri")
         s = rel.as_posix()
         out.append("" if s == "." else s)
     return tuple(out)

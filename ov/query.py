@@ -43,6 +43,10 @@ class KeywordPlan:
 def check_query(text: str) -> str:
     if text is None or not text.strip():
         raise OvError("invalid_argument", "the query is empty", field="query")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8 arrive as lone surrogates
+        raise OvError("invalid_argument", "the query is not valid UTF-8", field="query") from None
     if "\x00" in text:
         raise OvError("invalid_argument", "the query contains a NUL byte", field="query")
     if len(text) > MAX_QUERY_CHARS:
