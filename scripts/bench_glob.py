@@ -42,6 +42,15 @@ PATTERNS = [
 ]
 
 
+
+# `ov` as a user runs it: -P keeps the searched folder (a copy of the standard library)
+# off sys.path, so Python's own modules are not imported from it; bytecode is cached
+# outside the tree, as an installed package's is (this machine sets
+# PYTHONDONTWRITEBYTECODE, which would recompile every module on every run).
+OV = [sys.executable, "-P", "-m", "ov"]
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ.setdefault("PYTHONPYCACHEPREFIX", "/tmp/ov-bench/pycache")
+
 def make_edge(d: Path) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(d)], check=True)
@@ -85,7 +94,7 @@ def ref_match(files: list[str], pattern: str) -> set[str]:
 
 
 def ov_cmd(pattern: str, extra: list[str]) -> list[str]:
-    return [sys.executable, "-m", "ov", "glob", "-o", "json", "--node-limit", BIG,
+    return [*OV, "glob", "-o", "json", "--node-limit", BIG,
             "--level-limit", "1000", *extra, "--", pattern]
 
 

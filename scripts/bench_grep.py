@@ -72,6 +72,15 @@ PATTERNS: list[tuple[list[str], str]] = [
 ]
 
 
+
+# `ov` as a user runs it: -P keeps the searched folder (a copy of the standard library)
+# off sys.path, so Python's own modules are not imported from it; bytecode is cached
+# outside the tree, as an installed package's is (this machine sets
+# PYTHONDONTWRITEBYTECODE, which would recompile every module on every run).
+OV = [sys.executable, "-P", "-m", "ov"]
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ.setdefault("PYTHONPYCACHEPREFIX", "/tmp/ov-bench/pycache")
+
 def make_edge(d: Path) -> Path:
     """The edge-case folder (a git repo, so rg and ov read the same ignore files)."""
     d.mkdir(parents=True, exist_ok=True)
@@ -133,7 +142,7 @@ def rg_lines(root: Path, flags: list[str], pattern: str, extra: list[str]) -> se
 
 
 def ov_lines(root: Path, flags: list[str], pattern: str, extra: list[str]) -> set[tuple[str, int]]:
-    p = subprocess.run([sys.executable, "-m", "ov", "grep", "-o", "json", "--node-limit", BIG,
+    p = subprocess.run([*OV, "grep", "-o", "json", "--node-limit", BIG,
                         "--level-limit", "1000", *extra, *flags, "--", pattern],
                        cwd=root, capture_output=True)
     d = json.loads(p.stdout)
@@ -190,7 +199,7 @@ def main() -> int:
             if args.quick:
                 rows.append((label, n, None, None))
                 continue
-            t_ov = timed([sys.executable, "-m", "ov", "grep", "-o", "json", "--node-limit", BIG,
+            t_ov = timed([*OV, "grep", "-o", "json", "--node-limit", BIG,
                           "--level-limit", "1000", *ov_std, *flags, "--", pat], std, args.runs)
             t_rg = timed(["rg", "--json", "--no-require-git", *rg_std, *flags, "-e", pat, "."],
                          std, args.runs)
