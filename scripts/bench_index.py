@@ -155,7 +155,7 @@ def run_child(argv: list[str]) -> dict:
 
 
 def ov_index(tree: Path, *flags: str) -> dict:
-    r = run_child([sys.executable, "-m", "ov", "index", str(tree), "-o", "json", *flags])
+    r = run_child([sys.executable, "-P", "-m", "ov", "index", str(tree), "-o", "json", *flags])
     r["report"] = json.loads(r["stdout"])["result"]
     return r
 

@@ -66,7 +66,7 @@ def ensure_embedded_tree(wd: Path, n_files: int) -> Path:
 
 
 def cli_argv(kind: str, query: str) -> list[str]:
-    base = [sys.executable, "-m", "ov"]
+    base = [sys.executable, "-P", "-m", "ov"]  # -P: the searched tree is not on sys.path
     if kind == "keywords":
         return base + ["search", query, "--search-type", "keywords", "-o", "json", "--no-auto-index"]
     if kind == "find":
@@ -96,7 +96,7 @@ def baseline_ms(runs: int) -> dict:
     """What any Python child costs here: the interpreter alone, and `ov --help`."""
     out = {}
     for name, argv in (("python -c pass", [sys.executable, "-c", "pass"]),
-                       ("ov --help", [sys.executable, "-m", "ov", "--help"])):
+                       ("ov --help", [sys.executable, "-P", "-m", "ov", "--help"])):
         subprocess.run(argv, capture_output=True, env=bi.child_env())
         ms = []
         for _ in range(runs):
