@@ -264,7 +264,7 @@ def bench_model_ratio(texts: list[str], runs: int) -> dict:
     from bench_embed import throughput
 
     from ov.embed import OnnxEmbedder
-    from ov.indexer import EMBED_BATCH
+    from ov.embed import DEFAULT_BATCH_SIZE as EMBED_BATCH  # what the indexer embeds with
 
     emb = OnnxEmbedder("index")
     ntok = sum(emb.count_tokens(t) for t in texts)
