@@ -30,7 +30,7 @@ from ov.config import DB_NAME, INDEX_DIRNAME, WalkOptions, db_path_for
 from ov.errors import OvError
 from ov.model import Chunk, IndexReport
 from ov.read import FileText, content_hash, read_text
-from ov.store import Store
+from ov.store import Store, title_of
 from ov.walk import walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -239,17 +239,19 @@ def _index_file(store: Store, path: str, ft: FileText, state, report: IndexRepor
     identical chunk text (off for --full, which re-embeds everything)."""
     text = ft.text
     abstract, overview, tier_rows = tier_chunks(text, path)
-    file_id = store.upsert_file(
-        path, ft.size, ft.mtime_ns, ft.hash, ftype=tiers.file_type(path), category=tiers.category(path),
-        abstract=abstract, overview=overview, tags=_front_matter_tags(text))
-    if state:
-        store.delete_chunks(file_id)
+    body = chunking.chunk_text(text, path, max_tokens=CHUNK_TOKENS)
+    title = title_of(body[0].text) if body else ""
+    if state:  # before the row takes its new title: the old keyword rows carry the old one
+        store.delete_chunks(state[0])
         report.updated += 1
     else:
         report.added += 1
-    chunks = chunking.chunk_text(text, path, max_tokens=CHUNK_TOKENS) + tier_rows
+    file_id = store.upsert_file(
+        path, ft.size, ft.mtime_ns, ft.hash, ftype=tiers.file_type(path), category=tiers.category(path),
+        abstract=abstract, overview=overview, tags=_front_matter_tags(text), title=title)
+    chunks = body + tier_rows
     hashes = [content_hash(c.text.encode("utf-8")) for c in chunks]
-    ids = store.insert_chunks(file_id, chunks, hashes)
+    ids = store.insert_chunks(file_id, chunks, hashes, title)
     if reuse:
         report.reused += store.reuse_vectors(ids)
     report.chunks += sum(1 for c in chunks if c.level == 2)

@@ -60,6 +60,14 @@ def quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+# Lucene's English stop words. OR-ed, they match most chunks and make FTS5 score nearly
+# the whole table (one query: 168 ms with "and"/"for", 28 ms without, on 100k chunks)
+# while adding almost nothing to BM25. A query made only of them keeps them.
+STOPWORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their "
+    "then there these they this to was will with".split())
+
+
 def keyword_plan(text: str) -> KeywordPlan:
     words = []
     seen = set()
@@ -68,6 +76,8 @@ def keyword_plan(text: str) -> KeywordPlan:
         if lw not in seen:
             seen.add(lw)
             words.append(w)
+    content = [w for w in words if w.lower() not in STOPWORDS]
+    words = content or words
     fts = " OR ".join(quote(w) for w in words) or None
     runs = _NOSPACE.findall(text)
     tri = [r for r in dict.fromkeys(runs) if len(r) >= 3]

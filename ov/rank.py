@@ -32,10 +32,10 @@ RRF_K = 60
 # hybrid fusion (see the module docstring); tuned on SciFact train and CoSQA dev
 COS_FLOOR = 0.2
 SEM_WEIGHT_STRONG = 0.6  # semantic weight when the best keyword bm25 >= BM25_STRONG
-SEM_WEIGHT_WEAK = 0.9  # semantic weight when the best keyword bm25 <= BM25_WEAK
-BM25_WEAK = 15.0
-BM25_STRONG = 20.0
-PROFILE = {"name": "default", "version": "2026.11-adaptive1"}
+SEM_WEIGHT_WEAK = 0.97  # semantic weight when the best keyword bm25 <= BM25_WEAK
+BM25_WEAK = 12.0
+BM25_STRONG = 18.0
+PROFILE = {"name": "default", "version": "2026.11-adaptive2"}
 
 
 @dataclass
@@ -117,9 +117,12 @@ def fuse(lists: dict[str, list[Cand]]) -> list[Cand]:
             if name == "keywords":
                 norm = c.branches[name]["raw"] / best_bm25 if best_bm25 > 0 else 0.0
             else:
-                span = best_cos - COS_FLOOR
                 cos = 1.0 - c.branches[name]["raw"]
-                norm = max(0.0, (cos - COS_FLOOR) / span) if span > 0 else 0.0
+                # below the floor nothing is close: then scale by the best alone, so the
+                # order of weak matches still follows their similarity (not their path)
+                floor = COS_FLOOR if best_cos > COS_FLOOR else 0.0
+                span = best_cos - floor
+                norm = max(0.0, (cos - floor) / span) if span > 0 else 0.0
             parts.setdefault(c.path, []).append((weight * norm, c, name, rank))
     fused = []
     for path, got in parts.items():

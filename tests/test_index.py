@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ov.store import Store
+from ov.errors import OvError
+from ov.store import SCHEMA_VERSION, Store
 
 
 def indexed_paths(root: Path) -> list[str]:
@@ -149,7 +150,7 @@ def test_status_text_and_json(ov, tree):
     r = ov("status", "-o", "json", cwd=root)
     assert r.code == 0
     res = r.json["result"]
-    assert res["files"] == 1 and res["stale_files"] == 1 and res["schema_version"] == 1
+    assert res["files"] == 1 and res["stale_files"] == 1 and res["schema_version"] == SCHEMA_VERSION
     assert res["root"] == str(root.resolve()) and res["db_bytes"] > 0
     assert res["vec_version"].startswith("v") and res["sqlite_version"].count(".") == 2
     r = ov("status", cwd=root)
@@ -295,3 +296,40 @@ def test_full_rebuild_keeps_tags_and_created_at(ov, tree):
         assert s.q1("SELECT tags FROM files WHERE path='a.md'") == '{"team": "docs"}'
         assert s.q1("SELECT created_at FROM files WHERE path='a.md'") == created
         assert s.q1("SELECT count(*) FROM chunks WHERE embedded = 0") == 0
+
+
+def test_the_title_is_in_every_chunks_keyword_row(ov, tree):
+    body = "\n\n".join(f"Paragraph {i} about migration routes, feeding grounds and herds." * 3 for i in range(12))
+    root = tree({"z.md": "# Zebra notes\n\n" + body + "\n", "other.md": "a zebra, once\n"})
+    index_json(ov, root, "--no-embed")
+    r = ov("search", "zebra", "--search-type", "keywords", "--all-chunks", "-n", "50", "-o", "json", cwd=root)
+    hits = r.json["result"]["hits"]
+    assert sum(h["path"] == "z.md" for h in hits) >= 3  # not only the chunk holding the heading
+    for h in hits:  # excerpts stay exact slices of the file: the title is only in the index
+        assert (root / h["path"]).read_text()[h["excerpt"]["start"]:h["excerpt"]["end"]] == h["excerpt"]["text"]
+
+
+def test_an_index_from_schema_1_is_migrated_in_place(ov, tree):
+    root = tree({"a.md": "# Alpha title\n\nalpha body text\n", "b.md": "# Beta\n\nbeta body\n"})
+    index_json(ov, root)
+    db = root / ".ov" / "index.db"
+    c = sqlite3.connect(db)  # make it what schema 1 wrote: no title, keyword rows without it
+    c.execute("ALTER TABLE files DROP COLUMN title")
+    c.execute("PRAGMA user_version = 1")
+    c.commit()
+    c.close()
+    with pytest.raises(OvError) as e:  # a read-only open cannot migrate: it says what to run
+        Store.open(db, readonly=True)
+    assert e.value.code == "unsupported" and "ov index" in e.value.message
+    r = ov("search", "alpha", "-o", "json", cwd=root)
+    assert r.code == 0 and r.json["result"]["hits"][0]["path"] == "a.md"
+    with Store.open(db) as s:
+        assert s.q1("PRAGMA user_version") == SCHEMA_VERSION
+        assert s.q1("SELECT title FROM files WHERE path = 'a.md'") == "# Alpha title"
+        assert s.q1("SELECT count(*) FROM chunks WHERE embedded = 1") > 0  # vectors kept
+        assert s.integrity_ok()
+    (root / "a.md").write_text("# New title\n\nalpha body text\n")
+    rep = index_json(ov, root)  # re-chunking deletes the old keyword rows with the old title
+    assert rep["updated"] == 1
+    with Store.open(db) as s:
+        s.conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 0)")
