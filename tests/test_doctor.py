@@ -16,6 +16,7 @@ import pytest
 from conftest import make_tree
 from ov.doctor import TOKENIZER_SHA256
 from ov.embed import locate_model_files
+from ov.store import SCHEMA_VERSION
 
 NAMES = ["python", "sqlite", "fts5", "sqlite-vec", "model-file", "tokenizer-file",
          "tokenizer-settings", "onnxruntime", "index-schema", "index-integrity"]
@@ -48,7 +49,7 @@ def test_all_checks_pass(ov, indexed):
     assert f"sha256 {TOKENIZER_SHA256}" in by["tokenizer-file"]["detail"]
     assert "truncation at 256 tokens" in by["tokenizer-settings"]["detail"]
     assert "384 dims, norm 1.0000" in by["onnxruntime"]["detail"]
-    assert "schema version 1" in by["index-schema"]["detail"]
+    assert f"schema version {SCHEMA_VERSION}," in by["index-schema"]["detail"]
     assert by["index-integrity"]["detail"] == "PRAGMA integrity_check: ok"
     assert "sqlite-vec v" in by["sqlite-vec"]["detail"]
 
