@@ -202,20 +202,25 @@ class Filters:
         for u in self.exclude_uris:
             parts.append(f"NOT ({alias}.path = ? OR substr({alias}.path, 1, ?) = ?)")
             params += [u, len(u) + 1, u + "/"]
-        if self.ftypes:
-            parts.append(f"{alias}.ftype IN ({','.join('?' * len(self.ftypes))})")
-            params += list(self.ftypes)
-        col = "created_at" if self.time_field == "created_at" else "updated_at"
-        if self.after is not None:
-            parts.append(f"{alias}.{col} >= ?")
-            params.append(self.after)
-        if self.before is not None:
-            parts.append(f"{alias}.{col} < ?")
-            params.append(self.before)
+        self.kind_time_where(f"{alias}.", parts, params)
         for k, v in self.tags:
             parts.append(f"json_extract({alias}.tags, ?) = ?")
             params += ['$."' + k.replace('"', '') + '"', v]
         return (" AND ".join(parts) if parts else "1"), params
+
+    def kind_time_where(self, prefix: str, parts: list[str], params: list[Any]) -> None:
+        """The file-type and time filters, on columns `files` and `chunks_vec` share
+        (`prefix` = "f." for files; "" inside the vec0 KNN query)."""
+        if self.ftypes:
+            parts.append(f"{prefix}ftype IN ({','.join('?' * len(self.ftypes))})")
+            params += list(self.ftypes)
+        col = "created_at" if self.time_field == "created_at" else "updated_at"
+        if self.after is not None:
+            parts.append(f"{prefix}{col} >= ?")
+            params.append(self.after)
+        if self.before is not None:
+            parts.append(f"{prefix}{col} < ?")
+            params.append(self.before)
 
     @property
     def restricts_files(self) -> bool:
@@ -532,16 +537,7 @@ class Store:
         params: list[Any] = [qvec, k]
         if filters.levels:
             where.append(f"level IN ({','.join(str(int(x)) for x in filters.levels)})")
-        if filters.ftypes:
-            where.append(f"ftype IN ({','.join('?' * len(filters.ftypes))})")
-            params += list(filters.ftypes)
-        col = "created_at" if filters.time_field == "created_at" else "updated_at"
-        if filters.after is not None:
-            where.append(f"{col} >= ?")
-            params.append(filters.after)
-        if filters.before is not None:
-            where.append(f"{col} < ?")
-            params.append(filters.before)
+        filters.kind_time_where("", where, params)
         if filters.restricts_files:
             sql, p = self.allowed_chunk_sql(filters)
             ids = [r[0] for r in self.rows(sql, p)]
