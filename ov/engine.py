@@ -130,12 +130,13 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
                 raise OvError("unsupported", f"the index was embedded with {stored!r}, but the "
                               f"query embedder is {model_id!r}; rebuild with `ov index --full`")
 
+    n_chunks = store.chunk_count() if use_kw and use_vec else None
     checker = rank.Rechecker(str(root))
     need = offset + req.limit + 1
     depth = max(64, need * 4)
     while True:
         branch_lists, exhausted = _branches(store, req, use_kw, use_vec, qvec, depth)
-        ranked = _combine(branch_lists, req)
+        ranked = _combine(branch_lists, req, n_chunks)
         rows = store.chunk_rows([c.chunk_id for c in ranked[: need * 3 + 50]])
         hits = _materialise(ranked, rows, req, checker, need)
         if len(hits) >= need or exhausted or depth >= KNN_MAX:
@@ -196,7 +197,8 @@ def _cand(cid: int, branch: str, raw: float, score: float) -> rank.Cand:
     return rank.Cand(cid, "", score, {branch: {"raw": raw, "score": score}})
 
 
-def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest) -> list[rank.Cand]:
+def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest,
+             n_chunks: int | None = None) -> list[rank.Cand]:
     if len(lists) == 1:
         (only,) = lists.values()
         ordered = rank.sort_cands(only)
@@ -208,11 +210,12 @@ def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest) -> list[rank
     if req.all_chunks:
         per_chunk = {name: rank.sort_cands(lst) for name, lst in lists.items()}
         fused = rank.fuse({n: [rank.Cand(c.chunk_id, f"{c.path}\x00{c.chunk_id}", c.score,
-                                         c.branches) for c in lst] for n, lst in per_chunk.items()})
+                                         c.branches) for c in lst] for n, lst in per_chunk.items()},
+                           n_chunks)
         for c in fused:
             c.path = c.path.split("\x00", 1)[0]
         return rank.sort_cands(fused)
-    return rank.fuse(per_file)
+    return rank.fuse(per_file, n_chunks)
 
 
 def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need: int) -> list[Hit]:

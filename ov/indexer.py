@@ -223,6 +223,7 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                 changed_any = True
         if changed_any:
             store.bump_generation()
+            store.record_chunk_count()
         store.conn.execute("COMMIT")
     except BaseException:
         try:

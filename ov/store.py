@@ -502,6 +502,14 @@ class Store:
             "pending": self.q1("SELECT count(*) FROM chunks WHERE embedded = 0"),
         }
 
+    def chunk_count(self) -> int:
+        """Full-text chunks in the index (recorded by the indexer; counted if missing)."""
+        v = self.get_meta("chunks")
+        return int(v) if v is not None else self.q1("SELECT count(*) FROM chunks WHERE level = 2")
+
+    def record_chunk_count(self) -> None:
+        self.set_meta("chunks", str(self.q1("SELECT count(*) FROM chunks WHERE level = 2")))
+
     def has_vectors(self) -> bool:
         return self.q1("SELECT 1 FROM chunks WHERE embedded = 1 LIMIT 1") is not None
 
