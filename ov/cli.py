@@ -219,7 +219,6 @@ def _walk_options(root: Path, hidden: bool | None, no_ignore: bool, follow: bool
 def _build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, full: bool = False,
                  walk_opts=None, progress: bool | None = None):
     from ov.indexer import IndexOptions, index_tree  # noqa: PLC0415
-    from ov.walk import ALWAYS_SKIPPED  # noqa: F401,PLC0415
 
     opts = IndexOptions(embed=embed, full=full,
                         walk=walk_opts or _walk_options(root, None, False, False, None))

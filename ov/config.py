@@ -8,7 +8,6 @@ it by walking up from their scope, as git finds `.git`.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,11 +50,6 @@ def find_index(start: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-def env_db() -> Path | None:
-    v = os.environ.get("OV_DB")
-    return Path(v) if v else None
 
 
 # ---- config files (issue 7) -------------------------------------------------------------

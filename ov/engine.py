@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ov import rank
-from ov.config import MAX_QUERY_TOKENS, db_path_for, find_index
+from ov.config import MAX_QUERY_TOKENS, find_index
 from ov.errors import OvError
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
                       SearchResult, StatusReport, TaggedFile, TagResult)
@@ -282,10 +282,6 @@ def status(store: Store, root: Path) -> StatusReport:
         schema_version=int(store.get_meta("schema_version") or 0),
         sqlite_version=store.q1("SELECT sqlite_version()"), vec_version=vec,
     )
-
-
-def default_db(root: Path) -> Path:
-    return db_path_for(root)
 
 
 # ---- context, read, tag, manifest (issue 5) --------------------------------------------------

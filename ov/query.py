@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from ov.config import MAX_LIMIT, MAX_QUERY_CHARS
 from ov.errors import OvError
+from ov.store import fts_phrase
 
 SEARCH_TYPES = {"hybrid": "hybrid", "keywords": "keywords", "lexical": "keywords",
                 "semantic": "semantic"}
@@ -56,10 +57,6 @@ def check_query(text: str) -> str:
     return text
 
 
-def quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
 # Lucene's English stop words. OR-ed, they match most chunks and make FTS5 score nearly
 # the whole table (one query: 168 ms with "and"/"for", 28 ms without, on 100k chunks)
 # while adding almost nothing to BM25. A query made only of them keeps them.
@@ -78,11 +75,11 @@ def keyword_plan(text: str) -> KeywordPlan:
             words.append(w)
     content = [w for w in words if w.lower() not in STOPWORDS]
     words = content or words
-    fts = " OR ".join(quote(w) for w in words) or None
+    fts = " OR ".join(fts_phrase(w) for w in words) or None
     runs = _NOSPACE.findall(text)
     tri = [r for r in dict.fromkeys(runs) if len(r) >= 3]
     short = tuple(r for r in dict.fromkeys(runs) if len(r) < 3)
-    return KeywordPlan(fts, " OR ".join(quote(r) for r in tri) or None, short)
+    return KeywordPlan(fts, " OR ".join(fts_phrase(r) for r in tri) or None, short)
 
 
 def check_limit(limit: int) -> int:

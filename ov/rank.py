@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from ov.read import LineIndex, decode
 
 K_BM25 = 10.0
-RRF_K = 60
 # hybrid fusion (see the module docstring); tuned on SciFact train and CoSQA dev
 COS_FLOOR = 0.2
 SEM_WEIGHT_STRONG = 0.6  # semantic weight when the best keyword bm25 >= BM25_STRONG
@@ -70,28 +69,6 @@ def best_per_file(cands: Iterable[Cand]) -> list[Cand]:
 
 def sort_cands(cands: Iterable[Cand]) -> list[Cand]:
     return sorted(cands, key=lambda c: (-c.score, c.path, c.chunk_id))
-
-
-def fuse_rrf(lists: dict[str, list[Cand]], k: int = RRF_K) -> list[Cand]:
-    """Reciprocal rank fusion of per-file rankings; each file keeps its best-ranked chunk."""
-    fused: dict[str, Cand] = {}
-    best_rank: dict[str, int] = {}
-    n = len(lists)
-    for name, ranked in lists.items():
-        for rank, c in enumerate(ranked, 1):
-            f = fused.get(c.path)
-            if f is None:
-                f = fused[c.path] = Cand(c.chunk_id, c.path)
-                best_rank[c.path] = rank
-            elif rank < best_rank[c.path]:
-                f.chunk_id = c.chunk_id
-                best_rank[c.path] = rank
-            f.score += 1.0 / (k + rank)
-            f.branches[name] = {**c.branches.get(name, {}), "rank": rank}
-    top = n / (k + 1)
-    for f in fused.values():
-        f.score = f.score / top if top else 0.0
-    return sort_cands(fused.values())
 
 
 # BM25's IDF grows with the log of the corpus size, so the same match scores lower in a

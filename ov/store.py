@@ -27,7 +27,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -750,11 +750,3 @@ def fts_phrase(s: str) -> str:
     """A user string as one quoted FTS5 phrase: never parsed as FTS5 syntax."""
     return '"' + s.replace('"', '""') + '"'
 
-
-def vec_blob(vec) -> bytes:
-    return vec.astype("float32").tobytes() if hasattr(vec, "astype") else bytes(vec)
-
-
-def iter_batches(seq: Sequence[Any], n: int) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(seq), n):
-        yield seq[i:i + n]

@@ -24,7 +24,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from wcmatch import glob as wc
@@ -42,14 +41,8 @@ PATTERNS = [
 ]
 
 
-
-# `ov` as a user runs it: -P keeps the searched folder (a copy of the standard library)
-# off sys.path, so Python's own modules are not imported from it; bytecode is cached
-# outside the tree, as an installed package's is (this machine sets
-# PYTHONDONTWRITEBYTECODE, which would recompile every module on every run).
-OV = [sys.executable, "-P", "-m", "ov"]
-os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-os.environ.setdefault("PYTHONPYCACHEPREFIX", "/tmp/ov-bench/pycache")
+# `ov` run as a user runs it, and the timing loop: shared with the grep benchmark
+from bench_grep import OV, timed  # noqa: E402
 
 def make_edge(d: Path) -> Path:
     d.mkdir(parents=True, exist_ok=True)
@@ -113,15 +106,6 @@ def ov_set(root: Path, pattern: str, extra: list[str]) -> set[str]:
 def fd_set(root: Path, pattern: str, extra: list[str]) -> set[str]:
     p = subprocess.run(fd_cmd(root, pattern, extra), cwd=root, capture_output=True)
     return {x.removeprefix("./") for x in p.stdout.decode().splitlines()}
-
-
-def timed(cmd: list[str], cwd: Path, runs: int) -> float:
-    ts = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
 
 
 def main() -> int:
