@@ -32,7 +32,8 @@ from ov import config
 from ov.config import WalkOptions
 from ov.errors import OvError
 from ov.globs import PathFilter, compile_glob, type_filter
-from ov.grep import Pattern, binary_cutoff, build_matches, compile_pattern, matched_lines
+from ov.grep import (RG_BUFFER, Pattern, binary_cutoff, build_matches, compile_pattern,
+                     gc_paused, matched_lines)
 from ov.model import FileCount, FileEntry, GlobEntry, GlobResult, GrepResult, Match
 from ov.read import decode
 from ov.walk import walk
@@ -211,6 +212,10 @@ def iter_grep(
     ex_rels = [resolve_path(root, cwd, e, must_exist=False, field_name="exclude_uri")
                for e in exclude]
     excluded = _excluder(ex_rels)
+    if excluded is not None:
+        # Below a start the walk leaves excluded paths out (they are anchored ignore
+        # lines, see _walk_opts); a start inside an excluded path is left out whole.
+        rels = [r for r in rels if not excluded(r)]
     pfilter = PathFilter(globs) if globs else None
     tfilter = type_filter(types) if types else None
     allowed = tag_paths(root, parse_tags(tags)) if tags else None
@@ -219,12 +224,12 @@ def iter_grep(
     may_hold = candidates(list(pat.literals), pat.fold) if candidates else None
     opts = _walk_opts(hidden, no_ignore, max_depth, ex_rels, ignores)
     yield from _grep_files(pat, root, rels, opts, st, mode=mode, before=before, after=after,
-                           limit=node_limit, excluded=excluded, pfilter=pfilter,
+                           limit=node_limit, pfilter=pfilter,
                            tfilter=tfilter, allowed=allowed, may_hold=may_hold)
 
 
 def _entries(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
-             yield_symlinks: bool = False) -> Iterator[FileEntry]:
+             yield_symlinks: bool = False, stat_files: bool = True) -> Iterator[FileEntry]:
     def on_skip(path: str, reason: str) -> None:
         if reason == "unreadable":
             st.unreadable += 1
@@ -232,17 +237,55 @@ def _entries(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
     for rel in rels:
         start = root / rel if rel else None
         yield from walk(root, opts, start=start, on_warning=st.warnings.append,
-                        on_skip=on_skip, yield_symlinks=yield_symlinks)
+                        on_skip=on_skip, yield_symlinks=yield_symlinks, stat_files=stat_files)
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def read_searched(abspath: str) -> bytes:
+    """The bytes of a file that grep may search.
+
+    Only ripgrep's first buffer (64 KiB) is read when it holds a NUL byte: where ripgrep
+    stops depends on nothing past that NUL (see `binary_cutoff`), so the rest of a
+    binary file is never read. Raw `os.read` calls: no buffered file object per file.
+    O_NONBLOCK: never block on a fifo put where a file was walked.
+    """
+    fd = os.open(abspath, _READ_FLAGS)
+    try:
+        head = os.read(fd, RG_BUFFER)
+        if not head or b"\x00" in head:
+            return head
+        parts = [head]
+        while True:  # to the end of the file, however it grew since it was walked
+            chunk = os.read(fd, RG_BUFFER if len(head) < RG_BUFFER else 1 << 22)
+            if not chunk:
+                break
+            parts.append(chunk)
+        return b"".join(parts) if len(parts) > 1 else head
+    finally:
+        os.close(fd)
 
 
 def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,
-                mode: str, before: int, after: int, limit: int, excluded, pfilter, tfilter,
+                mode: str, before: int, after: int, limit: int, pfilter, tfilter,
                 allowed, may_hold) -> Iterator[Match | FileCount]:
+    # The records built here hold no reference cycles, and a run may build millions of
+    # objects; the cyclic collector would walk all of them again and again.
+    with gc_paused():
+        yield from _grep_walk(pat, root, rels, opts, st, mode=mode, before=before, after=after,
+                              limit=limit, pfilter=pfilter, tfilter=tfilter,
+                              allowed=allowed, may_hold=may_hold)
+
+
+def _grep_walk(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,
+               mode: str, before: int, after: int, limit: int, pfilter, tfilter,
+               allowed, may_hold) -> Iterator[Match | FileCount]:
     emitted = 0
-    for entry in _entries(root, rels, opts, st):
+    may_match = pat.may_match
+    # size and mtime are asked only by the index prefilter; the read needs neither
+    for entry in _entries(root, rels, opts, st, stat_files=may_hold is not None):
         rel = entry.path
-        if excluded is not None and excluded(rel):
-            continue
         if pfilter is not None and not pfilter(rel):
             continue
         if tfilter is not None and not tfilter(rel):
@@ -252,8 +295,7 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
         if may_hold is not None and not may_hold(rel, entry.size, entry.mtime_ns):
             continue
         try:
-            with open(entry.abspath, "rb") as f:
-                data = f.read()
+            data = read_searched(entry.abspath)
         except OSError:
             st.unreadable += 1
             continue
@@ -265,7 +307,7 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 st.binary += 1
                 continue
             data = data[:cut]
-        if not pat.may_match(data):
+        if not may_match(data):
             continue
         text = decode(data)
         if emitted >= limit:
@@ -444,10 +486,11 @@ def glob(
     found: list[FileEntry] = []
     truncated = False
     starts = [] if start is None or not os.path.lexists(root / start) else [start]
+    if excluded is not None and starts and excluded(start):
+        starts = []  # below the start, the walk leaves excluded paths out
     opts = _walk_opts(hidden, no_ignore, depth, ex_rels, ignores)
     for e in _entries(root, starts, opts, st, yield_symlinks=True):
-        if match(e.path) and (excluded is None or not excluded(e.path)) \
-                and (allowed is None or e.path in allowed):
+        if match(e.path) and (allowed is None or e.path in allowed):
             if len(found) >= node_limit:
                 truncated = True
                 break

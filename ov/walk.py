@@ -178,6 +178,7 @@ def walk(
     on_warning: Callable[[str], None] | None = None,
     on_skip: Callable[[str, str], None] | None = None,
     yield_symlinks: bool = False,
+    stat_files: bool = True,
 ) -> Iterator[FileEntry]:
     """Yield the regular files under `start` (default `root`), paths relative to `root`.
 
@@ -189,6 +190,9 @@ def walk(
     (over `max_filesize`), "unreadable" (stat failed), "outside_root" (a link leading
     out of the root). With `yield_symlinks` (and not `follow`), symlinks are yielded
     themselves (`is_symlink=True`, lstat's size and time) instead of being skipped.
+    Without `stat_files` (and without `max_filesize`), regular files found by the walk
+    are not stat'ed (a system call each): their size and mtime_ns are -1 and mode 0,
+    for callers that only open them.
     """
     warn = on_warning or _noop
     skip = on_skip or _noop
@@ -206,6 +210,7 @@ def walk(
     follow = opts.follow
     max_size = opts.max_filesize
     max_depth = opts.max_depth
+    lazy = not stat_files and max_size is None
     real_root = os.path.realpath(root_abs)
     if start is not None and not _under(os.path.realpath(base), real_root):
         skip(rel0, "outside_root")  # a named path that is a link leading out of the root
@@ -341,6 +346,9 @@ def walk(
             else:
                 if not e.is_file(follow_symlinks=False):
                     continue  # fifos, sockets, devices
+                if lazy:
+                    yield FileEntry(rel, e.path, -1, -1, 0, False)
+                    continue
                 try:
                     s = e.stat(follow_symlinks=False)
                 except OSError as err:
