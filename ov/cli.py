@@ -15,13 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Optional
 
-import click
 import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError, debug_enabled
 from ov.render import FORMATS, Out
 
-app = typer.Typer(
+_APP_SETTINGS = dict(
     name="ov",
     help="Search a directory tree: exact (grep), paths (glob), keywords, semantic and hybrid.",
     no_args_is_help=True,
@@ -30,6 +29,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+app = typer.Typer(**_APP_SETTINGS)
 
 # ---- options shared by every command ---------------------------------------------------
 
@@ -983,12 +983,42 @@ def _wants_json(argv: list[str]) -> bool:
     return False
 
 
-# typer >= 0.20 vendors its own click: its usage errors are not click's.
+# typer 0.28 vendors its own click (`typer._click`) and raises typer's Exit/Abort and the
+# vendored UsageError; older typers raise click's. Importing click beside the vendored copy
+# would cost ~12 ms a run, so click is imported only for an older typer.
 try:
-    from typer._click.exceptions import UsageError as _TyperUsageError
-except ImportError:  # an older typer raises click's own
-    _TyperUsageError = click.UsageError
-_TyperAbort = getattr(getattr(typer, "_click", None), "Abort", click.Abort)
+    from typer._click.exceptions import UsageError as _UsageError
+    _EXIT: tuple[type[BaseException], ...] = (typer.Exit,)
+    _ABORT: tuple[type[BaseException], ...] = (typer.Abort,)
+except ImportError:  # an older typer, on click itself
+    import click
+
+    _UsageError = click.UsageError
+    _EXIT = (typer.Exit, click.exceptions.Exit)
+    _ABORT = (typer.Abort, click.Abort)
+
+
+def _app_for(argv: list[str]) -> typer.Typer:
+    """The app to run for these arguments: the whole app, or one holding only the command
+    the arguments name. Typer turns every registered command into a click command on each
+    run (~30 ms for all ten, a fifth of a glob's wall time), and a run needs only the one it
+    names first; the flag table stays the one set of signatures below. `ov`, `ov --help`
+    and an unknown name get the whole app: its command list and its "no such command"."""
+    if not argv or argv[0].startswith("-"):
+        return app
+    infos = [c for c in app.registered_commands if c.name == argv[0]]
+    if not infos:
+        return app
+    one = typer.Typer(**_APP_SETTINGS)
+    one.registered_commands = infos
+    # A callback keeps it a group (`ov NAME ...`); a lone command would take NAME as its
+    # first argument.
+    one.callback()(_group)
+    return one
+
+
+def _group() -> None:
+    """Search a directory tree: exact (grep), paths (glob), keywords, semantic and hybrid."""
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -996,17 +1026,15 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         # With standalone_mode=False, typer's click returns a command's exit code.
-        rv = app(args=argv, prog_name="ov", standalone_mode=False)
+        rv = _app_for(argv)(args=argv, prog_name="ov", standalone_mode=False)
         code = rv if isinstance(rv, int) else EXIT_OK
-    except typer.Exit as e:
+    except _EXIT as e:
         code = e.exit_code
-    except click.exceptions.Exit as e:
-        code = e.exit_code
-    except (click.UsageError, _TyperUsageError) as e:
+    except _UsageError as e:
         msg = e.format_message().replace("\n", " ").strip()
         report(Out("json" if _wants_json(argv) else "text"), OvError("invalid_argument", msg))
         code = EXIT_ERROR
-    except (click.Abort, _TyperAbort):
+    except _ABORT:
         sys.stderr.write("ov: interrupted\n")
         code = 130
     except BrokenPipeError:
