@@ -62,6 +62,9 @@ class Pattern:
     fold: bool  # byte_literals are lowercase; test them against lowered bytes
     line_literal: str | None  # search only the lines holding it (candidate-line mode)
     timeout: float
+    # The work per start position is bounded (see `_bounded`), so no search can run
+    # away: it runs without the timeout, whose clock check costs ~1 us per match.
+    bounded: bool = False
 
     def may_match(self, data: bytes) -> bool:
         """False only when the file cannot hold a match (a cheap bytes test)."""
@@ -134,7 +137,9 @@ def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = Fa
     line_lit = None
     if lits and not fold and not multiline and not starts_literal:
         line_lit = max(lits, key=len)
-    return Pattern(pattern, rx, multiline, tuple(lits), byte_lits, fold, line_lit, timeout)
+    bounded = fixed or (parsed is not None and _bounded(list(parsed)) is not None)
+    return Pattern(pattern, rx, multiline, tuple(lits), byte_lits, fold, line_lit, timeout,
+                   bounded)
 
 
 # -- required literals ------------------------------------------------------------------
@@ -180,6 +185,52 @@ def _has_newline_literal(items) -> bool:
 
 
 _ZERO_WIDTH = (_c.AT,)
+_ONE_WAY = frozenset((_c.LITERAL, _c.NOT_LITERAL, _c.ANY, _c.IN, _c.AT, _c.CATEGORY,
+                      _c.GROUPREF))
+MAX_WAYS = 1000
+
+
+def _bounded(items) -> int | None:
+    """How many ways at most the sequence `items` can be tried at one start position,
+    or None when that is not bounded by the pattern alone.
+
+    A repeat with a choice of count (`*`, `+`, `{2,5}`) can make backtracking grow with
+    the text (`(a+)+$`, or `\w+x` on a long word), so it is unbounded; everything else
+    multiplies or adds a fixed number of ways (alternatives add, a fixed count `{3}`
+    raises to its power). Over MAX_WAYS counts as unbounded too. A search whose work
+    per position is bounded takes time linear in the text.
+    """
+    ways = 1
+    for op, av in items:
+        if op in _ONE_WAY:
+            continue
+        if op is _c.SUBPATTERN:
+            w = _bounded(list(av[3]))
+        elif op is _c.BRANCH:
+            w = 0
+            for alt in av[1]:
+                b = _bounded(list(alt))
+                if b is None:
+                    return None
+                w += b
+        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT):
+            lo, hi, sub = av
+            b = _bounded(list(sub))
+            if lo != hi or b is None or b ** min(lo, 64) > MAX_WAYS:
+                return None
+            w = b ** lo
+        elif op is _c.ATOMIC_GROUP:
+            w = _bounded(list(av))
+        elif op in (_c.ASSERT, _c.ASSERT_NOT):
+            w = _bounded(list(av[1]))
+        else:  # conditional groups and whatever else: not analysed
+            return None
+        if w is None:
+            return None
+        ways *= w
+        if ways > MAX_WAYS:
+            return None
+    return ways
 
 
 def _literals(parsed) -> tuple[list[str], bool]:
@@ -321,10 +372,10 @@ def _deadline_error(p: Pattern) -> OvError:
 
 def spans(p: Pattern, text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of every match in `text`, in order, with per-line semantics."""
-    deadline = time.monotonic() + p.timeout
+    deadline = None if p.bounded else time.monotonic() + p.timeout
     try:
         if p.multiline:
-            for m in p.rx.finditer(text, timeout=p.timeout):
+            for m in p.rx.finditer(text, timeout=None if p.bounded else p.timeout):
                 yield m.span()
         elif p.line_literal is not None:
             yield from _candidate_spans(p, text, deadline)
@@ -334,11 +385,12 @@ def spans(p: Pattern, text: str) -> Iterator[tuple[int, int]]:
         raise _deadline_error(p) from None
 
 
-def _left(deadline: float) -> float:
-    return max(deadline - time.monotonic(), 0.001)
+def _left(deadline: float | None) -> float | None:
+    """The time left for one more call (None: no limit, see `Pattern.bounded`)."""
+    return None if deadline is None else max(deadline - time.monotonic(), 0.001)
 
 
-def _whole_spans(p: Pattern, text: str, deadline: float) -> Iterator[tuple[int, int]]:
+def _whole_spans(p: Pattern, text: str, deadline: float | None) -> Iterator[tuple[int, int]]:
     rx = p.rx
     find = text.find
     pos = 0
@@ -364,7 +416,7 @@ def _whole_spans(p: Pattern, text: str, deadline: float) -> Iterator[tuple[int, 
             return
 
 
-def _candidate_spans(p: Pattern, text: str, deadline: float) -> Iterator[tuple[int, int]]:
+def _candidate_spans(p: Pattern, text: str, deadline: float | None) -> Iterator[tuple[int, int]]:
     rx = p.rx
     lit = p.line_literal
     find = text.find
@@ -381,7 +433,7 @@ def _candidate_spans(p: Pattern, text: str, deadline: float) -> Iterator[tuple[i
         i = find(lit, le)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Line:
     no: int
     start: int
@@ -392,9 +444,11 @@ class _Line:
 def matched_lines(p: Pattern, text: str, limit: int | None = None) -> tuple[list[_Line], bool]:
     """The lines holding matches (at most `limit`), and whether more exist.
 
-    Line numbers are counted only up to each match (never a table of every line).
+    Line numbers are counted only up to each match, from the previous one (never a
+    table of every line).
     """
     out: list[_Line] = []
+    append = out.append
     find = text.find
     rfind = text.rfind
     count = text.count
@@ -402,25 +456,29 @@ def matched_lines(p: Pattern, text: str, limit: int | None = None) -> tuple[list
     line_no = 1
     last = 0  # the text position whose line number is line_no
     cur: _Line | None = None
+    cur_end = -1  # where the line (or span) last reported ends
+    cur_subs: list[tuple[int, int]] = []
     # The position after a final newline (or in an empty text) starts no line: `^$`
     # must not match there, as in ripgrep.
     phantom = n if n == 0 or text[-1] == "\n" else -1
     for s, e in spans(p, text):
         if s == phantom:
             break
-        if cur is not None and s <= cur.end:  # on the line (or span) already reported
-            cur.subs.append((s, e))
-            if e > cur.end:  # a multi-line match reaching further down
+        if s <= cur_end:  # on the line (or span) already reported
+            cur_subs.append((s, e))
+            if e > cur_end:  # a multi-line match reaching further down
                 le = find("\n", e - 1)
-                cur.end = n if le < 0 else le
+                cur.end = cur_end = n if le < 0 else le  # type: ignore[union-attr]
             continue
-        if limit is not None and len(out) >= limit:
+        if len(out) == limit:
             return out, True
         line_no += count("\n", last, s)
         last = s
-        le = find("\n", max(e - 1, s))
-        cur = _Line(line_no, rfind("\n", 0, s) + 1, n if le < 0 else le, [(s, e)])
-        out.append(cur)
+        le = find("\n", e - 1 if e > s else s)
+        cur_end = n if le < 0 else le
+        cur_subs = [(s, e)]
+        cur = _Line(line_no, rfind("\n", 0, s) + 1, cur_end, cur_subs)
+        append(cur)
     return out, False
 
 
@@ -440,6 +498,18 @@ def build_matches(path: str, text: str, lines: list[_Line], before: int = 0,
                   after: int = 0) -> list[Match]:
     """Match objects for `lines`; context lines never repeat a line shown already."""
     out: list[Match] = []
+    if not before and not after:  # the common case, kept lean: it runs per match
+        append = out.append
+        for ln in lines:
+            ls = ln.start
+            subs = ln.subs
+            if len(subs) == 1:
+                s, e = subs[0]
+                sm = [Submatch(s - ls, e - ls, text[s:e])]
+            else:
+                sm = [Submatch(s - ls, e - ls, text[s:e]) for s, e in subs]
+            append(Match(path, ln.no, text[ls:ln.end], sm, [], []))
+        return out
     find = text.find
     rfind = text.rfind
     n = len(text)

@@ -10,6 +10,7 @@ import dataclasses
 import json
 import os
 import sys
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, TextIO
 
 from ov.errors import OvError
@@ -288,6 +289,53 @@ def grep_result_data(res) -> dict:
     return out
 
 
+def _ctx_json(lines) -> str:
+    q = encode_basestring
+    return "[" + ",".join(f'{{"line":{c.line},"content":{q(c.content)}}}' for c in lines) + "]"
+
+
+def grep_matches_json(matches) -> str:
+    """The JSON array of `grep_result_data`'s matches, written as text straight away.
+
+    Equal to `dumps` of the dicts (a test holds it so); no dict per match, the path
+    encoded once per file.
+    """
+    q = encode_basestring
+    parts = []
+    add = parts.append
+    last_path = None
+    qpath = ""
+    for m in matches:
+        if m.path is not last_path:
+            last_path = m.path
+            qpath = q(m.path)
+        subs = m.submatches
+        if len(subs) == 1:
+            s = subs[0]
+            sj = f'{{"start":{s.start},"end":{s.end},"text":{q(s.text)}}}'
+        else:
+            sj = ",".join(f'{{"start":{s.start},"end":{s.end},"text":{q(s.text)}}}' for s in subs)
+        bc = _ctx_json(m.before_context) if m.before_context else "[]"
+        ac = _ctx_json(m.after_context) if m.after_context else "[]"
+        add(f'{{"path":{qpath},"line":{m.line},"content":{q(m.content)},"submatches":[{sj}],'
+            f'"before_context":{bc},"after_context":{ac}}}')
+    return "[" + ",".join(parts) + "]"
+
+
 def grep_envelope(res, elapsed_ms: int) -> str:
-    return dumps({"status": "ok", "result": grep_result_data(res),
-                  "usage": {"elapsed_ms": elapsed_ms}}) + "\n"
+    """`dumps` of the `-o json` envelope of a GrepResult (see grep_matches_json)."""
+    from ov.grep import gc_paused  # noqa: PLC0415
+
+    with gc_paused():  # the records are acyclic; see gc_paused
+        return _grep_envelope(res, elapsed_ms)
+
+
+def _grep_envelope(res, elapsed_ms: int) -> str:
+    rest = {"count": res.count, "files": res.files, "truncated": res.truncated,
+            "warnings": list(res.warnings)}
+    if res.counts is not None:
+        rest["counts"] = dict(res.counts)
+    if res.paths is not None:
+        rest["paths"] = list(res.paths)
+    return (f'{{"status":"ok","result":{{"matches":{grep_matches_json(res.matches)},'
+            f'{dumps(rest)[1:]},"usage":{dumps({"elapsed_ms": elapsed_ms})}}}\n')

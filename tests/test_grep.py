@@ -439,3 +439,20 @@ def test_fast_json_equals_the_model_dump(tree):
     for kw in ({"before": 1, "after": 1}, {"mode": "count"}, {"mode": "files"}, {}):
         res = fsearch.grep("m", cwd=t, **kw)
         assert grep_result_data(res) == to_data(res)
+
+
+def test_fast_envelope_equals_dumps(tree):
+    """The envelope is written as text; it must be exactly what json.dumps gives."""
+    from ov import fsearch
+    from ov.render import dumps, grep_envelope, grep_result_data
+
+    t = tree({"a b.txt": 'q "quoted" \\ back\tslash q\n\x01 ctl q\n',
+              "ünï/日本.txt": "x\nq ümlaut Ω q q\ny\nz\nq\n", "e.txt": "none\n"})
+    for kw in ({"before": 2, "after": 1}, {"mode": "count"}, {"mode": "files"}, {},
+               {"node_limit": 2}, {"pattern": "zz"}):
+        pattern = kw.pop("pattern", "q")
+        res = fsearch.grep(pattern, cwd=t, **kw)
+        res.warnings.append('a "warning"')
+        want = dumps({"status": "ok", "result": grep_result_data(res),
+                      "usage": {"elapsed_ms": 12}}) + "\n"
+        assert grep_envelope(res, 12) == want
