@@ -191,7 +191,7 @@ MAX_WAYS = 1000
 
 
 def _bounded(items) -> int | None:
-    """How many ways at most the sequence `items` can be tried at one start position,
+    r"""How many ways at most the sequence `items` can be tried at one start position,
     or None when that is not bounded by the pattern alone.
 
     A repeat with a choice of count (`*`, `+`, `{2,5}`) can make backtracking grow with

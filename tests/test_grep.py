@@ -306,6 +306,29 @@ def test_binary_cutoff_replays_ripgrep_buffers():
     assert binary_cutoff(data, data.index(b"\x00")) == 0
 
 
+def test_binary_files_are_read_only_to_their_first_buffer(tree):
+    from ov.fsearch import read_searched
+
+    head = b"x\x00" + b"y" * 70_000
+    big = b"z" * 65_536 + b"tail\n" * 30_000  # no NUL: read to the end, however long
+    t = tree({"bin.dat": head + b"\x00more", "big.txt": big, "empty.txt": b"",
+              "exact.txt": b"q" * 65_536})
+    assert read_searched(str(t / "bin.dat")) == head[:65_536]
+    assert read_searched(str(t / "big.txt")) == big
+    assert read_searched(str(t / "empty.txt")) == b""
+    assert read_searched(str(t / "exact.txt")) == b"q" * 65_536
+
+
+def test_work_bounded_patterns_run_without_timeout_and_others_with_it():
+    bounded = ["def", r"\)$", "^$", r"[^a-z]{3}$", "foo|bar|baz", r"(?:TODO|FIXME)", r"\bfoo\b",
+               r"(ab|cd){5}", r"(a)\1"]
+    unbounded = [r"^\s*$", r"\w+Error", "(a+)+$", r"\p{Greek}+", "a{2,5}", r"(ab|cd){20}",
+                 "x*", "a+?"]
+    assert [p for p in bounded if not compile_pattern(p).bounded] == []
+    assert [p for p in unbounded if compile_pattern(p).bounded] == []
+    assert compile_pattern("a.b(", fixed=True).bounded and compile_pattern("self", word=True).bounded
+
+
 def test_invalid_utf8_is_searched_with_replacement(ov, tree):
     t = tree({"bad.txt": b"caf\xe9 foo\nok\n"})
     ms = ov("grep", "--json", "foo", cwd=t).json["result"]["matches"]
