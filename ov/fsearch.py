@@ -20,7 +20,6 @@ are what was indexed; any other file is read, so the answer is the same either w
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import re
 import stat
@@ -439,6 +438,8 @@ def glob_entry(e: FileEntry, fields: Sequence[str], tags: dict[str, str] | None)
         elif f == "mode":
             g.mode = format(stat.S_IMODE(e.mode), "o")
         elif f == "mtime":
+            import datetime as _dt  # noqa: PLC0415  (only this field needs it)
+
             t = _dt.datetime.fromtimestamp(e.mtime_ns / 1e9, tz=_dt.timezone.utc)
             g.mtime = t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         elif f == "tags":

@@ -19,13 +19,10 @@ import os
 import re
 from collections.abc import Callable, Sequence
 
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
-from wcmatch import fnmatch as wc_fnmatch
-from wcmatch import glob as wc_glob
-
 from ov.errors import OvError
 
-_GLOB_FLAGS = wc_glob.GLOBSTAR | wc_glob.BRACE | wc_glob.FORCEUNIX
+# wcmatch and pathspec are imported where they are used (~10 ms each): a plain grep
+# needs neither.
 
 
 def check_glob(pattern: str, field: str = "pattern") -> None:
@@ -65,7 +62,9 @@ def compile_glob(pattern: str, *, ignore_case: bool = False,
                  hidden: bool = False) -> Callable[[str], bool]:
     """A predicate on root-relative '/' paths for an `ov glob` pattern."""
     check_glob(pattern)
-    flags = _GLOB_FLAGS
+    from wcmatch import glob as wc_glob  # noqa: PLC0415
+
+    flags = wc_glob.GLOBSTAR | wc_glob.BRACE | wc_glob.FORCEUNIX
     if ignore_case:
         flags |= wc_glob.IGNORECASE
     if hidden:
@@ -81,6 +80,8 @@ class PathFilter:
     """ripgrep's `-g/--glob` overrides over root-relative paths."""
 
     def __init__(self, globs: Sequence[str]) -> None:
+        from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern  # noqa: PLC0415
+
         self.rules: list[tuple[Callable, bool]] = []  # (regex match, include), last first
         self.has_include = False
         for g in globs:
@@ -109,6 +110,8 @@ class PathFilter:
 
 def type_filter(types: Sequence[str]) -> Callable[[str], bool]:
     """A predicate on root-relative paths: the file name matches one of `types`' globs."""
+    from wcmatch import fnmatch as wc_fnmatch  # noqa: PLC0415
+
     from ov.tiers import type_globs  # the type table lives with the file kinds
 
     globs: list[str] = []

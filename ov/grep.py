@@ -30,6 +30,7 @@ buffer schedule so the lines reported are exactly ripgrep's; a NUL in the first 
 from __future__ import annotations
 
 import gc
+import re
 import re._constants as _c
 import re._parser as _sre_parse
 import time
@@ -82,7 +83,7 @@ def _error_message(e: regex.error) -> str:
 
 
 MAX_REPEAT = 100_000
-_REPEAT = regex.compile(r"(?<!\\)\{(\d+)(?:,(\d*))?\}")
+_REPEAT = re.compile(r"(?<!\\)\{(\d+)(?:,(\d*))?\}")  # `re`: compiled at import, cheaply
 
 
 def _check_repeats(pattern: str) -> None:

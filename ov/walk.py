@@ -32,8 +32,6 @@ from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
 
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
-
 from ov.config import WalkOptions
 from ov.errors import OvError
 from ov.model import FileEntry
@@ -59,6 +57,22 @@ def _noop(*_: object) -> None:
     return None
 
 
+# An anchored line naming one path literally ("/a/b", specials escaped), as --exclude-uri
+# writes them: it matches that path exactly (a folder or a file), without pathspec.
+_ANCHORED_LITERAL = re.compile(r"/(?:[^\\*?\[\]!#\s/]|\\[\\*?\[\]!# ])+"
+                               r"(?:/(?:[^\\*?\[\]!#\s/]|\\[\\*?\[\]!# ])+)*")
+_UNESCAPE = re.compile(r"\\(.)")
+
+
+def _exact(path: str) -> Callable[[str], bool | None]:
+    folder = path + "/"
+
+    def search(s: str) -> bool | None:
+        return True if s == path or s == folder else None
+
+    return search
+
+
 @lru_cache(maxsize=4096)
 def _compile_line(line: str) -> Rule | None:
     """One gitignore line as a rule matching only the entry itself, or None.
@@ -70,6 +84,13 @@ def _compile_line(line: str) -> Rule | None:
     and a rule without it (`foo/**`, `*`) is tested against the bare path, so `foo/**`
     matches what is inside foo but not foo itself, as in git.
     """
+    if _ANCHORED_LITERAL.fullmatch(line):
+        parts = _UNESCAPE.sub(r"\1", line[1:]).split("/")
+        if "." not in parts and ".." not in parts:
+            return (_exact("/".join(parts)), True, True)
+    # pathspec costs ~10 ms to import: only trees with ignore rules to interpret need it
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern  # noqa: PLC0415
+
     pat = GitIgnoreSpecPattern(line)
     if pat.include is None or pat.regex is None:
         return None

@@ -444,6 +444,18 @@ def test_plain_grep_imports_no_model_runtime(tree):
     assert p.stdout == "a.txt:1:foo\n" and p.stderr == "[]"
 
 
+def test_plain_grep_leaves_glob_and_ignore_libraries_unloaded(tree):
+    """wcmatch, pathspec and OpenSSL's hashes cost ~25 ms of imports: a grep over a tree
+    without ignore files, --exclude-uri included, needs none of them."""
+    t = tree({"a.txt": "foo\n", "sub/b.txt": "foo\n"})
+    code = ("import sys; from ov.cli import main\n"
+            "try:\n    main(['grep', '--exclude-uri', 'sub', 'foo'])\nexcept SystemExit:\n    pass\n"
+            "bad = [m for m in ('wcmatch', 'pathspec', '_hashlib') if m in sys.modules]\n"
+            "sys.stderr.write(repr(bad))")
+    p = subprocess.run([sys.executable, "-c", code], cwd=t, capture_output=True, text=True, timeout=60)
+    assert p.stdout == "a.txt:1:foo\n" and p.stderr == "[]"
+
+
 # -- unit ---------------------------------------------------------------------------------
 def test_required_literals():
     assert compile_pattern(r"\w+Error").line_literal == "Error"

@@ -369,3 +369,40 @@ def test_same_files_as_git_on_random_trees(tmp_path):
                              capture_output=True, check=True).stdout.decode()
         want = sorted((p for p in out.split("\0") if p), key=lambda p: p.split("/"))
         assert paths(root, WalkOptions(hidden=True)) == want, seed
+
+
+def test_anchored_literal_lines_match_as_pathspec_reads_them():
+    """Lines naming one path ("/a/b", as --exclude-uri writes them) skip pathspec; the
+    rule must decide exactly as pathspec's regex does."""
+    import re
+
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+    from ov.walk import _ANCHORED_LITERAL, _compile_line
+
+    lines = ["/site-packages", "/a\\ b/c", "/x\\*y", "/Lib/test", "/a.b", "/ä\\#x", "/a\\!b",
+             "/a\\\\b", "/a\\[1\\]"]
+    tested = ["site-packages", "site-packages/", "a b/c", "a b/c/", "x*y", "xzy", "Lib/test/",
+              "Lib/test", "Lib/test/x", "Lib", "a.b", "axb", "ä#x", "a!b", "a\\b", "a[1]", "a1",
+              "x/site-packages", "site-packages/x"]
+    for line in lines:
+        assert _ANCHORED_LITERAL.fullmatch(line), line
+        search, ignores, slash = _compile_line(line)
+        pat = GitIgnoreSpecPattern(line)
+        assert (ignores, slash) == (pat.include, "ps_d" in pat.regex.groupindex)
+        rx = re.compile(f"(?:{pat.regex.pattern})\\Z")
+        assert [t for t in tested if search(t)] == [t for t in tested if rx.search(t)], line
+    for line in ["/a b", "build/", "/a/", "/*.py", "/a/../b", "/a/./b", "!/a", "/a//b"]:
+        r = _compile_line(line)
+        assert r is None or not getattr(r[0], "__qualname__", "").startswith("_exact"), line
+
+
+def test_files_need_no_stat_when_the_caller_only_reads_them(tmp_path):
+    make_tree(tmp_path, {"a.txt": "x", "d/b.txt": "yy"})
+    lazy = list(walk(tmp_path, WalkOptions(max_filesize=None), stat_files=False))
+    assert [(e.path, e.size, e.mtime_ns) for e in lazy] == [("a.txt", -1, -1), ("d/b.txt", -1, -1)]
+    full = list(walk(tmp_path, WalkOptions(max_filesize=None)))
+    assert [(e.path, e.size) for e in full] == [("a.txt", 1), ("d/b.txt", 2)]
+    # a size cap needs the size: the files are stat'ed whatever was asked
+    capped = list(walk(tmp_path, WalkOptions(max_filesize=1), stat_files=False))
+    assert [(e.path, e.size) for e in capped] == [("a.txt", 1)]
