@@ -490,11 +490,21 @@ def glob(
     if excluded is not None and starts and excluded(start):
         starts = []  # below the start, the walk leaves excluded paths out
     opts = _walk_opts(hidden, no_ignore, depth, ex_rels, ignores)
-    for e in _entries(root, starts, opts, st, yield_symlinks=True):
+    # Only the paths that match are stat'ed, and only when a field needs it.
+    need_stat = any(f in ("size", "mode", "mtime") for f in fields)
+    for e in _entries(root, starts, opts, st, yield_symlinks=True, stat_files=False):
         if match(e.path) and (allowed is None or e.path in allowed):
             if len(found) >= node_limit:
                 truncated = True
                 break
+            if need_stat and e.size < 0:
+                try:
+                    s = os.lstat(e.abspath)
+                except OSError as err:
+                    st.warnings.append(f"{e.path}: {err.strerror or err}")
+                    st.unreadable += 1
+                    continue
+                e = FileEntry(e.path, e.abspath, s.st_size, s.st_mtime_ns, s.st_mode, False)
             found.append(e)
     warnings = list(st.warnings)
     if st.unreadable:

@@ -1,9 +1,9 @@
 """Path globs: `ov glob` patterns, grep's `-g/--glob` filters and `-t/--type` filters.
 
-- `compile_glob` (for `ov glob`): wcmatch `globmatch` against the path relative to the
-  search root, '/' separators: `*` and `?` never cross `/`, `**` spans folders, `[...]`,
-  `{a,b}`; case-sensitive unless `ignore_case`; a leading dot is matched by `*` only
-  with `hidden` (fd's `-H`). An unclosed `[` or `{` is refused (fd refuses it too)
+- `compile_glob` (for `ov glob`): wcmatch `globmatch` (its translated regexes) against
+  the path relative to the search root, '/' separators: `*` and `?` never cross `/`,
+  `**` spans folders, `[...]`, `{a,b}`; case-sensitive unless `ignore_case`; a leading
+  dot is matched by `*` only with `hidden` (fd's `-H`). An unclosed `[` or `{` is refused (fd refuses it too)
   rather than silently read as a literal.
 - `PathFilter` (for `ov grep -g`): ripgrep's override globs, with gitignore syntax (a
   glob without `/` matches the name at any depth, a folder's glob covers what is below
@@ -70,10 +70,24 @@ def compile_glob(pattern: str, *, ignore_case: bool = False,
     if hidden:
         flags |= wc_glob.DOTGLOB
     try:
-        matcher = wc_glob.compile(pattern.removeprefix("./"), flags=flags)
+        # wcmatch's own matcher builds an object per call; its regexes (`translate`)
+        # matched directly give the same answers, several times faster.
+        inc, exc = wc_glob.translate(pattern.removeprefix("./"), flags=flags)
+        include = re.compile("|".join(f"(?:{x})" for x in inc)).fullmatch
+        exclude = re.compile("|".join(f"(?:{x})" for x in exc)).fullmatch if exc else None
     except Exception as e:  # wcmatch reports malformed patterns as plain exceptions
         raise OvError("invalid_pattern", f"invalid glob: {e}", field="pattern") from None
-    return matcher.match
+    # The literal end of the pattern (".py" of "**/*.py") must end every match (walked
+    # paths never end with "/"): a cheap test that spares most paths the regex.
+    tail = re.split(r"[*?\[\]{}/]", pattern)[-1]
+    if ignore_case or "\\" in tail or not tail:
+        tail = ""
+    if exclude is None:
+        if tail:
+            return lambda rel: rel.endswith(tail) and include(rel) is not None
+        return lambda rel: include(rel) is not None
+    return lambda rel: (rel.endswith(tail) and include(rel) is not None
+                        and exclude(rel) is None)
 
 
 class PathFilter:

@@ -155,3 +155,43 @@ def test_literal_folders_narrow_the_walk(ov, t):
     assert ov("glob", "*/*.py", cwd=t).out == "src/m.py\n"
     assert ov("glob", "--level-limit", "1", "src/pkg/*.py", "src", cwd=t).code == 1
     assert ov("glob", "--level-limit", "2", "src/pkg/*.py", "src", cwd=t).out == "src/pkg/n.py\n"
+
+
+def test_compiled_glob_answers_as_wcmatch_does():
+    """compile_glob matches wcmatch's translated regexes (with a literal-suffix test in
+    front); the answers must be wcmatch's own, for every flag combination."""
+    from wcmatch import glob as wc
+
+    from ov.globs import compile_glob
+
+    names = ["a.py", "b.PY", ".h.py", "x/.h.py", "src/m.py", "src/pkg/n.py", "src/pkg/n.pyc",
+             "d/e/f/g.toml", "d/data/x/y.toml", "data/z.toml", "a b/c d.txt", "x\\y", "q.c",
+             "r/q.h", "é/ü.py", "test_a.py", "t/test_b.py", "t/b_test.py", "py", "a/py", "K.txt"]
+    pats = ["*.py", "**/*.py", "**/test_*.py", "src/*.py", "src/**", "**/*.{c,h}", "**/[a-c]*.py",
+            "**/[!a-z]*", "**/?.py", "**/data/**/*.toml", "**/*.PY", "**/*py", "*", "**", "**/.*",
+            "**/c d.txt", "**/x\\\\y", "é/*", "{src,d}/**/*.py", "a/**/b", "**/k.txt"]
+    for p in pats:
+        for ic in (False, True):
+            for hidden in (False, True):
+                flags = wc.GLOBSTAR | wc.BRACE | wc.FORCEUNIX
+                flags |= (wc.IGNORECASE if ic else 0) | (wc.DOTGLOB if hidden else 0)
+                want = [n for n in names if wc.compile(p, flags=flags).match(n)]
+                f = compile_glob(p, ignore_case=ic, hidden=hidden)
+                assert [n for n in names if f(n)] == want, (p, ic, hidden)
+
+
+def test_fields_that_need_stat_are_read_for_the_matches_only(ov, tree, monkeypatch):
+    import ov.fsearch as fs
+
+    t = tree({"a.py": "xx", "b.txt": "y", "d/c.py": "zzz"})
+    seen = []
+    real = os.lstat
+
+    def lstat(p, *a, **k):
+        seen.append(os.path.basename(str(p)))
+        return real(p, *a, **k)
+
+    monkeypatch.setattr(fs.os, "lstat", lstat)
+    r = ov("glob", "--json", "-f", "size", "**/*.py", cwd=t)
+    assert paths(r) == [{"path": "a.py", "size": 2}, {"path": "d/c.py", "size": 3}]
+    assert sorted(n for n in seen if n in ("a.py", "b.txt", "c.py")) == ["a.py", "c.py"]
