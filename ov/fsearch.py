@@ -26,16 +26,20 @@ import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ov import config
 from ov.config import WalkOptions
 from ov.errors import OvError
 from ov.globs import PathFilter, compile_glob, type_filter
-from ov.grep import (RG_BUFFER, Pattern, binary_cutoff, build_matches, compile_pattern,
-                     gc_paused, matched_lines)
 from ov.model import FileCount, FileEntry, GlobEntry, GlobResult, GrepResult, Match
 from ov.read import decode
 from ov.walk import walk
+
+if TYPE_CHECKING:  # ov.grep (and `regex`, ~10 ms) is imported by grep only, not by glob
+    from ov.grep import Pattern
+
+RG_BUFFER = 64 * 1024  # ripgrep's first buffer (ov.grep.RG_BUFFER; a test holds them equal)
 
 # (literals, ignore_case) -> predicate (rel, size, mtime_ns) -> may the file match?
 Candidates = Callable[[list[str], bool], "Callable[[str, int, int], bool] | None"]
@@ -202,6 +206,8 @@ def iter_grep(
         raise OvError("invalid_argument", "context must be 0 or more lines", field="context")
     if max_depth is not None and max_depth < 0:
         raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
+    from ov.grep import compile_pattern  # noqa: PLC0415
+
     pat = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, word=word,
                           multiline=multiline, timeout=timeout)
     cwd = Path.cwd() if cwd is None else Path(cwd)
@@ -271,6 +277,8 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 allowed, may_hold) -> Iterator[Match | FileCount]:
     # The records built here hold no reference cycles, and a run may build millions of
     # objects; the cyclic collector would walk all of them again and again.
+    from ov.grep import gc_paused  # noqa: PLC0415
+
     with gc_paused():
         yield from _grep_walk(pat, root, rels, opts, st, mode=mode, before=before, after=after,
                               limit=limit, pfilter=pfilter, tfilter=tfilter,
@@ -280,6 +288,8 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
 def _grep_walk(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,
                mode: str, before: int, after: int, limit: int, pfilter, tfilter,
                allowed, may_hold) -> Iterator[Match | FileCount]:
+    from ov.grep import binary_cutoff, build_matches, matched_lines  # noqa: PLC0415
+
     emitted = 0
     may_match = pat.may_match
     # size and mtime are asked only by the index prefilter; the read needs neither

@@ -195,3 +195,18 @@ def test_fields_that_need_stat_are_read_for_the_matches_only(ov, tree, monkeypat
     r = ov("glob", "--json", "-f", "size", "**/*.py", cwd=t)
     assert paths(r) == [{"path": "a.py", "size": 2}, {"path": "d/c.py", "size": 3}]
     assert sorted(n for n in seen if n in ("a.py", "b.txt", "c.py")) == ["a.py", "c.py"]
+
+
+def test_glob_leaves_the_regex_engine_and_ignore_library_unloaded(tree):
+    """`regex` and ov.grep (~10 ms of imports) serve grep only; pathspec only trees with
+    ignore files."""
+    import subprocess
+    import sys
+
+    t = tree({"a.txt": "", "b.py": ""})
+    code = ("import sys; from ov.cli import main\n"
+            "try:\n    main(['glob', '*.txt'])\nexcept SystemExit:\n    pass\n"
+            "bad = [m for m in ('regex', 'ov.grep', 'pathspec') if m in sys.modules]\n"
+            "sys.stderr.write(repr(bad))")
+    p = subprocess.run([sys.executable, "-c", code], cwd=t, capture_output=True, text=True, timeout=60)
+    assert p.stdout == "a.txt\n" and p.stderr == "[]"
