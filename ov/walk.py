@@ -70,6 +70,7 @@ def _exact(path: str) -> Callable[[str], bool | None]:
     def search(s: str) -> bool | None:
         return True if s == path or s == folder else None
 
+    search.exact = path  # type: ignore[attr-defined]  # read by _checks
     return search
 
 
@@ -158,7 +159,11 @@ def _add_folder(levels: tuple[Level, ...], folder: str, rel: str, depth: int,
 
 
 def _checks(levels: tuple[Level, ...], rel: str) -> tuple[tuple[str, Rules], ...]:
-    """For the entries of folder `rel`: each level's path prefix and rules, in order."""
+    """For the entries of folder `rel`: each level's path prefix and rules, in order.
+
+    A rule naming one path exactly (`/a/b`) can decide only for the entries of that
+    path's folder; elsewhere it is left out, so most folders test no rule at all.
+    """
     out = []
     for _, _, base, rules in levels:
         if base == rel:
@@ -167,8 +172,15 @@ def _checks(levels: tuple[Level, ...], rel: str) -> tuple[tuple[str, Rules], ...
             prefix = rel + "/"
         else:
             prefix = rel[len(base) + 1:] + "/"
-        out.append((prefix, rules))
+        rules = tuple(r for r in rules if _may_decide(r, prefix))
+        if rules:
+            out.append((prefix, rules))
     return tuple(out)
+
+
+def _may_decide(rule: Rule, prefix: str) -> bool:
+    exact = getattr(rule[0], "exact", None)
+    return exact is None or (exact.startswith(prefix) and "/" not in exact[len(prefix):])
 
 
 def _decide(checks: tuple[tuple[str, Rules], ...], name: str, is_dir: bool) -> bool | None:

@@ -406,3 +406,13 @@ def test_files_need_no_stat_when_the_caller_only_reads_them(tmp_path):
     # a size cap needs the size: the files are stat'ed whatever was asked
     capped = list(walk(tmp_path, WalkOptions(max_filesize=1), stat_files=False))
     assert [(e.path, e.size) for e in capped] == [("a.txt", 1)]
+
+
+def test_exact_path_rules_apply_only_in_their_folder(tmp_path):
+    make_tree(tmp_path, {"a": "", "x/a": "", "d/e/f.txt": "", "d/e2": "", "x/d/e/g.txt": "",
+                         "d/e.txt": ""})
+    opts = WalkOptions(max_filesize=None, extra_ignores=("/a", "/d/e"))
+    assert [e.path for e in walk(tmp_path, opts)] == ["d/e.txt", "d/e2", "x/a", "x/d/e/g.txt"]
+    # the same from a start folder below the root: rules stay rooted at the root
+    assert [e.path for e in walk(tmp_path, opts, start=tmp_path / "d")] == ["d/e.txt", "d/e2"]
+    assert is_ignored(tmp_path, "d/e/f.txt", opts) and not is_ignored(tmp_path, "x/d/e/g.txt", opts)
