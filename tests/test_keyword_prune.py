@@ -104,6 +104,15 @@ def test_fewer_rare_matches_than_the_limit_keep_the_whole_query(indexed):
     assert any("zebra" not in t for t in texts(store, got))
 
 
+def test_a_file_filter_ranks_the_whole_query(indexed):
+    _, store = indexed
+    match = '"data" OR "zebra"'
+    scoped = Filters(uris=("data", "zoo"))
+    got = store.keyword_search(match, scoped, 3)
+    assert got == store._match_search(match, scoped, 3, "chunks_fts")
+    assert any("zebra" not in t for t in texts(store, got))
+
+
 @pytest.mark.parametrize("levels", [(0,), (1,), (2,), (0, 1, 2), (1, 2)])
 @pytest.mark.parametrize("limit", [1, 2, 5, 40])
 def test_level_check_after_ranking_matches_the_join(indexed, levels, limit):
