@@ -288,9 +288,10 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
 def _grep_walk(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,
                mode: str, before: int, after: int, limit: int, pfilter, tfilter,
                allowed, may_hold) -> Iterator[Match | FileCount]:
-    from ov.grep import binary_cutoff, build_matches, matched_lines  # noqa: PLC0415
+    from ov.grep import binary_cutoff, build_matches, line_matches, matched_lines  # noqa: PLC0415
 
     emitted = 0
+    context = before or after
     may_match = pat.may_match
     # size and mtime are asked only by the index prefilter; the read needs neither
     for entry in _entries(root, rels, opts, st, stat_files=may_hold is not None):
@@ -342,13 +343,17 @@ def _grep_walk(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st:
                 emitted += 1
                 yield FileCount(rel, len(lines))
             continue
-        lines, more = matched_lines(pat, text, limit - emitted)
-        if not lines:
+        if context:
+            lines, more = matched_lines(pat, text, limit - emitted)
+            records = build_matches(rel, text, lines, before, after)
+        else:
+            records, more = line_matches(pat, rel, text, limit - emitted)
+        if not records:
             continue
         st.files += 1
-        st.count += len(lines)
-        emitted += len(lines)
-        yield from build_matches(rel, text, lines, before, after)
+        st.count += len(records)
+        emitted += len(records)
+        yield from records
         if more:
             st.truncated = True
             return

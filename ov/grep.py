@@ -483,6 +483,46 @@ def matched_lines(p: Pattern, text: str, limit: int | None = None) -> tuple[list
     return out, False
 
 
+def line_matches(p: Pattern, path: str, text: str,
+                 limit: int | None = None) -> tuple[list[Match], bool]:
+    """`build_matches(path, text, matched_lines(p, text, limit))` without context lines,
+    in one pass (it runs per match): the Match records, and whether more exist."""
+    out: list[Match] = []
+    append = out.append
+    find = text.find
+    rfind = text.rfind
+    count = text.count
+    n = len(text)
+    line_no = 1
+    last = 0  # the text position whose line number is line_no
+    cur: Match | None = None
+    ls = 0  # where the current record's line starts
+    cur_end = -1  # where the line (or span) last reported ends
+    subs: list[Submatch] = []
+    phantom = n if n == 0 or text[-1] == "\n" else -1  # see matched_lines
+    for s, e in spans(p, text):
+        if s == phantom:
+            break
+        if s <= cur_end:  # on the line (or span) already reported
+            subs.append(Submatch(s - ls, e - ls, text[s:e]))
+            if e > cur_end:  # a multi-line match reaching further down
+                le = find("\n", e - 1)
+                cur_end = n if le < 0 else le
+                cur.content = text[ls:cur_end]  # type: ignore[union-attr]
+            continue
+        if len(out) == limit:
+            return out, True
+        line_no += count("\n", last, s)
+        last = s
+        le = find("\n", e - 1 if e > s else s)
+        cur_end = n if le < 0 else le
+        ls = rfind("\n", 0, s) + 1
+        subs = [Submatch(s - ls, e - ls, text[s:e])]
+        cur = Match(path, line_no, text[ls:cur_end], subs, [], [])
+        append(cur)
+    return out, False
+
+
 def count_lines(p: Pattern, text: str) -> int:
     """How many lines hold a match (`-c`)."""
     lines, _ = matched_lines(p, text)

@@ -487,10 +487,32 @@ def test_fast_envelope_equals_dumps(tree):
     t = tree({"a b.txt": 'q "quoted" \\ back\tslash q\n\x01 ctl q\n',
               "ünï/日本.txt": "x\nq ümlaut Ω q q\ny\nz\nq\n", "e.txt": "none\n"})
     for kw in ({"before": 2, "after": 1}, {"mode": "count"}, {"mode": "files"}, {},
-               {"node_limit": 2}, {"pattern": "zz"}):
+               {"node_limit": 2}, {"pattern": "zz"}, {"pattern": "ümlaut"}):
         pattern = kw.pop("pattern", "q")
         res = fsearch.grep(pattern, cwd=t, **kw)
         res.warnings.append('a "warning"')
         want = dumps({"status": "ok", "result": grep_result_data(res),
                       "usage": {"elapsed_ms": 12}}) + "\n"
         assert grep_envelope(res, 12) == want
+
+
+def test_one_pass_records_equal_lines_then_records():
+    """line_matches (the no-context path) gives exactly build_matches(matched_lines)."""
+    import random
+
+    from ov.grep import build_matches, line_matches, matched_lines
+
+    rnd = random.Random(7)
+    alphabet = ["a", "b", " ", "\n", "\r\n", "ab", "é", "\n\n"]
+    texts = ["", "\n", "a", "a\n", "\n\na b\n", "ab\r\nab"]
+    texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 60))) for _ in range(150)]
+    pats = [("a", {}), ("^$", {}), ("b$", {}), (r"a\s+b", {}), (r"^\s*$", {}), ("a|ab", {}),
+            ("(?:)", {}), ("b\\s*\\n?a", {"multiline": True}), ("[^x]+", {}), ("A", {"ignore_case": True}),
+            (r"\bab\b", {}), ("a b", {"fixed": True})]
+    for pat, kw in pats:
+        p = compile_pattern(pat, **kw)
+        for text in texts:
+            for limit in (None, 1, 2):
+                lines, more = matched_lines(p, text, limit)
+                want = build_matches("f", text, lines)
+                assert line_matches(p, "f", text, limit) == (want, more), (pat, text, limit)
