@@ -5,7 +5,10 @@ with 1-based inclusive line numbers that count "\\n" only (so CRLF is one break)
 are cut at line boundaries, in file order, never empty, and together they cover every
 non-whitespace character of the file; blank lines at a chunk's edges are left out. Only a
 line that alone exceeds the budget is cut inside, at code-point positions (preferring
-whitespace), and each of its pieces is a chunk of its own.
+whitespace), into pieces of about equal size (with the default counter), each a chunk of
+its own — except the first piece, which joins the lines above it when they are short (a
+title or a heading: at most `JOIN_LEAD` of the budget since the last hard cut), so that
+the chunk opening a long paragraph carries its subject.
 
 Structure decides where to cut. Each non-blank line gets a priority for "a cut before
 this line"; lines are packed greedily up to the token budget, and when the next line
@@ -31,6 +34,9 @@ from ov.errors import OvError
 from ov.model import Chunk
 
 MIN_MAX_TOKENS = 16  # below this a budget cannot hold a line of ordinary text
+# An over-long line's first piece joins the lines above it when they hold at most this
+# share of the budget (see `chunk_text`); measured in docs/BENCHMARKS.md.
+JOIN_LEAD = 0.5
 
 # Priorities of a cut before a line (higher is better).
 HARD = 100  # always cut (a markdown heading, the end of front matter, an over-long line)
@@ -277,6 +283,7 @@ def chunk_text(
     toks: list[int] = []
     prios: list[int] = []
     pos = 0
+    since_hard = 0  # tokens of the items since the last hard cut (all in one chunk if small)
     for i, line in enumerate(lines):
         line_start = pos
         pos += len(line) + 1
@@ -290,13 +297,21 @@ def chunk_text(
             nums.append(i + 1)
             toks.append(t)
             prios.append(prio[i])
+            since_hard = t if prio[i] == HARD or len(starts) == 1 else since_hard + t
             continue
-        for a, b, pt in _split_long(content, budget, count, overhead, count_tokens is None):
+        # A short lead (a title, a heading) shares a chunk with the first piece, so the
+        # vector of the text's start carries its subject too: everything since the last
+        # hard cut then fits in one chunk, which the packing below keeps together.
+        join = 0 < since_hard <= budget * JOIN_LEAD and prio[i] != HARD
+        pieces = _split_long(content, budget, count, overhead, count_tokens is None,
+                             budget - since_hard if join else budget)
+        for k, (a, b, pt) in enumerate(pieces):
             starts.append(line_start + a)
             ends.append(line_start + b)
             nums.append(i + 1)
             toks.append(pt)
-            prios.append(HARD)
+            prios.append(prio[i] if k == 0 and join else HARD)
+        since_hard = 0
         # Nothing joins the pieces either: the next non-blank line starts a chunk.
         j = i + 1
         while j < len(lines) and blank[j]:
@@ -333,21 +348,30 @@ def chunk_text(
     return chunks
 
 
-def _split_long(line: str, budget: int, count: Callable[[str], int], overhead: int,
-                fast: bool):
-    """Pieces (start, end, tokens) of a line that does not fit: each within `budget`.
+def _split_long(line: str, full: int, count: Callable[[str], int], overhead: int,
+                fast: bool, first: int):
+    """Pieces (start, end, tokens) of a line that does not fit: the first within `first`,
+    the others within `full`.
 
     With the default estimate (`fast`), the token ends of one scan give each piece's end
-    directly; with another counter, a prefix that fits is found by doubling, then bisection.
+    directly, and the pieces after the first are evened out (n pieces of about 1/n of
+    what is left each, not n - 1 full ones and a scrap whose vector means little); with
+    another counter, a prefix that fits is found by doubling, then bisection.
     """
     n = len(line)
     tok_ends = [m.end() for m in _TOKEN_RE.finditer(line)] if fast else []
     pos = 0
+    budget = first
     while pos < n:
         while pos < n and line[pos].isspace():
             pos += 1
         if pos >= n:
             return
+        if fast and budget == full:
+            left = len(tok_ends) - bisect.bisect_right(tok_ends, pos)
+            if left > full:
+                # + 4: a piece's count may differ a little from its share at the seams
+                budget = min(full, -(-left // -(-left // full)) + 4)
 
         def cost(e: int) -> int:
             return count(line[pos:e]) - overhead
@@ -385,3 +409,4 @@ def _split_long(line: str, budget: int, count: Callable[[str], int], overhead: i
         piece_end = pos + len(line[pos:end].rstrip())
         yield pos, piece_end, cost(piece_end)
         pos = end
+        budget = full

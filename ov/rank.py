@@ -35,7 +35,7 @@ SEM_WEIGHT_STRONG = 0.6  # semantic weight when the best keyword bm25 >= BM25_ST
 SEM_WEIGHT_WEAK = 0.97  # semantic weight when the best keyword bm25 <= BM25_WEAK
 BM25_WEAK = 14.0
 BM25_STRONG = 22.0
-PROFILE = {"name": "default", "version": "2026.11-adaptive3"}
+PROFILE = {"name": "default", "version": "2026.11-adaptive4"}
 
 
 @dataclass

@@ -117,14 +117,53 @@ def test_very_long_single_line_is_split_into_exact_pieces(real_count):
     text = "first line\n" + words + "\nlast line\n"
     chunks = chunk_text(text, "a.txt")
     check_invariants(text, chunks)
-    assert chunks[0].text == "first line"
+    # the short first line is the lead of the long one: it shares the first piece's chunk
+    assert chunks[0].text.startswith("first line\nword0 alpha beta")
+    assert (chunks[0].start_line, chunks[0].end_line) == (1, 2)
     assert chunks[-1].text == "last line"
     middle = chunks[1:-1]
     assert len(middle) > 10
     assert all(c.start_line == c.end_line == 2 for c in middle)
     # Pieces end at whitespace, and every piece fits the model's window.
-    assert all(text[c.end] == " " for c in middle[:-1])
-    assert max(real_count(c.text) for c in middle) <= 256
+    assert all(text[c.end] == " " for c in chunks[:-2])
+    assert max(real_count(c.text) for c in chunks) <= 256
+
+
+def test_title_joins_first_piece_of_an_over_long_paragraph():
+    title = "Structural homeostasis of dendritic arbors"
+    para = " ".join(f"Sentence {i} says something about neurons and their arbors." for i in range(60))
+    text = f"{title}\n\n{para}\n"
+    chunks = chunk_text(text, "doc.txt")
+    check_invariants(text, chunks)
+    assert chunks[0].text.startswith(title + "\n\nSentence 0 ")
+    assert all(estimate_tokens(c.text) <= 200 for c in chunks)
+    assert all(c.start_line == c.end_line == 3 for c in chunks[1:])
+
+
+def test_no_join_when_the_lead_is_long_or_behind_a_heading():
+    lead = "\n".join(f"line {i} of a lead that is long enough" for i in range(12))
+    para = " ".join(f"word{i} alpha beta" for i in range(300))
+    text = f"{lead}\n\n{para}\n"
+    assert estimate_tokens(lead) > 100  # more than half the budget: no join
+    chunks = chunk_text(text, "a.txt")
+    check_invariants(text, chunks)
+    assert all(not (c.start_line < 14 <= c.end_line) for c in chunks)
+    # a markdown heading joins the paragraph below it, never the section above
+    md = f"Intro.\n\n# Heading\n\n{para}\n"
+    chunks = chunk_text(md, "a.md")
+    check_invariants(md, chunks)
+    assert chunks[0].text == "Intro."
+    assert chunks[1].text.startswith("# Heading\n\nword0 ")
+
+
+def test_pieces_of_a_long_line_are_even():
+    para = " ".join(f"word{i} alpha beta" for i in range(70))
+    assert 400 < estimate_tokens(para) < 450  # two full pieces and a scrap, if greedy
+    chunks = chunk_text(para, "a.txt")
+    check_invariants(para, chunks)
+    sizes = [estimate_tokens(c.text) for c in chunks]
+    assert len(sizes) == 3
+    assert max(sizes) <= 200 and max(sizes) - min(sizes) <= 12
 
 
 def test_long_line_without_spaces_with_real_counter(real_count):
