@@ -77,17 +77,33 @@ def compile_glob(pattern: str, *, ignore_case: bool = False,
         exclude = re.compile("|".join(f"(?:{x})" for x in exc)).fullmatch if exc else None
     except Exception as e:  # wcmatch reports malformed patterns as plain exceptions
         raise OvError("invalid_pattern", f"invalid glob: {e}", field="pattern") from None
-    # The literal end of the pattern (".py" of "**/*.py") must end every match (walked
-    # paths never end with "/"): a cheap test that spares most paths the regex.
-    tail = re.split(r"[*?\[\]{}/]", pattern)[-1]
-    if ignore_case or "\\" in tail or not tail:
-        tail = ""
+    tails = () if ignore_case else _literal_tails(pattern.removeprefix("./"))
     if exclude is None:
-        if tail:
-            return lambda rel: rel.endswith(tail) and include(rel) is not None
+        if tails:
+            return lambda rel: rel.endswith(tails) and include(rel) is not None
         return lambda rel: include(rel) is not None
-    return lambda rel: (rel.endswith(tail) and include(rel) is not None
+    return lambda rel: (rel.endswith(tails) and include(rel) is not None
                         and exclude(rel) is None)
+
+
+def _literal_tails(pattern: str) -> tuple[str, ...]:
+    """Literal endings one of which ends every match (".c", ".h" for "**/*.{c,h}"), or ()
+    when some form of the pattern has none: a cheap test that spares most paths the
+    regex. Walked paths never end with "/", so the text after the last special
+    character or "/" of each brace expansion must end the path."""
+    import bracex  # noqa: PLC0415  (wcmatch's own brace expander, loaded with it)
+
+    try:
+        forms = bracex.expand(pattern, keep_escapes=True, limit=1000)
+    except Exception:  # too many forms, or what bracex cannot read: no prefilter
+        return ()
+    tails = []
+    for form in forms:
+        tail = re.split(r"[*?\[\]{}/]", form)[-1]
+        if not tail or "\\" in tail:
+            return ()
+        tails.append(tail)
+    return tuple(tails)
 
 
 class PathFilter:

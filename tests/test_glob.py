@@ -166,10 +166,12 @@ def test_compiled_glob_answers_as_wcmatch_does():
 
     names = ["a.py", "b.PY", ".h.py", "x/.h.py", "src/m.py", "src/pkg/n.py", "src/pkg/n.pyc",
              "d/e/f/g.toml", "d/data/x/y.toml", "data/z.toml", "a b/c d.txt", "x\\y", "q.c",
-             "r/q.h", "é/ü.py", "test_a.py", "t/test_b.py", "t/b_test.py", "py", "a/py", "K.txt"]
+             "r/q.h", "é/ü.py", "test_a.py", "t/test_b.py", "t/b_test.py", "py", "a/py", "K.txt",
+             "f2.py", "x/f3.py", "a.", "x/a}b", "src/q.toml"]
     pats = ["*.py", "**/*.py", "**/test_*.py", "src/*.py", "src/**", "**/*.{c,h}", "**/[a-c]*.py",
             "**/[!a-z]*", "**/?.py", "**/data/**/*.toml", "**/*.PY", "**/*py", "*", "**", "**/.*",
-            "**/c d.txt", "**/x\\\\y", "é/*", "{src,d}/**/*.py", "a/**/b", "**/k.txt"]
+            "**/c d.txt", "**/x\\\\y", "é/*", "{src,d}/**/*.py", "a/**/b", "**/k.txt",
+            "**/*.{py,}", "{src,d}/*.{py,toml}", "**/*{1..3}.py", "**/*.{c,h}", "**/a}b"]
     for p in pats:
         for ic in (False, True):
             for hidden in (False, True):
