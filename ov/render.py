@@ -67,7 +67,13 @@ class Out:
 
     def line(self, obj: Any) -> None:
         """One JSON Lines record (flushed, so a pipe sees it at once)."""
-        self.stdout.write(dumps(to_data(obj)) + "\n")
+        # A grep match (there may be 100k+) is written as text directly; ov.model is
+        # looked up, not imported: when it is not loaded, obj cannot be a Match.
+        model = sys.modules.get("ov.model")
+        if model is not None and type(obj) is model.Match:
+            self.stdout.write(_match_records((obj,))[0] + "\n")
+        else:
+            self.stdout.write(dumps(to_data(obj)) + "\n")
         self.stdout.flush()
 
     def text(self, s: str) -> None:

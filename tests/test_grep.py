@@ -482,7 +482,9 @@ def test_fast_json_equals_the_model_dump(tree):
 def test_fast_envelope_equals_dumps(tree):
     """The envelope is written as text; it must be exactly what json.dumps gives."""
     from ov import fsearch
-    from ov.render import dumps, grep_envelope, grep_result_data
+    import io
+
+    from ov.render import Out, dumps, grep_envelope, grep_result_data, to_data
 
     t = tree({"a b.txt": 'q "quoted" \\ back\tslash q\n\x01 ctl q\n',
               "ünï/日本.txt": "x\nq ümlaut Ω q q\ny\nz\nq\n", "e.txt": "none\n"})
@@ -494,6 +496,12 @@ def test_fast_envelope_equals_dumps(tree):
         want = dumps({"status": "ok", "result": grep_result_data(res),
                       "usage": {"elapsed_ms": 12}}) + "\n"
         assert grep_envelope(res, 12) == want
+        # JSON Lines: one record a match, the same text as the generic path writes
+        buf = io.StringIO()
+        out = Out("jsonl", stdout=buf)
+        for m in res.matches:
+            out.line(m)
+        assert buf.getvalue() == "".join(dumps(to_data(m)) + "\n" for m in res.matches)
 
 
 def test_one_pass_records_equal_lines_then_records():
