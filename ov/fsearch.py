@@ -34,7 +34,7 @@ from ov.errors import OvError
 from ov.globs import PathFilter, compile_glob, type_filter
 from ov.model import FileCount, FileEntry, GlobEntry, GlobResult, GrepResult, Match
 from ov.read import decode
-from ov.walk import walk
+from ov.walk import walk, walk_paths
 
 if TYPE_CHECKING:  # ov.grep (and `regex`, ~10 ms) is imported by grep only, not by glob
     from ov.grep import Pattern
@@ -272,6 +272,19 @@ def read_searched(abspath: str) -> bytes:
         os.close(fd)
 
 
+def _paths(root: Path, rels: list[str], opts: WalkOptions,
+           st: GrepStats) -> Iterator[tuple[str, str]]:
+    """(relative, absolute) paths of the files `_entries` would yield, without stat."""
+    def on_skip(path: str, reason: str) -> None:
+        if reason == "unreadable":
+            st.unreadable += 1
+
+    for rel in rels:
+        start = root / rel if rel else None
+        yield from walk_paths(root, opts, start=start, on_warning=st.warnings.append,
+                              on_skip=on_skip)
+
+
 def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,
                 mode: str, before: int, after: int, limit: int, pfilter, tfilter,
                 allowed, may_hold) -> Iterator[Match | FileCount]:
@@ -293,19 +306,20 @@ def _grep_walk(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st:
     emitted = 0
     context = before or after
     may_match = pat.may_match
-    # size and mtime are asked only by the index prefilter; the read needs neither
-    for entry in _entries(root, rels, opts, st, stat_files=may_hold is not None):
-        rel = entry.path
+    if may_hold is None:  # size and mtime serve the index prefilter only
+        files = _paths(root, rels, opts, st)
+    else:
+        files = ((e.path, e.abspath) for e in _entries(root, rels, opts, st)
+                 if may_hold(e.path, e.size, e.mtime_ns))
+    for rel, abspath in files:
         if pfilter is not None and not pfilter(rel):
             continue
         if tfilter is not None and not tfilter(rel):
             continue
         if allowed is not None and rel not in allowed:
             continue
-        if may_hold is not None and not may_hold(rel, entry.size, entry.mtime_ns):
-            continue
         try:
-            data = read_searched(entry.abspath)
+            data = read_searched(abspath)
         except OSError:
             st.unreadable += 1
             continue

@@ -227,6 +227,26 @@ def walk(
     are not stat'ed (a system call each): their size and mtime_ns are -1 and mode 0,
     for callers that only open them.
     """
+    return _walk(root, opts, start, on_warning, on_skip, yield_symlinks, stat_files, False)
+
+
+def walk_paths(
+    root: Path,
+    opts: WalkOptions = WalkOptions(),
+    *,
+    start: Path | None = None,
+    on_warning: Callable[[str], None] | None = None,
+    on_skip: Callable[[str, str], None] | None = None,
+) -> Iterator[tuple[str, str]]:
+    """(path relative to `root`, absolute path) of each file `walk` would yield, for
+    callers that only open them: no stat (without `max_filesize`), no record per file."""
+    return _walk(root, opts, start, on_warning, on_skip, False, False, True)  # type: ignore[return-value]
+
+
+def _walk(root: Path, opts: WalkOptions, start: Path | None,
+          on_warning: Callable[[str], None] | None, on_skip: Callable[[str, str], None] | None,
+          yield_symlinks: bool, stat_files: bool, pairs: bool
+          ) -> Iterator[FileEntry | tuple[str, str]]:
     warn = on_warning or _noop
     skip = on_skip or _noop
     root_abs = os.path.abspath(os.fspath(root))
@@ -260,8 +280,8 @@ def walk(
             if max_size is not None and st0.st_size > max_size:
                 skip(rel0, "size")
             else:
-                yield FileEntry(rel0, base, st0.st_size, st0.st_mtime_ns, st0.st_mode,
-                                os.path.islink(base))
+                yield (rel0, base) if pairs else FileEntry(
+                    rel0, base, st0.st_size, st0.st_mtime_ns, st0.st_mode, os.path.islink(base))
         return
     if max_depth is not None and max_depth < 1:
         return
@@ -380,7 +400,7 @@ def walk(
                 if not e.is_file(follow_symlinks=False):
                     continue  # fifos, sockets, devices
                 if lazy:
-                    yield FileEntry(rel, e.path, -1, -1, 0, False)
+                    yield (rel, e.path) if pairs else FileEntry(rel, e.path, -1, -1, 0, False)
                     continue
                 try:
                     s = e.stat(follow_symlinks=False)
@@ -391,7 +411,8 @@ def walk(
             if max_size is not None and s.st_size > max_size:
                 skip(rel, "size")
                 continue
-            yield FileEntry(rel, e.path, s.st_size, s.st_mtime_ns, s.st_mode, is_link)
+            yield (rel, e.path) if pairs else FileEntry(rel, e.path, s.st_size, s.st_mtime_ns,
+                                                         s.st_mode, is_link)
         else:
             fid = stack.pop()[5]
             if fid is not None:

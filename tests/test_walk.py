@@ -416,3 +416,16 @@ def test_exact_path_rules_apply_only_in_their_folder(tmp_path):
     # the same from a start folder below the root: rules stay rooted at the root
     assert [e.path for e in walk(tmp_path, opts, start=tmp_path / "d")] == ["d/e.txt", "d/e2"]
     assert is_ignored(tmp_path, "d/e/f.txt", opts) and not is_ignored(tmp_path, "x/d/e/g.txt", opts)
+
+
+def test_walk_paths_names_the_files_walk_yields(tmp_path):
+    make_tree(tmp_path, {"a.txt": "x", "d/b.txt": "y", ".h": "", "d/.gitignore": "c.txt\n",
+                         "d/c.txt": "", "e/f/g.txt": ""})
+    os.symlink("a.txt", tmp_path / "link.txt")
+    from ov.walk import walk_paths
+
+    for opts in (WalkOptions(max_filesize=None), WalkOptions(max_filesize=None, hidden=True),
+                 WalkOptions(max_filesize=None, follow=True, max_depth=2)):
+        for start in (None, tmp_path / "d", tmp_path / "a.txt"):
+            want = [(e.path, e.abspath) for e in walk(tmp_path, opts, start=start)]
+            assert list(walk_paths(tmp_path, opts, start=start)) == want
