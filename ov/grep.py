@@ -323,6 +323,8 @@ def binary_cutoff(data: bytes, nul: int) -> int:
     the buffer threefold when a line does not fit, and quits (discarding the fill) when
     the bytes just read hold a NUL.
     """
+    if nul < RG_BUFFER and data.find(b"\n", 0, RG_BOM_PEEK) < 0:
+        return 0  # the common binary file: the first two fills below, in one test
     cap = RG_BUFFER
     pos = end = 0
     n = len(data)

@@ -304,6 +304,28 @@ def test_binary_cutoff_replays_ripgrep_buffers():
     assert binary_cutoff(data, data.index(b"\x00")) == 2  # the first 3-byte read held "a\n"
     data = b"abc" + b"x" * 100 + b"\n\x00"
     assert binary_cutoff(data, data.index(b"\x00")) == 0
+    for data in (b"\x00", b"a\x00", b"\n\x00", b"ab\n\x00x", b"abc\n\x00", b"\xa7\r\r\n\x00\x00",
+                 b"a\nb" + b"x" * 70_000 + b"\x00", b"abcd" + b"x" * 65_540 + b"\n\x00"):
+        assert binary_cutoff(data, data.index(b"\x00")) == _cutoff_by_steps(data)
+
+
+def _cutoff_by_steps(data: bytes) -> int:
+    """ripgrep's schedule replayed byte range by byte range, slowly and plainly."""
+    nul = data.index(b"\x00")
+    cap, pos, end, want = 64 * 1024, 0, 0, 3
+    while True:
+        if end - pos >= cap:
+            cap *= 3
+        new_end = min(end + (want if want else cap - (end - pos)), len(data))
+        want = 0
+        if new_end <= end:
+            return len(data)
+        if nul < new_end:
+            return pos
+        lt = data.rfind(b"\n", end, new_end)
+        end = new_end
+        if lt >= 0:
+            pos = lt + 1
 
 
 def test_binary_files_are_read_only_to_their_first_buffer(tree):
