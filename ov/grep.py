@@ -398,7 +398,20 @@ def _whole_spans(p: Pattern, text: str, deadline: float | None) -> Iterator[tupl
     find = text.find
     pos = 0
     n = len(text)
+    # After a match ran across newlines, the lines it covered are searched one by one:
+    # from each of their starts, a search could otherwise scan the same run of lines
+    # again (`^\s*$` over 50,000 blank lines took 12 s); past them, the whole text.
+    lines_left = 0
     while pos <= n:
+        if lines_left:
+            le = find("\n", pos)
+            if le < 0:
+                le = n
+            for m in rx.finditer(text, pos, le, timeout=_left(deadline)):
+                yield m.span()
+            pos = le + 1
+            lines_left -= 1
+            continue
         for m in rx.finditer(text, pos, timeout=_left(deadline)):
             s, e = m.span()
             if find("\n", s, e) < 0:
@@ -414,6 +427,7 @@ def _whole_spans(p: Pattern, text: str, deadline: float | None) -> Iterator[tupl
                 s2, e2 = m2.span()
                 yield s2, e2
                 pos = e2 if e2 > s2 else e2 + 1
+            lines_left = text.count("\n", s, e) + 1
             break
         else:
             return

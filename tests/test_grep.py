@@ -547,3 +547,36 @@ def test_one_pass_records_equal_lines_then_records():
                 lines, more = matched_lines(p, text, limit)
                 want = build_matches("f", text, lines)
                 assert line_matches(p, "f", text, limit) == (want, more), (pat, text, limit)
+
+
+def test_spans_are_the_per_line_search():
+    """spans() over the whole text gives what searching each line alone gives."""
+    import random
+
+    rnd = random.Random(11)
+    alphabet = ["a", "b", " ", "\n", "\r\n", "ab", "é", "\n\n", "  \n", "x", ")"]
+    texts = ["", "\n", "a", "a\n", "\n\na b\n", "ab\r\nab", "  \n" * 40 + "x\n"]
+    texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 200))) for _ in range(300)]
+    pats = [r"^\s*$", r"a\s+b", r"[^a-z]{3}$", r"[^x]+", r"\s", r"b\s*", r"^$", r"\)$", r"x\s+y",
+            r"[^a]*b", r"(?:a|\s)+"]
+    for pat in pats:
+        p = compile_pattern(pat)
+        for text in texts:
+            n = len(text)
+            phantom = n if n == 0 or text[-1] == "\n" else -1
+            want, pos = [], 0
+            while pos <= n:
+                le = text.find("\n", pos)
+                le = n if le < 0 else le
+                want += [m.span() for m in p.rx.finditer(text, pos, le) if m.start() != phantom]
+                pos = le + 1
+            assert [sp for sp in spans(p, text) if sp[0] != phantom] == want, (pat, text)
+
+
+def test_long_runs_of_blank_lines_stay_linear(ov, tree):
+    # each search from a line start used to scan the whole run again: 12 s for 50,000 lines
+    t = tree({"blank.txt": "  \n" * 200_000 + "x\n"})
+    t0 = time.monotonic()
+    r = ov("grep", "-c", r"^\s*$", cwd=t)
+    assert r.out == "blank.txt:200000\n"
+    assert time.monotonic() - t0 < 30
