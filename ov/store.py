@@ -596,10 +596,14 @@ class Store:
         words into the index's terms (porter stems), and vocabulary views of chunks_fts."""
         if self.q1("SELECT 1 FROM temp.sqlite_master WHERE name = 'ov_words'"):
             return
-        self.conn.execute(f"CREATE VIRTUAL TABLE temp.ov_words USING fts5(text, tokenize='{FTS_TOKENIZE}')")
-        self.conn.execute("CREATE VIRTUAL TABLE temp.ov_words_terms USING fts5vocab(temp, ov_words, instance)")
-        self.conn.execute("CREATE VIRTUAL TABLE temp.ov_fts_terms USING fts5vocab(main, chunks_fts, row)")
-        self.conn.execute("CREATE VIRTUAL TABLE temp.ov_fts_hits USING fts5vocab(main, chunks_fts, instance)")
+        try:
+            for sql in (f"ov_words USING fts5(text, tokenize='{FTS_TOKENIZE}')",
+                        "ov_words_terms USING fts5vocab(temp, ov_words, instance)",
+                        "ov_fts_terms USING fts5vocab(main, chunks_fts, row)",
+                        "ov_fts_hits USING fts5vocab(main, chunks_fts, instance)"):
+                self.conn.execute(f"CREATE VIRTUAL TABLE temp.{sql}")
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
 
     def term_stats(self, words: Sequence[str]) -> TermStats:
         """The index terms of each word and how many keyword rows hold each term (one
