@@ -3,8 +3,8 @@
 - `compile_glob` (for `ov glob`): wcmatch `globmatch` (its translated regexes) against
   the path relative to the search root, '/' separators: `*` and `?` never cross `/`,
   `**` spans folders, `[...]`, `{a,b}`; case-sensitive unless `ignore_case`; a leading
-  dot is matched by `*` only with `hidden` (fd's `-H`). An unclosed `[` or `{` is refused (fd refuses it too)
-  rather than silently read as a literal.
+  dot is matched by `*` only with `hidden` (fd's `-H`). An unclosed `[` or `{` is
+  refused (fd refuses it too) rather than silently read as a literal.
 - `PathFilter` (for `ov grep -g`): ripgrep's override globs, with gitignore syntax (a
   glob without `/` matches the name at any depth, a folder's glob covers what is below
   it); `!` excludes; the last glob that matches decides; when any include glob is given,

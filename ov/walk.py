@@ -240,7 +240,8 @@ def walk_paths(
 ) -> Iterator[tuple[str, str]]:
     """(path relative to `root`, absolute path) of each file `walk` would yield, for
     callers that only open them: no stat (without `max_filesize`), no record per file."""
-    return _walk(root, opts, start, on_warning, on_skip, False, False, True)  # type: ignore[return-value]
+    return _walk(root, opts, start, on_warning, on_skip,  # type: ignore[return-value]
+                 False, False, True)
 
 
 def _walk(root: Path, opts: WalkOptions, start: Path | None,
