@@ -723,14 +723,32 @@ class Store:
                           (json.dumps(tags, ensure_ascii=False, sort_keys=True), file_id))
 
     def trigram_files(self, literals: Sequence[str]) -> set[str] | None:
-        """Paths of files whose full text may contain every literal (each >= 3 chars)."""
-        lits = [x for x in literals if len(x) >= 3]
-        if not lits:
+        """Paths of the files whose text may contain every literal; None when no literal
+        says anything (then every file must be read).
+
+        A literal may lie across two keyword rows: a multi-line literal spans the rows of
+        two chunks, and a line longer than the chunk budget is cut into pieces anywhere, so
+        neither a whole literal nor several literals can be asked of one row. What one row
+        must hold: each literal splits at whitespace into runs (a run never spans lines),
+        and a run lies inside one piece of a line or across one cut of it; of its two
+        halves of ceil(len/2) characters, one then lies wholly inside a single piece. So a
+        file qualifies when, for every run of five or more characters (both halves three
+        or more, the trigram table's least), some row holds one of that run's halves.
+        """
+        runs = sorted({r for lit in literals for r in lit.split() if len(r) >= 5})
+        if not runs:
             return None
-        match = " AND ".join(fts_phrase(x) for x in lits)
-        return {r[0] for r in self.rows(
-            "SELECT DISTINCT f.path FROM chunks_tri t JOIN chunks c ON c.id = t.rowid "
-            "JOIN files f ON f.id = c.file_id WHERE chunks_tri MATCH ?", (match,))}
+        found: set[str] | None = None
+        for run in runs:
+            h = (len(run) + 1) // 2
+            match = f"{fts_phrase(run[:h])} OR {fts_phrase(run[-h:])}"
+            paths = {r[0] for r in self.rows(
+                "SELECT DISTINCT f.path FROM chunks_tri t JOIN chunks c ON c.id = t.rowid "
+                "JOIN files f ON f.id = c.file_id WHERE chunks_tri MATCH ?", (match,))}
+            found = paths if found is None else found & paths
+            if not found:
+                break
+        return found
 
     def integrity_ok(self) -> bool:
         return self.q1("PRAGMA integrity_check") == "ok"

@@ -52,3 +52,46 @@ def test_same_answer_with_and_without_the_index(ov, tree, args):
     (root / "new.txt").write_text("x = 1 needle_at_the_far_end über 日本語\n")
     os.remove(root / "d1/f1.txt")
     assert _matches(ov, root, args) == _matches(ov, root, ["--no-index", *args])
+
+
+def _level2_cuts(root):
+    """(path, start, end) of every level-2 chunk, from the index."""
+    from ov.store import Store
+
+    with Store.open(root / ".ov" / "index.db", readonly=True) as st:
+        return st.rows("SELECT f.path, c.start, c.end FROM chunks c JOIN files f ON f.id = c.file_id "
+                       "WHERE c.level = 2 ORDER BY f.path, c.start")
+
+
+def test_literal_across_a_cut_of_an_over_long_line(ov, tree):
+    """A line with no whitespace, far over the chunk budget, is cut anywhere: a literal
+    lying across a cut is in no single keyword row, and must still be found."""
+    rnd = random.Random(5)
+    line = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789+/") for _ in range(30000))
+    root = tree({"min.js": line + "\n", "other.txt": "nothing here\n"})
+    assert ov("index", root, "--no-embed").code == 0
+    ends = [e for p, _, e in _level2_cuts(root) if p == "min.js"][:-1]
+    assert len(ends) > 10  # the line was cut into many pieces
+    for e in ends[:: max(1, len(ends) // 8)]:
+        for lit in (line[e - 6:e + 6], line[e - 2:e + 9], line[e - 9:e + 1]):
+            args = ["-F", lit]
+            assert _matches(ov, root, args) == _matches(ov, root, ["--no-index", *args]) != [], lit
+
+
+def test_multiline_literal_across_two_chunks(ov, tree):
+    """With -U a literal may span the last line of one chunk and the first of the next."""
+    import regex
+
+    lines = [f"row {i} " + " ".join(WORDS[(i * 7 + k) % 9] for k in range(10)) for i in range(300)]
+    text = "\n".join(lines) + "\n"
+    root = tree({"many.txt": text})
+    assert ov("index", root, "--no-embed").code == 0
+    cuts = [(s, e) for p, s, e in _level2_cuts(root) if p == "many.txt"]
+    assert len(cuts) > 3
+    for (_, end), (start, _) in zip(cuts[:4], cuts[1:5]):
+        before = text[:end].rsplit("\n", 1)[-1]
+        after = text[start:].split("\n", 1)[0]
+        pat = regex.escape(before[-12:]) + r"\n" + regex.escape(after[:12])
+        args = ["-U", pat]
+        got = _matches(ov, root, args)
+        assert got == _matches(ov, root, ["--no-index", *args]) and got, pat
