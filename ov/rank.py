@@ -6,11 +6,12 @@ Scores are mapped to [0, 1] so `--threshold` means the same on every page:
 - semantic: the cosine similarity, clipped at 0;
 - hybrid (`fuse`): a weighted sum of the two branches, each scaled by the query's own best
   score in that branch (bm25 / best bm25; cosine mapped so the best file is 1 and a cosine
-  of COS_FLOOR or less is 0), so a file first in both branches scores 1. The weight of
-  the semantic branch adapts per query: when the best keyword match is weak (a low
-  bm25: only common words matched, as for a question in plain words over code) the
+  at the schedule's floor or below is 0), so a file first in both branches scores 1. The
+  weight of the semantic branch adapts per query: when the best keyword match is weak (a
+  low bm25: only common words matched, as for a question in plain words over code) the
   meaning carries the ranking; when a query's rare words match strongly the two count
-  about the same. Scaling by the best score (rather than min-max over a top list) keeps
+  about the same. The schedule (`Schedule`: floor, weights, bm25 thresholds) is the
+  file's kind's: code or prose. Scaling by the best score (rather than min-max over a top list) keeps
   a file's fused score independent of how deep each branch was read, so pages of one
   query agree. Measured choices: docs/BENCHMARKS.md, "Retrieval quality".
 
@@ -26,16 +27,30 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ov.chunk import kind_of
 from ov.read import LineIndex, decode
 
 K_BM25 = 10.0
-# hybrid fusion (see the module docstring); tuned on SciFact train and CoSQA dev
-COS_FLOOR = 0.2
-SEM_WEIGHT_STRONG = 0.6  # semantic weight when the best keyword bm25 >= BM25_STRONG
-SEM_WEIGHT_WEAK = 0.97  # semantic weight when the best keyword bm25 <= BM25_WEAK
-BM25_WEAK = 14.0
-BM25_STRONG = 22.0
-PROFILE = {"name": "default", "version": "2026.11-adaptive4"}
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How a file's two branch scores mix (see the module docstring)."""
+
+    cos_floor: float  # a cosine at or below this scales to 0
+    w_strong: float  # semantic weight when the query's best keyword bm25 >= bm25_strong
+    w_weak: float  # semantic weight when it is <= bm25_weak (linear between)
+    bm25_weak: float
+    bm25_strong: float
+
+
+# One schedule per kind of content (ov.chunk.kind_of: code, or prose: text, markdown,
+# rst), tuned on SciFact train (prose) and CoSQA dev (code). On prose the rare words of a
+# query are its subject and the two branches count the same; in code the words of a
+# question in plain English are common ones (get, list, file), so the meaning leads more.
+PROSE = Schedule(cos_floor=0.3, w_strong=0.5, w_weak=0.97, bm25_weak=10.0, bm25_strong=14.0)
+CODE = Schedule(cos_floor=0.15, w_strong=0.75, w_weak=1.0, bm25_weak=12.0, bm25_strong=18.0)
+PROFILE = {"name": "default", "version": "2026.11-adaptive5"}
 
 
 @dataclass
@@ -78,39 +93,56 @@ def sort_cands(cands: Iterable[Cand]) -> list[Cand]:
 REF_LN = 9.36
 
 
-def semantic_weight(best_bm25: float, n_chunks: int | None = None) -> float:
-    """The semantic branch's weight for a query whose best keyword chunk scored `best_bm25`
-    in an index of `n_chunks` chunks."""
-    if BM25_STRONG <= BM25_WEAK:
-        return SEM_WEIGHT_STRONG
+def schedule_for(path: str) -> Schedule:
+    """The fusion schedule of a file, by the kind of its content."""
+    return CODE if kind_of(path) == "code" else PROSE
+
+
+def semantic_weight(best_bm25: float, n_chunks: int | None = None,
+                    sched: Schedule = PROSE) -> float:
+    """The semantic branch's weight under `sched` for a query whose best keyword chunk
+    scored `best_bm25` in an index of `n_chunks` chunks."""
+    if sched.bm25_strong <= sched.bm25_weak:
+        return sched.w_strong
     scale = math.log(max(n_chunks, 3)) / REF_LN if n_chunks else 1.0
-    lo, hi = BM25_WEAK * scale, BM25_STRONG * scale
+    lo, hi = sched.bm25_weak * scale, sched.bm25_strong * scale
     t = min(1.0, max(0.0, (best_bm25 - lo) / (hi - lo)))
-    return SEM_WEIGHT_WEAK + (SEM_WEIGHT_STRONG - SEM_WEIGHT_WEAK) * t
+    return sched.w_weak + (sched.w_strong - sched.w_weak) * t
 
 
 def fuse(lists: dict[str, list[Cand]], n_chunks: int | None = None) -> list[Cand]:
-    """Hybrid fusion of per-file (or per-chunk) rankings of the keywords and semantic
-    branches; each file keeps the chunk of its best branch contribution."""
+    """Hybrid fusion of per-file (or per-chunk: path "file\\0chunk id") rankings of the
+    keywords and semantic branches; each file keeps the chunk of its best branch
+    contribution. A file's two scores mix by its own kind's schedule, each scaled by the
+    query's best score in that branch over every kind."""
     kw = lists.get("keywords", [])
     sem = lists.get("semantic", [])
     best_bm25 = max((c.branches["keywords"]["raw"] for c in kw), default=0.0)
     best_cos = max((1.0 - c.branches["semantic"]["raw"] for c in sem), default=0.0)
-    w_sem = semantic_weight(best_bm25, n_chunks) if kw else 1.0
-    if not sem:
-        w_sem = 0.0
+    weights: dict[Schedule, float] = {}
+
+    def mix(path: str) -> tuple[Schedule, float]:
+        sched = schedule_for(path.split("\x00", 1)[0])
+        if sched not in weights:
+            w = semantic_weight(best_bm25, n_chunks, sched) if kw else 1.0
+            weights[sched] = w if sem else 0.0
+        return sched, weights[sched]
+
     parts: dict[str, list[tuple[float, Cand, str, int]]] = {}
-    for name, ranked, weight in (("keywords", kw, 1.0 - w_sem), ("semantic", sem, w_sem)):
+    for name, ranked in (("keywords", kw), ("semantic", sem)):
         for rank, c in enumerate(ranked, 1):
+            sched, w_sem = mix(c.path)
             if name == "keywords":
                 norm = c.branches[name]["raw"] / best_bm25 if best_bm25 > 0 else 0.0
+                weight = 1.0 - w_sem
             else:
                 cos = 1.0 - c.branches[name]["raw"]
                 # below the floor nothing is close: then scale by the best alone, so the
                 # order of weak matches still follows their similarity (not their path)
-                floor = COS_FLOOR if best_cos > COS_FLOOR else 0.0
+                floor = sched.cos_floor if best_cos > sched.cos_floor else 0.0
                 span = best_cos - floor
                 norm = max(0.0, (cos - floor) / span) if span > 0 else 0.0
+                weight = w_sem
             parts.setdefault(c.path, []).append((weight * norm, c, name, rank))
     fused = []
     for path, got in parts.items():

@@ -36,14 +36,37 @@ def test_first_in_both_branches_scores_one_and_scores_stay_in_range():
     assert out[0].branches["keywords"]["rank"] == 1 and out[0].branches["semantic"]["rank"] == 1
 
 
-def test_semantic_weight_grows_as_the_best_keyword_match_weakens():
-    weak = rank.semantic_weight(rank.BM25_WEAK - 5)
-    strong = rank.semantic_weight(rank.BM25_STRONG + 5)
-    mid = rank.semantic_weight((rank.BM25_WEAK + rank.BM25_STRONG) / 2)
-    assert weak == pytest.approx(rank.SEM_WEIGHT_WEAK)
-    assert strong == pytest.approx(rank.SEM_WEIGHT_STRONG)
-    assert strong <= mid <= weak
+@pytest.mark.parametrize("sched", [rank.PROSE, rank.CODE])
+def test_semantic_weight_grows_as_the_best_keyword_match_weakens(sched):
+    weak = rank.semantic_weight(sched.bm25_weak - 5, sched=sched)
+    strong = rank.semantic_weight(sched.bm25_strong + 5, sched=sched)
+    mid = rank.semantic_weight((sched.bm25_weak + sched.bm25_strong) / 2, sched=sched)
+    assert weak == pytest.approx(sched.w_weak)
+    assert strong == pytest.approx(sched.w_strong)
+    assert strong < mid < weak
     assert 0.0 <= strong and weak <= 1.0
+    # a smaller index lowers both thresholds (IDF grows with the log of its size)
+    assert rank.semantic_weight(sched.bm25_weak, 500, sched) < weak
+
+
+def test_each_file_mixes_by_its_kind():
+    assert rank.schedule_for("src/app.py") is rank.CODE
+    assert rank.schedule_for("notes/README.md") is rank.PROSE
+    assert rank.schedule_for("paper.txt") is rank.PROSE
+    # one query, the same branch evidence for a code file and a prose file: keywords
+    # strong enough that prose mixes near half and half while code leans on meaning
+    best = rank.PROSE.bm25_strong + 5
+    assert rank.semantic_weight(best, sched=rank.CODE) > rank.semantic_weight(best, sched=rank.PROSE)
+    fused = rank.fuse(lists([("k.py", best), ("k.md", best), ("top.txt", best * 2)],
+                            [("top.txt", 0.9), ("s.py", 0.8), ("s.md", 0.8)]))
+    by = {c.path: c.score for c in fused}
+    assert by["top.txt"] == pytest.approx(1.0)
+    assert by["s.py"] > by["s.md"]  # meaning counts more in code
+    assert by["k.md"] > by["k.py"]  # and the keywords more in prose
+    # per-chunk fusion (`--all-chunks`) keys "path\0chunk id": the kind is the file's
+    per_chunk = rank.fuse(lists([("k.py\x001", best)], [("s.py\x002", 0.8), ("s.md\x003", 0.8)]))
+    sc = {c.path: c.score for c in per_chunk}
+    assert sc["s.py\x002"] > sc["s.md\x003"]
 
 
 def test_weak_keyword_matches_let_meaning_decide():
