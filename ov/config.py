@@ -105,8 +105,6 @@ class Config:
 
 
 def _read_toml(path: Path, label: str) -> dict | None:
-    import tomllib  # noqa: PLC0415 - only when a config file exists
-
     from ov.errors import OvError  # noqa: PLC0415
 
     try:
@@ -118,6 +116,8 @@ def _read_toml(path: Path, label: str) -> dict | None:
     except OSError as e:
         raise OvError("invalid_argument", f"{label}: cannot read it ({e.strerror or e})",
                       field="config") from e
+    import tomllib  # noqa: PLC0415 - only when a config file exists (~2 ms a run otherwise)
+
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
