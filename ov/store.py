@@ -560,9 +560,7 @@ class Store:
                 rare, common = split_common(words, stats, COMMON_DF)
                 if common:
                     pool = self._pruned_search(rare, common, stats, filters, limit)
-                    # fewer rare matches than asked for: the common words' rows fill the
-                    # list, ranked by the whole query as before
-                    if len(pool) >= limit:
+                    if pool is not None:
                         return pool
         return self._match_search(match, filters, limit, table)
 
@@ -627,19 +625,41 @@ class Store:
         return TermStats(rows, avg_len, terms, df)
 
     def _pruned_search(self, rare: Sequence[str], common: Sequence[str], stats: TermStats,
-                       filters: Filters, limit: int) -> list[tuple[int, float]]:
-        """The rare words ranked by FTS5, then each candidate's bm25 completed with the
-        common words' share, computed here as FTS5's bm25() does (a sum over the query's
-        phrases), so every chunk holding a rare word keeps the score of the whole query and
-        the hybrid schedule its scale. Reading a common word's occurrences costs about a
-        fifth of ranking its rows."""
+                       filters: Filters, limit: int) -> list[tuple[int, float]] | None:
+        """The rows holding a rare word, by the whole query's bm25: the rare words ranked by
+        FTS5, then each candidate's bm25 completed with the common words' share, computed
+        here as FTS5's bm25() does (a sum over the query's phrases), so every chunk keeps
+        the score of the whole query and the hybrid schedule its scale. Reading a common
+        word's occurrences costs about a fifth of ranking its rows.
+
+        The result is the exact top `limit` of those rows, and the choice between them and
+        the whole query (None: fewer than RARE_MIN of them) does not depend on `limit`:
+        the engine asks deeper for later pages, and a ranking that changed with the depth
+        would repeat or skip hits from one page to the next."""
         match = " OR ".join(fts_phrase(w) for w in rare)
-        pool = self._match_search(match, filters, limit + RESCORE_EXTRA, "chunks_fts")
-        if len(pool) < limit:
-            return pool
+        # the most the common words can add to a row: tf / (tf + norm) < 1
+        bound = sum(bm25_idf(stats.rows, stats.df[stats.terms[w][0]]) * (BM25_K1 + 1)
+                    for w in common)
+        depth = max(limit, RARE_MIN) + RESCORE_EXTRA
+        while True:
+            pool = self._match_search(match, filters, depth, "chunks_fts")
+            if len(pool) < RARE_MIN:
+                return None
+            top = self._rescore(pool, common, stats)[:limit]
+            # a row past the pool has at most the last one's rare-words score; when even
+            # that plus the bound cannot reach the last row kept, the pool was deep enough
+            if len(pool) < depth or (len(top) == limit and top[-1][1] > pool[-1][1] + bound):
+                return top
+            depth *= 4
+
+    def _rescore(self, pool: list[tuple[int, float]], common: Sequence[str],
+                 stats: TermStats) -> list[tuple[int, float]]:
+        """`pool` (rows with their rare words' bm25) with the common words' share added,
+        best first, ties by rowid as FTS5's ORDER BY bm25, rowid."""
         ids = json.dumps([cid for cid, _ in pool])
         dl = {cid: _varint(blob)[0] for cid, blob in self.rows(
             "SELECT id, sz FROM chunks_fts_docsize WHERE id IN (SELECT value FROM json_each(?))", (ids,))}
+        avg_len = stats.avg_len or 1.0  # no rows counted: the index changed under the query
         score = dict(pool)
         for w in common:
             (term,) = stats.terms[w]
@@ -647,9 +667,9 @@ class Store:
             for cid, tf in self.rows(
                     "SELECT doc, count(*) FROM temp.ov_fts_hits WHERE term = ? AND "
                     "doc IN (SELECT value FROM json_each(?)) GROUP BY doc", (term, ids)):
-                norm = BM25_K1 * (1 - BM25_B + BM25_B * dl.get(cid, 0) / stats.avg_len)
+                norm = BM25_K1 * (1 - BM25_B + BM25_B * dl.get(cid, 0) / avg_len)
                 score[cid] += idf * tf * (BM25_K1 + 1) / (tf + norm)
-        return sorted(score.items(), key=lambda r: (-r[1], r[0]))[:limit]
+        return sorted(score.items(), key=lambda r: (-r[1], r[0]))
 
     def vector_search(self, qvec: bytes, filters: Filters, k: int) -> list[tuple[int, float]]:
         """(chunk id, cosine distance) nearest first, filters inside the KNN query."""
@@ -882,7 +902,11 @@ def title_of(first_chunk_text: str) -> str:
 # that matches any OR-ed word, about 1 us each: "parse command line arguments" ranks 54% of
 # 100k chunks for "line" alone.
 COMMON_DF = 0.2
-RESCORE_EXTRA = 64  # candidates beyond the limit whose order the common words may change
+RESCORE_EXTRA = 64  # candidates read beyond the limit, so that usually one pass is exact
+# The cutoff applies only when the rare words fill at least this many rows: the least depth
+# the engine asks of a branch (ov.engine), so that a first page of the default size ranks
+# as it would at any depth.
+RARE_MIN = 64
 TOP_OVERFETCH = 4  # FTS5 rows ranked per wanted chunk before the level check
 BM25_K1 = 1.2  # FTS5's bm25() constants (fts5_aux.c)
 BM25_B = 0.75

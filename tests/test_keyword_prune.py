@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ov.store import COMMON_DF, Filters, Store, or_phrases, split_common
+from ov import store as store_mod
+from ov.store import COMMON_DF, RARE_MIN, Filters, Store, or_phrases, split_common
 
 FILLER = "river stone cloud lamp chair window garden bridge market paper " * 3
 
@@ -57,8 +58,9 @@ def test_term_stats_count_rows_per_index_term(indexed):
     assert st.df["data"] > COMMON_DF * st.rows > st.df["zebra"] > 0
 
 
-def test_common_word_is_dropped_when_a_rare_one_remains(indexed):
+def test_common_word_is_dropped_when_a_rare_one_remains(indexed, monkeypatch):
     _, store = indexed
+    monkeypatch.setattr(store_mod, "RARE_MIN", 3)  # this small corpus has 3 zebra chunks
     st = store.term_stats(["data", "zebra"])
     assert split_common(["data", "zebra"], st, COMMON_DF) == (["zebra"], ["data"])
 
@@ -145,3 +147,96 @@ def test_cli_keywords_results_are_exact_and_stable(ov, indexed):
     for h in hits:
         text = (root / h["path"]).read_text()
         assert text[h["excerpt"]["start"]:h["excerpt"]["end"]] == h["excerpt"]["text"]
+
+
+def paged_corpus() -> dict[str, str]:
+    """300 files: "zebra" once in 75 long ones (below the cutoff, but in more rows than
+    the least depth the engine asks), "data" up to 30 times, first, in 112 others (whose
+    overview holds it too: above the cutoff), so data-only files lead the whole query."""
+    fill = "river stone cloud lamp chair window garden bridge market paper".split()
+    files = {}
+    for i in range(300):
+        words = [fill[(i * 7 + k * 3) % len(fill)] for k in range(30)]
+        if i % 4 == 1:
+            words += ["zebra"] + words
+        if i % 4 == 0 or i % 8 == 2:
+            words = ["data"] * (1 + i % 30) + words
+        files[f"f{i:03d}.txt"] = f"Doc {i}\n\n" + " ".join(words) + "\n"
+    return files
+
+
+@pytest.fixture
+def paged(ov, tree):
+    root = tree(paged_corpus())
+    r = ov("index", str(root))
+    assert r.code == 0, r.err
+    store = Store.open(root / ".ov" / "index.db")
+    yield root, store
+    store.close()
+
+
+def test_pruned_ranking_does_not_depend_on_the_depth(paged):
+    """The engine asks deeper for later pages: each answer must be a prefix of the deeper
+    one, and all of them the rare-word rows in the whole query's order."""
+    _, store = paged
+    match = '"zebra" OR "data"'
+    st = store.term_stats(["zebra", "data"])
+    assert split_common(["zebra", "data"], st, COMMON_DF) == (["zebra"], ["data"])
+    whole = store._match_search(match, Filters(), 10_000, "chunks_fts")
+    zebra = {cid for cid, _ in store._match_search('"zebra"', Filters(), 10_000, "chunks_fts")}
+    assert len(zebra) >= RARE_MIN
+    want = [(cid, s) for cid, s in whole if cid in zebra]
+    assert whole[0][0] not in zebra  # a data-only file leads the whole query
+    deeper = []
+    for depth in (64, 84, 124, 204, 1000):
+        got = store.keyword_search(match, Filters(), depth)
+        assert [cid for cid, _ in got] == [cid for cid, _ in want[:depth]]
+        assert [s for _, s in got] == pytest.approx([s for _, s in want[:depth]], abs=1e-9)
+        assert got[:len(deeper)] == deeper
+        deeper = got
+
+
+def test_pruned_ranking_is_exact_beyond_the_first_candidates(ov, tree):
+    """A row whose rare word alone ranks it past the first candidates read, but whose
+    common words lift it to the top, still ranks first."""
+    fill = "river stone cloud lamp chair window garden bridge market paper".split()
+    files = {}
+    for i in range(600):
+        words = [fill[(i + k) % len(fill)] for k in range(40)]
+        if i % 2 == 1:
+            words.append("zebra")  # 300 rows of 17%: rare
+        if i % 4 == 0:
+            words = ["data", *words]  # 450 rows (text and both tiers) of 25%: common
+        files[f"f{i:03d}.txt"] = " ".join(words) + "\n"
+    # a long row: the rare word alone ranks it last, its many "data" first
+    files["late.txt"] = " ".join(fill * 6) + " zebra" + " data" * 50 + "\n"
+    root = tree(files)
+    assert ov("index", str(root)).code == 0
+    with Store.open(root / ".ov" / "index.db") as store:
+        st = store.term_stats(["zebra", "data"])
+        assert split_common(["zebra", "data"], st, COMMON_DF) == (["zebra"], ["data"])
+        rare_only = store._match_search('"zebra"', Filters(), 10_000, "chunks_fts")
+        late = store.q1("SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id "
+                        "WHERE f.path = 'late.txt' AND c.level = 2 AND c.text LIKE '%zebra%'")
+        assert [cid for cid, _ in rare_only].index(late) >= 2 * (RARE_MIN + store_mod.RESCORE_EXTRA)
+        got = store.keyword_search('"zebra" OR "data"', Filters(), 64)
+        assert got[0][0] == late
+        whole = store._match_search('"zebra" OR "data"', Filters(), 64, "chunks_fts")
+        assert got[0] == pytest.approx(whole[0])
+
+
+@pytest.mark.parametrize("search_type", ["keywords", "hybrid"])
+def test_cursor_pages_across_the_cutoff_neither_repeat_nor_skip(ov, paged, search_type):
+    root, _ = paged
+    args = ("search", "zebra data", "--search-type", search_type, "-o", "json")
+    pages, cursor = [], None
+    while True:
+        r = ov(*args, "-n", "10", *(["--cursor", cursor] if cursor else []), cwd=root)
+        assert r.code == 0, r.err
+        pages += [(h["path"], h["excerpt"]["start"]) for h in r.json["result"]["hits"]]
+        cursor = r.json["result"].get("next_cursor")
+        if not cursor or len(pages) >= 60:
+            break
+    assert len(pages) == len(set(pages))
+    whole = ov(*args, "-n", "50", cwd=root).json["result"]["hits"]
+    assert pages[:50] == [(h["path"], h["excerpt"]["start"]) for h in whole]
