@@ -34,6 +34,7 @@ import re
 import re._constants as _c
 import re._parser as _sre_parse
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -138,7 +139,7 @@ def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = Fa
     line_lit = None
     if lits and not fold and not multiline and not starts_literal:
         line_lit = max(lits, key=len)
-    bounded = fixed or (parsed is not None and _bounded(list(parsed)) is not None)
+    bounded = fixed or (parsed is not None and _bounded(parsed) is not None)
     return Pattern(pattern, rx, multiline, tuple(lits), byte_lits, fold, line_lit, timeout,
                    bounded)
 
@@ -150,12 +151,21 @@ def _parse(src: str | None, fixed: str | None):
     `regex` V0 reads the syntax `re` reads the same way; what `re` refuses (`\\p{L}`,
     atomic groups, ...) simply yields no literals, which is always safe.
     """
-    if src is None:
+    if src is None or _REGEX_ONLY.search(src):
         return None
     try:
-        return _sre_parse.parse(src, 0)
+        with warnings.catch_warnings():  # "possible nested set": not the user's business
+            warnings.simplefilter("ignore")
+            return _sre_parse.parse(src, 0)
     except Exception:
         return None
+
+
+# Syntax `regex` reads where `re` sees plain characters: a fuzzy constraint (`{e<=1}`,
+# `{1<=e<=3}`, `{2i+2d+1s<=4}`) and a POSIX class (`[[:alpha:]]`). From `re`'s reading,
+# `{e<=1}` or `]` would count as literals every match holds, and files without them be
+# skipped; and a fuzzy search is not bounded by the pattern's shape.
+_REGEX_ONLY = re.compile(r"\{\s*(?:\d+\s*<=?\s*)?\d*\s*[eids]|\[:")
 
 
 def _names_newline(pattern: str, fixed: bool, parsed) -> bool:
@@ -186,52 +196,70 @@ def _has_newline_literal(items) -> bool:
 
 
 _ZERO_WIDTH = (_c.AT,)
-_ONE_WAY = frozenset((_c.LITERAL, _c.NOT_LITERAL, _c.ANY, _c.IN, _c.AT, _c.CATEGORY,
-                      _c.GROUPREF))
-MAX_WAYS = 1000
+_ONE_WAY = frozenset((_c.LITERAL, _c.NOT_LITERAL, _c.ANY, _c.IN, _c.AT, _c.CATEGORY))
+# The most work (ways x steps, see `_cost`) a pattern may do per start position and still
+# run without the timeout: 256 steps of ~7 ns over a 3 MB line is about the default
+# timeout. `[ab]{20000}\d` has one way but 20,000 steps: over a 300 KB line, 40 s.
+MAX_WORK = 256
 
 
-def _bounded(items) -> int | None:
-    r"""How many ways at most the sequence `items` can be tried at one start position,
-    or None when that is not bounded by the pattern alone.
+def _bounded(parsed) -> int | None:
+    r"""An upper bound of the work a search does at one start position (ways to try
+    times steps along the longest), or None when the pattern alone does not bound it
+    below MAX_WORK.
 
     A repeat with a choice of count (`*`, `+`, `{2,5}`) can make backtracking grow with
     the text (`(a+)+$`, or `\w+x` on a long word), so it is unbounded; everything else
     multiplies or adds a fixed number of ways (alternatives add, a fixed count `{3}`
-    raises to its power). Over MAX_WAYS counts as unbounded too. A search whose work
-    per position is bounded takes time linear in the text.
+    raises to its power) and adds steps. A search whose work per position is bounded
+    takes time linear in the text.
     """
+    # A backreference compares at most what its group can hold: the whole pattern's width.
+    c = _cost(list(parsed), parsed.getwidth()[1])
+    return None if c is None else c[0] * c[1]
+
+
+def _cost(items, ref_width: int) -> tuple[int, int] | None:
+    """(ways, steps) of the sequence `items`, or None past MAX_WORK (see `_bounded`)."""
     ways = 1
+    steps = 0
     for op, av in items:
         if op in _ONE_WAY:
+            steps += 1
             continue
-        if op is _c.SUBPATTERN:
-            w = _bounded(list(av[3]))
+        if op is _c.GROUPREF:
+            c = (1, ref_width)
+        elif op is _c.SUBPATTERN:
+            c = _cost(list(av[3]), ref_width)
         elif op is _c.BRANCH:
-            w = 0
+            w = s = 0
             for alt in av[1]:
-                b = _bounded(list(alt))
+                b = _cost(list(alt), ref_width)
                 if b is None:
                     return None
-                w += b
+                w += b[0]
+                s = max(s, b[1])
+            c = (w, s)
         elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT):
             lo, hi, sub = av
-            b = _bounded(list(sub))
-            if lo != hi or b is None or b ** min(lo, 64) > MAX_WAYS:
+            b = _cost(list(sub), ref_width)
+            if lo != hi or b is None or b[0] ** min(lo, 64) > MAX_WORK \
+                    or b[1] * lo > MAX_WORK:
                 return None
-            w = b ** lo
+            c = (b[0] ** lo, b[1] * lo)
         elif op is _c.ATOMIC_GROUP:
-            w = _bounded(list(av))
+            c = _cost(list(av), ref_width)
         elif op in (_c.ASSERT, _c.ASSERT_NOT):
-            w = _bounded(list(av[1]))
+            c = _cost(list(av[1]), ref_width)
         else:  # conditional groups and whatever else: not analysed
             return None
-        if w is None:
+        if c is None:
             return None
-        ways *= w
-        if ways > MAX_WAYS:
+        ways *= c[0]
+        steps += c[1] + 1  # a group or a choice is a step too: ways never outgrow the work
+        if ways * steps > MAX_WORK:
             return None
-    return ways
+    return ways, steps
 
 
 def _literals(parsed) -> tuple[list[str], bool]:

@@ -178,6 +178,16 @@ def test_exclude_uri(ov, t):
     assert paths_lines(r) == [("c.py", 1), ("c.py", 2)]
 
 
+def test_exclude_uri_names_with_whitespace_that_ignore_lines_cannot_hold(ov, tree):
+    # a trailing tab or CR, or a newline, is lost in a gitignore line: still excluded
+    names = ["tab\t", "cr\r", "nl\nx", "dir\t/f"]
+    t = tree({**{n: "foo\n" for n in names}, "keep": "foo\n"})
+    for n in names:
+        top = n.split("/")[0]
+        got = [p for p, _ in paths_lines(ov("grep", "--json", "--exclude-uri", top, "foo", cwd=t))]
+        assert top not in [g.split("/")[0] for g in got] and "keep" in got, n
+
+
 def test_hidden_and_ignore_rules(ov, t):
     base = {p for p, _ in paths_lines(ov("grep", "--json", "foo", cwd=t))}
     assert ".hidden.txt" not in base and "ignored.txt" not in base and "build/out.txt" not in base
@@ -347,12 +357,37 @@ def test_binary_files_are_read_only_to_their_first_buffer(tree):
 
 def test_work_bounded_patterns_run_without_timeout_and_others_with_it():
     bounded = ["def", r"\)$", "^$", r"[^a-z]{3}$", "foo|bar|baz", r"(?:TODO|FIXME)", r"\bfoo\b",
-               r"(ab|cd){5}", r"(a)\1"]
+               r"(ab|cd){3}", r"(a)\1"]
     unbounded = [r"^\s*$", r"\w+Error", "(a+)+$", r"\p{Greek}+", "a{2,5}", r"(ab|cd){20}",
                  "x*", "a+?"]
     assert [p for p in bounded if not compile_pattern(p).bounded] == []
     assert [p for p in unbounded if compile_pattern(p).bounded] == []
     assert compile_pattern("a.b(", fixed=True).bounded and compile_pattern("self", word=True).bounded
+
+
+def test_long_fixed_repeats_and_fuzzy_patterns_keep_the_timeout():
+    # One way per position, but thousands of steps along it: `[ab]{20000}\d` over a
+    # 300 KB line of `a` ran 40 s without the deadline.
+    long_paths = [r"[ab]{20000}\d", r".{300}x", r"(?:.{1000}){20}\d", "(?:ab|cd){100}",
+                  r"[ab]{100}(?=c{200})", r"(.{200})\1"]
+    assert [p for p in long_paths if compile_pattern(p).bounded] == []
+    # `regex` reads `{e<=1}` as a fuzzy constraint where `re` sees literal text: no
+    # required literal, and the timeout stays
+    p = compile_pattern("(?:hello){e<=1}")
+    assert not p.bounded and p.literals == () and p.line_literal is None
+
+
+def test_fuzzy_pattern_finds_its_approximate_matches(ov, tree):
+    t = tree({"a.txt": "say hallo\nnothing\n"})
+    assert paths_lines(ov("grep", "--json", "(?:hello){e<=1}", cwd=t)) == [("a.txt", 1)]
+
+
+def test_long_fixed_repeat_hits_the_deadline(ov, tree):
+    t = tree({"a.txt": "a" * 300_000 + "X9\n"})
+    t0 = time.monotonic()
+    r = ov("grep", "--json", r"[ab]{20000}\d", cwd=t)
+    assert time.monotonic() - t0 < 30
+    assert r.code == 2 and r.json["error"]["code"] == "deadline_exceeded"
 
 
 def test_invalid_utf8_is_searched_with_replacement(ov, tree):
