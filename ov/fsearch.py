@@ -229,7 +229,7 @@ def iter_grep(
     may_hold = candidates(list(pat.literals), pat.fold) if candidates else None
     opts = _walk_opts(hidden, no_ignore, max_depth, ex_rels, ignores)
     yield from _grep_files(pat, root, rels, opts, st, mode=mode, before=before, after=after,
-                           limit=node_limit, pfilter=pfilter,
+                           limit=node_limit, excluded=excluded, pfilter=pfilter,
                            tfilter=tfilter, allowed=allowed, may_hold=may_hold)
 
 
@@ -286,7 +286,7 @@ def _paths(root: Path, rels: list[str], opts: WalkOptions,
 
 
 def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,
-                mode: str, before: int, after: int, limit: int, pfilter, tfilter,
+                mode: str, before: int, after: int, limit: int, excluded, pfilter, tfilter,
                 allowed, may_hold) -> Iterator[Match | FileCount]:
     # The records built here hold no reference cycles, and a run may build millions of
     # objects; the cyclic collector would walk all of them again and again.
@@ -294,12 +294,12 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
 
     with gc_paused():
         yield from _grep_walk(pat, root, rels, opts, st, mode=mode, before=before, after=after,
-                              limit=limit, pfilter=pfilter, tfilter=tfilter,
-                              allowed=allowed, may_hold=may_hold)
+                              limit=limit, excluded=excluded, pfilter=pfilter,
+                              tfilter=tfilter, allowed=allowed, may_hold=may_hold)
 
 
 def _grep_walk(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,
-               mode: str, before: int, after: int, limit: int, pfilter, tfilter,
+               mode: str, before: int, after: int, limit: int, excluded, pfilter, tfilter,
                allowed, may_hold) -> Iterator[Match | FileCount]:
     from ov.grep import binary_cutoff, build_matches, line_matches, matched_lines  # noqa: PLC0415
 
@@ -312,6 +312,10 @@ def _grep_walk(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st:
         files = ((e.path, e.abspath) for e in _entries(root, rels, opts, st)
                  if may_hold(e.path, e.size, e.mtime_ns))
     for rel, abspath in files:
+        # Tested again per path: a gitignore line cannot hold every name (a trailing
+        # tab or CR, a newline), so the walk alone does not leave out all of them.
+        if excluded is not None and excluded(rel):
+            continue
         if pfilter is not None and not pfilter(rel):
             continue
         if tfilter is not None and not tfilter(rel):
@@ -522,7 +526,9 @@ def glob(
     # Only the paths that match are stat'ed, and only when a field needs it.
     need_stat = any(f in ("size", "mode", "mtime") for f in fields)
     for e in _entries(root, starts, opts, st, yield_symlinks=True, stat_files=False):
-        if match(e.path) and (allowed is None or e.path in allowed):
+        # excluded: tested per path too, see _grep_walk
+        if match(e.path) and (excluded is None or not excluded(e.path)) \
+                and (allowed is None or e.path in allowed):
             if len(found) >= node_limit:
                 truncated = True
                 break

@@ -126,6 +126,16 @@ def test_exclude_uri(ov, t):
     assert ov("glob", "--exclude-uri", "a.py", "--exclude-uri", "src", "**/*.py", cwd=t).code == 1
 
 
+def test_exclude_uri_names_with_whitespace_that_ignore_lines_cannot_hold(ov, tree):
+    # a trailing tab or CR, or a newline, is lost in a gitignore line: still excluded
+    names = ["tab\t", "cr\r", "nl\nx", "dir\t/f"]
+    t = tree({**{n: "x\n" for n in names}, "keep": "x\n"})
+    for n in names:
+        top = n.split("/")[0]
+        got = ov("glob", "-o", "json", "--exclude-uri", top, "**", cwd=t).json["result"]["matches"]
+        assert top not in [g.split("/")[0] for g in got] and "keep" in got, n
+
+
 def test_level_limit(ov, t):
     assert ov("glob", "--level-limit", "1", "**/*.py", cwd=t).out == "a.py\n"
     assert ov("glob", "--max-depth", "2", "**/*.py", cwd=t).out == "a.py\nsrc/m.py\n"
