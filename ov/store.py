@@ -746,22 +746,32 @@ class Store:
         """Paths of the files whose text may contain every literal; None when no literal
         says anything (then every file must be read).
 
-        A literal may lie across two keyword rows: a multi-line literal spans the rows of
-        two chunks, and a line longer than the chunk budget is cut into pieces anywhere, so
+        A literal may lie across keyword rows: a multi-line literal spans the rows of two
+        chunks, and a line longer than the chunk budget is cut into pieces anywhere, so
         neither a whole literal nor several literals can be asked of one row. What one row
-        must hold: each literal splits at whitespace into runs (a run never spans lines),
-        and a run lies inside one piece of a line or across one cut of it; of its two
-        halves of ceil(len/2) characters, one then lies wholly inside a single piece. So a
-        file qualifies when, for every run of five or more characters (both halves three
-        or more, the trigram table's least), some row holds one of that run's halves.
+        must hold: each literal splits at whitespace into runs (a run never spans lines).
+        A run of at most LONG_RUN characters is shorter than any whole piece of a cut line
+        (each holds about half the budget's tokens or more, a token one or two
+        characters), so it lies inside one piece or across one cut; of its two halves of
+        ceil(len/2) characters, one then lies wholly inside a single piece. A longer run
+        may cover whole pieces: across at most one cut, one side holds half of it; across
+        more, a whole piece lies inside it; either part is at least 2 * RUN_BLOCK - 1
+        long, so it holds one of the run's RUN_BLOCK-character blocks at multiples of
+        RUN_BLOCK. So a file qualifies when, for every run of five or more characters
+        (pieces of three or more, the trigram table's least), some row holds one of that
+        run's halves, or of its blocks.
         """
         runs = sorted({r for lit in literals for r in lit.split() if len(r) >= 5})
         if not runs:
             return None
         found: set[str] | None = None
         for run in runs:
-            h = (len(run) + 1) // 2
-            match = f"{fts_phrase(run[:h])} OR {fts_phrase(run[-h:])}"
+            if len(run) <= LONG_RUN:
+                h = (len(run) + 1) // 2
+                parts = {run[:h], run[-h:]}
+            else:
+                parts = {run[k:k + RUN_BLOCK] for k in range(0, len(run) - RUN_BLOCK + 1, RUN_BLOCK)}
+            match = " OR ".join(fts_phrase(x) for x in sorted(parts))
             paths = {r[0] for r in self.rows(
                 "SELECT DISTINCT f.path FROM chunks_tri t JOIN chunks c ON c.id = t.rowid "
                 "JOIN files f ON f.id = c.file_id WHERE chunks_tri MATCH ?", (match,))}
@@ -907,6 +917,11 @@ RESCORE_EXTRA = 64  # candidates read beyond the limit, so that usually one pass
 # the engine asks of a branch (ov.engine), so that a first page of the default size ranks
 # as it would at any depth.
 RARE_MIN = 64
+# grep's prefilter (Store.trigram_files): a literal run longer than LONG_RUN characters may
+# cover whole pieces of a cut line (at least ~48 characters each with the default budget),
+# and is asked for by its blocks of RUN_BLOCK characters
+LONG_RUN = 32
+RUN_BLOCK = 8
 TOP_OVERFETCH = 4  # FTS5 rows ranked per wanted chunk before the level check
 BM25_K1 = 1.2  # FTS5's bm25() constants (fts5_aux.c)
 BM25_B = 0.75

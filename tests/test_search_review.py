@@ -1,0 +1,45 @@
+"""Edge cases of the index-backed paths found in review: grep's trigram prefilter with
+literals longer than a piece of a cut line, and keyword queries over odd words."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ov.store import Store
+
+
+def _matches(ov, root, args):
+    r = ov("grep", "-o", "json", "--node-limit", "100000", *args, cwd=root)
+    assert r.code in (0, 1), r.out + r.err
+    return [(m["path"], m["line"], m["content"]) for m in r.json["result"]["matches"]]
+
+
+def _cuts(root, path):
+    with Store.open(root / ".ov" / "index.db", readonly=True) as st:
+        return st.rows("SELECT c.start, c.end FROM chunks c JOIN files f ON f.id = c.file_id "
+                       "WHERE c.level = 2 AND f.path = ? ORDER BY c.start", (path,))
+
+
+@pytest.mark.parametrize("alphabet", ["abcdefghijklmnopqrstuvwxyz0123456789+/", "a1b2c3d4e5+",
+                                      "{}[]();,.:=<>!&|"])
+def test_grep_literal_spanning_several_pieces_of_a_cut_line(ov, tree, alphabet):
+    """A literal with no whitespace that covers whole pieces of a line cut into many (a
+    long base64 or minified run): neither of its halves lies in one keyword row, yet the
+    file holds it."""
+    rnd = random.Random(7)
+    line = "".join(rnd.choice(alphabet) for _ in range(20000))
+    root = tree({"blob.txt": "header\n" + line + "\n", "other.txt": "nothing here\n"})
+    assert ov("index", root, "--no-embed").code == 0
+    cuts = _cuts(root, "blob.txt")
+    assert len(cuts) > 10
+    base = len("header\n")
+    spans = [(s - base, e - base) for s, e in cuts[1:]]  # in `line`
+    lits = [line[1000:3000]]
+    for k in (1, len(spans) // 2, len(spans) - 3):
+        (s1, e1), (s3, e3) = spans[k], spans[k + 2]
+        lits += [line[s1 - 5:e1 + 5], line[s1 - 1:e1 + 1], line[s1 - 3:e3 + 7]]
+    for lit in lits:
+        args = ["-F", lit]
+        assert _matches(ov, root, args) == _matches(ov, root, ["--no-index", *args]) != []
