@@ -28,7 +28,7 @@ import math
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -547,6 +547,12 @@ class Store:
     def keyword_search(self, match: str, filters: Filters, limit: int,
                        table: str = "chunks_fts") -> list[tuple[int, float]]:
         """(chunk id, bm25) best first; bm25 is FTS5's (lower is better), negated here.
+        Rows tying the last one are all returned (see `_with_ties`)."""
+        return _with_ties(lambda n: self._keyword_search(match, filters, n, table), limit)
+
+    def _keyword_search(self, match: str, filters: Filters, limit: int,
+                        table: str) -> list[tuple[int, float]]:
+        """The best `limit` rows of `match`, ties by rowid.
 
         On `chunks_fts` with no file filter, an OR of quoted words (query.keyword_plan)
         loses its common words when a rarer one remains (Lucene's cutoff frequency): see
@@ -672,8 +678,12 @@ class Store:
         return sorted(score.items(), key=lambda r: (-r[1], r[0]))
 
     def vector_search(self, qvec: bytes, filters: Filters, k: int) -> list[tuple[int, float]]:
-        """(chunk id, cosine distance) nearest first, filters inside the KNN query."""
+        """(chunk id, cosine distance) nearest first, filters inside the KNN query; rows
+        tying the k-th are all returned (see `_with_ties`), up to KNN_MAX."""
         k = max(1, min(k, KNN_MAX))
+        return _with_ties(lambda n: self._vector_search(qvec, filters, min(n, KNN_MAX)), k)
+
+    def _vector_search(self, qvec: bytes, filters: Filters, k: int) -> list[tuple[int, float]]:
         where = ["embedding MATCH ?", "k = ?"]
         params: list[Any] = [qvec, k]
         if filters.levels:
@@ -936,6 +946,26 @@ def split_common(words: Sequence[str], stats: TermStats, cutoff: float) -> tuple
     # a rare word the index does not hold (a typo) must not empty the query
     found = any(stats.terms[w] and all(stats.df[t] for t in stats.terms[w]) for w in rare)
     return (rare, common) if found and common else (list(words), [])
+
+
+def _with_ties(fetch: Callable[[int], list[tuple[int, float]]], limit: int) -> list[tuple[int, float]]:
+    """The best `limit` rows of `fetch(n)` (the best n, sorted, ties by rowid) and every row
+    tying the last of them. The engine orders ties by path and asks deeper for later
+    pages: a tie cut by rowid at one depth and not at the next would repeat or skip hits
+    (100 files of the same text, 12 of them re-indexed: 12 repeats in 100)."""
+    n = limit + 1
+    while True:
+        rows = fetch(n)
+        if len(rows) <= limit:
+            return rows
+        last = rows[limit - 1][1]
+        if rows[-1][1] != last or len(rows) < n:
+            break
+        n *= 2
+    end = limit
+    while end < len(rows) and rows[end][1] == last:
+        end += 1
+    return rows[:end]
 
 
 def bm25_idf(rows: int, df: int) -> float:
