@@ -969,8 +969,10 @@ def _with_ties(fetch: Callable[[int], list[tuple[int, float]]], limit: int) -> l
 
 
 def bm25_idf(rows: int, df: int) -> float:
-    """FTS5's bm25 IDF: ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6."""
-    idf = math.log((rows - df + 0.5) / (df + 0.5))
+    """FTS5's bm25 IDF: ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6. N and n come from
+    separate reads (TermStats), between which an index run may delete rows: n > N then
+    means a common word, not an error."""
+    idf = math.log((max(rows - df, 0) + 0.5) / (df + 0.5))
     return idf if idf > 0 else 1e-6
 
 

@@ -249,3 +249,19 @@ def test_cursor_pages_across_the_cutoff_neither_repeat_nor_skip(ov, paged, searc
     assert len(pages) == len(set(pages))
     whole = ov(*args, "-n", "50", cwd=root).json["result"]["hits"]
     assert pages[:50] == [(h["path"], h["excerpt"]["start"]) for h in whole]
+
+
+def test_stats_read_across_an_index_run_do_not_break_the_search(paged, monkeypatch):
+    """TermStats' counts are separate reads: an index run deleting rows between them can
+    leave a word in more rows than the table holds. The search must still answer."""
+    _, store = paged
+    real = store.term_stats
+
+    def after_a_deletion(words):
+        st = real(words)  # "data" counted before many rows went, the rows after
+        return store_mod.TermStats(st.rows, st.avg_len, st.terms, {**st.df, "data": st.rows + 50})
+
+    monkeypatch.setattr(store, "term_stats", after_a_deletion)
+    got = store.keyword_search('"zebra" OR "data"', Filters(), 64)
+    assert len(got) >= 64
+    assert store_mod.bm25_idf(100, 300) == 1e-6
