@@ -632,31 +632,22 @@ class Store:
 
     def _pruned_search(self, rare: Sequence[str], common: Sequence[str], stats: TermStats,
                        filters: Filters, limit: int) -> list[tuple[int, float]] | None:
-        """The rows holding a rare word, by the whole query's bm25: the rare words ranked by
-        FTS5, then each candidate's bm25 completed with the common words' share, computed
-        here as FTS5's bm25() does (a sum over the query's phrases), so every chunk keeps
+        """The rows holding a rare word: the rare words ranked by FTS5, then the first
+        RESCORE_POOL candidates' bm25 completed with the common words' share, computed
+        here as FTS5's bm25() does (a sum over the query's phrases), so each of them keeps
         the score of the whole query and the hybrid schedule its scale. Reading a common
-        word's occurrences costs about a fifth of ranking its rows.
+        word's occurrences costs about a fifth of ranking its rows. Candidates past the
+        pool follow with their rare words' bm25 alone, which is at most any pooled row's.
 
-        The result is the exact top `limit` of those rows, and the choice between them and
-        the whole query (None: fewer than RARE_MIN of them) does not depend on `limit`:
-        the engine asks deeper for later pages, and a ranking that changed with the depth
-        would repeat or skip hits from one page to the next."""
+        Neither the pool nor the choice between these rows and the whole query (None:
+        fewer than RARE_MIN of them) depends on `limit`: the engine asks deeper for later
+        pages, and a ranking that changed with the depth would repeat or skip hits from
+        one page to the next."""
         match = " OR ".join(fts_phrase(w) for w in rare)
-        # the most the common words can add to a row: tf / (tf + norm) < 1
-        bound = sum(bm25_idf(stats.rows, stats.df[stats.terms[w][0]]) * (BM25_K1 + 1)
-                    for w in common)
-        depth = max(limit, RARE_MIN) + RESCORE_EXTRA
-        while True:
-            pool = self._match_search(match, filters, depth, "chunks_fts")
-            if len(pool) < RARE_MIN:
-                return None
-            top = self._rescore(pool, common, stats)[:limit]
-            # a row past the pool has at most the last one's rare-words score; when even
-            # that plus the bound cannot reach the last row kept, the pool was deep enough
-            if len(pool) < depth or (len(top) == limit and top[-1][1] > pool[-1][1] + bound):
-                return top
-            depth *= 4
+        pool = self._match_search(match, filters, max(limit, RESCORE_POOL), "chunks_fts")
+        if len(pool) < RARE_MIN:
+            return None
+        return (self._rescore(pool[:RESCORE_POOL], common, stats) + pool[RESCORE_POOL:])[:limit]
 
     def _rescore(self, pool: list[tuple[int, float]], common: Sequence[str],
                  stats: TermStats) -> list[tuple[int, float]]:
@@ -922,11 +913,11 @@ def title_of(first_chunk_text: str) -> str:
 # that matches any OR-ed word, about 1 us each: "parse command line arguments" ranks 54% of
 # 100k chunks for "line" alone.
 COMMON_DF = 0.2
-RESCORE_EXTRA = 64  # candidates read beyond the limit, so that usually one pass is exact
 # The cutoff applies only when the rare words fill at least this many rows: the least depth
 # the engine asks of a branch (ov.engine), so that a first page of the default size ranks
 # as it would at any depth.
 RARE_MIN = 64
+RESCORE_POOL = RARE_MIN + 64  # candidates whose order the common words may change
 # grep's prefilter (Store.trigram_files): a literal run longer than LONG_RUN characters may
 # cover whole pieces of a cut line (at least ~48 characters each with the default budget),
 # and is asked for by its blocks of RUN_BLOCK characters

@@ -205,33 +205,38 @@ def test_pruned_ranking_does_not_depend_on_the_depth(paged):
         deeper = got
 
 
-def test_pruned_ranking_is_exact_beyond_the_first_candidates(ov, tree):
-    """A row whose rare word alone ranks it past the first candidates read, but whose
-    common words lift it to the top, still ranks first."""
+def test_rows_past_the_rescored_pool_follow_it_at_every_depth(ov, tree):
+    """With more rare-word rows than the pool whose bm25 is completed, the rows past it
+    follow by their rare words' score, the same at every depth."""
     fill = "river stone cloud lamp chair window garden bridge market paper".split()
     files = {}
     for i in range(600):
-        words = [fill[(i + k) % len(fill)] for k in range(40)]
+        words = [fill[(i + k) % len(fill)] for k in range(40 + i % 7)]
         if i % 2 == 1:
             words.append("zebra")  # 300 rows of 17%: rare
-        if i % 4 == 0:
-            words = ["data", *words]  # 450 rows (text and both tiers) of 25%: common
+        if i % 4 == 0 or i % 8 == 1:
+            words = ["data", *words]  # text and both tiers: about 30%, common
         files[f"f{i:03d}.txt"] = " ".join(words) + "\n"
-    # a long row: the rare word alone ranks it last, its many "data" first
-    files["late.txt"] = " ".join(fill * 6) + " zebra" + " data" * 50 + "\n"
     root = tree(files)
     assert ov("index", str(root)).code == 0
     with Store.open(root / ".ov" / "index.db") as store:
         st = store.term_stats(["zebra", "data"])
         assert split_common(["zebra", "data"], st, COMMON_DF) == (["zebra"], ["data"])
+        match = '"zebra" OR "data"'
         rare_only = store._match_search('"zebra"', Filters(), 10_000, "chunks_fts")
-        late = store.q1("SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id "
-                        "WHERE f.path = 'late.txt' AND c.level = 2 AND c.text LIKE '%zebra%'")
-        assert [cid for cid, _ in rare_only].index(late) >= 2 * (RARE_MIN + store_mod.RESCORE_EXTRA)
-        got = store.keyword_search('"zebra" OR "data"', Filters(), 64)
-        assert got[0][0] == late
-        whole = store._match_search('"zebra" OR "data"', Filters(), 64, "chunks_fts")
-        assert got[0] == pytest.approx(whole[0])
+        pool = store_mod.RESCORE_POOL
+        assert len(rare_only) > 2 * pool
+        deeper = []
+        for depth in (64, 100, pool, 200, 1000):
+            got = store.keyword_search(match, Filters(), depth)
+            assert got[:len(deeper)] == deeper
+            assert [s for _, s in got] == sorted((s for _, s in got), reverse=True)
+            deeper = got
+        head = {cid for cid, _ in rare_only[:pool]}
+        assert {cid for cid, _ in deeper[:pool]} == head
+        for cid, score in deeper[:pool]:
+            assert score == pytest.approx(full_bm25(store, match, cid), abs=1e-9)
+        assert deeper[pool:] == rare_only[pool:1000]
 
 
 @pytest.mark.parametrize("search_type", ["keywords", "hybrid"])
