@@ -693,13 +693,22 @@ class Store:
 
     def substring_search(self, term: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """Chunks containing `term` (for 1-2 character terms the trigram table cannot serve);
-        scored by occurrences. A scan, bounded by the filters."""
+        scored by occurrences. A scan, bounded by the filters. Rows tying the last one are
+        all returned (as `_with_ties`), by a second scan at most: most rows hold a term
+        once, so a tie there is often most of the table."""
+        rows = self._substring_search(term, filters, limit + 1)
+        if len(rows) > limit and rows[limit][1] == rows[limit - 1][1]:
+            return self._substring_search(term, filters, -1, rows[limit - 1][1])
+        return rows[:limit]
+
+    def _substring_search(self, term: str, filters: Filters, limit: int,
+                          least: float = 0.0) -> list[tuple[int, float]]:
         fw, fp = filters.file_where("f")
         lv = ",".join(str(int(x)) for x in filters.levels)
         sql = (f"SELECT c.id, (length(c.text) - length(replace(c.text, ?, ''))) / length(?) AS n "
                f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.level IN ({lv}) AND {fw} "
-               f"AND instr(c.text, ?) > 0 ORDER BY n DESC, c.id LIMIT ?")
-        return [(r[0], float(r[1])) for r in self.rows(sql, [term, term, *fp, term, limit])]
+               f"AND instr(c.text, ?) > 0 AND n >= ? ORDER BY n DESC, c.id LIMIT ?")
+        return [(r[0], float(r[1])) for r in self.rows(sql, [term, term, *fp, term, least, limit])]
 
     def chunk_paths(self, ids: Sequence[int]) -> dict[int, str]:
         out: dict[int, str] = {}
