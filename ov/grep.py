@@ -67,6 +67,9 @@ class Pattern:
     # The work per start position is bounded (see `_bounded`), so no search can run
     # away: it runs without the timeout, whose clock check costs ~1 us per match.
     bounded: bool = False
+    # The pattern looks past where it stands (a lookahead, `\Z`): each line is searched
+    # alone, so no line's answer depends on the text after it (see `_looks_ahead`).
+    per_line: bool = False
 
     def may_match(self, data: bytes) -> bool:
         """False only when the file cannot hold a match (a cheap bytes test)."""
@@ -136,12 +139,15 @@ def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = Fa
     else:
         lits, starts_literal = _literals(parsed)
     byte_lits = _byte_literals(lits, fold)
+    per_line = not fixed and not multiline and (
+        _LOOKS_AHEAD.search(src) is not None if parsed is None else _looks_ahead(parsed))
     line_lit = None
-    if lits and not fold and not multiline and not starts_literal:
+    # (a pattern searched line by line anyway needs to search only the lines holding it)
+    if lits and not fold and not multiline and (not starts_literal or per_line):
         line_lit = max(lits, key=len)
     bounded = fixed or (parsed is not None and _bounded(parsed) is not None)
     return Pattern(pattern, rx, multiline, tuple(lits), byte_lits, fold, line_lit, timeout,
-                   bounded)
+                   bounded, per_line)
 
 
 # -- required literals ------------------------------------------------------------------
@@ -196,6 +202,40 @@ def _has_newline_literal(items) -> bool:
 
 
 _ZERO_WIDTH = (_c.AT,)
+# What `re` cannot parse is searched for these by text: a lookahead or an end of text.
+_LOOKS_AHEAD = re.compile(r"\(\?[=!]|\\[Zz]")
+
+
+def _looks_ahead(items) -> bool:
+    r"""Whether a match may depend on the text after its end: a lookahead, `\Z`.
+
+    ripgrep searches each line alone (`a\z` matches at every line end); searched as a
+    whole, such a pattern would see past the newline, and a line's answer would change
+    with where in the search the line falls.
+    """
+    for op, av in items:
+        if op in (_c.ASSERT, _c.ASSERT_NOT):
+            if av[0] == 1 or _looks_ahead(av[1]):
+                return True
+        elif op is _c.AT:
+            if av is _c.AT_END_STRING:
+                return True
+        elif op is _c.SUBPATTERN:
+            if _looks_ahead(av[3]):
+                return True
+        elif op is _c.BRANCH:
+            if any(_looks_ahead(alt) for alt in av[1]):
+                return True
+        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT):
+            if _looks_ahead(av[2]):
+                return True
+        elif op is _c.ATOMIC_GROUP:
+            if _looks_ahead(av):
+                return True
+        elif op is _c.GROUPREF_EXISTS:
+            if _looks_ahead(av[1]) or (av[2] is not None and _looks_ahead(av[2])):
+                return True
+    return False
 _ONE_WAY = frozenset((_c.LITERAL, _c.NOT_LITERAL, _c.ANY, _c.IN, _c.AT, _c.CATEGORY))
 # The most work (ways x steps, see `_cost`) a pattern may do per start position and still
 # run without the timeout: 256 steps of ~7 ns over a 3 MB line is about the default
@@ -429,7 +469,8 @@ def _whole_spans(p: Pattern, text: str, deadline: float | None) -> Iterator[tupl
     # After a match ran across newlines, the lines it covered are searched one by one:
     # from each of their starts, a search could otherwise scan the same run of lines
     # again (`^\s*$` over 50,000 blank lines took 12 s); past them, the whole text.
-    lines_left = 0
+    # A pattern that looks ahead is searched line by line throughout (Pattern.per_line).
+    lines_left = n + 1 if p.per_line else 0
     while pos <= n:
         if lines_left:
             le = find("\n", pos)

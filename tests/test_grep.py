@@ -608,6 +608,21 @@ def test_spans_are_the_per_line_search():
             assert [sp for sp in spans(p, text) if sp[0] != phantom] == want, (pat, text)
 
 
+def test_a_line_matches_the_same_whatever_comes_before_it(ov, tree):
+    # A lookahead or \Z sees the line alone, as in ripgrep (`a\z` matches at every line
+    # end), not the text after the newline, and so the same in every part of a file:
+    # " \n" matched `\s(?=\s)` at the top of a file but not after a match that ran
+    # across lines (there the lines were searched one by one).
+    t = tree({"top.txt": " \ny\n", "after.txt": "a\n \ny\n", "p.txt": "a \tb\n",
+              "z.txt": "ba\nca\nda"})
+    assert paths_lines(ov("grep", "--json", r"\s(?=\s)", cwd=t)) == [("p.txt", 1)]
+    assert paths_lines(ov("grep", "--json", r"a\Z", cwd=t)) == [
+        ("after.txt", 1), ("z.txt", 1), ("z.txt", 2), ("z.txt", 3)]
+    assert paths_lines(ov("grep", "--json", r"\w(?!\s)", cwd=t)) == [
+        ("after.txt", 1), ("after.txt", 3), ("p.txt", 1), ("top.txt", 2),
+        ("z.txt", 1), ("z.txt", 2), ("z.txt", 3)]
+
+
 def test_long_runs_of_blank_lines_stay_linear(ov, tree):
     # each search from a line start used to scan the whole run again: 12 s for 50,000 lines
     t = tree({"blank.txt": "  \n" * 200_000 + "x\n"})
