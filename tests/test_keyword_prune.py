@@ -93,7 +93,8 @@ def test_all_common_words_are_kept(indexed):
     assert min(st.df.values()) > COMMON_DF * st.rows
     assert split_common(["data", "words"], st, COMMON_DF) == (["data", "words"], [])
     match = '"data" OR "words"'
-    upto_ties(store.keyword_search(match, Filters(), 5), store._match_search(match, Filters(), 50, "chunks_fts"), 5)
+    whole = store._match_search(match, Filters(), 50, "chunks_fts")
+    upto_ties(store.keyword_search(match, Filters(), 5), whole, 5)
 
 
 def test_a_word_the_index_lacks_does_not_empty_the_query(indexed):

@@ -38,7 +38,8 @@ def test_grep_literal_spanning_several_pieces_of_a_cut_line(ov, tree, alphabet):
     spans = [(s - base, e - base) for s, e in cuts[1:]]  # in `line`
     lits = [line[1000:3000]]
     for k in (1, len(spans) // 2, len(spans) - 3):
-        (s1, e1), (s3, e3) = spans[k], spans[k + 2]
+        (s1, e1), e3 = spans[k], spans[k + 2][1]
+        # one whole piece and a little on each side; three pieces
         lits += [line[s1 - 5:e1 + 5], line[s1 - 1:e1 + 1], line[s1 - 3:e3 + 7]]
     for lit in lits:
         args = ["-F", lit]
