@@ -761,8 +761,8 @@ class Store:
         neither a whole literal nor several literals can be asked of one row. What one row
         must hold: each literal splits at whitespace into runs (a run never spans lines).
         A run of at most LONG_RUN characters is shorter than any whole piece of a cut line
-        (each holds about half the budget's tokens or more, a token one or two
-        characters), so it lies inside one piece or across one cut; of its two halves of
+        (each holds about half the budget's tokens or more, and no character costs more
+        than two), so it lies inside one piece or across one cut; of its two halves of
         ceil(len/2) characters, one then lies wholly inside a single piece. A longer run
         may cover whole pieces: across at most one cut, one side holds half of it; across
         more, a whole piece lies inside it; either part is at least 2 * RUN_BLOCK - 1
