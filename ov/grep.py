@@ -481,22 +481,25 @@ def _whole_spans(p: Pattern, text: str, deadline: float | None) -> Iterator[tupl
             pos = le + 1
             lines_left -= 1
             continue
+        empty_at = -1  # where the match just yielded was empty
         for m in rx.finditer(text, pos, timeout=_left(deadline)):
             s, e = m.span()
             if find("\n", s, e) < 0:
                 yield s, e
+                empty_at = s if s == e else -1
                 continue
-            # The match runs across a newline: the per-line answer is the leftmost
-            # match within the line of `s`, then the search goes on after it.
+            # The match runs across a newline: the per-line answer is the matches within
+            # the line of `s`, from `s` on, then the lines the match covered one by one.
+            # After an empty match at `s` (`^$|\s+` on an empty line) the line's search
+            # finds it again first: it was reported already.
             le = find("\n", s)
-            m2 = rx.search(text, s, le, timeout=_left(deadline))
-            if m2 is None:
-                pos = le + 1
-            else:
+            for m2 in rx.finditer(text, s, le, timeout=_left(deadline)):
                 s2, e2 = m2.span()
+                if e2 == empty_at == s:
+                    continue
                 yield s2, e2
-                pos = e2 if e2 > s2 else e2 + 1
-            lines_left = text.count("\n", s, e) + 1
+            pos = le + 1
+            lines_left = text.count("\n", s, e)
             break
         else:
             return

@@ -593,7 +593,9 @@ def test_spans_are_the_per_line_search():
     texts = ["", "\n", "a", "a\n", "\n\na b\n", "ab\r\nab", "  \n" * 40 + "x\n"]
     texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 200))) for _ in range(300)]
     pats = [r"^\s*$", r"a\s+b", r"[^a-z]{3}$", r"[^x]+", r"\s", r"b\s*", r"^$", r"\)$", r"x\s+y",
-            r"[^a]*b", r"(?:a|\s)+"]
+            r"[^a]*b", r"(?:a|\s)+",
+            # an empty match, then one across lines from the same place: reported once
+            r"^$|\s+", r"x*|\s+", r"\s+\S|x*|\s+", r"\s(?=\s)", r"a\Z"]
     for pat in pats:
         p = compile_pattern(pat)
         for text in texts:
