@@ -170,8 +170,8 @@ def _parse(src: str | None, fixed: str | None):
 # Syntax `regex` reads where `re` sees plain characters: a fuzzy constraint (`{e<=1}`,
 # `{1<=e<=3}`, `{2i+2d+1s<=4}`) and a POSIX class (`[[:alpha:]]`). From `re`'s reading,
 # `{e<=1}` or `]` would count as literals every match holds, and files without them be
-# skipped; and a fuzzy search is not bounded by the pattern's shape.
-_REGEX_ONLY = re.compile(r"\{\s*(?:\d+\s*<=?\s*)?\d*\s*[eids]|\[:")
+# skipped; and a fuzzy search is not bounded by the pattern's shape. (`\{id\}` is text.)
+_REGEX_ONLY = re.compile(r"(?:^|[^\\])(?:\\\\)*\{\s*(?:\d+\s*<=?\s*)?\d*\s*[eids]|\[:")
 
 
 def _names_newline(pattern: str, fixed: bool, parsed) -> bool:

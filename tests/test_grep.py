@@ -375,6 +375,8 @@ def test_long_fixed_repeats_and_fuzzy_patterns_keep_the_timeout():
     # required literal, and the timeout stays
     p = compile_pattern("(?:hello){e<=1}")
     assert not p.bounded and p.literals == () and p.line_literal is None
+    assert compile_pattern(r"\$\{id\}").literals == ("${id}",)
+    assert compile_pattern(r"a\\{e}").literals == ()  # an escaped backslash, then fuzzy
 
 
 def test_fuzzy_pattern_finds_its_approximate_matches(ov, tree):
