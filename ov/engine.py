@@ -107,9 +107,9 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     check_limit(req.limit)
     if req.threshold is not None and not 0.0 <= req.threshold <= 1.0:
         raise OvError("invalid_argument", "--threshold must be between 0 and 1", field="threshold")
-    key = request_key(req.query, req.search_type, req.threshold, req.filters, req.all_chunks)
+    request = request_key(req.query, req.search_type, req.threshold, req.filters, req.all_chunks)
     generation = store.generation()
-    offset = decode_cursor(req.cursor, generation, key) if req.cursor is not None else 0
+    segments = decode_cursor(req.cursor, generation, request) if req.cursor is not None else []
 
     use_kw = req.search_type in ("hybrid", "keywords")
     use_vec = req.search_type in ("hybrid", "semantic")
@@ -131,22 +131,48 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
                               f"query embedder is {model_id!r}; rebuild with `ov index --full`")
 
     n_chunks = store.chunk_count() if use_kw and use_vec else None
-    checker = rank.Rechecker(str(root))
-    need = offset + req.limit + 1
-    depth = max(64, need * 4)
-    while True:
+
+    def ranking(depth: int, need: int, checker: rank.Rechecker) -> tuple[list[Hit], bool]:
+        """The first `need` hits of the ranking when each branch is read `depth` deep, and
+        whether the branches held nothing more."""
         branch_lists, exhausted = _branches(store, req, use_kw, use_vec, qvec, depth)
         ranked = _combine(branch_lists, req, n_chunks)
         rows = store.chunk_rows([c.chunk_id for c in ranked[: need * 3 + 50]])
-        hits = _materialise(ranked, rows, req, checker, need)
-        if len(hits) >= need or exhausted or depth >= KNN_MAX:
+        return _materialise(ranked, rows, req, checker, need), exhausted
+
+    def key(h: Hit):
+        return (h.path, h.excerpt.start, h.excerpt.end) if req.all_chunks else h.path
+
+    # A fused ranking depends on how deep each branch is read (a file gets a branch's
+    # share only when one of its chunks is within the depth), so a page read deeper than
+    # the one before it could repeat or skip hits. The cursor therefore records the
+    # depth each page was ranked at; the hits already shown are replayed from exactly
+    # those rankings, and each new page is the next hits of its own ranking that were not
+    # shown. Every page of one query then reads one depth until it runs out.
+    shown: set = set()
+    for depth, count in segments:
+        replay, _ = ranking(depth, len(shown) + count, rank.Rechecker(str(root)))
+        fresh = [h for h in replay if key(h) not in shown][:count]
+        shown.update(key(h) for h in fresh)
+    offset = len(shown)
+    checker = rank.Rechecker(str(root))
+    need = len(shown) + req.limit + 1
+    depth = segments[-1][0] if segments else max(64, need * 4)
+    while True:
+        hits, exhausted = ranking(depth, need, checker)
+        new = [h for h in hits if key(h) not in shown]
+        if len(new) > req.limit or exhausted or depth >= KNN_MAX:
             break
         depth = min(KNN_MAX, depth * 4)
 
-    page = hits[offset: offset + req.limit]
+    page = new[: req.limit]
     for i, h in enumerate(page):
         h.rank = offset + i + 1
-    more = len(hits) > offset + req.limit
+    more = len(new) > req.limit
+    if segments and segments[-1][0] == depth:
+        segments = [*segments[:-1], (depth, segments[-1][1] + len(page))]
+    else:
+        segments = [*segments, (depth, len(page))]
     warnings = []
     if checker.stale:
         warnings.append(f"{checker.stale} hit(s) came from files changed or deleted since indexing; "
@@ -156,7 +182,7 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
         profile=dict(rank.PROFILE),
         hits=page,
         total=len(page),
-        next_cursor=encode_cursor(generation, key, offset + req.limit) if more else None,
+        next_cursor=encode_cursor(generation, request, segments) if more else None,
         warnings=warnings,
         stale=checker.stale,
     )

@@ -152,27 +152,40 @@ def request_key(*parts) -> str:
                            digest_size=8).hexdigest()
 
 
-def encode_cursor(generation: str, key: str, offset: int) -> str:
-    raw = json.dumps({"g": generation, "k": key, "o": offset}, separators=(",", ":"))
+# A cursor names the rankings its pages came from: (depth read, hits taken) per run of
+# pages ranked at one depth (ov.engine.search). Depths grow by x4 from 64 to 4,096, so a
+# real cursor holds at most five segments; anything beyond these bounds is not ours.
+CURSOR_MAX_SEGMENTS = 8
+CURSOR_MAX_DEPTH = 4096
+CURSOR_MAX_SHOWN = 100_000
+
+
+def encode_cursor(generation: str, key: str, segments: list[tuple[int, int]]) -> str:
+    raw = json.dumps({"g": generation, "k": key, "s": [list(x) for x in segments]},
+                     separators=(",", ":"))
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, generation: str, key: str) -> int:
-    """The offset a cursor points at; refused if it is malformed or the index changed."""
+def decode_cursor(cursor: str, generation: str, key: str) -> list[tuple[int, int]]:
+    """The (depth, hits) segments a cursor carries; refused if it is malformed or the
+    index changed."""
+    invalid = OvError("invalid_argument", "the cursor is not valid; rerun the query without --cursor",
+                      field="cursor")
     try:
         pad = "=" * (-len(cursor) % 4)
         data = json.loads(base64.urlsafe_b64decode(cursor + pad).decode())
-        offset = int(data["o"])
         g, k = data["g"], data["k"]
+        segments = [(int(d), int(n)) for d, n in data["s"]]
     except Exception:
-        raise OvError("invalid_argument", "the cursor is not valid; rerun the query without --cursor",
-                      field="cursor") from None
+        raise invalid from None
     if k != key:
         raise OvError("invalid_argument", "the cursor belongs to another query; rerun the query",
                       field="cursor")
     if g != generation:
         raise OvError("invalid_argument",
                       "the index changed since this cursor was made; rerun the query", field="cursor")
-    if offset < 0:
-        raise OvError("invalid_argument", "the cursor is not valid", field="cursor")
-    return offset
+    if (not segments or len(segments) > CURSOR_MAX_SEGMENTS
+            or any(not 1 <= d <= CURSOR_MAX_DEPTH or n < 0 for d, n in segments)
+            or sum(n for _, n in segments) > CURSOR_MAX_SHOWN):
+        raise invalid
+    return segments
