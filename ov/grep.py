@@ -10,10 +10,14 @@ Semantics follow ripgrep's defaults:
   `\\s`, `[^a]` and the like never run across a newline. The whole decoded buffer is
   searched with one `finditer`; a match that crosses a newline is searched again within
   its first line alone, which gives exactly the per-line answer without rewriting the
-  pattern. A pattern that names a newline literally is refused, as ripgrep refuses it.
+  pattern; the lines such a match covered are then searched one by one. A pattern that
+  looks past where it stands (a lookahead, `\\Z`) is searched line by line throughout,
+  as ripgrep sees each line alone. A pattern that names a newline literally is
+  refused, as ripgrep refuses it.
 - `-w` wraps the pattern in half word boundaries, `(?<!\\w)(?:pat)(?!\\w)`, as ripgrep 14
   does (`\\b{start-half}`/`\\b{end-half}`), so `-w -- -x` works.
-- Every match call runs with `timeout=`; running past it is `deadline_exceeded`.
+- Every match call runs with `timeout=`, running past it is `deadline_exceeded`, unless
+  the pattern's work per start position is bounded by its shape (`_bounded`).
 
 Speed: `required_literals` finds strings every match must contain; a file whose bytes
 lack one is skipped before decoding. When the pattern does not start with a literal
