@@ -436,8 +436,14 @@ def grep_cmd(
             exclude=exclude_uri or (), hidden=cfg.get("hidden", hidden), no_ignore=no_ignore,
             max_depth=level_limit, node_limit=limit, mode=mode, tags=tags or (),
             use_index=not no_index, stats=st, ignores=cfg.get("ignore"))
+        from ov.grep import gc_paused  # noqa: PLC0415
+
         try:
-            return emit(out, records, st, mode, a, b, t0, limit)
+            # the records hold no cycles, and a run may build millions (see gc_paused);
+            # the pause is held here, where they are read to the end, not across the
+            # generator's yields
+            with gc_paused():
+                return emit(out, records, st, mode, a, b, t0, limit)
         except BrokenPipeError:
             return _closed_pipe(out)
 

@@ -288,19 +288,6 @@ def _paths(root: Path, rels: list[str], opts: WalkOptions,
 def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,
                 mode: str, before: int, after: int, limit: int, excluded, pfilter, tfilter,
                 allowed, may_hold) -> Iterator[Match | FileCount]:
-    # The records built here hold no reference cycles, and a run may build millions of
-    # objects; the cyclic collector would walk all of them again and again.
-    from ov.grep import gc_paused  # noqa: PLC0415
-
-    with gc_paused():
-        yield from _grep_walk(pat, root, rels, opts, st, mode=mode, before=before, after=after,
-                              limit=limit, excluded=excluded, pfilter=pfilter,
-                              tfilter=tfilter, allowed=allowed, may_hold=may_hold)
-
-
-def _grep_walk(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,
-               mode: str, before: int, after: int, limit: int, excluded, pfilter, tfilter,
-               allowed, may_hold) -> Iterator[Match | FileCount]:
     from ov.grep import binary_cutoff, build_matches, line_matches, matched_lines  # noqa: PLC0415
 
     emitted = 0
@@ -381,7 +368,10 @@ def grep(pattern: str, paths: Sequence[str] = (), **kw) -> GrepResult:
     """Run `iter_grep` to the end and collect a `GrepResult` (see `iter_grep` for options)."""
     st = GrepStats()
     mode = kw.get("mode", "matches")
-    records = list(iter_grep(pattern, paths, stats=st, **kw))
+    from ov.grep import gc_paused  # noqa: PLC0415
+
+    with gc_paused():  # see gc_paused: millions of acyclic records
+        records = list(iter_grep(pattern, paths, stats=st, **kw))
     res = GrepResult(matches=[], count=st.count, files=st.files, truncated=st.truncated,
                      warnings=list(st.warnings))
     if st.unreadable:
@@ -526,7 +516,7 @@ def glob(
     # Only the paths that match are stat'ed, and only when a field needs it.
     need_stat = any(f in ("size", "mode", "mtime") for f in fields)
     for e in _entries(root, starts, opts, st, yield_symlinks=True, stat_files=False):
-        # excluded: tested per path too, see _grep_walk
+        # excluded: tested per path too, see _grep_files
         if match(e.path) and (excluded is None or not excluded(e.path)) \
                 and (allowed is None or e.path in allowed):
             if len(found) >= node_limit:

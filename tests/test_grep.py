@@ -634,3 +634,22 @@ def test_long_runs_of_blank_lines_stay_linear(ov, tree):
     r = ov("grep", "-c", r"^\s*$", cwd=t)
     assert r.out == "blank.txt:200000\n"
     assert time.monotonic() - t0 < 30
+
+
+def test_a_grep_half_read_leaves_the_garbage_collector_on(tree, monkeypatch):
+    """The collector is paused by those who read the records to the end (the CLI,
+    fsearch.grep), never across the generator's yields: a caller holding a half-read
+    iter_grep keeps a working collector."""
+    import gc
+
+    from ov import fsearch
+
+    root = tree({f"f{i}.txt": "foo\nbar foo\n" for i in range(5)})
+    monkeypatch.chdir(root)
+    assert gc.isenabled()
+    it = fsearch.iter_grep("foo", [])
+    assert next(it).path == "f0.txt"
+    assert gc.isenabled()
+    it.close()
+    assert len(fsearch.grep("foo", []).matches) == 10
+    assert gc.isenabled()
