@@ -1,3 +1,3 @@
-from ov.cli import main
+from ov.cli import entry
 
-main()
+entry()

@@ -1057,3 +1057,31 @@ def main(argv: list[str] | None = None) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     sys.exit(code)
+
+
+def entry() -> None:
+    """The `ov` command (console script and `python -m ov`): `main`, then a quick exit.
+
+    Tearing the interpreter down costs ~27 ms once numpy and onnxruntime are loaded (an
+    `ov find` took 347 ms with it and 320 ms without, medians of 12 alternated runs).
+    Nothing is left to do by then: every store is closed by its `with`, nothing registers
+    `atexit`, and the output is flushed here; so the process ends with `os._exit`. Tests
+    call `main`, whose `SystemExit` they catch.
+    """
+    try:
+        main()
+        code: object = EXIT_OK
+    except SystemExit as e:
+        code = e.code
+    if code is None:
+        code = EXIT_OK
+    elif not isinstance(code, int):  # sys.exit("message") semantics
+        sys.stderr.write(f"{code}\n")
+        code = EXIT_ERROR
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+    os._exit(code)
+
