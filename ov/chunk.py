@@ -32,6 +32,7 @@ from collections.abc import Callable
 
 from ov.errors import OvError
 from ov.model import Chunk
+from ov.read import kind_of
 
 MIN_MAX_TOKENS = 16  # below this a budget cannot hold a line of ordinary text
 # An over-long line's first piece joins the lines above it when they hold at most this
@@ -74,40 +75,9 @@ def estimate_tokens(text: str) -> int:
     return 2 + len(_TOKEN_RE.findall(text))
 
 
-# --- kinds of files -------------------------------------------------------------------
-_MARKDOWN_EXT = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx", ".qmd", ".rmd"})
-_RST_EXT = frozenset({".rst", ".rest"})
-_CODE_EXT = frozenset(
-    """.py .pyi .pyw .pyx .js .mjs .cjs .jsx .ts .mts .cts .tsx .go .rs .java .kt .kts .scala
-    .sc .groovy .gradle .c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .h++ .ino .m .mm .cs .fs .fsx
-    .vb .swift .rb .rake .php .pl .pm .lua .sh .bash .zsh .fish .ksh .ps1 .psm1 .r .jl .dart
-    .ex .exs .erl .hrl .hs .ml .mli .clj .cljs .el .lisp .scm .rkt .nim .zig .v .sv .vhd
-    .vhdl .sql .proto .graphql .gql .tf .hcl .cmake .mk .make .vue .svelte .astro .sol
-    .d .cu .cuh .f .f90 .f95 .pas .ada .adb .ads .asm .s .bat .cmd .awk .sed .tcl .elm .purs
-    .json .jsonc .json5 .yaml .yml .toml .ini .cfg .conf .xml .html .htm .xhtml .css .scss
-    .sass .less .properties .env .plist .csproj .vcxproj .nix .dhall .cue .jsonnet""".split()
-)
-_CODE_NAMES = frozenset(
-    {"makefile", "gnumakefile", "dockerfile", "containerfile", "rakefile", "gemfile",
-     "vagrantfile", "jenkinsfile", "justfile", "cmakelists.txt", "build", "workspace",
-     "meson.build", "procfile", "brewfile", "podfile", "fastfile"}
-)
 # Languages where a column-0 "type name(args" line without ';' defines a function.
 _C_LIKE_EXT = frozenset({".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx",
                          ".h++", ".ino", ".m", ".mm", ".cu", ".cuh", ".cs", ".java", ".d"})
-
-
-def kind_of(path: str) -> str:
-    """"markdown", "rst", "code" or "text": the rules chunking follows for `path`."""
-    name = os.path.basename(path).lower()
-    ext = os.path.splitext(name)[1]
-    if ext in _MARKDOWN_EXT:
-        return "markdown"
-    if ext in _RST_EXT:
-        return "rst"
-    if ext in _CODE_EXT or name in _CODE_NAMES or name.startswith(("dockerfile.", "makefile.")):
-        return "code"
-    return "text"
 
 
 # --- line priorities ------------------------------------------------------------------

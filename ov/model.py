@@ -38,6 +38,8 @@ class Chunk:
 
 @dataclass(frozen=True)
 class Excerpt:
+    """A hit's text: exactly the file's decoded text sliced [start, end) in code points."""
+
     text: str  # exactly file_text[start:end]
     start: int
     end: int
@@ -63,6 +65,8 @@ class Hit:
 
 @dataclass
 class SearchResult:
+    """One page of `ov find` / `ov search`: the hits, and the cursor to the next page."""
+
     search_type: str
     profile: dict[str, Any]
     hits: list[Hit]
@@ -75,12 +79,16 @@ class SearchResult:
 
 @dataclass(frozen=True)
 class ContextLine:
+    """A line shown around a grep match (-A/-B/-C)."""
+
     line: int
     content: str
 
 
 @dataclass(frozen=True)
 class Submatch:
+    """One match inside a grep line: its text and [start, end) in the line."""
+
     start: int  # code-point column in the line, 0-based
     end: int
     text: str
@@ -100,6 +108,9 @@ class Match:
 
 @dataclass
 class GrepResult:
+    """What `ov grep -o json` reports: matches (or counts, or paths), and whether the
+    node limit cut them."""
+
     matches: list[Match]
     count: int
     files: int  # files with at least one match
@@ -111,6 +122,8 @@ class GrepResult:
 
 @dataclass
 class GlobEntry:
+    """One path `ov glob` found, with the fields asked for."""
+
     path: str
     name: str | None = None
     type: str | None = None
@@ -122,6 +135,8 @@ class GlobEntry:
 
 @dataclass
 class GlobResult:
+    """What `ov glob -o json` reports."""
+
     matches: list[Any]  # paths (str) or GlobEntry with the asked fields
     count: int
     truncated: bool = False
@@ -130,6 +145,8 @@ class GlobResult:
 
 @dataclass
 class IndexReport:
+    """What one `ov index` run did."""
+
     root: str
     added: int = 0
     updated: int = 0
@@ -145,6 +162,8 @@ class IndexReport:
 
 @dataclass
 class StatusReport:
+    """What `ov status` reports about an index."""
+
     root: str
     db: str
     files: int
@@ -185,6 +204,8 @@ class ContextEntry:
 
 @dataclass
 class ContextStats:
+    """How a context pack used its token budget."""
+
     candidates: int  # ranked files considered (after exclusions and the session ledger)
     returned: int
     dropped: int  # candidates that did not fit even as a bare uri
@@ -197,6 +218,8 @@ class ContextStats:
 
 @dataclass
 class ContextResult:
+    """What `ov search --mode context` returns: entries packed under the budget."""
+
     entries: list[ContextEntry]
     rendered: str
     stats: ContextStats
@@ -208,6 +231,8 @@ class ContextResult:
 
 @dataclass
 class ReadResult:
+    """One tier of a file or folder, as `ov read` prints it."""
+
     path: str  # relative to the index root ("" is the root itself)
     level: int
     kind: str  # file | folder
@@ -217,12 +242,16 @@ class ReadResult:
 
 @dataclass
 class TaggedFile:
+    """A file and its tags after `ov tag`."""
+
     path: str
     tags: dict[str, str]
 
 
 @dataclass
 class TagResult:
+    """What `ov tag` changed."""
+
     mode: str  # set | append | remove
     files: list[TaggedFile]
     count: int

@@ -27,7 +27,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ov.chunk import kind_of
+from ov.read import kind_of
 from ov.read import LineIndex, decode
 
 K_BM25 = 10.0
@@ -44,7 +44,7 @@ class Schedule:
     bm25_strong: float
 
 
-# One schedule per kind of content (ov.chunk.kind_of: code, or prose: text, markdown,
+# One schedule per kind of content (ov.read.kind_of: code, or prose: text, markdown,
 # rst), tuned on SciFact train (prose) and CoSQA dev (code). On prose the rare words of a
 # query are its subject and the two branches count the same; in code the words of a
 # question in plain English are common ones (get, list, file), so the meaning leads more.

@@ -20,7 +20,7 @@ import os
 import re
 from fnmatch import fnmatchcase
 
-from ov.chunk import kind_of
+from ov.read import kind_of
 from ov.errors import OvError
 
 ABSTRACT_CHARS = 256
