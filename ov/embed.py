@@ -24,11 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ov.errors import OvError
-
-try:  # BLAKE2 is built into CPython; `hashlib` would first load OpenSSL
-    from _blake2 import blake2b as _blake2b
-except ImportError:  # another interpreter
-    from hashlib import blake2b as _blake2b
+from ov.read import blake2b
 
 if TYPE_CHECKING:
     import numpy as np
@@ -282,7 +278,7 @@ class HashEmbedder:
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         for i, text in enumerate(texts):
             for f in self._features(text):
-                h = int.from_bytes(_blake2b(f.encode("utf-8"), digest_size=8).digest(),
+                h = int.from_bytes(blake2b(f.encode("utf-8"), digest_size=8).digest(),
                                    "little")
                 out[i, h % DIM] += 1.0 if (h >> 32) & 1 else -1.0
             norm = float(np.linalg.norm(out[i]))

@@ -18,12 +18,8 @@ from datetime import UTC, datetime, timedelta
 
 from ov.config import MAX_LIMIT, MAX_QUERY_CHARS
 from ov.errors import OvError
+from ov.read import blake2b
 from ov.store import fts_phrase
-
-try:  # BLAKE2 is built into CPython; `hashlib` would first load OpenSSL (~2.5 ms a search)
-    from _blake2 import blake2b as _blake2b
-except ImportError:  # another interpreter
-    from hashlib import blake2b as _blake2b
 
 SEARCH_TYPES = {"hybrid": "hybrid", "keywords": "keywords", "lexical": "keywords",
                 "semantic": "semantic"}
@@ -152,7 +148,7 @@ def parse_levels(value: str | None) -> tuple[int, ...]:
 
 
 def request_key(*parts) -> str:
-    return _blake2b(json.dumps(parts, sort_keys=True, default=str).encode(),
+    return blake2b(json.dumps(parts, sort_keys=True, default=str).encode(),
                            digest_size=8).hexdigest()
 
 

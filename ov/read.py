@@ -21,6 +21,13 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
+# BLAKE2 for every hash ov takes (content, cursor keys, the test embedder): CPython builds
+# it in, while `import hashlib` first loads OpenSSL (~2.5-5 ms on every command).
+try:
+    from _blake2 import blake2b
+except ImportError:  # another interpreter
+    from hashlib import blake2b
+
 BINARY_SNIFF = 8192
 _BOM = b"\xef\xbb\xbf"
 _READ_ATTEMPTS = 3
@@ -40,9 +47,7 @@ def decode(data: bytes) -> str:
 
 def content_hash(data: bytes) -> str:
     """A stable hex digest of the raw bytes (BLAKE2b, 16 bytes)."""
-    import hashlib  # noqa: PLC0415  (loading OpenSSL costs ~5 ms; grep never hashes)
-
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 class FileTooLarge(OSError):
