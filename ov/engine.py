@@ -137,7 +137,7 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
         whether the branches held nothing more."""
         branch_lists, exhausted = _branches(store, req, use_kw, use_vec, qvec, depth)
         ranked = _combine(branch_lists, req, n_chunks)
-        rows = store.chunk_rows([c.chunk_id for c in ranked[: need * 3 + 50]])
+        rows = _RankedRows(store, [c.chunk_id for c in ranked], need * 3 + 50)
         return _materialise(ranked, rows, req, checker, need), exhausted
 
     def key(h: Hit):
@@ -242,6 +242,27 @@ def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest,
             c.path = c.path.split("\x00", 1)[0]
         return rank.sort_cands(fused)
     return rank.fuse(per_file, n_chunks)
+
+
+class _RankedRows:
+    """The chunk rows of a ranking, fetched a batch at a time as `_materialise` reaches
+    them in rank order. The hits for `need` are then always the first `need` of the same
+    list whatever `need` is (a fixed window could run out before them when many
+    candidates fail the recheck), which the cursor's replay of earlier pages relies on."""
+
+    def __init__(self, store: Store, ids: list[int], first: int) -> None:
+        self.store, self.ids, self.batch = store, ids, first
+        self.pos_of = {cid: i for i, cid in enumerate(ids)}
+        self.fetched = 0
+        self.rows: dict = {}
+
+    def get(self, cid: int):
+        i = self.pos_of.get(cid, -1)
+        while i >= self.fetched:
+            upto = self.fetched + self.batch
+            self.rows.update(self.store.chunk_rows(self.ids[self.fetched:upto]))
+            self.fetched, self.batch = upto, self.batch * 2
+        return self.rows.get(cid)
 
 
 def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need: int) -> list[Hit]:

@@ -97,3 +97,21 @@ def test_a_cursor_beyond_its_bounds_is_refused(ov, corpus):
         bad = base64.urlsafe_b64encode(json.dumps({**data, "s": segs}).encode()).decode().rstrip("=")
         r = ov("search", "thread pool", "-o", "json", "-n", "5", "--cursor", bad, cwd=root)
         assert r.code == 2 and r.json["error"]["code"] == "invalid_argument", segs
+
+
+@pytest.mark.parametrize("search_type", ["keywords", "hybrid"])
+def test_pages_stay_whole_when_most_candidates_fail_the_recheck(ov, tree, search_type):
+    """150 strong matches deleted after indexing rank above the 30 files that remain: a
+    page must look past all of them, and every page past the same ones."""
+    files = {f"gone/g{i:03d}.txt": "zebra " * 20 + f"gone {i}\n" for i in range(150)}
+    files |= {f"kept/k{i:03d}.txt": f"zebra and some other words {i}\n" for i in range(30)}
+    files |= {f"other/o{i:03d}.txt": f"nothing to see {i}\n" for i in range(20)}
+    root = tree(files)
+    assert ov("index", root).code == 0
+    for i in range(150):
+        (root / f"gone/g{i:03d}.txt").unlink()
+    seen, _ = _pages(ov, root, ["zebra", "--search-type", search_type], 3)
+    assert len(seen) == len(set(seen)), "a hit was repeated"
+    kept = [p for p in seen if p.startswith("kept/")]
+    assert sorted(kept) == sorted(p for p in files if p.startswith("kept/"))
+    assert not any(p.startswith("gone/") for p in seen)
