@@ -106,6 +106,18 @@ def _not_utf8(e: Exception) -> OvError | None:
     return None
 
 
+def _show(out: Out, result, t0: float, text: Callable[[], None], records=None) -> None:
+    """A command's answer in its format: the envelope (json), one line per record or the
+    result itself (jsonl), or `text()` for people."""
+    if out.fmt == "json":
+        out.envelope(result, elapsed_ms(t0))
+    elif out.fmt == "jsonl":
+        for r in (result,) if records is None else records:
+            out.line(r)
+    else:
+        text()
+
+
 def run(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> None:
     """Run one command body with the shared error handling; exit with its status.
 
@@ -255,12 +267,7 @@ def index_cmd(
         rep = _build_index(out, path, db, embed=not no_embed, full=full,
                            walk_opts=_walk_options(path, hidden, no_ignore, follow, max_filesize),
                            progress=progress)
-        if out.fmt == "text":
-            out.notice(_summary(rep))
-        elif out.fmt == "jsonl":
-            out.line(rep)
-        else:
-            out.envelope(rep, elapsed_ms(t0))
+        _show(out, rep, t0, lambda: out.notice(_summary(rep)))
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -310,14 +317,13 @@ def status_cmd(
         with store:
             rep = status(store, root)
         rep = replace(rep, settings=load_config(root).settings())
-        if out.fmt == "text":
+
+        def text() -> None:
             from ov.render import settings_text, status_text  # noqa: PLC0415
 
             out.text(status_text(rep) + "\n" + settings_text(rep.settings))
-        elif out.fmt == "jsonl":
-            out.line(rep)
-        else:
-            out.envelope(rep, elapsed_ms(t0))
+
+        _show(out, rep, t0, text)
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -845,12 +851,8 @@ def read_cmd(
         store, root, rel = _store_for_path(db, path)
         with store:
             res = read(store, root, rel, level)
-        if out.fmt == "json":
-            out.envelope(res, elapsed_ms(t0))
-        elif out.fmt == "jsonl":
-            out.line(res)
-        else:
-            out.stdout.write(res.text if not res.text or res.text.endswith("\n") else res.text + "\n")
+        _show(out, res, t0, lambda: out.stdout.write(
+            res.text if not res.text or res.text.endswith("\n") else res.text + "\n"))
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -878,15 +880,13 @@ def tag_cmd(
         store, root, rel = _store_for_path(db, path)
         with store:
             res = tag(store, root, rel, pairs, mode, recursive)
-        if out.fmt == "json":
-            out.envelope(res, elapsed_ms(t0))
-        elif out.fmt == "jsonl":
-            for f in res.files:
-                out.line(f)
-        else:
+
+        def text() -> None:
             from ov.render import tags_text  # noqa: PLC0415
 
             out.text(tags_text(res))
+
+        _show(out, res, t0, text, res.files)
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -923,14 +923,13 @@ def manifest_cmd(
         else:
             with Store.open(found[0], readonly=True) as store:
                 res = manifest(store, found[1], _grep_flags())
-        if out.fmt == "json":
-            out.envelope(res, elapsed_ms(t0))
-        elif out.fmt == "jsonl":
-            out.line(res)
-        else:
+
+        def text() -> None:
             from ov.render import manifest_text  # noqa: PLC0415
 
             out.text(manifest_text(res))
+
+        _show(out, res, t0, text)
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -958,18 +957,16 @@ def doctor_cmd(
 
         t0 = time.perf_counter()
         res = run_checks(Path.cwd(), db)
-        if out.fmt == "json":
-            out.envelope(res, elapsed_ms(t0))
-        elif out.fmt == "jsonl":
-            for c in res.checks:
-                out.line(c)
-        else:
+
+        def text() -> None:
             from ov.render import doctor_text  # noqa: PLC0415
 
             out.text(doctor_text(res, out.color))
             failed = sum(not c.ok for c in res.checks)
             out.notice(f"{len(res.checks) - failed} of {len(res.checks)} checks passed" if failed
                        else f"all {len(res.checks)} checks passed")
+
+        _show(out, res, t0, text, res.checks)
         # A failing doctor should fail a CI step, yet it is a finding, not an error: the
         # report is still the data on stdout, so 1 ("ran, the answer is no") rather than 2.
         return EXIT_OK if res.ok else EXIT_NONE
@@ -1068,9 +1065,9 @@ def entry() -> None:
     `atexit`, and the output is flushed here; so the process ends with `os._exit`. Tests
     call `main`, whose `SystemExit` they catch.
     """
+    code: object = EXIT_OK
     try:
-        main()
-        code: object = EXIT_OK
+        main()  # ends with sys.exit
     except SystemExit as e:
         code = e.code
     if code is None:
