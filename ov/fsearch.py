@@ -233,16 +233,22 @@ def iter_grep(
                            tfilter=tfilter, allowed=allowed, may_hold=may_hold)
 
 
-def _entries(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
-             yield_symlinks: bool = False, stat_files: bool = True) -> Iterator[FileEntry]:
+def _counting(st: GrepStats) -> Callable[[str, str], None]:
+    """The walk's on_skip: files that could not be stat'ed count as unreadable."""
     def on_skip(path: str, reason: str) -> None:
         if reason == "unreadable":
             st.unreadable += 1
 
+    return on_skip
+
+
+def _entries(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
+             yield_symlinks: bool = False, stat_files: bool = True) -> Iterator[FileEntry]:
     for rel in rels:
         start = root / rel if rel else None
         yield from walk(root, opts, start=start, on_warning=st.warnings.append,
-                        on_skip=on_skip, yield_symlinks=yield_symlinks, stat_files=stat_files)
+                        on_skip=_counting(st), yield_symlinks=yield_symlinks,
+                        stat_files=stat_files)
 
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -275,14 +281,10 @@ def read_searched(abspath: str) -> bytes:
 def _paths(root: Path, rels: list[str], opts: WalkOptions,
            st: GrepStats) -> Iterator[tuple[str, str]]:
     """(relative, absolute) paths of the files `_entries` would yield, without stat."""
-    def on_skip(path: str, reason: str) -> None:
-        if reason == "unreadable":
-            st.unreadable += 1
-
     for rel in rels:
         start = root / rel if rel else None
         yield from walk_paths(root, opts, start=start, on_warning=st.warnings.append,
-                              on_skip=on_skip)
+                              on_skip=_counting(st))
 
 
 def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,

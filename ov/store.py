@@ -141,10 +141,7 @@ def _migration_1(conn) -> None:
     db["chunks"].create_index(["embedded"])
     db["sessions"].create({"session": str, "turn": int, "uri": str, "served_at": float})
     db["sessions"].create_index(["session", "turn"])
-    conn.execute(
-        "CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='', "
-        "tokenize='porter unicode61 remove_diacritics 2')"
-    )
+    conn.execute(f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='', tokenize='{FTS_TOKENIZE}')")
     conn.execute("CREATE VIRTUAL TABLE chunks_tri USING fts5(text, content='', tokenize='trigram')")
     conn.execute(
         f"CREATE VIRTUAL TABLE chunks_vec USING vec0(chunk_id integer primary key, "
@@ -162,10 +159,7 @@ def _migration_2(conn) -> None:
     conn.executemany("UPDATE files SET title = ? WHERE id = ?",
                      [(title_of(text), fid) for fid, text in firsts])
     conn.execute("DROP TABLE chunks_fts")
-    conn.execute(
-        "CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='', "
-        "tokenize='porter unicode61 remove_diacritics 2')"
-    )
+    conn.execute(f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='', tokenize='{FTS_TOKENIZE}')")
     rows = conn.execute("SELECT c.id, c.text, f.title FROM chunks c JOIN files f ON f.id = c.file_id")
     while batch := rows.fetchmany(2000):
         conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
