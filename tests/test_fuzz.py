@@ -15,7 +15,6 @@ examples take seconds.
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 from pathlib import Path
