@@ -7,17 +7,17 @@ This is the one place where an `OvError` becomes an exit status (0 results, 1 no
 
 from __future__ import annotations
 
-import os
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError, debug_enabled
+from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
+from ov.console import (closed_pipe, elapsed_ms, exit_now, fast, glob_command, grep_command,
+                        reader_gone, report, run_body, settle, show)
 from ov.render import FORMATS, Out
 
 _APP_SETTINGS = dict(
@@ -64,92 +64,10 @@ ColorOpt = Annotated[
 ]
 
 
-def make_out(output: str, json_flag: bool, color: str = "auto") -> Out:
-    if output not in FORMATS:
-        raise OvError("invalid_argument", f"unknown output format {output!r} (use text, json or jsonl)",
-                      field="output")
-    fmt = "json" if json_flag else output
-    if fmt not in FORMATS:
-        raise OvError("invalid_argument", f"unknown output format {fmt!r} (use text, json or jsonl)",
-                      field="output")
-    if color not in ("auto", "always", "never"):
-        raise OvError("invalid_argument", f"unknown colour choice {color!r} (use auto, always or never)",
-                      field="color")
-    return Out(fmt, color)
-
-
-# Control characters in a message (a file name with a newline) would split the one line
-# an error gets in text mode; tabs are harmless.
-_CONTROL = {i: ("\\n" if i == 10 else "\\r" if i == 13 else f"\\x{i:02x}")
-            for i in (*range(32), 127) if i != 9}
-
-
-def report(out: Out, err: OvError) -> None:
-    """Show an error as one line on stderr (text) or one valid UTF-8 JSON object, whatever
-    its message quotes: argv bytes that are not UTF-8 arrive as surrogate escapes and
-    would make the JSON invalid, a newline would split the line."""
-    msg = err.message.encode("utf-8", "backslashreplace").decode("utf-8")
-    if out.fmt == "text":
-        msg = msg.translate(_CONTROL)
-    if msg != err.message:
-        err = OvError(err.code, msg, retryable=err.retryable, field=err.field)
-    out.error(err)
-
-
-def _not_utf8(e: Exception) -> OvError | None:
-    """An argument (or file name) that is not UTF-8 reaches SQLite or a UTF-8 encoder as
-    surrogate escapes; that is bad input, not a bug."""
-    if isinstance(e, UnicodeEncodeError) and "surrogate" in str(e.reason) and isinstance(e.object, str):
-        shown = e.object if len(e.object) <= 80 else e.object[:77] + "..."
-        return OvError("invalid_argument", f"{shown!r} is not valid UTF-8; ov reads names, "
-                       "patterns, queries and tags as UTF-8")
-    return None
-
-
-def _show(out: Out, result, t0: float, text: Callable[[], None], records=None) -> None:
-    """A command's answer in its format: the envelope (json), one line per record or the
-    result itself (jsonl), or `text()` for people."""
-    if out.fmt == "json":
-        out.envelope(result, elapsed_ms(t0))
-    elif out.fmt == "jsonl":
-        for r in (result,) if records is None else records:
-            out.line(r)
-    else:
-        text()
-
-
 def run(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> None:
-    """Run one command body with the shared error handling; exit with its status.
-
-    `body(out)` renders its own result and returns EXIT_OK or EXIT_NONE.
-    """
-    try:
-        out = make_out(*out_args)
-    except OvError as e:
-        report(Out("json" if out_args[1] or out_args[0] in ("json", "jsonl") else "text"), e)
-        raise typer.Exit(EXIT_ERROR)
-    try:
-        code = body(out)
-    except OvError as e:
-        report(out, e)
-        code = EXIT_ERROR
-    except KeyboardInterrupt:
-        out.stderr.write("ov: interrupted\n")
-        code = 130
-    except BrokenPipeError:
-        # Handled here: click would turn it into exit 1, and `| head` is not a failure.
-        code = _closed_pipe(out)
-    except Exception as e:  # a bug: report it as `internal`, traceback only on request
-        if debug_enabled():
-            traceback.print_exc()
-        report(out, _not_utf8(e) or OvError(
-            "internal", f"{type(e).__name__}: {e} (set OV_DEBUG=1 for the traceback)"))
-        code = EXIT_ERROR
-    try:
-        out.stdout.flush()
-    except BrokenPipeError:
-        code = _closed_pipe(out)
-    raise typer.Exit(code)
+    """Run one command body with the shared error handling (`ov.console.run_body`) and
+    exit with its status."""
+    raise typer.Exit(run_body(out_args, body))
 
 
 def fail(out_args: tuple[str, bool, str], err: OvError) -> None:
@@ -159,10 +77,6 @@ def fail(out_args: tuple[str, bool, str], err: OvError) -> None:
         raise err
 
     run(out_args, body)
-
-
-def elapsed_ms(t0: float) -> int:
-    return int((time.perf_counter() - t0) * 1000)
 
 
 # ======================================================================================
@@ -267,7 +181,7 @@ def index_cmd(
         rep = _build_index(out, path, db, embed=not no_embed, full=full,
                            walk_opts=_walk_options(path, hidden, no_ignore, follow, max_filesize),
                            progress=progress)
-        _show(out, rep, t0, lambda: out.notice(_summary(rep)))
+        show(out, rep, t0, lambda: out.notice(_summary(rep)))
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -323,7 +237,7 @@ def status_cmd(
 
             out.text(status_text(rep) + "\n" + settings_text(rep.settings))
 
-        _show(out, rep, t0, text)
+        show(out, rep, t0, text)
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -337,53 +251,6 @@ def status_cmd(
 _ROOT_NOTE = ("The search root is the nearest folder above the current one holding an index "
               "(.ov/), else the current folder; PATHs must lie inside it, and output paths are "
               "relative to it.")
-
-
-def _closed_pipe(out: Out) -> int:
-    """The reader went away (`| head`): stop quietly with exit 0, as ripgrep does.
-
-    stdout is pointed at /dev/null so the buffered bytes left cannot fail again.
-    """
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, out.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-    return EXIT_OK
-
-
-def _search_root_config():
-    """The config of the tree grep and glob search (see _ROOT_NOTE)."""
-    from ov.config import load_config  # noqa: PLC0415
-    from ov.fsearch import search_root  # noqa: PLC0415
-
-    return load_config(search_root(Path.cwd()))
-
-
-def _reader_gone(out: Out) -> bool:
-    """True when stdout is a pipe its reader has closed. A large write into such a pipe can
-    end as a silent partial write (Python keeps no error), so ask the pipe itself before
-    printing a notice after the data; the notice would break the quiet of `| head`."""
-    import select  # noqa: PLC0415
-
-    if not hasattr(select, "poll"):
-        return False
-    try:
-        fd = out.stdout.fileno()
-        poller = select.poll()
-        poller.register(fd, 0)  # POLLERR is always reported: the read end is closed
-        return any(ev & select.POLLERR for _, ev in poller.poll(0))
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def _finish_warnings(out: Out, st) -> None:
-    from ov.fsearch import unreadable_warning  # noqa: PLC0415
-
-    for w in st.warnings:
-        out.warn(w)
-    if st.unreadable:
-        out.warn(unreadable_warning(st.unreadable))
 
 
 @app.command("grep", help=(
@@ -421,79 +288,8 @@ def grep_cmd(
     output: OutputOpt = "text",
     json_: JsonOpt = False,
 ) -> None:
-    def body(out: Out) -> int:
-        from ov import fsearch  # noqa: PLC0415
-
-        t0 = time.perf_counter()
-        if count and files_with_matches:
-            raise OvError("invalid_argument", "-c/--count and -l/--files-with-matches exclude each other",
-                          field="count")
-        if max_columns is not None and max_columns < 1:
-            raise OvError("invalid_argument", "--max-columns must be at least 1", field="max_columns")
-        b = before if before is not None else (context or 0)
-        a = after if after is not None else (context or 0)
-        mode = "count" if count else "files" if files_with_matches else "matches"
-        cfg = _search_root_config()
-        limit = cfg.get("node-limit", node_limit)
-        st = fsearch.GrepStats()
-        records = fsearch.iter_grep(
-            pattern, paths or (), fixed=fixed, ignore_case=ignore_case, word=word,
-            multiline=multiline, before=b, after=a, globs=globs or (), types=types or (),
-            exclude=exclude_uri or (), hidden=cfg.get("hidden", hidden), no_ignore=no_ignore,
-            max_depth=level_limit, node_limit=limit, mode=mode, tags=tags or (),
-            use_index=not no_index, stats=st, ignores=cfg.get("ignore"))
-        from ov.grep import gc_paused  # noqa: PLC0415
-
-        try:
-            # the records hold no cycles, and a run may build millions (see gc_paused);
-            # the pause is held here, where they are read to the end, not across the
-            # generator's yields
-            with gc_paused():
-                return emit(out, records, st, mode, a, b, t0, limit)
-        except BrokenPipeError:
-            return _closed_pipe(out)
-
-    def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float, node_limit: int) -> int:
-        from ov import fsearch  # noqa: PLC0415
-        from ov.model import GrepResult  # noqa: PLC0415
-        from ov.render import GrepPrinter, grep_envelope  # noqa: PLC0415
-
-        n = 0
-        if out.fmt == "json":
-            recs = list(records)
-            res = GrepResult(matches=[], count=st.count, files=st.files, truncated=st.truncated,
-                             warnings=list(st.warnings))
-            if st.unreadable:
-                res.warnings.append(fsearch.unreadable_warning(st.unreadable))
-            if mode == "matches":
-                res.matches = recs
-            elif mode == "count":
-                res.counts = {r.path: r.count for r in recs}
-            else:
-                res.paths = [r.path for r in recs]
-            n = len(recs)
-            _finish_warnings(out, st)
-            out.stdout.write(grep_envelope(res, elapsed_ms(t0)))
-        elif out.fmt == "jsonl":
-            for r in records:
-                out.line(r)
-                n += 1
-            _finish_warnings(out, st)
-        else:
-            printer = GrepPrinter(out.stdout, color=out.color, context=bool(a or b),
-                                  max_columns=max_columns)
-            write = printer.match if mode == "matches" else printer.file_count
-            for r in records:
-                write(r)
-                n += 1
-            out.stdout.flush()
-            _finish_warnings(out, st)
-        if st.truncated and out.fmt != "json":
-            what = "matches" if mode == "matches" else "files"
-            out.warn(f"stopped at --node-limit {node_limit}: more {what} exist")
-        return EXIT_OK if n else EXIT_NONE
-
-    run((output, json_, color), body)
+    # the parameters are grep_command's, by name (ov.console runs it on the fast path too)
+    raise typer.Exit(grep_command(**locals()))
 
 
 @app.command("glob", help=(
@@ -518,35 +314,8 @@ def glob_cmd(
     output: OutputOpt = "text",
     json_: JsonOpt = False,
 ) -> None:
-    def body(out: Out) -> int:
-        from ov import fsearch  # noqa: PLC0415
-        from ov.render import glob_text  # noqa: PLC0415
-
-        t0 = time.perf_counter()
-        flds = fsearch.parse_fields(fields)
-        cfg = _search_root_config()
-        limit = cfg.get("node-limit", node_limit)
-        st = fsearch.GrepStats()
-        res = fsearch.glob(pattern, path, ignore_case=ignore_case, hidden=cfg.get("hidden", hidden),
-                           no_ignore=no_ignore, max_depth=level_limit, node_limit=limit,
-                           fields=() if simple else flds, exclude=exclude_uri or (), stats=st,
-                           ignores=cfg.get("ignore"), tags=tags or ())
-        _finish_warnings(out, st)
-        if simple or out.fmt == "text":
-            out.stdout.write(glob_text(res, flds, simple))
-        elif out.fmt == "json":
-            out.envelope(res, elapsed_ms(t0))
-        else:
-            for m in res.matches:
-                out.line(m if not isinstance(m, str) else {"path": m})
-        out.stdout.flush()
-        if _reader_gone(out):
-            return _closed_pipe(out)
-        if res.truncated and out.fmt != "json":
-            out.warn(f"stopped at --node-limit {limit}: more paths exist")
-        return EXIT_OK if res.matches else EXIT_NONE
-
-    run((output, json_, color), body)
+    # the parameters are glob_command's, by name (ov.console runs it on the fast path too)
+    raise typer.Exit(glob_command(**locals()))
 
 
 # ---- find / search (ov.engine) --------------------------------------------------------
@@ -598,8 +367,8 @@ def _search_common(
 
             out.text(hits_text(res, query, out.color))
             out.stdout.flush()  # a closed pipe stops here, before the notice
-            if _reader_gone(out):
-                return _closed_pipe(out)
+            if reader_gone(out):
+                return closed_pipe(out)
             if res.next_cursor:
                 out.notice(f"more hits: add --cursor {res.next_cursor}")
         return EXIT_OK if res.hits else EXIT_NONE
@@ -807,8 +576,8 @@ def _context_search(query, search_type, limit, threshold, after, before, time_fi
 
             out.text(context_text(res))
             out.stdout.flush()  # a closed pipe stops here, before the summary
-            if _reader_gone(out):
-                return _closed_pipe(out)
+            if reader_gone(out):
+                return closed_pipe(out)
             s = res.stats
             out.notice(f"{s.returned} entries, {s.used_tokens}/{s.max_tokens} tokens "
                        f"({s.candidates} candidates, {s.dropped} dropped, {s.deduped} deduped)")
@@ -851,7 +620,7 @@ def read_cmd(
         store, root, rel = _store_for_path(db, path)
         with store:
             res = read(store, root, rel, level)
-        _show(out, res, t0, lambda: out.stdout.write(
+        show(out, res, t0, lambda: out.stdout.write(
             res.text if not res.text or res.text.endswith("\n") else res.text + "\n"))
         return EXIT_OK
 
@@ -886,7 +655,7 @@ def tag_cmd(
 
             out.text(tags_text(res))
 
-        _show(out, res, t0, text, res.files)
+        show(out, res, t0, text, res.files)
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -929,7 +698,7 @@ def manifest_cmd(
 
             out.text(manifest_text(res))
 
-        _show(out, res, t0, text)
+        show(out, res, t0, text)
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -966,7 +735,7 @@ def doctor_cmd(
             out.notice(f"{len(res.checks) - failed} of {len(res.checks)} checks passed" if failed
                        else f"all {len(res.checks)} checks passed")
 
-        _show(out, res, t0, text, res.checks)
+        show(out, res, t0, text, res.checks)
         # A failing doctor should fail a CI step, yet it is a finding, not an error: the
         # report is still the data on stdout, so 1 ("ran, the answer is no") rather than 2.
         return EXIT_OK if res.ok else EXIT_NONE
@@ -1025,60 +794,40 @@ def _group() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: usage errors become `invalid_argument`, a closed pipe is quiet."""
+    """The command line in process: grep and glob through `ov.console.fast`, everything
+    else (and their help and usage errors) through the Typer app. Usage errors become
+    `invalid_argument`, a closed pipe is quiet; ends with `sys.exit(status)`."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    code = fast(argv)
+    if code is None:
+        code = _typer_main(argv)
+    sys.exit(settle(code))
+
+
+def _typer_main(argv: list[str]) -> int:
     try:
         # With standalone_mode=False, typer's click returns a command's exit code.
         rv = _app_for(argv)(args=argv, prog_name="ov", standalone_mode=False)
-        code = rv if isinstance(rv, int) else EXIT_OK
+        return rv if isinstance(rv, int) else EXIT_OK
     except _EXIT as e:
-        code = e.exit_code
+        return e.exit_code
     except _UsageError as e:
         msg = e.format_message().replace("\n", " ").strip()
         report(Out("json" if _wants_json(argv) else "text"), OvError("invalid_argument", msg))
-        code = EXIT_ERROR
+        return EXIT_ERROR
     except _ABORT:
         sys.stderr.write("ov: interrupted\n")
-        code = 130
+        return 130
     except BrokenPipeError:
-        code = EXIT_OK
-    if code == EXIT_OK or code == EXIT_NONE:
-        try:
-            sys.stdout.flush()
-        except BrokenPipeError:
-            code = EXIT_OK
-    # A closed pipe: silence the interpreter's own flush at exit.
-    try:
-        sys.stdout.flush()
-    except (BrokenPipeError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    sys.exit(code)
+        return EXIT_OK
 
 
 def entry() -> None:
-    """The `ov` command (console script and `python -m ov`): `main`, then a quick exit.
-
-    Tearing the interpreter down costs ~27 ms once numpy and onnxruntime are loaded (an
-    `ov find` took 347 ms with it and 320 ms without, medians of 12 alternated runs).
-    Nothing is left to do by then: every store is closed by its `with`, nothing registers
-    `atexit`, and the output is flushed here; so the process ends with `os._exit`. Tests
-    call `main`, whose `SystemExit` they catch.
-    """
+    """`main`, then a quick exit (`ov.console.exit_now`); `ov/__main__.py` comes here for
+    whatever the fast path declines."""
     code: object = EXIT_OK
     try:
         main()  # ends with sys.exit
     except SystemExit as e:
         code = e.code
-    if code is None:
-        code = EXIT_OK
-    elif not isinstance(code, int):  # sys.exit("message") semantics
-        sys.stderr.write(f"{code}\n")
-        code = EXIT_ERROR
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            pass
-    os._exit(code)
-
+    exit_now(code)

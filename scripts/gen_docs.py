@@ -6,7 +6,9 @@ fixed values (the options' `autocompletion` lists in ov/cli.py), is read from th
 command tree of `ov.cli.app`, and written out as
 - completions/ov.bash, completions/_ov (zsh), completions/ov.fish: static scripts that
   complete commands, options and option values without starting Python;
-- man/ov.1 (roff).
+- man/ov.1 (roff);
+- ov/flags.py: the flags of grep and glob as plain data, which `ov.console` parses on its
+  fast start-up path without importing typer.
 
     python3 scripts/gen_docs.py          # rewrite the files
     python3 scripts/gen_docs.py --check  # exit 1 naming the stale files
@@ -454,6 +456,67 @@ def man(app_help: str, cmds: list[Cmd]) -> str:
     return "\n".join(out)
 
 
+# ---- the fast path's flag table (ov/flags.py) ---------------------------------------------
+
+FAST_COMMANDS = ("grep", "glob")
+
+
+def flag_table() -> str:
+    """grep's and glob's parameters as the data ov.console's parser reads: each option
+    string -> (parameter, kind, constant), kind "flag" (stores the constant), "int" or
+    "str" (takes a value); the positional arguments in order; defaults; the repeatable
+    ones. A parameter click would read from an environment variable, or of a type the
+    parser does not know, stops generation rather than be parsed differently."""
+    import typer.main
+
+    from ov.cli import app
+
+    group = typer.main.get_command(app)
+    out = ['"""grep\'s and glob\'s flags for the fast path of ov.console.', "",
+           f"{HEADER[0].upper()}{HEADER[1:]}.", '"""', "",
+           "COMMANDS = {"]
+    for name in FAST_COMMANDS:
+        command = group.commands[name]  # type: ignore[attr-defined]
+        opts: dict[str, tuple] = {}
+        args, defaults, multi = [], {}, []
+        for p in command.params:
+            if getattr(p, "envvar", None):
+                raise SystemExit(f"{name} {p.name}: an environment variable is not on the fast path")
+            if p.param_type_name == "argument":
+                args.append((p.name, p.nargs, bool(p.required)))
+                defaults[p.name] = None
+                continue
+            if p.opts == ["--help"] or "--help" in p.opts:
+                continue
+            defaults[p.name] = p.default
+            if p.multiple:
+                multi.append(p.name)
+            if p.is_flag:
+                if not getattr(p, "is_bool_flag", False) or getattr(p, "count", False):
+                    raise SystemExit(f"{name} {p.name}: only on/off flags are on the fast path")
+                for o in p.opts:
+                    opts[o] = (p.name, "flag", True)
+                for o in p.secondary_opts:
+                    opts[o] = (p.name, "flag", False)
+                continue
+            kind = {"integer": "int", "int": "int", "text": "str", "str": "str"}.get(p.type.name)
+            if kind is None or p.nargs != 1:
+                raise SystemExit(f"{name} {p.name}: type {p.type.name} is not on the fast path")
+            for o in p.opts:
+                opts[o] = (p.name, kind, None)
+        out.append(f"    {name!r}: {{")
+        out.append(f"        \"args\": {tuple(args)!r},")
+        out.append(f"        \"defaults\": {defaults!r},")
+        out.append(f"        \"multi\": {tuple(sorted(multi))!r},")
+        out.append("        \"opts\": {")
+        for o in sorted(opts):
+            out.append(f"            {o!r}: {opts[o]!r},")
+        out.append("        },")
+        out.append("    },")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
 # ---- writing ------------------------------------------------------------------------------
 
 
@@ -465,6 +528,7 @@ def outputs() -> dict[str, str]:
         "completions/_ov": zsh(cmds),
         "completions/ov.fish": fish(cmds),
         "man/ov.1": man(app_help, cmds),
+        "ov/flags.py": flag_table(),
     }
 
 

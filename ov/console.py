@@ -1,0 +1,432 @@
+"""The command line's half that needs no Typer: running a command (errors become exit
+statuses here), grep and glob, and the fast start-up path for them.
+
+`ov grep` and `ov glob` are start-up bound (a search of a whole source tree takes ~0.1 s;
+importing typer and building its app took ~0.03 s of it). `fast(argv)` parses their
+arguments from `ov.flags`, a table scripts/gen_docs.py generates from the Typer app
+(tests/test_docs.py holds it current), and runs the same `grep_command` / `glob_command`
+the Typer commands call. It answers only what it fully understands: help, a usage error,
+an unknown flag, a value that is not a number, or any other command returns None, and
+the caller runs the Typer app, which gives its usual help and messages.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError, debug_enabled
+from ov.render import FORMATS, Out
+
+
+def make_out(output: str, json_flag: bool, color: str = "auto") -> Out:
+    if output not in FORMATS:
+        raise OvError("invalid_argument", f"unknown output format {output!r} (use text, json or jsonl)",
+                      field="output")
+    fmt = "json" if json_flag else output
+    if fmt not in FORMATS:
+        raise OvError("invalid_argument", f"unknown output format {fmt!r} (use text, json or jsonl)",
+                      field="output")
+    if color not in ("auto", "always", "never"):
+        raise OvError("invalid_argument", f"unknown colour choice {color!r} (use auto, always or never)",
+                      field="color")
+    return Out(fmt, color)
+
+
+# Control characters in a message (a file name with a newline) would split the one line
+# an error gets in text mode; tabs are harmless.
+_CONTROL = {i: ("\\n" if i == 10 else "\\r" if i == 13 else f"\\x{i:02x}")
+            for i in (*range(32), 127) if i != 9}
+
+
+def report(out: Out, err: OvError) -> None:
+    """Show an error as one line on stderr (text) or one valid UTF-8 JSON object, whatever
+    its message quotes: argv bytes that are not UTF-8 arrive as surrogate escapes and
+    would make the JSON invalid, a newline would split the line."""
+    msg = err.message.encode("utf-8", "backslashreplace").decode("utf-8")
+    if out.fmt == "text":
+        msg = msg.translate(_CONTROL)
+    if msg != err.message:
+        err = OvError(err.code, msg, retryable=err.retryable, field=err.field)
+    out.error(err)
+
+
+def _not_utf8(e: Exception) -> OvError | None:
+    """An argument (or file name) that is not UTF-8 reaches SQLite or a UTF-8 encoder as
+    surrogate escapes; that is bad input, not a bug."""
+    if isinstance(e, UnicodeEncodeError) and "surrogate" in str(e.reason) and isinstance(e.object, str):
+        shown = e.object if len(e.object) <= 80 else e.object[:77] + "..."
+        return OvError("invalid_argument", f"{shown!r} is not valid UTF-8; ov reads names, "
+                       "patterns, queries and tags as UTF-8")
+    return None
+
+
+def show(out: Out, result, t0: float, text: Callable[[], None], records=None) -> None:
+    """A command's answer in its format: the envelope (json), one line per record or the
+    result itself (jsonl), or `text()` for people."""
+    if out.fmt == "json":
+        out.envelope(result, elapsed_ms(t0))
+    elif out.fmt == "jsonl":
+        for r in (result,) if records is None else records:
+            out.line(r)
+    else:
+        text()
+
+
+def run_body(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> int:
+    """Run one command body with the shared error handling; return its exit status.
+
+    `body(out)` renders its own result and returns EXIT_OK or EXIT_NONE; an `OvError`
+    becomes its report and EXIT_ERROR, a closed pipe EXIT_OK, any other exception an
+    `internal` error (traceback with OV_DEBUG=1).
+    """
+    try:
+        out = make_out(*out_args)
+    except OvError as e:
+        report(Out("json" if out_args[1] or out_args[0] in ("json", "jsonl") else "text"), e)
+        return EXIT_ERROR
+    try:
+        code = body(out)
+    except OvError as e:
+        report(out, e)
+        code = EXIT_ERROR
+    except KeyboardInterrupt:
+        out.stderr.write("ov: interrupted\n")
+        code = 130
+    except BrokenPipeError:
+        # `| head` is not a failure (click would have made it exit 1)
+        code = closed_pipe(out)
+    except Exception as e:  # a bug: report it as `internal`, traceback only on request
+        if debug_enabled():
+            traceback.print_exc()
+        report(out, _not_utf8(e) or OvError(
+            "internal", f"{type(e).__name__}: {e} (set OV_DEBUG=1 for the traceback)"))
+        code = EXIT_ERROR
+    try:
+        out.stdout.flush()
+    except BrokenPipeError:
+        code = closed_pipe(out)
+    return code
+
+
+def elapsed_ms(t0: float) -> int:
+    return int((time.perf_counter() - t0) * 1000)
+
+
+
+def closed_pipe(out: Out) -> int:
+    """The reader went away (`| head`): stop quietly with exit 0, as ripgrep does.
+
+    stdout is pointed at /dev/null so the buffered bytes left cannot fail again.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    return EXIT_OK
+
+
+def _search_root_config():
+    """The config of the tree grep and glob search (see _ROOT_NOTE)."""
+    from ov.config import load_config  # noqa: PLC0415
+    from ov.fsearch import search_root  # noqa: PLC0415
+
+    return load_config(search_root(Path.cwd()))
+
+
+def reader_gone(out: Out) -> bool:
+    """True when stdout is a pipe its reader has closed. A large write into such a pipe can
+    end as a silent partial write (Python keeps no error), so ask the pipe itself before
+    printing a notice after the data; the notice would break the quiet of `| head`."""
+    import select  # noqa: PLC0415
+
+    if not hasattr(select, "poll"):
+        return False
+    try:
+        fd = out.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, 0)  # POLLERR is always reported: the read end is closed
+        return any(ev & select.POLLERR for _, ev in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _finish_warnings(out: Out, st) -> None:
+    from ov.fsearch import unreadable_warning  # noqa: PLC0415
+
+    for w in st.warnings:
+        out.warn(w)
+    if st.unreadable:
+        out.warn(unreadable_warning(st.unreadable))
+
+
+
+def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: bool = False,
+                 ignore_case: bool = False, word: bool = False, multiline: bool = False,
+                 after: int | None = None, before: int | None = None, context: int | None = None,
+                 globs: Sequence[str] | None = None, types: Sequence[str] | None = None,
+                 exclude_uri: Sequence[str] | None = None, hidden: bool | None = None,
+                 no_ignore: bool = False, node_limit: int | None = None, level_limit: int = 10,
+                 tags: Sequence[str] | None = None, count: bool = False,
+                 files_with_matches: bool = False, max_columns: int | None = None,
+                 no_index: bool = False, line_number: bool = False, color: str = "auto",
+                 output: str = "text", json_: bool = False) -> int:
+    """`ov grep`: the parameters are the flags' (see ov/cli.py's grep_cmd); returns the
+    exit status."""
+
+    def body(out: Out) -> int:
+        from ov import fsearch  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        if count and files_with_matches:
+            raise OvError("invalid_argument", "-c/--count and -l/--files-with-matches exclude each other",
+                          field="count")
+        if max_columns is not None and max_columns < 1:
+            raise OvError("invalid_argument", "--max-columns must be at least 1", field="max_columns")
+        b = before if before is not None else (context or 0)
+        a = after if after is not None else (context or 0)
+        mode = "count" if count else "files" if files_with_matches else "matches"
+        cfg = _search_root_config()
+        limit = cfg.get("node-limit", node_limit)
+        st = fsearch.GrepStats()
+        records = fsearch.iter_grep(
+            pattern, paths or (), fixed=fixed, ignore_case=ignore_case, word=word,
+            multiline=multiline, before=b, after=a, globs=globs or (), types=types or (),
+            exclude=exclude_uri or (), hidden=cfg.get("hidden", hidden), no_ignore=no_ignore,
+            max_depth=level_limit, node_limit=limit, mode=mode, tags=tags or (),
+            use_index=not no_index, stats=st, ignores=cfg.get("ignore"))
+        from ov.grep import gc_paused  # noqa: PLC0415
+
+        try:
+            # the records hold no cycles, and a run may build millions (see gc_paused);
+            # the pause is held here, where they are read to the end, not across the
+            # generator's yields
+            with gc_paused():
+                return emit(out, records, st, mode, a, b, t0, limit)
+        except BrokenPipeError:
+            return closed_pipe(out)
+
+    def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float, node_limit: int) -> int:
+        from ov import fsearch  # noqa: PLC0415
+        from ov.model import GrepResult  # noqa: PLC0415
+        from ov.render import GrepPrinter, grep_envelope  # noqa: PLC0415
+
+        n = 0
+        if out.fmt == "json":
+            recs = list(records)
+            res = GrepResult(matches=[], count=st.count, files=st.files, truncated=st.truncated,
+                             warnings=list(st.warnings))
+            if st.unreadable:
+                res.warnings.append(fsearch.unreadable_warning(st.unreadable))
+            if mode == "matches":
+                res.matches = recs
+            elif mode == "count":
+                res.counts = {r.path: r.count for r in recs}
+            else:
+                res.paths = [r.path for r in recs]
+            n = len(recs)
+            _finish_warnings(out, st)
+            out.stdout.write(grep_envelope(res, elapsed_ms(t0)))
+        elif out.fmt == "jsonl":
+            for r in records:
+                out.line(r)
+                n += 1
+            _finish_warnings(out, st)
+        else:
+            printer = GrepPrinter(out.stdout, color=out.color, context=bool(a or b),
+                                  max_columns=max_columns)
+            write = printer.match if mode == "matches" else printer.file_count
+            for r in records:
+                write(r)
+                n += 1
+            out.stdout.flush()
+            _finish_warnings(out, st)
+        if st.truncated and out.fmt != "json":
+            what = "matches" if mode == "matches" else "files"
+            out.warn(f"stopped at --node-limit {node_limit}: more {what} exist")
+        return EXIT_OK if n else EXIT_NONE
+
+    return run_body((output, json_, color), body)
+
+
+def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = False,
+                 hidden: bool | None = None, no_ignore: bool = False, node_limit: int | None = None,
+                 level_limit: int = 10, fields: str | None = None, simple: bool = False,
+                 exclude_uri: Sequence[str] | None = None, tags: Sequence[str] | None = None,
+                 color: str = "auto", output: str = "text", json_: bool = False) -> int:
+    """`ov glob`: the parameters are the flags' (see ov/cli.py's glob_cmd); returns the
+    exit status."""
+
+    def body(out: Out) -> int:
+        from ov import fsearch  # noqa: PLC0415
+        from ov.render import glob_text  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        flds = fsearch.parse_fields(fields)
+        cfg = _search_root_config()
+        limit = cfg.get("node-limit", node_limit)
+        st = fsearch.GrepStats()
+        res = fsearch.glob(pattern, path, ignore_case=ignore_case, hidden=cfg.get("hidden", hidden),
+                           no_ignore=no_ignore, max_depth=level_limit, node_limit=limit,
+                           fields=() if simple else flds, exclude=exclude_uri or (), stats=st,
+                           ignores=cfg.get("ignore"), tags=tags or ())
+        _finish_warnings(out, st)
+        if simple or out.fmt == "text":
+            out.stdout.write(glob_text(res, flds, simple))
+        elif out.fmt == "json":
+            out.envelope(res, elapsed_ms(t0))
+        else:
+            for m in res.matches:
+                out.line(m if not isinstance(m, str) else {"path": m})
+        out.stdout.flush()
+        if reader_gone(out):
+            return closed_pipe(out)
+        if res.truncated and out.fmt != "json":
+            out.warn(f"stopped at --node-limit {limit}: more paths exist")
+        return EXIT_OK if res.matches else EXIT_NONE
+
+    return run_body((output, json_, color), body)
+
+
+# ---- the fast path --------------------------------------------------------------------
+
+
+def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
+    """(command, its parameters) for a grep or glob command line, parsed as click parses
+    it: options anywhere among the arguments, `--` ends them, `--opt=value`, short flags
+    clustered (`-iw`, `-A3`), an option's value taken from the next argument whatever it
+    looks like, the last of a repeated option kept (all of a repeatable one). None for
+    anything else: help, another command, an unknown option, a missing or non-numeric
+    value, a wrong number of arguments; Typer then answers as usual."""
+    if not argv:
+        return None
+    from ov.flags import COMMANDS  # noqa: PLC0415
+
+    spec = COMMANDS.get(argv[0])
+    if spec is None:
+        return None
+    opts, multi = spec["opts"], spec["multi"]
+    values = dict(spec["defaults"])
+    given: list[str] = []
+
+    def store(dest: str, kind: str, raw: str) -> bool:
+        if kind == "int":
+            try:
+                val: object = int(raw)
+            except ValueError:
+                return False
+        else:
+            val = raw
+        if dest in multi:
+            values[dest] = [*(values[dest] or ()), val]
+        else:
+            values[dest] = val
+        return True
+
+    i, n = 1, len(argv)
+    while i < n:
+        a = argv[i]
+        i += 1
+        if a == "--":
+            given.extend(argv[i:])
+            break
+        if a.startswith("--"):
+            name, eq, raw = a.partition("=")
+            o = opts.get(name)
+            if o is None:
+                return None
+            dest, kind, const = o
+            if kind == "flag":
+                if eq:
+                    return None
+                values[dest] = const
+                continue
+            if not eq:
+                if i >= n:
+                    return None
+                raw, i = argv[i], i + 1
+            if not store(dest, kind, raw):
+                return None
+        elif a.startswith("-") and len(a) > 1:
+            for j in range(1, len(a)):
+                o = opts.get("-" + a[j])
+                if o is None:
+                    return None
+                dest, kind, const = o
+                if kind == "flag":
+                    values[dest] = const
+                    continue
+                if j + 1 < len(a):
+                    raw = a[j + 1:]
+                elif i < n:
+                    raw, i = argv[i], i + 1
+                else:
+                    return None
+                if not store(dest, kind, raw):
+                    return None
+                break
+        else:
+            given.append(a)
+    for dest, nargs, required in spec["args"]:
+        if nargs == -1:
+            values[dest] = given or None
+            given = []
+        elif given:
+            values[dest] = given.pop(0)
+        elif required:
+            return None
+    if given:
+        return None
+    return argv[0], values
+
+
+def fast(argv: Sequence[str]) -> int | None:
+    """Run `ov grep` / `ov glob` without Typer; None when `parse_fast` declines."""
+    parsed = parse_fast(argv)
+    if parsed is None:
+        return None
+    name, params = parsed
+    return (grep_command if name == "grep" else glob_command)(**params)
+
+
+def settle(code: int) -> int:
+    """Flush stdout after a command. A reader that went away (`| head`) is not a failure:
+    the status becomes 0 and stdout /dev/null, so the interpreter's own flush stays quiet."""
+    if code in (EXIT_OK, EXIT_NONE):
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            code = EXIT_OK
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return code
+
+
+def exit_now(code: object) -> None:
+    """End the process with `code` once stdout and stderr are flushed, skipping the
+    interpreter's teardown.
+
+    Tearing the interpreter down costs ~27 ms once numpy and onnxruntime are loaded (an
+    `ov find` took 347 ms with it and 320 ms without, medians of 12 alternated runs).
+    Nothing is left to do by then: every store is closed by its `with`, nothing registers
+    `atexit`. Tests call `ov.cli.main`, whose `SystemExit` they catch.
+    """
+    if code is None:
+        code = EXIT_OK
+    elif not isinstance(code, int):  # sys.exit("message") semantics
+        sys.stderr.write(f"{code}\n")
+        code = EXIT_ERROR
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+    os._exit(code)

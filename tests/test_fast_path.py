@@ -1,0 +1,129 @@
+"""`ov grep` and `ov glob` start without Typer (`ov.console.fast`): the parameters it hands
+the commands must be exactly those the Typer app hands them, for every form of argument
+click accepts, and whatever it does not fully understand must go to the Typer app."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from ov import cli, console
+
+VALID = [
+    ["grep", "foo"],
+    ["grep", "foo", "a", "b"],
+    ["grep", "-i", "foo"],
+    ["grep", "-iwF", "foo"],
+    ["grep", "-A3", "-B", "2", "--context=4", "foo"],
+    ["grep", "foo", "-C", "1", "src"],  # options after arguments
+    ["grep", "-g", "*.py", "--glob", "!t/*", "-g=x", "foo"],  # -g=x: the value is "=x"
+    ["grep", "-t", "py", "--type=md", "foo"],
+    ["grep", "--exclude-uri", "a", "--exclude-uri", "b", "foo"],
+    ["grep", "--hidden", "--no-hidden", "foo"],  # the last wins
+    ["grep", "--no-hidden", "--hidden", "foo"],
+    ["grep", "--node-limit", "5", "--node-limit", "7", "foo"],
+    ["grep", "--max-depth", "2", "foo"],
+    ["grep", "--level-limit=3", "foo"],
+    ["grep", "--tags", "k=v", "--tags", "a=b", "foo"],
+    ["grep", "-c", "foo"],
+    ["grep", "-l", "-n", "foo"],
+    ["grep", "--max-columns", "80", "foo"],
+    ["grep", "--no-index", "--no-ignore", "-U", "foo"],
+    ["grep", "-ojson", "foo"],
+    ["grep", "-o", "jsonl", "--color", "never", "foo"],
+    ["grep", "--json", "foo"],
+    ["grep", "-g", "--hidden", "foo"],  # a value is taken whatever it looks like
+    ["grep", "-F", "-", "path"],  # "-" alone is an argument
+    ["grep", "--", "-foo", "-x"],
+    ["grep", "-i", "--", "--help"],
+    ["grep", "-A", "-1", "foo"],  # negative: the command refuses it, not the parser
+    ["grep", "--node-limit", " 12 ", "foo"],
+    ["grep", "caf\udce9", "dir\udcff"],  # argv bytes that are not UTF-8
+    ["glob", "*.py"],
+    ["glob", "**/*.py", "src"],
+    ["glob", "-i", "-f", "name,size", "*.PY"],
+    ["glob", "--simple", "--fields=path", "x", "--hidden"],
+    ["glob", "--exclude-uri", "a", "--tags", "k=v", "-o", "json", "*"],
+    ["glob", "--level-limit", "2", "--node-limit", "3", "--", "-weird"],
+]
+
+DECLINED = [
+    [],
+    ["find", "x"],
+    ["search", "x"],
+    ["grep"],  # no pattern
+    ["grep", "-h"],
+    ["grep", "--help", "x"],
+    ["grep", "x", "--no-such-flag"],
+    ["grep", "-Q", "x"],
+    ["grep", "-iQ", "x"],
+    ["grep", "-A", "x", "foo"],  # not a number
+    ["grep", "--node-limit=1.5", "x"],
+    ["grep", "x", "-A"],  # a missing value
+    ["grep", "--hidden=yes", "x"],  # a flag takes no value
+    ["grep", "--ignore", "x"],  # no prefixes of long names
+    ["glob"],
+    ["glob", "a", "b", "c"],  # one argument too many
+    ["glob", "--help"],
+    ["glob", "-f"],
+]
+
+
+def _captured(monkeypatch) -> list[tuple[str, dict]]:
+    calls: list[tuple[str, dict]] = []
+
+    def grab(name):
+        def command(**kw):
+            calls.append((name, kw))
+            return 0
+        return command
+
+    for mod in (cli, console):
+        monkeypatch.setattr(mod, "grep_command", grab("grep"))
+        monkeypatch.setattr(mod, "glob_command", grab("glob"))
+    return calls
+
+
+def _norm(kw: dict) -> dict:
+    # Typer hands a repeatable option a list (or None); compare as lists.
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()}
+
+
+@pytest.mark.parametrize("argv", VALID, ids=" ".join)
+def test_fast_parse_equals_typer(argv, monkeypatch):
+    calls = _captured(monkeypatch)
+    assert console.fast(argv) == 0
+    assert cli._typer_main(argv) == 0
+    (fast_name, fast_kw), (typer_name, typer_kw) = calls
+    assert fast_name == typer_name == argv[0]
+    assert _norm(fast_kw) == _norm(typer_kw)
+
+
+@pytest.mark.parametrize("argv", DECLINED, ids=lambda a: " ".join(a) or "(none)")
+def test_fast_path_declines_what_typer_must_answer(argv, monkeypatch):
+    calls = _captured(monkeypatch)
+    assert console.parse_fast(argv) is None
+    assert console.fast(argv) is None
+    assert calls == []
+
+
+def test_a_declined_line_still_gets_typers_answer(ov):
+    r = ov("grep", "-A", "x", "foo")
+    assert r.code == 2
+    assert r.err.startswith("ov: error[invalid_argument]: Invalid value for '-A' / '--after-context'")
+    r = ov("grep", "--help")
+    assert r.code == 0 and "--fixed-strings" in r.out
+
+
+def test_grep_and_glob_start_without_typer(tree):
+    """The point of the fast path: neither command imports typer (nor click)."""
+    t = tree({"a.txt": "foo\n"})
+    for args in (["grep", "foo"], ["glob", "*.txt"]):
+        p = subprocess.run([sys.executable, "-X", "importtime", "-m", "ov", *args], cwd=t,
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0 and p.stdout.startswith("a.txt")
+        imported = {line.rsplit("|", 1)[-1].strip() for line in p.stderr.splitlines()}
+        assert not {m for m in imported if m.split(".")[0] in ("typer", "click")}
+        assert "ov.console" in imported and "ov.cli" not in imported
