@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -102,6 +101,8 @@ def run_body(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> int
         code = closed_pipe(out)
     except Exception as e:  # a bug: report it as `internal`, traceback only on request
         if debug_enabled():
+            import traceback  # noqa: PLC0415 - only a bug pays for it
+
             traceback.print_exc()
         report(out, _not_utf8(e) or OvError(
             "internal", f"{type(e).__name__}: {e} (set OV_DEBUG=1 for the traceback)"))

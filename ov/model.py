@@ -9,7 +9,9 @@ the file's decoded text; line numbers are 1-based.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms of a grep's start: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)

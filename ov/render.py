@@ -11,7 +11,9 @@ import json
 import os
 import sys
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
-from typing import Any, TextIO
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms of a grep's start: annotations only
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 from ov.errors import OvError
 

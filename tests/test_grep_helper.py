@@ -1,0 +1,103 @@
+"""grep's helper process (`ov.fsearch._Helper`): with it, a search gives exactly the records
+and counts it gives alone; a helper block whose names differ from the parent's walk, or
+that never arrives, is searched by the parent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ov import fsearch
+from ov.fsearch import _BINARY, _NO_MATCH, _SEARCH, _UNREADABLE, _Helper
+
+
+def _tree(tree, n: int = 120):
+    files = {f"d{i // 25:02}/f{i:03}.txt": ("needle here\n" if i % 7 == 0 else "hay\n") * (1 + i % 3)
+             for i in range(n)}
+    files["d00/bin.dat"] = "needle\x00binary"
+    files["d01/late.txt"] = "x\n" * 10 + "needle late\n"
+    return tree(files)
+
+
+def _run(root, monkeypatch, helper_after, **kw):
+    monkeypatch.chdir(root)
+    orig = fsearch._grep_files
+
+    def with_helper(*a, **k):
+        return orig(*a, **{**k, "helper_after": helper_after})
+
+    monkeypatch.setattr(fsearch, "_grep_files", with_helper)
+    st = fsearch.GrepStats()
+    recs = list(fsearch.iter_grep("needle", (), node_limit=kw.pop("node_limit", 10_000), stats=st,
+                                  use_index=False, **kw))
+    monkeypatch.setattr(fsearch, "_grep_files", orig)
+    return recs, (st.files, st.count, st.searched, st.binary, st.unreadable, st.truncated)
+
+
+@pytest.mark.parametrize("kw", [{}, {"mode": "count"}, {"mode": "files"}, {"before": 1, "after": 2},
+                                {"node_limit": 9}, {"node_limit": 30, "mode": "files"}])
+def test_helper_gives_the_same_answer(tree, monkeypatch, kw):
+    monkeypatch.setattr(fsearch, "BLOCK", 4)
+    root = _tree(tree)
+    alone = _run(root, monkeypatch, None, **dict(kw))
+    helped = _run(root, monkeypatch, 10, **dict(kw))
+    assert helped == alone
+    assert alone[0]  # the tree holds matches past the helper's start
+
+
+def test_helper_answers_block_by_block(monkeypatch):
+    monkeypatch.setattr(fsearch, "BLOCK", 4)
+    files = [(f"f{i:02}", f"/x/f{i:02}") for i in range(20)]
+    codes = {0: _NO_MATCH, 1: _SEARCH, 2: _BINARY, 3: _UNREADABLE}
+    h = _Helper(1, lambda: iter(files), lambda p: codes[int(p[-2:]) % 4])
+    try:
+        assert not h.owns(0) and h.owns(1) and not h.owns(2) and h.owns(3)
+        for i in (4, 5, 6, 7, 12, 13, 14, 15):
+            assert h.verdict(i // 4, i % 4, f"f{i:02}") == codes[i % 4]
+    finally:
+        h.close()
+
+
+def test_a_block_that_differs_is_the_parents(monkeypatch):
+    """The tree changed between the walks: from the first name that differs, the rest of
+    that block is searched by the parent; the next block is the helper's again."""
+    monkeypatch.setattr(fsearch, "BLOCK", 4)
+    parent = [f"f{i:02}" for i in range(16)]
+    helper = parent[:5] + ["f05-new"] + parent[6:]
+    h = _Helper(1, lambda: iter([(n, n) for n in helper]), lambda p: _NO_MATCH)
+    try:
+        got = [h.verdict(i // 4, i % 4, parent[i]) for i in (4, 5, 6, 7, 12, 13)]
+        assert got == [_NO_MATCH, _SEARCH, _SEARCH, _SEARCH, _NO_MATCH, _NO_MATCH]
+    finally:
+        h.close()
+
+
+def test_a_helper_that_dies_leaves_its_blocks_to_the_parent(monkeypatch):
+    monkeypatch.setattr(fsearch, "BLOCK", 4)
+
+    def files():
+        for i in range(14):  # block 1 is sent when block 3 starts; block 3 never is
+            yield f"f{i:02}", f"f{i:02}"
+        raise RuntimeError("the helper fails")
+
+    h = _Helper(1, files, lambda p: _NO_MATCH)
+    try:
+        assert h.verdict(1, 0, "f04") == _NO_MATCH
+        assert h.verdict(3, 0, "f12") == _SEARCH
+        assert h.verdict(5, 1, "f21") == _SEARCH
+    finally:
+        h.close()
+
+
+def test_cli_grep_over_a_large_tree_uses_the_helper_and_finds_every_match(tree, ov):
+    n = 1500  # past HELPER_AFTER
+    assert n > fsearch.HELPER_AFTER + 4 * fsearch.BLOCK
+    root = tree({f"d{i // 100:02}/f{i:04}.txt": ("needle\n" if i % 13 == 0 else "hay\n") for i in range(n)})
+    r = ov("grep", "--node-limit", "100000", "-o", "json", "needle", cwd=root)
+    assert r.code == 0
+    got = [m["path"] for m in json.loads(r.out)["result"]["matches"]]
+    assert got == [f"d{i // 100:02}/f{i:04}.txt" for i in range(0, n, 13)]
+    r = ov("grep", "-c", "-o", "json", "--node-limit", "100000", "hay", cwd=root)
+    counts = json.loads(r.out)["result"]["counts"]
+    assert len(counts) == n - len(range(0, n, 13)) and set(counts.values()) == {1}
