@@ -5,6 +5,7 @@ that never arrives, is searched by the parent."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -18,6 +19,23 @@ def _tree(tree, n: int = 120):
     files["d00/bin.dat"] = "needle\x00binary"
     files["d01/late.txt"] = "x\n" * 10 + "needle late\n"
     return tree(files)
+
+
+@pytest.fixture(autouse=True)
+def idle_cores(monkeypatch):
+    """The helper starts only when a core is idle (`_idle_core`); here it always does."""
+    monkeypatch.setattr(fsearch, "_idle_core", lambda: True)
+
+
+def test_the_helper_needs_an_idle_core(monkeypatch):
+    monkeypatch.undo()
+    monkeypatch.setattr(fsearch.os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    assert not fsearch._idle_core()
+    monkeypatch.setattr(fsearch.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(fsearch.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert fsearch._idle_core()
+    monkeypatch.setattr(fsearch.os, "sched_getaffinity", lambda pid: {0})
+    assert not fsearch._idle_core()
 
 
 def _run(root, monkeypatch, helper_after, **kw):
@@ -41,8 +59,12 @@ def test_helper_gives_the_same_answer(tree, monkeypatch, kw):
     monkeypatch.setattr(fsearch, "BLOCK", 4)
     root = _tree(tree)
     alone = _run(root, monkeypatch, None, **dict(kw))
+    forks = []
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
     helped = _run(root, monkeypatch, 10, **dict(kw))
     assert helped == alone
+    assert forks == [1]
     assert alone[0]  # the tree holds matches past the helper's start
 
 
@@ -90,14 +112,24 @@ def test_a_helper_that_dies_leaves_its_blocks_to_the_parent(monkeypatch):
         h.close()
 
 
-def test_cli_grep_over_a_large_tree_uses_the_helper_and_finds_every_match(tree, ov):
+def test_cli_grep_over_a_large_tree_uses_the_helper_and_finds_every_match(tree, ov, monkeypatch):
     n = 1500  # past HELPER_AFTER
     assert n > fsearch.HELPER_AFTER + 4 * fsearch.BLOCK
+    started = []
+    real_init = _Helper.__init__
+
+    def init(self, *a):
+        started.append(a[0])
+        real_init(self, *a)
+
+    monkeypatch.setattr(_Helper, "__init__", init)
     root = tree({f"d{i // 100:02}/f{i:04}.txt": ("needle\n" if i % 13 == 0 else "hay\n") for i in range(n)})
     r = ov("grep", "--node-limit", "100000", "-o", "json", "needle", cwd=root)
     assert r.code == 0
     got = [m["path"] for m in json.loads(r.out)["result"]["matches"]]
     assert got == [f"d{i // 100:02}/f{i:04}.txt" for i in range(0, n, 13)]
+    assert started == [fsearch.HELPER_AFTER // fsearch.BLOCK + 1]
     r = ov("grep", "-c", "-o", "json", "--node-limit", "100000", "hay", cwd=root)
     counts = json.loads(r.out)["result"]["counts"]
     assert len(counts) == n - len(range(0, n, 13)) and set(counts.values()) == {1}
+    assert len(started) == 2
