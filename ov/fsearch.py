@@ -305,18 +305,27 @@ _NO_MATCH, _SEARCH, _BINARY, _UNREADABLE = b"0", b"1", b"2", b"3"
 def _idle_core() -> bool:
     """Whether a second process would have a core to itself: with every core busy, the
     parent would wait on a helper that is not running (0.10 -> 0.13 s for a search of the
-    standard library on 2 cores, one of them busy; 0.10 -> 0.07 s with both idle)."""
+    standard library on 2 cores, one of them busy; 0.10 -> 0.07 s with both idle).
+
+    What counts is the moment: the number of tasks running now (Linux's /proc/loadavg,
+    this process among them), else the one-minute load average."""
     if not hasattr(os, "fork"):
         return False
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
+    if cores < 2:
+        return False
     try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        load = 0.0
-    return cores >= 2 and load < cores - 0.5
+        with open("/proc/loadavg", "rb") as fh:
+            others = int(fh.read().split()[3].split(b"/")[0]) - 1
+    except (OSError, ValueError, IndexError):
+        try:
+            others = os.getloadavg()[0]
+        except (AttributeError, OSError):
+            others = 0
+    return others <= cores - 2
 
 
 class _Helper:

@@ -27,14 +27,24 @@ def idle_cores(monkeypatch):
     monkeypatch.setattr(fsearch, "_idle_core", lambda: True)
 
 
-def test_the_helper_needs_an_idle_core(monkeypatch):
+def test_the_helper_needs_an_idle_core(monkeypatch, tmp_path):
     monkeypatch.undo()
-    monkeypatch.setattr(fsearch.os, "getloadavg", lambda: (8.0, 8.0, 8.0))
-    assert not fsearch._idle_core()
-    monkeypatch.setattr(fsearch.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     monkeypatch.setattr(fsearch.os, "sched_getaffinity", lambda pid: {0, 1})
+    real_open = open
+    loadavg = tmp_path / "loadavg"
+
+    def fake_open(path, *a, **k):
+        return real_open(loadavg if path == "/proc/loadavg" else path, *a, **k)
+
+    monkeypatch.setattr("builtins.open", fake_open)
+    loadavg.write_text("0.50 0.40 0.30 1/300 4242\n")  # only this process runs
+    assert fsearch._idle_core()
+    loadavg.write_text("0.50 0.40 0.30 2/300 4242\n")  # the other core is busy
+    assert not fsearch._idle_core()
+    monkeypatch.setattr(fsearch.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     assert fsearch._idle_core()
     monkeypatch.setattr(fsearch.os, "sched_getaffinity", lambda pid: {0})
+    loadavg.write_text("0.50 0.40 0.30 1/300 4242\n")
     assert not fsearch._idle_core()
 
 
