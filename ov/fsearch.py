@@ -32,7 +32,8 @@ from ov import config
 from ov.config import WalkOptions
 from ov.errors import OvError
 from ov.globs import PathFilter, compile_glob, type_filter
-from ov.model import FileCount, FileEntry, GlobEntry, GlobResult, GrepResult, Match
+from ov.model import (ContextLine, FileCount, FileEntry, GlobEntry, GlobResult, GrepResult, Match,
+                      Submatch)
 from ov.read import decode
 from ov.walk import walk, walk_paths
 
@@ -288,18 +289,20 @@ def _paths(root: Path, rels: list[str], opts: WalkOptions,
 
 
 # -- a second process for grep -------------------------------------------------------------
-# A search of a whole tree is bound by one open, read and close per file, most of which
-# match nothing. Past the first HELPER_AFTER files, a forked helper process takes every
-# other block of BLOCK files: it walks the same tree in the same order, reads and searches
-# the files of its blocks and tells the parent, block by block, which of them hold a match;
-# the parent then searches only those, so records, limits and order stay the parent's
-# alone. A helper block is checked name by name against the parent's own walk, and a block
-# whose names differ (the tree changed between the two walks), or that never arrives (the
-# helper died), is searched by the parent itself.
+# A search of a whole tree is bound by one open, read and close per file and by the regex
+# engine, one file at a time (a thread pool measured no faster: the GIL). Past the first
+# HELPER_AFTER files, a forked helper process takes every other block of BLOCK files: it
+# walks the same tree in the same order, searches the files of its blocks and sends the
+# parent, block by block, what each file holds (nothing, binary, unreadable, or its
+# records as plain tuples). The parent builds the records, counts and limits from those,
+# in its own order, so the answer is the one it would find alone. A helper block is
+# checked name by name against the parent's own walk, and a block whose names differ (the
+# tree changed between the two walks), or that never arrives (the helper died), is
+# searched by the parent itself.
 BLOCK = 64
 HELPER_AFTER = 512
 # per-file answers of the helper
-_NO_MATCH, _SEARCH, _BINARY, _UNREADABLE = b"0", b"1", b"2", b"3"
+_NO_MATCH, _SEARCH, _BINARY, _UNREADABLE, _FOUND = 0, 1, 2, 3, 4
 
 
 def _idle_core() -> bool:
@@ -332,10 +335,10 @@ class _Helper:
     """The forked helper of one grep run (see above); `verdict` is the parent's side."""
 
     def __init__(self, first: int, make_files: Callable[[], Iterator[tuple[str, str]]],
-                 check: Callable[[str], bytes]) -> None:
+                 check: Callable[[str, str], tuple[int, object]]) -> None:
         self.first = first  # the helper's blocks: first, first + 2, first + 4...
         self.block = -1
-        self.answers: dict[str, bytes] | None = None
+        self.answers: tuple[list[str], list[tuple[int, object]]] | None = None
         rfd, wfd = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # the helper: never returns
@@ -353,13 +356,15 @@ class _Helper:
         return block >= self.first and (block - self.first) % 2 == 0
 
     def _serve(self, wfd: int, make_files, check) -> None:
+        import marshal  # noqa: PLC0415
+
         names: list[str] = []
-        codes: list[bytes] = []
+        answers: list[tuple[int, object]] = []
         current = -1
 
         def send() -> None:
-            body = "\0".join(names).encode("utf-8", "surrogateescape") + b"\0" + b"".join(codes)
-            msg = b"%d %d %d\n" % (current, len(names), len(body)) + body
+            body = marshal.dumps((names, answers))
+            msg = b"%d %d\n" % (current, len(body)) + body
             while msg:
                 msg = msg[os.write(wfd, msg):]
 
@@ -370,37 +375,39 @@ class _Helper:
             if block != current:
                 if names:
                     send()
-                names, codes, current = [], [], block
+                names, answers, current = [], [], block
             names.append(rel)
             try:
-                codes.append(check(abspath))
+                answers.append(check(rel, abspath))
             except BaseException:  # the parent searches it and reports what goes wrong
-                codes.append(_SEARCH)
+                answers.append((_SEARCH, None))
         if names:
             send()
 
-    def verdict(self, block: int, offset: int, rel: str) -> bytes:
-        """The helper's answer for the file at `offset` in `block` named `rel`, or
-        _SEARCH when the parent must search it itself."""
+    def verdict(self, block: int, offset: int, rel: str) -> tuple[int, object]:
+        """The helper's (answer, records) for the file at `offset` in `block` named
+        `rel`; (_SEARCH, None) when the parent must search it itself."""
         if block != self.block:
             self.block = block
             self.answers = self._receive(block)
         got = self.answers
         if got is None:
-            return _SEARCH
-        names, codes = got
+            return _SEARCH, None
+        names, answers = got
         if offset >= len(names) or names[offset] != rel:
             self.answers = None  # the trees differ: the parent searches the rest
-            return _SEARCH
-        return codes[offset:offset + 1]
+            return _SEARCH, None
+        return answers[offset]
 
     def _receive(self, block: int):
+        import marshal  # noqa: PLC0415
+
         while True:
             head = self.pipe.readline()
             if not head:
                 return None  # the helper ended early
             try:
-                got, n, size = (int(x) for x in head.split())
+                got, size = (int(x) for x in head.split())
             except ValueError:
                 return None
             body = self.pipe.read(size)
@@ -410,9 +417,10 @@ class _Helper:
                 continue  # a block the parent no longer waits for
             if got > block:
                 return None  # the helper had no files in this block: the walks differ
-            cut = len(body) - n
-            names = body[:cut - 1].decode("utf-8", "surrogateescape").split("\0") if n else []
-            return (names, body[cut:])
+            try:
+                return marshal.loads(body)
+            except (ValueError, EOFError, TypeError):
+                return None
 
     def close(self) -> None:
         try:
@@ -462,21 +470,42 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
         return _searchable(root, rels, opts, GrepStats(), excluded=excluded, pfilter=pfilter,
                            tfilter=tfilter, allowed=allowed, may_hold=may_hold)
 
-    def check(abspath: str) -> bytes:
-        """What the helper finds in one file (the parent's steps below, up to a match)."""
+    def search(rel: str, abspath: str, cap: int) -> tuple[int, object]:
+        """What one file holds: (_UNREADABLE | _BINARY | _NO_MATCH, None) or (_FOUND, found)
+        where found is (1,) for -l, (count,) for -c, else (records, more): up to `cap`
+        records, and whether more exist."""
         try:
             data = read_searched(abspath)
         except OSError:
-            return _UNREADABLE
+            return _UNREADABLE, None
         nul = data.find(b"\x00")
         if nul >= 0:
             cut = binary_cutoff(data, nul)
             if cut == 0:
-                return _BINARY
+                return _BINARY, None
             data = data[:cut]
         if not may_match(data):
-            return _NO_MATCH
-        return _SEARCH if matched_lines(pat, decode(data), 1)[0] else _NO_MATCH
+            return _NO_MATCH, None
+        text = decode(data)
+        if mode == "files":
+            return (_FOUND, (1,)) if matched_lines(pat, text, 1)[0] else (_NO_MATCH, None)
+        if mode == "count":
+            lines, _ = matched_lines(pat, text)
+            return (_FOUND, (len(lines),)) if lines else (_NO_MATCH, None)
+        if context:
+            lines, more = matched_lines(pat, text, cap)
+            records = build_matches(rel, text, lines, before, after)
+        else:
+            records, more = line_matches(pat, rel, text, cap)
+        return (_FOUND, (records, more)) if records else (_NO_MATCH, None)
+
+    def check(rel: str, abspath: str) -> tuple[int, object]:
+        """`search` in the helper, its records as tuples (marshal sends no objects)."""
+        answer, found = search(rel, abspath, limit)
+        if answer == _FOUND and mode == "matches":
+            records, more = found  # type: ignore[misc]
+            found = ([_record_tuple(r) for r in records], more)
+        return answer, found
 
     if helper_after is not None and not _idle_core():
         helper_after = None
@@ -485,66 +514,50 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                         allowed=allowed, may_hold=may_hold)
     try:
         for i, (rel, abspath) in enumerate(files):
+            answer = _SEARCH
             if helper is not None:
                 block = i // BLOCK
                 if helper.owns(block):
-                    answer = helper.verdict(block, i % BLOCK, rel)
-                    if answer != _SEARCH:
-                        if answer == _UNREADABLE:
-                            st.unreadable += 1
-                            continue
-                        st.searched += 1
-                        if answer == _BINARY:
-                            st.binary += 1
-                        continue
+                    answer, found = helper.verdict(block, i % BLOCK, rel)
+                    if answer == _FOUND and mode == "matches":
+                        tuples, more = found  # type: ignore[misc]
+                        found = ([_record(rel, t) for t in tuples], more)
             elif i == helper_after:
                 helper = _Helper(i // BLOCK + 1, make_files, check)
-            try:
-                data = read_searched(abspath)
-            except OSError:
+            if answer == _SEARCH:
+                answer, found = search(rel, abspath, max(1, limit - emitted))
+            if answer == _UNREADABLE:
                 st.unreadable += 1
                 continue
             st.searched += 1
-            nul = data.find(b"\x00")
-            if nul >= 0:
-                cut = binary_cutoff(data, nul)
-                if cut == 0:
-                    st.binary += 1
-                    continue
-                data = data[:cut]
-            if not may_match(data):
+            if answer == _BINARY:
+                st.binary += 1
                 continue
-            text = decode(data)
+            if answer != _FOUND:
+                continue
             if emitted >= limit:
                 # One more record would exist: say the limit cut, and stop.
-                lines, _ = matched_lines(pat, text, 1)
-                if lines:
-                    st.truncated = True
-                    return
-                continue
+                st.truncated = True
+                return
             if mode == "files":
-                lines, _ = matched_lines(pat, text, 1)
-                if lines:
-                    st.files += 1
-                    st.count += 1
-                    emitted += 1
-                    yield FileCount(rel)
+                st.files += 1
+                st.count += 1
+                emitted += 1
+                yield FileCount(rel)
                 continue
             if mode == "count":
-                lines, _ = matched_lines(pat, text)
-                if lines:
-                    st.files += 1
-                    st.count += len(lines)
-                    emitted += 1
-                    yield FileCount(rel, len(lines))
+                st.files += 1
+                st.count += found[0]  # type: ignore[index]
+                emitted += 1
+                yield FileCount(rel, found[0])  # type: ignore[index]
                 continue
-            if context:
-                lines, more = matched_lines(pat, text, limit - emitted)
-                records = build_matches(rel, text, lines, before, after)
-            else:
-                records, more = line_matches(pat, rel, text, limit - emitted)
-            if not records:
-                continue
+            records, more = found  # type: ignore[misc]
+            room = limit - emitted
+            if len(records) > room:  # a helper's answer, found up to the whole limit
+                if context:  # context lines stop at the next match: find them anew
+                    _, (records, more) = search(rel, abspath, room)  # type: ignore[misc]
+                else:  # line records do not depend on those after them
+                    records, more = records[:room], True
             st.files += 1
             st.count += len(records)
             emitted += len(records)
@@ -555,6 +568,18 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
     finally:
         if helper is not None:
             helper.close()
+
+
+def _record_tuple(m: Match) -> tuple:
+    return (m.line, m.content, [(s.start, s.end, s.text) for s in m.submatches],
+            [(c.line, c.content) for c in m.before_context],
+            [(c.line, c.content) for c in m.after_context])
+
+
+def _record(rel: str, t: tuple) -> Match:
+    line, content, subs, before, after = t
+    return Match(rel, line, content, [Submatch(*s) for s in subs],
+                 [ContextLine(*c) for c in before], [ContextLine(*c) for c in after])
 
 
 def grep(pattern: str, paths: Sequence[str] = (), **kw) -> GrepResult:

@@ -1,5 +1,5 @@
 """grep's helper process (`ov.fsearch._Helper`): with it, a search gives exactly the records
-and counts it gives alone; a helper block whose names differ from the parent's walk, or
+and counts it gives alone (records found by the helper cross the pipe as tuples); a helper block whose names differ from the parent's walk, or
 that never arrives, is searched by the parent."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import os
 import pytest
 
 from ov import fsearch
-from ov.fsearch import _BINARY, _NO_MATCH, _SEARCH, _UNREADABLE, _Helper
+from ov.fsearch import _BINARY, _FOUND, _NO_MATCH, _SEARCH, _UNREADABLE, _Helper
 
 
 def _tree(tree, n: int = 120):
@@ -64,29 +64,41 @@ def _run(root, monkeypatch, helper_after, **kw):
 
 
 @pytest.mark.parametrize("kw", [{}, {"mode": "count"}, {"mode": "files"}, {"before": 1, "after": 2},
-                                {"node_limit": 9}, {"node_limit": 30, "mode": "files"}])
+                                {"node_limit": 9}, {"node_limit": 14}, {"node_limit": 30, "mode": "files"},
+                                {"node_limit": 12, "mode": "count"},
+                                {"before": 2, "after": 1, "node_limit": 10},
+                                {"before": 0, "after": 3, "node_limit": 13}])
 def test_helper_gives_the_same_answer(tree, monkeypatch, kw):
     monkeypatch.setattr(fsearch, "BLOCK", 4)
     root = _tree(tree)
     alone = _run(root, monkeypatch, None, **dict(kw))
-    forks = []
-    real_fork = os.fork
+    forks, answers = [], []
+    real_fork, real_verdict = os.fork, _Helper.verdict
     monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+
+    def spy(self, *a):
+        got = real_verdict(self, *a)
+        answers.append(got[0])
+        return got
+
+    monkeypatch.setattr(_Helper, "verdict", spy)
     helped = _run(root, monkeypatch, 10, **dict(kw))
     assert helped == alone
     assert forks == [1]
+    assert _FOUND in answers and _NO_MATCH in answers  # the helper's answers were used
     assert alone[0]  # the tree holds matches past the helper's start
 
 
 def test_helper_answers_block_by_block(monkeypatch):
     monkeypatch.setattr(fsearch, "BLOCK", 4)
     files = [(f"f{i:02}", f"/x/f{i:02}") for i in range(20)]
-    codes = {0: _NO_MATCH, 1: _SEARCH, 2: _BINARY, 3: _UNREADABLE}
-    h = _Helper(1, lambda: iter(files), lambda p: codes[int(p[-2:]) % 4])
+    answers = {0: (_NO_MATCH, None), 1: (_FOUND, ([(1, "a needle", [(2, 8, "needle")], [], [])], False)),
+               2: (_BINARY, None), 3: (_UNREADABLE, None)}
+    h = _Helper(1, lambda: iter(files), lambda rel, p: answers[int(p[-2:]) % 4])
     try:
         assert not h.owns(0) and h.owns(1) and not h.owns(2) and h.owns(3)
         for i in (4, 5, 6, 7, 12, 13, 14, 15):
-            assert h.verdict(i // 4, i % 4, f"f{i:02}") == codes[i % 4]
+            assert h.verdict(i // 4, i % 4, f"f{i:02}") == answers[i % 4]
     finally:
         h.close()
 
@@ -97,9 +109,9 @@ def test_a_block_that_differs_is_the_parents(monkeypatch):
     monkeypatch.setattr(fsearch, "BLOCK", 4)
     parent = [f"f{i:02}" for i in range(16)]
     helper = parent[:5] + ["f05-new"] + parent[6:]
-    h = _Helper(1, lambda: iter([(n, n) for n in helper]), lambda p: _NO_MATCH)
+    h = _Helper(1, lambda: iter([(n, n) for n in helper]), lambda rel, p: (_NO_MATCH, None))
     try:
-        got = [h.verdict(i // 4, i % 4, parent[i]) for i in (4, 5, 6, 7, 12, 13)]
+        got = [h.verdict(i // 4, i % 4, parent[i])[0] for i in (4, 5, 6, 7, 12, 13)]
         assert got == [_NO_MATCH, _SEARCH, _SEARCH, _SEARCH, _NO_MATCH, _NO_MATCH]
     finally:
         h.close()
@@ -113,11 +125,11 @@ def test_a_helper_that_dies_leaves_its_blocks_to_the_parent(monkeypatch):
             yield f"f{i:02}", f"f{i:02}"
         raise RuntimeError("the helper fails")
 
-    h = _Helper(1, files, lambda p: _NO_MATCH)
+    h = _Helper(1, files, lambda rel, p: (_NO_MATCH, None))
     try:
-        assert h.verdict(1, 0, "f04") == _NO_MATCH
-        assert h.verdict(3, 0, "f12") == _SEARCH
-        assert h.verdict(5, 1, "f21") == _SEARCH
+        assert h.verdict(1, 0, "f04") == (_NO_MATCH, None)
+        assert h.verdict(3, 0, "f12") == (_SEARCH, None)
+        assert h.verdict(5, 1, "f21") == (_SEARCH, None)
     finally:
         h.close()
 
