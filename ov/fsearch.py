@@ -555,7 +555,10 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
             room = limit - emitted
             if len(records) > room:  # a helper's answer, found up to the whole limit
                 if context:  # context lines stop at the next match: find them anew
-                    _, (records, more) = search(rel, abspath, room)  # type: ignore[misc]
+                    again, found = search(rel, abspath, room)
+                    if again != _FOUND:  # the file changed since the helper read it
+                        continue
+                    records, more = found  # type: ignore[misc]
                 else:  # line records do not depend on those after them
                     records, more = records[:room], True
             st.files += 1
