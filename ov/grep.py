@@ -43,12 +43,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import regex
-
 from ov.errors import OvError
 from ov.model import ContextLine, Match, Submatch
 
-BASE_FLAGS = regex.V0 | regex.MULTILINE
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import regex
+
+# `regex` (~8 ms to import) is loaded by `compile_pattern` for every pattern but a plain
+# string (see `_Plain`).
 # ASCII letters that simple case folding pairs with non-ASCII ones (K: KELVIN SIGN,
 # s: LONG S, i: I WITH DOT ABOVE in `regex`): a folded byte test cannot see those.
 _FOLD_UNSAFE = frozenset("iksIKS")
@@ -84,6 +87,29 @@ class Pattern:
         return all(lit in data for lit in self.byte_literals)
 
 
+class _Plain:
+    """A pattern that is a plain string, searched with the stdlib's `re`: the same matches
+    as `regex` finds (no class, no case folding, no boundary, no newline), and no import
+    of `regex`. Its search is linear, so it takes no timeout."""
+
+    flags = 0
+
+    def __init__(self, text: str) -> None:
+        self._finditer = re.compile(re.escape(text)).finditer
+
+    def finditer(self, text: str, pos: int = 0, endpos: int | None = None, timeout=None):
+        return self._finditer(text, pos, len(text) if endpos is None else endpos)
+
+
+_SPECIAL = frozenset("\\.^$*+?{}[]|()\n")
+
+
+def _plain(pattern: str, fixed: bool, ignore_case: bool, word: bool) -> bool:
+    """Whether `pattern` is a plain string `_Plain` can search."""
+    return (bool(pattern) and not ignore_case and not word and "\n" not in pattern
+            and (fixed or _SPECIAL.isdisjoint(pattern)))
+
+
 def _error_message(e: regex.error) -> str:
     pos = getattr(e, "pos", None)
     msg = getattr(e, "msg", None) or str(e)
@@ -110,11 +136,17 @@ def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = Fa
                     word: bool = False, multiline: bool = False,
                     timeout: float = 5.0) -> Pattern:
     """Compile a grep pattern; a bad one raises OvError("invalid_pattern", field="pattern")."""
+    if _plain(pattern, fixed, ignore_case, word):
+        lits = (pattern,)
+        return Pattern(pattern, _Plain(pattern), multiline, lits, _byte_literals(list(lits), False),
+                       False, None, timeout, True, False)
+    import regex  # noqa: PLC0415
+
     src = regex.escape(pattern, special_only=True) if fixed else pattern
     if not fixed:
         _check_repeats(pattern)
     body = f"(?<!\\w)(?:{src})(?!\\w)" if word else src
-    flags = BASE_FLAGS | (regex.IGNORECASE if ignore_case else 0)
+    flags = regex.V0 | regex.MULTILINE | (regex.IGNORECASE if ignore_case else 0)
     try:
         rx = regex.compile(body, flags)
     except regex.error as e:

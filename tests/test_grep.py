@@ -653,3 +653,37 @@ def test_a_grep_half_read_leaves_the_garbage_collector_on(tree, monkeypatch):
     it.close()
     assert len(fsearch.grep("foo", []).matches) == 10
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize("pattern, fixed", [
+    ("needle", False), ("a b", False), ("é", False), ("ab", False), ("x-y=z", False),
+    ("a.b(", True), ("[x]", True), ("\\d", True), ("aa", False)])
+def test_a_plain_string_is_searched_without_regex_and_finds_the_same(pattern, fixed):
+    """A plain string (or -F without -i/-w) goes to the stdlib `re`, never loading
+    `regex`; its matches are those `regex` finds."""
+    import regex
+
+    from ov.grep import _Plain
+
+    p = compile_pattern(pattern, fixed=fixed)
+    assert isinstance(p.rx, _Plain)
+    text = f"{pattern}{pattern} x\n{pattern[::-1]}\nno\naaa {pattern}\r\n\u00e9{pattern}"
+    ref = regex.compile(regex.escape(pattern), regex.V0 | regex.MULTILINE)
+    assert list(spans(p, text)) == [m.span() for m in ref.finditer(text)]
+
+
+@pytest.mark.parametrize("pattern, kw", [("a.b", {}), ("ab", {"ignore_case": True}),
+                                         ("ab", {"word": True}), ("(?i)ab", {})])
+def test_a_pattern_that_is_not_plain_goes_to_regex(pattern, kw):
+    from ov.grep import _Plain
+
+    assert not isinstance(compile_pattern(pattern, **kw).rx, _Plain)
+
+
+def test_a_literal_grep_does_not_import_regex(tree):
+    t = tree({"a.txt": "foo\n"})
+    code = ("import sys; from ov.cli import main\n"
+            "try:\n    main(['grep', 'foo'])\nexcept SystemExit:\n    pass\n"
+            "sys.stderr.write(repr('regex' in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], cwd=t, capture_output=True, text=True, timeout=60)
+    assert p.stdout == "a.txt:1:foo\n" and p.stderr == "False"
