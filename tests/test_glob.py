@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -222,3 +224,53 @@ def test_glob_leaves_the_regex_engine_and_ignore_library_unloaded(tree):
             "sys.stderr.write(repr(bad))")
     p = subprocess.run([sys.executable, "-c", code], cwd=t, capture_output=True, text=True, timeout=60)
     assert p.stdout == "a.txt\n" and p.stderr == "[]"
+
+
+def test_common_globs_translate_as_wcmatch_does():
+    """Globs of plain characters, *, ?, ** components, simple classes and flat braces are
+    translated by ov.globs itself (no wcmatch import); on generated globs and paths its
+    answers must be wcmatch's, for every combination of -i and --hidden."""
+    import random
+
+    from wcmatch import glob as wc
+
+    from ov import globs
+
+    tokens = ["a", "b", ".", "*", "?", "**", "[ab]", "[!a]", "[a-c]", "[.]", "{a,b}", "{x,.y}",
+              "{,a}", "c", "-", "*.py", ".x"]
+    names = ["a", "b", ".a", "ab", "a.py", ".x", "x", "c", "a-b", ".y", "A", "B.py", "a.b", "..a"]
+    rng = random.Random(7)
+    translated = diffs = 0
+    for _ in range(1500):
+        pattern = "/".join("**" if rng.random() < 0.3 else
+                           "".join(rng.choice(tokens) for _ in range(rng.randint(1, 3)))
+                           for _ in range(rng.randint(1, 3)))
+        if globs._simple_forms(pattern) is None:
+            continue
+        translated += 1
+        for hidden in (False, True):
+            for fold in (False, True):
+                ours = globs.compile_glob(pattern, ignore_case=fold, hidden=hidden)
+                flags = (wc.GLOBSTAR | wc.BRACE | wc.FORCEUNIX | (wc.IGNORECASE if fold else 0)
+                         | (wc.DOTGLOB if hidden else 0))
+                for _ in range(10):
+                    path = "/".join(rng.choice(names) for _ in range(rng.randint(1, 4)))
+                    diffs += ours(path) != wc.globmatch(path, pattern, flags=flags)
+    assert translated > 1000 and diffs == 0
+
+
+@pytest.mark.parametrize("pattern", ["a\\*b", "{a,{b,c}}", "{1..3}.txt", "[[:alpha:]]*", "/abs/*",
+                                     "a//b", "***/x", "a/./b"])
+def test_other_globs_go_to_wcmatch(pattern):
+    from ov import globs
+
+    assert globs._simple_forms(pattern) is None
+
+
+def test_a_common_glob_does_not_import_wcmatch(tree):
+    t = tree({"a.txt": "x\n", "s/b.py": "y\n"})
+    code = ("import sys; from ov.cli import main\n"
+            "try:\n    main(['glob', '**/*.{py,txt}'])\nexcept SystemExit:\n    pass\n"
+            "sys.stderr.write(repr([m for m in ('wcmatch', 'bracex') if m in sys.modules]))")
+    p = subprocess.run([sys.executable, "-c", code], cwd=t, capture_output=True, text=True, timeout=60)
+    assert p.stdout == "a.txt\ns/b.py\n" and p.stderr == "[]"
