@@ -244,12 +244,13 @@ def _counting(st: GrepStats) -> Callable[[str, str], None]:
 
 
 def _entries(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
-             yield_symlinks: bool = False, stat_files: bool = True) -> Iterator[FileEntry]:
+             yield_symlinks: bool = False, stat_files: bool = True,
+             keep: Callable[[str], bool] | None = None) -> Iterator[FileEntry]:
     for rel in rels:
         start = root / rel if rel else None
         yield from walk(root, opts, start=start, on_warning=st.warnings.append,
                         on_skip=_counting(st), yield_symlinks=yield_symlinks,
-                        stat_files=stat_files)
+                        stat_files=stat_files, keep=keep)
 
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -736,10 +737,9 @@ def glob(
     opts = _walk_opts(hidden, no_ignore, depth, ex_rels, ignores)
     # Only the paths that match are stat'ed, and only when a field needs it.
     need_stat = any(f in ("size", "mode", "mtime") for f in fields)
-    for e in _entries(root, starts, opts, st, yield_symlinks=True, stat_files=False):
+    for e in _entries(root, starts, opts, st, yield_symlinks=True, stat_files=False, keep=match):
         # excluded: tested per path too, see _grep_files
-        if match(e.path) and (excluded is None or not excluded(e.path)) \
-                and (allowed is None or e.path in allowed):
+        if (excluded is None or not excluded(e.path)) and (allowed is None or e.path in allowed):
             if len(found) >= node_limit:
                 truncated = True
                 break

@@ -212,6 +212,7 @@ def walk(
     on_skip: Callable[[str, str], None] | None = None,
     yield_symlinks: bool = False,
     stat_files: bool = True,
+    keep: Callable[[str], bool] | None = None,
 ) -> Iterator[FileEntry]:
     """Yield the regular files under `start` (default `root`), paths relative to `root`.
 
@@ -225,9 +226,11 @@ def walk(
     themselves (`is_symlink=True`, lstat's size and time) instead of being skipped.
     Without `stat_files` (and without `max_filesize`), regular files found by the walk
     are not stat'ed (a system call each): their size and mtime_ns are -1 and mode 0,
-    for callers that only open them.
+    for callers that only open them. `keep(path)`, when given, is asked before a file or
+    link is stat'ed or yielded (`ov glob` asks its pattern; a record per walked file
+    would cost more than the match).
     """
-    return _walk(root, opts, start, on_warning, on_skip, yield_symlinks, stat_files, False)
+    return _walk(root, opts, start, on_warning, on_skip, yield_symlinks, stat_files, False, keep)
 
 
 def walk_paths(
@@ -241,12 +244,13 @@ def walk_paths(
     """(path relative to `root`, absolute path) of each file `walk` would yield, for
     callers that only open them: no stat (without `max_filesize`), no record per file."""
     return _walk(root, opts, start, on_warning, on_skip,  # type: ignore[return-value]
-                 False, False, True)
+                 False, False, True, None)
 
 
 def _walk(root: Path, opts: WalkOptions, start: Path | None,
           on_warning: Callable[[str], None] | None, on_skip: Callable[[str, str], None] | None,
-          yield_symlinks: bool, stat_files: bool, pairs: bool
+          yield_symlinks: bool, stat_files: bool, pairs: bool,
+          keep: Callable[[str], bool] | None
           ) -> Iterator[FileEntry | tuple[str, str]]:
     warn = on_warning or _noop
     skip = on_skip or _noop
@@ -277,7 +281,7 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
         return
     if not stat.S_ISDIR(st0.st_mode):
         # A file named explicitly is yielded whatever the ignore rules say.
-        if stat.S_ISREG(st0.st_mode):
+        if stat.S_ISREG(st0.st_mode) and (keep is None or keep(rel0)):
             if max_size is not None and st0.st_size > max_size:
                 skip(rel0, "size")
             else:
@@ -385,6 +389,8 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
                 stack.append(frame)
                 break
 
+            if keep is not None and not keep(rel):
+                continue
             if is_link:
                 if not follow:  # yield_symlinks: the link itself
                     try:

@@ -274,3 +274,4 @@ def test_a_common_glob_does_not_import_wcmatch(tree):
             "sys.stderr.write(repr([m for m in ('wcmatch', 'bracex') if m in sys.modules]))")
     p = subprocess.run([sys.executable, "-c", code], cwd=t, capture_output=True, text=True, timeout=60)
     assert p.stdout == "a.txt\ns/b.py\n" and p.stderr == "[]"
+
