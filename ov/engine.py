@@ -211,7 +211,23 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
     if use_vec:
         res = store.vector_search(qvec, req.filters, depth)
         exhausted &= len(res) < depth
-        lists["semantic"] = [_cand(cid, "semantic", d, rank.semantic_score(d)) for cid, d in res]
+        sem = [_cand(cid, "semantic", d, rank.semantic_score(d)) for cid, d in res]
+        if req.filters.levels == (2,):
+            # the files' abstracts as evidence for their first passage (rank.with_abstracts)
+            tops = store.vector_search(qvec, replace(req.filters, levels=(0,)), depth)
+            exhausted &= len(tops) < depth
+            cuts = [res[-1][1]] if len(res) >= depth else []
+            cuts += [rank.abstract_distance(tops[-1][1])] if len(tops) >= depth else []
+            firsts = store.first_passages([tid for tid, _ in tops])
+            abstracts = []
+            for tid, d in tops:
+                if tid in firsts:
+                    ad = rank.abstract_distance(d)
+                    c = _cand(firsts[tid], "semantic", ad, rank.semantic_score(ad))
+                    c.branches["semantic"]["via"] = "abstract"
+                    abstracts.append(c)
+            sem = rank.with_abstracts(sem, abstracts, min(cuts) if cuts else None)
+        lists["semantic"] = sem
     paths = store.chunk_paths([c.chunk_id for lst in lists.values() for c in lst])
     for lst in lists.values():
         for c in lst:

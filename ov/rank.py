@@ -1,6 +1,12 @@
 """Ranking: per-branch scores to [0, 1], fusion, one hit per file, the currentness recheck.
 
 Each branch (keywords: FTS5 BM25; semantic: sqlite-vec cosine) yields chunks best first.
+The semantic branch also hears each file's abstract (its level-0 tier row, about 256
+characters that say what the file is: a title or first paragraph, a heading, a signature
+with its docstring's first line), whose vector speaks for the file as a whole; `with_abstracts` lets it stand for the file's first passage at a discount
+(ABSTRACT_SHARE of its cosine), so a file whose subject matches the query as a whole is
+found even when no single passage says it as plainly.
+
 Scores are mapped to [0, 1] so `--threshold` means the same on every page:
 - keywords: bm25 / (bm25 + K_BM25), a saturating map (FTS5's bm25 is unbounded);
 - semantic: the cosine similarity, clipped at 0;
@@ -48,9 +54,20 @@ class Schedule:
 # rst), tuned on SciFact train (prose) and CoSQA dev (code). On prose the rare words of a
 # query are its subject and the two branches count the same; in code the words of a
 # question in plain English are common ones (get, list, file), so the meaning leads more.
-PROSE = Schedule(cos_floor=0.3, w_strong=0.5, w_weak=0.97, bm25_weak=10.0, bm25_strong=14.0)
+# The prose floor rose from 0.3 to 0.35 with the abstracts' evidence (ABSTRACT_SHARE): the
+# best of both halves of SciFact train (0.748 against 0.744 at 0.3; without the abstracts
+# the two floors were within 0.001).
+PROSE = Schedule(cos_floor=0.35, w_strong=0.5, w_weak=0.97, bm25_weak=10.0, bm25_strong=14.0)
 CODE = Schedule(cos_floor=0.15, w_strong=0.75, w_weak=1.0, bm25_weak=12.0, bm25_strong=18.0)
-PROFILE = {"name": "default", "version": "2026.11-adaptive5"}
+PROFILE = {"name": "default", "version": "2026.11-abstract1"}
+
+# An abstract's cosine counts at this share against a passage's: a title is short and
+# shares the query's subject words more often than a passage that also says everything
+# else, so at par (1.0) it crowds out passages that answer the query (SciFact train hybrid
+# 0.741 -> 0.736), while a share of 0.9 lets it win only where it is clearly closer
+# (0.744, 0.748 with the prose floor above; CoSQA dev 0.612 -> 0.614; 0.85 and 0.95 do
+# worse on both halves of train). Measured choices: docs/BENCHMARKS.md.
+ABSTRACT_SHARE = 0.9
 
 
 @dataclass
@@ -70,6 +87,33 @@ def keyword_score(bm25: float) -> float:
 
 def semantic_score(distance: float) -> float:
     return min(1.0, max(0.0, 1.0 - distance))
+
+
+def abstract_distance(distance: float) -> float:
+    """The cosine distance an abstract's vector counts for in the semantic branch."""
+    return 1.0 - ABSTRACT_SHARE * (1.0 - distance)
+
+
+def with_abstracts(passages: Iterable[Cand], abstracts: Iterable[Cand],
+                   upto: float | None = None) -> list[Cand]:
+    """The semantic branch's passages merged with the abstracts' evidence (each abstract
+    already on its file's first passage, with `abstract_distance`): a chunk met twice keeps
+    the closer of the two, so a file is counted once per chunk (the per-chunk fusion of
+    --all-chunks adds a chunk's branch entries). Nearest first, ties by chunk id.
+
+    `upto` is the farthest distance both reads are complete to (the nearer of the two
+    lists' last distances, for a list cut at its depth); entries past it are left out. The
+    list is then the same prefix at any depth, and a file's best entry in it its best at
+    any depth, so a semantic ranking's pages still equal one long page."""
+    best: dict[int, Cand] = {}
+    for c in (*passages, *abstracts):
+        d = c.branches["semantic"]["raw"]
+        if upto is not None and d > upto:
+            continue
+        cur = best.get(c.chunk_id)
+        if cur is None or d < cur.branches["semantic"]["raw"]:
+            best[c.chunk_id] = c
+    return sorted(best.values(), key=lambda c: (c.branches["semantic"]["raw"], c.chunk_id))
 
 
 def best_per_file(cands: Iterable[Cand]) -> list[Cand]:

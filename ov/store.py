@@ -715,6 +715,20 @@ class Store:
                 out[cid] = path
         return out
 
+    def first_passages(self, ids: Sequence[int]) -> dict[int, int]:
+        """Tier row id -> the id of its file's first level-2 chunk (the one that holds the
+        file's first line, which the abstract begins with); files without one are left out."""
+        out: dict[int, int] = {}
+        if not ids:
+            return out
+        for tid, cid in self.rows(
+                "SELECT t.id, (SELECT c.id FROM chunks c WHERE c.file_id = t.file_id AND c.level = 2 "
+                "ORDER BY c.seq, c.id LIMIT 1) FROM chunks t WHERE t.id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(ids)),)):
+            if cid is not None:
+                out[tid] = cid
+        return out
+
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         out: dict[int, ChunkRow] = {}
         for i in range(0, len(ids), 500):
