@@ -70,6 +70,7 @@ def _run(root, monkeypatch, helper_after, **kw):
                                 {"before": 0, "after": 3, "node_limit": 13}])
 def test_helper_gives_the_same_answer(tree, monkeypatch, kw):
     monkeypatch.setattr(fsearch, "BLOCK", 4)
+    monkeypatch.setattr(fsearch, "SHIP_MAX", 2)  # files with 3 matches are the parent's
     root = _tree(tree)
     alone = _run(root, monkeypatch, None, **dict(kw))
     forks, answers = [], []
@@ -86,6 +87,8 @@ def test_helper_gives_the_same_answer(tree, monkeypatch, kw):
     assert helped == alone
     assert forks == [1]
     assert _FOUND in answers and _NO_MATCH in answers  # the helper's answers were used
+    if kw.get("mode", "matches") == "matches":
+        assert _SEARCH in answers  # and a file over SHIP_MAX went back to the parent
     assert alone[0]  # the tree holds matches past the helper's start
 
 
