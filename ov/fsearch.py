@@ -296,14 +296,14 @@ def _paths(root: Path, rels: list[str], opts: WalkOptions,
 # walks the same tree in the same order, searches the files of its blocks and sends the
 # parent, block by block, what each file holds (nothing, binary, unreadable, or its
 # records as plain tuples, up to SHIP_MAX of them). The parent builds the records, counts
-# and limits from those, in its own order, so the answer is the one it would find alone. A helper block is
-# checked name by name against the parent's own walk, and a block whose names differ (the
-# tree changed between the two walks), or that never arrives (the helper died), is
-# searched by the parent itself.
+# and limits from those, in its own order, so the answer is the one it would find alone.
+# A helper block is checked name by name against the parent's own walk, and a block whose
+# names differ (the tree changed between the two walks), or that never arrives (the helper
+# died), is searched by the parent itself.
 BLOCK = 64
 HELPER_AFTER = 512
 # A file with more records than this is left to the parent: rebuilding a record from its
-# tuple costs the parent about what finding it does (`\\)$`, 234,256 lines: 1.46 s alone,
+# tuple costs the parent about what finding it does (`\)$`, 234,256 lines: 1.46 s alone,
 # 1.97 s with every record shipped, 1.30 s with at most 16 a file).
 SHIP_MAX = 16
 # per-file answers of the helper
