@@ -150,13 +150,9 @@ def index_candidates(root: Path) -> Candidates | None:
                 cands = st.trigram_files(literals)
                 if cands is None:
                     return None
-                states = st.file_states()
-                # a file row without chunks says nothing about the text (skipped content)
-                chunked = {r[0] for r in st.rows(
-                    "SELECT DISTINCT f.path FROM files f JOIN chunks c ON c.file_id = f.id")}
+                fresh = st.chunked_states()
         except OvError:
             return None  # a busy or broken index must not break grep; read every file
-        fresh = {p: (s[1], s[2]) for p, s in states.items() if p in chunked}
 
         def may_match(rel: str, size: int, mtime_ns: int) -> bool:
             return rel in cands or fresh.get(rel) != (size, mtime_ns)

@@ -374,6 +374,14 @@ class Store:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
     # -- files --
+    def chunked_states(self) -> dict[str, tuple[int, int]]:
+        """path -> (size, mtime_ns) of every indexed file with chunks (a file row without
+        chunks says nothing about its text: skipped content). One probe of the chunks'
+        (file_id, ...) index per file, not a scan of the chunks."""
+        return {r[0]: (r[1], r[2]) for r in self.rows(
+            "SELECT f.path, f.size, f.mtime_ns FROM files f "
+            "WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.file_id = f.id)")}
+
     def file_states(self) -> dict[str, tuple[int, int, int, str]]:
         """path -> (id, size, mtime_ns, hash) for every indexed file."""
         return {r[0]: (r[1], r[2], r[3], r[4])
