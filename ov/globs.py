@@ -119,7 +119,8 @@ _MAX_FORMS = 256
 
 def _simple_forms(pattern: str) -> list[str] | None:
     """The brace expansions of a glob this module translates itself, or None."""
-    if "\\" in pattern or "[:" in pattern or "[." in pattern or "[=" in pattern:
+    # (`${` opens no brace group in wcmatch's expander, as in bash)
+    if "\\" in pattern or "[:" in pattern or "[." in pattern or "[=" in pattern or "${" in pattern:
         return None
     forms = [""]
     i, n = 0, len(pattern)
@@ -183,7 +184,8 @@ def _translate(form: str, hidden: bool) -> str:
                 assert m is not None  # _simple_forms checked it
                 neg, body = m.groups()
                 body = body.replace("\\", "\\\\").replace("^", "\\^")
-                rx.append(f"[^{body}/]" if neg else f"[{body}]")
+                # a range such as [+-0] or [ -~] spans "/", which a class never matches
+                rx.append(f"[^{body}/]" if neg else f"(?!/)[{body}]")
                 i = m.end()
                 continue
             else:

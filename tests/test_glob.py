@@ -275,3 +275,21 @@ def test_a_common_glob_does_not_import_wcmatch(tree):
     p = subprocess.run([sys.executable, "-c", code], cwd=t, capture_output=True, text=True, timeout=60)
     assert p.stdout == "a.txt\ns/b.py\n" and p.stderr == "[]"
 
+
+
+@pytest.mark.parametrize("pattern, path", [
+    ("a[+-0]b", "a/b"),  # a range that spans "/" still never matches it
+    ("x[ -~]y", "x/y"),
+    ("${a,b}", "$a"),  # `${` opens no brace group in wcmatch (bash's rule)
+    ("${a,b}", "${a,b}"),
+    ("**/${,x}", "d/$"),
+])
+def test_translated_globs_agree_with_wcmatch_on_these_edges(pattern, path):
+    from wcmatch import glob as wc
+
+    from ov import globs
+
+    flags = wc.GLOBSTAR | wc.BRACE | wc.FORCEUNIX
+    for hidden in (False, True):
+        want = wc.globmatch(path, pattern, flags=flags | (wc.DOTGLOB if hidden else 0))
+        assert globs.compile_glob(pattern, hidden=hidden)(path) == want
