@@ -341,7 +341,12 @@ class _Helper:
         self.block = -1
         self.answers: tuple[list[str], list[tuple[int, object]]] | None = None
         rfd, wfd = os.pipe()
-        self.pid = os.fork()
+        try:
+            self.pid = os.fork()
+        except OSError:  # a process limit, no memory: the caller searches alone
+            os.close(rfd)
+            os.close(wfd)
+            raise
         if self.pid == 0:  # the helper: never returns
             os.close(rfd)
             code = 1
@@ -526,7 +531,10 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                         tuples, more = found  # type: ignore[misc]
                         found = ([_record(rel, t) for t in tuples], more)
             elif i == helper_after:
-                helper = _Helper(i // BLOCK + 1, make_files, check)
+                try:
+                    helper = _Helper(i // BLOCK + 1, make_files, check)
+                except OSError:  # no pipe or no fork (EMFILE, EAGAIN): search alone
+                    helper = None
             if answer == _SEARCH:
                 answer, found = search(rel, abspath, max(1, limit - emitted))
             if answer == _UNREADABLE:

@@ -158,3 +158,31 @@ def test_cli_grep_over_a_large_tree_uses_the_helper_and_finds_every_match(tree, 
     counts = json.loads(r.out)["result"]["counts"]
     assert len(counts) == n - len(range(0, n, 13)) and set(counts.values()) == {1}
     assert len(started) == 2
+
+
+def test_a_helper_that_cannot_start_leaves_the_search_to_the_parent(tree, monkeypatch):
+    """fork() can fail (EAGAIN at a process limit, ENOMEM): grep then searches alone, as
+    it would without the helper, and leaves no pipe open."""
+    import errno
+
+    monkeypatch.setattr(fsearch, "BLOCK", 4)
+    root = _tree(tree)
+    alone = _run(root, monkeypatch, None)
+    pipes: list[int] = []
+    real_pipe = os.pipe
+
+    def pipe():
+        fds = real_pipe()
+        pipes.extend(fds)
+        return fds
+
+    def no_fork():
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "pipe", pipe)
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert _run(root, monkeypatch, 10) == alone
+    assert len(pipes) == 2
+    for fd in pipes:
+        with pytest.raises(OSError):
+            os.fstat(fd)
