@@ -332,6 +332,16 @@ def _idle_core() -> bool:
     return others <= cores - 2
 
 
+def _single_threaded() -> bool:
+    """Whether this process runs no other thread: a forked child holds copies of the locks
+    other threads held at that moment, and may wait on one forever (an embedding program
+    that greps from a worker thread; CPython 3.12 warns of fork with threads)."""
+    import sys  # noqa: PLC0415
+
+    threading = sys.modules.get("threading")
+    return threading is None or threading.active_count() == 1
+
+
 class _Helper:
     """The forked helper of one grep run (see above); `verdict` is the parent's side."""
 
@@ -515,7 +525,7 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
             found = ([_record_tuple(r) for r in records], more)
         return answer, found
 
-    if helper_after is not None and not _idle_core():
+    if helper_after is not None and not (_idle_core() and _single_threaded()):
         helper_after = None
     helper: _Helper | None = None
     files = _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter, tfilter=tfilter,

@@ -186,3 +186,26 @@ def test_a_helper_that_cannot_start_leaves_the_search_to_the_parent(tree, monkey
     for fd in pipes:
         with pytest.raises(OSError):
             os.fstat(fd)
+
+
+def test_no_helper_is_forked_while_other_threads_run(tree, monkeypatch):
+    """A forked child holds copies of the locks other threads held at that moment (and
+    CPython warns of fork with threads): a process that runs threads searches alone."""
+    import threading
+
+    monkeypatch.setattr(fsearch, "BLOCK", 4)
+    root = _tree(tree)
+    alone = _run(root, monkeypatch, None)
+    forks: list[int] = []
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert _run(root, monkeypatch, 10) == alone
+    finally:
+        stop.set()
+        t.join()
+    assert forks == []
+    assert _run(root, monkeypatch, 10) == alone and forks == [1]  # alone again: it forks
