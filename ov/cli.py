@@ -16,8 +16,10 @@ from typing import Annotated, Optional
 import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
-from ov.console import (closed_pipe, elapsed_ms, exit_now, fast, glob_command, grep_command,
-                        reader_gone, report, run_body, settle, show)
+from ov.console import (build_index, check_search_flags, closed_pipe, elapsed_ms, exit_now, fast,
+                        glob_command, grep_command, open_store, reader_gone, report, run_body,
+                        search_command, search_settings, settle, show, summary, type_names,
+                        walk_options)
 from ov.render import FORMATS, Out
 
 _APP_SETTINGS = dict(
@@ -87,72 +89,6 @@ def fail(out_args: tuple[str, bool, str], err: OvError) -> None:
 # ---- index / status (ov.indexer) ------------------------------------------------------
 
 
-class _Progress:
-    """A rich progress bar on stderr (TTY or --progress); silent otherwise."""
-
-    def __init__(self, enabled: bool, color: bool = True) -> None:
-        self.enabled = enabled
-        self.color = color
-        self.bar = None
-        self.tasks: dict[str, object] = {}
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.console import Console  # noqa: PLC0415
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,  # noqa: PLC0415
-                                       TimeElapsedColumn)
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), transient=True,
-                                console=Console(stderr=True, no_color=not self.color))
-            self.bar.__enter__()
-        return self
-
-    def __call__(self, phase: str, done: int, total: int | None) -> None:
-        if self.bar is None:
-            return
-        if phase not in self.tasks:
-            label = {"scan": "scanning", "embed": "embedding"}.get(phase, phase)
-            self.tasks[phase] = self.bar.add_task(label, total=total)
-        if phase == "scan" and done % 50:
-            return
-        self.bar.update(self.tasks[phase], completed=done, total=total)
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-
-
-def _summary(r) -> str:
-    return (f"indexed {r.root}: {r.added} added, {r.updated} updated, {r.removed} removed, "
-            f"{r.unchanged} unchanged, {r.skipped} skipped; {r.chunks} chunks, {r.embedded} embedded"
-            f"{f' ({r.reused} reused)' if r.reused else ''} in {r.seconds:.2f}s")
-
-
-def _walk_options(root: Path, hidden: bool | None, no_ignore: bool, follow: bool,
-                  max_filesize: int | None):
-    """Walk options for indexing `root`: the flags, else the tree's config, else defaults."""
-    from ov.config import WalkOptions, load_config  # noqa: PLC0415
-
-    if max_filesize is not None and max_filesize <= 0:
-        raise OvError("invalid_argument", "--max-filesize must be positive", field="max_filesize")
-    cfg = load_config(root)
-    return WalkOptions(hidden=cfg.get("hidden", hidden), no_ignore=no_ignore, follow=follow,
-                       max_filesize=cfg.get("max-filesize", max_filesize),
-                       extra_ignores=cfg.get("ignore"))
-
-
-def _build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, full: bool = False,
-                 walk_opts=None, progress: bool | None = None):
-    from ov.indexer import IndexOptions, index_tree  # noqa: PLC0415
-
-    opts = IndexOptions(embed=embed, full=full,
-                        walk=walk_opts or _walk_options(root, None, False, False, None))
-    show = out.stderr.isatty() if progress is None else progress
-    with _Progress(show, color=out.stderr_color) as bar:
-        return index_tree(root, db, opts, progress=bar, warn=out.warn)
-
-
 @app.command("index")
 def index_cmd(
     path: Annotated[Path, typer.Argument(help="Folder to index (default: the current folder).")] = Path("."),
@@ -178,36 +114,13 @@ def index_cmd(
             raise OvError("not_found", f"{path}: no such folder", field="path")
         if not path.is_dir():
             raise OvError("invalid_path", f"{path} is not a folder", field="path")
-        rep = _build_index(out, path, db, embed=not no_embed, full=full,
-                           walk_opts=_walk_options(path, hidden, no_ignore, follow, max_filesize),
+        rep = build_index(out, path, db, embed=not no_embed, full=full,
+                           walk_opts=walk_options(path, hidden, no_ignore, follow, max_filesize),
                            progress=progress)
-        show(out, rep, t0, lambda: out.notice(_summary(rep)))
+        show(out, rep, t0, lambda: out.notice(summary(rep)))
         return EXIT_OK
 
     run((output, json_, color), body)
-
-
-def _open_store(db: Path | None, scope: Path, *, auto_index: bool = False, out: Out | None = None,
-                readonly: bool = False):
-    """(store, root) for the nearest index; builds one at the scope when asked and none exists."""
-    from ov.engine import locate_index  # noqa: PLC0415
-    from ov.store import Store  # noqa: PLC0415
-
-    found = locate_index(scope, db)
-    if found is None:
-        if not auto_index:
-            raise OvError("not_found", f"no index found at or above {scope.resolve()}; run `ov index`",
-                          field="db")
-        root = Path.cwd()
-        if out is not None:
-            out.notice(f"no index found; building one at {root / '.ov'} (first use)")
-            rep = _build_index(out, root, None)
-            out.notice(_summary(rep))
-        found = locate_index(scope, None)
-        if found is None:
-            raise OvError("internal", "the index could not be built")
-    db_path, root = found
-    return Store.open(db_path, readonly=readonly), root
 
 
 @app.command("status")
@@ -227,7 +140,7 @@ def status_cmd(
         from ov.engine import status  # noqa: PLC0415
 
         t0 = time.perf_counter()
-        store, root = _open_store(db, Path.cwd())
+        store, root = open_store(db, Path.cwd())
         with store:
             rep = status(store, root)
         rep = replace(rep, settings=load_config(root).settings())
@@ -321,100 +234,6 @@ def glob_cmd(
 # ---- find / search (ov.engine) --------------------------------------------------------
 
 
-def _search_common(
-    query: str, search_type: str, limit: int, threshold, after, before, time_field, tags, types,
-    level, cursor, explain, read_content, uri, exclude_uri, all_chunks, no_auto_index, output,
-    json_, db, color,
-) -> None:
-    def body(out: Out) -> int:
-        from ov.engine import SearchRequest, scope_paths, search  # noqa: PLC0415
-        from ov.query import (TIME_FIELDS, check_query, parse_levels, parse_tags,  # noqa: PLC0415
-                              parse_time)
-        from ov.store import Filters  # noqa: PLC0415
-
-        t0 = time.perf_counter()
-        _check_search_flags(search_type, limit)
-        check_query(query)
-        if time_field not in TIME_FIELDS:
-            raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
-                          field="time_field")
-        levels = parse_levels(level)
-        tag_pairs = parse_tags(tags)
-        t_after = parse_time(after, "after") if after is not None else None
-        t_before = parse_time(before, "before") if before is not None else None
-        scope = Path.cwd()
-        store, root = _open_store(db, scope, auto_index=not no_auto_index, out=out, readonly=False)
-        with store:
-            st, lim = _search_settings(root, search_type, limit)
-            uris = scope_paths(root, uri, must_exist=True)
-            excl = scope_paths(root, exclude_uri)
-            ftypes = tuple(_type_names(types))
-            filters = Filters(uris=uris, exclude_uris=excl, ftypes=ftypes, after=t_after,
-                              before=t_before, time_field=time_field, tags=tag_pairs, levels=levels)
-            req = SearchRequest(query=query, search_type=st, limit=lim, threshold=threshold,
-                                filters=filters, cursor=cursor, explain=explain,
-                                all_chunks=all_chunks, read_content=read_content)
-            res = search(store, root, req)
-        for w in res.warnings:
-            out.warn(w)
-        if out.fmt == "json":
-            out.envelope(res, elapsed_ms(t0))
-        elif out.fmt == "jsonl":
-            for h in res.hits:
-                out.line(h)
-        else:
-            from ov.render import hits_text  # noqa: PLC0415
-
-            out.text(hits_text(res, query, out.color))
-            out.stdout.flush()  # a closed pipe stops here, before the notice
-            if reader_gone(out):
-                return closed_pipe(out)
-            if res.next_cursor:
-                out.notice(f"more hits: add --cursor {res.next_cursor}")
-        return EXIT_OK if res.hits else EXIT_NONE
-
-    run((output, json_, color), body)
-
-
-def _check_search_flags(search_type: str | None, limit: int | None) -> None:
-    """Refuse a bad --search-type or --limit before anything is opened or built."""
-    from ov.query import check_limit, search_type as norm_type  # noqa: PLC0415
-
-    if search_type is not None:
-        norm_type(search_type)
-    if limit is not None:
-        check_limit(limit)
-
-
-def _search_settings(root: Path, search_type: str | None, limit: int | None) -> tuple[str, int]:
-    """(search type, limit): the flags, else the tree's config, else the defaults."""
-    from ov.config import load_config  # noqa: PLC0415
-    from ov.query import search_type as norm_type  # noqa: PLC0415
-
-    cfg = load_config(root)
-    return norm_type(cfg.get("search-type", search_type)), cfg.get("limit", limit)
-
-
-def _type_names(types: list[str] | None) -> list[str]:
-    """`-t` values: a file type name or an extension (with or without the dot)."""
-    if not types:
-        return []
-    from ov import tiers  # noqa: PLC0415
-
-    names = []
-    for t in types:
-        t = t.strip().lstrip(".")
-        try:
-            tiers.type_globs(t)
-            names.append(t)
-        except OvError:
-            guessed = tiers.file_type(f"x.{t}")
-            if not guessed or guessed == "other":
-                raise
-            names.append(guessed)
-    return names
-
-
 QueryArg = Annotated[str, typer.Argument(help="What to look for, in plain words.", show_default=False)]
 LimitOpt = Annotated[Optional[int], typer.Option("-n", "--limit", "--node-limit", help="Hits per page, 1-50 (default: the config's limit, else 10).", metavar="N")]
 ThresholdOpt = Annotated[Optional[float], typer.Option("--threshold", help="Drop hits scoring below this (0-1).", metavar="SCORE")]
@@ -456,9 +275,8 @@ def find_cmd(
     color: ColorOpt = "auto",
 ) -> None:
     """Semantic search: rank files by meaning (vectors only)."""
-    _search_common(query, "semantic", limit, threshold, after, before, time_field, tags, type_, level,
-                   cursor, explain, read_content, uri, exclude_uri, all_chunks, no_auto_index,
-                   output, json_, db, color)
+    # the parameters are search_command's, by name (ov.console runs it on the fast path too)
+    raise typer.Exit(search_command(search_type="semantic", **locals()))
 
 
 @app.command("search")
@@ -501,9 +319,12 @@ def search_cmd(
                                       "--read-content": read_content, "--all-chunks": all_chunks},
                         output, json_, db, color)
     _no_context_options(max_tokens, detail, session_id, dedup_turns, (output, json_, color))
-    _search_common(query, search_type, limit, threshold, after, before, time_field, tags, type_, level,
-                   cursor, explain, read_content, uri, exclude_uri, all_chunks, no_auto_index,
-                   output, json_, db, color)
+    raise typer.Exit(search_command(
+        query=query, search_type=search_type, limit=limit, threshold=threshold, after=after,
+        before=before, time_field=time_field, tags=tags, type_=type_, level=level, cursor=cursor,
+        explain=explain, read_content=read_content, uri=uri, exclude_uri=exclude_uri,
+        all_chunks=all_chunks, no_auto_index=no_auto_index, output=output, json_=json_, db=db,
+        color=color))
 
 
 
@@ -541,7 +362,7 @@ def _context_search(query, search_type, limit, threshold, after, before, time_fi
         if uri:
             raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
                           "--exclude-uri to leave files out", field="uri")
-        _check_search_flags(search_type, limit)
+        check_search_flags(search_type, limit)
         check_query(query)
         if time_field not in TIME_FIELDS:
             raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
@@ -549,14 +370,14 @@ def _context_search(query, search_type, limit, threshold, after, before, time_fi
         det = ctx.parse_detail(detail)
         if max_tokens is not None:
             ctx.check_budget(max_tokens)
-        filters_kw = dict(ftypes=tuple(_type_names(types)), time_field=time_field,
+        filters_kw = dict(ftypes=tuple(type_names(types)), time_field=time_field,
                           after=parse_time(after, "after") if after is not None else None,
                           before=parse_time(before, "before") if before is not None else None,
                           tags=parse_tags(tags), levels=parse_levels(level))
         ignored = [name for name, v in list_only.items() if v]
-        store, root = _open_store(db, Path.cwd(), auto_index=not no_auto_index, out=out)
+        store, root = open_store(db, Path.cwd(), auto_index=not no_auto_index, out=out)
         with store:
-            st, lim = _search_settings(root, search_type, limit)
+            st, lim = search_settings(root, search_type, limit)
             filters = Filters(exclude_uris=scope_paths(root, exclude_uri), **filters_kw)
             req = SearchRequest(query=query, search_type=st, limit=lim, threshold=threshold,
                                 filters=filters)
@@ -593,7 +414,7 @@ def _store_for_path(db: Path | None, path: str):
 
     if "\x00" in path:
         raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
-    store, root = _open_store(db, Path.cwd())
+    store, root = open_store(db, Path.cwd())
     try:
         rel = index_path(root, path)
     except BaseException:

@@ -1,11 +1,13 @@
 """The command line's half that needs no Typer: running a command (errors become exit
-statuses here), grep and glob, and the fast start-up path for them.
+statuses here), grep, glob, find and search (list mode), and the fast start-up path for
+them.
 
 `ov grep` and `ov glob` are start-up bound (a search of a whole source tree takes ~0.1 s;
-importing typer and building its app took ~0.03 s of it). `fast(argv)` parses their
-arguments from `ov.flags`, a table scripts/gen_docs.py generates from the Typer app
-(tests/test_docs.py holds it current), and runs the same `grep_command` / `glob_command`
-the Typer commands call. It answers only what it fully understands: help, a usage error,
+importing typer and building its app took ~0.03 s of it), and `ov find` / `ov search`
+have a 0.3 s budget end to end. `fast(argv)` parses their arguments from `ov.flags`, a
+table scripts/gen_docs.py generates from the Typer app (tests/test_docs.py holds it
+current), and runs the same `grep_command` / `glob_command` / `search_command` the Typer
+commands call. It answers only what it fully understands: help, a usage error,
 an unknown flag, a value that is not a number, or any other command returns None, and
 the caller runs the Typer app, which gives its usual help and messages.
 """
@@ -294,16 +296,211 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
     return run_body((output, json_, color), body)
 
 
+# ---- index building, opening the index, find / search ---------------------------------
+
+
+class Progress:
+    """A rich progress bar on stderr (TTY or --progress); silent otherwise."""
+
+    def __init__(self, enabled: bool, color: bool = True) -> None:
+        self.enabled = enabled
+        self.color = color
+        self.bar = None
+        self.tasks: dict[str, object] = {}
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.console import Console  # noqa: PLC0415
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,  # noqa: PLC0415
+                                       TimeElapsedColumn)
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), transient=True,
+                                console=Console(stderr=True, no_color=not self.color))
+            self.bar.__enter__()
+        return self
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if self.bar is None:
+            return
+        if phase not in self.tasks:
+            label = {"scan": "scanning", "embed": "embedding"}.get(phase, phase)
+            self.tasks[phase] = self.bar.add_task(label, total=total)
+        if phase == "scan" and done % 50:
+            return
+        self.bar.update(self.tasks[phase], completed=done, total=total)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
+def summary(r) -> str:
+    return (f"indexed {r.root}: {r.added} added, {r.updated} updated, {r.removed} removed, "
+            f"{r.unchanged} unchanged, {r.skipped} skipped; {r.chunks} chunks, {r.embedded} embedded"
+            f"{f' ({r.reused} reused)' if r.reused else ''} in {r.seconds:.2f}s")
+
+
+def walk_options(root: Path, hidden: bool | None, no_ignore: bool, follow: bool,
+                  max_filesize: int | None):
+    """Walk options for indexing `root`: the flags, else the tree's config, else defaults."""
+    from ov.config import WalkOptions, load_config  # noqa: PLC0415
+
+    if max_filesize is not None and max_filesize <= 0:
+        raise OvError("invalid_argument", "--max-filesize must be positive", field="max_filesize")
+    cfg = load_config(root)
+    return WalkOptions(hidden=cfg.get("hidden", hidden), no_ignore=no_ignore, follow=follow,
+                       max_filesize=cfg.get("max-filesize", max_filesize),
+                       extra_ignores=cfg.get("ignore"))
+
+
+def build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, full: bool = False,
+                 walk_opts=None, progress: bool | None = None):
+    from ov.indexer import IndexOptions, index_tree  # noqa: PLC0415
+
+    opts = IndexOptions(embed=embed, full=full,
+                        walk=walk_opts or walk_options(root, None, False, False, None))
+    show = out.stderr.isatty() if progress is None else progress
+    with Progress(show, color=out.stderr_color) as bar:
+        return index_tree(root, db, opts, progress=bar, warn=out.warn)
+
+
+def open_store(db: Path | None, scope: Path, *, auto_index: bool = False, out: Out | None = None,
+                readonly: bool = False):
+    """(store, root) for the nearest index; builds one at the scope when asked and none exists."""
+    from ov.engine import locate_index  # noqa: PLC0415
+    from ov.store import Store  # noqa: PLC0415
+
+    found = locate_index(scope, db)
+    if found is None:
+        if not auto_index:
+            raise OvError("not_found", f"no index found at or above {scope.resolve()}; run `ov index`",
+                          field="db")
+        root = Path.cwd()
+        if out is not None:
+            out.notice(f"no index found; building one at {root / '.ov'} (first use)")
+            rep = build_index(out, root, None)
+            out.notice(summary(rep))
+        found = locate_index(scope, None)
+        if found is None:
+            raise OvError("internal", "the index could not be built")
+    db_path, root = found
+    return Store.open(db_path, readonly=readonly), root
+
+
+def search_command(*, query: str, search_type: str | None = None, limit: int | None = None,
+                   threshold: float | None = None, after: str | None = None,
+                   before: str | None = None, time_field: str = "updated_at",
+                   tags: Sequence[str] | None = None, type_: Sequence[str] | None = None,
+                   level: str | None = None, cursor: str | None = None, explain: bool = False,
+                   read_content: bool = False, uri: Sequence[str] | None = None,
+                   exclude_uri: Sequence[str] | None = None, all_chunks: bool = False,
+                   no_auto_index: bool = False, output: str = "text", json_: bool = False,
+                   db: Path | None = None, color: str = "auto") -> int:
+    """`ov find` (search_type "semantic") and `ov search` in list mode: the parameters are
+    the flags' (see ov/cli.py's find_cmd and search_cmd); returns the exit status."""
+    types = type_
+
+    def body(out: Out) -> int:
+        from ov.engine import SearchRequest, scope_paths, search  # noqa: PLC0415
+        from ov.query import (TIME_FIELDS, check_query, parse_levels, parse_tags,  # noqa: PLC0415
+                              parse_time)
+        from ov.store import Filters  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        check_search_flags(search_type, limit)
+        check_query(query)
+        if time_field not in TIME_FIELDS:
+            raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
+                          field="time_field")
+        levels = parse_levels(level)
+        tag_pairs = parse_tags(tags)
+        t_after = parse_time(after, "after") if after is not None else None
+        t_before = parse_time(before, "before") if before is not None else None
+        scope = Path.cwd()
+        store, root = open_store(db, scope, auto_index=not no_auto_index, out=out, readonly=False)
+        with store:
+            st, lim = search_settings(root, search_type, limit)
+            uris = scope_paths(root, uri, must_exist=True)
+            excl = scope_paths(root, exclude_uri)
+            ftypes = tuple(type_names(types))
+            filters = Filters(uris=uris, exclude_uris=excl, ftypes=ftypes, after=t_after,
+                              before=t_before, time_field=time_field, tags=tag_pairs, levels=levels)
+            req = SearchRequest(query=query, search_type=st, limit=lim, threshold=threshold,
+                                filters=filters, cursor=cursor, explain=explain,
+                                all_chunks=all_chunks, read_content=read_content)
+            res = search(store, root, req)
+        for w in res.warnings:
+            out.warn(w)
+        if out.fmt == "json":
+            out.envelope(res, elapsed_ms(t0))
+        elif out.fmt == "jsonl":
+            for h in res.hits:
+                out.line(h)
+        else:
+            from ov.render import hits_text  # noqa: PLC0415
+
+            out.text(hits_text(res, query, out.color))
+            out.stdout.flush()  # a closed pipe stops here, before the notice
+            if reader_gone(out):
+                return closed_pipe(out)
+            if res.next_cursor:
+                out.notice(f"more hits: add --cursor {res.next_cursor}")
+        return EXIT_OK if res.hits else EXIT_NONE
+
+    return run_body((output, json_, color), body)
+
+
+def check_search_flags(search_type: str | None, limit: int | None) -> None:
+    """Refuse a bad --search-type or --limit before anything is opened or built."""
+    from ov.query import check_limit, search_type as norm_type  # noqa: PLC0415
+
+    if search_type is not None:
+        norm_type(search_type)
+    if limit is not None:
+        check_limit(limit)
+
+
+def search_settings(root: Path, search_type: str | None, limit: int | None) -> tuple[str, int]:
+    """(search type, limit): the flags, else the tree's config, else the defaults."""
+    from ov.config import load_config  # noqa: PLC0415
+    from ov.query import search_type as norm_type  # noqa: PLC0415
+
+    cfg = load_config(root)
+    return norm_type(cfg.get("search-type", search_type)), cfg.get("limit", limit)
+
+
+def type_names(types: list[str] | None) -> list[str]:
+    """`-t` values: a file type name or an extension (with or without the dot)."""
+    if not types:
+        return []
+    from ov import tiers  # noqa: PLC0415
+
+    names = []
+    for t in types:
+        t = t.strip().lstrip(".")
+        try:
+            tiers.type_globs(t)
+            names.append(t)
+        except OvError:
+            guessed = tiers.file_type(f"x.{t}")
+            if not guessed or guessed == "other":
+                raise
+            names.append(guessed)
+    return names
+
+
 # ---- the fast path --------------------------------------------------------------------
 
 
 def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
-    """(command, its parameters) for a grep or glob command line, parsed as click parses
-    it: options anywhere among the arguments, `--` ends them, `--opt=value`, short flags
-    clustered (`-iw`, `-A3`), an option's value taken from the next argument whatever it
-    looks like, the last of a repeated option kept (all of a repeatable one). None for
-    anything else: help, another command, an unknown option, a missing or non-numeric
-    value, a wrong number of arguments; Typer then answers as usual."""
+    """(command, its parameters) for a command line of a command in `ov.flags` (grep, glob,
+    find, search), parsed as click parses it: options anywhere among the arguments, `--`
+    ends them, `--opt=value`, short flags clustered (`-iw`, `-A3`), an option's value taken
+    from the next argument whatever it looks like, the last of a repeated option kept (all
+    of a repeatable one). None for anything else: help, another command, an unknown
+    option, a missing or non-numeric value, a wrong number of arguments, an environment
+    variable click would read; Typer then answers as usual."""
     if not argv:
         return None
     from ov.flags import COMMANDS  # noqa: PLC0415
@@ -313,16 +510,20 @@ def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
         return None
     opts, multi = spec["opts"], spec["multi"]
     values = dict(spec["defaults"])
-    given: list[str] = []
+    args: list[str] = []
+    given: set[str] = set()
 
     def store(dest: str, kind: str, raw: str) -> bool:
-        if kind == "int":
+        if kind in ("int", "float"):
             try:
-                val: object = int(raw)
+                val: object = int(raw) if kind == "int" else float(raw)
             except ValueError:
                 return False
+        elif kind == "path":
+            val = Path(raw)
         else:
             val = raw
+        given.add(dest)
         if dest in multi:
             values[dest] = [*(values[dest] or ()), val]
         else:
@@ -334,7 +535,7 @@ def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
         a = argv[i]
         i += 1
         if a == "--":
-            given.extend(argv[i:])
+            args.extend(argv[i:])
             break
         if a.startswith("--"):
             name, eq, raw = a.partition("=")
@@ -346,6 +547,7 @@ def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
                 if eq:
                     return None
                 values[dest] = const
+                given.add(dest)
                 continue
             if not eq:
                 if i >= n:
@@ -361,6 +563,7 @@ def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
                 dest, kind, const = o
                 if kind == "flag":
                     values[dest] = const
+                    given.add(dest)
                     continue
                 if j + 1 < len(a):
                     raw = a[j + 1:]
@@ -372,27 +575,43 @@ def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
                     return None
                 break
         else:
-            given.append(a)
+            args.append(a)
     for dest, nargs, required in spec["args"]:
         if nargs == -1:
-            values[dest] = given or None
-            given = []
-        elif given:
-            values[dest] = given.pop(0)
+            values[dest] = args or None
+            args = []
+        elif args:
+            values[dest] = args.pop(0)
         elif required:
             return None
-    if given:
+    if args:
         return None
+    if any(var in os.environ for dest, var in spec["envvars"].items() if dest not in given):
+        return None  # click would read it: its conversion and messages are Typer's
     return argv[0], values
 
 
+# Options of `ov search` that only context mode reads; with any of them, or a --mode other
+# than list, the command line goes to Typer (ov/cli.py's search_cmd and _context_search).
+_CONTEXT_ONLY = ("max_tokens", "detail", "session_id", "dedup_turns")
+
+
 def fast(argv: Sequence[str]) -> int | None:
-    """Run `ov grep` / `ov glob` without Typer; None when `parse_fast` declines."""
+    """Run `ov grep`, `ov glob`, `ov find` or `ov search` (list mode) without Typer; None
+    when `parse_fast` declines or the line is one for context mode."""
     parsed = parse_fast(argv)
     if parsed is None:
         return None
     name, params = parsed
-    return (grep_command if name == "grep" else glob_command)(**params)
+    if name == "grep":
+        return grep_command(**params)
+    if name == "glob":
+        return glob_command(**params)
+    if name == "find":
+        return search_command(search_type="semantic", **params)
+    if params.pop("mode") != "list" or any(params.pop(k) is not None for k in _CONTEXT_ONLY):
+        return None
+    return search_command(**params)
 
 
 def settle(code: int) -> int:

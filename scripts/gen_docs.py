@@ -458,30 +458,33 @@ def man(app_help: str, cmds: list[Cmd]) -> str:
 
 # ---- the fast path's flag table (ov/flags.py) ---------------------------------------------
 
-FAST_COMMANDS = ("grep", "glob")
+FAST_COMMANDS = ("grep", "glob", "find", "search")
 
 
 def flag_table() -> str:
-    """grep's and glob's parameters as the data ov.console's parser reads: each option
-    string -> (parameter, kind, constant), kind "flag" (stores the constant), "int" or
-    "str" (takes a value); the positional arguments in order; defaults; the repeatable
-    ones. A parameter click would read from an environment variable, or of a type the
-    parser does not know, stops generation rather than be parsed differently."""
+    """The fast path's commands' parameters as the data ov.console's parser reads: each
+    option string -> (parameter, kind, constant), kind "flag" (stores the constant), "int",
+    "float", "str" or "path" (takes a value); the positional arguments in order; defaults;
+    the repeatable ones; the environment variables click would read (the parser leaves a
+    command line to Typer when one is set). A parameter of a type the parser does not know
+    stops generation rather than be parsed differently."""
     import typer.main
 
     from ov.cli import app
 
     group = typer.main.get_command(app)
-    out = ['"""grep\'s and glob\'s flags for the fast path of ov.console.', "",
+    out = ['"""The flags of the commands on the fast path of ov.console.', "",
            f"{HEADER[0].upper()}{HEADER[1:]}.", '"""', "",
            "COMMANDS = {"]
     for name in FAST_COMMANDS:
         command = group.commands[name]  # type: ignore[attr-defined]
         opts: dict[str, tuple] = {}
-        args, defaults, multi = [], {}, []
+        args, defaults, multi, envvars = [], {}, [], {}
         for p in command.params:
             if getattr(p, "envvar", None):
-                raise SystemExit(f"{name} {p.name}: an environment variable is not on the fast path")
+                if not isinstance(p.envvar, str):
+                    raise SystemExit(f"{name} {p.name}: several environment variables")
+                envvars[p.name] = p.envvar
             if p.param_type_name == "argument":
                 args.append((p.name, p.nargs, bool(p.required)))
                 defaults[p.name] = None
@@ -499,7 +502,8 @@ def flag_table() -> str:
                 for o in p.secondary_opts:
                     opts[o] = (p.name, "flag", False)
                 continue
-            kind = {"integer": "int", "int": "int", "text": "str", "str": "str"}.get(p.type.name)
+            kind = {"integer": "int", "int": "int", "text": "str", "str": "str", "float": "float",
+                    "path": "path"}.get(p.type.name)
             if kind is None or p.nargs != 1:
                 raise SystemExit(f"{name} {p.name}: type {p.type.name} is not on the fast path")
             for o in p.opts:
@@ -508,6 +512,7 @@ def flag_table() -> str:
         out.append(f"        \"args\": {tuple(args)!r},")
         out.append(f"        \"defaults\": {defaults!r},")
         out.append(f"        \"multi\": {tuple(sorted(multi))!r},")
+        out.append(f"        \"envvars\": {envvars!r},")
         out.append("        \"opts\": {")
         for o in sorted(opts):
             out.append(f"            {o!r}: {opts[o]!r},")

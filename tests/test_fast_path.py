@@ -1,6 +1,8 @@
-"""`ov grep` and `ov glob` start without Typer (`ov.console.fast`): the parameters it hands
-the commands must be exactly those the Typer app hands them, for every form of argument
-click accepts, and whatever it does not fully understand must go to the Typer app."""
+"""`ov grep`, `ov glob`, `ov find` and `ov search` (list mode) start without Typer
+(`ov.console.fast`): the parameters it hands the commands must be exactly those the Typer
+app hands them, for every form of argument click accepts, and whatever it does not fully
+understand (help, usage errors, context mode, an environment variable click reads) must go
+to the Typer app."""
 
 from __future__ import annotations
 
@@ -47,12 +49,29 @@ VALID = [
     ["glob", "--simple", "--fields=path", "x", "--hidden"],
     ["glob", "--exclude-uri", "a", "--tags", "k=v", "-o", "json", "*"],
     ["glob", "--level-limit", "2", "--node-limit", "3", "--", "-weird"],
+    ["find", "x"],
+    ["find", "parse args", "-n", "5", "--threshold", "0.25", "-o", "json"],
+    ["find", "q", "--threshold=1e-3", "-t", "py", "--type", ".md", "-u", "src", "--uri=docs"],
+    ["find", "q", "--after", "7d", "--before", "2024-05-01", "--time-field", "created_at"],
+    ["find", "q", "--db", "some/where/index.db", "--no-auto-index", "--explain", "--read-content"],
+    ["find", "q", "-L", "0,1", "--all-chunks", "--exclude-uri", "a", "--cursor", "abc"],
+    ["search", "x"],
+    ["search", "q", "--search-type", "keywords", "-n5", "--tags", "k=v", "--tags", "a=b"],
+    ["search", "q", "--mode", "list", "--json", "--color", "never"],
+    ["search", "--db=x.db", "--", "-q"],
+    ["search", "q", "--threshold", " .5 ", "--limit", "7", "--node-limit", "9"],
 ]
 
 DECLINED = [
     [],
-    ["find", "x"],
-    ["search", "x"],
+    ["index", "."],
+    ["status"],
+    ["search", "q", "--mode", "context"],  # context mode stays Typer's
+    ["search", "q", "--max-tokens", "100"],  # (an error outside context mode: Typer's)
+    ["search", "q", "--mode", "nope"],
+    ["find", "q", "--threshold", "x"],
+    ["find"],
+    ["search", "a", "b"],
     ["grep"],  # no pattern
     ["grep", "-h"],
     ["grep", "--help", "x"],
@@ -83,6 +102,7 @@ def _captured(monkeypatch) -> list[tuple[str, dict]]:
     for mod in (cli, console):
         monkeypatch.setattr(mod, "grep_command", grab("grep"))
         monkeypatch.setattr(mod, "glob_command", grab("glob"))
+        monkeypatch.setattr(mod, "search_command", grab("search"))
     return calls
 
 
@@ -97,16 +117,25 @@ def test_fast_parse_equals_typer(argv, monkeypatch):
     assert console.fast(argv) == 0
     assert cli._typer_main(argv) == 0
     (fast_name, fast_kw), (typer_name, typer_kw) = calls
-    assert fast_name == typer_name == argv[0]
+    assert fast_name == typer_name == ("search" if argv[0] == "find" else argv[0])
     assert _norm(fast_kw) == _norm(typer_kw)
 
 
 @pytest.mark.parametrize("argv", DECLINED, ids=lambda a: " ".join(a) or "(none)")
 def test_fast_path_declines_what_typer_must_answer(argv, monkeypatch):
     calls = _captured(monkeypatch)
-    assert console.parse_fast(argv) is None
     assert console.fast(argv) is None
     assert calls == []
+
+
+def test_an_environment_variable_click_reads_sends_the_line_to_typer(monkeypatch):
+    calls = _captured(monkeypatch)
+    monkeypatch.setenv("OV_DB", "elsewhere/index.db")
+    assert console.fast(["find", "q"]) is None
+    assert console.fast(["find", "q", "--db", "x.db"]) == 0  # the flag wins over OV_DB
+    monkeypatch.delenv("OV_DB")
+    assert console.fast(["find", "q"]) == 0
+    assert [c[0] for c in calls] == ["search", "search"]
 
 
 def test_a_declined_line_still_gets_typers_answer(ov):
@@ -117,13 +146,15 @@ def test_a_declined_line_still_gets_typers_answer(ov):
     assert r.code == 0 and "--fixed-strings" in r.out
 
 
-def test_grep_and_glob_start_without_typer(tree):
-    """The point of the fast path: neither command imports typer (nor click)."""
+def test_grep_glob_and_search_start_without_typer(tree):
+    """The point of the fast path: these commands import neither typer nor click."""
     t = tree({"a.txt": "foo\n"})
-    for args in (["grep", "foo"], ["glob", "*.txt"]):
+    subprocess.run([sys.executable, "-m", "ov", "index", "--no-embed", "--no-progress"], cwd=t,
+                   check=True, capture_output=True, timeout=120)
+    for args in (["grep", "foo"], ["glob", "*.txt"], ["search", "--search-type", "keywords", "foo"]):
         p = subprocess.run([sys.executable, "-X", "importtime", "-m", "ov", *args], cwd=t,
                            capture_output=True, text=True, timeout=60)
-        assert p.returncode == 0 and p.stdout.startswith("a.txt")
+        assert p.returncode == 0 and p.stdout.startswith("a.txt"), p.stderr[-500:]
         imported = {line.rsplit("|", 1)[-1].strip() for line in p.stderr.splitlines()}
         assert not {m for m in imported if m.split(".")[0] in ("typer", "click")}
         assert "ov.console" in imported and "ov.cli" not in imported
