@@ -1,8 +1,9 @@
 """The `ov` command (console script and `python -m ov`).
 
-grep and glob start on `ov.console`'s fast path, without importing typer or building the
-Typer app; everything else, and whatever that path declines (help, a usage error), goes
-through `ov.cli`.
+grep, glob, find and search start on `ov.console`'s fast path, without importing typer or
+building the Typer app; everything else, and whatever that path declines (help, a usage
+error, context mode), goes through `ov.cli`. The process then ends with
+`ov.console.exit_now` (no interpreter teardown).
 """
 
 import sys
@@ -11,12 +12,17 @@ import sys
 def entry() -> None:
     from ov import console
 
-    code = console.fast(sys.argv[1:])
-    if code is None:
-        from ov.cli import entry as full
+    argv = sys.argv[1:]
+    try:
+        code = console.fast(argv)
+        if code is None:
+            from ov.cli import typer_main
 
-        full()  # exits
-    console.exit_now(console.settle(code))
+            code = typer_main(argv)
+        code = console.settle(code)
+    except SystemExit as e:  # sys.exit() somewhere below: its status, still a quick exit
+        code = e.code
+    console.exit_now(code)
 
 
 if __name__ == "__main__":

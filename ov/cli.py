@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
-from ov.console import (build_index, check_search_flags, closed_pipe, elapsed_ms, exit_now, fast,
+from ov.console import (build_index, check_search_flags, closed_pipe, elapsed_ms, fast,
                         glob_command, grep_command, open_store, reader_gone, report, run_body,
                         search_command, search_settings, settle, show, summary, type_names,
                         walk_options)
@@ -154,7 +154,6 @@ def status_cmd(
         return EXIT_OK
 
     run((output, json_, color), body)
-
 
 
 # ---- grep / glob (ov.fsearch) ---------------------------------------------------------
@@ -325,7 +324,6 @@ def search_cmd(
         explain=explain, read_content=read_content, uri=uri, exclude_uri=exclude_uri,
         all_chunks=all_chunks, no_auto_index=no_auto_index, output=output, json_=json_, db=db,
         color=color))
-
 
 
 # ---- read / tag / manifest ------------------------------------------------------------
@@ -525,8 +523,6 @@ def manifest_cmd(
     run((output, json_, color), body)
 
 
-
-
 # ---- doctor (ov.doctor) ---------------------------------------------------------------
 
 
@@ -615,17 +611,20 @@ def _group() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The command line in process: grep and glob through `ov.console.fast`, everything
-    else (and their help and usage errors) through the Typer app. Usage errors become
-    `invalid_argument`, a closed pipe is quiet; ends with `sys.exit(status)`."""
+    """The command line in process (tests and scripts call this): grep, glob, find and
+    search through `ov.console.fast`, everything else (and their help and usage errors)
+    through the Typer app; ends with `sys.exit(status)`. The `ov` command itself is
+    `ov/__main__.py`."""
     argv = list(sys.argv[1:] if argv is None else argv)
     code = fast(argv)
     if code is None:
-        code = _typer_main(argv)
+        code = typer_main(argv)
     sys.exit(settle(code))
 
 
-def _typer_main(argv: list[str]) -> int:
+def typer_main(argv: list[str]) -> int:
+    """Run the Typer app on `argv`: usage errors become `invalid_argument`, a closed pipe
+    is quiet. Returns the exit status."""
     try:
         # With standalone_mode=False, typer's click returns a command's exit code.
         rv = _app_for(argv)(args=argv, prog_name="ov", standalone_mode=False)
@@ -641,14 +640,3 @@ def _typer_main(argv: list[str]) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
-
-
-def entry() -> None:
-    """`main`, then a quick exit (`ov.console.exit_now`); `ov/__main__.py` comes here for
-    whatever the fast path declines."""
-    code: object = EXIT_OK
-    try:
-        main()  # ends with sys.exit
-    except SystemExit as e:
-        code = e.code
-    exit_now(code)

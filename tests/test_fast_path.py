@@ -115,7 +115,7 @@ def _norm(kw: dict) -> dict:
 def test_fast_parse_equals_typer(argv, monkeypatch):
     calls = _captured(monkeypatch)
     assert console.fast(argv) == 0
-    assert cli._typer_main(argv) == 0
+    assert cli.typer_main(argv) == 0
     (fast_name, fast_kw), (typer_name, typer_kw) = calls
     assert fast_name == typer_name == ("search" if argv[0] == "find" else argv[0])
     assert _norm(fast_kw) == _norm(typer_kw)
