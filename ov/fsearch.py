@@ -37,7 +37,7 @@ from ov.model import (ContextLine, FileCount, FileEntry, GlobEntry, GlobResult, 
 from ov.read import decode
 from ov.walk import walk, walk_paths
 
-if TYPE_CHECKING:  # ov.grep (and `regex`, ~10 ms) is imported by grep only, not by glob
+if TYPE_CHECKING:  # ov.grep is imported by grep only (glob needs neither it nor `regex`)
     from ov.grep import Pattern
 
 RG_BUFFER = 64 * 1024  # ripgrep's first buffer (ov.grep.RG_BUFFER; a test holds them equal)
@@ -517,7 +517,8 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
 
     def check(rel: str, abspath: str) -> tuple[int, object]:
         """`search` in the helper, its records as tuples (marshal sends no objects)."""
-        answer, found = search(rel, abspath, limit)
+        # one record past SHIP_MAX says the file is the parent's, without finding the rest
+        answer, found = search(rel, abspath, min(limit, SHIP_MAX + 1))
         if answer == _FOUND and mode == "matches":
             records, more = found  # type: ignore[misc]
             if len(records) > SHIP_MAX:
@@ -525,8 +526,6 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
             found = ([_record_tuple(r) for r in records], more)
         return answer, found
 
-    if helper_after is not None and not (_idle_core() and _single_threaded()):
-        helper_after = None
     helper: _Helper | None = None
     files = _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter, tfilter=tfilter,
                         allowed=allowed, may_hold=may_hold)
@@ -540,7 +539,8 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                     if answer == _FOUND and mode == "matches":
                         tuples, more = found  # type: ignore[misc]
                         found = ([_record(rel, t) for t in tuples], more)
-            elif i == helper_after:
+            elif i == helper_after and _idle_core() and _single_threaded():
+                # asked here, once, when a tree is large enough: a small one pays nothing
                 try:
                     helper = _Helper(i // BLOCK + 1, make_files, check)
                 except OSError:  # no pipe or no fork (EMFILE, EAGAIN): search alone
