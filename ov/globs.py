@@ -197,27 +197,10 @@ def _translate(form: str, hidden: bool) -> str:
 
 
 def _tails(forms: list[str]) -> tuple[str, ...]:
-    """`_literal_tails` for expanded forms."""
-    tails = []
-    for form in forms:
-        tail = re.split(r"[*?\[\]/]", form)[-1]
-        if not tail:
-            return ()
-        tails.append(tail)
-    return tuple(tails)
-
-
-def _literal_tails(pattern: str) -> tuple[str, ...]:
-    """Literal endings one of which ends every match (".c", ".h" for "**/*.{c,h}"), or ()
-    when some form of the pattern has none: a cheap test that spares most paths the
-    regex. Walked paths never end with "/", so the text after the last special
-    character or "/" of each brace expansion must end the path."""
-    import bracex  # noqa: PLC0415  (wcmatch's own brace expander, loaded with it)
-
-    try:
-        forms = bracex.expand(pattern, keep_escapes=True, limit=1000)
-    except Exception:  # too many forms, or what bracex cannot read: no prefilter
-        return ()
+    """Literal endings one of which ends every match (".c", ".h" for "**/*.{c,h}"), from
+    a glob's brace expansions, or () when some form has none: a cheap test that spares
+    most paths the regex. Walked paths never end with "/", so the text after the last
+    special character or "/" of each form must end the path."""
     tails = []
     for form in forms:
         tail = re.split(r"[*?\[\]{}/]", form)[-1]
@@ -225,6 +208,17 @@ def _literal_tails(pattern: str) -> tuple[str, ...]:
             return ()
         tails.append(tail)
     return tuple(tails)
+
+
+def _literal_tails(pattern: str) -> tuple[str, ...]:
+    """`_tails` of a glob wcmatch reads (its own brace expander)."""
+    import bracex  # noqa: PLC0415  (wcmatch's own brace expander, loaded with it)
+
+    try:
+        forms = bracex.expand(pattern, keep_escapes=True, limit=1000)
+    except Exception:  # too many forms, or what bracex cannot read: no prefilter
+        return ()
+    return _tails(forms)
 
 
 class PathFilter:
