@@ -95,6 +95,17 @@ def run_subprocess(args: list[str], cwd: Path | None = None, env: dict | None = 
     return Result(p.returncode, p.stdout, p.stderr)
 
 
+def imported_by(args: list[str], cwd: Path, timeout: float = 60) -> tuple[Result, set[str]]:
+    """Run `python -X importtime -m ov ARGS` (the `ov` command's own entry) in `cwd`: its
+    result, and the name of every module the run imported."""
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "ov", *map(str, args)], cwd=cwd,
+                       capture_output=True, text=True, timeout=timeout)
+    lines = p.stderr.splitlines()
+    modules = {ln.rsplit("|", 1)[-1].strip() for ln in lines if ln.startswith("import time:")}
+    other = "\n".join(ln for ln in lines if not ln.startswith("import time:"))
+    return Result(p.returncode, p.stdout, other), modules
+
+
 @pytest.fixture
 def ov():
     return run_inprocess

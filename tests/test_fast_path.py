@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from conftest import imported_by
 from ov import cli, console
 
 VALID = [
@@ -152,9 +153,7 @@ def test_grep_glob_and_search_start_without_typer(tree):
     subprocess.run([sys.executable, "-m", "ov", "index", "--no-embed", "--no-progress"], cwd=t,
                    check=True, capture_output=True, timeout=120)
     for args in (["grep", "foo"], ["glob", "*.txt"], ["search", "--search-type", "keywords", "foo"]):
-        p = subprocess.run([sys.executable, "-X", "importtime", "-m", "ov", *args], cwd=t,
-                           capture_output=True, text=True, timeout=60)
-        assert p.returncode == 0 and p.stdout.startswith("a.txt"), p.stderr[-500:]
-        imported = {line.rsplit("|", 1)[-1].strip() for line in p.stderr.splitlines()}
+        r, imported = imported_by(args, t)
+        assert r.code == 0 and r.out.startswith("a.txt"), r.err[-500:]
         assert not {m for m in imported if m.split(".")[0] in ("typer", "click")}
         assert "ov.console" in imported and "ov.cli" not in imported

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import run_inprocess
+from conftest import imported_by, run_inprocess
 from ov.grep import binary_cutoff, compile_pattern, spans
 
 
@@ -499,24 +499,16 @@ def test_pipe_to_head_is_quick_and_quiet(tree):
 
 def test_plain_grep_imports_no_model_runtime(tree):
     t = tree({"a.txt": "foo\n"})
-    code = ("import sys; from ov.cli import main\n"
-            "try:\n    main(['grep', 'foo'])\nexcept SystemExit:\n    pass\n"
-            "bad = [m for m in ('numpy', 'onnxruntime') if m in sys.modules]\n"
-            "sys.stderr.write(repr(bad))")
-    p = subprocess.run([sys.executable, "-c", code], cwd=t, capture_output=True, text=True, timeout=60)
-    assert p.stdout == "a.txt:1:foo\n" and p.stderr == "[]"
+    r, modules = imported_by(["grep", "foo"], t)
+    assert r.out == "a.txt:1:foo\n" and not {"numpy", "onnxruntime"} & modules
 
 
 def test_plain_grep_leaves_glob_and_ignore_libraries_unloaded(tree):
     """wcmatch, pathspec and OpenSSL's hashes cost ~25 ms of imports: a grep over a tree
     without ignore files, --exclude-uri included, needs none of them."""
     t = tree({"a.txt": "foo\n", "sub/b.txt": "foo\n"})
-    code = ("import sys; from ov.cli import main\n"
-            "try:\n    main(['grep', '--exclude-uri', 'sub', 'foo'])\nexcept SystemExit:\n    pass\n"
-            "bad = [m for m in ('wcmatch', 'pathspec', '_hashlib') if m in sys.modules]\n"
-            "sys.stderr.write(repr(bad))")
-    p = subprocess.run([sys.executable, "-c", code], cwd=t, capture_output=True, text=True, timeout=60)
-    assert p.stdout == "a.txt:1:foo\n" and p.stderr == "[]"
+    r, modules = imported_by(["grep", "--exclude-uri", "sub", "foo"], t)
+    assert r.out == "a.txt:1:foo\n" and not {"wcmatch", "pathspec", "_hashlib"} & modules
 
 
 # -- unit ---------------------------------------------------------------------------------
@@ -682,8 +674,5 @@ def test_a_pattern_that_is_not_plain_goes_to_regex(pattern, kw):
 
 def test_a_literal_grep_does_not_import_regex(tree):
     t = tree({"a.txt": "foo\n"})
-    code = ("import sys; from ov.cli import main\n"
-            "try:\n    main(['grep', 'foo'])\nexcept SystemExit:\n    pass\n"
-            "sys.stderr.write(repr('regex' in sys.modules))")
-    p = subprocess.run([sys.executable, "-c", code], cwd=t, capture_output=True, text=True, timeout=60)
-    assert p.stdout == "a.txt:1:foo\n" and p.stderr == "False"
+    r, modules = imported_by(["grep", "foo"], t)
+    assert r.out == "a.txt:1:foo\n" and "regex" not in modules
