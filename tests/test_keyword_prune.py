@@ -26,14 +26,19 @@ def corpus() -> dict[str, str]:
     return files
 
 
-@pytest.fixture
-def indexed(ov, tree):
-    root = tree(corpus())
+def _indexed(ov, tree, files):
+    """(root, open store) of `files` indexed through the CLI; the store closes after."""
+    root = tree(files)
     r = ov("index", str(root))
     assert r.code == 0, r.err
     store = Store.open(root / ".ov" / "index.db")
     yield root, store
     store.close()
+
+
+@pytest.fixture
+def indexed(ov, tree):
+    yield from _indexed(ov, tree, corpus())
 
 
 def full_bm25(store: Store, match: str, cid: int) -> float:
@@ -175,12 +180,7 @@ def paged_corpus() -> dict[str, str]:
 
 @pytest.fixture
 def paged(ov, tree):
-    root = tree(paged_corpus())
-    r = ov("index", str(root))
-    assert r.code == 0, r.err
-    store = Store.open(root / ".ov" / "index.db")
-    yield root, store
-    store.close()
+    yield from _indexed(ov, tree, paged_corpus())
 
 
 def test_pruned_ranking_does_not_depend_on_the_depth(paged):
