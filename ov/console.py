@@ -29,9 +29,6 @@ def make_out(output: str, json_flag: bool, color: str = "auto") -> Out:
         raise OvError("invalid_argument", f"unknown output format {output!r} (use text, json or jsonl)",
                       field="output")
     fmt = "json" if json_flag else output
-    if fmt not in FORMATS:
-        raise OvError("invalid_argument", f"unknown output format {fmt!r} (use text, json or jsonl)",
-                      field="output")
     if color not in ("auto", "always", "never"):
         raise OvError("invalid_argument", f"unknown colour choice {color!r} (use auto, always or never)",
                       field="color")
@@ -120,22 +117,23 @@ def elapsed_ms(t0: float) -> int:
     return int((time.perf_counter() - t0) * 1000)
 
 
-
-def closed_pipe(out: Out) -> int:
-    """The reader went away (`| head`): stop quietly with exit 0, as ripgrep does.
-
-    stdout is pointed at /dev/null so the buffered bytes left cannot fail again.
-    """
+def _to_devnull(stream) -> None:
+    """Point `stream`'s descriptor at /dev/null, so the bytes still buffered cannot fail
+    again (nor the interpreter's own flush at exit)."""
     try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, out.stdout.fileno())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
     except (OSError, ValueError, AttributeError):
         pass
+
+
+def closed_pipe(out: Out) -> int:
+    """The reader went away (`| head`): stop quietly with exit 0, as ripgrep does."""
+    _to_devnull(out.stdout)
     return EXIT_OK
 
 
 def _search_root_config():
-    """The config of the tree grep and glob search (see _ROOT_NOTE)."""
+    """The config of the tree grep and glob search (see ov/cli.py's _ROOT_NOTE)."""
     from ov.config import load_config  # noqa: PLC0415
     from ov.fsearch import search_root  # noqa: PLC0415
 
@@ -166,7 +164,6 @@ def _finish_warnings(out: Out, st) -> None:
         out.warn(w)
     if st.unreadable:
         out.warn(unreadable_warning(st.unreadable))
-
 
 
 def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: bool = False,
@@ -617,16 +614,14 @@ def fast(argv: Sequence[str]) -> int | None:
 def settle(code: int) -> int:
     """Flush stdout after a command. A reader that went away (`| head`) is not a failure:
     the status becomes 0 and stdout /dev/null, so the interpreter's own flush stays quiet."""
-    if code in (EXIT_OK, EXIT_NONE):
-        try:
-            sys.stdout.flush()
-        except BrokenPipeError:
-            code = EXIT_OK
     try:
         sys.stdout.flush()
-    except (BrokenPipeError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    except BrokenPipeError:
+        if code == EXIT_NONE:
+            code = EXIT_OK
+        _to_devnull(sys.stdout)
+    except ValueError:  # stdout was closed under us: nothing left to flush
+        pass
     return code
 
 
