@@ -214,7 +214,7 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
     def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float, node_limit: int) -> int:
         from ov import fsearch  # noqa: PLC0415
         from ov.model import GrepResult  # noqa: PLC0415
-        from ov.render import GrepPrinter, grep_envelope  # noqa: PLC0415
+        from ov.render import GrepPrinter, grep_envelope, match_json  # noqa: PLC0415
 
         n = 0
         if out.fmt == "json":
@@ -233,8 +233,9 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
             _finish_warnings(out, st)
             out.stdout.write(grep_envelope(res, elapsed_ms(t0)))
         elif out.fmt == "jsonl":
+            line = (lambda r: out.raw(match_json(r))) if mode == "matches" else out.line
             for r in records:
-                out.line(r)
+                line(r)
                 n += 1
             _finish_warnings(out, st)
         else:

@@ -69,13 +69,11 @@ class Out:
 
     def line(self, obj: Any) -> None:
         """One JSON Lines record (flushed, so a pipe sees it at once)."""
-        # A grep match (there may be 100k+) is written as text directly; ov.model is
-        # looked up, not imported: when it is not loaded, obj cannot be a Match.
-        model = sys.modules.get("ov.model")
-        if model is not None and type(obj) is model.Match:
-            self.stdout.write(_match_records((obj,))[0] + "\n")
-        else:
-            self.stdout.write(dumps(to_data(obj)) + "\n")
+        self.raw(dumps(to_data(obj)))
+
+    def raw(self, record: str) -> None:
+        """One JSON Lines record already written as JSON text (`match_json`), flushed."""
+        self.stdout.write(record + "\n")
         self.stdout.flush()
 
     def text(self, s: str) -> None:
@@ -274,41 +272,16 @@ def doctor_text(res, color: bool = False) -> str:
     return "\n".join(lines)
 
 
-def grep_result_data(res) -> dict:
-    """`to_data(res)` for a GrepResult, written out by hand because it runs per match.
-
-    A test holds it equal to `to_data`; the generic walk over dataclass fields costs more
-    than the search itself on results with 100k matches.
-    """
-    def ctx(lines):
-        return [{"line": c.line, "content": c.content} for c in lines]
-
-    matches = [{"path": m.path, "line": m.line, "content": m.content,
-                "submatches": [{"start": s.start, "end": s.end, "text": s.text} for s in m.submatches],
-                "before_context": ctx(m.before_context) if m.before_context else [],
-                "after_context": ctx(m.after_context) if m.after_context else []}
-               for m in res.matches]
-    out = {"matches": matches, "count": res.count, "files": res.files,
-           "truncated": res.truncated, "warnings": list(res.warnings)}
-    if res.counts is not None:
-        out["counts"] = dict(res.counts)
-    if res.paths is not None:
-        out["paths"] = list(res.paths)
-    return out
-
-
 def _ctx_json(lines) -> str:
     q = encode_basestring
     return "[" + ",".join(f'{{"line":{c.line},"content":{q(c.content)}}}' for c in lines) + "]"
 
 
-def grep_matches_json(matches) -> str:
-    """The JSON array of `grep_result_data`'s matches, written as text straight away.
-
-    Equal to `dumps` of the dicts (a test holds it so); no dict per match, the path
-    encoded once per file.
-    """
-    return "[" + ",".join(_match_records(matches)) + "]"
+def match_json(m) -> str:
+    """A grep Match as JSON text, equal to `dumps(to_data(m))` (a test holds it so),
+    written straight away: there may be 100k+ of them, and the generic walk over
+    dataclass fields costs more than the search itself."""
+    return _match_records((m,))[0]
 
 
 def _match_records(matches) -> list[str]:
@@ -335,14 +308,8 @@ def _match_records(matches) -> list[str]:
 
 
 def grep_envelope(res, elapsed_ms: int) -> str:
-    """`dumps` of the `-o json` envelope of a GrepResult (see grep_matches_json)."""
-    from ov.grep import gc_paused  # noqa: PLC0415
-
-    with gc_paused():  # the records are acyclic; see gc_paused
-        return _grep_envelope(res, elapsed_ms)
-
-
-def _grep_envelope(res, elapsed_ms: int) -> str:
+    """`dumps` of the `-o json` envelope of a GrepResult, its matches written as
+    `match_json` does (no dict per match, each path encoded once per file)."""
     rest = {"count": res.count, "files": res.files, "truncated": res.truncated,
             "warnings": list(res.warnings)}
     if res.counts is not None:

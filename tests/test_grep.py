@@ -522,13 +522,15 @@ def test_required_literals():
 
 
 def test_fast_json_equals_the_model_dump(tree):
+    import json
+
     from ov import fsearch
-    from ov.render import grep_result_data, to_data
+    from ov.render import grep_envelope, to_data
 
     t = tree({"c.txt": "1\n2 m\n3\n4 m m\n", "d.txt": "m\n"})
     for kw in ({"before": 1, "after": 1}, {"mode": "count"}, {"mode": "files"}, {}):
         res = fsearch.grep("m", cwd=t, **kw)
-        assert grep_result_data(res) == to_data(res)
+        assert json.loads(grep_envelope(res, 0))["result"] == to_data(res)
 
 
 def test_fast_envelope_equals_dumps(tree):
@@ -536,7 +538,7 @@ def test_fast_envelope_equals_dumps(tree):
     from ov import fsearch
     import io
 
-    from ov.render import Out, dumps, grep_envelope, grep_result_data, to_data
+    from ov.render import Out, dumps, grep_envelope, match_json, to_data
 
     t = tree({"a b.txt": 'q "quoted" \\ back\tslash q\n\x01 ctl q\n',
               "ünï/日本.txt": "x\nq ümlaut Ω q q\ny\nz\nq\n", "e.txt": "none\n"})
@@ -545,14 +547,14 @@ def test_fast_envelope_equals_dumps(tree):
         pattern = kw.pop("pattern", "q")
         res = fsearch.grep(pattern, cwd=t, **kw)
         res.warnings.append('a "warning"')
-        want = dumps({"status": "ok", "result": grep_result_data(res),
+        want = dumps({"status": "ok", "result": to_data(res),
                       "usage": {"elapsed_ms": 12}}) + "\n"
         assert grep_envelope(res, 12) == want
         # JSON Lines: one record a match, the same text as the generic path writes
         buf = io.StringIO()
         out = Out("jsonl", stdout=buf)
         for m in res.matches:
-            out.line(m)
+            out.raw(match_json(m))
         assert buf.getvalue() == "".join(dumps(to_data(m)) + "\n" for m in res.matches)
 
 
