@@ -92,8 +92,6 @@ class _Plain:
     as `regex` finds (no class, no case folding, no boundary, no newline), and no import
     of `regex`. Its search is linear, so it takes no timeout."""
 
-    flags = 0
-
     def __init__(self, text: str) -> None:
         self._finditer = re.compile(re.escape(text)).finditer
 
@@ -647,34 +645,10 @@ def line_matches(p: Pattern, path: str, text: str,
     return out, False
 
 
-def count_lines(p: Pattern, text: str) -> int:
-    """How many lines hold a match (`-c`)."""
-    lines, _ = matched_lines(p, text)
-    return len(lines)
-
-
-def has_match(p: Pattern, text: str) -> bool:
-    for _ in spans(p, text):
-        return True
-    return False
-
-
 def build_matches(path: str, text: str, lines: list[_Line], before: int = 0,
                   after: int = 0) -> list[Match]:
     """Match objects for `lines`; context lines never repeat a line shown already."""
     out: list[Match] = []
-    if not before and not after:  # the common case, kept lean: it runs per match
-        append = out.append
-        for ln in lines:
-            ls = ln.start
-            subs = ln.subs
-            if len(subs) == 1:
-                s, e = subs[0]
-                sm = [Submatch(s - ls, e - ls, text[s:e])]
-            else:
-                sm = [Submatch(s - ls, e - ls, text[s:e]) for s, e in subs]
-            append(Match(path, ln.no, text[ls:ln.end], sm, [], []))
-        return out
     find = text.find
     rfind = text.rfind
     n = len(text)
