@@ -132,12 +132,19 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
 
     n_chunks = store.chunk_count() if use_kw and use_vec else None
 
+    ranked_at: dict[int, tuple[list[rank.Cand], _RankedRows, bool]] = {}
+
     def ranking(depth: int, need: int, checker: rank.Rechecker) -> tuple[list[Hit], bool]:
         """The first `need` hits of the ranking when each branch is read `depth` deep, and
-        whether the branches held nothing more."""
-        branch_lists, exhausted = _branches(store, req, use_kw, use_vec, qvec, depth)
-        ranked = _combine(branch_lists, req, n_chunks)
-        rows = _RankedRows(store, [c.chunk_id for c in ranked], need * 3 + 50)
+        whether the branches held nothing more. Each depth is ranked once per call: a
+        page replays the last page's depth and then reads on at it, and `_RankedRows`
+        gives the same first hits for any `need`."""
+        if depth not in ranked_at:
+            branch_lists, exhausted = _branches(store, req, use_kw, use_vec, qvec, depth)
+            ranked = _combine(branch_lists, req, n_chunks)
+            rows = _RankedRows(store, [c.chunk_id for c in ranked], need * 3 + 50)
+            ranked_at[depth] = (ranked, rows, exhausted)
+        ranked, rows, exhausted = ranked_at[depth]
         return _materialise(ranked, rows, req, checker, need), exhausted
 
     def key(h: Hit):

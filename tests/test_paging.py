@@ -115,3 +115,19 @@ def test_pages_stay_whole_when_most_candidates_fail_the_recheck(ov, tree, search
     kept = [p for p in seen if p.startswith("kept/")]
     assert sorted(kept) == sorted(p for p in files if p.startswith("kept/"))
     assert not any(p.startswith("gone/") for p in seen)
+
+
+def test_a_later_page_ranks_each_depth_once(ov, corpus, monkeypatch):
+    """Page 2 replays page 1's depth and then reads on at that same depth: the branches
+    are read once for it, not once for the replay and again for the page."""
+    from ov import engine
+
+    root, _ = corpus
+    r = ov("search", "thread pool", "-o", "json", "-n", "3", cwd=root)
+    depths: list[int] = []
+    real = engine._branches
+    monkeypatch.setattr(engine, "_branches", lambda *a: depths.append(a[-1]) or real(*a))
+    r2 = ov("search", "thread pool", "-o", "json", "-n", "3", "--cursor",
+            r.json["result"]["next_cursor"], cwd=root)
+    assert r2.code == 0 and r2.json["result"]["hits"]
+    assert depths == [64]
