@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from ov.config import MAX_LIMIT, MAX_QUERY_CHARS
 from ov.errors import OvError
 from ov.read import blake2b
-from ov.store import fts_phrase
+from ov.store import KNN_MAX, fts_phrase
 
 SEARCH_TYPES = {"hybrid": "hybrid", "keywords": "keywords", "lexical": "keywords",
                 "semantic": "semantic"}
@@ -156,7 +156,7 @@ def request_key(*parts) -> str:
 # pages ranked at one depth (ov.engine.search). Depths grow by x4 from 64 to 4,096, so a
 # real cursor holds at most five segments; anything beyond these bounds is not ours.
 CURSOR_MAX_SEGMENTS = 8
-CURSOR_MAX_DEPTH = 4096
+CURSOR_MAX_DEPTH = KNN_MAX  # no page is ranked deeper than the branches can be read
 CURSOR_MAX_SHOWN = 100_000
 
 
