@@ -10,8 +10,8 @@ One SQLite file per tree (`ROOT/.ov/index.db`, owner-only, WAL). It holds:
   (FTS5 trigram) for text without word separators and for grep's literal prefilter. Both
   are contentless: `chunks.text` is the one copy of the text, and rows are deleted with
   FTS5's 'delete' command fed the same text;
-- `chunks_vec` (sqlite-vec `vec0`, 384 float dims, cosine) with metadata columns so
-  filters run inside the KNN query rather than after its limit.
+- `chunks_vec` (sqlite-vec `vec0`, 384 float dims, cosine) partitioned by level, with
+  metadata columns so filters run inside the KNN query rather than after its limit.
 
 The stdlib `sqlite3` of several Python builds cannot load extensions; there sqlean-py
 (SQLite with extension loading and FTS5 built in) is used instead.
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 from ov.errors import OvError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DIM = 384
 BUSY_TIMEOUT_MS = 3000
 KNN_MAX = 4096  # sqlite-vec's largest k
@@ -168,7 +168,26 @@ def _migration_2(conn) -> None:
                          [(cid, keyword_text(text, title)) for cid, text, title in batch])
 
 
-MIGRATIONS = [_migration_1, _migration_2]
+VEC_COLUMNS = "chunk_id, embedding, level, ftype, updated_at, created_at"
+
+
+def _migration_3(conn) -> None:
+    """`chunks_vec` is partitioned by level: a KNN over one level (the passages, or the
+    files' abstracts) then reads only that level's vectors instead of filtering every
+    vector in the index (100,000 vectors, 30 % tier rows: 73 -> 42 ms for the passages,
+    77 -> 18 ms for the abstracts). The vectors are copied over unchanged."""
+    conn.execute(f"CREATE TABLE vec_copy AS SELECT {VEC_COLUMNS} FROM chunks_vec")
+    conn.execute("DROP TABLE chunks_vec")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE chunks_vec USING vec0(chunk_id integer primary key, "
+        f"embedding float[{DIM}] distance_metric=cosine, level integer partition key, "
+        f"ftype text, updated_at float, created_at float)"
+    )
+    conn.execute(f"INSERT INTO chunks_vec({VEC_COLUMNS}) SELECT {VEC_COLUMNS} FROM vec_copy ORDER BY chunk_id")
+    conn.execute("DROP TABLE vec_copy")
+
+
+MIGRATIONS = [_migration_1, _migration_2, _migration_3]
 
 
 # ---- filters --------------------------------------------------------------------------
@@ -393,10 +412,11 @@ class Store:
         """Same content, new mtime: record it so the next run skips the hash."""
         self.conn.execute("UPDATE files SET size = ?, mtime_ns = ?, updated_at = ? WHERE id = ?",
                           (size, mtime_ns, mtime_ns / 1e9, file_id))
-        # the KNN filter reads updated_at from the vector table's own metadata column
-        self.conn.execute(
-            "UPDATE chunks_vec SET updated_at = ? WHERE chunk_id IN "
-            "(SELECT id FROM chunks WHERE file_id = ? AND embedded = 1)", (mtime_ns / 1e9, file_id))
+        # the KNN filter reads updated_at from the vector table's own metadata column; vec0
+        # refuses an UPDATE of several rows of a partitioned table, so one row at a time
+        ids = self.rows("SELECT id FROM chunks WHERE file_id = ? AND embedded = 1", (file_id,))
+        self.conn.executemany("UPDATE chunks_vec SET updated_at = ? WHERE chunk_id = ?",
+                              [(mtime_ns / 1e9, cid) for (cid,) in ids])
 
     def upsert_file(self, path: str, size: int, mtime_ns: int, hash_: str, *, ftype: str,
                     category: str, abstract: str, overview: str, tags: dict[str, str] | None,
@@ -686,6 +706,9 @@ class Store:
         return _with_ties(lambda n: self._vector_search(qvec, filters, min(n, KNN_MAX)), k)
 
     def _vector_search(self, qvec: bytes, filters: Filters, k: int) -> list[tuple[int, float]]:
+        """The k nearest rows of the filters' levels. `level` is the table's partition key:
+        vec0 reads only the levels named, and returns k rows for each, so the merged rows
+        are cut to k."""
         where = ["embedding MATCH ?", "k = ?"]
         params: list[Any] = [qvec, k]
         if filters.levels:
@@ -700,7 +723,7 @@ class Store:
             params.append(json.dumps(ids))
         sql = f"SELECT chunk_id, distance FROM chunks_vec WHERE {' AND '.join(where)} ORDER BY distance"
         # vec0 allows only `ORDER BY distance`; ties are ordered by id here for determinism
-        return sorted(((r[0], r[1]) for r in self.rows(sql, params)), key=lambda r: (r[1], r[0]))
+        return sorted(((r[0], r[1]) for r in self.rows(sql, params)), key=lambda r: (r[1], r[0]))[:k]
 
     def substring_search(self, term: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """Chunks containing `term` (for 1-2 character terms the trigram table cannot serve);

@@ -309,6 +309,69 @@ def test_the_title_is_in_every_chunks_keyword_row(ov, tree):
         assert (root / h["path"]).read_text()[h["excerpt"]["start"]:h["excerpt"]["end"]] == h["excerpt"]["text"]
 
 
+UNPARTITIONED_VEC = ("CREATE VIRTUAL TABLE chunks_vec USING vec0(chunk_id integer primary key, "
+                     "embedding float[384] distance_metric=cosine, level integer, ftype text, "
+                     "updated_at float, created_at float)")
+
+
+def test_an_index_from_schema_2_gets_its_vectors_partitioned_by_level(ov, tree):
+    root = tree({"a.md": "# Alpha title\n\nalpha body text about herds\n",
+                 "b.md": "# Beta\n\nbeta body about harbours\n", "c.py": "def herd():\n    return 1\n"})
+    index_json(ov, root)
+    db = root / ".ov" / "index.db"
+    args = ("search", "herds and harbours", "--search-type", "semantic", "--level", "0,1,2", "-n", "20",
+            "-o", "json")
+    before = ov(*args, cwd=root).json["result"]["hits"]
+    with Store.open(db) as s, s.tx():  # make it what schema 2 wrote: one unpartitioned vector table
+        vectors = s.rows("SELECT chunk_id, embedding, level FROM chunks_vec ORDER BY chunk_id")
+        s.conn.execute("CREATE TABLE keep AS SELECT * FROM chunks_vec")
+        s.conn.execute("DROP TABLE chunks_vec")
+        s.conn.execute(UNPARTITIONED_VEC)
+        s.conn.execute("INSERT INTO chunks_vec SELECT * FROM keep")
+        s.conn.execute("DROP TABLE keep")
+        s.conn.execute("PRAGMA user_version = 2")
+    assert len(vectors) > 6 and {v[2] for v in vectors} == {0, 1, 2}
+    with pytest.raises(OvError) as e:  # a read-only open cannot migrate: it says what to run
+        Store.open(db, readonly=True)
+    assert e.value.code == "unsupported" and "ov index" in e.value.message
+    after = ov(*args, cwd=root)
+    assert after.code == 0 and after.json["result"]["hits"] == before
+    with Store.open(db) as s:
+        assert s.q1("PRAGMA user_version") == SCHEMA_VERSION
+        assert "level integer partition key" in s.q1("SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'")
+        assert s.rows("SELECT chunk_id, embedding, level FROM chunks_vec ORDER BY chunk_id") == vectors
+        assert s.integrity_ok()
+    t = time.time() + 100  # a touched file updates its vectors' times, one row at a time
+    os.utime(root / "a.md", (t, t))
+    assert index_json(ov, root)["updated"] == 0
+    with Store.open(db) as s:
+        got = s.rows("SELECT DISTINCT v.updated_at FROM chunks_vec v JOIN chunks c ON c.id = v.chunk_id "
+                     "JOIN files f ON f.id = c.file_id WHERE f.path = 'a.md'")
+        assert got == [(pytest.approx(t),)]
+
+
+def test_a_knn_over_several_levels_is_the_nearest_k_of_them_all(ov, tree):
+    import numpy as np
+
+    from ov.store import Filters
+    root = tree({f"n{i}.md": f"# Note {i}\n\n" + " ".join(f"word{(i * 7 + j) % 23}" for j in range(40)) + "\n"
+                 for i in range(8)})
+    index_json(ov, root)
+    with Store.open(root / ".ov" / "index.db", readonly=True) as s:
+        rows = s.rows("SELECT chunk_id, embedding, level FROM chunks_vec")
+        vec = {cid: np.frombuffer(b, dtype=np.float32) for cid, b, _ in rows}
+        q = rows[3][1]
+        for levels in [(0, 2), (0, 1, 2), (1,), ()]:
+            want = sorted((float(1 - vec[cid] @ np.frombuffer(q, dtype=np.float32)), cid)
+                          for cid, _, lv in rows if not levels or lv in levels)
+            got = s.vector_search(q, Filters(levels=levels), 5)
+            assert len(got) == 5 or got[4][1] == got[5][1], levels  # k in all, not k for each level
+            assert [d for _, d in got] == pytest.approx([d for d, _ in want[:len(got)]], abs=1e-5)
+            assert got == sorted(got, key=lambda r: (r[1], r[0]))
+            assert len(s._vector_search(q, Filters(levels=levels), 5)) == 5  # vec0 gives 5 a level
+            assert {lv for cid, _, lv in rows if cid in {c for c, _ in got}} <= set(levels or (0, 1, 2))
+
+
 def test_an_index_from_schema_1_is_migrated_in_place(ov, tree):
     root = tree({"a.md": "# Alpha title\n\nalpha body text\n", "b.md": "# Beta\n\nbeta body\n"})
     index_json(ov, root)
