@@ -199,7 +199,7 @@ def build_synthetic(root: Path, n_chunks: int, per_file: int = 20, seed: int = 0
     db = root / ".ov" / "index.db"
     tag = f"{n_chunks}/{per_file}/{seed}"
     if db.is_file():
-        with Store.open(db, readonly=True) as s:
+        with Store.open(db) as s:  # writable: an index from an older ov is upgraded in place
             if s.get_meta("synthetic") == tag:
                 return db
     import shutil

@@ -350,6 +350,24 @@ def test_an_index_from_schema_2_gets_its_vectors_partitioned_by_level(ov, tree):
         assert got == [(pytest.approx(t),)]
 
 
+def test_an_upgrade_gives_back_the_pages_its_copy_freed(tmp_path):
+    import numpy as np
+
+    db = tmp_path / "index.db"
+    rng = np.random.default_rng(0)
+    blobs = [v.tobytes() for v in rng.standard_normal((3000, 384)).astype(np.float32)]
+    with Store.create(db) as s, s.tx():  # 3,000 vectors in the layout of schema 2
+        s.conn.execute("DROP TABLE chunks_vec")
+        s.conn.execute(UNPARTITIONED_VEC)
+        s.conn.executemany("INSERT INTO chunks_vec(chunk_id, embedding, level, ftype, updated_at, created_at) "
+                           "VALUES (?, ?, ?, 'text', 0.0, 0.0)", [(i + 1, b, 2 - i % 2 * 2) for i, b in enumerate(blobs)])
+        s.conn.execute("PRAGMA user_version = 2")
+    with Store.open(db) as s:
+        assert s.q1("PRAGMA user_version") == SCHEMA_VERSION
+        assert [r[0] for r in s.rows("SELECT embedding FROM chunks_vec ORDER BY chunk_id")] == blobs
+        assert s.q1("PRAGMA freelist_count") * 4 <= s.q1("PRAGMA page_count")
+
+
 def test_a_knn_over_several_levels_is_the_nearest_k_of_them_all(ov, tree):
     import numpy as np
 
