@@ -367,6 +367,11 @@ class Store:
         upgrade = 0 < v < SCHEMA_VERSION
         while v < SCHEMA_VERSION:
             with self.tx():
+                # read again under the write lock: another process may have upgraded the
+                # index since (migration 2 run twice fails; 3 would copy every vector again)
+                v = self._user_version()
+                if v >= SCHEMA_VERSION:
+                    break
                 MIGRATIONS[v](self.conn)
                 v += 1
                 self.conn.execute(f"PRAGMA user_version={v}")
@@ -935,7 +940,10 @@ class _Tx:
             try:
                 self.conn.execute("COMMIT")
             except _errors() as e:
-                self.conn.execute("ROLLBACK")
+                try:  # a COMMIT that fails on a full disk has already rolled back
+                    self.conn.execute("ROLLBACK")
+                except _errors():
+                    pass
                 raise _map_error(e, self.path) from e
         else:
             try:

@@ -350,22 +350,78 @@ def test_an_index_from_schema_2_gets_its_vectors_partitioned_by_level(ov, tree):
         assert got == [(pytest.approx(t),)]
 
 
-def test_an_upgrade_gives_back_the_pages_its_copy_freed(tmp_path):
+def _schema_2_index(db: Path, n: int) -> list[bytes]:
+    """An index at `db` in the layout of schema 2 holding `n` random vectors; their bytes."""
     import numpy as np
 
-    db = tmp_path / "index.db"
     rng = np.random.default_rng(0)
-    blobs = [v.tobytes() for v in rng.standard_normal((3000, 384)).astype(np.float32)]
-    with Store.create(db) as s, s.tx():  # 3,000 vectors in the layout of schema 2
+    blobs = [v.tobytes() for v in rng.standard_normal((n, 384)).astype(np.float32)]
+    with Store.create(db) as s, s.tx():
         s.conn.execute("DROP TABLE chunks_vec")
         s.conn.execute(UNPARTITIONED_VEC)
         s.conn.executemany("INSERT INTO chunks_vec(chunk_id, embedding, level, ftype, updated_at, created_at) "
                            "VALUES (?, ?, ?, 'text', 0.0, 0.0)", [(i + 1, b, 2 - i % 2 * 2) for i, b in enumerate(blobs)])
         s.conn.execute("PRAGMA user_version = 2")
+    return blobs
+
+
+def test_an_upgrade_gives_back_the_pages_its_copy_freed(tmp_path):
+    db = tmp_path / "index.db"
+    blobs = _schema_2_index(db, 3000)
     with Store.open(db) as s:
         assert s.q1("PRAGMA user_version") == SCHEMA_VERSION
         assert [r[0] for r in s.rows("SELECT embedding FROM chunks_vec ORDER BY chunk_id")] == blobs
         assert s.q1("PRAGMA freelist_count") * 4 <= s.q1("PRAGMA page_count")
+
+
+def test_two_upgrades_at_once_migrate_once(tmp_path, monkeypatch):
+    db = tmp_path / ".ov" / "index.db"
+    blobs = _schema_2_index(db, 50)
+    c = sqlite3.connect(db)  # schema 1: files without a title
+    c.execute("ALTER TABLE files DROP COLUMN title")
+    c.execute("PRAGMA user_version = 1")
+    c.commit()
+    c.close()
+    read, seen = Store._user_version, []
+
+    def racing(self):  # another process upgrades the index just after this one read its version
+        v = read(self)
+        seen.append(v)
+        if len(seen) == 2:
+            Store.open(db).close()
+        return v
+
+    monkeypatch.setattr(Store, "_user_version", racing)
+    with Store.open(db) as s:  # not migration 2 again: "duplicate column name: title"
+        assert s.q1("PRAGMA user_version") == SCHEMA_VERSION
+        assert [r[0] for r in s.rows("SELECT embedding FROM chunks_vec ORDER BY chunk_id")] == blobs
+    assert seen[:2] == [1, 1]
+
+
+def test_an_upgrade_that_fills_the_disk_says_so_and_keeps_the_index(tmp_path):
+    import json
+    import resource
+
+    db = tmp_path / ".ov" / "index.db"
+    blobs = _schema_2_index(db, 3000)
+    limit = db.stat().st_size + (1 << 20)  # the upgrade writes every vector twice to the WAL
+
+    def small_disk():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    p = subprocess.run([sys.executable, "-m", "ov", "status", "-o", "json"], cwd=tmp_path, capture_output=True,
+                       text=True, preexec_fn=small_disk, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    msg = json.loads(p.stdout)["error"]["message"]
+    assert "rollback" not in msg and ("full" in msg or "I/O" in msg), msg  # the cause, not the cleanup
+    c = sqlite3.connect(db)  # left as it was, and upgraded by the next run
+    assert c.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    c.close()
+    with Store.open(db) as s:
+        assert s.q1("PRAGMA user_version") == SCHEMA_VERSION
+        assert [r[0] for r in s.rows("SELECT embedding FROM chunks_vec ORDER BY chunk_id")] == blobs
 
 
 def test_a_knn_over_several_levels_is_the_nearest_k_of_them_all(ov, tree):
