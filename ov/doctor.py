@@ -238,7 +238,10 @@ def check_index(scope: Path, db: Path | None) -> list[Check]:
     try:
         store = Store.open(db_path, readonly=True)
     except OvError as e:
-        fix = ("upgrade ov, or rebuild with `ov index --full`" if e.code == "unsupported" else rebuild)
+        fix = rebuild
+        if e.code == "unsupported":  # from an older ov, `ov index` upgrades it in place
+            fix = ("run `ov index` to upgrade it" if "run `ov index` to upgrade" in e.message
+                   else "upgrade ov, or rebuild with `ov index --full`")
         return [Check("index-schema", False, f"{db_path}: {e.message}", fix),
                 Check("index-integrity", False, "not run: the index did not open", fix)]
     with store:

@@ -140,6 +140,17 @@ def test_newer_schema(ov, indexed):
     assert by["index-integrity"]["ok"] is False
 
 
+def test_older_schema_says_to_run_ov_index(ov, indexed):
+    conn = sqlite3.connect(indexed / ".ov" / "index.db")
+    conn.execute("PRAGMA user_version=2")
+    conn.close()
+    r = ov("doctor", "--json", cwd=indexed)
+    assert r.code == 1
+    by = _checks(r)
+    assert by["index-schema"]["ok"] is False and "schema version 2" in by["index-schema"]["detail"]
+    assert "ov index" in by["index-schema"]["fix"] and "upgrade ov" not in by["index-schema"]["fix"]
+
+
 def test_not_a_database(ov, tmp_path):
     root = make_tree(tmp_path / "t", {".ov/index.db": b"hello, not sqlite" * 100})
     r = ov("doctor", "--json", cwd=root)
