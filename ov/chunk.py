@@ -380,3 +380,39 @@ def _split_long(line: str, full: int, count: Callable[[str], int], overhead: int
         yield pos, piece_end, cost(piece_end)
         pos = end
         budget = full
+
+
+# ---- sentences ------------------------------------------------------------------------
+
+SENTENCE = 3  # the level of a sentence row: a vector only, evidence for its passage
+# A sentence ends at . ! or ? followed by space and a capital, a digit or an opening
+# bracket (so "e.g. the" and "3.5 mm" do not end one); a blank line ends one too. Single
+# line breaks do not: prose is often wrapped inside a paragraph.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])|\n[ \t]*\n\s*")
+
+
+def sentences(text: str, passages: list[Chunk]) -> list[Chunk]:
+    """A prose file's sentences, as level-3 chunks (exact slices of `text`); each is
+    evidence for the passage holding its start (`Store.passages_holding`). None for a
+    file of one sentence, and none that is a whole passage: the passage's own vector
+    already says it. Whitespace-only pieces are left out."""
+    spans = []
+    pos = 0
+    for m in _SENTENCE_END.finditer(text):
+        spans.append((pos, m.start()))
+        pos = m.end()
+    spans.append((pos, len(text)))
+    spans = [(a, b) for a, b in spans if text[a:b].strip()]
+    if len(spans) < 2:
+        return []
+    whole = {(p.start, p.end) for p in passages}
+    out: list[Chunk] = []
+    for a, b in spans:
+        piece = text[a:b].strip()
+        a += text[a:b].index(piece[0])
+        b = a + len(piece)
+        if (a, b) in whole:
+            continue
+        line = text.count("\n", 0, a) + 1
+        out.append(Chunk(a, b, line, line + piece.count("\n"), piece, level=SENTENCE))
+    return out

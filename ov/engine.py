@@ -20,7 +20,7 @@ from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, M
                       SearchResult, StatusReport, TaggedFile, TagResult)
 from ov.query import (check_limit, check_query, decode_cursor, encode_cursor, keyword_plan,
                       request_key)
-from ov.store import KNN_MAX, Filters, Store
+from ov.store import KNN_MAX, SENTENCE_LEVEL, Filters, Store
 
 
 @dataclass(frozen=True)
@@ -220,20 +220,24 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
         exhausted &= len(res) < depth
         sem = [_cand(cid, "semantic", d, rank.semantic_score(d)) for cid, d in res]
         if req.filters.levels == (2,):
-            # the files' abstracts as evidence for their first passage (rank.with_abstracts)
-            tops = store.vector_search(qvec, replace(req.filters, levels=(0,)), depth)
-            exhausted &= len(tops) < depth
+            # the files' abstracts as evidence for their first passage, and prose sentences
+            # for the passage holding them (rank.with_abstracts)
             cuts = [res[-1][1]] if len(res) >= depth else []
-            cuts += [rank.abstract_distance(tops[-1][1])] if len(tops) >= depth else []
-            firsts = store.first_passages([tid for tid, _ in tops])
-            abstracts = []
-            for tid, d in tops:
-                if tid in firsts:
-                    ad = rank.abstract_distance(d)
-                    c = _cand(firsts[tid], "semantic", ad, rank.semantic_score(ad))
-                    c.branches["semantic"]["via"] = "abstract"
-                    abstracts.append(c)
-            sem = rank.with_abstracts(sem, abstracts, min(cuts) if cuts else None)
+            evidence = []
+            for level, share, via, owner in ((0, rank.ABSTRACT_SHARE, "abstract", store.first_passages),
+                                             (SENTENCE_LEVEL, rank.SENTENCE_SHARE, "sentence",
+                                              store.passages_holding)):
+                tops = store.vector_search(qvec, replace(req.filters, levels=(level,)), depth)
+                exhausted &= len(tops) < depth
+                cuts += [rank.abstract_distance(tops[-1][1], share)] if len(tops) >= depth else []
+                held = owner([tid for tid, _ in tops])
+                for tid, d in tops:
+                    if tid in held:
+                        ad = rank.abstract_distance(d, share)
+                        c = _cand(held[tid], "semantic", ad, rank.semantic_score(ad))
+                        c.branches["semantic"]["via"] = via
+                        evidence.append(c)
+            sem = rank.with_abstracts(sem, evidence, min(cuts) if cuts else None)
         lists["semantic"] = sem
     paths = store.chunk_paths([c.chunk_id for lst in lists.values() for c in lst])
     for lst in lists.values():

@@ -29,7 +29,7 @@ from ov import tiers
 from ov.config import DB_NAME, INDEX_DIRNAME, WalkOptions, db_path_for
 from ov.errors import OvError
 from ov.model import Chunk, IndexReport
-from ov.read import FileText, content_hash, read_text
+from ov.read import FileText, content_hash, kind_of, read_text
 from ov.store import Store, title_of
 from ov.walk import walk
 
@@ -111,6 +111,10 @@ def _front_matter_tags(text: str) -> dict[str, str]:
     return out
 
 
+# set once an index run has given every prose file its sentence rows (ov.chunk.sentences)
+SENTENCES_META = "sentences"
+
+
 def tier_chunks(text: str, path: str) -> tuple[str, str, list[Chunk]]:
     """(abstract, overview, L0/L1 chunk rows). Tier rows carry the tier text, no file span."""
     abstract = tiers.abstract(text, path)
@@ -177,6 +181,7 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
         report.skipped += 1
 
     store.conn.execute("BEGIN IMMEDIATE")
+    split_prose = bool(known) and store.get_meta(SENTENCES_META) is None
     try:
         for n, entry in enumerate(walk(root, opts.walk, on_warning=warn, on_skip=on_skip), 1):
             if progress:
@@ -189,7 +194,11 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                 report.skipped += 1
                 continue
             state = known.get(entry.path)
-            if not opts.full and state and state[1] == entry.size and state[2] == entry.mtime_ns:
+            # an index from before sentence rows re-splits its prose files once (their
+            # passages and tiers keep their vectors by hash; only the sentences are embedded)
+            resplit = split_prose and state is not None and kind_of(entry.path) != "code"
+            if (not opts.full and state and state[1] == entry.size and state[2] == entry.mtime_ns
+                    and not resplit):
                 seen.add(entry.path)
                 report.unchanged += 1
                 continue
@@ -203,7 +212,7 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                 report.skipped += 1
                 continue
             seen.add(entry.path)
-            if not opts.full and state and state[3] == ft.hash:
+            if not opts.full and state and state[3] == ft.hash and not resplit:
                 store.touch_file(state[0], ft.size, ft.mtime_ns)
                 report.unchanged += 1
             else:
@@ -224,6 +233,7 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
         if changed_any:
             store.bump_generation()
             store.record_chunk_count()
+        store.set_meta(SENTENCES_META, "1")
         store.conn.execute("COMMIT")
     except BaseException:
         try:
@@ -242,6 +252,8 @@ def _index_file(store: Store, path: str, ft: FileText, state, report: IndexRepor
     abstract, overview, tier_rows = tier_chunks(text, path)
     body = chunking.chunk_text(text, path, max_tokens=CHUNK_TOKENS)
     title = title_of(body[0].text) if body else ""
+    # the vectors of the file's chunks that stay the same are kept (by text hash)
+    kept = store.file_vectors(state[0]) if state and reuse else {}
     if state:  # before the row takes its new title: the old keyword rows carry the old one
         store.delete_chunks(state[0])
         report.updated += 1
@@ -250,11 +262,13 @@ def _index_file(store: Store, path: str, ft: FileText, state, report: IndexRepor
     file_id = store.upsert_file(
         path, ft.size, ft.mtime_ns, ft.hash, ftype=tiers.file_type(path), category=tiers.category(path),
         abstract=abstract, overview=overview, tags=_front_matter_tags(text), title=title)
-    chunks = body + tier_rows
+    # sentence rows: vectors only, evidence for their passages (ov.rank.SENTENCE_SHARE)
+    sent_rows = chunking.sentences(text, body) if kind_of(path) != "code" else []
+    chunks = body + tier_rows + sent_rows
     hashes = [content_hash(c.text.encode("utf-8")) for c in chunks]
     ids = store.insert_chunks(file_id, chunks, hashes, title)
     if reuse:
-        report.reused += store.reuse_vectors(ids)
+        report.reused += store.reuse_vectors(ids, kept)
     report.chunks += sum(1 for c in chunks if c.level == 2)
 
 

@@ -5,7 +5,9 @@ The semantic branch also hears each file's abstract (its level-0 tier row, about
 characters that say what the file is: a title or first paragraph, a heading, a signature
 with its docstring's first line), whose vector speaks for the file as a whole; `with_abstracts` lets it stand for the file's first passage at a discount
 (ABSTRACT_SHARE of its cosine), so a file whose subject matches the query as a whole is
-found even when no single passage says it as plainly.
+found even when no single passage says it as plainly. Likewise each sentence of a prose
+file (its level-3 row) stands, at SENTENCE_SHARE, for the passage that holds it: a claim
+often says what one sentence says, not what its whole passage says.
 
 Scores are mapped to [0, 1] so `--threshold` means the same on every page:
 - keywords: bm25 / (bm25 + K_BM25), a saturating map (FTS5's bm25 is unbounded);
@@ -59,7 +61,7 @@ class Schedule:
 # the two floors were within 0.001).
 PROSE = Schedule(cos_floor=0.35, w_strong=0.5, w_weak=0.97, bm25_weak=10.0, bm25_strong=14.0)
 CODE = Schedule(cos_floor=0.15, w_strong=0.75, w_weak=1.0, bm25_weak=12.0, bm25_strong=18.0)
-PROFILE = {"name": "default", "version": "2026.11-abstract1"}
+PROFILE = {"name": "default", "version": "2026.11-sentence1"}
 
 # An abstract's cosine counts at this share against a passage's: a title is short and
 # shares the query's subject words more often than a passage that also says everything
@@ -68,6 +70,12 @@ PROFILE = {"name": "default", "version": "2026.11-abstract1"}
 # (0.744, 0.748 with the prose floor above; CoSQA dev 0.612 -> 0.614; 0.85 and 0.95 do
 # worse on both halves of train). Measured choices: docs/BENCHMARKS.md.
 ABSTRACT_SHARE = 0.9
+
+# A sentence of a prose file (its level-3 row) counts at this share for the passage that
+# holds it: a claim often matches one sentence of a passage more closely than the passage
+# as a whole. Chosen on SciFact train (share 0.8 / 0.85 / 0.9 / 0.95: hybrid 0.754 / 0.754
+# / 0.753 / 0.749 against 0.748 without; `find` 0.692 -> 0.706 at 0.85); docs/BENCHMARKS.md.
+SENTENCE_SHARE = 0.85
 
 
 @dataclass
@@ -89,9 +97,10 @@ def semantic_score(distance: float) -> float:
     return min(1.0, max(0.0, 1.0 - distance))
 
 
-def abstract_distance(distance: float) -> float:
-    """The cosine distance an abstract's vector counts for in the semantic branch."""
-    return 1.0 - ABSTRACT_SHARE * (1.0 - distance)
+def abstract_distance(distance: float, share: float = ABSTRACT_SHARE) -> float:
+    """The cosine distance an abstract's (or, at SENTENCE_SHARE, a sentence's) vector
+    counts for in the semantic branch."""
+    return 1.0 - share * (1.0 - distance)
 
 
 def with_abstracts(passages: Iterable[Cand], abstracts: Iterable[Cand],

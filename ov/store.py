@@ -4,8 +4,9 @@ One SQLite file per tree (`ROOT/.ov/index.db`, owner-only, WAL). It holds:
 - `files`: one row per indexed file (path relative to the root, size, mtime_ns, content
   hash, created_at = first seen, updated_at = mtime, indexed_at, tags, tiers);
 - `chunks`: spans of each file's decoded text (code-point offsets, lines, the text itself,
-  a hash of it so identical text is never embedded twice), level 2 = full text, 0/1 = the
-  abstract/overview tiers;
+  a hash of it so identical text is never embedded twice), level 2 = full text (the
+  passages), 0/1 = the abstract/overview tiers, 3 = a prose file's sentences (a vector
+  each, no keyword row: evidence for the passage holding them);
 - `chunks_fts` (FTS5, porter + unicode61) for BM25 keyword ranking, and `chunks_tri`
   (FTS5 trigram) for text without word separators and for grep's literal prefilter. Both
   are contentless: `chunks.text` is the one copy of the text, and rows are deleted with
@@ -41,6 +42,7 @@ SCHEMA_VERSION = 3
 DIM = 384
 BUSY_TIMEOUT_MS = 3000
 KNN_MAX = 4096  # sqlite-vec's largest k
+SENTENCE_LEVEL = 3  # ov.chunk.SENTENCE: rows with a vector and no keyword row
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # chunks_fts's tokenizer
 
 
@@ -482,7 +484,7 @@ class Store:
         title = self.q1("SELECT title FROM files WHERE id = ?", (file_id,)) or ""
         self.conn.executemany(
             "INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', ?, ?)",
-            [(r[0], keyword_text(r[2], title)) for r in rows])
+            [(r[0], keyword_text(r[2], title)) for r in rows if r[1] != SENTENCE_LEVEL])
         self.conn.executemany(
             "INSERT INTO chunks_tri(chunks_tri, rowid, text) VALUES ('delete', ?, ?)",
             [(r[0], r[2]) for r in rows if r[1] == 2])
@@ -503,18 +505,33 @@ class Store:
             "embedded) VALUES (?,?,?,?,?,?,?,?,?,?,0)",
             [(cid, file_id, c.level, seq, c.start, c.end, c.start_line, c.end_line, c.text, h)
              for seq, (cid, c, h) in enumerate(zip(ids, chunks, hashes))])
+        # sentence rows (level 3) are vectors only: no keyword rows of their own
         self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
-                              [(cid, keyword_text(c.text, title)) for cid, c in zip(ids, chunks)])
+                              [(cid, keyword_text(c.text, title)) for cid, c in zip(ids, chunks)
+                               if c.level != SENTENCE_LEVEL])
         self.conn.executemany("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)",
                               [(cid, c.text) for cid, c in zip(ids, chunks) if c.level == 2])
         return ids
 
-    def reuse_vectors(self, chunk_ids: Sequence[int]) -> int:
-        """Copy stored vectors to new chunks whose text hash already has one. Returns count."""
+    def file_vectors(self, file_id: int) -> dict[str, bytes]:
+        """A file's stored vectors by their chunk's text hash (read before its chunks are
+        replaced, so that the unchanged ones keep their vectors: `reuse_vectors`)."""
+        return dict(self.rows("SELECT c.hash, v.embedding FROM chunks c JOIN chunks_vec v ON v.chunk_id = c.id "
+                              "WHERE c.file_id = ?", (file_id,)))
+
+    def reuse_vectors(self, chunk_ids: Sequence[int], known: dict[str, bytes] | None = None) -> int:
+        """Copy stored vectors to new chunks whose text hash already has one (in `known`,
+        or on a chunk of the index). Returns count."""
         n = 0
-        if not self.has_vectors():
+        if not known and not self.has_vectors():
             return 0
+        hashes = dict(self.rows("SELECT id, hash FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+                                (json.dumps(list(chunk_ids)),))) if known else {}
         for cid in chunk_ids:
+            if known and hashes.get(cid) in known:
+                self._insert_vec(cid, known[hashes[cid]])
+                n += 1
+                continue
             row = self.conn.execute(
                 "SELECT v.embedding FROM chunks c JOIN chunks_vec v ON v.chunk_id = c.id "
                 "WHERE c.hash = (SELECT hash FROM chunks WHERE id = ?) AND c.id != ? LIMIT 1",
@@ -558,7 +575,7 @@ class Store:
         return {
             "files": self.q1("SELECT count(*) FROM files"),
             "chunks": self.q1("SELECT count(*) FROM chunks WHERE level = 2"),
-            "tier_chunks": self.q1("SELECT count(*) FROM chunks WHERE level != 2"),
+            "tier_chunks": self.q1("SELECT count(*) FROM chunks WHERE level IN (0, 1)"),
             "embedded": self.q1("SELECT count(*) FROM chunks WHERE embedded = 1 AND level = 2"),
             "pending": self.q1("SELECT count(*) FROM chunks WHERE embedded = 0"),
         }
@@ -787,6 +804,20 @@ class Store:
                 (json.dumps(list(ids)),)):
             if cid is not None:
                 out[tid] = cid
+        return out
+
+    def passages_holding(self, ids: Sequence[int]) -> dict[int, int]:
+        """Sentence row id -> the id of the passage (level-2 chunk) of its file that holds
+        its start: the last one starting at or before it."""
+        out: dict[int, int] = {}
+        if not ids:
+            return out
+        for sid, cid in self.rows(
+                "SELECT s.id, (SELECT c.id FROM chunks c WHERE c.file_id = s.file_id AND c.level = 2 "
+                "AND c.start <= s.start ORDER BY c.start DESC, c.id LIMIT 1) FROM chunks s "
+                "WHERE s.id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),)):
+            if cid is not None:
+                out[sid] = cid
         return out
 
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
