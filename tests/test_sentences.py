@@ -152,3 +152,18 @@ def test_real_model_a_claim_found_by_its_sentence(tree, ov):
     top = r.json["result"]["hits"][0]
     assert top["path"] == "a.txt" and top["scores"]["semantic"].get("via") == "sentence"
     assert "vitamin D" in top["excerpt"]["text"]
+
+
+def test_a_large_prose_file_splits_in_linear_time():
+    """Each sentence's line used to be counted from the file's start: 14 s for a 1 MB file
+    of 100,000 short sentences (the largest file indexed by default), 0.2 s now."""
+    import time
+
+    text = "".join(f"Go {i}." + (" " if i % 10 else "\n") for i in range(100_000))
+    passages = chunk_text(text, "big.txt")
+    t0 = time.perf_counter()
+    got = sentences(text, passages)
+    assert time.perf_counter() - t0 < 3.0
+    assert len(got) == 100_000
+    for s in got[:50] + got[-50:]:
+        assert text[s.start:s.end] == s.text and s.start_line == text.count("\n", 0, s.start) + 1
