@@ -387,8 +387,9 @@ def _split_long(line: str, full: int, count: Callable[[str], int], overhead: int
 SENTENCE = 3  # the level of a sentence row: a vector only, evidence for its passage
 # A sentence ends at . ! or ? followed by space and a capital, a digit or an opening
 # bracket (so "e.g. the" and "3.5 mm" do not end one); a blank line ends one too. Single
-# line breaks do not: prose is often wrapped inside a paragraph.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])|\n[ \t]*\n\s*")
+# line breaks do not: prose is often wrapped inside a paragraph. A blank line may hold a
+# "\r" (CRLF files: "# Title\r\n\r\nText." is two sentences, as with LF).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])|\n[ \t\r]*\n\s*")
 
 
 def sentences(text: str, passages: list[Chunk]) -> list[Chunk]:

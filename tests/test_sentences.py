@@ -167,3 +167,12 @@ def test_a_large_prose_file_splits_in_linear_time():
     assert len(got) == 100_000
     for s in got[:50] + got[-50:]:
         assert text[s.start:s.end] == s.text and s.start_line == text.count("\n", 0, s.start) + 1
+
+
+def test_a_blank_line_ends_a_sentence_in_a_crlf_file_too():
+    lf = "# Title\n\nFirst line here. Second one.\n\nThird para\n"
+    crlf = lf.replace("\n", "\r\n")
+    assert _sentences_of(crlf, "a.md") == _sentences_of(lf, "a.md") == [
+        "# Title", "First line here.", "Second one.", "Third para"]
+    for s in sentences(crlf, chunk_text(crlf, "a.md")):
+        assert crlf[s.start:s.end] == s.text
