@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 from ov.errors import OvError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DIM = 384
 BUSY_TIMEOUT_MS = 3000
 KNN_MAX = 4096  # sqlite-vec's largest k
@@ -189,7 +189,15 @@ def _migration_3(conn) -> None:
     conn.execute("DROP TABLE vec_copy")
 
 
-MIGRATIONS = [_migration_1, _migration_2, _migration_3]
+def _migration_4(conn) -> None:
+    """Nothing to change: from here on `chunks` may hold level-3 rows (a prose file's
+    sentences: a vector each, no keyword row). The version moves so that an older ov,
+    which would feed those rows to FTS5's delete command when it re-indexes a file and so
+    corrupt the keyword table's statistics, refuses the index instead. The next `ov index`
+    gives the prose files their sentences (ov.indexer, SENTENCES_META)."""
+
+
+MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4]
 
 
 # ---- filters --------------------------------------------------------------------------
