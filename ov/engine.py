@@ -148,7 +148,9 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
         return _materialise(ranked, rows, req, checker, need), exhausted
 
     def key(h: Hit):
-        return (h.path, h.excerpt.start, h.excerpt.end) if req.all_chunks else h.path
+        # with --all-chunks a hit is its chunk: a file's tier rows share the span 0-0, so
+        # the level tells them apart
+        return (h.path, h.level, h.excerpt.start, h.excerpt.end) if req.all_chunks else h.path
 
     # A fused ranking depends on how deep each branch is read (a file gets a branch's
     # share only when one of its chunks is within the depth), so a page read deeper than

@@ -131,3 +131,25 @@ def test_a_later_page_ranks_each_depth_once(ov, corpus, monkeypatch):
             r.json["result"]["next_cursor"], cwd=root)
     assert r2.code == 0 and r2.json["result"]["hits"]
     assert depths == [64]
+
+
+def test_all_chunks_pages_over_every_level_equal_one_long_page(ov, corpus):
+    """A file's abstract and overview rows have no span of their own (both 0-0): pages
+    told them apart by path and span only, so one of them counted as shown already and the
+    pages ran out after a few hits."""
+    root, _ = corpus
+    args = ["thread pool future", "--search-type", "semantic", "--level", "0,1,2", "--all-chunks"]
+
+    def entry(h):
+        return h["path"], h["level"], h["excerpt"]["start"], h["excerpt"]["end"]
+
+    one = [entry(h) for h in ov("search", *args, "-o", "json", "-n", "50", cwd=root).json["result"]["hits"]]
+    assert len(one) == 50 and {e[1] for e in one} == {0, 1, 2}
+    seen, cursor = [], None
+    while len(seen) < 50:
+        r = ov("search", *args, "-o", "json", "-n", "3", *(["--cursor", cursor] if cursor else []), cwd=root)
+        assert r.code == 0, r.out + r.err
+        seen += [entry(h) for h in r.json["result"]["hits"]]
+        cursor = r.json["result"].get("next_cursor")
+        assert cursor, f"the pages ran out after {len(seen)} hits"
+    assert seen[:50] == one
