@@ -16,10 +16,9 @@ from typing import Annotated, Optional
 import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
-from ov.console import (build_index, check_search_flags, closed_pipe, elapsed_ms, fast,
-                        glob_command, grep_command, open_store, reader_gone, report, run_body,
-                        search_command, search_settings, settle, show, summary, type_names,
-                        walk_options)
+from ov.console import (build_index, closed_pipe, elapsed_ms, fast, glob_command, grep_command,
+                        open_store, reader_gone, report, run_body, search_command, search_flags,
+                        search_settings, settle, show, summary, walk_options)
 from ov.render import FORMATS, Out
 
 _APP_SETTINGS = dict(
@@ -352,26 +351,16 @@ def _context_search(query, search_type, limit, threshold, after, before, time_fi
     def body(out: Out) -> int:
         from ov import context as ctx  # noqa: PLC0415
         from ov.engine import SearchRequest, context, scope_paths  # noqa: PLC0415
-        from ov.query import (TIME_FIELDS, check_query, parse_levels, parse_tags,  # noqa: PLC0415
-                              parse_time)
         from ov.store import Filters  # noqa: PLC0415
 
         t0 = time.perf_counter()
         if uri:
             raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
                           "--exclude-uri to leave files out", field="uri")
-        check_search_flags(search_type, limit)
-        check_query(query)
-        if time_field not in TIME_FIELDS:
-            raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
-                          field="time_field")
+        filters_kw = search_flags(query, search_type, limit, time_field, after, before, tags, level, types)
         det = ctx.parse_detail(detail)
         if max_tokens is not None:
             ctx.check_budget(max_tokens)
-        filters_kw = dict(ftypes=tuple(type_names(types)), time_field=time_field,
-                          after=parse_time(after, "after") if after is not None else None,
-                          before=parse_time(before, "before") if before is not None else None,
-                          tags=parse_tags(tags), levels=parse_levels(level))
         ignored = [name for name, v in list_only.items() if v]
         store, root = open_store(db, Path.cwd(), auto_index=not no_auto_index, out=out)
         with store:

@@ -401,29 +401,15 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
 
     def body(out: Out) -> int:
         from ov.engine import SearchRequest, scope_paths, search  # noqa: PLC0415
-        from ov.query import (TIME_FIELDS, check_query, parse_levels, parse_tags,  # noqa: PLC0415
-                              parse_time)
         from ov.store import Filters  # noqa: PLC0415
 
         t0 = time.perf_counter()
-        check_search_flags(search_type, limit)
-        check_query(query)
-        if time_field not in TIME_FIELDS:
-            raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
-                          field="time_field")
-        levels = parse_levels(level)
-        tag_pairs = parse_tags(tags)
-        t_after = parse_time(after, "after") if after is not None else None
-        t_before = parse_time(before, "before") if before is not None else None
-        scope = Path.cwd()
-        store, root = open_store(db, scope, auto_index=not no_auto_index, out=out, readonly=False)
+        filters_kw = search_flags(query, search_type, limit, time_field, after, before, tags, level, types)
+        store, root = open_store(db, Path.cwd(), auto_index=not no_auto_index, out=out, readonly=False)
         with store:
             st, lim = search_settings(root, search_type, limit)
-            uris = scope_paths(root, uri, must_exist=True)
-            excl = scope_paths(root, exclude_uri)
-            ftypes = tuple(type_names(types))
-            filters = Filters(uris=uris, exclude_uris=excl, ftypes=ftypes, after=t_after,
-                              before=t_before, time_field=time_field, tags=tag_pairs, levels=levels)
+            filters = Filters(uris=scope_paths(root, uri, must_exist=True),
+                              exclude_uris=scope_paths(root, exclude_uri), **filters_kw)
             req = SearchRequest(query=query, search_type=st, limit=lim, threshold=threshold,
                                 filters=filters, cursor=cursor, explain=explain,
                                 all_chunks=all_chunks, read_content=read_content)
@@ -449,14 +435,27 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
     return run_body((output, json_, color), body)
 
 
-def check_search_flags(search_type: str | None, limit: int | None) -> None:
-    """Refuse a bad --search-type or --limit before anything is opened or built."""
-    from ov.query import check_limit, search_type as norm_type  # noqa: PLC0415
+def search_flags(query: str, search_type: str | None, limit: int | None, time_field: str,
+                 after: str | None, before: str | None, tags: Sequence[str] | None,
+                 level: str | None, types: Sequence[str] | None) -> dict:
+    """The checks both modes of `ov search` (and `ov find`) make on their flags before
+    anything is opened or built, and the `Filters` fields they parse from them (all but
+    the paths, which need the index root)."""
+    from ov.query import (TIME_FIELDS, check_limit, check_query, parse_levels,  # noqa: PLC0415
+                          parse_tags, parse_time, search_type as norm_type)
 
     if search_type is not None:
         norm_type(search_type)
     if limit is not None:
         check_limit(limit)
+    check_query(query)
+    if time_field not in TIME_FIELDS:
+        raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
+                      field="time_field")
+    return dict(levels=parse_levels(level), tags=parse_tags(tags), time_field=time_field,
+                after=parse_time(after, "after") if after is not None else None,
+                before=parse_time(before, "before") if before is not None else None,
+                ftypes=tuple(type_names(types)))
 
 
 def search_settings(root: Path, search_type: str | None, limit: int | None) -> tuple[str, int]:
