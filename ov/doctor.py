@@ -222,6 +222,18 @@ def check_model_run(model: Path | None, tok: Path | None) -> list[Check]:
 # ---- the index ------------------------------------------------------------------------
 
 
+def _schema_version(db_path: Path) -> int:
+    """The index file's schema version (PRAGMA user_version), read without opening it as
+    a store."""
+    from ov.store import connect  # noqa: PLC0415
+
+    conn = connect(db_path, readonly=True)
+    try:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        conn.close()
+
+
 def check_index(scope: Path, db: Path | None) -> list[Check]:
     from ov.engine import locate_index  # noqa: PLC0415
     from ov.store import SCHEMA_VERSION, Store  # noqa: PLC0415
@@ -240,7 +252,7 @@ def check_index(scope: Path, db: Path | None) -> list[Check]:
     except OvError as e:
         fix = rebuild
         if e.code == "unsupported":  # from an older ov, `ov index` upgrades it in place
-            fix = ("run `ov index` to upgrade it" if "run `ov index` to upgrade" in e.message
+            fix = ("run `ov index` to upgrade it" if _schema_version(db_path) < SCHEMA_VERSION
                    else "upgrade ov, or rebuild with `ov index --full`")
         return [Check("index-schema", False, f"{db_path}: {e.message}", fix),
                 Check("index-integrity", False, "not run: the index did not open", fix)]

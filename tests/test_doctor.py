@@ -128,25 +128,25 @@ def test_no_index_is_not_a_failure(ov, tmp_path):
     assert "index-integrity" not in by
 
 
-def test_newer_schema(ov, indexed):
+def _doctor_at_schema(ov, indexed, version: int) -> dict:
+    """`ov doctor`'s checks on the index with its schema version set to `version`."""
     conn = sqlite3.connect(indexed / ".ov" / "index.db")
-    conn.execute("PRAGMA user_version=99")
+    conn.execute(f"PRAGMA user_version={version}")
     conn.close()
     r = ov("doctor", "--json", cwd=indexed)
     assert r.code == 1
-    by = _checks(r)
+    return _checks(r)
+
+
+def test_newer_schema(ov, indexed):
+    by = _doctor_at_schema(ov, indexed, 99)
     assert by["index-schema"]["ok"] is False and "schema version 99" in by["index-schema"]["detail"]
     assert "upgrade ov" in by["index-schema"]["fix"]
     assert by["index-integrity"]["ok"] is False
 
 
 def test_older_schema_says_to_run_ov_index(ov, indexed):
-    conn = sqlite3.connect(indexed / ".ov" / "index.db")
-    conn.execute("PRAGMA user_version=2")
-    conn.close()
-    r = ov("doctor", "--json", cwd=indexed)
-    assert r.code == 1
-    by = _checks(r)
+    by = _doctor_at_schema(ov, indexed, 2)
     assert by["index-schema"]["ok"] is False and "schema version 2" in by["index-schema"]["detail"]
     assert "ov index" in by["index-schema"]["fix"] and "upgrade ov" not in by["index-schema"]["fix"]
 
