@@ -411,8 +411,9 @@ def sentences(text: str, passages: list[Chunk]) -> list[Chunk]:
     line, counted = 1, 0  # lines counted on from the last sentence: counting from the
     # file's start for each one costs 14 s on a 1 MB file of 100,000 sentences
     for a, b in spans:
-        piece = text[a:b].strip()
-        a += text[a:b].index(piece[0])
+        seg = text[a:b]
+        piece = seg.strip()
+        a += len(seg) - len(seg.lstrip())
         b = a + len(piece)
         line += text.count("\n", counted, a)
         counted = a

@@ -268,7 +268,8 @@ def _index_file(store: Store, path: str, ft: FileText, state, report: IndexRepor
     hashes = [content_hash(c.text.encode("utf-8")) for c in chunks]
     ids = store.insert_chunks(file_id, chunks, hashes, title)
     if reuse:
-        report.reused += store.reuse_vectors(ids, kept)
+        report.reused += store.reuse_vectors(
+            ids, {cid: kept[h] for cid, h in zip(ids, hashes) if h in kept})
     report.chunks += sum(1 for c in chunks if c.level == 2)
 
 

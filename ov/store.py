@@ -527,17 +527,17 @@ class Store:
         return dict(self.rows("SELECT c.hash, v.embedding FROM chunks c JOIN chunks_vec v ON v.chunk_id = c.id "
                               "WHERE c.file_id = ?", (file_id,)))
 
-    def reuse_vectors(self, chunk_ids: Sequence[int], known: dict[str, bytes] | None = None) -> int:
-        """Copy stored vectors to new chunks whose text hash already has one (in `known`,
-        or on a chunk of the index). Returns count."""
+    def reuse_vectors(self, chunk_ids: Sequence[int], known: dict[int, bytes] | None = None) -> int:
+        """Give new chunks a vector without embedding them: `known[chunk id]` when given
+        (the caller matched it by text hash), else a stored one of the same text hash.
+        Returns count."""
         n = 0
+        known = known or {}
         if not known and not self.has_vectors():
             return 0
-        hashes = dict(self.rows("SELECT id, hash FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
-                                (json.dumps(list(chunk_ids)),))) if known else {}
         for cid in chunk_ids:
-            if known and hashes.get(cid) in known:
-                self._insert_vec(cid, known[hashes[cid]])
+            if cid in known:
+                self._insert_vec(cid, known[cid])
                 n += 1
                 continue
             row = self.conn.execute(
