@@ -390,6 +390,92 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
 # ---- the fast path --------------------------------------------------------------------
 
 
+class _FastArgs:
+    """The state of one `parse_fast` run: the command's flag table, the values parsed so
+    far, the positional arguments and the options given."""
+
+    def __init__(self, spec: dict) -> None:
+        self.opts, self.multi = spec["opts"], spec["multi"]
+        self.values = dict(spec["defaults"])
+        self.args: list[str] = []
+        self.given: set[str] = set()
+
+    def flag(self, dest: str, const: object) -> None:
+        self.values[dest] = const
+        self.given.add(dest)
+
+    def store(self, dest: str, kind: str, raw: str) -> bool:
+        """Convert and keep an option's value; False when click would refuse it."""
+        if kind in ("int", "float"):
+            try:
+                val: object = int(raw) if kind == "int" else float(raw)
+            except ValueError:
+                return False
+        elif kind == "path":
+            val = Path(raw)
+        else:
+            val = raw
+        self.given.add(dest)
+        if dest in self.multi:
+            self.values[dest] = [*(self.values[dest] or ()), val]
+        else:
+            self.values[dest] = val
+        return True
+
+    def long(self, a: str, argv: Sequence[str], i: int) -> int | None:
+        """`--name`, `--name=value` or `--name value` at argv[i-1]; the next index, or
+        None to decline."""
+        name, eq, raw = a.partition("=")
+        o = self.opts.get(name)
+        if o is None:
+            return None
+        dest, kind, const = o
+        if kind == "flag":
+            if eq:
+                return None
+            self.flag(dest, const)
+            return i
+        if not eq:
+            if i >= len(argv):
+                return None
+            raw, i = argv[i], i + 1
+        return i if self.store(dest, kind, raw) else None
+
+    def short(self, a: str, argv: Sequence[str], i: int) -> int | None:
+        """A cluster of short flags (`-iw`, `-A3`, `-A 3`) at argv[i-1]; the next index, or
+        None to decline."""
+        for j in range(1, len(a)):
+            o = self.opts.get("-" + a[j])
+            if o is None:
+                return None
+            dest, kind, const = o
+            if kind == "flag":
+                self.flag(dest, const)
+                continue
+            if j + 1 < len(a):
+                raw = a[j + 1:]
+            elif i < len(argv):
+                raw, i = argv[i], i + 1
+            else:
+                return None
+            return i if self.store(dest, kind, raw) else None
+        return i
+
+    def bind(self, spec: dict) -> bool:
+        """Hand the positional arguments to the command's arguments; False on a missing
+        or extra one."""
+        args = self.args
+        for dest, nargs, required in spec["args"]:
+            if nargs == -1:
+                self.values[dest] = args or None
+                args = []
+            elif args:
+                self.values[dest] = args.pop(0)
+            elif required:
+                return False
+        return not args
+
+
 def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
     """(command, its parameters) for a command line of a command in `ov.flags` (grep, glob,
     find, search), parsed as click parses it: options anywhere among the arguments, `--`
@@ -405,87 +491,29 @@ def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
     spec = COMMANDS.get(argv[0])
     if spec is None:
         return None
-    opts, multi = spec["opts"], spec["multi"]
-    values = dict(spec["defaults"])
-    args: list[str] = []
-    given: set[str] = set()
-
-    def store(dest: str, kind: str, raw: str) -> bool:
-        if kind in ("int", "float"):
-            try:
-                val: object = int(raw) if kind == "int" else float(raw)
-            except ValueError:
-                return False
-        elif kind == "path":
-            val = Path(raw)
-        else:
-            val = raw
-        given.add(dest)
-        if dest in multi:
-            values[dest] = [*(values[dest] or ()), val]
-        else:
-            values[dest] = val
-        return True
-
+    p = _FastArgs(spec)
     i, n = 1, len(argv)
     while i < n:
         a = argv[i]
         i += 1
         if a == "--":
-            args.extend(argv[i:])
+            p.args.extend(argv[i:])
             break
         if a.startswith("--"):
-            name, eq, raw = a.partition("=")
-            o = opts.get(name)
-            if o is None:
-                return None
-            dest, kind, const = o
-            if kind == "flag":
-                if eq:
-                    return None
-                values[dest] = const
-                given.add(dest)
-                continue
-            if not eq:
-                if i >= n:
-                    return None
-                raw, i = argv[i], i + 1
-            if not store(dest, kind, raw):
-                return None
+            nxt = p.long(a, argv, i)
         elif a.startswith("-") and len(a) > 1:
-            for j in range(1, len(a)):
-                o = opts.get("-" + a[j])
-                if o is None:
-                    return None
-                dest, kind, const = o
-                if kind == "flag":
-                    values[dest] = const
-                    given.add(dest)
-                    continue
-                if j + 1 < len(a):
-                    raw = a[j + 1:]
-                elif i < n:
-                    raw, i = argv[i], i + 1
-                else:
-                    return None
-                if not store(dest, kind, raw):
-                    return None
-                break
+            nxt = p.short(a, argv, i)
         else:
-            args.append(a)
-    for dest, nargs, required in spec["args"]:
-        if nargs == -1:
-            values[dest] = args or None
-            args = []
-        elif args:
-            values[dest] = args.pop(0)
-        elif required:
+            p.args.append(a)
+            continue
+        if nxt is None:
             return None
-    if args:
+        i = nxt
+    if not p.bind(spec):
         return None
-    if any(var in os.environ for dest, var in spec["envvars"].items() if dest not in given):
+    if any(var in os.environ for dest, var in spec["envvars"].items() if dest not in p.given):
         return None  # click would read it: its conversion and messages are Typer's
-    return argv[0], values
+    return argv[0], p.values
 
 
 # Options of `ov search` that only context mode reads; with any of them, or a --mode other
