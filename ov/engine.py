@@ -186,6 +186,8 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     if checker.stale:
         warnings.append(f"{checker.stale} hit(s) came from files changed or deleted since indexing; "
                         "run `ov index` to refresh")
+    if checker.refused:
+        warnings.append(_refused_warning(checker.refused))
     return SearchResult(
         search_type=req.search_type,
         profile=dict(rank.PROFILE),
@@ -194,6 +196,7 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
         next_cursor=encode_cursor(generation, request, segments) if more else None,
         warnings=warnings,
         stale=checker.stale,
+        refused=checker.refused or None,
     )
 
 
@@ -305,7 +308,8 @@ def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need
         row = rows.get(c.chunk_id)
         if row is None:
             continue
-        got = checker.check(row.path, row.size, row.mtime_ns, row.start, row.end, row.text)
+        got = checker.check(row.path, row.size, row.mtime_ns, row.start, row.end, row.text,
+                            row.ctime_ns, row.inode)
         if got is None:
             continue
         start, end, sl, el, text = ((row.start, row.end, row.start_line, row.end_line, row.text)
@@ -337,14 +341,16 @@ def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need
 
 def status(store: Store, root: Path) -> StatusReport:
     counts = store.counts()
+    from ov.read import freshness, stat_under  # noqa: PLC0415
+
     stale = missing = 0
-    for path, (_, size, mtime_ns, _) in store.file_states().items():
-        try:
-            st = os.stat(root / path)
+    for path, (_, size, mtime_ns, _, ctime_ns, inode) in store.file_states().items():
+        try:  # a row naming a path outside the root (forged, or a link swapped in) is missing
+            st = stat_under(str(root), path)
         except OSError:
             missing += 1
             continue
-        if (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
+        if freshness(st) != (size, mtime_ns, ctime_ns, inode):
             stale += 1
     size = sum(p.stat().st_size for p in store.path.parent.glob(store.path.name + "*")
                if p.is_file() and not p.name.endswith(".lock"))
@@ -367,22 +373,41 @@ def _file_tiers(root: Path, row: dict) -> tuple[str, str, str] | None:
     """(abstract, overview, full text) of an indexed file as it is now on disk; None when
     it is gone, unreadable or binary. The stored tiers serve while the file is unchanged;
     a changed file's tiers are rebuilt from what is read, so no tier outlives its text."""
-    from ov.read import read_text  # noqa: PLC0415
+    from ov.read import read_under, resolve_under  # noqa: PLC0415
 
-    full = os.path.join(root, row["path"])
-    try:
-        if not os.access(full, os.R_OK):
+    try:  # only a file under the root now: the row's path is a hint (issue 17)
+        if not os.access(resolve_under(str(root), row["path"]), os.R_OK):
             return None
-        ft = read_text(full)
+        ft = read_under(str(root), row["path"])
     except OSError:
         return None
     if ft is None:
         return None
-    if (ft.size, ft.mtime_ns) == (row["size"], row["mtime_ns"]):
+    if ft.freshness == (row["size"], row["mtime_ns"], row.get("ctime_ns"), row.get("inode")):
         return row["abstract"] or "", row["overview"] or "", ft.text
     from ov import tiers  # noqa: PLC0415
 
     return tiers.abstract(ft.text, row["path"]), tiers.overview(ft.text, row["path"]), ft.text
+
+
+def _refused_warning(n: int) -> str:
+    return (f"{n} indexed path(s) lead outside the index root now (a forged index, or a link "
+            "put in after indexing) and were left out; run `ov index --full`")
+
+
+def _rows_under(root: Path, rows: list[dict]) -> tuple[list[dict], int]:
+    """Index rows whose paths lie under the root now, and how many did not (a forged
+    index may name absolute or climbing paths, a link may lead out: never printed)."""
+    from ov.read import resolve_under  # noqa: PLC0415
+
+    kept = []
+    for r in rows:
+        try:
+            resolve_under(str(root), r["path"])
+        except OSError:
+            continue
+        kept.append(r)
+    return kept, len(rows) - len(kept)
 
 
 def _memo(factory):
@@ -421,7 +446,7 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
 
     factory = _memo(embedder_factory or _default_embedder)  # one model load for every page
     hits: list[Hit] = []
-    deduped = stale = 0
+    deduped = stale = refused = 0
     warnings: list[str] = []
     cursor = None
     base = SearchRequest(query=req.query, search_type=req.search_type, limit=req.limit,
@@ -429,6 +454,7 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     while len(hits) < req.limit:
         page = search(store, root, replace(base, cursor=cursor), factory)
         stale += page.stale
+        refused += page.refused or 0
         for h in page.hits:
             if h.path in served:
                 deduped += 1
@@ -442,7 +468,7 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     for h in hits:
         row = store.file_row(h.path)
         got = _file_tiers(root, row) if row else None
-        if got is None:
+        if got is None:  # search's recheck has already left out rows outside the root
             stale += 1
             continue
         cat = row.get("category") or "other"
@@ -452,6 +478,8 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     if stale:
         warnings.append(f"{stale} candidate(s) came from files changed or deleted since indexing; "
                         "run `ov index` to refresh")
+    if refused:
+        warnings.append(_refused_warning(refused))
     if session_id is not None:
         store.record_session(session_id, turn, [p.uri for p in packed if p.detail != ctx.URI_ONLY])
     counts = {t: 0 for t in (*ctx.TIERS, ctx.URI_ONLY)}
@@ -490,7 +518,7 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
                           "unreadable or binary); run `ov index`", field="path")
         lv = 2 if level is None else level
         return ReadResult(path=rel, level=lv, kind="file", text=got[lv])
-    files = store.files_under(rel)
+    files, _ = _rows_under(root, store.files_under(rel))
     if not files:
         raise OvError("not_found", f"{shown} is not in the index", field="path")
     lv = 1 if level is None else level
@@ -542,7 +570,7 @@ def tag(store: Store, root: Path, rel: str, pairs: tuple[tuple[str, str], ...], 
     if row is not None:
         paths = [rel]
     else:
-        paths = [f["path"] for f in store.files_under(rel)]
+        paths = [f["path"] for f in _rows_under(root, store.files_under(rel))[0]]
         if not paths:
             raise OvError("not_found", f"{shown} is not in the index", field="path")
         if not recursive:

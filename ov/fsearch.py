@@ -42,8 +42,8 @@ if TYPE_CHECKING:  # ov.grep is imported by grep only (glob needs neither it nor
 
 RG_BUFFER = 64 * 1024  # ripgrep's first buffer (ov.grep.RG_BUFFER; a test holds them equal)
 
-# (literals, ignore_case) -> predicate (rel, size, mtime_ns) -> may the file match?
-Candidates = Callable[[list[str], bool], "Callable[[str, int, int], bool] | None"]
+# (literals, ignore_case) -> predicate (walked file entry) -> may the file match?
+Candidates = Callable[[list[str], bool], "Callable[[FileEntry], bool] | None"]
 _GLOB_SPECIAL = re.compile(r"[\\*?\[\]!# ]")
 GLOB_FIELDS = ("name", "path", "type", "size", "mode", "mtime", "tags")
 
@@ -154,8 +154,9 @@ def index_candidates(root: Path) -> Candidates | None:
         except OvError:
             return None  # a busy or broken index must not break grep; read every file
 
-        def may_match(rel: str, size: int, mtime_ns: int) -> bool:
-            return rel in cands or fresh.get(rel) != (size, mtime_ns)
+        def may_match(e: FileEntry) -> bool:
+            # unchanged = (size, mtime_ns, ctime_ns, inode) all as indexed (issue 17)
+            return e.path in cands or fresh.get(e.path) != (e.size, e.mtime_ns, e.ctime_ns, e.inode)
 
         return may_match
 
@@ -457,7 +458,7 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
         files = _paths(root, rels, opts, st)
     else:
         files = ((e.path, e.abspath) for e in _entries(root, rels, opts, st)
-                 if may_hold(e.path, e.size, e.mtime_ns))
+                 if may_hold(e))
     for rel, abspath in files:
         # Tested again per path: a gitignore line cannot hold every name (a trailing
         # tab or CR, a newline), so the walk alone does not leave out all of them.

@@ -10,6 +10,13 @@ does: "\\r\\n" is one line break and its "\\r" belongs to the line's content.
 A file that is stat'ed and read reports the size and mtime of what was read: the
 open descriptor is stat'ed, before and after the read, so a file rewritten meanwhile
 is read again rather than stored with another version's times.
+
+A path named by the index is a hint, never an authority (issue 17): `open_under` opens
+`root/rel` only when `rel` is a plain relative path and the file it reaches now, links
+resolved, lies under the root; the last component is opened with O_NOFOLLOW, and on
+Linux the descriptor's own path is checked again, so a link swapped in between the check
+and the open is refused too. `Freshness` is (size, mtime_ns, ctime_ns, inode): a
+restored mtime cannot hide a change, as the ctime moves with any write.
 """
 
 from __future__ import annotations
@@ -64,6 +71,77 @@ class FileText:
     hash: str  # content_hash(bytes), of the raw bytes as read
     size: int  # bytes read
     mtime_ns: int  # of the open file, as read
+    ctime_ns: int = 0
+    inode: int = 0
+
+    @property
+    def freshness(self) -> tuple[int, int, int, int]:
+        return (self.size, self.mtime_ns, self.ctime_ns, self.inode)
+
+
+def freshness(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What says a file is unchanged since it was read: (size, mtime_ns, ctime_ns, inode)."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+class OutsideRoot(OSError):
+    """A path that is not a plain relative path, or reaches (through links) outside the
+    root. An OSError, so callers that skip unreadable files skip it; they count it."""
+
+    def __init__(self, rel: str) -> None:
+        super().__init__(errno.EACCES, "outside the index root", rel)
+
+
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def plain_rel(rel: str) -> bool:
+    """Whether `rel` is a path an index row may name: relative, "/"-separated, no empty,
+    "." or ".." part, no NUL. A forged row (absolute, climbing) fails here."""
+    if not rel or "\x00" in rel or rel[0] == "/":
+        return False
+    return all(p not in ("", ".", "..") for p in rel.split("/"))
+
+
+def _inside(path: str, real_root: str) -> bool:
+    return path == real_root or path.startswith(real_root.rstrip("/") + "/")
+
+
+def resolve_under(root: str, rel: str) -> str:
+    """The real path `root/rel` reaches now; `OutsideRoot` when it is not under the root."""
+    if not plain_rel(rel):
+        raise OutsideRoot(rel)
+    real_root = os.path.realpath(root)
+    full = os.path.realpath(os.path.join(real_root, rel))
+    if not _inside(full, real_root) or full == real_root:
+        raise OutsideRoot(rel)
+    return full
+
+
+def open_under(root: str, rel: str) -> int:
+    """A read-only descriptor of `root/rel`, only when that file lies under the root at
+    the moment it is opened (see the module's note). Never blocks on a fifo."""
+    full = resolve_under(root, rel)
+    fd = os.open(full, _OPEN_FLAGS | _NOFOLLOW)
+    try:
+        actual = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # no /proc: the realpath check and O_NOFOLLOW stand
+        return fd
+    if not _inside(actual, os.path.realpath(root)):
+        os.close(fd)
+        raise OutsideRoot(rel)
+    return fd
+
+
+def stat_under(root: str, rel: str) -> os.stat_result:
+    """The stat of `root/rel` when it lies under the root now (links resolved)."""
+    return os.stat(resolve_under(root, rel))
+
+
+def read_under(root: str, rel: str, *, max_bytes: int | None = None) -> FileText | None:
+    """`read_text` of `root/rel`, refused (`OutsideRoot`) when it is not under the root."""
+    return _read_fd(open_under(root, rel), rel, max_bytes)
 
 
 def read_text(abspath: str, *, max_bytes: int | None = None) -> FileText | None:
@@ -73,7 +151,10 @@ def read_text(abspath: str, *, max_bytes: int | None = None) -> FileText | None:
     and `FileTooLarge` when it holds more than `max_bytes`; callers decide whether that
     is a warning or a skip. Never blocks on a fifo put where a file was walked.
     """
-    fd = os.open(abspath, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    return _read_fd(os.open(abspath, _OPEN_FLAGS), abspath, max_bytes)
+
+
+def _read_fd(fd: int, abspath: str, max_bytes: int | None) -> FileText | None:
     with open(fd, "rb", closefd=True) as f:
         for attempt in range(_READ_ATTEMPTS):
             before = os.fstat(fd)
@@ -92,7 +173,8 @@ def read_text(abspath: str, *, max_bytes: int | None = None) -> FileText | None:
             # Written to while being read: read again, so the times match the bytes.
     if is_binary(data):
         return None
-    return FileText(decode(data), content_hash(data), len(data), after.st_mtime_ns)
+    return FileText(decode(data), content_hash(data), len(data), after.st_mtime_ns,
+                    after.st_ctime_ns, after.st_ino)
 
 
 class LineIndex:

@@ -286,7 +286,8 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
                 skip(rel0, "size")
             else:
                 yield (rel0, base) if pairs else FileEntry(
-                    rel0, base, st0.st_size, st0.st_mtime_ns, st0.st_mode, os.path.islink(base))
+                    rel0, base, st0.st_size, st0.st_mtime_ns, st0.st_mode, os.path.islink(base),
+                    st0.st_ctime_ns, st0.st_ino)
         return
     if max_depth is not None and max_depth < 1:
         return
@@ -419,7 +420,7 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
                 skip(rel, "size")
                 continue
             yield (rel, e.path) if pairs else FileEntry(rel, e.path, s.st_size, s.st_mtime_ns,
-                                                         s.st_mode, is_link)
+                                                         s.st_mode, is_link, s.st_ctime_ns, s.st_ino)
         else:
             fid = stack.pop()[5]
             if fid is not None:

@@ -224,3 +224,114 @@ def test_no_traceback_from_a_real_process_either(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], cwd=root, env=dict(env, OV_DEBUG="1"),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "Traceback" in p.stderr
+
+
+# ---- issue 17: the index is a cache, never an authority on paths ---------------------------
+
+ALL_READERS = (["read", "a.md"], ["read", "."], ["read", ".", "-L", "0"], ["read", ".", "-L", "1"],
+               ["search", "hello", "--search-type", "keywords"], ["search", "hello"],
+               ["search", "hello", "-L", "0"], ["search", "hello", "--read-content"],
+               ["search", "hello", "--mode", "context"], ["find", "hello"],
+               ["find", "hello", "--read-content"], ["grep", "hello"], ["grep", MARK],
+               ["grep", "-F", "hello"], ["glob", "**"], ["status"], ["tag", ".", "k=v", "--recursive"],
+               ["search", MARK, "--read-content"], ["search", MARK, "--mode", "context"])
+
+
+def _outside_never_shown(root: Path, marks=(MARK, "root:x:")) -> None:
+    for args in ALL_READERS:
+        for fmt in ("json", "text"):
+            r = run_inprocess([*args, "-o", fmt], cwd=root, env=ENV)
+            assert r.code in (0, 1, 2), (args, r.out, r.err)
+            assert '"internal"' not in r.out, (args, r.out)
+            for m in marks:
+                assert m not in r.out and m not in r.err, (args, fmt, r.out)
+
+
+def test_a_link_swapped_in_after_indexing_is_never_read(tmp_path):
+    make_tree(tmp_path / "outside", {"secret.md": f"# S\n\nhello world {MARK}.\n"})
+    root = make_tree(tmp_path / "t", {"a.md": "# A\n\nhello world.\n", "b.md": "# B\n\nhello there.\n"})
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    (root / "a.md").unlink()
+    (root / "a.md").symlink_to(tmp_path / "outside" / "secret.md")
+    (root / "b.md").unlink()
+    (root / "b.md").symlink_to("/etc/passwd")
+    _outside_never_shown(root)
+    r = run_inprocess("search", "hello", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    res = r.json["result"]
+    assert res["hits"] == [] and res.get("refused") == 2
+    assert any("outside the index root" in w for w in res["warnings"])
+
+
+def _forge(root: Path, rows: list[tuple[str, str]]) -> None:
+    """Rewrite indexed rows' paths to `rows` [(old path, forged path)] in the database."""
+    import sqlite3  # the forged file is what a committed .ov/index.db could hold
+
+    conn = sqlite3.connect(root / ".ov" / "index.db")
+    for old, new in rows:
+        assert conn.execute("UPDATE files SET path = ? WHERE path = ?", (new, old)).rowcount == 1
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("forged", ["/etc/passwd", "../outside/secret.md", "sub/../../outside/secret.md",
+                                    "./../outside/secret.md", "link/secret.md"])
+def test_a_forged_index_row_never_reaches_outside_the_root(tmp_path, forged):
+    make_tree(tmp_path / "outside", {"secret.md": f"# S\n\nhello world {MARK}.\n"})
+    root = make_tree(tmp_path / "t", {"a.md": f"# A\n\nhello world {MARK}.\n", "c.md": "# C\n\nhello.\n",
+                                      "sub/x.txt": "x\n"})
+    (root / "link").symlink_to(tmp_path / "outside")  # a folder link out (never walked)
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    # the row keeps a.md's chunks (which name the marker) but points elsewhere; a.md goes
+    (root / "a.md").unlink()
+    _forge(root, [("a.md", forged)])
+    _outside_never_shown(root, marks=(MARK, "root:x:", "secret.md", "/etc/passwd"))
+    r = run_inprocess("search", "hello", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["c.md"]
+    # a rebuild drops the forged row for good
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    r = run_inprocess("read", ".", "-L", "2", "-o", "json", cwd=root, env=ENV)
+    assert r.json["result"]["text"].splitlines() == ["c.md", "sub/x.txt"]
+
+
+def test_nothing_is_written_through_a_link_under_dot_ov(tmp_path):
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    for setup in ("dir", "db", "lock", "wal", "gitignore"):
+        root = make_tree(tmp_path / f"t-{setup}", {"a.md": "# A\n\nhello.\n"})
+        if setup == "dir":
+            (root / ".ov").symlink_to(target)
+        else:
+            (root / ".ov").mkdir()
+            name = {"db": "index.db", "lock": "index.db.lock", "wal": "index.db-wal",
+                    "gitignore": ".gitignore"}[setup]
+            (root / ".ov" / name).symlink_to(target / name)
+        for args in (["index", "."], ["search", "hello"], ["index", ".", "--full"]):
+            r = run_inprocess([*args, "-o", "json"], cwd=root, env=ENV)
+            assert r.code == 2 and r.json["error"]["code"] == "invalid_path", (setup, args, r.out)
+        assert list(target.iterdir()) == [], setup
+
+
+def test_an_ov_folder_made_before_the_first_index_gets_its_gitignore(tmp_path):
+    root = make_tree(tmp_path / "t", {"a.md": "# A\n\nhello.\n", ".ov/config.toml": "hidden = false\n"})
+    assert not (root / ".ov" / ".gitignore").exists()
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    assert (root / ".ov" / ".gitignore").read_text() == "*\n"
+
+
+def test_a_restored_mtime_cannot_hide_a_change(tmp_path):
+    root = make_tree(tmp_path / "t", {"a.md": "# A\n\nalpha bravo.\n", "b.md": "# B\n\nother.\n"})
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    st = os.stat(root / "a.md")
+    (root / "a.md").write_text("# A\n\ncharl bravo.\n")  # same size
+    os.utime(root / "a.md", ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(root / "a.md").st_size == st.st_size
+    r = run_inprocess("grep", "charl", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 0 and len(r.json["result"]["matches"]) == 1, r.out
+    r = run_inprocess("search", "alpha", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    assert r.json["result"]["hits"] == []  # the old excerpt is not shown
+    r = run_inprocess("status", "-o", "json", cwd=root, env=ENV)
+    assert r.json["result"]["stale_files"] == 1
+    r = run_inprocess("index", ".", "-o", "json", cwd=root, env=ENV)
+    assert r.json["result"]["updated"] == 1, r.out
+    r = run_inprocess("search", "charl", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["a.md"]
