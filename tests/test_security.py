@@ -335,3 +335,43 @@ def test_a_restored_mtime_cannot_hide_a_change(tmp_path):
     assert r.json["result"]["updated"] == 1, r.out
     r = run_inprocess("search", "charl", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
     assert [h["path"] for h in r.json["result"]["hits"]] == ["a.md"]
+
+
+# ---- issue 17: control files are read bounded --------------------------------------------
+
+@pytest.mark.parametrize("name", [".gitignore", ".ignore", ".ovignore", ".git/info/exclude",
+                                  ".ov/config.toml", "pyproject.toml", "sub/.gitignore"])
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo", "big"])
+def test_a_control_file_that_is_not_a_small_regular_file_is_skipped_with_a_warning(tmp_path, name, target):
+    import time
+
+    root = make_tree(tmp_path / "t", {"a.md": "# A\n\nhello.\n", "sub/b.md": "hello b\n"})
+    p = root / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if target == "/dev/zero":
+        p.symlink_to("/dev/zero")
+    elif target == "fifo":
+        os.mkfifo(p)
+    else:
+        p.write_bytes(b"# padding\n" * 110_000)  # 1.1 MB
+    for args in (["grep", "hello"], ["glob", "**"], ["index", "."], ["search", "hello"], ["status"]):
+        t0 = time.monotonic()
+        r = run_inprocess([*args, "-o", "json"], cwd=root, env=ENV)
+        assert time.monotonic() - t0 < 10, args
+        assert r.code == 0, (args, r.out, r.err)
+        label = name.split("/")[-1]
+        if args[0] in ("grep", "glob", "index") or name.endswith(".toml"):
+            assert label in r.err and ("not a regular file" in r.err or "larger than" in r.err), (args, r.err)
+
+
+def test_a_run_of_stars_in_an_ignore_line_does_not_backtrack(tmp_path):
+    import time
+
+    files = {f"{'a' * 40}{i}": "hi\n" for i in range(5)}
+    root = make_tree(tmp_path / "t", {**files, "keepz": "hi\n",
+                                      ".gitignore": "*" * 16 + "z\n" + "x/" + "*" * 20 + "/y\n"})
+    t0 = time.monotonic()
+    r = run_inprocess("grep", "-l", "hi", "-o", "json", cwd=root, env=ENV)
+    assert time.monotonic() - t0 < 5
+    # `****z` means `*z`: keepz is ignored, the a… files are not
+    assert sorted(r.json["result"]["paths"]) == sorted(files)
