@@ -428,8 +428,7 @@ def read_cmd(
         store, root, rel = _store_for_path(db, path)
         with store:
             res = read(store, root, rel, level)
-        show(out, res, t0, lambda: out.stdout.write(
-            res.text if not res.text or res.text.endswith("\n") else res.text + "\n"))
+        show(out, res, t0, lambda: out.text(res.text))
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -536,7 +535,7 @@ def doctor_cmd(
         def text() -> None:
             from ov.render import doctor_text  # noqa: PLC0415
 
-            out.text(doctor_text(res, out.color))
+            out.text(doctor_text(res, out.color), colored=out.color)
             failed = sum(not c.ok for c in res.checks)
             out.notice(f"{len(res.checks) - failed} of {len(res.checks)} checks passed" if failed
                        else f"all {len(res.checks)} checks passed")

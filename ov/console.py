@@ -278,7 +278,7 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
                            ignores=cfg.get("ignore"), tags=tags or ())
         _finish_warnings(out, st)
         if simple or out.fmt == "text":
-            out.stdout.write(glob_text(res, flds, simple))
+            out.text(glob_text(res, flds, simple))
         elif out.fmt == "json":
             out.envelope(res, elapsed_ms(t0))
         else:
@@ -424,7 +424,7 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
         else:
             from ov.render import hits_text  # noqa: PLC0415
 
-            out.text(hits_text(res, query, out.color))
+            out.text(hits_text(res, query, out.color), colored=out.color)
             out.stdout.flush()  # a closed pipe stops here, before the notice
             if reader_gone(out):
                 return closed_pipe(out)

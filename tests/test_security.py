@@ -375,3 +375,32 @@ def test_a_run_of_stars_in_an_ignore_line_does_not_backtrack(tmp_path):
     assert time.monotonic() - t0 < 5
     # `****z` means `*z`: keepz is ignored, the a… files are not
     assert sorted(r.json["result"]["paths"]) == sorted(files)
+
+
+# ---- issue 17: text output escapes control characters; JSON is unaffected ------------------
+
+ESC_NAME = "na\x1b[31mme.md"
+ESC_TEXT = "# T\n\nhello \x1b]0;pwned\x07 \x1b[2J world \x9b1m.\nok\rhidden line\r\n"
+
+
+@pytest.mark.parametrize("color", ["never", "always"])
+def test_text_output_escapes_control_characters(tmp_path, color):
+    root = make_tree(tmp_path / "t", {ESC_NAME: ESC_TEXT, "b.md": "# B\n\nother hello.\n"})
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    for args in (["grep", "hello"], ["grep", "hidden"], ["grep", "-C", "2", "ok"], ["grep", "-l", "hello"],
+                 ["grep", "-c", "hello"], ["glob", "*"], ["read", ESC_NAME], ["read", ".", "-L", "2"],
+                 ["read", ".", "-L", "1"], ["search", "hello", "--search-type", "keywords"],
+                 ["search", "hello", "--mode", "context"], ["find", "hello"],
+                 ["tag", ESC_NAME, "k=v"], ["read", "nope\x1b[2J.md"]):
+        r = run_inprocess([*args, "--color", color], cwd=root, env=ENV)
+        assert r.code in (0, 1, 2), (args, r.out, r.err)
+        for stream in (r.out, r.err):
+            data = stream.replace("\x1b[0m", "").replace("\x1b[1;31m", "").replace("\x1b[35m", "") \
+                .replace("\x1b[32m", "").replace("\x1b[1m", "")
+            assert "\x1b" not in data and "\x07" not in data and "\x9b" not in data, (args, stream)
+            assert "\rh" not in data, (args, stream)
+    r = run_inprocess("grep", "hello", "--color", "never", cwd=root, env=ENV)
+    assert "na\\x1b[31mme.md:3:hello \\x1b]0;pwned\\x07 \\x1b[2J world \\x9b1m." in r.out
+    r = run_inprocess("grep", "-o", "json", "hidden", cwd=root, env=ENV)
+    m = r.json["result"]["matches"][0]
+    assert m["path"] == ESC_NAME and m["content"] == "ok\rhidden line\r"  # JSON unaffected
