@@ -390,6 +390,9 @@ def _file_tiers(root: Path, row: dict) -> tuple[str, str, str] | None:
     return tiers.abstract(ft.text, row["path"]), tiers.overview(ft.text, row["path"]), ft.text
 
 
+MAX_DEDUP_TURNS = 1_000_000
+
+
 def _refused_warning(n: int) -> str:
     return (f"{n} indexed path(s) lead outside the index root now (a forged index, or a link "
             "put in after indexing) and were left out; run `ov index --full`")
@@ -439,8 +442,9 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     if dedup_turns is not None:
         if session_id is None:
             raise OvError("invalid_argument", "--dedup-turns needs --session-id", field="dedup_turns")
-        if dedup_turns < 0:
-            raise OvError("invalid_argument", "--dedup-turns must be 0 or more", field="dedup_turns")
+        if not 0 <= dedup_turns <= MAX_DEDUP_TURNS:  # SQLite holds 64-bit integers only
+            raise OvError("invalid_argument", f"--dedup-turns must be 0 to {MAX_DEDUP_TURNS}, "
+                          f"not {dedup_turns}", field="dedup_turns")
     turn, served = (store.session_served(session_id, 1 if dedup_turns is None else dedup_turns)
                     if session_id is not None else (None, set()))
 
@@ -531,20 +535,30 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
 
 def _folder_tiers(rel: str, files: list[dict]) -> tuple[str, str]:
     """A folder's (L0, L1) over its direct children: a file by its abstract, a subfolder
-    (`name/`) by its own L0, built the same way."""
+    (`name/`) by its own L0, built the same way. Deepest folders first, without
+    recursion: a tree 2,000 folders deep must not end in a RecursionError (issue 17)."""
     from ov import tiers  # noqa: PLC0415
 
     prefix = rel + "/" if rel else ""
-    children: list[tuple[str, str]] = []
-    subs: dict[str, list[dict]] = {}
+    files_of: dict[str, list[tuple[str, str]]] = {"": []}
+    subs_of: dict[str, list[str]] = {}
+    linked: set[str] = set()
     for f in files:
-        head, sep, _ = f["path"][len(prefix):].partition("/")
-        if sep:
-            subs.setdefault(head, []).append(f)
-        else:
-            children.append((head, f["abstract"] or ""))
-    children += [(name + "/", _folder_tiers(prefix + name, fs)[0]) for name, fs in subs.items()]
-    return tiers.folder_tiers(sorted(children))
+        folder, _, name = f["path"][len(prefix):].rpartition("/")
+        files_of.setdefault(folder, []).append((name, f["abstract"] or ""))
+        while folder and folder not in linked:  # each folder listed once in its parent
+            linked.add(folder)
+            parent, _, sub = folder.rpartition("/")
+            subs_of.setdefault(parent, []).append(sub)
+            folder = parent
+    done: dict[str, tuple[str, str]] = {}
+    folders = set(files_of) | set(subs_of)
+    for folder in sorted(folders, key=lambda d: -(d.count("/") + 1 if d else 0)):
+        base = folder + "/" if folder else ""
+        children = files_of.get(folder, []) + [(n + "/", done[base + n][0])
+                                               for n in subs_of.get(folder, [])]
+        done[folder] = tiers.folder_tiers(sorted(children))
+    return done[""]
 
 
 TAG_MODES = ("set", "append", "remove")
