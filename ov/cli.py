@@ -195,6 +195,7 @@ def grep_cmd(
     max_columns: Annotated[Optional[int], typer.Option("--max-columns", help="Omit lines longer than N characters (text output).", metavar="N")] = None,
     no_index: Annotated[bool, typer.Option("--no-index", help="Do not use the index to skip files.")] = False,
     line_number: Annotated[bool, typer.Option("-n", "--line-number", help="Accepted for ripgrep habits; line numbers are always shown.")] = False,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="Stop after this many seconds of wall time with deadline_exceeded, saying how far it got (default 60).", metavar="SECONDS")] = None,
     color: ColorOpt = "auto",
     output: OutputOpt = "text",
     json_: JsonOpt = False,

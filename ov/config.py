@@ -23,6 +23,7 @@ DEFAULT_LEVEL_LIMIT = 10
 DEFAULT_MAX_FILESIZE = 1 << 20  # 1 MiB
 DEFAULT_MAX_TOKENS = 1600  # context mode budget
 REGEX_TIMEOUT_S = 5.0  # a regex that runs longer on one file ends with deadline_exceeded
+GREP_TIMEOUT_S = 60.0  # wall time for a whole grep (--timeout); then deadline_exceeded
 
 
 @dataclass(frozen=True)

@@ -174,8 +174,8 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
                  no_ignore: bool = False, node_limit: int | None = None, level_limit: int = 10,
                  tags: Sequence[str] | None = None, count: bool = False,
                  files_with_matches: bool = False, max_columns: int | None = None,
-                 no_index: bool = False, line_number: bool = False, color: str = "auto",
-                 output: str = "text", json_: bool = False) -> int:
+                 no_index: bool = False, line_number: bool = False, timeout: float | None = None,
+                 color: str = "auto", output: str = "text", json_: bool = False) -> int:
     """`ov grep`: the parameters are the flags' (see ov/cli.py's grep_cmd); returns the
     exit status."""
 
@@ -199,7 +199,8 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
             multiline=multiline, before=b, after=a, globs=globs or (), types=types or (),
             exclude=exclude_uri or (), hidden=cfg.get("hidden", hidden), no_ignore=no_ignore,
             max_depth=level_limit, node_limit=limit, mode=mode, tags=tags or (),
-            use_index=not no_index, stats=st, ignores=cfg.get("ignore"))
+            use_index=not no_index, stats=st, ignores=cfg.get("ignore"),
+            deadline_s=fsearch.config.GREP_TIMEOUT_S if timeout is None else timeout)
         from ov.grep import gc_paused  # noqa: PLC0415
 
         try:

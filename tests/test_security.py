@@ -404,3 +404,22 @@ def test_text_output_escapes_control_characters(tmp_path, color):
     r = run_inprocess("grep", "-o", "json", "hidden", cwd=root, env=ENV)
     m = r.json["result"]["matches"][0]
     assert m["path"] == ESC_NAME and m["content"] == "ok\rhidden line\r"  # JSON unaffected
+
+
+# ---- issue 17: a grep's deadline is wall time, per command ------------------------------------
+
+def test_grep_stops_at_its_wall_time_deadline_and_says_how_far_it_got(tmp_path):
+    import time
+
+    root = make_tree(tmp_path / "t", {f"f{i:02}.txt": ("ab x " * 3000 + "\n") * 20 for i in range(30)})
+    t0 = time.monotonic()
+    r = run_inprocess("grep", "-U", "-c", r"(\s|\S)*x$", "--timeout", "1.5", "-o", "json", cwd=root, env=ENV)
+    took = time.monotonic() - t0
+    assert r.code == 2 and r.json["error"]["code"] == "deadline_exceeded", r.out
+    assert "after searching" in r.json["error"]["message"] and r.json["error"]["field"] == "timeout"
+    assert took < 6, took  # 30 files x 5 s of regex limit each, before
+    for bad in ("0", "-1", "nan", "inf", "1e400", "x"):
+        r = run_inprocess("grep", "x", "--timeout", bad, "-o", "json", cwd=root, env=ENV)
+        assert r.code == 2 and r.json["error"]["code"] == "invalid_argument", (bad, r.out)
+    r = run_inprocess("grep", "-c", "ab", "--timeout", "30", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 0 and r.json["result"]["files"] == 30
