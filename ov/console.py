@@ -63,6 +63,17 @@ def _not_utf8(e: Exception) -> OvError | None:
     return None
 
 
+def _db_error(e: Exception) -> OvError | None:
+    """An SQLite error no store call mapped (a damaged index shows them anywhere): the
+    store's report of it, with the repair advice, rather than `internal`."""
+    if not type(e).__module__.startswith(("sqlite3", "sqlean")):
+        return None
+    from ov.store import map_error  # noqa: PLC0415
+
+    got = map_error(e)
+    return None if got.code == "internal" else got
+
+
 def show(out: Out, result, t0: float, text: Callable[[], None], records=None) -> None:
     """A command's answer in its format: the envelope (json), one line per record or the
     result itself (jsonl), or `text()` for people."""
@@ -103,7 +114,7 @@ def run_body(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> int
             import traceback  # noqa: PLC0415 - only a bug pays for it
 
             traceback.print_exc()
-        report(out, _not_utf8(e) or OvError(
+        report(out, _not_utf8(e) or _db_error(e) or OvError(
             "internal", f"{type(e).__name__}: {e} (set OV_DEBUG=1 for the traceback)"))
         code = EXIT_ERROR
     try:

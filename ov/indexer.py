@@ -30,7 +30,7 @@ from ov.config import DB_NAME, INDEX_DIRNAME, WalkOptions, db_path_for
 from ov.errors import OvError
 from ov.model import Chunk, IndexReport
 from ov.read import FileText, content_hash, freshness, kind_of, read_under
-from ov.store import Store, prepare_index_dir, title_of
+from ov.store import Store, damaged, prepare_index_dir, salvage_file_meta, sqlite_errors, title_of
 from ov.walk import walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -158,18 +158,79 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
 
         check_available()
     with IndexLock(db_path):
-        store = Store.create(db_path)
-        try:
-            with store.tx():
-                store.set_meta("root", str(root))
-            _lexical_phase(store, root, opts, report, progress, warn_)
-            if opts.embed:
-                _embed_phase(store, report, progress, embedder)
-        finally:
-            store.close()
+        store, problem = _open_checked(db_path, thorough=opts.full)
+        if problem is not None:
+            if not opts.full:  # an incremental run must not report ok on a damaged index
+                raise damaged(db_path, problem)
+            warn_(f"{db_path} is damaged ({problem}); rebuilding it from nothing")
+            _rebuild(db_path, root, opts, report, progress, warn_, embedder)
+        else:
+            try:
+                _fill(store, root, opts, report, progress, warn_, embedder)
+            finally:
+                store.close()
     report.seconds = round(time.perf_counter() - t0, 3)
     report.warnings = warnings
     return report
+
+
+def _fill(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
+          progress: Progress | None, warn: Callable[[str], None], embedder) -> None:
+    with store.tx():
+        store.set_meta("root", str(root))
+    _lexical_phase(store, root, opts, report, progress, warn)
+    if opts.embed:
+        _embed_phase(store, report, progress, embedder)
+
+
+def _open_checked(db_path: Path, thorough: bool) -> tuple[Store | None, str | None]:
+    """The index at `db_path` opened for writing, or (None, what is wrong with it) when it
+    is damaged (issue 17). `thorough` (for --full) adds SQLite's quick_check; without it
+    the checks are cheap: the tables, the file's length, each table's first rows."""
+    try:
+        store = Store.create(db_path)
+    except OvError as e:
+        if e.code in ("index_busy", "invalid_path") or (
+                "not an ov index" in e.message and db_path.parent.name != INDEX_DIRNAME):
+            raise  # a link under .ov, a busy index, someone else's database: not ours to replace
+        return None, e.message
+    except sqlite_errors() as e:
+        return None, str(e)
+    problem = store.health(thorough)
+    if problem is not None:
+        store.close()
+        return None, problem
+    return store, None
+
+
+def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
+             progress: Progress | None, warn: Callable[[str], None], embedder) -> None:
+    """A damaged index rebuilt from nothing: a new file beside it, filled, checkpointed,
+    then renamed over it (atomic: a reader sees the old file or the new one). The tags
+    and first-seen times the old file still yields are carried over."""
+    new = db_path.with_name(db_path.name + ".rebuild")
+    for p in (new, *(Path(f"{new}{s}") for s in ("-wal", "-shm", "-journal"))):
+        if os.path.lexists(p):
+            os.unlink(p)
+    kept = salvage_file_meta(db_path)
+    store = Store.create(new)
+    try:
+        _fill(store, root, opts, report, progress, warn, embedder)
+        if kept:
+            with store.tx():
+                store.restore_file_meta(kept)
+        store.checkpoint()
+    finally:
+        store.close()
+    for s in ("-wal", "-shm", "-journal"):  # the old file's: they would be replayed into the new
+        p = Path(f"{db_path}{s}")
+        if os.path.lexists(p):
+            os.unlink(p)
+    os.replace(new, db_path)
+    for s in ("-wal", "-shm"):
+        p = Path(f"{new}{s}")
+        if os.path.lexists(p):
+            os.unlink(p)
 
 
 def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexReport,

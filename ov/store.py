@@ -67,6 +67,17 @@ def _errors():
     return d.OperationalError, d.DatabaseError
 
 
+def sqlite_errors() -> tuple[type[Exception], ...]:
+    """The driver's exception types (for callers that must tell a damaged file apart)."""
+    d = _driver()
+    return (d.Error,)
+
+
+def map_error(e: Exception, path: Any = None) -> OvError:
+    """An SQLite exception as ov reports it (a damaged index: with the repair advice)."""
+    return _map_error(e, path)
+
+
 def connect(path: str | Path, *, readonly: bool = False):
     """Open a connection with sqlite-vec loaded. Errors become OvError."""
     mod = _driver()
@@ -102,17 +113,31 @@ def _vec_path() -> str:
     return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
 
 
+# What every message about a damaged index advises (doctor's too): the index is a cache,
+# and `ov index --full` rebuilds it from nothing whatever the damage (issue 17).
+REPAIR_ADVICE = "rebuild it with `ov index --full` (the index is only a cache of the files)"
+# An error from an index is taken for damage (a garbage page, a dropped table, a vector
+# blob that cannot be read...: the forms are many, sqlite-vec's included), except these,
+# which only a wrong statement of ov's own can cause: those stay `internal`.
+_OWN_BUGS = ("syntax error", "incomplete input", "wrong number of arguments", "bad parameter",
+             "binding", "ambiguous column", "unrecognized token")
+TABLES = ("meta", "files", "chunks", "sessions", "chunks_fts", "chunks_tri", "chunks_vec")
+
+
+def damaged(path: Any, detail: str) -> OvError:
+    return OvError("invalid_argument", f"{path or 'the index'} is damaged ({detail}); {REPAIR_ADVICE}",
+                   field="db")
+
+
 def _map_error(e: Exception, path: Any = None) -> OvError:
     msg = str(e)
     low = msg.lower()
     if "locked" in low or "busy" in low:
         return OvError("index_busy", f"the index is busy ({msg}); try again", retryable=True)
-    if "not a database" in low or "malformed" in low or "disk image" in low:
-        return OvError("invalid_argument",
-                       f"{path or 'the index'} is not a valid ov index ({msg}); "
-                       "remove it or rebuild with `ov index --full`", field="db")
     if "unable to open" in low:
         return OvError("not_found", f"cannot open the index {path}: {msg}", field="db")
+    if not any(w in low for w in _OWN_BUGS):
+        return damaged(path, msg)
     return OvError("internal", f"database error: {msg}")
 
 
@@ -383,6 +408,25 @@ def _check_db_file(db_path: Path) -> None:
         raise OvError("invalid_path", f"{db_path} cannot be read ({e.strerror or e})", field="db") from None
 
 
+def salvage_file_meta(db_path: Path) -> dict[str, tuple[str, float]]:
+    """path -> (tags, created_at) of what a damaged index still yields; {} when nothing."""
+    try:
+        _check_db_file(db_path)
+        conn = connect(db_path, readonly=True)
+    except Exception:
+        return {}
+    out: dict[str, tuple[str, float]] = {}
+    try:
+        for path, tags, created in conn.execute("SELECT path, tags, created_at FROM files"):
+            if isinstance(path, str):
+                out[path] = (tags if isinstance(tags, str) else "{}", created)
+    except Exception:  # a damaged file yields what it yields
+        pass
+    finally:
+        conn.close()
+    return out
+
+
 # ---- the store ----------------------------------------------------------------------
 
 
@@ -439,6 +483,59 @@ class Store:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def health(self, thorough: bool = False) -> str | None:
+        """What is wrong with this index, or None. Cheap checks (every table there, the
+        file as long as its pages, each plain table's first rows readable); `thorough`
+        adds SQLite's quick_check (seconds on a large index: for `ov index --full`)."""
+        op_err, db_err = _errors()
+        try:
+            names = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master")}
+            missing = [t for t in TABLES if t not in names]
+            if missing:
+                return f"missing table(s): {', '.join(missing)}"
+            wal = Path(f"{self.path}-wal")
+            if not wal.exists() or wal.stat().st_size == 0:  # else pages may sit in the WAL
+                pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+                size = self.conn.execute("PRAGMA page_size").fetchone()[0]
+                if os.path.getsize(self.path) < pages * size:
+                    return f"the file is shorter than its {pages} pages: truncated"
+            for t in ("meta", "files", "chunks", "sessions"):
+                self.conn.execute(f"SELECT * FROM {t} LIMIT 1").fetchall()
+            self.conn.execute("SELECT count(*) FROM files").fetchone()
+            for t in ("chunks_fts", "chunks_tri"):
+                self.conn.execute(f"SELECT rowid FROM {t} WHERE {t} MATCH 'zzzq' LIMIT 1").fetchall()
+            self.conn.execute("SELECT chunk_id FROM chunks_vec LIMIT 1").fetchall()
+            if thorough:
+                rows = [r[0] for r in self.conn.execute("PRAGMA quick_check").fetchall()]
+                if rows != ["ok"]:
+                    return "; ".join(str(r) for r in rows[:3])
+                for t in ("chunks_fts", "chunks_tri"):
+                    self.conn.execute(f"INSERT INTO {t}({t}, rank) VALUES ('integrity-check', 0)")
+        except (op_err, db_err) as e:
+            if "locked" in str(e).lower() or "busy" in str(e).lower():
+                raise _map_error(e, self.path) from e
+            return str(e)
+        return None
+
+    def checkpoint(self) -> None:
+        """Everything in the main file (before it is renamed into place)."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def restore_file_meta(self, kept: dict[str, tuple[str, float]]) -> None:
+        """Tags and first-seen times carried over from a damaged index (by path)."""
+        rows = self.rows("SELECT id, path, tags FROM files")
+        for fid, path, tags in rows:
+            if path in kept:
+                old_tags, created = kept[path]
+                merged = json.loads(tags or "{}")
+                try:
+                    merged.update(json.loads(old_tags or "{}"))
+                except (ValueError, TypeError, AttributeError):
+                    pass
+                self.conn.execute("UPDATE files SET tags = ?, created_at = ? WHERE id = ?",
+                                  (json.dumps(merged, ensure_ascii=False, sort_keys=True),
+                                   created if isinstance(created, (int, float)) else time.time(), fid))
+
     def _user_version(self) -> int:
         try:
             return self.conn.execute("PRAGMA user_version").fetchone()[0]
@@ -455,6 +552,8 @@ class Store:
         if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") == 0:
             raise OvError("not_found", f"{self.path} is an empty database, not an ov index; run `ov index`",
                           field="db")
+        if v == 0:  # tables, but no version: no ov wrote this as it stands
+            raise damaged(self.path, "it has tables but no schema version")
         if v < SCHEMA_VERSION:
             raise OvError("unsupported", f"the index {self.path} has schema version {v}; "
                           "run `ov index` to upgrade it", field="db")
