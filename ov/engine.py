@@ -373,10 +373,10 @@ def _file_tiers(root: Path, row: dict) -> tuple[str, str, str] | None:
     """(abstract, overview, full text) of an indexed file as it is now on disk; None when
     it is gone, unreadable or binary. The stored tiers serve while the file is unchanged;
     a changed file's tiers are rebuilt from what is read, so no tier outlives its text."""
-    from ov.read import read_under, resolve_under  # noqa: PLC0415
+    from ov.read import read_under  # noqa: PLC0415
 
     try:  # only a file under the root now: the row's path is a hint (issue 17)
-        if not os.access(resolve_under(str(root), row["path"]), os.R_OK):
+        if not os.access(os.path.join(root, row["path"]), os.R_OK):
             return None
         ft = read_under(str(root), row["path"])
     except OSError:
@@ -401,15 +401,10 @@ def _refused_warning(n: int) -> str:
 def _rows_under(root: Path, rows: list[dict]) -> tuple[list[dict], int]:
     """Index rows whose paths lie under the root now, and how many did not (a forged
     index may name absolute or climbing paths, a link may lead out: never printed)."""
-    from ov.read import resolve_under  # noqa: PLC0415
+    from ov.read import folder_under  # noqa: PLC0415
 
-    kept = []
-    for r in rows:
-        try:
-            resolve_under(str(root), r["path"])
-        except OSError:
-            continue
-        kept.append(r)
+    seen: dict = {}
+    kept = [r for r in rows if folder_under(str(root), r["path"], seen)]
     return kept, len(rows) - len(kept)
 
 

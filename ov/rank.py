@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ov.read import kind_of
-from ov.read import LineIndex, OutsideRoot, decode, freshness, open_under, plain_rel, resolve_under
+from ov.read import LineIndex, OutsideRoot, decode, freshness, open_under, plain_rel
 
 K_BM25 = 10.0
 
@@ -230,10 +231,15 @@ class Rechecker:
     def _stat(self, path: str):
         if path not in self._stats:
             self._stats[path] = None
-            try:
-                full = resolve_under(self.root, path)
-                st = os.stat(full)
-                if os.access(full, os.R_OK):
+            try:  # opened for reading: a file the user cannot read fails here
+                fd = open_under(self.root, path)
+                try:
+                    st = os.fstat(fd)
+                finally:
+                    os.close(fd)
+                # access() as well: it answers for ACLs and the effective ids as the
+                # kernel would for the user, root's override aside
+                if stat.S_ISREG(st.st_mode) and os.access(os.path.join(self.root, path), os.R_OK):
                     self._stats[path] = freshness(st)
             except OutsideRoot:
                 self._outside.add(path)
