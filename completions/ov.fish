@@ -57,6 +57,7 @@ complete -c ov -n '__fish_seen_subcommand_from grep' -s l -l files-with-matches 
 complete -c ov -n '__fish_seen_subcommand_from grep' -l max-columns -x -d 'Omit lines longer than N characters (text output)'
 complete -c ov -n '__fish_seen_subcommand_from grep' -l no-index -d 'Do not use the index to skip files'
 complete -c ov -n '__fish_seen_subcommand_from grep' -s n -l line-number -d 'Accepted for ripgrep habits; line numbers are always shown'
+complete -c ov -n '__fish_seen_subcommand_from grep' -l timeout -x -d 'Stop after this many seconds of wall time with deadline_exceeded, saying how far it got (default 60)'
 complete -c ov -n '__fish_seen_subcommand_from grep' -l color -x -a 'auto always never' -d 'Colour: auto (on a terminal), always or never; NO_COLOR turns auto off'
 complete -c ov -n '__fish_seen_subcommand_from grep' -s o -l output -x -a 'text json jsonl' -d 'Output format: text, json or jsonl'
 complete -c ov -n '__fish_seen_subcommand_from grep' -l json -d 'Same as -o json'

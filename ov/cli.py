@@ -189,6 +189,7 @@ def grep_cmd(
     max_columns: Annotated[Optional[int], typer.Option("--max-columns", help="Omit lines longer than N characters (text output).", metavar="N")] = None,
     no_index: Annotated[bool, typer.Option("--no-index", help="Do not use the index to skip files.")] = False,
     line_number: Annotated[bool, typer.Option("-n", "--line-number", help="Accepted for ripgrep habits; line numbers are always shown.")] = False,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="Stop after this many seconds of wall time with deadline_exceeded, saying how far it got (default 60).", metavar="SECONDS")] = None,
     color: ColorOpt = "auto",
     output: OutputOpt = "text",
     json_: JsonOpt = False,
@@ -402,8 +403,7 @@ def read_cmd(
             raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
         with open_index(db) as ix:
             res = ix.read(path, level, cwd=Path.cwd())
-        show(out, res, t0, lambda: out.stdout.write(
-            res.text if not res.text or res.text.endswith("\n") else res.text + "\n"))
+        show(out, res, t0, lambda: out.text(res.text))
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -509,7 +509,7 @@ def doctor_cmd(
         def text() -> None:
             from ov.render import doctor_text  # noqa: PLC0415
 
-            out.text(doctor_text(res, out.color))
+            out.text(doctor_text(res, out.color), colored=out.color)
             failed = sum(not c.ok for c in res.checks)
             out.notice(f"{len(res.checks) - failed} of {len(res.checks)} checks passed" if failed
                        else f"all {len(res.checks)} checks passed")

@@ -63,6 +63,17 @@ def _not_utf8(e: Exception) -> OvError | None:
     return None
 
 
+def _db_error(e: Exception) -> OvError | None:
+    """An SQLite error no store call mapped (a damaged index shows them anywhere): the
+    store's report of it, with the repair advice, rather than `internal`."""
+    if not type(e).__module__.startswith(("sqlite3", "sqlean")):
+        return None
+    from ov.store import map_error  # noqa: PLC0415
+
+    got = map_error(e)
+    return None if got.code == "internal" else got
+
+
 def show(out: Out, result, t0: float, text: Callable[[], None], records=None) -> None:
     """A command's answer in its format: the envelope (json), one line per record or the
     result itself (jsonl), or `text()` for people."""
@@ -103,7 +114,7 @@ def run_body(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> int
             import traceback  # noqa: PLC0415 - only a bug pays for it
 
             traceback.print_exc()
-        report(out, _not_utf8(e) or OvError(
+        report(out, _not_utf8(e) or _db_error(e) or OvError(
             "internal", f"{type(e).__name__}: {e} (set OV_DEBUG=1 for the traceback)"))
         code = EXIT_ERROR
     try:
@@ -166,13 +177,13 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
                  no_ignore: bool = False, node_limit: int | None = None, level_limit: int = 10,
                  tags: Sequence[str] | None = None, count: bool = False,
                  files_with_matches: bool = False, max_columns: int | None = None,
-                 no_index: bool = False, line_number: bool = False, color: str = "auto",
-                 output: str = "text", json_: bool = False) -> int:
+                 no_index: bool = False, line_number: bool = False, timeout: float | None = None,
+                 color: str = "auto", output: str = "text", json_: bool = False) -> int:
     """`ov grep`: the parameters are the flags' (see ov/cli.py's grep_cmd); returns the
     exit status."""
 
     def body(out: Out) -> int:
-        from ov import api  # noqa: PLC0415
+        from ov import api, config  # noqa: PLC0415
 
         t0 = time.perf_counter()
         if count and files_with_matches:
@@ -188,7 +199,8 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
             multiline=multiline, before=b, after=a, globs=globs or (), types=types or (),
             exclude=exclude_uri or (), hidden=hidden, no_ignore=no_ignore,
             max_depth=level_limit, node_limit=node_limit, mode=mode, tags=tags or (),
-            use_index=not no_index)
+            use_index=not no_index,
+            deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout)
         from ov.matcher import gc_paused  # noqa: PLC0415
 
         try:
@@ -265,7 +277,7 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
         limit = st.node_limit
         _finish_warnings(out, st)
         if simple or out.fmt == "text":
-            out.stdout.write(glob_text(res, flds, simple))
+            out.text(glob_text(res, flds, simple))
         elif out.fmt == "json":
             out.envelope(res, elapsed_ms(t0))
         else:
@@ -376,7 +388,7 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
         else:
             from ov.render import hits_text  # noqa: PLC0415
 
-            out.text(hits_text(res, query, out.color))
+            out.text(hits_text(res, query, out.color), colored=out.color)
             out.stdout.flush()  # a closed pipe stops here, before the notice
             if reader_gone(out):
                 return closed_pipe(out)

@@ -24,6 +24,8 @@ class FileEntry:
     mtime_ns: int
     mode: int
     is_symlink: bool = False
+    ctime_ns: int = 0  # 0: not known (the walk did not stat it for these)
+    inode: int = 0
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class SearchResult:
     warnings: list[str] = field(default_factory=list)
     stale: int = 0
     plan: dict[str, Any] | None = None  # with --explain
+    refused: int | None = None  # index rows leading outside the root, left out (issue 17)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,26 @@ from ov.errors import OvError
 
 FORMATS = ("text", "json", "jsonl")
 
+# Control characters a file's text or name may carry, which a terminal would obey (issue
+# 17): C0 but tab and newline, DEL, C1, and a CR that does not end a line (a CRLF file's
+# lines keep theirs). JSON escapes them itself.
+_CONTROL = None
+
+
+def clean(s: str, ends_line: bool = True) -> str:
+    """`s` with control characters shown as `\\xNN`, for text-mode output. Applied to
+    data before colour codes are added (ours are the only escapes that reach a terminal).
+    `ends_line` False: `s` is a piece of a line, so a CR at its end is escaped too."""
+    global _CONTROL
+    if _CONTROL is None:
+        import re  # noqa: PLC0415
+
+        _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n|\\Z)")
+    if s.isprintable() or not _CONTROL.search(s + ("" if ends_line else "x")):
+        return s
+    out = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s + ("" if ends_line else "x"))
+    return out if ends_line else out[:-1]
+
 
 def to_data(obj: Any) -> Any:
     """Dataclasses to plain JSON data; optional fields that are None are left out."""
@@ -76,21 +96,23 @@ class Out:
         self.stdout.write(record + "\n")
         self.stdout.flush()
 
-    def text(self, s: str) -> None:
+    def text(self, s: str, colored: bool = False) -> None:
+        """Text-mode data; `colored` when the renderer cleaned its data itself."""
+        s = s if colored else clean(s)
         self.stdout.write(s if s.endswith("\n") or not s else s + "\n")
 
     # -- stderr -----------------------------------------------------------------------
     def warn(self, msg: str) -> None:
-        self.stderr.write(f"ov: warning: {msg}\n")
+        self.stderr.write(f"ov: warning: {clean(msg)}\n")
 
     def notice(self, msg: str) -> None:
-        self.stderr.write(f"ov: {msg}\n")
+        self.stderr.write(f"ov: {clean(msg)}\n")
 
     def error(self, err: OvError) -> None:
         if self.fmt in ("json", "jsonl"):
             self.stdout.write(dumps({"status": "error", "error": err.to_dict()}) + "\n")
         else:
-            self.stderr.write(f"ov: error[{err.code}]: {err.message}\n")
+            self.stderr.write(f"ov: error[{err.code}]: {clean(err.message)}\n")
 
 
 # ---- index / status / ranked search -------------------------------------------------------
@@ -137,10 +159,10 @@ def hits_text(res, query: str, color: bool) -> str:
                      re.IGNORECASE) if words and color else None
     lines = []
     for h in res.hits:
-        text = _first_line(h.excerpt.text) or _first_line(h.abstract or "")
+        text = clean(_first_line(h.excerpt.text) or _first_line(h.abstract or ""))
         if pat is not None:
             text = pat.sub(lambda m: f"\x1b[1;31m{m.group(0)}\x1b[0m", text)
-            lines.append(f"\x1b[35m{h.path}\x1b[0m:\x1b[32m{h.start_line}\x1b[0m: {text}")
+            lines.append(f"\x1b[35m{clean(h.path)}\x1b[0m:\x1b[32m{h.start_line}\x1b[0m: {text}")
         else:
             lines.append(f"{h.path}:{h.start_line}: {text}")
     return "\n".join(lines)
@@ -169,6 +191,7 @@ class GrepPrinter:
         self._last: tuple[str, int] | None = None  # (path, last line printed)
 
     def _prefix(self, path: str, line: int, sep: str) -> str:
+        path = clean(path)
         if self.color:
             return f"{_PATH_C}{path}{_RESET}{sep}{_LINE_C}{line}{_RESET}{sep}"
         return f"{path}{sep}{line}{sep}"
@@ -185,13 +208,13 @@ class GrepPrinter:
             for s in subs:
                 if s.end <= pos:
                     continue
-                parts.append(content[pos:s.start])
-                parts.append(f"{_MATCH_C}{content[max(s.start, pos):s.end]}{_RESET}")
+                parts.append(clean(content[pos:s.start], False))
+                parts.append(f"{_MATCH_C}{clean(content[max(s.start, pos):s.end], False)}{_RESET}")
                 pos = s.end
-            parts.append(content[pos:])
+            parts.append(clean(content[pos:]))
             body = "".join(parts)
         else:
-            body = content
+            body = clean(content)
         self.w(self._prefix(path, line, sep) + body + "\n")
 
     def match(self, m) -> None:
@@ -206,7 +229,7 @@ class GrepPrinter:
             self._line(m.path, c.line, c.content, "-")
 
     def file_count(self, fc) -> None:
-        p = f"{_PATH_C}{fc.path}{_RESET}" if self.color else fc.path
+        p = f"{_PATH_C}{clean(fc.path)}{_RESET}" if self.color else clean(fc.path)
         self.w(p + ("\n" if fc.count is None else f":{fc.count}\n"))
 
 
@@ -268,7 +291,9 @@ def doctor_text(res, color: bool = False) -> str:
         mark = "ok  " if c.ok else "FAIL"
         if color:
             mark = f"\x1b[32m{mark}\x1b[0m" if c.ok else f"\x1b[1;31m{mark}\x1b[0m"
-        lines.append(f"{mark} {c.name}: {c.detail}" + ("" if c.ok else f"; fix: {c.fix}"))
+        lines.append(clean(f"{mark} {c.name}: {c.detail}" + ("" if c.ok else f"; fix: {c.fix}"))
+                     if not color else f"{mark} {clean(c.name)}: {clean(c.detail)}"
+                     + ("" if c.ok else f"; fix: {clean(c.fix)}"))
     return "\n".join(lines)
 
 
