@@ -32,6 +32,22 @@ _APP_SETTINGS = dict(
 )
 app = typer.Typer(**_APP_SETTINGS)
 
+
+def _version(value: bool) -> None:
+    if value:
+        import ov  # noqa: PLC0415
+
+        sys.stdout.write(f"ov {ov.__version__}\n")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
+                                          help="Print ov's version and exit.")] = False,
+) -> None:
+    """Search a directory tree: exact (grep), paths (glob), keywords, semantic and hybrid."""
+
 # ---- options shared by every command ---------------------------------------------------
 
 
@@ -611,6 +627,14 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(settle(code))
 
 
+def _dash_hint(e: BaseException, argv: list[str]) -> str:
+    """For an unknown option, how to pass a query or pattern that starts with `-`."""
+    name = getattr(e, "option_name", None)
+    if not name or not argv or argv[0] not in ("search", "find", "grep", "glob"):
+        return ""
+    return f" (a query or pattern starting with '-' goes after '--': ov {argv[0]} -- {name})"
+
+
 def typer_main(argv: list[str]) -> int:
     """Run the Typer app on `argv`: usage errors become `invalid_argument`, a closed pipe
     is quiet. Returns the exit status."""
@@ -621,7 +645,12 @@ def typer_main(argv: list[str]) -> int:
     except _EXIT as e:
         return e.exit_code
     except _UsageError as e:
-        msg = e.format_message().replace("\n", " ").strip()
+        if not argv:
+            # bare `ov`: the help, as written, on stderr; still a usage error (exit 2, as
+            # click and ripgrep answer a command line that names nothing to do)
+            sys.stderr.write(e.format_message().rstrip("\n") + "\n")
+            return EXIT_ERROR
+        msg = e.format_message().replace("\n", " ").strip() + _dash_hint(e, argv)
         report(Out("json" if _wants_json(argv) else "text"), OvError("invalid_argument", msg))
         return EXIT_ERROR
     except _ABORT:

@@ -17,7 +17,7 @@ from ov import rank
 from ov.config import MAX_QUERY_TOKENS, find_index
 from ov.errors import OvError
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
-                      SearchResult, StatusReport, TaggedFile, TagResult)
+                      SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.query import (check_limit, check_query, decode_cursor, encode_cursor, keyword_plan,
                       request_key)
 from ov.store import KNN_MAX, SENTENCE_LEVEL, Filters, Store
@@ -350,6 +350,7 @@ def status(store: Store, root: Path) -> StatusReport:
                if p.is_file() and not p.name.endswith(".lock"))
     vec = store.q1("SELECT vec_version()")
     chunks = counts["chunks"]
+    n_skipped, skipped = store.skipped()
     return StatusReport(
         root=str(root), db=str(store.path), files=counts["files"], chunks=chunks,
         embedded_chunks=counts["embedded"],
@@ -357,6 +358,7 @@ def status(store: Store, root: Path) -> StatusReport:
         stale_files=stale, missing_files=missing, db_bytes=size, model=store.get_meta("model"),
         schema_version=int(store.get_meta("schema_version") or 0),
         sqlite_version=store.q1("SELECT sqlite_version()"), vec_version=vec,
+        skipped=n_skipped, skipped_files=[SkippedFile(p, r) for p, r in skipped],
     )
 
 

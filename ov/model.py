@@ -162,6 +162,16 @@ class IndexReport:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file the last `ov index` left out, and why: "binary", "size" (over
+    --max-filesize), "unreadable", "outside_root" (a link leading out of the root),
+    "name_not_utf8"."""
+
+    path: str
+    reason: str
+
+
 @dataclass
 class StatusReport:
     """What `ov status` reports about an index."""
@@ -180,6 +190,8 @@ class StatusReport:
     sqlite_version: str
     vec_version: str
     settings: dict[str, Any] = field(default_factory=dict)
+    skipped: int = 0  # files the last `ov index` skipped
+    skipped_files: list[SkippedFile] = field(default_factory=list)  # the first 1000, by path
 
 
 @dataclass

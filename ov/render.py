@@ -109,7 +109,27 @@ def status_text(rep) -> str:
         f"schema version:  {rep.schema_version}",
         f"sqlite:          {rep.sqlite_version}, sqlite-vec {rep.vec_version}",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines + _skipped_lines(rep))
+
+
+_SKIP_REASONS = {"binary": "binary", "size": "over --max-filesize", "unreadable": "unreadable",
+                 "outside_root": "link leading outside the root",
+                 "name_not_utf8": "name not valid UTF-8"}
+
+
+def _skipped_lines(rep) -> list[str]:
+    """`skipped: N files (k binary, ...)` then each file and why, in path order."""
+    if not rep.skipped:
+        return ["skipped:         0 files"]
+    counts: dict[str, int] = {}
+    for f in rep.skipped_files:
+        counts[f.reason] = counts.get(f.reason, 0) + 1
+    why = ", ".join(f"{n} {_SKIP_REASONS.get(r, r)}" for r, n in sorted(counts.items()))
+    lines = [f"skipped:         {rep.skipped} files ({why})"]
+    lines += [f"  {f.path}  ({_SKIP_REASONS.get(f.reason, f.reason)})" for f in rep.skipped_files]
+    if rep.skipped > len(rep.skipped_files):
+        lines.append(f"  ... and {rep.skipped - len(rep.skipped_files)} more")
+    return lines
 
 
 def settings_text(settings: dict) -> str:
