@@ -347,7 +347,7 @@ def search_cmd(
 # search_cmd (annotations resolve when the app runs, so order does not matter).
 
 MaxTokensOpt = Annotated[Optional[int], typer.Option("--max-tokens", help="Context mode: token budget of the block (default 1600; chars/4).", metavar="N")]
-DetailOpt = Annotated[Optional[str], typer.Option("--detail", help='Context mode: default tier, abstract, overview or full, or JSON per category ({"code":"full"}).', metavar="TIER", autocompletion=_values("abstract", "overview", "full"))]
+DetailOpt = Annotated[Optional[str], typer.Option("--detail", help='Context mode: default tier (passage: the part that matched, the default), abstract, overview or full, or JSON per category ({"code":"full"}).', metavar="TIER", autocompletion=_values("abstract", "overview", "passage", "full"))]
 SessionOpt = Annotated[Optional[str], typer.Option("--session-id", help="Context mode: record what is served under this session id.", metavar="ID")]
 DedupTurnsOpt = Annotated[Optional[int], typer.Option("--dedup-turns", help="Context mode: skip entries served to the session in its last K turns (default 1).", metavar="K")]
 

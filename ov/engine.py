@@ -448,8 +448,10 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
             stale += 1
             continue
         cat = row.get("category") or "other"
+        passage = h.excerpt.text if h.level == 2 else ""  # the chunk that matched, rechecked
         cands.append(ctx.Candidate(h.path, cat if cat in ctx.CATEGORIES else "other", h.score,
-                                   {"abstract": got[0], "overview": got[1], "full": got[2]}))
+                                   {"abstract": got[0], "overview": got[1], "passage": passage,
+                                    "full": got[2]}, (h.start_line, h.end_line)))
     packed, dropped = ctx.pack(cands, budget, det)
     if stale:
         warnings.append(f"{stale} candidate(s) came from files changed or deleted since indexing; "
@@ -459,7 +461,8 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     counts = {t: 0 for t in (*ctx.TIERS, ctx.URI_ONLY)}
     for p in packed:
         counts[p.detail] += 1
-    entries = [ContextEntry(p.uri, p.category, p.score, p.detail, p.text) for p in packed]
+    entries = [ContextEntry(p.uri, p.category, p.score, p.detail, p.text,
+                            *(p.lines or (None, None))) for p in packed]
     stats = ContextStats(candidates=len(cands), returned=len(entries), dropped=dropped,
                          deduped=deduped, max_tokens=budget, used_tokens=sum(p.cost for p in packed),
                          tier_counts=counts, ignored_options=list(ignored or []))

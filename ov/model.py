@@ -212,8 +212,10 @@ class ContextEntry:
     uri: str
     category: str  # code, docs, config, data, other
     score: float
-    detail: str  # abstract, overview, full, or uri (no tier fitted: the uri alone)
+    detail: str  # abstract, overview, passage, full, or uri (no tier fitted: the uri alone)
     text: str
+    start_line: int | None = None  # a passage's lines in the file
+    end_line: int | None = None
 
 
 @dataclass

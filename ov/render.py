@@ -230,8 +230,7 @@ def hit_text(h, pats, color: bool) -> list[str]:
     elif h.excerpt.text:
         lines, first = h.excerpt.text.split("\n"), h.start_line
     else:  # an abstract or overview hit (-L 0/1): its tier text has no line numbers
-        tier = ("[abstract] ", h.abstract) if h.level == 0 else ("[overview] ", h.overview)
-        lines, first = [tier[0] + _first_line(tier[1] or h.abstract or "")], 1
+        lines, first = [_first_line(h.abstract or h.overview or "")], 1
     while len(lines) > 1 and not lines[-1].strip():
         lines.pop()
     if h.excerpt.text and h.content is not None:  # search the hit's own lines of the file
