@@ -181,7 +181,8 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
 
     def on_skip(path: str, reason: str) -> None:
         report.skipped += 1
-        skipped.append((path, reason))
+        # a name that is not UTF-8 (surrogate escapes) is kept as its escaped spelling
+        skipped.append((path.encode("utf-8", "backslashreplace").decode(), reason))
 
     store.conn.execute("BEGIN IMMEDIATE")
     split_prose = bool(known) and store.get_meta(SENTENCES_META) is None

@@ -135,3 +135,17 @@ def test_status_forgets_a_skip_once_the_file_is_indexed(ov, tree):
     res = ov("status", "--json", cwd=root).json["result"]
     assert (res["skipped"], res["skipped_files"]) == (0, [])
     assert "skipped:         0 files\n" in ov("status", cwd=root).out
+
+
+def test_a_skipped_name_that_is_not_utf8_is_listed_escaped(ov, tmp_path):
+    import os
+
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n")
+    with open(os.path.join(os.fsencode(root), b"big\xff.txt"), "wb") as f:
+        f.write(b"x" * 5000)
+    r = ov("index", ".", "--no-embed", "--max-filesize", "4096", cwd=root)
+    assert r.code == 0, r.err
+    res = ov("status", "--json", cwd=root).json["result"]
+    assert res["skipped_files"] == [{"path": "big\\udcff.txt", "reason": "size"}]
