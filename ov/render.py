@@ -231,6 +231,7 @@ def hit_text(h, pats, color: bool) -> list[str]:
         lines, first = h.excerpt.text.split("\n"), h.start_line
     else:  # an abstract or overview hit (-L 0/1): its tier text has no line numbers
         lines, first = [_first_line(h.abstract or h.overview or "")], 1
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]  # CRLF files
     while len(lines) > 1 and not lines[-1].strip():
         lines.pop()
     if h.excerpt.text and h.content is not None:  # search the hit's own lines of the file

@@ -313,3 +313,12 @@ def test_a_hit_with_no_query_word_shows_its_first_line(ov, evidence):
 
     assert best_line(["", "  first", "second"], query_pattern("zzz unrelated")) == 1
     assert best_line(["a events", "order and plugin", "x"], query_pattern("the plugin events order")) == 1
+
+
+def test_crlf_lines_are_shown_without_their_cr(ov, tree):
+    root = tree({"win.txt": "first line\r\nthe needle line\r\nlast line\r\n"})
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    r = ov("search", "needle", "--search-type", "keywords", cwd=root)
+    assert r.code == 0 and "\r" not in r.out
+    assert r.lines[0] == "win.txt:2: the needle line"
+    assert r.lines[1:4] == ["    1- first line", "    2: the needle line", "    3- last line"]
