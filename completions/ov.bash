@@ -87,7 +87,7 @@ _ov() {
         search:-u|search:--uri) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         search:--exclude-uri) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         search:--max-tokens) COMPREPLY=(); return ;;
-        search:--detail) COMPREPLY=($(compgen -W "abstract overview full" -- "$cur")); return ;;
+        search:--detail) COMPREPLY=($(compgen -W "abstract overview passage full" -- "$cur")); return ;;
         search:--session-id) COMPREPLY=(); return ;;
         search:--dedup-turns) COMPREPLY=(); return ;;
         search:-o|search:--output) COMPREPLY=($(compgen -W "text json jsonl" -- "$cur")); return ;;

@@ -31,6 +31,22 @@ _APP_SETTINGS = dict(
 )
 app = typer.Typer(**_APP_SETTINGS)
 
+
+def _version(value: bool) -> None:
+    if value:
+        import ov  # noqa: PLC0415
+
+        sys.stdout.write(f"ov {ov.__version__}\n")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
+                                          help="Print ov's version and exit.")] = False,
+) -> None:
+    """Search a directory tree: exact (grep), paths (glob), keywords, semantic and hybrid."""
+
 # ---- options shared by every command ---------------------------------------------------
 
 
@@ -326,7 +342,7 @@ def search_cmd(
 # search_cmd (annotations resolve when the app runs, so order does not matter).
 
 MaxTokensOpt = Annotated[Optional[int], typer.Option("--max-tokens", help="Context mode: token budget of the block (default 1600; chars/4).", metavar="N")]
-DetailOpt = Annotated[Optional[str], typer.Option("--detail", help='Context mode: default tier, abstract, overview or full, or JSON per category ({"code":"full"}).', metavar="TIER", autocompletion=_values("abstract", "overview", "full"))]
+DetailOpt = Annotated[Optional[str], typer.Option("--detail", help='Context mode: default tier (passage: the part that matched, the default), abstract, overview or full, or JSON per category ({"code":"full"}).', metavar="TIER", autocompletion=_values("abstract", "overview", "passage", "full"))]
 SessionOpt = Annotated[Optional[str], typer.Option("--session-id", help="Context mode: record what is served under this session id.", metavar="ID")]
 DedupTurnsOpt = Annotated[Optional[int], typer.Option("--dedup-turns", help="Context mode: skip entries served to the session in its last K turns (default 1).", metavar="K")]
 
@@ -584,6 +600,14 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(settle(code))
 
 
+def _dash_hint(e: BaseException, argv: list[str]) -> str:
+    """For an unknown option, how to pass a query or pattern that starts with `-`."""
+    name = getattr(e, "option_name", None)
+    if not name or not argv or argv[0] not in ("search", "find", "grep", "glob"):
+        return ""
+    return f" (a query or pattern starting with '-' goes after '--': ov {argv[0]} -- {name})"
+
+
 def typer_main(argv: list[str]) -> int:
     """Run the Typer app on `argv`: usage errors become `invalid_argument`, a closed pipe
     is quiet. Returns the exit status."""
@@ -594,7 +618,12 @@ def typer_main(argv: list[str]) -> int:
     except _EXIT as e:
         return e.exit_code
     except _UsageError as e:
-        msg = e.format_message().replace("\n", " ").strip()
+        if not argv:
+            # bare `ov`: the help, as written, on stderr; still a usage error (exit 2, as
+            # click and ripgrep answer a command line that names nothing to do)
+            sys.stderr.write(e.format_message().rstrip("\n") + "\n")
+            return EXIT_ERROR
+        msg = e.format_message().replace("\n", " ").strip() + _dash_hint(e, argv)
         report(Out("json" if _wants_json(argv) else "text"), OvError("invalid_argument", msg))
         return EXIT_ERROR
     except _ABORT:

@@ -17,7 +17,7 @@ from ov import rank
 from ov.config import MAX_QUERY_TOKENS, find_index
 from ov.errors import OvError
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
-                      SearchResult, StatusReport, TaggedFile, TagResult)
+                      SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.query import (check_limit, check_query, decode_cursor, encode_cursor, keyword_plan,
                       request_key)
 from ov.store import KNN_MAX, SENTENCE_LEVEL, Filters, Store
@@ -356,6 +356,7 @@ def status(store: Store, root: Path) -> StatusReport:
                if p.is_file() and not p.name.endswith(".lock"))
     vec = store.q1("SELECT vec_version()")
     chunks = counts["chunks"]
+    n_skipped, skipped = store.skipped()
     return StatusReport(
         root=str(root), db=str(store.path), files=counts["files"], chunks=chunks,
         embedded_chunks=counts["embedded"],
@@ -363,6 +364,7 @@ def status(store: Store, root: Path) -> StatusReport:
         stale_files=stale, missing_files=missing, db_bytes=size, model=store.get_meta("model"),
         schema_version=int(store.get_meta("schema_version") or 0),
         sqlite_version=store.q1("SELECT sqlite_version()"), vec_version=vec,
+        skipped=n_skipped, skipped_files=[SkippedFile(p, r) for p, r in skipped],
     )
 
 
@@ -471,8 +473,10 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
             stale += 1
             continue
         cat = row.get("category") or "other"
+        passage = h.excerpt.text if h.level == 2 else ""  # the chunk that matched, rechecked
         cands.append(ctx.Candidate(h.path, cat if cat in ctx.CATEGORIES else "other", h.score,
-                                   {"abstract": got[0], "overview": got[1], "full": got[2]}))
+                                   {"abstract": got[0], "overview": got[1], "passage": passage,
+                                    "full": got[2]}, (h.start_line, h.end_line)))
     packed, dropped = ctx.pack(cands, budget, det)
     if stale:
         warnings.append(f"{stale} candidate(s) came from files changed or deleted since indexing; "
@@ -484,7 +488,8 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     counts = {t: 0 for t in (*ctx.TIERS, ctx.URI_ONLY)}
     for p in packed:
         counts[p.detail] += 1
-    entries = [ContextEntry(p.uri, p.category, p.score, p.detail, p.text) for p in packed]
+    entries = [ContextEntry(p.uri, p.category, p.score, p.detail, p.text,
+                            *(p.lines or (None, None))) for p in packed]
     stats = ContextStats(candidates=len(cands), returned=len(entries), dropped=dropped,
                          deduped=deduped, max_tokens=budget, used_tokens=sum(p.cost for p in packed),
                          tier_counts=counts, ignored_options=list(ignored or []))

@@ -241,8 +241,12 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
     last_commit = time.monotonic()
     changed_any = False
 
+    skipped: list[tuple[str, str]] = []  # (path, reason): `ov status` lists them
+
     def on_skip(path: str, reason: str) -> None:
         report.skipped += 1
+        # a name that is not UTF-8 (surrogate escapes) is kept as its escaped spelling
+        skipped.append((path.encode("utf-8", "backslashreplace").decode(), reason))
 
     store.conn.execute("BEGIN IMMEDIATE")
     split_prose = bool(known) and store.get_meta(SENTENCES_META) is None
@@ -253,9 +257,9 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
             try:
                 entry.path.encode("utf-8")
             except UnicodeEncodeError:  # the index stores names as UTF-8 text
-                warn(f"{entry.path.encode('utf-8', 'backslashreplace').decode()}: "
-                     "file name is not valid UTF-8; skipped")
-                report.skipped += 1
+                shown = entry.path.encode("utf-8", "backslashreplace").decode()
+                warn(f"{shown}: file name is not valid UTF-8; skipped")
+                on_skip(shown, "name_not_utf8")
                 continue
             state = known.get(entry.path)
             # an index from before sentence rows re-splits its prose files once (their
@@ -271,10 +275,10 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                 ft = read_under(str(root), entry.path, max_bytes=opts.walk.max_filesize)
             except OSError as e:
                 warn(f"{entry.path}: {e.strerror or e}")
-                report.skipped += 1
+                on_skip(entry.path, "unreadable")
                 continue
             if ft is None:  # binary
-                report.skipped += 1
+                on_skip(entry.path, "binary")
                 continue
             seen.add(entry.path)
             if not opts.full and state and state[3] == ft.hash and not resplit:
@@ -299,6 +303,7 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
             store.bump_generation()
             store.record_chunk_count()
         store.set_meta(SENTENCES_META, "1")
+        store.set_skipped(skipped)
         store.conn.execute("COMMIT")
     except BaseException:
         try:

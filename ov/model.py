@@ -165,6 +165,16 @@ class IndexReport:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file the last `ov index` left out, and why: "binary", "size" (over
+    --max-filesize), "unreadable", "outside_root" (a link leading out of the root),
+    "name_not_utf8"."""
+
+    path: str
+    reason: str
+
+
 @dataclass
 class StatusReport:
     """What `ov status` reports about an index."""
@@ -183,6 +193,8 @@ class StatusReport:
     sqlite_version: str
     vec_version: str
     settings: dict[str, Any] = field(default_factory=dict)
+    skipped: int = 0  # files the last `ov index` skipped
+    skipped_files: list[SkippedFile] = field(default_factory=list)  # the first 1000, by path
 
 
 @dataclass
@@ -203,8 +215,10 @@ class ContextEntry:
     uri: str
     category: str  # code, docs, config, data, other
     score: float
-    detail: str  # abstract, overview, full, or uri (no tier fitted: the uri alone)
+    detail: str  # abstract, overview, passage, full, or uri (no tier fitted: the uri alone)
     text: str
+    start_line: int | None = None  # a passage's lines in the file
+    end_line: int | None = None
 
 
 @dataclass

@@ -275,8 +275,13 @@ class Filters:
         """The file-type and time filters, on columns `files` and `chunks_vec` share
         (`prefix` = "f." for files; "" inside the vec0 KNN query)."""
         if self.ftypes:
-            parts.append(f"{prefix}ftype IN ({','.join('?' * len(self.ftypes))})")
-            params += list(self.ftypes)
+            stored, globs = self.type_filter()
+            parts.append(f"{prefix}ftype IN ({','.join('?' * len(stored))})")
+            params += list(stored)
+            if globs and prefix:  # the file's name (its path past the last /) by glob
+                base = f"replace({prefix}path, rtrim({prefix}path, replace({prefix}path, '/', '')), '')"
+                parts.append("(" + " OR ".join(f"{base} GLOB ?" for _ in globs) + ")")
+                params += list(globs)
         col = "created_at" if self.time_field == "created_at" else "updated_at"
         if self.after is not None:
             parts.append(f"{prefix}{col} >= ?")
@@ -292,7 +297,17 @@ class Filters:
 
     @property
     def restricts_files(self) -> bool:
-        return bool((self.uris and "" not in self.uris) or self.exclude_uris or self.tags)
+        return bool((self.uris and "" not in self.uris) or self.exclude_uris or self.tags
+                    or (self.ftypes and self.type_filter()[1]))
+
+    def type_filter(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(stored file types, name globs) of `ftypes` (see `ov.tiers.type_filter`); a
+        name `TYPES` does not hold is taken as a stored type itself."""
+        from ov.tiers import TYPES, type_filter  # noqa: PLC0415
+
+        known = [t for t in self.ftypes if t in TYPES]
+        stored, globs = type_filter(known)
+        return (*stored, *(t for t in self.ftypes if t not in TYPES)), globs
 
 
 @dataclass(frozen=True)
@@ -620,6 +635,24 @@ class Store:
 
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # Files the last `ov index` walked past and why, for `ov status`: every run walks the
+    # whole tree and meets every such file again, so each run replaces the list.
+    SKIPPED_KEEP = 1000
+
+    def set_skipped(self, skipped: Sequence[tuple[str, str]]) -> None:
+        kept = sorted(skipped)[:self.SKIPPED_KEEP]
+        self.set_meta("skipped_files", json.dumps({"total": len(skipped), "files": kept},
+                                                  ensure_ascii=False))
+
+    def skipped(self) -> tuple[int, list[tuple[str, str]]]:
+        """(how many files the last `ov index` skipped, the first SKIPPED_KEEP of them as
+        (path, reason) in path order); (0, []) for an index from before the list."""
+        raw = self.get_meta("skipped_files")
+        if not raw:
+            return 0, []
+        data = json.loads(raw)
+        return int(data["total"]), [(p, r) for p, r in data["files"]]
 
     # -- files --
     def chunked_states(self) -> dict[str, tuple[int, int, int, int]]:
