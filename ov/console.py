@@ -166,13 +166,20 @@ def _finish_warnings(out: Out, st) -> None:
         out.warn(unreadable_warning(st.unreadable))
 
 
+def cut_summary(st, elapsed: int, count: int | None = None) -> dict:
+    """The last JSON Lines record of a run a limit cut (DESIGN.md: no silent limits)."""
+    return {"type": "summary", "count": st.count if count is None else count,
+            "files": st.files, "truncated": True, "truncated_reason": st.truncated_reason,
+            "root": st.root or None, "elapsed_ms": elapsed}
+
+
 def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: bool = False,
                  ignore_case: bool = False, word: bool = False, multiline: bool = False,
                  after: int | None = None, before: int | None = None, context: int | None = None,
                  globs: Sequence[str] | None = None, types: Sequence[str] | None = None,
                  exclude_uri: Sequence[str] | None = None, hidden: bool | None = None,
-                 no_ignore: bool = False, node_limit: int | None = None, level_limit: int = 10,
-                 tags: Sequence[str] | None = None, count: bool = False,
+                 no_ignore: bool = False, node_limit: int | None = None,
+                 level_limit: int | None = None, tags: Sequence[str] | None = None, count: bool = False,
                  files_with_matches: bool = False, max_columns: int | None = None,
                  no_index: bool = False, line_number: bool = False, color: str = "auto",
                  output: str = "text", json_: bool = False) -> int:
@@ -213,14 +220,12 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
 
     def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float, node_limit: int) -> int:
         from ov import fsearch  # noqa: PLC0415
-        from ov.model import GrepResult  # noqa: PLC0415
         from ov.render import GrepPrinter, grep_envelope, match_json  # noqa: PLC0415
 
         n = 0
         if out.fmt == "json":
             recs = list(records)
-            res = GrepResult(matches=[], count=st.count, files=st.files, truncated=st.truncated,
-                             warnings=list(st.warnings))
+            res = fsearch.result_of(st)
             if st.unreadable:
                 res.warnings.append(fsearch.unreadable_warning(st.unreadable))
             if mode == "matches":
@@ -238,6 +243,8 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
                 line(r)
                 n += 1
             _finish_warnings(out, st)
+            if st.truncated or st.level_cut:
+                out.line(cut_summary(st, elapsed_ms(t0)))
         else:
             printer = GrepPrinter(out.stdout, color=out.color, context=bool(a or b),
                                   max_columns=max_columns)
@@ -247,9 +254,9 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
                 n += 1
             out.stdout.flush()
             _finish_warnings(out, st)
-        if st.truncated and out.fmt != "json":
-            what = "matches" if mode == "matches" else "files"
-            out.warn(f"stopped at --node-limit {node_limit}: more {what} exist")
+        if out.fmt == "text":
+            for note in fsearch.cut_notes(st, node_limit, "matches" if mode == "matches" else "files"):
+                out.warn(note)
         return EXIT_OK if n else EXIT_NONE
 
     return run_body((output, json_, color), body)
@@ -257,7 +264,7 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
 
 def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = False,
                  hidden: bool | None = None, no_ignore: bool = False, node_limit: int | None = None,
-                 level_limit: int = 10, fields: str | None = None, simple: bool = False,
+                 level_limit: int | None = None, fields: str | None = None, simple: bool = False,
                  exclude_uri: Sequence[str] | None = None, tags: Sequence[str] | None = None,
                  color: str = "auto", output: str = "text", json_: bool = False) -> int:
     """`ov glob`: the parameters are the flags' (see ov/cli.py's glob_cmd); returns the
@@ -284,11 +291,14 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
         else:
             for m in res.matches:
                 out.line(m if not isinstance(m, str) else {"path": m})
+            if res.truncated:
+                out.line(cut_summary(st, elapsed_ms(t0), count=res.count))
         out.stdout.flush()
         if reader_gone(out):
             return closed_pipe(out)
-        if res.truncated and out.fmt != "json":
-            out.warn(f"stopped at --node-limit {limit}: more paths exist")
+        if simple or out.fmt == "text":
+            for note in fsearch.cut_notes(st, limit, "paths"):
+                out.warn(note)
         return EXIT_OK if res.matches else EXIT_NONE
 
     return run_body((output, json_, color), body)

@@ -316,6 +316,10 @@ def grep_envelope(res, elapsed_ms: int) -> str:
         rest["counts"] = dict(res.counts)
     if res.paths is not None:
         rest["paths"] = list(res.paths)
+    if res.truncated_reason is not None:
+        rest["truncated_reason"] = res.truncated_reason
+    if res.root is not None:
+        rest["root"] = res.root
     head = '{"status":"ok","result":{"matches":['
     tail = f'],{dumps(rest)[1:]},"usage":{dumps({"elapsed_ms": elapsed_ms})}}}\n'
     parts = _match_records(res.matches)
