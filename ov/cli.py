@@ -171,8 +171,9 @@ _ROOT_NOTE = ("The search root is the nearest folder above the current one holdi
     "Binary files (a NUL byte) are skipped, or searched up to the NUL as ripgrep does. "
     "--tags needs an index (else the error is `unsupported`). " + _ROOT_NOTE))
 def grep_cmd(
-    pattern: Annotated[str, typer.Argument(help="A regex (or, with -F, a fixed string).",
-                                           show_default=False)],
+    pattern: Annotated[Optional[str], typer.Argument(
+        help="A regex (or, with -F, a fixed string); with -e, --files or --type-list, a PATH.",
+        show_default=False)] = None,
     paths: Annotated[Optional[list[str]], typer.Argument(
         help="Files or folders to search (default: the current folder).", show_default=False)] = None,
     fixed: Annotated[bool, typer.Option("-F", "--fixed-strings", help="PATTERN is a plain string.")] = False,
@@ -195,6 +196,19 @@ def grep_cmd(
     max_columns: Annotated[Optional[int], typer.Option("--max-columns", help="Omit lines longer than N characters (text output).", metavar="N")] = None,
     no_index: Annotated[bool, typer.Option("--no-index", help="Do not use the index to skip files.")] = False,
     line_number: Annotated[bool, typer.Option("-n", "--line-number", help="Accepted for ripgrep habits; line numbers are always shown.")] = False,
+    regexps: Annotated[Optional[list[str]], typer.Option("-e", "--regexp", help="A pattern (repeatable: lines matching any); the first argument is then a PATH.", metavar="PATTERN")] = None,
+    invert: Annotated[bool, typer.Option("-v", "--invert-match", help="Lines that do not match.")] = False,
+    max_count: Annotated[Optional[int], typer.Option("-m", "--max-count", help="At most N matching lines a file.", metavar="N")] = None,
+    smart_case: Annotated[bool, typer.Option("-S", "--smart-case", help="Fold case unless the pattern holds an upper-case letter.")] = False,
+    case_sensitive: Annotated[bool, typer.Option("-s", "--case-sensitive", help="Match case exactly (beats -i and -S).")] = False,
+    with_filename: Annotated[bool, typer.Option("-H", "--with-filename", help="Print the path with each line (the default).")] = False,
+    no_filename: Annotated[bool, typer.Option("--no-filename", help="Print lines without their path (text output).")] = False,
+    null: Annotated[bool, typer.Option("-0", "--null", help="Follow each printed path with a NUL byte (for xargs -0).")] = False,
+    files: Annotated[bool, typer.Option("--files", help="List the files that would be searched; no PATTERN.")] = False,
+    sort: Annotated[Optional[str], typer.Option("--sort", help="Only `path`: the order results always come in.", metavar="path", autocompletion=_values("path"))] = None,
+    type_list: Annotated[bool, typer.Option("--type-list", help="List the file types -t knows, with their globs.")] = False,
+    follow: Annotated[bool, typer.Option("-L", "--follow", help="Follow symbolic links (never out of the root, never in a loop).")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print nothing; the exit status says whether anything matched.")] = False,
     color: ColorOpt = "auto",
     output: OutputOpt = "text",
     json_: JsonOpt = False,

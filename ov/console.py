@@ -173,7 +173,7 @@ def cut_summary(st, elapsed: int, count: int | None = None) -> dict:
             "root": st.root or None, "elapsed_ms": elapsed}
 
 
-def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: bool = False,
+def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = None, fixed: bool = False,
                  ignore_case: bool = False, word: bool = False, multiline: bool = False,
                  after: int | None = None, before: int | None = None, context: int | None = None,
                  globs: Sequence[str] | None = None, types: Sequence[str] | None = None,
@@ -181,15 +181,90 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
                  no_ignore: bool = False, node_limit: int | None = None,
                  level_limit: int | None = None, tags: Sequence[str] | None = None, count: bool = False,
                  files_with_matches: bool = False, max_columns: int | None = None,
-                 no_index: bool = False, line_number: bool = False, color: str = "auto",
+                 no_index: bool = False, line_number: bool = False,
+                 regexps: Sequence[str] | None = None, invert: bool = False,
+                 max_count: int | None = None, smart_case: bool = False,
+                 case_sensitive: bool = False, with_filename: bool = False,
+                 no_filename: bool = False, null: bool = False, files: bool = False,
+                 sort: str | None = None, type_list: bool = False, follow: bool = False,
+                 quiet: bool = False, color: str = "auto",
                  output: str = "text", json_: bool = False) -> int:
     """`ov grep`: the parameters are the flags' (see ov/cli.py's grep_cmd); returns the
     exit status."""
+    if regexps or files or type_list:  # the first argument is then a PATH (as rg reads it)
+        paths = ([pattern] if pattern is not None else []) + list(paths or [])
+        pattern = None
 
     def body(out: Out) -> int:
         from ov import fsearch  # noqa: PLC0415
 
         t0 = time.perf_counter()
+        if sort is not None and sort != "path":
+            raise OvError("invalid_argument", f"--sort {sort}: only `path` (the order results "
+                          "always come in)", field="sort")
+        if type_list:
+            from ov.tiers import TYPES  # noqa: PLC0415
+
+            out.stdout.write("".join(f"{k}: {', '.join(v)}\n" for k, v in sorted(TYPES.items())))
+            return EXIT_OK
+        if files:
+            return list_files(out, t0)
+        pat, fx = _patterns(pattern, list(regexps or ()), fixed)
+        icase = ignore_case or (smart_case and not any(c.isupper() for c in pat))
+        if case_sensitive:
+            icase = False
+        if quiet:
+            return _quiet(pat, fx, icase)
+        return search(out, t0, pat, fx, icase)
+
+    def _quiet(pat: str, fx: bool, icase: bool) -> int:
+        from ov import fsearch  # noqa: PLC0415
+
+        cfg = _search_root_config()
+        recs = fsearch.iter_grep(
+            pat, paths or (), fixed=fx, ignore_case=icase, word=word, multiline=multiline,
+            globs=globs or (), types=types or (), exclude=exclude_uri or (),
+            hidden=cfg.get("hidden", hidden), no_ignore=no_ignore, max_depth=level_limit,
+            node_limit=1, mode="files", use_index=not no_index, ignores=cfg.get("ignore"),
+            invert=invert, follow=follow, tags=tags or ())
+        return EXIT_OK if next(recs, None) is not None else EXIT_NONE
+
+    def list_files(out: Out, t0: float) -> int:
+        from ov import fsearch  # noqa: PLC0415
+
+        cfg = _search_root_config()
+        limit = cfg.get("node-limit", node_limit)
+        st = fsearch.GrepStats()
+        found = fsearch.iter_files(
+            paths or (), globs=globs or (), types=types or (), exclude=exclude_uri or (),
+            hidden=cfg.get("hidden", hidden), no_ignore=no_ignore, max_depth=level_limit,
+            node_limit=limit, follow=follow, use_index=not no_index, stats=st,
+            ignores=cfg.get("ignore"))
+        end = "\0" if null else "\n"
+        n = 0
+        if out.fmt == "json":
+            res = fsearch.result_of(st)
+            res.paths = list(found)
+            res.count = n = len(res.paths)
+            _finish_warnings(out, st)
+            out.envelope(res, elapsed_ms(t0))
+        else:
+            for p in found:
+                if out.fmt == "jsonl":
+                    out.line({"path": p})
+                else:
+                    out.stdout.write(p + end)
+                n += 1
+            _finish_warnings(out, st)
+            if out.fmt == "jsonl" and (st.truncated or st.level_cut):
+                out.line(cut_summary(st, elapsed_ms(t0), count=n))
+            for note in fsearch.cut_notes(st, limit, "files"):  # text and JSON Lines
+                out.warn(note)
+        return EXIT_OK if n else EXIT_NONE
+
+    def search(out: Out, t0: float, pattern: str, fixed: bool, ignore_case: bool) -> int:
+        from ov import fsearch  # noqa: PLC0415
+
         if count and files_with_matches:
             raise OvError("invalid_argument", "-c/--count and -l/--files-with-matches exclude each other",
                           field="count")
@@ -206,7 +281,8 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
             multiline=multiline, before=b, after=a, globs=globs or (), types=types or (),
             exclude=exclude_uri or (), hidden=cfg.get("hidden", hidden), no_ignore=no_ignore,
             max_depth=level_limit, node_limit=limit, mode=mode, tags=tags or (),
-            use_index=not no_index, stats=st, ignores=cfg.get("ignore"))
+            use_index=not no_index, stats=st, ignores=cfg.get("ignore"), invert=invert,
+            max_count=max_count, follow=follow)
         from ov.grep import gc_paused  # noqa: PLC0415
 
         try:
@@ -247,19 +323,42 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
                 out.line(cut_summary(st, elapsed_ms(t0)))
         else:
             printer = GrepPrinter(out.stdout, color=out.color, context=bool(a or b),
-                                  max_columns=max_columns)
+                                  max_columns=max_columns, null=null,
+                                  filename=with_filename or not no_filename)
             write = printer.match if mode == "matches" else printer.file_count
             for r in records:
                 write(r)
                 n += 1
+            for path, offset in st.binary_matches:  # rg's words, on stdout as rg puts them
+                out.stdout.write(f"{path}: binary file matches (found \"\\0\" byte around "
+                                 f"offset {offset})\n")
             out.stdout.flush()
             _finish_warnings(out, st)
-        if out.fmt == "text":
+        if out.fmt != "json":  # JSON carries the cut in its result
             for note in fsearch.cut_notes(st, node_limit, "matches" if mode == "matches" else "files"):
                 out.warn(note)
-        return EXIT_OK if n else EXIT_NONE
+        if out.fmt != "text":
+            for path, offset in st.binary_matches:
+                out.warn(f"{path}: binary file matches (found \"\\0\" byte around offset {offset})")
+        return EXIT_OK if n or st.binary_matches else EXIT_NONE
 
     return run_body((output, json_, color), body)
+
+
+def _patterns(pattern: str | None, regexps: list[str], fixed: bool) -> tuple[str, bool]:
+    """(the one pattern to search, fixed) from PATTERN or the -e patterns: several become
+    one alternation (each a group, or each escaped with -F)."""
+    pats = regexps or ([pattern] if pattern is not None else [])
+    if not pats:
+        raise OvError("invalid_argument", "a PATTERN is needed (or -e PATTERN, --files, "
+                      "--type-list)", field="pattern")
+    if len(pats) == 1:
+        return pats[0], fixed
+    if fixed:
+        import re  # noqa: PLC0415
+
+        return "|".join(re.escape(p) for p in pats), False
+    return "|".join(f"(?:{p})" for p in pats), False
 
 
 def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = False,
@@ -296,7 +395,7 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
         out.stdout.flush()
         if reader_gone(out):
             return closed_pipe(out)
-        if simple or out.fmt == "text":
+        if simple or out.fmt != "json":
             for note in fsearch.cut_notes(st, limit, "paths"):
                 out.warn(note)
         return EXIT_OK if res.matches else EXIT_NONE
@@ -611,6 +710,9 @@ def fast(argv: Sequence[str]) -> int | None:
         return None
     name, params = parsed
     if name == "grep":
+        if params["pattern"] is None and not (params["regexps"] or params["files"]
+                                              or params["type_list"]):
+            return None  # no PATTERN: Typer's usage message
         return grep_command(**params)
     if name == "glob":
         return glob_command(**params)

@@ -60,6 +60,9 @@ class GrepStats:
     unreadable: int = 0
     warnings: list[str] = field(default_factory=list)
     records: int = 0  # records yielded so far (the node limit counts them)
+    # files named explicitly that hold a NUL and a match: (shown path, NUL offset), said
+    # as rg says it ("binary file matches") rather than searched line by line
+    binary_matches: list[tuple[str, int]] = field(default_factory=list)
     level_cut: bool = False  # --level-limit left a folder unentered
     root: str = ""  # the (first) search root
 
@@ -103,12 +106,13 @@ def _disjoint(rels: list[str]) -> list[str]:
 
 
 def _walk_opts(hidden: bool, no_ignore: bool, max_depth: int | None,
-               excludes: Sequence[str] = (), ignores: Sequence[str] = ()) -> WalkOptions:
+               excludes: Sequence[str] = (), ignores: Sequence[str] = (),
+               follow: bool = False) -> WalkOptions:
     # Excluded paths become anchored ignore lines, so an excluded folder is never entered;
     # `ignores` are gitignore lines from the tree's config, rooted at the search root.
     lines = tuple("/" + _GLOB_SPECIAL.sub(r"\\\g<0>", e) for e in excludes if e)
     return WalkOptions(hidden=hidden, no_ignore=no_ignore, max_filesize=None, max_depth=max_depth,
-                       extra_ignores=tuple(ignores) + lines)
+                       extra_ignores=tuple(ignores) + lines, follow=follow)
 
 
 def _excluder(excludes: Sequence[str]) -> Callable[[str], bool] | None:
@@ -215,11 +219,16 @@ def iter_grep(
     timeout: float = config.REGEX_TIMEOUT_S,
     stats: GrepStats | None = None,
     ignores: Sequence[str] = (),
+    invert: bool = False,
+    max_count: int | None = None,
+    follow: bool = False,
 ) -> Iterator[Match | FileCount]:
     """Search file contents; yield `Match` records (mode "matches"), or `FileCount`
     records (mode "count": files with their matching-line counts; mode "files": paths).
 
-    `node_limit` caps the records; `stats.truncated` says when it cut.
+    `node_limit` caps the records; `stats.truncated` says when it cut. `invert` (-v):
+    the lines without a match; `max_count` (-m): at most that many matching lines a
+    file; `follow` (-L): follow symlinks (never out of the root).
     """
     st = stats if stats is not None else GrepStats()
     if mode not in ("matches", "count", "files"):
@@ -230,6 +239,11 @@ def iter_grep(
         raise OvError("invalid_argument", "context must be 0 or more lines", field="context")
     if max_depth is not None and max_depth < 0:
         raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
+    if max_count is not None and max_count < 1:
+        raise OvError("invalid_argument", "--max-count must be at least 1", field="max_count")
+    if invert and (multiline or before or after):
+        raise OvError("invalid_argument", "-v/--invert-match takes neither -U nor context lines",
+                      field="invert")
     from ov.grep import compile_pattern  # noqa: PLC0415
 
     _LISTED.clear()  # a listing serves one run (and its helper), never a later one
@@ -254,14 +268,17 @@ def iter_grep(
         allowed = tag_paths(root, tag_pairs) if tag_pairs else None
         hook = candidates if candidates is not None else (
             index_candidates(root) if use_index and indexed else None)
-        may_hold = hook(list(pat.literals), pat.fold) if hook else None
-        opts = _walk_opts(hidden, no_ignore, max_depth, ex_rels, ignores)
+        # -v: a file without the pattern is all matches, so nothing may be ruled out
+        may_hold = hook(list(pat.literals), pat.fold) if hook and not invert else None
+        opts = _walk_opts(hidden, no_ignore, max_depth, ex_rels, ignores, follow)
+        named = frozenset(r for r in rels if r and (root / r).is_file())
         show = displayer(root, cwd)
         last = ("", "")
         for r in _grep_files(pat, root, rels, opts, st, mode=mode, before=before, after=after,
                              limit=node_limit - st.records, excluded=excluded, pfilter=pfilter,
                              tfilter=tfilter, allowed=allowed, may_hold=may_hold,
-                             use_listing=use_index and indexed):
+                             use_listing=use_index and indexed, invert=invert,
+                             max_count=max_count, named=named, show=show):
             if r.path != last[0]:
                 last = (r.path, show(r.path))
             r.path = last[1]
@@ -269,6 +286,42 @@ def iter_grep(
             yield r
         if st.truncated:
             return
+
+
+def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Sequence[str] = (),
+               types: Sequence[str] = (), exclude: Sequence[str] = (), hidden: bool = False,
+               no_ignore: bool = False, max_depth: int | None = None,
+               node_limit: int = config.DEFAULT_NODE_LIMIT, follow: bool = False,
+               use_index: bool = True, stats: GrepStats | None = None,
+               ignores: Sequence[str] = ()) -> Iterator[str]:
+    """`--files`: the paths grep would search (relative to the current folder), in its
+    order; `node_limit` caps them and `stats.truncated` says when it cut."""
+    st = stats if stats is not None else GrepStats()
+    if node_limit < 1:
+        raise OvError("invalid_argument", "--node-limit must be at least 1", field="node_limit")
+    if max_depth is not None and max_depth < 0:
+        raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
+    _LISTED.clear()
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    pfilter = PathFilter(globs) if globs else None
+    tfilter = type_filter(types) if types else None
+    for root, rels, indexed in plan_roots(cwd, paths):
+        st.root = st.root or os.fspath(root)
+        ex_rels = [r for r in (inside(root, cwd, e) for e in exclude) if r is not None]
+        excluded = _excluder(ex_rels)
+        if excluded is not None:
+            rels = [r for r in rels if not excluded(r)]
+        opts = _walk_opts(hidden, no_ignore, max_depth, ex_rels, ignores, follow)
+        show = displayer(root, cwd)
+        for rel, _ in _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter,
+                                  tfilter=tfilter, allowed=None, may_hold=None,
+                                  use_listing=use_index and indexed):
+            if st.records >= node_limit:
+                st.truncated = True
+                return
+            st.records += 1
+            st.files += 1
+            yield show(rel)
 
 
 def plan_roots(cwd: Path, paths: Sequence[str]) -> list[tuple[Path, list[str], bool]]:
@@ -448,7 +501,7 @@ HELPER_AFTER = 512
 # 1.97 s with every record shipped, 1.30 s with at most 16 a file).
 SHIP_MAX = 16
 # per-file answers of the helper
-_NO_MATCH, _SEARCH, _BINARY, _UNREADABLE, _FOUND = 0, 1, 2, 3, 4
+_NO_MATCH, _SEARCH, _BINARY, _UNREADABLE, _FOUND, _BINARY_MATCH = 0, 1, 2, 3, 4, 5
 
 
 def _idle_core() -> bool:
@@ -624,13 +677,15 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
 def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,
                 mode: str, before: int, after: int, limit: int, excluded, pfilter, tfilter,
                 allowed, may_hold, helper_after: int | None = HELPER_AFTER,
-                use_listing: bool = False
+                use_listing: bool = False, invert: bool = False, max_count: int | None = None,
+                named: frozenset[str] = frozenset(), show: Callable[[str], str] = str
                 ) -> Iterator[Match | FileCount]:
-    from ov.grep import binary_cutoff, build_matches, line_matches, matched_lines  # noqa: PLC0415
+    from ov.grep import (binary_cutoff, build_matches, inverted_matches,  # noqa: PLC0415
+                         line_matches, matched_lines)
 
     emitted = 0
     context = before or after
-    may_match = pat.may_match
+    may_match = pat.may_match if not invert else (lambda data: True)
 
     def make_files() -> Iterator[tuple[str, str]]:
         return _searchable(root, rels, opts, GrepStats(), excluded=excluded, pfilter=pfilter,
@@ -647,6 +702,8 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
             return _UNREADABLE, None
         nul = data.find(b"\x00")
         if nul >= 0:
+            if rel in named:  # named explicitly: searched whole, and said so (as rg)
+                return _binary_named(rel, abspath, nul)
             cut = binary_cutoff(data, nul)
             if cut == 0:
                 return _BINARY, None
@@ -654,17 +711,40 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
         if not may_match(data):
             return _NO_MATCH, None
         text = decode(data)
-        if mode == "files":
+        # -m: a file's own cap is no cut of the result; the node limit's (cap) is
+        each = cap if max_count is None else min(cap, max_count)
+        if invert:
+            records, more = inverted_matches(pat, rel, text, None if mode != "matches" else each)
+            if mode == "files":
+                return (_FOUND, (1,)) if records else (_NO_MATCH, None)
+            if mode == "count":
+                n = len(records) if max_count is None else min(len(records), max_count)
+                return (_FOUND, (n,)) if n else (_NO_MATCH, None)
+        elif mode == "files":
             return (_FOUND, (1,)) if matched_lines(pat, text, 1)[0] else (_NO_MATCH, None)
-        if mode == "count":
-            lines, _ = matched_lines(pat, text)
+        elif mode == "count":
+            lines, _ = matched_lines(pat, text, max_count)
             return (_FOUND, (len(lines),)) if lines else (_NO_MATCH, None)
-        if context:
-            lines, more = matched_lines(pat, text, cap)
+        elif context:
+            lines, more = matched_lines(pat, text, each)
             records = build_matches(rel, text, lines, before, after)
         else:
-            records, more = line_matches(pat, rel, text, cap)
+            records, more = line_matches(pat, rel, text, each)
+        if max_count is not None and each == max_count:
+            more = False
         return (_FOUND, (records, more)) if records else (_NO_MATCH, None)
+
+    def _binary_named(rel: str, abspath: str, nul: int) -> tuple[int, object]:
+        try:
+            with open(abspath, "rb") as fh:
+                whole = fh.read()
+        except OSError:
+            return _UNREADABLE, None
+        text = decode(whole.replace(b"\x00", b"\n"))
+        if (invert and inverted_matches(pat, rel, text, 1)[0]) or (
+                not invert and matched_lines(pat, text, 1)[0]):
+            return _BINARY_MATCH, nul
+        return _BINARY, None
 
     def check(rel: str, abspath: str) -> tuple[int, object]:
         """`search` in the helper, its records as tuples (marshal sends no objects)."""
@@ -704,6 +784,9 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
             st.searched += 1
             if answer == _BINARY:
                 st.binary += 1
+                continue
+            if answer == _BINARY_MATCH:
+                st.binary_matches.append((show(rel), found))  # type: ignore[arg-type]
                 continue
             if answer != _FOUND:
                 continue

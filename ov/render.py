@@ -161,17 +161,23 @@ class GrepPrinter:
     """
 
     def __init__(self, stream: TextIO, color: bool = False, context: bool = False,
-                 max_columns: int | None = None) -> None:
+                 max_columns: int | None = None, null: bool = False,
+                 filename: bool = True) -> None:
         self.w = stream.write
         self.color = color
         self.context = context
         self.max_columns = max_columns
+        self.null = null  # -0: a NUL byte after each path, in place of its separator
+        self.filename = filename  # --no-filename: lines without their path
         self._last: tuple[str, int] | None = None  # (path, last line printed)
 
     def _prefix(self, path: str, line: int, sep: str) -> str:
+        psep = "\0" if self.null else sep
+        if not self.filename:
+            return f"{_LINE_C}{line}{_RESET}{sep}" if self.color else f"{line}{sep}"
         if self.color:
-            return f"{_PATH_C}{path}{_RESET}{sep}{_LINE_C}{line}{_RESET}{sep}"
-        return f"{path}{sep}{line}{sep}"
+            return f"{_PATH_C}{path}{_RESET}{psep}{_LINE_C}{line}{_RESET}{sep}"
+        return f"{path}{psep}{line}{sep}"
 
     def _line(self, path: str, line: int, content: str, sep: str, subs=()) -> None:
         if self.context and self._last is not None and self._last != (path, line - 1):
@@ -207,7 +213,12 @@ class GrepPrinter:
 
     def file_count(self, fc) -> None:
         p = f"{_PATH_C}{fc.path}{_RESET}" if self.color else fc.path
-        self.w(p + ("\n" if fc.count is None else f":{fc.count}\n"))
+        if fc.count is None:
+            self.w(p + ("\0" if self.null else "\n"))
+        elif not self.filename:
+            self.w(f"{fc.count}\n")
+        else:
+            self.w(p + ("\0" if self.null else ":") + f"{fc.count}\n")
 
 
 def glob_text(res, fields: tuple[str, ...] = (), simple: bool = False) -> str:
