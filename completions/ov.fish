@@ -86,6 +86,7 @@ complete -c ov -n '__fish_seen_subcommand_from glob' -s f -l fields -x -d 'Field
 complete -c ov -n '__fish_seen_subcommand_from glob' -l simple -d 'Bare paths, one a line (whatever the format)'
 complete -c ov -n '__fish_seen_subcommand_from glob' -l exclude-uri -r -F -d 'Leave out this file or folder (repeatable)'
 complete -c ov -n '__fish_seen_subcommand_from glob' -l tags -x -d 'Only indexed files with this tag k=v (repeatable; AND)'
+complete -c ov -n '__fish_seen_subcommand_from glob' -l no-index -d 'Walk the tree, not the listing kept beside the index'
 complete -c ov -n '__fish_seen_subcommand_from glob' -l color -x -a 'auto always never' -d 'Colour: auto (on a terminal), always or never; NO_COLOR turns auto off'
 complete -c ov -n '__fish_seen_subcommand_from glob' -s o -l output -x -a 'text json jsonl' -d 'Output format: text, json or jsonl'
 complete -c ov -n '__fish_seen_subcommand_from glob' -l json -d 'Same as -o json'

@@ -235,6 +235,7 @@ def glob_cmd(
     simple: Annotated[bool, typer.Option("--simple", help="Bare paths, one a line (whatever the format).")] = False,
     exclude_uri: Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder (repeatable).", metavar="PATH")] = None,
     tags: Annotated[Optional[list[str]], typer.Option("--tags", help="Only indexed files with this tag k=v (repeatable; AND).", metavar="K=V")] = None,
+    no_index: Annotated[bool, typer.Option("--no-index", help="Walk the tree, not the listing kept beside the index.")] = False,
     color: ColorOpt = "auto",
     output: OutputOpt = "text",
     json_: JsonOpt = False,

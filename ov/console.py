@@ -365,7 +365,8 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
                  hidden: bool | None = None, no_ignore: bool = False, node_limit: int | None = None,
                  level_limit: int | None = None, fields: str | None = None, simple: bool = False,
                  exclude_uri: Sequence[str] | None = None, tags: Sequence[str] | None = None,
-                 color: str = "auto", output: str = "text", json_: bool = False) -> int:
+                 no_index: bool = False, color: str = "auto", output: str = "text",
+                 json_: bool = False) -> int:
     """`ov glob`: the parameters are the flags' (see ov/cli.py's glob_cmd); returns the
     exit status."""
 
@@ -381,7 +382,7 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
         res = fsearch.glob(pattern, path, ignore_case=ignore_case, hidden=cfg.get("hidden", hidden),
                            no_ignore=no_ignore, max_depth=level_limit, node_limit=limit,
                            fields=() if simple else flds, exclude=exclude_uri or (), stats=st,
-                           ignores=cfg.get("ignore"), tags=tags or ())
+                           ignores=cfg.get("ignore"), tags=tags or (), use_index=not no_index)
         _finish_warnings(out, st)
         if simple or out.fmt == "text":
             out.stdout.write(glob_text(res, flds, simple))

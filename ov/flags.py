@@ -74,7 +74,7 @@ COMMANDS = {
     },
     'glob': {
         "args": (('pattern', 1, True), ('path', 1, False)),
-        "defaults": {'pattern': None, 'path': None, 'ignore_case': False, 'hidden': None, 'no_ignore': False, 'node_limit': None, 'level_limit': None, 'fields': None, 'simple': False, 'exclude_uri': None, 'tags': None, 'color': 'auto', 'output': 'text', 'json_': False},
+        "defaults": {'pattern': None, 'path': None, 'ignore_case': False, 'hidden': None, 'no_ignore': False, 'node_limit': None, 'level_limit': None, 'fields': None, 'simple': False, 'exclude_uri': None, 'tags': None, 'no_index': False, 'color': 'auto', 'output': 'text', 'json_': False},
         "multi": ('exclude_uri', 'tags'),
         "envvars": {},
         "opts": {
@@ -88,6 +88,7 @@ COMMANDS = {
             '--max-depth': ('level_limit', 'int', None),
             '--no-hidden': ('hidden', 'flag', False),
             '--no-ignore': ('no_ignore', 'flag', True),
+            '--no-index': ('no_index', 'flag', True),
             '--node-limit': ('node_limit', 'int', None),
             '--output': ('output', 'str', None),
             '--simple': ('simple', 'flag', True),

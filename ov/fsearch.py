@@ -1,11 +1,15 @@
 """`grep` and `glob` straight over the file system: walk, filter, read, search.
 
 The search root is the nearest index root at or above the current folder (the parent of
-its `.ov` folder), else the current folder. PATH arguments are relative to the current
-folder (or absolute), must lie inside the root (`invalid_path`) and exist (`not_found`).
-Output paths are relative to the root with '/' separators, in the walker's order
-(component by component, ripgrep's `--sort path`), so results come ordered by
-(path, line) on every run. The walk has no size cap (ripgrep has none either).
+its `.ov` folder), else the nearest git work tree, else the current folder. PATH arguments
+are relative to the current folder (or absolute) and must exist (`not_found`); one outside
+the root is searched from its own root (the index above it, else itself), without the
+index of the current tree, so any folder on disk can be searched. Printed paths are
+relative to the current folder with '/' separators (`../x` outside it, as rg and `git
+grep` print them; JSON names the root once), in the walker's order (component by
+component, ripgrep's `--sort path`), so results come ordered by (path, line) on every run.
+The walk has no size cap and no depth cut (ripgrep has neither); `--level-limit` and the
+node limit are reported when they cut (`GrepStats.truncated_reason`).
 
 `iter_grep` yields records as files are searched (for JSON Lines); `grep` collects them
 into a `GrepResult`. Both stop at the node limit, after checking that one more record
@@ -76,9 +80,16 @@ class GrepStats:
 
 # -- roots and paths --------------------------------------------------------------------
 def search_root(cwd: Path) -> Path:
-    """The nearest index root at or above `cwd`, else `cwd` itself."""
+    """The nearest index root at or above `cwd`, else the nearest git work tree (a folder
+    holding `.git`: its ignore files above `cwd` apply, as rg applies them), else `cwd`."""
     db = config.find_index(cwd)
-    return db.parent.parent if db is not None else cwd.resolve()
+    if db is not None:
+        return db.parent.parent
+    here = cwd.resolve()
+    for d in (here, *here.parents):
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+    return here
 
 
 def resolve_path(root: Path, cwd: Path, p: str, *, must_exist: bool = True,
