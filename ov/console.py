@@ -330,16 +330,15 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
                 write(r)
                 n += 1
             for path, offset in st.binary_matches:  # rg's words, on stdout as rg puts them
-                out.stdout.write(f"{path}: binary file matches (found \"\\0\" byte around "
-                                 f"offset {offset})\n")
+                out.stdout.write(fsearch.binary_note(path, offset) + "\n")
             out.stdout.flush()
             _finish_warnings(out, st)
         if out.fmt != "json":  # JSON carries the cut in its result
             for note in fsearch.cut_notes(st, node_limit, "matches" if mode == "matches" else "files"):
                 out.warn(note)
-        if out.fmt != "text":
+        if out.fmt == "jsonl":  # JSON has them among its warnings
             for path, offset in st.binary_matches:
-                out.warn(f"{path}: binary file matches (found \"\\0\" byte around offset {offset})")
+                out.warn(fsearch.binary_note(path, offset))
         return EXIT_OK if n or st.binary_matches else EXIT_NONE
 
     return run_body((output, json_, color), body)

@@ -876,7 +876,13 @@ def result_of(st: GrepStats) -> GrepResult:
     res = GrepResult(matches=[], count=st.count, files=st.files,
                      truncated=st.truncated or st.level_cut, warnings=list(st.warnings),
                      truncated_reason=st.truncated_reason, root=st.root or None)
+    res.warnings += [binary_note(p, off) for p, off in st.binary_matches]
     return res
+
+
+def binary_note(path: str, offset: int) -> str:
+    """rg's words for a binary file named explicitly that holds a match."""
+    return f'{path}: binary file matches (found "\\0" byte around offset {offset})'
 
 
 def cut_notes(st: GrepStats, node_limit: int, what: str) -> list[str]:
