@@ -169,23 +169,99 @@ def _finish_warnings(out: Out, st) -> None:
         out.warn(unreadable_warning(st.unreadable))
 
 
-def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: bool = False,
+def cut_summary(st, elapsed: int, count: int | None = None) -> dict:
+    """The last JSON Lines record of a run a limit cut (DESIGN.md: no silent limits)."""
+    return {"type": "summary", "count": st.count if count is None else count,
+            "files": st.files, "truncated": True, "truncated_reason": st.truncated_reason,
+            "root": st.root or None, "elapsed_ms": elapsed}
+
+
+def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = None, fixed: bool = False,
                  ignore_case: bool = False, word: bool = False, multiline: bool = False,
                  after: int | None = None, before: int | None = None, context: int | None = None,
                  globs: Sequence[str] | None = None, types: Sequence[str] | None = None,
                  exclude_uri: Sequence[str] | None = None, hidden: bool | None = None,
-                 no_ignore: bool = False, node_limit: int | None = None, level_limit: int = 10,
-                 tags: Sequence[str] | None = None, count: bool = False,
+                 no_ignore: bool = False, node_limit: int | None = None,
+                 level_limit: int | None = None, tags: Sequence[str] | None = None, count: bool = False,
                  files_with_matches: bool = False, max_columns: int | None = None,
-                 no_index: bool = False, line_number: bool = False, timeout: float | None = None,
-                 color: str = "auto", output: str = "text", json_: bool = False) -> int:
+                 no_index: bool = False, line_number: bool = False,
+                 regexps: Sequence[str] | None = None, invert: bool = False,
+                 max_count: int | None = None, smart_case: bool = False,
+                 case_sensitive: bool = False, with_filename: bool = False,
+                 no_filename: bool = False, null: bool = False, files: bool = False,
+                 sort: str | None = None, type_list: bool = False, follow: bool = False,
+                 quiet: bool = False, timeout: float | None = None,
+                 color: str = "auto",
+                 output: str = "text", json_: bool = False) -> int:
     """`ov grep`: the parameters are the flags' (see ov/cli.py's grep_cmd); returns the
     exit status."""
+    if regexps or files or type_list:  # the first argument is then a PATH (as rg reads it)
+        paths = ([pattern] if pattern is not None else []) + list(paths or [])
+        pattern = None
 
     def body(out: Out) -> int:
+        t0 = time.perf_counter()
+        if sort is not None and sort != "path":
+            raise OvError("invalid_argument", f"--sort {sort}: only `path` (the order results "
+                          "always come in)", field="sort")
+        if type_list:
+            from ov.tiers import TYPES  # noqa: PLC0415
+
+            out.stdout.write("".join(f"{k}: {', '.join(v)}\n" for k, v in sorted(TYPES.items())))
+            return EXIT_OK
+        if files:
+            return list_files(out, t0)
+        pat, fx = _patterns(pattern, list(regexps or ()), fixed)
+        icase = ignore_case or (smart_case and not any(c.isupper() for c in pat))
+        if case_sensitive:
+            icase = False
+        if quiet:
+            return _quiet(pat, fx, icase)
+        return search(out, t0, pat, fx, icase)
+
+    def _quiet(pat: str, fx: bool, icase: bool) -> int:
+        from ov import api  # noqa: PLC0415
+
+        recs, _ = api.grep(
+            pat, paths or (), fixed=fx, ignore_case=icase, word=word, multiline=multiline,
+            globs=globs or (), types=types or (), exclude=exclude_uri or (),
+            hidden=hidden, no_ignore=no_ignore, max_depth=level_limit,
+            node_limit=1, mode="files", use_index=not no_index,
+            invert=invert, follow=follow, tags=tags or ())
+        return EXIT_OK if next(recs, None) is not None else EXIT_NONE
+
+    def list_files(out: Out, t0: float) -> int:
+        from ov import api, fsearch  # noqa: PLC0415
+
+        found, st = api.files(
+            paths or (), globs=globs or (), types=types or (), exclude=exclude_uri or (),
+            hidden=hidden, no_ignore=no_ignore, max_depth=level_limit,
+            node_limit=node_limit, follow=follow, use_index=not no_index)
+        end = "\0" if null else "\n"
+        n = 0
+        if out.fmt == "json":
+            res = fsearch.result_of(st)
+            res.paths = list(found)
+            res.count = n = len(res.paths)
+            _finish_warnings(out, st)
+            out.envelope(res, elapsed_ms(t0))
+        else:
+            for p in found:
+                if out.fmt == "jsonl":
+                    out.line({"path": p})
+                else:
+                    out.stdout.write(p + end)
+                n += 1
+            _finish_warnings(out, st)
+            if out.fmt == "jsonl" and (st.truncated or st.level_cut):
+                out.line(cut_summary(st, elapsed_ms(t0), count=n))
+            for note in fsearch.cut_notes(st, st.node_limit, "files"):  # text and JSON Lines
+                out.warn(note)
+        return EXIT_OK if n else EXIT_NONE
+
+    def search(out: Out, t0: float, pattern: str, fixed: bool, ignore_case: bool) -> int:
         from ov import api, config  # noqa: PLC0415
 
-        t0 = time.perf_counter()
         if count and files_with_matches:
             raise OvError("invalid_argument", "-c/--count and -l/--files-with-matches exclude each other",
                           field="count")
@@ -199,7 +275,7 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
             multiline=multiline, before=b, after=a, globs=globs or (), types=types or (),
             exclude=exclude_uri or (), hidden=hidden, no_ignore=no_ignore,
             max_depth=level_limit, node_limit=node_limit, mode=mode, tags=tags or (),
-            use_index=not no_index,
+            use_index=not no_index, invert=invert, max_count=max_count, follow=follow,
             deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout)
         from ov.matcher import gc_paused  # noqa: PLC0415
 
@@ -214,14 +290,12 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
 
     def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float) -> int:
         from ov import fsearch  # noqa: PLC0415
-        from ov.model import GrepResult  # noqa: PLC0415
         from ov.render import GrepPrinter, grep_envelope, match_json  # noqa: PLC0415
 
         n = 0
         if out.fmt == "json":
             recs = list(records)
-            res = GrepResult(matches=[], count=st.count, files=st.files, truncated=st.truncated,
-                             warnings=list(st.warnings))
+            res = fsearch.result_of(st)
             if st.unreadable:
                 res.warnings.append(fsearch.unreadable_warning(st.unreadable))
             if mode == "matches":
@@ -239,28 +313,53 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
                 line(r)
                 n += 1
             _finish_warnings(out, st)
+            if st.truncated or st.level_cut:
+                out.line(cut_summary(st, elapsed_ms(t0)))
         else:
             printer = GrepPrinter(out.stdout, color=out.color, context=bool(a or b),
-                                  max_columns=max_columns)
+                                  max_columns=max_columns, null=null,
+                                  filename=with_filename or not no_filename)
             write = printer.match if mode == "matches" else printer.file_count
             for r in records:
                 write(r)
                 n += 1
+            for path, offset in st.binary_matches:  # rg's words, on stdout as rg puts them
+                out.stdout.write(fsearch.binary_note(path, offset) + "\n")
             out.stdout.flush()
             _finish_warnings(out, st)
-        if st.truncated and out.fmt != "json":
-            what = "matches" if mode == "matches" else "files"
-            out.warn(f"stopped at --node-limit {st.node_limit}: more {what} exist")
-        return EXIT_OK if n else EXIT_NONE
+        if out.fmt != "json":  # JSON carries the cut in its result
+            for note in fsearch.cut_notes(st, st.node_limit, "matches" if mode == "matches" else "files"):
+                out.warn(note)
+        if out.fmt == "jsonl":  # JSON has them among its warnings
+            for path, offset in st.binary_matches:
+                out.warn(fsearch.binary_note(path, offset))
+        return EXIT_OK if n or st.binary_matches else EXIT_NONE
 
     return run_body((output, json_, color), body)
 
 
+def _patterns(pattern: str | None, regexps: list[str], fixed: bool) -> tuple[str, bool]:
+    """(the one pattern to search, fixed) from PATTERN or the -e patterns: several become
+    one alternation (each a group, or each escaped with -F)."""
+    pats = regexps or ([pattern] if pattern is not None else [])
+    if not pats:
+        raise OvError("invalid_argument", "a PATTERN is needed (or -e PATTERN, --files, "
+                      "--type-list)", field="pattern")
+    if len(pats) == 1:
+        return pats[0], fixed
+    if fixed:
+        import re  # noqa: PLC0415
+
+        return "|".join(re.escape(p) for p in pats), False
+    return "|".join(f"(?:{p})" for p in pats), False
+
+
 def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = False,
                  hidden: bool | None = None, no_ignore: bool = False, node_limit: int | None = None,
-                 level_limit: int = 10, fields: str | None = None, simple: bool = False,
+                 level_limit: int | None = None, fields: str | None = None, simple: bool = False,
                  exclude_uri: Sequence[str] | None = None, tags: Sequence[str] | None = None,
-                 color: str = "auto", output: str = "text", json_: bool = False) -> int:
+                 no_index: bool = False, color: str = "auto", output: str = "text",
+                 json_: bool = False) -> int:
     """`ov glob`: the parameters are the flags' (see ov/cli.py's glob_cmd); returns the
     exit status."""
 
@@ -273,7 +372,8 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
         st = fsearch.GrepStats()
         res = api.glob(pattern, path, ignore_case=ignore_case, hidden=hidden, no_ignore=no_ignore,
                        max_depth=level_limit, node_limit=node_limit, stats=st,
-                       fields=() if simple else flds, exclude=exclude_uri or (), tags=tags or ())
+                       fields=() if simple else flds, exclude=exclude_uri or (), tags=tags or (),
+                       use_index=not no_index)
         limit = st.node_limit
         _finish_warnings(out, st)
         if simple or out.fmt == "text":
@@ -283,11 +383,14 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
         else:
             for m in res.matches:
                 out.line(m if not isinstance(m, str) else {"path": m})
+            if res.truncated:
+                out.line(cut_summary(st, elapsed_ms(t0), count=res.count))
         out.stdout.flush()
         if reader_gone(out):
             return closed_pipe(out)
-        if res.truncated and out.fmt != "json":
-            out.warn(f"stopped at --node-limit {limit}: more paths exist")
+        if simple or out.fmt != "json":
+            for note in fsearch.cut_notes(st, limit, "paths"):
+                out.warn(note)
         return EXIT_OK if res.matches else EXIT_NONE
 
     return run_body((output, json_, color), body)
@@ -541,6 +644,9 @@ def fast(argv: Sequence[str]) -> int | None:
         return None
     name, params = parsed
     if name == "grep":
+        if params["pattern"] is None and not (params["regexps"] or params["files"]
+                                              or params["type_list"]):
+            return None  # no PATTERN: Typer's usage message
         return grep_command(**params)
     if name == "glob":
         return glob_command(**params)

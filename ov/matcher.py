@@ -689,3 +689,26 @@ def build_matches(path: str, text: str, lines: list[_Line], before: int = 0,
         prev_end_line = actx[-1].line if actx else end_no
         out.append(Match(path, ln.no, content, subs, bctx, actx))
     return out
+
+
+def inverted_matches(p: Pattern, path: str, text: str,
+                     limit: int | None = None) -> tuple[list[Match], bool]:
+    """`-v`: the lines holding no match, as Match records without submatches (at most
+    `limit`), and whether more exist. A line a multi-line match crosses holds a match."""
+    hit: set[int] = set()
+    for ln in matched_lines(p, text)[0]:
+        hit.update(range(ln.no, ln.no + text.count("\n", ln.start, ln.end) + 1))
+    out: list[Match] = []
+    find = text.find
+    n = len(text)
+    pos, no = 0, 1
+    while pos < n:
+        le = find("\n", pos)
+        if le < 0:
+            le = n
+        if no not in hit:
+            if len(out) == limit:
+                return out, True
+            out.append(Match(path, no, text[pos:le], [], [], []))
+        pos, no = le + 1, no + 1
+    return out, False

@@ -119,10 +119,12 @@ class GrepResult:
     matches: list[Match]
     count: int
     files: int  # files with at least one match
-    truncated: bool = False  # the node limit cut the result
+    truncated: bool = False  # a limit cut the result (`truncated_reason` says which)
     warnings: list[str] = field(default_factory=list)
     counts: dict[str, int] | None = None  # with -c
     paths: list[str] | None = None  # with -l
+    truncated_reason: str | None = None  # "node_limit", "level_limit" or both, comma-joined
+    root: str | None = None  # the search root; paths are relative to the current folder
 
 
 @dataclass
@@ -146,6 +148,8 @@ class GlobResult:
     count: int
     truncated: bool = False
     warnings: list[str] = field(default_factory=list)
+    truncated_reason: str | None = None  # "node_limit", "level_limit" or both, comma-joined
+    root: str | None = None  # the search root; paths are relative to the current folder
 
 
 @dataclass

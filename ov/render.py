@@ -309,18 +309,25 @@ class GrepPrinter:
     """
 
     def __init__(self, stream: TextIO, color: bool = False, context: bool = False,
-                 max_columns: int | None = None) -> None:
+                 max_columns: int | None = None, null: bool = False,
+                 filename: bool = True) -> None:
         self.w = stream.write
         self.color = color
         self.context = context
         self.max_columns = max_columns
+        self.null = null  # -0: a NUL byte after each path, in place of its separator
+        self.filename = filename  # --no-filename: lines without their path
         self._last: tuple[str, int] | None = None  # (path, last line printed)
 
     def _prefix(self, path: str, line: int, sep: str) -> str:
-        path = clean(path)
+        # -0 output is for `xargs -0`, not a terminal: names go out as they are
+        path = path if self.null else clean(path)
+        psep = "\0" if self.null else sep
+        if not self.filename:
+            return f"{_LINE_C}{line}{_RESET}{sep}" if self.color else f"{line}{sep}"
         if self.color:
-            return f"{_PATH_C}{path}{_RESET}{sep}{_LINE_C}{line}{_RESET}{sep}"
-        return f"{path}{sep}{line}{sep}"
+            return f"{_PATH_C}{path}{_RESET}{psep}{_LINE_C}{line}{_RESET}{sep}"
+        return f"{path}{psep}{line}{sep}"
 
     def _line(self, path: str, line: int, content: str, sep: str, subs=()) -> None:
         if self.context and self._last is not None and self._last != (path, line - 1):
@@ -355,8 +362,14 @@ class GrepPrinter:
             self._line(m.path, c.line, c.content, "-")
 
     def file_count(self, fc) -> None:
-        p = f"{_PATH_C}{clean(fc.path)}{_RESET}" if self.color else clean(fc.path)
-        self.w(p + ("\n" if fc.count is None else f":{fc.count}\n"))
+        path = fc.path if self.null else clean(fc.path)
+        p = f"{_PATH_C}{path}{_RESET}" if self.color else path
+        if fc.count is None:
+            self.w(p + ("\0" if self.null else "\n"))
+        elif not self.filename:
+            self.w(f"{fc.count}\n")
+        else:
+            self.w(p + ("\0" if self.null else ":") + f"{fc.count}\n")
 
 
 def glob_text(res, fields: tuple[str, ...] = (), simple: bool = False) -> str:
@@ -467,6 +480,10 @@ def grep_envelope(res, elapsed_ms: int) -> str:
         rest["counts"] = dict(res.counts)
     if res.paths is not None:
         rest["paths"] = list(res.paths)
+    if res.truncated_reason is not None:
+        rest["truncated_reason"] = res.truncated_reason
+    if res.root is not None:
+        rest["root"] = res.root
     head = '{"status":"ok","result":{"matches":['
     tail = f'],{dumps(rest)[1:]},"usage":{dumps({"elapsed_ms": elapsed_ms})}}}\n'
     parts = _match_records(res.matches)

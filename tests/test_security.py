@@ -73,7 +73,10 @@ def test_grep_and_glob_never_read_or_list_through_a_link_out(fenced):
         assert MARK not in r.out and MARK not in r.err, path
         assert r.code in (1, 2), (path, r.out)
         r = run_inprocess("glob", "-o", "json", "**", path, cwd=fenced, env=ENV)
-        assert "inner.txt" not in r.out and "secret" not in r.out, (path, r.out)
+        if r.json["status"] == "error":  # an error may quote the PATH given, nothing below it
+            assert r.code == 2 and "secret" not in r.out, (path, r.out)
+        else:
+            assert "inner.txt" not in r.out and "secret" not in r.out, (path, r.out)
     r = run_inprocess("glob", "-o", "json", "**", "--node-limit", "1000", cwd=fenced, env=ENV)
     listed = [m if isinstance(m, str) else m["path"] for m in r.json["result"]["matches"]]
     assert "a.txt" in listed
@@ -91,8 +94,9 @@ def test_dotdot_and_absolute_scopes_are_refused_by_every_command(fenced):
         for args in (["search", "x", "-u", bad], ["find", "x", "-u", bad],
                      ["search", "x", "--exclude-uri", bad],
                      ["search", "x", "--mode", "context", "--exclude-uri", bad],
-                     ["grep", MARK, bad], ["grep", "root", bad], ["glob", "*", bad], ["read", bad],
-                     ["tag", bad, "k=v"], ["grep", "x", "--exclude-uri", bad]):
+                     ["read", bad], ["tag", bad, "k=v"]):
+            # (grep and glob search a PATH the user names outside the index as its own
+            # root, as rg and fd do: tests/test_grep_shell.py)
             r = run_inprocess([*args, "-o", "json"], cwd=fenced, env=ENV)
             assert r.code == 2, (args, r.out)
             assert r.json["error"]["code"] == "invalid_path", (args, r.json)
