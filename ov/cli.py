@@ -17,8 +17,7 @@ import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
 from ov.console import (build_index, closed_pipe, elapsed_ms, fast, glob_command, grep_command,
-                        open_store, reader_gone, report, run_body, search_command, search_flags,
-                        search_settings, settle, show, summary, walk_options)
+                        open_index, reader_gone, report, run_body, search_command, settle, show)
 from ov.render import FORMATS, Out
 
 _APP_SETTINGS = dict(
@@ -113,10 +112,12 @@ def index_cmd(
             raise OvError("not_found", f"{path}: no such folder", field="path")
         if not path.is_dir():
             raise OvError("invalid_path", f"{path} is not a folder", field="path")
+        from ov import api  # noqa: PLC0415
+
         rep = build_index(out, path, db, embed=not no_embed, full=full,
-                           walk_opts=walk_options(path, hidden, no_ignore, follow, max_filesize),
-                           progress=progress)
-        show(out, rep, t0, lambda: out.notice(summary(rep)))
+                          walk_opts=api.walk_options(path, hidden, no_ignore, follow, max_filesize),
+                          progress=progress)
+        show(out, rep, t0, lambda: out.notice(api.summary(rep)))
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -133,16 +134,9 @@ def status_cmd(
     and each setting with where it came from (default, .ov/config.toml or pyproject.toml)."""
 
     def body(out: Out) -> int:
-        from dataclasses import replace  # noqa: PLC0415
-
-        from ov.config import load_config  # noqa: PLC0415
-        from ov.engine import status  # noqa: PLC0415
-
         t0 = time.perf_counter()
-        store, root = open_store(db, Path.cwd())
-        with store:
-            rep = status(store, root)
-        rep = replace(rep, settings=load_config(root).settings())
+        with open_index(db) as ix:
+            rep = ix.status()
 
         def text() -> None:
             from ov.render import settings_text, status_text  # noqa: PLC0415
@@ -350,27 +344,24 @@ def _context_search(query, search_type, limit, threshold, after, before, time_fi
                     level, uri, exclude_uri, no_auto_index, max_tokens, detail, session_id,
                     dedup_turns, list_only: dict, output, json_, db, color) -> None:
     def body(out: Out) -> int:
+        from ov import api  # noqa: PLC0415
         from ov import context as ctx  # noqa: PLC0415
-        from ov.engine import SearchRequest, context, scope_paths  # noqa: PLC0415
-        from ov.store import Filters  # noqa: PLC0415
 
         t0 = time.perf_counter()
         if uri:
             raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
                           "--exclude-uri to leave files out", field="uri")
-        filters_kw = search_flags(query, search_type, limit, time_field, after, before, tags, level, types)
+        filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
+                                     after=after, before=before, tags=tags, level=level, types=types)
         det = ctx.parse_detail(detail)
         if max_tokens is not None:
             ctx.check_budget(max_tokens)
         ignored = [name for name, v in list_only.items() if v]
-        store, root = open_store(db, Path.cwd(), auto_index=not no_auto_index, out=out)
-        with store:
-            st, lim = search_settings(root, search_type, limit)
-            filters = Filters(exclude_uris=scope_paths(root, exclude_uri), **filters_kw)
-            req = SearchRequest(query=query, search_type=st, limit=lim, threshold=threshold,
-                                filters=filters)
-            res = context(store, root, req, max_tokens=max_tokens, detail=det, session_id=session_id,
-                          dedup_turns=dedup_turns, ignored=ignored)
+        with open_index(db, auto_index=not no_auto_index, out=out) as ix:
+            res = ix.context(query, max_tokens=max_tokens, detail=det, session_id=session_id,
+                             dedup_turns=dedup_turns, ignored=ignored, search_type=search_type,
+                             limit=limit, threshold=threshold, exclude_uri=exclude_uri,
+                             filters=filters, cwd=Path.cwd())
         for w in res.warnings:
             out.warn(w)
         for name in ignored:
@@ -395,22 +386,6 @@ def _context_search(query, search_type, limit, threshold, after, before, time_fi
     run((output, json_, color), body)
 
 
-def _store_for_path(db: Path | None, path: str):
-    """(store, root, relative path) for a PATH argument: the index found from the current
-    folder (as for search), the path checked to lie inside its root."""
-    from ov.engine import index_path  # noqa: PLC0415
-
-    if "\x00" in path:
-        raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
-    store, root = open_store(db, Path.cwd())
-    try:
-        rel = index_path(root, path)
-    except BaseException:
-        store.close()
-        raise
-    return store, root, rel
-
-
 @app.command("read")
 def read_cmd(
     path: Annotated[str, typer.Argument(help="An indexed file or folder.", show_default=False)],
@@ -423,12 +398,11 @@ def read_cmd(
     """Print one tier of an indexed file or folder."""
 
     def body(out: Out) -> int:
-        from ov.engine import read  # noqa: PLC0415
-
         t0 = time.perf_counter()
-        store, root, rel = _store_for_path(db, path)
-        with store:
-            res = read(store, root, rel, level)
+        if "\x00" in path:  # before the index is opened
+            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
+        with open_index(db) as ix:
+            res = ix.read(path, level, cwd=Path.cwd())
         show(out, res, t0, lambda: out.text(res.text))
         return EXIT_OK
 
@@ -449,14 +423,14 @@ def tag_cmd(
     """Set, add or remove k=v tags on indexed files (kept across re-indexing)."""
 
     def body(out: Out) -> int:
-        from ov.engine import tag  # noqa: PLC0415
         from ov.query import parse_tags  # noqa: PLC0415
 
         t0 = time.perf_counter()
         pairs = parse_tags(tags)
-        store, root, rel = _store_for_path(db, path)
-        with store:
-            res = tag(store, root, rel, pairs, mode, recursive)
+        if "\x00" in path:  # before the index is opened
+            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
+        with open_index(db) as ix:
+            res = ix.tag(path, pairs, mode, recursive, cwd=Path.cwd())
 
         def text() -> None:
             from ov.render import tags_text  # noqa: PLC0415
@@ -490,16 +464,15 @@ def manifest_cmd(
     """Describe what this build and the nearest index can serve (modes, tiers, model, limits)."""
 
     def body(out: Out) -> int:
-        from ov.engine import locate_index, manifest  # noqa: PLC0415
-        from ov.store import Store  # noqa: PLC0415
+        from ov import api  # noqa: PLC0415
+        from ov.engine import manifest  # noqa: PLC0415
 
         t0 = time.perf_counter()
-        found = locate_index(Path.cwd(), db)
-        if found is None:
+        if api.locate(None, db) is None:
             res = manifest(None, None, _grep_flags())
         else:
-            with Store.open(found[0], readonly=True) as store:
-                res = manifest(store, found[1], _grep_flags())
+            with api.Index.open(db=db, readonly=True) as ix:
+                res = ix.manifest(_grep_flags())
 
         def text() -> None:
             from ov.render import manifest_text  # noqa: PLC0415

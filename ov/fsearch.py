@@ -38,10 +38,10 @@ from ov.model import (ContextLine, FileCount, FileEntry, GlobEntry, GlobResult, 
 from ov.read import decode
 from ov.walk import walk, walk_paths
 
-if TYPE_CHECKING:  # ov.grep is imported by grep only (glob needs neither it nor `regex`)
-    from ov.grep import Pattern
+if TYPE_CHECKING:  # ov.matcher is imported by grep only (glob needs neither it nor `regex`)
+    from ov.matcher import Pattern
 
-RG_BUFFER = 64 * 1024  # ripgrep's first buffer (ov.grep.RG_BUFFER; a test holds them equal)
+RG_BUFFER = 64 * 1024  # ripgrep's first buffer (ov.matcher.RG_BUFFER; a test holds them equal)
 
 # (literals, ignore_case) -> predicate (walked file entry) -> may the file match?
 Candidates = Callable[[list[str], bool], "Callable[[FileEntry], bool] | None"]
@@ -56,6 +56,7 @@ class GrepStats:
     files: int = 0  # files with at least one record
     count: int = 0  # matching lines (matches mode and -c) or files (-l)
     truncated: bool = False
+    node_limit: int = 0  # the cap in force (flag, else config, else default)
     searched: int = 0
     binary: int = 0  # skipped as binary (NUL before the first line searched)
     unreadable: int = 0
@@ -200,6 +201,7 @@ def iter_grep(
     (the records yielded so far stand).
     """
     st = stats if stats is not None else GrepStats()
+    st.node_limit = node_limit
     if mode not in ("matches", "count", "files"):
         raise OvError("invalid_argument", f"unknown grep mode {mode!r}", field="mode")
     if node_limit < 1:
@@ -208,7 +210,7 @@ def iter_grep(
         raise OvError("invalid_argument", "context must be 0 or more lines", field="context")
     if max_depth is not None and max_depth < 0:
         raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
-    from ov.grep import compile_pattern  # noqa: PLC0415
+    from ov.matcher import compile_pattern  # noqa: PLC0415
 
     if deadline_s is not None and not 0 < deadline_s <= 1e6:  # also NaN
         raise OvError("invalid_argument", "--timeout must be between 0 and 1000000 seconds",
@@ -563,7 +565,7 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 mode: str, before: int, after: int, limit: int, excluded, pfilter, tfilter,
                 allowed, may_hold, helper_after: int | None = HELPER_AFTER
                 ) -> Iterator[Match | FileCount]:
-    from ov.grep import binary_cutoff, build_matches, line_matches, matched_lines  # noqa: PLC0415
+    from ov.matcher import binary_cutoff, build_matches, line_matches, matched_lines  # noqa: PLC0415
 
     emitted = 0
     context = before or after
@@ -770,7 +772,7 @@ def grep(pattern: str, paths: Sequence[str] = (), **kw) -> GrepResult:
     """Run `iter_grep` to the end and collect a `GrepResult` (see `iter_grep` for options)."""
     st = GrepStats()
     mode = kw.get("mode", "matches")
-    from ov.grep import gc_paused  # noqa: PLC0415
+    from ov.matcher import gc_paused  # noqa: PLC0415
 
     with gc_paused():  # see gc_paused: millions of acyclic records
         records = list(iter_grep(pattern, paths, stats=st, **kw))
@@ -893,6 +895,7 @@ def glob(
     `matches` holds paths (str), or `GlobEntry` objects when `fields` are asked.
     """
     st = stats if stats is not None else GrepStats()
+    st.node_limit = node_limit
     if node_limit < 1:
         raise OvError("invalid_argument", "--node-limit must be at least 1", field="node_limit")
     if max_depth is not None and max_depth < 0:

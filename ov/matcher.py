@@ -1,4 +1,4 @@
-"""Matching text for `ov grep`: pattern compilation, required literals, buffer search.
+"""The matcher of `ov grep`: pattern compilation, required literals, buffer search.
 
 Pure functions over bytes and strings; no file system (that is `ov.fsearch`).
 
