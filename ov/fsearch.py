@@ -310,7 +310,7 @@ def search_blocks(pat: Pattern, rel: str, abspath: str, cap: int, mode: str) -> 
     shifted by the lines before it: memory stays near two blocks whatever the file's
     size. A NUL past the first 64 KiB hands the file back to the whole-file search
     (ripgrep's cut-off depends on where its buffers fell)."""
-    from ov.grep import line_matches, matched_lines  # noqa: PLC0415
+    from ov.matcher import line_matches, matched_lines  # noqa: PLC0415
 
     try:
         fd = os.open(abspath, _READ_FLAGS)
