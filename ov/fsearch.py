@@ -431,7 +431,17 @@ def _entries(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
-def read_searched(abspath: str) -> bytes:
+# A file larger than this is searched a block at a time (issue 17: a 187 MB file took
+# 381-586 MB of RSS read whole), when each line is searched alone (no -U, no context).
+STREAM_BYTES = 32 << 20
+BLOCK_BYTES = 8 << 20
+
+
+class _Big(Exception):
+    """read_searched's signal that the file is over `stream_over` bytes."""
+
+
+def read_searched(abspath: str, stream_over: int | None = None) -> bytes:
     """The bytes of a file that grep may search.
 
     Only ripgrep's first buffer (64 KiB) is read when it holds a NUL byte: where ripgrep
@@ -444,6 +454,9 @@ def read_searched(abspath: str) -> bytes:
         head = os.read(fd, RG_BUFFER)
         if not head or b"\x00" in head:
             return head
+        if stream_over is not None and len(head) == RG_BUFFER \
+                and os.fstat(fd).st_size > stream_over:  # a stat only for files past 64 KiB
+            raise _Big
         parts = [head]
         while True:  # to the end of the file, however it grew since it was walked
             chunk = os.read(fd, RG_BUFFER if len(head) < RG_BUFFER else 1 << 22)
@@ -453,6 +466,67 @@ def read_searched(abspath: str) -> bytes:
         return b"".join(parts) if len(parts) > 1 else head
     finally:
         os.close(fd)
+
+
+def search_blocks(pat: Pattern, rel: str, abspath: str, cap: int, mode: str) -> tuple[int, object]:
+    """`_grep_files`'s search of one big file, BLOCK_BYTES at a time, each block cut
+    after its last newline (a UTF-8 character never spans one) and its line numbers
+    shifted by the lines before it: memory stays near two blocks whatever the file's
+    size. A NUL past the first 64 KiB hands the file back to the whole-file search
+    (ripgrep's cut-off depends on where its buffers fell)."""
+    from ov.matcher import line_matches, matched_lines  # noqa: PLC0415
+
+    try:
+        fd = os.open(abspath, _READ_FLAGS)
+    except OSError:
+        return _UNREADABLE, None
+    lines_before = 0
+    carry = b""
+    records: list = []
+    count = 0
+    first = True
+    try:
+        while True:
+            try:
+                chunk = os.read(fd, BLOCK_BYTES)
+            except OSError:
+                return _UNREADABLE, None
+            if b"\x00" in chunk:
+                return _SEARCH, None
+            data = carry + chunk
+            if chunk:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:  # one line longer than a block: read on
+                    carry = data
+                    continue
+                block, carry = data[:cut], data[cut:]
+            else:
+                block, carry = data, b""
+            if block and pat.may_match(block):
+                text = decode(block) if first else block.decode("utf-8", "replace")
+                if mode == "files":
+                    if matched_lines(pat, text, 1)[0]:
+                        return _FOUND, (1,)
+                elif mode == "count":
+                    count += len(matched_lines(pat, text)[0])
+                else:
+                    got, more = line_matches(pat, rel, text, cap - len(records))
+                    for m in got:
+                        m.line += lines_before
+                    records += got
+                    if more:
+                        return _FOUND, (records, True)
+            first = False
+            lines_before += block.count(b"\n")
+            if not chunk:
+                break
+    finally:
+        os.close(fd)
+    if mode == "count":
+        return (_FOUND, (count,)) if count else (_NO_MATCH, None)
+    if mode == "matches" and records:
+        return _FOUND, (records, False)
+    return _NO_MATCH, None
 
 
 def _paths(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
@@ -713,6 +787,9 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
     emitted = 0
     context = before or after
     may_match = pat.may_match if not invert else (lambda data: True)
+    # a big file is searched a block at a time; context lines, -U, -v and -m want the
+    # whole text
+    stream_over = None if context or pat.multiline or invert or max_count else STREAM_BYTES
 
     def make_files() -> Iterator[tuple[str, str]]:
         return _searchable(root, rels, opts, GrepStats(), excluded=excluded, pfilter=pfilter,
@@ -724,7 +801,13 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
         where found is (1,) for -l, (count,) for -c, else (records, more): up to `cap`
         records, and whether more exist."""
         try:
-            data = read_searched(abspath)
+            try:
+                data = read_searched(abspath, stream_over)
+            except _Big:
+                answer, found = search_blocks(pat, rel, abspath, cap, mode)
+                if answer != _SEARCH:
+                    return answer, found
+                data = read_searched(abspath)  # a NUL further on: ripgrep's cut-off applies
         except OSError:
             return _UNREADABLE, None
         nul = data.find(b"\x00")
@@ -808,8 +891,12 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                     helper = None
             if answer == _SEARCH:
                 try:
+                    if alarm.active:
+                        alarm.file_deadline = time.monotonic() + pat.timeout
                     answer, found = search(rel, abspath, max(1, limit - emitted))
+                    alarm.file_deadline = None
                 except OvError as e:
+                    alarm.file_deadline = None
                     if e.code == "deadline_exceeded" and pat.deadline is not None \
                             and time.monotonic() >= pat.deadline:
                         raise _past_deadline(pat, st) from None
@@ -866,26 +953,40 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
 
 
 class _WallClock:
-    """The command's deadline in wall time. `regex`'s own timeout counts CPU time (a 3 s
-    limit ran 10.9 s on a loaded machine), while a SIGALRM handler's exception interrupts
-    a running regex search: so, in the main thread and with no timer of another user, an
-    interval timer raises `deadline_exceeded` when the time is up. Elsewhere the
-    per-file checks against `Pattern.deadline` stand alone."""
+    """The deadlines in wall time: the command's, and each file's regex limit (`regex`'s
+    own timeout counts CPU time: a 3 s limit ran 10.9 s, the 5 s one 17.6 s, on a loaded
+    machine). A SIGALRM handler's exception interrupts a running regex search, so, in the
+    main thread and with no timer of another user, a timer ticking four times a second
+    raises `deadline_exceeded` when either time is up (`file_deadline` is set around each
+    file's search: an attribute store, no system call per file). Elsewhere the checks
+    against `Pattern.deadline` and `regex`'s timeout stand alone."""
+
+    TICK_S = 0.25
 
     def __init__(self, pat: Pattern, st: GrepStats) -> None:
         import signal  # noqa: PLC0415
         import threading  # noqa: PLC0415
 
         self.old = None
+        self.active = False
+        self.file_deadline: float | None = None
         if pat.deadline is None or threading.current_thread() is not threading.main_thread() \
                 or not hasattr(signal, "setitimer") or signal.getitimer(signal.ITIMER_REAL)[0]:
             return
 
         def fire(signum, frame):
-            raise _past_deadline(pat, st)
+            now = time.monotonic()
+            if now >= pat.deadline:  # type: ignore[operator]
+                raise _past_deadline(pat, st)
+            if self.file_deadline is not None and now >= self.file_deadline:
+                self.file_deadline = None
+                raise OvError("deadline_exceeded",
+                              f"the pattern ran past the {pat.timeout:g} s time limit on one file",
+                              field="pattern")
 
         self.old = signal.signal(signal.SIGALRM, fire)
-        signal.setitimer(signal.ITIMER_REAL, max(pat.deadline - time.monotonic(), 0.001))
+        self.active = True
+        signal.setitimer(signal.ITIMER_REAL, self.TICK_S, self.TICK_S)
 
     def cancel(self) -> None:
         if self.old is not None:
@@ -894,6 +995,7 @@ class _WallClock:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self.old)
             self.old = None
+            self.active = False
 
 
 def _past_deadline(pat: Pattern, st: GrepStats) -> OvError:

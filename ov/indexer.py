@@ -190,11 +190,13 @@ def _open_checked(db_path: Path, thorough: bool) -> tuple[Store | None, str | No
     try:
         store = Store.create(db_path)
     except OvError as e:
-        if e.code in ("index_busy", "invalid_path") or (
+        if not thorough or e.code in ("index_busy", "invalid_path") or (
                 "not an ov index" in e.message and db_path.parent.name != INDEX_DIRNAME):
-            raise  # a link under .ov, a busy index, someone else's database: not ours to replace
+            raise  # its own advice; a link under .ov, a busy index, someone else's database
         return None, e.message
     except sqlite_errors() as e:
+        if not thorough:
+            raise damaged(db_path, str(e)) from None
         return None, str(e)
     problem = store.health(thorough)
     if problem is not None:

@@ -26,7 +26,8 @@ def test_nul_in_first_8k_is_binary(tmp_path):
 def test_empty_file(tmp_path):
     root = make_tree(tmp_path, {"empty": b""})
     ft = read_text(str(root / "empty"))
-    assert ft == FileText("", content_hash(b""), 0, os.stat(root / "empty").st_mtime_ns)
+    st = os.stat(root / "empty")
+    assert ft == FileText("", content_hash(b""), 0, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     assert LineIndex("").line_count() == 0
 
 

@@ -427,3 +427,32 @@ def test_grep_stops_at_its_wall_time_deadline_and_says_how_far_it_got(tmp_path):
         assert r.code == 2 and r.json["error"]["code"] == "invalid_argument", (bad, r.out)
     r = run_inprocess("grep", "-c", "ab", "--timeout", "30", "-o", "json", cwd=root, env=ENV)
     assert r.code == 0 and r.json["result"]["files"] == 30
+
+
+# ---- issue 17: a big file is searched a block at a time -------------------------------------
+
+def test_big_files_are_searched_in_blocks_with_the_same_answers(tmp_path, monkeypatch):
+    import random
+
+    from ov import fsearch
+
+    rng = random.Random(3)
+    words = ["alpha", "beta", "gamma", "needle", "ünï", "😀", "omega"]
+    lines = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 9))) for _ in range(6000)]
+    text = "\ufeff" + "\n".join(lines) + "\nlast needle line without newline"
+    root = make_tree(tmp_path / "t", {"big.txt": text, "crlf.txt": text.replace("\n", "\r\n"),
+                                      "small.txt": "needle\n", "late-nul.txt": text + "\n\x00 tail\n"})
+    queries = (["-c", "needle"], ["-l", "needle"], ["needle", "--node-limit", "100000"],
+               ["-w", "-c", "ünï"], ["-c", "^$"], ["-c", "line$"], ["-c", "😀 omega"], ["-c", "zzz"],
+               ["needle", "--node-limit", "7"], ["-i", "-c", "ALPHA"])
+    want = {tuple(q): run_inprocess("grep", "-o", "json", *q, cwd=root, env=ENV).out for q in queries}
+    calls = []
+    real = fsearch.search_blocks
+    monkeypatch.setattr(fsearch, "search_blocks", lambda *a: calls.append(a[1]) or real(*a))
+    monkeypatch.setattr(fsearch, "STREAM_BYTES", 70_000)
+    monkeypatch.setattr(fsearch, "BLOCK_BYTES", 4096)
+    for q in queries:
+        got = run_inprocess("grep", "-o", "json", *q, cwd=root, env=ENV).out
+        strip = lambda s: s.rsplit('"usage"', 1)[0]  # noqa: E731
+        assert strip(got) == strip(want[tuple(q)]), q
+    assert {"big.txt", "crlf.txt", "late-nul.txt"} <= set(calls) and "small.txt" not in calls
