@@ -193,7 +193,10 @@ def query_pattern(query: str):
     words = [w for w in words if w not in STOPWORDS] or words
     pats = []
     for w in words:
-        stem = re.sub(r"(?:ies|es|s|ing|ed)$", "", w) if len(w) > 4 else w
+        # the shortest of the word and its forms without an English ending, kept to four
+        # letters or more: "files" -> "file" (not "fil", which would find "filler")
+        forms = [w[:-len(end)] for end in ("ies", "es", "s", "ing", "ed") if w.endswith(end)]
+        stem = min((f for f in forms if len(f) >= 4), key=len, default=w)
         pats.append(re.compile(rf"(?<![^\W_]){re.escape(stem)}[^\W_]*", re.IGNORECASE))
     return pats
 

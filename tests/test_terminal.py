@@ -322,3 +322,12 @@ def test_crlf_lines_are_shown_without_their_cr(ov, tree):
     assert r.code == 0 and "\r" not in r.out
     assert r.lines[0] == "win.txt:2: the needle line"
     assert r.lines[1:4] == ["    1- first line", "    2: the needle line", "    3- last line"]
+
+
+def test_query_words_match_their_forms_not_any_prefix():
+    from ov.render import query_pattern
+
+    pats = query_pattern("files priorities matches events")
+    found = lambda text: sorted(m.group(0) for p in pats for m in p.finditer(text))  # noqa: E731
+    assert found("a file, the filler, one priority, a match, an event_id") == \
+        ["event", "file", "match", "priority"]  # a word ends at "_" too
