@@ -381,8 +381,13 @@ def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
             ix.embedder = embedder
         watcher = None
         if watch:
+            first = [True]
+
             def updated(rep) -> None:
-                if rep.added or rep.updated or rep.removed:
+                if first[0]:  # the catch-up: the index now matches the tree
+                    first[0] = False
+                    notice(f"watching {ix.root}; {api.summary(rep)}")
+                elif rep.added or rep.updated or rep.removed:
                     notice(f"re-indexed: {rep.added} added, {rep.updated} updated, "
                            f"{rep.removed} removed in {rep.seconds:.2f}s")
 
