@@ -507,27 +507,6 @@ def manifest_cmd(
     run((output, json_, color), body)
 
 
-# ---- mcp (ov.mcp) ---------------------------------------------------------------------
-
-
-@app.command("mcp", help=(
-    "Serve the tree at PATH (default: the current folder's index root) to an agent over "
-    "stdio: a Model Context Protocol server with the tools search, find, grep, glob, read "
-    "and status. The index is built first if there is none, stays open with the model "
-    "loaded, and follows saved files while the server runs."))
-def mcp_cmd(
-    path: Annotated[Optional[Path], typer.Argument(help="The tree to serve (default: the current folder).", show_default=False)] = None,
-    db: DbOpt = None,
-    no_watch: Annotated[bool, typer.Option("--no-watch", help="Do not re-index files as they change.")] = False,
-) -> None:
-    def body(out: Out) -> int:
-        from ov.mcp import serve  # noqa: PLC0415 - the MCP SDK loads for this command only
-
-        return serve(path, db, watch=not no_watch)
-
-    run(("text", False, "never"), body)
-
-
 # ---- doctor (ov.doctor) ---------------------------------------------------------------
 
 
@@ -561,6 +540,31 @@ def doctor_cmd(
         # A failing doctor should fail a CI step, yet it is a finding, not an error: the
         # report is still the data on stdout, so 1 ("ran, the answer is no") rather than 2.
         return EXIT_OK if res.ok else EXIT_NONE
+
+    run((output, json_, color), body)
+
+
+# ---- mcp (ov.mcp) ---------------------------------------------------------------------
+
+
+@app.command("mcp", help=(
+    "Serve the tree at PATH (default: the current folder's index root) to an agent over "
+    "stdio: a Model Context Protocol server with the tools search, find, grep, glob, read "
+    "and status. The index is built first if there is none, stays open with the model "
+    "loaded, and follows saved files while the server runs."))
+def mcp_cmd(
+    path: Annotated[Optional[Path], typer.Argument(help="The tree to serve (default: the current folder).", show_default=False)] = None,
+    db: DbOpt = None,
+    no_watch: Annotated[bool, typer.Option("--no-watch", help="Do not re-index files as they change.")] = False,
+    output: OutputOpt = "text",
+    json_: JsonOpt = False,
+    color: ColorOpt = "auto",
+) -> None:
+    # stdout is the protocol's; the output format only shapes an error met before serving
+    def body(out: Out) -> int:
+        from ov.mcp import serve  # noqa: PLC0415 - the MCP SDK loads for this command only
+
+        return serve(path, db, watch=not no_watch)
 
     run((output, json_, color), body)
 
