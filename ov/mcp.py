@@ -328,6 +328,12 @@ INSTRUCTIONS = (
     "relative to the tree's root. The index follows saved files within a second or two.")
 
 
+# One intra-op thread: a query is a few tokens, and two threads only add their hand-offs.
+# One query's embedding on 2 cores at load 21: 34-48 ms wall, 8-10 ms CPU with one thread;
+# 72-92 ms wall, 16-18 ms CPU with two (medians of 30, the same process).
+QUERY_THREADS = 1
+
+
 class SharedEmbedder:
     """One model for the query thread and the watcher's: calls take turns (the tokenizer
     is not documented as safe across threads; a query waits at most one indexing batch)."""
@@ -369,13 +375,13 @@ def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
                       f"{scope}: no such folder", field="path")
     embedder = None
     if api.locate(scope, db) is None:  # first use: the build embeds, so the model loads now
-        embedder = SharedEmbedder(load_embedder("index"))
+        embedder = SharedEmbedder(load_embedder("index", threads=QUERY_THREADS))
     ix = api.Index.open(scope, db=db, auto_index=True, notice=notice, warn=warn, embedder=embedder)
     try:
         vectors = bool((ix.manifest().index or {}).get("vectors"))
         if vectors and embedder is None:
             # the "index" profile: slower to load, ~5x faster per query (ov/embed.py)
-            embedder = SharedEmbedder(load_embedder("index"))
+            embedder = SharedEmbedder(load_embedder("index", threads=QUERY_THREADS))
         if embedder is not None:
             embedder.embed(["warm up"])  # the first run of a session is slower than the rest
             ix.embedder = embedder
