@@ -13,12 +13,12 @@ _ov() {
         esac
     done
     if [[ -z "$cmd" ]]; then
-        COMPREPLY=($(compgen -W "index status grep glob find search read tag manifest doctor -h --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "index status grep glob find search read tag manifest doctor mcp -h --help" -- "$cur"))
         return
     fi
     local opts=""
     case "$cmd" in
-        index) opts="--no-embed --full --hidden --no-hidden --no-ignore -L --follow --max-filesize --progress --no-progress -o --output --json --db --color --help" ;;
+        index) opts="--no-embed --full --hidden --no-hidden --no-ignore -L --follow --max-filesize --progress --no-progress --watch -o --output --json --db --color --help" ;;
         status) opts="-o --output --json --db --color --help" ;;
         grep) opts="-F --fixed-strings -i --ignore-case -w --word-regexp -U --multiline -A --after-context -B --before-context -C --context -g --glob -t --type --exclude-uri --hidden --no-hidden --no-ignore --node-limit --level-limit --max-depth --tags -c --count -l --files-with-matches --max-columns --no-index -n --line-number -e --regexp -v --invert-match -m --max-count -S --smart-case -s --case-sensitive -H --with-filename --no-filename -0 --null --files --sort --type-list -L --follow -q --quiet --timeout --color -o --output --json --help" ;;
         glob) opts="-i --ignore-case --hidden --no-hidden --no-ignore --node-limit --level-limit --max-depth -f --fields --simple --exclude-uri --tags --no-index --color -o --output --json --help" ;;
@@ -28,6 +28,7 @@ _ov() {
         tag) opts="--mode -r --recursive -o --output --json --db --color --help" ;;
         manifest) opts="-o --output --json --db --color --help" ;;
         doctor) opts="-o --output --json --db --color --help" ;;
+        mcp) opts="--db --no-watch -o --output --json --color --help" ;;
         *) return ;;
     esac
     # the value of an option
@@ -110,6 +111,9 @@ _ov() {
         doctor:-o|doctor:--output) COMPREPLY=($(compgen -W "text json jsonl" -- "$cur")); return ;;
         doctor:--db) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         doctor:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
+        mcp:--db) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        mcp:-o|mcp:--output) COMPREPLY=($(compgen -W "text json jsonl" -- "$cur")); return ;;
+        mcp:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
     esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
@@ -117,7 +121,7 @@ _ov() {
     fi
     # arguments: paths where the command takes them
     case "$cmd" in
-        index|glob) COMPREPLY=($(compgen -d -- "$cur")) ;;
+        index|glob|mcp) COMPREPLY=($(compgen -d -- "$cur")) ;;
         grep|read|tag) COMPREPLY=($(compgen -f -- "$cur")) ;;
         *) COMPREPLY=() ;;
     esac

@@ -13,6 +13,7 @@ complete -c ov -n __fish_use_subcommand -a read -d 'Print one tier of an indexed
 complete -c ov -n __fish_use_subcommand -a tag -d 'Set, add or remove k=v tags on indexed files (kept across re-indexing)'
 complete -c ov -n __fish_use_subcommand -a manifest -d 'Describe what this build and the nearest index can serve (modes, tiers, model, limits)'
 complete -c ov -n __fish_use_subcommand -a doctor -d 'Check that ov can run here and say how to fix what cannot: Python, SQLite and FTS5, extension loading and sqlite-vec, the model files and their sha256, the tokenizer settings, onnxruntime and one embedding, and the nearest index\'s schema and integrity'
+complete -c ov -n __fish_use_subcommand -a mcp -d 'Serve the tree at PATH (default: the current folder\'s index root) to an agent over stdio: a Model Context Protocol server with the tools search, find, grep, glob, read and status'
 
 complete -c ov -n '__fish_seen_subcommand_from index' -l no-embed -d 'Build the keyword index only (no vectors)'
 complete -c ov -n '__fish_seen_subcommand_from index' -l full -d 'Rebuild from scratch'
@@ -23,6 +24,7 @@ complete -c ov -n '__fish_seen_subcommand_from index' -s L -l follow -d 'Follow 
 complete -c ov -n '__fish_seen_subcommand_from index' -l max-filesize -x -d 'Skip files larger than this many bytes (default: the config\'s max-filesize, else 1 MiB)'
 complete -c ov -n '__fish_seen_subcommand_from index' -l progress -d 'Show a progress bar on stderr (default: on a terminal)'
 complete -c ov -n '__fish_seen_subcommand_from index' -l no-progress -d 'Turn off --progress'
+complete -c ov -n '__fish_seen_subcommand_from index' -l watch -d 'After indexing, keep watching: re-index each saved, added or deleted file until interrupted'
 complete -c ov -n '__fish_seen_subcommand_from index' -s o -l output -x -a 'text json jsonl' -d 'Output format: text, json or jsonl'
 complete -c ov -n '__fish_seen_subcommand_from index' -l json -d 'Same as -o json'
 complete -c ov -n '__fish_seen_subcommand_from index' -l db -r -F -d 'Index database file (default: nearest .ov/index.db)'
@@ -171,4 +173,12 @@ complete -c ov -n '__fish_seen_subcommand_from doctor' -l db -r -F -d 'Index dat
 complete -c ov -n '__fish_seen_subcommand_from doctor' -l color -x -a 'auto always never' -d 'Colour: auto (on a terminal), always or never; NO_COLOR turns auto off'
 complete -c ov -n '__fish_seen_subcommand_from doctor' -l help -d 'Show this message and exit'
 
-# commands: index status grep glob find search read tag manifest doctor
+complete -c ov -n '__fish_seen_subcommand_from mcp' -l db -r -F -d 'Index database file (default: nearest .ov/index.db)'
+complete -c ov -n '__fish_seen_subcommand_from mcp' -l no-watch -d 'Do not re-index files as they change'
+complete -c ov -n '__fish_seen_subcommand_from mcp' -s o -l output -x -a 'text json jsonl' -d 'Output format: text, json or jsonl'
+complete -c ov -n '__fish_seen_subcommand_from mcp' -l json -d 'Same as -o json'
+complete -c ov -n '__fish_seen_subcommand_from mcp' -l color -x -a 'auto always never' -d 'Colour: auto (on a terminal), always or never; NO_COLOR turns auto off'
+complete -c ov -n '__fish_seen_subcommand_from mcp' -l help -d 'Show this message and exit'
+complete -c ov -n '__fish_seen_subcommand_from mcp' -F
+
+# commands: index status grep glob find search read tag manifest doctor mcp

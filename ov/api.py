@@ -105,11 +105,13 @@ def search_filters(query: str, *, search_type: str | None = None, limit: int | N
 
 def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True, full: bool = False,
           hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
-          max_filesize: int | None = None, walk=None, progress=None, warn: Notice = _quiet):
+          max_filesize: int | None = None, walk=None, progress=None, warn: Notice = _quiet,
+          embedder=None):
     """Build or refresh the index of `path` (default `.`); returns an `IndexReport`.
 
     `progress(phase, done, total)` hears each step; it may also be a context manager
-    (a progress bar), entered around the build."""
+    (a progress bar), entered around the build. `embedder`: one already loaded (else the
+    model is loaded when there is something to embed)."""
     from ov.indexer import IndexOptions, index_tree  # noqa: PLC0415
 
     root = Path(path)
@@ -117,8 +119,8 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
                         walk=walk or walk_options(root, hidden, no_ignore, follow, max_filesize))
     if progress is not None and hasattr(progress, "__enter__"):
         with progress as bar:
-            return index_tree(root, db, opts, progress=bar, warn=warn)
-    return index_tree(root, db, opts, progress=progress, warn=warn)
+            return index_tree(root, db, opts, progress=bar, warn=warn, embedder=embedder)
+    return index_tree(root, db, opts, progress=progress, warn=warn, embedder=embedder)
 
 
 def summary(r) -> str:
@@ -126,6 +128,21 @@ def summary(r) -> str:
     return (f"indexed {r.root}: {r.added} added, {r.updated} updated, {r.removed} removed, "
             f"{r.unchanged} unchanged, {r.skipped} skipped; {r.chunks} chunks, {r.embedded} embedded"
             f"{f' ({r.reused} reused)' if r.reused else ''} in {r.seconds:.2f}s")
+
+
+def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
+            hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
+            max_filesize: int | None = None, walk=None, embedder=None, on_update=None,
+            warn: Notice = _quiet):
+    """A `Watcher` that keeps the index of `path` fresh: `.run()` blocks, `.start()` runs
+    it in a thread, `.stop()` ends it. Each batch of saved, added or deleted files is
+    re-indexed alone (`on_update(report)` hears it); settings as for `index`."""
+    from ov.indexer import IndexOptions  # noqa: PLC0415
+    from ov.watch import Watcher  # noqa: PLC0415
+
+    root = Path(path)
+    opts = IndexOptions(embed=embed, walk=walk or walk_options(root, hidden, no_ignore, follow, max_filesize))
+    return Watcher(root, db, opts, embedder=embedder, on_update=on_update, warn=warn)
 
 
 def locate(scope: Path | None = None, db: Path | None = None) -> tuple[Path, Path] | None:
@@ -142,19 +159,28 @@ class Index:
     """An open index and its tree's root: search, find, context, read, tag, status,
     manifest. Use as a context manager, or call `close()`."""
 
-    def __init__(self, store, root: Path) -> None:
+    def __init__(self, store, root: Path, embedder=None) -> None:
         self.store = store
         self.root = Path(root)
+        self.embedder = embedder  # loaded by the first query that needs it, then kept
+
+    def _embedder(self):
+        if self.embedder is None:
+            from ov.embed import load_embedder  # noqa: PLC0415
+
+            self.embedder = load_embedder("query")
+        return self.embedder
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, db: Path | None = None, auto_index: bool = False,
              readonly: bool = False, progress=None, notice: Notice = _quiet,
-             warn: Notice = _quiet) -> Index:
+             warn: Notice = _quiet, embedder=None) -> Index:
         """The nearest index at or above `path` (default: the current folder), or `db`.
 
         With `auto_index`, a tree without one gets one built at `path` first (first use);
         `notice` hears that it happens and its summary, `progress` its steps. Without it,
-        a missing index is `not_found`."""
+        a missing index is `not_found`. `embedder`: one already loaded, kept for every
+        query (else the first semantic query loads one, and it is kept too)."""
         from ov.store import Store  # noqa: PLC0415
 
         scope = Path.cwd() if path is None else Path(path)
@@ -164,12 +190,12 @@ class Index:
                 raise OvError("not_found", f"no index found at or above {scope.resolve()}; run `ov index`",
                               field="db")
             notice(f"no index found; building one at {scope.resolve() / '.ov'} (first use)")
-            notice(summary(index(scope, progress=progress, warn=warn)))
+            notice(summary(index(scope, progress=progress, warn=warn, embedder=embedder)))
             found = locate(scope, None)
             if found is None:
                 raise OvError("internal", "the index could not be built")
         db_path, root = found
-        return cls(Store.open(db_path, readonly=readonly), root)
+        return cls(Store.open(db_path, readonly=readonly), root, embedder)
 
     def close(self) -> None:
         self.store.close()
@@ -212,7 +238,7 @@ class Index:
         semantic; the options are `request`'s. Returns a `SearchResult`."""
         from ov.engine import search  # noqa: PLC0415
 
-        return search(self.store, self.root, self.request(query, **options))
+        return search(self.store, self.root, self.request(query, **options), self._embedder)
 
     def find(self, query: str, **options: Any):
         """Semantic search (`ov find`): vectors only."""
@@ -234,7 +260,8 @@ class Index:
             ctx.check_budget(max_tokens)
         req = self.request(query, **options)
         return context(self.store, self.root, req, max_tokens=max_tokens, detail=det,
-                       session_id=session_id, dedup_turns=dedup_turns, ignored=list(ignored))
+                       session_id=session_id, dedup_turns=dedup_turns, ignored=list(ignored),
+                       embedder_factory=self._embedder)
 
     # -- files --
 

@@ -113,6 +113,7 @@ def index_cmd(
     follow: Annotated[bool, typer.Option("-L", "--follow", help="Follow symlinks (never outside the root).")] = False,
     max_filesize: Annotated[Optional[int], typer.Option("--max-filesize", help="Skip files larger than this many bytes (default: the config's max-filesize, else 1 MiB).", metavar="BYTES")] = None,
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show a progress bar on stderr (default: on a terminal).", show_default=False)] = None,
+    watch: Annotated[bool, typer.Option("--watch", help="After indexing, keep watching: re-index each saved, added or deleted file until interrupted.")] = False,
     output: OutputOpt = "text",
     json_: JsonOpt = False,
     db: DbOpt = None,
@@ -134,9 +135,30 @@ def index_cmd(
                           walk_opts=api.walk_options(path, hidden, no_ignore, follow, max_filesize),
                           progress=progress)
         show(out, rep, t0, lambda: out.notice(api.summary(rep)))
+        if watch:
+            _watch(out, path, db, not no_embed, api.walk_options(path, hidden, no_ignore, follow, max_filesize))
         return EXIT_OK
 
     run((output, json_, color), body)
+
+
+def _watch(out: Out, path: Path, db: Optional[Path], embed: bool, walk_opts) -> None:
+    """`ov index --watch`: re-index changes until Ctrl-C, a line per batch (a JSON Lines
+    record with -o jsonl)."""
+    from ov import api  # noqa: PLC0415
+
+    def updated(rep) -> None:
+        if not (rep.added or rep.updated or rep.removed):
+            return
+        if out.fmt == "jsonl":
+            out.line(rep)
+            out.stdout.flush()
+        else:
+            out.notice(api.summary(rep))
+
+    out.notice(f"watching {path.resolve()} (Ctrl-C to stop)")
+    api.watcher(path, db=db, embed=embed, walk=walk_opts, on_update=updated, warn=out.warn).run(
+        catch_up=False)
 
 
 @app.command("status")
@@ -549,6 +571,31 @@ def doctor_cmd(
         # A failing doctor should fail a CI step, yet it is a finding, not an error: the
         # report is still the data on stdout, so 1 ("ran, the answer is no") rather than 2.
         return EXIT_OK if res.ok else EXIT_NONE
+
+    run((output, json_, color), body)
+
+
+# ---- mcp (ov.mcp) ---------------------------------------------------------------------
+
+
+@app.command("mcp", help=(
+    "Serve the tree at PATH (default: the current folder's index root) to an agent over "
+    "stdio: a Model Context Protocol server with the tools search, find, grep, glob, read "
+    "and status. The index is built first if there is none, stays open with the model "
+    "loaded, and follows saved files while the server runs."))
+def mcp_cmd(
+    path: Annotated[Optional[Path], typer.Argument(help="The tree to serve (default: the current folder).", show_default=False)] = None,
+    db: DbOpt = None,
+    no_watch: Annotated[bool, typer.Option("--no-watch", help="Do not re-index files as they change.")] = False,
+    output: OutputOpt = "text",
+    json_: JsonOpt = False,
+    color: ColorOpt = "auto",
+) -> None:
+    # stdout is the protocol's; the output format only shapes an error met before serving
+    def body(out: Out) -> int:
+        from ov.mcp import serve  # noqa: PLC0415 - the MCP SDK loads for this command only
+
+        return serve(path, db, watch=not no_watch)
 
     run((output, json_, color), body)
 

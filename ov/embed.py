@@ -296,15 +296,16 @@ class HashEmbedder:
         return len(_TOKENISH.findall(text)) + 2
 
 
-def load_embedder(profile: str = "index") -> Embedder:
-    """The embedder for this process.
+def load_embedder(profile: str = "index", threads: int | None = None) -> Embedder:
+    """The embedder for this process (`threads`: onnxruntime's intra-op threads, default
+    one per core).
 
     `OV_EMBEDDER=hash` selects `HashEmbedder` (a test hook: the test suite sets it for
     every test not marked `model`); anything else loads the ONNX model.
     """
     if _use_hash():
         return HashEmbedder()
-    return OnnxEmbedder(profile=profile)
+    return OnnxEmbedder(profile=profile, threads=threads)
 
 
 def _use_hash() -> bool:

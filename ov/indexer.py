@@ -31,7 +31,7 @@ from ov.errors import OvError
 from ov.model import Chunk, IndexReport
 from ov.read import FileText, content_hash, freshness, kind_of, read_under
 from ov.store import Store, damaged, prepare_index_dir, salvage_file_meta, sqlite_errors, title_of
-from ov.walk import walk
+from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
 
 Progress = Callable[[str, int, "int | None"], None]
 
@@ -391,6 +391,91 @@ def _embed_phase(store: Store, report: IndexReport, progress: Progress | None, e
         report.embedded += len(part)
         if progress:
             progress("embed", done, total)
+
+
+def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOptions = IndexOptions(), *,
+                warn: Callable[[str], None] | None = None, embedder=None) -> IndexReport:
+    """Re-index only `rels`: root-relative paths a watcher saw change (files or folders,
+    added, modified or deleted), without walking the rest of the tree.
+
+    A folder is walked (its files as `index_tree` would see them, and rows under it that
+    the walk no longer yields are removed); a file is re-read and compared by content
+    hash (the watcher says it changed, so size and mtime are not trusted to say it did
+    not); a path that is gone, ignored, a symlink the walk would skip, over the size cap
+    or binary loses its rows. Same lock and one transaction as `index_tree`, then the
+    embedding phase, which also finishes whatever an interrupted run left unembedded."""
+    t0 = time.perf_counter()
+    root = Path(root).resolve()
+    db_path = Path(db_path) if db_path else db_path_for(root)
+    report = IndexReport(root=str(root))
+    warn_ = warn or (lambda _m: None)
+    todo = sorted({r for r in (os.path.normpath(str(x)).replace(os.sep, "/") for x in rels)
+                   if r not in (".", "") and not r.startswith("../") and r != ".."
+                   and not os.path.isabs(r) and not ALWAYS_SKIPPED.intersection(r.split("/"))})
+    with IndexLock(db_path):
+        store = Store.create(db_path)
+        try:
+            store.conn.execute("BEGIN IMMEDIATE")
+            try:
+                changed = _refresh_paths(store, root, todo, opts, report, warn_)
+                if changed:
+                    store.bump_generation()
+                    store.record_chunk_count()
+                store.conn.execute("COMMIT")
+            except BaseException:
+                try:
+                    store.conn.execute("ROLLBACK")
+                except Exception:
+                    pass
+                raise
+            if opts.embed:
+                _embed_phase(store, report, None, embedder)
+        finally:
+            store.close()
+    report.seconds = round(time.perf_counter() - t0, 3)
+    return report
+
+
+def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions, report: IndexReport,
+                   warn: Callable[[str], None]) -> bool:
+    """`index_paths`' lexical part, inside its transaction; True when a row changed."""
+    changed = False
+    seen: set[str] = set()
+    for rel in rels:
+        full = root / rel
+        gone = (not os.path.lexists(full) or is_ignored(root, rel, opts.walk)
+                or (os.path.islink(full) and not opts.walk.follow))
+        entries = [] if gone else walk(root, opts.walk, start=full, on_warning=warn)
+        for entry in entries:
+            if entry.path in seen:
+                continue
+            seen.add(entry.path)
+            row = store.file_row(entry.path)
+            state = (row["id"], row["size"], row["mtime_ns"], row["hash"]) if row else None
+            try:
+                # opened under the root now: a link swapped in since the walk is refused
+                ft = read_under(str(root), entry.path, max_bytes=opts.walk.max_filesize)
+            except OSError as e:
+                warn(f"{entry.path}: {e.strerror or e}")
+                seen.discard(entry.path)  # as the full walk: an unreadable file leaves the index
+                continue
+            if ft is None:  # binary now
+                seen.discard(entry.path)
+                continue
+            if state and state[3] == ft.hash:
+                # same text: the row takes the file's (size, mtime, ctime, inode) now
+                store.touch_file(state[0], ft.size, ft.mtime_ns, ft.ctime_ns, ft.inode)
+                report.unchanged += 1
+                continue
+            _index_file(store, entry.path, ft, state, report)
+            changed = True
+        # rows at or under `rel` that the walk did not yield: deleted, ignored or skipped
+        for row in store.files_under(rel):
+            if row["path"] not in seen:
+                store.delete_file(row["id"])
+                report.removed += 1
+                changed = True
+    return changed
 
 
 def index_root_of(db_path: Path) -> Path:

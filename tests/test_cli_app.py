@@ -30,7 +30,7 @@ def _run(app, argv: list[str]) -> tuple[int, str, str]:
 
 def test_every_command_is_registered_by_name():
     assert sorted(COMMANDS) == sorted({"index", "status", "grep", "glob", "find", "search", "read",
-                                       "tag", "manifest", "doctor"})
+                                       "tag", "manifest", "doctor", "mcp"})
 
 
 @pytest.mark.parametrize("name", COMMANDS)

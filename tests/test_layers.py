@@ -2,7 +2,8 @@
 
 Stages from top to bottom; `store` is handed vectors and never imports `embed`; nothing
 imports `cli` (only the program's entry, `ov/__main__.py`), and only the command line
-(`console`, its Typer-free half, and `cli`) imports `render`. `flags` is generated data.
+(`console`, its Typer-free half, and `cli`) and the MCP server (`mcp`, a front end beside them)
+import `render`. `flags` is generated data.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import ast
 from pathlib import Path
 
 ORDER = ["flags", "errors", "model", "config", "walk", "read", "chunk", "tiers", "matcher", "globs", "embed",
-         "store", "indexer", "query", "rank", "context", "fsearch", "engine", "doctor", "api", "render", "console", "cli"]
+         "store", "indexer", "watch", "query", "rank", "context", "fsearch", "engine", "doctor", "api", "render", "mcp", "console", "cli"]
 PKG = Path(__file__).resolve().parents[1] / "ov"
 
 
@@ -36,7 +37,7 @@ def test_imports_only_go_up():
         for dep in ov_imports(PKG / f"{mod}.py"):
             if dep not in ORDER or ORDER.index(dep) >= ORDER.index(mod):
                 bad.append(f"{mod} imports {dep}")
-            if dep == "render" and mod not in ("console", "cli"):
+            if dep == "render" and mod not in ("mcp", "console", "cli"):
                 bad.append(f"{mod} imports render")
     assert bad == []
     assert "embed" not in ov_imports(PKG / "store.py")

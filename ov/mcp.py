@@ -1,0 +1,464 @@
+"""`ov mcp`: a Model Context Protocol server over stdio, serving one tree.
+
+Tools `search` (list and context modes), `find`, `grep`, `glob`, `read` and `status`, on
+the library API (`ov.api`): their arguments are the command line's flags by name, their
+results the `-o json` envelope the command line prints (`{"status":"ok","result":...,
+"usage":...}`), as the tool's structured content and as its JSON text. A failure is a
+tool result with `isError` and the same `{"status":"error","error":{code, message,
+retryable, field}}` the command line prints; the server goes on. Paths in arguments and
+results are relative to the tree's root.
+
+Warm: one open index (one SQLite connection) and one loaded model for the server's
+life; a query pays only its own work. Ranked queries run one at a time on that
+connection, in a worker thread, so the event loop keeps reading requests; grep and glob
+read the files and run beside them.
+
+Fresh: an `ov.watch.Watcher` thread re-indexes each saved, added or deleted file within
+a moment of the change, through its own connection (WAL: a query sees the last committed
+state) and the same model.
+
+The SDK (`mcp`, with pydantic and anyio) is imported only by this module, which only
+`ov mcp` imports: no other command pays for it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ov import api
+from ov.errors import OvError, debug_enabled
+from ov.render import dumps, to_data
+
+# ---- the tools' arguments: one table, read by the schemas and by the checks ---------------
+
+# name -> (JSON type, description); "array" means an array of strings
+Param = tuple[str, str]
+
+_SEARCH_COMMON: dict[str, Param] = {
+    "limit": ("integer", "Hits per page, 1-50 (default 10)."),
+    "threshold": ("number", "Drop hits scoring below this (0-1; scores share one scale across queries)."),
+    "after": ("string", "Only files changed at or after this time: 2h, 7d, 2024-05-01 or ISO 8601 (UTC)."),
+    "before": ("string", "Only files changed before this time (same forms as after)."),
+    "time_field": ("string", "Time used by after/before: updated_at (default) or created_at."),
+    "tags": ("array", "Only files with every one of these k=v tags."),
+    "types": ("array", "Only these file types or extensions (py, md, rust, .txt ...)."),
+    "level": ("string", "Tiers searched: 0 abstract, 1 overview, 2 full text, comma-separated "
+                        "(default 2)."),
+    "exclude_uri": ("array", "Leave out these files or folders."),
+}
+_LIST_ONLY: dict[str, Param] = {
+    "uri": ("array", "Only inside these files or folders (root-relative)."),
+    "cursor": ("string", "A previous result's next_cursor: the next page of the same query."),
+    "explain": ("boolean", "Add each branch's raw score and rank to every hit."),
+    "read_content": ("boolean", "Inline each hit's whole file as content."),
+    "all_chunks": ("boolean", "Every matching chunk, not one hit per file."),
+}
+_CONTEXT_ONLY: dict[str, Param] = {
+    "max_tokens": ("integer", "Context mode: token budget of the block (default 1600; chars/4)."),
+    "detail": ("string", "Context mode: default tier, abstract, overview or full, or JSON per "
+                         'category ({"code":"full"}).'),
+    "session_id": ("string", "Context mode: record what is served under this id, so later turns "
+                             "skip it."),
+    "dedup_turns": ("integer", "Context mode: skip entries served to the session in its last K "
+                               "turns (default 1)."),
+}
+
+TOOLS: dict[str, dict[str, Any]] = {
+    "search": {
+        "description": (
+            "Ranked search of the indexed tree by meaning and keywords: the tool for questions in "
+            "plain words ('where are retries configured', 'how is the cache invalidated'). "
+            "search_type hybrid (default: keywords + meaning), keywords, or semantic. "
+            "mode list (default) returns hits {rank, path, start_line, end_line, score 0-1, level, "
+            "excerpt {text, start, end}} best first, and next_cursor when more exist (pass it as "
+            "cursor). mode context returns the best files packed under max_tokens as entries and "
+            "a `rendered` block ready to put in a prompt. For an exact string or regex use grep; "
+            "for file names use glob."),
+        "required": ["query"],
+        "params": {
+            "query": ("string", "What to look for, in plain words."),
+            "mode": ("string", "list (ranked hits, default) or context (packed for a prompt)."),
+            "search_type": ("string", "hybrid (default), keywords or semantic."),
+            **_SEARCH_COMMON, **_LIST_ONLY, **_CONTEXT_ONLY,
+        },
+    },
+    "find": {
+        "description": (
+            "Semantic search only (vectors, no keywords): passages close in meaning to the query "
+            "even when they share no word with it. Same hits and cursor as search's list mode; "
+            "prefer search unless keywords mislead."),
+        "required": ["query"],
+        "params": {"query": ("string", "What to look for, in plain words."), **_SEARCH_COMMON,
+                   **_LIST_ONLY},
+    },
+    "grep": {
+        "description": (
+            "Exact search of file contents for a regex (ripgrep syntax) or, with fixed, a literal "
+            "string, straight from the files (always current). Returns matches {path, line, "
+            "content, submatches [{start, end, text}] (code-point columns), before_context, "
+            "after_context} ordered by path and line, or per-file counts (count) or paths "
+            "(files_with_matches); truncated is true when node_limit cut the result. Use for "
+            "identifiers, error messages, exact phrases."),
+        "required": ["pattern"],
+        "params": {
+            "pattern": ("string", "A regex (or, with fixed, a plain string)."),
+            "paths": ("array", "Files or folders to search (default: the whole tree)."),
+            "fixed": ("boolean", "The pattern is a plain string."),
+            "ignore_case": ("boolean", "Fold case (Unicode simple folding)."),
+            "word": ("boolean", "Only matches with no word character on either side."),
+            "multiline": ("boolean", "Let matches span lines."),
+            "before": ("integer", "Lines of context before each match."),
+            "after": ("integer", "Lines of context after each match."),
+            "context": ("integer", "Lines of context before and after each match."),
+            "globs": ("array", "Only paths matching these globs; !GLOB excludes."),
+            "types": ("array", "Only these file types (py, rust, md ...)."),
+            "exclude_uri": ("array", "Leave out these files or folders."),
+            "hidden": ("boolean", "Search dotfiles and dot-folders too."),
+            "no_ignore": ("boolean", "Disregard .gitignore, .ignore and .ovignore."),
+            "node_limit": ("integer", "Most matches (or files) returned (default 256)."),
+            "level_limit": ("integer", "Folder depth below each path (default 10)."),
+            "tags": ("array", "Only indexed files with every one of these k=v tags."),
+            "count": ("boolean", "Per-file numbers of matching lines instead of matches."),
+            "files_with_matches": ("boolean", "Only the paths of files with a match."),
+            "no_index": ("boolean", "Do not use the index to skip files."),
+        },
+    },
+    "glob": {
+        "description": (
+            "List files whose root-relative path matches a glob: * and ? never cross /, ** spans "
+            "folders, [...] and {a,b}. Returns matches (paths, or objects with the asked fields), "
+            "count, and truncated when node_limit cut. Use to find files by name or extension."),
+        "required": ["pattern"],
+        "params": {
+            "pattern": ("string", "A glob such as **/*.py or src/*.{c,h}."),
+            "path": ("string", "Folder to list (default: the whole tree)."),
+            "ignore_case": ("boolean", "Fold case."),
+            "hidden": ("boolean", "Include dotfiles and dot-folders."),
+            "no_ignore": ("boolean", "Disregard .gitignore, .ignore and .ovignore."),
+            "node_limit": ("integer", "Most paths returned (default 256)."),
+            "level_limit": ("integer", "Folder depth below path (default 10)."),
+            "fields": ("string", "Fields per path, comma-separated: name,path,type,size,mode,mtime,tags."),
+            "exclude_uri": ("array", "Leave out these files or folders."),
+            "tags": ("array", "Only indexed files with every one of these k=v tags."),
+        },
+    },
+    "read": {
+        "description": (
+            "Read one tier of an indexed file or folder: level 0 abstract (~256 characters), 1 "
+            "overview (headings, class and function signatures), 2 full text (default for a "
+            "file; a folder's 2 lists its files). Read the abstract or overview first to decide "
+            "whether the full text is worth its tokens."),
+        "required": ["path"],
+        "params": {
+            "path": ("string", "A file or folder, relative to the root."),
+            "level": ("integer", "0 abstract, 1 overview, 2 full text."),
+        },
+    },
+    "status": {
+        "description": (
+            "What is indexed: root, files, chunks, embedded coverage, stale and missing files, "
+            "model, schema and settings; `watch` says how many changes the server has re-indexed "
+            "since it started and how many wait."),
+        "required": [],
+        "params": {},
+    },
+}
+
+_JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list}
+
+
+def input_schema(name: str) -> dict[str, Any]:
+    """A tool's JSON Schema, from its table."""
+    spec = TOOLS[name]
+    props = {}
+    for arg, (typ, desc) in spec["params"].items():
+        props[arg] = ({"type": "array", "items": {"type": "string"}, "description": desc}
+                      if typ == "array" else {"type": typ, "description": desc})
+    return {"type": "object", "properties": props, "required": list(spec["required"]),
+            "additionalProperties": False}
+
+
+def check_args(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
+    """The arguments of a call, checked against the tool's table: an unknown name, a
+    missing required one or a value of the wrong type is `invalid_argument` (a typo must
+    not be a silently ignored option). Nulls count as absent."""
+    spec = TOOLS[name]
+    out = {}
+    for arg, value in (args or {}).items():
+        if arg not in spec["params"]:
+            raise OvError("invalid_argument", f"{name} takes no argument {arg!r} (it takes: "
+                          f"{', '.join(spec['params']) or 'none'})", field=arg)
+        if value is None:
+            continue
+        typ = spec["params"][arg][0]
+        ok = isinstance(value, _JSON_TYPES[typ]) and not (typ in ("integer", "number") and isinstance(value, bool))
+        if typ == "array" and ok:
+            ok = all(isinstance(v, str) for v in value)
+        if not ok:
+            raise OvError("invalid_argument", f"{arg} must be {'an array of strings' if typ == 'array' else typ}",
+                          field=arg)
+        out[arg] = value
+    for arg in spec["required"]:
+        if arg not in out:
+            raise OvError("invalid_argument", f"{name} needs {arg}", field=arg)
+    return out
+
+
+# ---- the tools: each returns a result dataclass (or data) from the API ---------------------
+
+
+class Tools:
+    """The six tools over one open index. Not thread-safe by itself: `Server` runs the
+    ranked ones one at a time."""
+
+    def __init__(self, ix, watcher=None) -> None:
+        self.ix = ix
+        self.root = ix.root
+        self.watcher = watcher
+
+    def call(self, name: str, args: dict[str, Any] | None) -> dict[str, Any]:
+        """The envelope of one call: `{"status":"ok","result":...,"usage":...}`, or
+        `{"status":"error","error":...}`; never raises."""
+        t0 = time.perf_counter()
+        try:
+            if name not in TOOLS:
+                raise OvError("invalid_argument", f"no tool {name!r} (tools: {', '.join(TOOLS)})",
+                              field="name")
+            result = getattr(self, f"_{name}")(**check_args(name, args))
+        except OvError as e:
+            return {"status": "error", "error": e.to_dict()}
+        except Exception as e:  # a bug: reported, and the server goes on
+            if debug_enabled():
+                import traceback  # noqa: PLC0415
+
+                traceback.print_exc()
+            return {"status": "error", "error": OvError(
+                "internal", f"{type(e).__name__}: {e} (set OV_DEBUG=1 for the traceback)").to_dict()}
+        return {"status": "ok", "result": result,
+                "usage": {"elapsed_ms": int((time.perf_counter() - t0) * 1000)}}
+
+    def _search(self, query: str, mode: str = "list", max_tokens: int | None = None,
+                detail: str | None = None, session_id: str | None = None,
+                dedup_turns: int | None = None, **options: Any) -> Any:
+        if mode == "context":
+            ignored = [f"--{k.replace('_', '-')}" for k in ("cursor", "explain", "read_content", "all_chunks")
+                       if options.pop(k, None)]
+            return to_data(self.ix.context(query, max_tokens=max_tokens, detail=detail,
+                                           session_id=session_id, dedup_turns=dedup_turns,
+                                           ignored=ignored, **options))
+        if mode != "list":
+            raise OvError("invalid_argument", f"unknown mode {mode!r} (use list or context)", field="mode")
+        given = [k for k, v in (("max_tokens", max_tokens), ("detail", detail), ("session_id", session_id),
+                                ("dedup_turns", dedup_turns)) if v is not None]
+        if given:
+            raise OvError("invalid_argument", f"{', '.join(given)} only apply with mode context",
+                          field=given[0])
+        return to_data(self.ix.search(query, **options))
+
+    def _find(self, query: str, **options: Any) -> Any:
+        return to_data(self.ix.find(query, **options))
+
+    def _grep(self, pattern: str, paths: list[str] | None = None, before: int | None = None,
+              after: int | None = None, context: int | None = None, count: bool = False,
+              files_with_matches: bool = False, globs: list[str] | None = None,
+              types: list[str] | None = None, exclude_uri: list[str] | None = None,
+              tags: list[str] | None = None, level_limit: int = 10, no_index: bool = False,
+              **options: Any) -> Any:
+        from ov.fsearch import unreadable_warning  # noqa: PLC0415
+        from ov.matcher import gc_paused  # noqa: PLC0415
+        from ov.model import GrepResult  # noqa: PLC0415
+
+        if count and files_with_matches:
+            raise OvError("invalid_argument", "count and files_with_matches exclude each other",
+                          field="count")
+        mode = "count" if count else "files" if files_with_matches else "matches"
+        records, st = api.grep(
+            pattern, paths or (), cwd=self.root, before=before if before is not None else (context or 0),
+            after=after if after is not None else (context or 0), globs=globs or (),
+            types=types or (), exclude=exclude_uri or (), max_depth=level_limit, mode=mode,
+            tags=tags or (), use_index=not no_index, **options)
+        with gc_paused():
+            recs = list(records)
+        res = GrepResult(matches=[], count=st.count, files=st.files, truncated=st.truncated,
+                         warnings=list(st.warnings))
+        if st.unreadable:
+            res.warnings.append(unreadable_warning(st.unreadable))
+        if mode == "matches":
+            res.matches = recs
+        elif mode == "count":
+            res.counts = {r.path: r.count for r in recs}
+        else:
+            res.paths = [r.path for r in recs]
+        return to_data(res)
+
+    def _glob(self, pattern: str, path: str | None = None, fields: str | None = None,
+              level_limit: int = 10, exclude_uri: list[str] | None = None,
+              tags: list[str] | None = None, **options: Any) -> Any:
+        from ov import fsearch  # noqa: PLC0415
+
+        return to_data(api.glob(pattern, path, cwd=self.root, max_depth=level_limit,
+                                fields=fsearch.parse_fields(fields), exclude=exclude_uri or (),
+                                tags=tags or (), **options))
+
+    def _read(self, path: str, level: int | None = None) -> Any:
+        return to_data(self.ix.read(path, level))
+
+    def _status(self) -> Any:
+        data = to_data(self.ix.status())
+        if self.watcher is not None:
+            w = self.watcher.state
+            data["watch"] = {"updates": w.updates, "files_changed": w.files_changed,
+                             "last_update": w.last_update, "pending": w.pending, "errors": list(w.errors)}
+        return data
+
+
+# ---- the server --------------------------------------------------------------------------
+
+INSTRUCTIONS = (
+    "Search one directory tree, offline. `search` answers questions in plain words (ranked "
+    "hits, or mode context for a prompt-ready block under a token budget); `grep` finds exact "
+    "strings and regexes; `glob` finds files by path; `read` shows a file's abstract, overview "
+    "or full text; `find` is meaning-only search; `status` says what is indexed. Paths are "
+    "relative to the tree's root. The index follows saved files within a second or two.")
+
+
+# One intra-op thread: a query is a few tokens, and two threads only add their hand-offs.
+# One query's embedding on 2 cores at load 21: 34-48 ms wall, 8-10 ms CPU with one thread;
+# 72-92 ms wall, 16-18 ms CPU with two (medians of 30, the same process).
+QUERY_THREADS = 1
+
+
+class SharedEmbedder:
+    """One model for the query thread and the watcher's: calls take turns (the tokenizer
+    is not documented as safe across threads; a query waits at most one indexing batch)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = getattr(inner, "dim", None)
+        self._lock = threading.Lock()
+
+    def embed(self, texts, *args, **kwargs):
+        with self._lock:
+            return self.inner.embed(texts, *args, **kwargs)
+
+    def count_tokens(self, text: str) -> int:
+        with self._lock:
+            return self.inner.count_tokens(text)
+
+
+def _stderr(prefix: str = "ov: ") -> Callable[[str], None]:
+    def say(msg: str) -> None:
+        sys.stderr.write(f"{prefix}{msg}\n")
+        sys.stderr.flush()
+
+    return say
+
+
+def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
+              notice: Callable[[str], None] | None = None) -> Tools:
+    """The index of `path` (built first if there is none), its model loaded once, and a
+    watcher started on the tree (with `watch`)."""
+    from ov.embed import load_embedder  # noqa: PLC0415
+
+    notice = notice or _stderr()
+    warn = _stderr("ov: warning: ")
+    scope = Path.cwd() if path is None else Path(path)
+    if not scope.is_dir():
+        raise OvError("not_found" if not scope.exists() else "invalid_path",
+                      f"{scope}: no such folder", field="path")
+    embedder = None
+    if api.locate(scope, db) is None:  # first use: the build embeds, so the model loads now
+        embedder = SharedEmbedder(load_embedder("index", threads=QUERY_THREADS))
+    ix = api.Index.open(scope, db=db, auto_index=True, notice=notice, warn=warn, embedder=embedder)
+    try:
+        vectors = bool((ix.manifest().index or {}).get("vectors"))
+        if vectors and embedder is None:
+            # the "index" profile: slower to load, ~5x faster per query (ov/embed.py)
+            embedder = SharedEmbedder(load_embedder("index", threads=QUERY_THREADS))
+        if embedder is not None:
+            embedder.embed(["warm up"])  # the first run of a session is slower than the rest
+            ix.embedder = embedder
+        watcher = None
+        if watch:
+            first = [True]
+
+            def updated(rep) -> None:
+                if first[0]:  # the catch-up: the index now matches the tree
+                    first[0] = False
+                    notice(f"watching {ix.root}; {api.summary(rep)}")
+                elif rep.added or rep.updated or rep.removed:
+                    notice(f"re-indexed: {rep.added} added, {rep.updated} updated, "
+                           f"{rep.removed} removed in {rep.seconds:.2f}s")
+
+            watcher = api.watcher(ix.root, db=ix.store.path, embed=vectors, embedder=embedder,
+                                  on_update=updated, warn=warn).start()
+    except BaseException:
+        ix.close()
+        raise
+    return Tools(ix, watcher)
+
+
+def serve(path: Path | None = None, db: Path | None = None, *, watch: bool = True) -> int:
+    """Run the server on stdin/stdout until the client closes it; returns an exit status."""
+    tools = open_tree(path, db, watch=watch)
+    try:
+        import anyio  # noqa: PLC0415
+
+        anyio.run(_serve, tools)
+    finally:
+        if tools.watcher is not None:
+            tools.watcher.stop()
+        tools.ix.close()
+    return 0
+
+
+def _result(envelope: dict[str, Any]):
+    import mcp.types as types  # noqa: PLC0415
+
+    return types.CallToolResult(content=[types.TextContent(text=dumps(envelope))],
+                                structured_content=envelope, is_error=envelope["status"] != "ok")
+
+
+async def _serve(tools: Tools) -> None:
+    import anyio  # noqa: PLC0415
+    import anyio.to_thread  # noqa: PLC0415
+    import mcp.types as types  # noqa: PLC0415
+    from mcp.server.lowlevel import Server  # noqa: PLC0415
+    from mcp.server.stdio import stdio_server  # noqa: PLC0415
+
+    import ov  # noqa: PLC0415
+
+    # ranked tools share the index's one connection: one at a time; grep and glob read files
+    ranked = anyio.CapacityLimiter(1)
+    files = anyio.CapacityLimiter(2)
+    listing = [types.Tool(name=n, description=t["description"], input_schema=input_schema(n),
+                          annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False))
+               for n, t in TOOLS.items()]
+
+    async def list_tools(_ctx, _params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listing)
+
+    async def call_tool(_ctx, params) -> types.CallToolResult:
+        limiter = files if params.name in ("grep", "glob") else ranked
+        envelope = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments,
+                                                  limiter=limiter)
+        return _result(envelope)
+
+    server = Server("ov", version=ov.__version__, instructions=INSTRUCTIONS,
+                    on_list_tools=list_tools, on_call_tool=call_tool)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def tool_listing() -> list[dict[str, Any]]:
+    """The tools as `tools/list` shows them (for the README and tests)."""
+    return [{"name": n, "description": t["description"], "inputSchema": input_schema(n)}
+            for n, t in TOOLS.items()]
+

@@ -1,0 +1,204 @@
+"""Keeping an index fresh: watch a tree and re-index only what changed.
+
+`watchfiles` (the OS's file events: inotify, FSEvents, ReadDirectoryChangesW, through
+Rust's `notify`) reports the paths that changed; each batch goes to
+`ov.indexer.index_paths`, so a save costs the work of the saved file, never a walk of the
+tree. A burst (a branch switch, a build, a formatter over the tree) arrives as one batch:
+events are gathered until `STEP_MS` pass without one, `DEBOUNCE_MS` at most. A change to
+an ignore file re-reads its folder, whose rules it changes; a change to the tree's config
+(`.ov/config.toml`, `pyproject.toml` at the root) re-reads the tree, incrementally. The
+index's own writes (`.ov/`) and `.git/` are not events.
+
+Before watching, `catch_up` runs one incremental `index_tree`: what changed while nothing
+watched, and what a killed update left undone (a transaction rolled back, rows without
+vectors), is done then. Events that arrive meanwhile are queued by the watcher and
+applied after it.
+
+Another `ov index` holding the index lock is waited for: the batch stays pending and is
+retried every `RETRY_S`. Any other failure is reported through `warn` and the watch goes
+on (the next start's catch-up repairs what it missed).
+
+watchfiles (and its anyio) is imported only when a watch starts.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ov.config import db_path_for
+from ov.errors import OvError
+from ov.indexer import IndexOptions, index_paths, index_tree
+from ov.model import IndexReport
+from ov.walk import ALWAYS_SKIPPED
+
+STEP_MS = 50  # quiet time that ends a batch: a single save is indexed ~50 ms after it
+DEBOUNCE_MS = 1000  # longest a burst is gathered before its first part is indexed
+RETRY_S = 1.0  # how often a batch blocked by another indexer is retried
+RULE_FILES = frozenset({".gitignore", ".ignore", ".ovignore"})
+
+Notice = Callable[[str], None]
+
+
+def changed_paths(root: str, paths: Iterable[str]) -> tuple[set[str], bool]:
+    """(root-relative paths to re-index, whether the whole tree must be re-read) for the
+    absolute paths a watcher reported."""
+    rels: set[str] = set()
+    whole = False
+    for p in paths:
+        rel = os.path.relpath(p, root)
+        if rel == "." or rel == ".." or rel.startswith(".." + os.sep):
+            continue
+        parts = rel.split(os.sep)
+        if parts == [".ov", "config.toml"] or parts == ["pyproject.toml"]:
+            whole = True
+        if ALWAYS_SKIPPED.intersection(parts):
+            continue
+        if parts[-1] in RULE_FILES:
+            if len(parts) == 1:
+                whole = True
+            else:
+                rels.add("/".join(parts[:-1]))
+        rels.add("/".join(parts))
+    return rels, whole
+
+
+@dataclass
+class WatchState:
+    """What the watcher has done, for a status report."""
+
+    updates: int = 0  # batches applied
+    files_changed: int = 0  # files added, updated or removed by them
+    last_update: float | None = None  # time.time() of the last applied batch
+    pending: int = 0  # paths waiting (another indexer holds the lock)
+    errors: list[str] = field(default_factory=list)
+
+
+class Watcher:
+    """Re-indexes `root`'s changed files into the index at `db_path` while it runs.
+
+    `on_update(report)` hears each applied batch (and the catch-up); `warn` per-file
+    warnings and failures. `embedder` is shared with the caller (one model in memory)."""
+
+    def __init__(self, root: Path, db_path: Path | None = None, opts: IndexOptions = IndexOptions(), *,
+                 embedder=None, on_update: Callable[[IndexReport], None] | None = None,
+                 warn: Notice | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.db_path = Path(db_path) if db_path else db_path_for(self.root)
+        self.opts = opts
+        self.embedder = embedder
+        self.on_update = on_update or (lambda _r: None)
+        self.warn = warn or (lambda _m: None)
+        self.state = WatchState()
+        self.stop_event = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- applying changes --
+
+    def _model(self):
+        """The embedder, loaded by the first update that may need it and kept."""
+        if self.embedder is None and self.opts.embed:
+            from ov.embed import load_embedder  # noqa: PLC0415
+
+            self.embedder = load_embedder("index")
+        return self.embedder
+
+    def catch_up(self) -> IndexReport:
+        """One incremental pass over the whole tree (at start, or after a config change)."""
+        self._model()
+        rep = index_tree(self.root, self.db_path, self.opts, warn=self.warn, embedder=self.embedder)
+        self._applied(rep)
+        return rep
+
+    def apply(self, rels: set[str], whole: bool = False) -> IndexReport:
+        """Re-index `rels` (or the whole tree, incrementally); raises `index_busy` when
+        another indexer holds the lock."""
+        if whole:
+            return self.catch_up()
+        rep = index_paths(self.root, rels, self.db_path, self.opts, warn=self.warn,
+                          embedder=self._model())
+        self._applied(rep)
+        return rep
+
+    def _applied(self, rep: IndexReport) -> None:
+        self.state.updates += 1
+        self.state.files_changed += rep.added + rep.updated + rep.removed
+        self.state.last_update = time.time()
+        self.on_update(rep)
+
+    # -- the loop --
+
+    def run(self, catch_up: bool = True) -> None:
+        """Watch until `stop()` (blocking). With `catch_up`, first bring the index up to
+        date with the tree."""
+        import watchfiles  # noqa: PLC0415 - only a watch pays for it (and its anyio)
+
+        root = str(self.root)
+
+        def wanted(_change, path: str) -> bool:
+            rel = os.path.relpath(path, root)
+            return not ALWAYS_SKIPPED.intersection(rel.split(os.sep))
+
+        pending: set[str] = set()
+        whole = False
+        events = watchfiles.watch(root, watch_filter=wanted, debounce=DEBOUNCE_MS, step=STEP_MS,
+                                  stop_event=self.stop_event, rust_timeout=int(RETRY_S * 1000),
+                                  yield_on_timeout=True, raise_interrupt=False,
+                                  ignore_permission_denied=True)
+        if catch_up:
+            # the OS watch is set up by the first next(); changes during the catch-up queue
+            # in it, so none is missed between the catch-up's walk and the first batch
+            first = next(events, None)
+            whole = not self._guarded(lambda: self.catch_up())
+            batches: Iterable = [first] if first else []
+        else:
+            batches = []
+        for changes in _chain(batches, events):
+            if self.stop_event.is_set():
+                break
+            rels, all_ = changed_paths(root, (p for _c, p in changes))
+            pending |= rels
+            whole = whole or all_
+            if not pending and not whole:
+                continue
+            self.state.pending = len(pending)
+            if self._guarded(lambda: self.apply(pending, whole)):
+                pending, whole = set(), False
+                self.state.pending = 0
+
+    def _guarded(self, step: Callable[[], object]) -> bool:
+        """Run one update; False when it must be retried (the lock was busy)."""
+        try:
+            step()
+            return True
+        except OvError as e:
+            if e.code == "index_busy":
+                return False
+            self._failed(f"{e.code}: {e.message}")
+        except Exception as e:  # a bug must not end the watch of a long-lived server
+            self._failed(f"internal: {type(e).__name__}: {e}")
+        return True
+
+    def _failed(self, msg: str) -> None:
+        self.state.errors = (self.state.errors + [msg])[-10:]
+        self.warn(f"re-indexing after a change failed: {msg}")
+
+    def start(self, catch_up: bool = True) -> Watcher:
+        """`run` in a daemon thread."""
+        self._thread = threading.Thread(target=self.run, args=(catch_up,), name="ov-watch", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.stop_event.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+def _chain(first: Iterable, rest: Iterable):
+    yield from first
+    yield from rest

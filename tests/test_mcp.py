@@ -1,0 +1,326 @@
+"""`ov mcp` (issue 16), driven as a client drives it: the server runs as a real subprocess
+(`python -m ov mcp ROOT`) and the MCP SDK's own client (`stdio_client` + `ClientSession`)
+lists its tools and calls each one. Every result must equal what the command line prints
+with `-o json` on the same tree; a bad regex, a bad cursor and other bad input must come
+back as tool errors carrying the CLI's error object, with the server still answering; a
+saved file must be searchable within seconds (the watcher); and a server killed with
+SIGKILL in the middle of an update must leave an index the next server completes.
+
+Starting the server costs the SDK's import (seconds on a loaded machine), so each test
+starts one server and asks it many things.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import imported_by, make_tree, run_inprocess
+
+anyio = pytest.importorskip("anyio")
+pytest.importorskip("mcp")
+
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+
+FILES = {
+    "README.md": "# Demo\n\nA small tree for the MCP server tests.\n\n## Retries\n\n"
+                 "Failed uploads are retried with exponential backoff.\n",
+    "src/net.py": '"""Network helpers."""\n\n\ndef upload(data, retries=3):\n'
+                  '    """Upload data, retrying on failure."""\n    for attempt in range(retries):\n'
+                  '        pass\n\n\ndef backoff(attempt):\n    return 2 ** attempt\n',
+    "src/cache.py": '"""A tiny cache."""\n\nclass Cache:\n    def invalidate(self, key):\n'
+                    '        """Drop one key."""\n        self.data.pop(key, None)\n',
+    "docs/guide.txt": "The cache is invalidated when a key changes.\nUploads retry three times.\n",
+    ".gitignore": "build/\n",
+    "build/out.txt": "ignored build output with retries\n",
+}
+ENV = {"OV_EMBEDDER": "hash"}
+STARTUP_S = 180  # the SDK's import alone takes seconds on a loaded machine
+
+
+def _params(root: Path) -> StdioServerParameters:
+    env = dict(ENV)
+    for k in ("PYTHONPATH", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    return StdioServerParameters(command=sys.executable, args=["-m", "ov", "mcp", str(root)],
+                                 cwd=str(root), env=env)
+
+
+def _session(root: Path, scenario):
+    """Run `scenario(session)` against a fresh `ov mcp ROOT` subprocess."""
+
+    async def main():
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(_params(root), errlog=errlog) as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=STARTUP_S) as s:
+                    await s.initialize()
+                    return await scenario(s)
+
+    return anyio.run(main)
+
+
+async def call(s: ClientSession, name: str, args: dict | None = None) -> tuple[bool, dict]:
+    res = await s.call_tool(name, args or {})
+    text = json.loads(res.content[0].text)
+    assert res.structured_content == text  # the same envelope, twice
+    return res.is_error, text
+
+
+def cli(root: Path, *args) -> dict:
+    r = run_inprocess(*args, "--json", cwd=root, env=ENV)
+    assert r.code in (0, 1), r.out + r.err
+    return r.json["result"]
+
+
+def cli_error(root: Path, *args) -> dict:
+    r = run_inprocess(*args, "--json", cwd=root, env=ENV)
+    assert r.code == 2, r.out + r.err
+    return r.json["error"]
+
+
+@pytest.fixture
+def served(tmp_path):
+    root = make_tree(tmp_path / "t", FILES)
+    r = run_inprocess("index", str(root), env=ENV)
+    assert r.code == 0, r.err
+    return root
+
+
+def test_tools_answer_as_the_cli_does(served):
+    root = served
+    calls = [  # (tool, arguments, the same request on the command line)
+        ("search", {"query": "retry failed uploads"}, ["search", "retry failed uploads"]),
+        ("search", {"query": "cache invalidate", "search_type": "keywords", "limit": 2},
+         ["search", "cache invalidate", "--search-type", "keywords", "-n", "2"]),
+        ("search", {"query": "retry", "uri": ["src"], "explain": True},
+         ["search", "retry", "-u", "src", "--explain"]),
+        ("search", {"query": "cache", "mode": "context", "max_tokens": 200},
+         ["search", "cache", "--mode", "context", "--max-tokens", "200"]),
+        ("find", {"query": "exponential backoff", "types": ["py"]}, ["find", "exponential backoff", "-t", "py"]),
+        ("grep", {"pattern": r"retr\w+", "context": 1}, ["grep", r"retr\w+", "-C", "1"]),
+        ("grep", {"pattern": "cache", "ignore_case": True, "count": True}, ["grep", "cache", "-i", "-c"]),
+        ("grep", {"pattern": "e", "node_limit": 2}, ["grep", "e", "--node-limit", "2"]),
+        ("grep", {"pattern": "retries", "paths": ["src"], "files_with_matches": True},
+         ["grep", "retries", "src", "-l"]),
+        ("glob", {"pattern": "**/*.py"}, ["glob", "**/*.py"]),
+        ("glob", {"pattern": "**/*", "fields": "path,type,size", "node_limit": 3},
+         ["glob", "**/*", "-f", "path,type,size", "--node-limit", "3"]),
+        ("read", {"path": "src/net.py", "level": 0}, ["read", "src/net.py", "-L", "0"]),
+        ("read", {"path": "src/net.py", "level": 1}, ["read", "src/net.py", "-L", "1"]),
+        ("read", {"path": "src"}, ["read", "src"]),
+    ]
+
+    async def scenario(s):
+        listed = await s.list_tools()
+        names = [t.name for t in listed.tools]
+        out = []
+        for tool, args, _ in calls:
+            out.append(await call(s, tool, args))
+        # the cursor of a first page leads to the same second page as on the command line
+        first = (await call(s, "search", {"query": "retry cache upload", "limit": 1}))[1]
+        second = (await call(s, "search", {"query": "retry cache upload", "limit": 1,
+                                          "cursor": first["result"]["next_cursor"]}))[1]
+        status = (await call(s, "status"))[1]
+        return listed, names, out, first, second, status
+
+    listed, names, out, first, second, status = _session(root, scenario)
+    assert names == ["search", "find", "grep", "glob", "read", "status"]
+    for t in listed.tools:
+        assert len(t.description) > 80 and t.input_schema["type"] == "object"
+    for (tool, args, argv), (is_error, env) in zip(calls, out):
+        assert not is_error, (tool, env)
+        assert env["status"] == "ok" and isinstance(env["usage"]["elapsed_ms"], int)
+        assert env["result"] == cli(root, *argv), (tool, args)
+    # node limits are reported, not silent
+    assert out[7][1]["result"]["truncated"] is True and out[7][1]["result"]["count"] == 2
+    assert out[10][1]["result"]["truncated"] is True
+    assert first["result"]["next_cursor"]
+    page2 = cli(root, "search", "retry cache upload", "-n", "1", "--cursor", first["result"]["next_cursor"])
+    assert second["result"] == page2 and second["result"]["hits"][0]["rank"] == 2
+    want = cli(root, "status")
+    got = status["result"]
+    assert set(got.pop("watch")) == {"updates", "files_changed", "last_update", "pending", "errors"}
+    got.pop("db_bytes"), want.pop("db_bytes")  # the WAL grows as the server writes its catch-up
+    assert got == want
+
+
+def test_errors_are_structured_and_the_server_goes_on(served):
+    root = served
+    bad = [  # (tool, arguments, the command line's error for the same request or None, code)
+        ("grep", {"pattern": "("}, ["grep", "("], "invalid_pattern"),
+        ("search", {"query": "retry", "cursor": "not-a-cursor"},
+         ["search", "retry", "--cursor", "not-a-cursor"], None),
+        ("search", {"query": "retry", "limit": 500}, ["search", "retry", "-n", "500"], None),
+        ("search", {"query": "retry", "mode": "context", "uri": ["src"]},
+         ["search", "retry", "--mode", "context", "-u", "src"], None),
+        ("read", {"path": "../outside.txt"}, ["read", "../outside.txt"], None),
+        ("read", {"path": "no/such/file.py"}, ["read", "no/such/file.py"], None),
+        ("glob", {"pattern": "[", "path": "nowhere"}, ["glob", "[", "nowhere"], None),
+        ("search", {"query": ""}, ["search", ""], None),
+        ("search", {"query": "x", "max_tokens": 100}, None, "invalid_argument"),
+        ("search", {"query": "x", "limt": 3}, None, "invalid_argument"),
+        ("grep", {"pattern": 3}, None, "invalid_argument"),
+        ("grep", {}, None, "invalid_argument"),
+        ("nope", {}, None, "invalid_argument"),
+    ]
+
+    async def scenario(s):
+        out = []
+        for tool, args, _, _ in bad:
+            try:
+                out.append(await call(s, tool, args))
+            except Exception as e:  # an unknown tool may be refused by the SDK itself
+                out.append((True, {"status": "error", "error": {"code": "protocol", "message": str(e)}}))
+        alive = await call(s, "grep", {"pattern": "backoff", "fixed": True})
+        return out, alive
+
+    out, alive = _session(root, scenario)
+    for (tool, args, argv, code), (is_error, env) in zip(bad, out):
+        assert is_error and env["status"] == "error", (tool, args, env)
+        err = env["error"]
+        if tool == "nope" and err["code"] == "protocol":
+            continue
+        assert set(err) == {"code", "message", "retryable", "field"}
+        if argv is not None:
+            assert err == cli_error(root, *argv), (tool, args)
+        if code is not None:
+            assert err["code"] == code, (tool, args, err)
+    assert out[0][1]["error"]["field"] == "pattern"
+    assert out[9][1]["error"]["field"] == "limt"
+    assert alive[0] is False and alive[1]["result"]["count"] == 2
+
+
+def _poll(s, check, timeout: float = 30.0):
+    """Seconds until `await check(s)` is true (fails after `timeout`)."""
+
+    async def run():
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            if await check(s):
+                return time.monotonic() - t0
+            await anyio.sleep(0.05)
+        raise AssertionError(f"not within {timeout} s")
+
+    return run()
+
+
+def test_saved_files_are_searchable_within_seconds(served):
+    root = served
+
+    async def hits(s, word: str) -> list[str]:
+        _, env = await call(s, "search", {"query": word, "search_type": "keywords"})
+        return [h["path"] for h in env["result"]["hits"]]
+
+    async def scenario(s):
+        # the catch-up pass has run once the watcher reports it
+        await _poll(s, lambda s: _updated(s, 1), timeout=120)
+        took = {}
+        (root / "src/new.py").write_text('def zanzibar():\n    """Quokka handling."""\n')
+        took["added"] = await _poll(s, lambda s: _has(hits, s, "quokka", "src/new.py"))
+        (root / "docs/guide.txt").write_text("Now the guide speaks of wombats only.\n")
+        took["edited"] = await _poll(s, lambda s: _has(hits, s, "wombats", "docs/guide.txt"))
+        assert "docs/guide.txt" not in await hits(s, "invalidated")
+        (root / "src/cache.py").unlink()
+        took["deleted"] = await _poll(s, lambda s: _files(s, 4))
+        (root / "build/late.txt").write_text("platypus in an ignored folder\n")
+        (root / "src/sub").mkdir()
+        (root / "src/sub/deep.md").write_text("# Echidna\n\nA nested note.\n")
+        took["folder"] = await _poll(s, lambda s: _has(hits, s, "echidna", "src/sub/deep.md"))
+        assert await hits(s, "platypus") == []
+        status = (await call(s, "status"))[1]["result"]
+        return took, status
+
+    took, status = _session(root, scenario)
+    assert all(t < 30 for t in took.values()), took
+    assert status["files"] == 5 and status["stale_files"] == 0 and status["missing_files"] == 0
+    assert status["watch"]["errors"] == [] and status["watch"]["pending"] == 0
+
+
+async def _updated(s, n: int) -> bool:
+    _, env = await call(s, "status")
+    return env["result"]["watch"]["updates"] >= n
+
+
+async def _has(hits, s, word: str, path: str) -> bool:
+    return path in await hits(s, word)
+
+
+async def _files(s, n: int) -> bool:
+    _, env = await call(s, "status")
+    return env["result"]["files"] == n
+
+
+def _locked(db: Path) -> bool:
+    import fcntl
+
+    fd = os.open(str(db) + ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def test_a_server_killed_mid_update_leaves_an_index_the_next_one_completes(served):
+    root = served
+    db = root / ".ov" / "index.db"
+    env = {**os.environ, **ENV}
+    p = subprocess.Popen([sys.executable, "-m", "ov", "mcp", str(root)], cwd=root, env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        while b"watching" not in (line := p.stderr.readline()):  # the catch-up ran
+            assert line and time.monotonic() < deadline, "the server did not start"
+        burst = {f"burst/f{i:03d}.md": f"# Note {i}\n\nword{i} " + "filler text " * 400 + "\n" for i in range(150)}
+        make_tree(root, burst)
+        killed = False
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if _locked(db):  # the watcher is inside an update
+                time.sleep(0.05)
+                p.send_signal(signal.SIGKILL)
+                killed = True
+                break
+            time.sleep(0.005)
+        assert killed, "the update was never seen under way"
+    finally:
+        p.kill()
+        p.wait()
+        p.stderr.close()
+
+    async def scenario(s):
+        await _poll(s, lambda s: _updated(s, 1), timeout=120)  # the next server's catch-up
+        status = (await call(s, "status"))[1]["result"]
+        found = (await call(s, "search", {"query": "word149", "search_type": "keywords"}))[1]
+        return status, found
+
+    status, found = _session(root, scenario)
+    assert status["files"] == 4 + 150
+    assert status["stale_files"] == 0 and status["embedded_coverage"] == 1.0
+    assert [h["path"] for h in found["result"]["hits"]] == ["burst/f149.md"]
+    assert run_inprocess("search", "word7", "--search-type", "keywords", "--json", cwd=root,
+                         env=ENV).json["result"]["hits"][0]["path"] == "burst/f007.md"
+
+
+def test_other_commands_do_not_load_the_sdk(tmp_path):
+    root = make_tree(tmp_path / "t", {"a.py": "x = 1\n"})
+    for args in (["grep", "x"], ["glob", "*.py"]):
+        r, mods = imported_by(args, root)
+        assert r.code == 0, r.err
+        assert not {"mcp", "watchfiles", "pydantic", "anyio"} & mods, args
+
+
+def test_mcp_with_a_missing_folder_is_an_error(tmp_path):
+    r = run_inprocess("mcp", str(tmp_path / "nope"), env=ENV)
+    assert r.code == 2 and "error[not_found]" in r.err

@@ -1,0 +1,125 @@
+"""Re-indexing only what changed (issue 16): `indexer.index_paths` and `ov.watch`.
+
+The test that matters: after any mix of edits, additions, deletions, ignored files and
+folders, re-indexing just the changed paths leaves the same index content as indexing
+the whole tree from scratch.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import make_tree
+from ov import api
+from ov.indexer import IndexOptions, index_paths, index_tree
+from ov.store import Store
+from ov.watch import changed_paths
+
+BASE = {
+    "a.py": '"""Alpha module."""\n\ndef alpha():\n    return "alpha"\n',
+    "b.md": "# Beta\n\nBeta notes about gamma rays.\n",
+    "sub/c.txt": "gamma delta\n" * 50,
+    "sub/deep/d.py": "def delta():\n    pass\n",
+    ".gitignore": "build/\n*.log\n",
+}
+
+
+def content(db: Path) -> dict:
+    """What the index holds, independent of row ids and times."""
+    with Store.open(db) as s:
+        files = {r[0]: r[1:] for r in s.rows("SELECT path, size, hash, abstract, overview, title FROM files")}
+        chunks = sorted(s.rows("SELECT f.path, c.level, c.start, c.end, c.text, c.embedded FROM chunks c "
+                               "JOIN files f ON f.id = c.file_id"))
+        kw = sorted(s.rows("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'gamma OR alpha OR "
+                           "omega OR epsilon'"))
+        kw_paths = sorted(s.chunk_paths([r[0] for r in kw]).values())
+    return {"files": files, "chunks": chunks, "kw": kw_paths}
+
+
+def fresh(root: Path, tmp: Path) -> dict:
+    copy = tmp / "reference"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".ov"))
+    index_tree(copy, None, IndexOptions())
+    return content(copy / ".ov" / "index.db")
+
+
+def test_changed_paths_leave_what_a_full_build_leaves(tmp_path):
+    root = make_tree(tmp_path / "t", BASE)
+    index_tree(root, None, IndexOptions())
+    (root / "a.py").write_text('"""Alpha, edited."""\n\ndef omega():\n    return 1\n')  # edited
+    (root / "b.md").unlink()  # deleted
+    make_tree(root, {"new.md": "# Epsilon\n\nA new note.\n",  # added
+                     "build/x.txt": "alpha in an ignored folder\n", "trace.log": "alpha\n",  # ignored
+                     "img.bin": b"\x00\x01alpha"})  # binary
+    shutil.rmtree(root / "sub" / "deep")  # a folder deleted
+    make_tree(root, {"sub/more/e.md": "# Gamma\n\nNested.\n"})  # a folder added
+    rels = ["a.py", "b.md", "new.md", "build/x.txt", "trace.log", "img.bin", "sub/deep",
+            "sub/deep/d.py", "sub/more", "../outside", ".ov/index.db", ".git/HEAD"]
+    rep = index_paths(root, rels)
+    assert (rep.added, rep.updated, rep.removed) == (2, 1, 2)
+    assert content(root / ".ov" / "index.db") == fresh(root, tmp_path)
+
+
+def test_an_unchanged_file_named_by_a_watcher_costs_no_rewrite(tmp_path):
+    root = make_tree(tmp_path / "t", BASE)
+    index_tree(root, None, IndexOptions())
+    before = content(root / ".ov" / "index.db")
+    with Store.open(root / ".ov" / "index.db") as s:
+        gen = s.generation()
+    (root / "a.py").write_text(BASE["a.py"])  # saved without a change: new mtime, same text
+    rep = index_paths(root, ["a.py"])
+    assert (rep.added, rep.updated, rep.removed, rep.unchanged) == (0, 0, 0, 1)
+    with Store.open(root / ".ov" / "index.db") as s:
+        assert s.generation() == gen  # cursors stay valid
+        assert s.file_row("a.py")["mtime_ns"] == (root / "a.py").stat().st_mtime_ns
+    assert content(root / ".ov" / "index.db") == before
+
+
+def test_a_file_that_becomes_ignored_or_a_link_leaves_the_index(tmp_path):
+    root = make_tree(tmp_path / "t", BASE)
+    index_tree(root, None, IndexOptions())
+    (root / "sub" / "c.txt").unlink()
+    (root / "sub" / "c.txt").symlink_to(root / "a.py")
+    (root / ".gitignore").write_text("build/\n*.log\nb.md\n")
+    index_paths(root, ["sub/c.txt", "b.md"])
+    with Store.open(root / ".ov" / "index.db") as s:
+        assert s.file_row("sub/c.txt") is None and s.file_row("b.md") is None
+
+
+def test_watch_batches_map_rule_files_to_their_folder():
+    root = "/r"
+    rels, whole = changed_paths(root, ["/r/a.py", "/r/sub/.gitignore", "/r/.ov/index.db-wal",
+                                       "/r/.git/index", "/elsewhere/x", "/r"])
+    assert rels == {"a.py", "sub", "sub/.gitignore"} and not whole
+    assert changed_paths(root, ["/r/.gitignore"])[1] is True
+    assert changed_paths(root, ["/r/.ov/config.toml"])[1] is True
+    assert changed_paths(root, ["/r/pyproject.toml"])[1] is True
+
+
+def test_a_watcher_thread_follows_saves(tmp_path):
+    root = make_tree(tmp_path / "t", BASE)
+    api.index(root)
+    reports = []
+    w = api.watcher(root, on_update=reports.append).start()
+    try:
+        deadline = time.monotonic() + 60
+        while not reports and time.monotonic() < deadline:  # the catch-up
+            time.sleep(0.05)
+        assert reports and reports[0].added == 0
+        (root / "fresh.md").write_text("# Zeta\n\nsaved just now\n")
+        t0 = time.monotonic()
+        with api.Index.open(root) as ix:
+            while time.monotonic() - t0 < 30:
+                if [h.path for h in ix.search("zeta", search_type="keywords").hits] == ["fresh.md"]:
+                    break
+                time.sleep(0.05)
+            else:
+                pytest.fail("the saved file was not indexed within 30 s")
+        assert w.state.errors == [] and w.state.updates >= 2
+    finally:
+        w.stop()
+    assert not w._thread.is_alive()
