@@ -335,6 +335,23 @@ def grep(pattern: str, paths: Sequence[str] = (), *, cwd: Path | None = None,
     return records, st
 
 
+def grep_result(records: Sequence, stats, mode: str = "matches"):
+    """The `GrepResult` of a finished grep (what `-o json` and `ov mcp` return): its
+    records under the key of `mode`, the counts, cuts and warnings of `stats`."""
+    from ov import fsearch  # noqa: PLC0415
+
+    res = fsearch.result_of(stats)
+    if stats.unreadable:
+        res.warnings.append(fsearch.unreadable_warning(stats.unreadable))
+    if mode == "matches":
+        res.matches = list(records)
+    elif mode == "count":
+        res.counts = {r.path: r.count for r in records}
+    else:
+        res.paths = [r.path for r in records]
+    return res
+
+
 def files(paths: Sequence[str] = (), *, cwd: Path | None = None, hidden: bool | None = None,
           node_limit: int | None = None, stats=None, **options: Any) -> tuple[Iterator[str], Any]:
     """The files a grep would search (`ov grep --files`); returns (paths, stats).

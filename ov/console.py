@@ -289,21 +289,13 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             return closed_pipe(out)
 
     def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float) -> int:
-        from ov import fsearch  # noqa: PLC0415
+        from ov import api, fsearch  # noqa: PLC0415
         from ov.render import GrepPrinter, grep_envelope, match_json  # noqa: PLC0415
 
         n = 0
         if out.fmt == "json":
             recs = list(records)
-            res = fsearch.result_of(st)
-            if st.unreadable:
-                res.warnings.append(fsearch.unreadable_warning(st.unreadable))
-            if mode == "matches":
-                res.matches = recs
-            elif mode == "count":
-                res.counts = {r.path: r.count for r in recs}
-            else:
-                res.paths = [r.path for r in recs]
+            res = api.grep_result(recs, st, mode)
             n = len(recs)
             _finish_warnings(out, st)
             out.stdout.write(grep_envelope(res, elapsed_ms(t0)))

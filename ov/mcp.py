@@ -122,7 +122,7 @@ TOOLS: dict[str, dict[str, Any]] = {
             "hidden": ("boolean", "Search dotfiles and dot-folders too."),
             "no_ignore": ("boolean", "Disregard .gitignore, .ignore and .ovignore."),
             "node_limit": ("integer", "Most matches (or files) returned (default 256)."),
-            "level_limit": ("integer", "Folder depth below each path (default 10)."),
+            "level_limit": ("integer", "Folder depth below each path (default: no limit)."),
             "tags": ("array", "Only indexed files with every one of these k=v tags."),
             "count": ("boolean", "Per-file numbers of matching lines instead of matches."),
             "files_with_matches": ("boolean", "Only the paths of files with a match."),
@@ -142,7 +142,7 @@ TOOLS: dict[str, dict[str, Any]] = {
             "hidden": ("boolean", "Include dotfiles and dot-folders."),
             "no_ignore": ("boolean", "Disregard .gitignore, .ignore and .ovignore."),
             "node_limit": ("integer", "Most paths returned (default 256)."),
-            "level_limit": ("integer", "Folder depth below path (default 10)."),
+            "level_limit": ("integer", "Folder depth below path (default: no limit)."),
             "fields": ("string", "Fields per path, comma-separated: name,path,type,size,mode,mtime,tags."),
             "exclude_uri": ("array", "Leave out these files or folders."),
             "tags": ("array", "Only indexed files with every one of these k=v tags."),
@@ -268,11 +268,9 @@ class Tools:
               after: int | None = None, context: int | None = None, count: bool = False,
               files_with_matches: bool = False, globs: list[str] | None = None,
               types: list[str] | None = None, exclude_uri: list[str] | None = None,
-              tags: list[str] | None = None, level_limit: int = 10, no_index: bool = False,
+              tags: list[str] | None = None, level_limit: int | None = None, no_index: bool = False,
               **options: Any) -> Any:
-        from ov.fsearch import unreadable_warning  # noqa: PLC0415
         from ov.matcher import gc_paused  # noqa: PLC0415
-        from ov.model import GrepResult  # noqa: PLC0415
 
         if count and files_with_matches:
             raise OvError("invalid_argument", "count and files_with_matches exclude each other",
@@ -285,20 +283,10 @@ class Tools:
             tags=tags or (), use_index=not no_index, **options)
         with gc_paused():
             recs = list(records)
-        res = GrepResult(matches=[], count=st.count, files=st.files, truncated=st.truncated,
-                         warnings=list(st.warnings))
-        if st.unreadable:
-            res.warnings.append(unreadable_warning(st.unreadable))
-        if mode == "matches":
-            res.matches = recs
-        elif mode == "count":
-            res.counts = {r.path: r.count for r in recs}
-        else:
-            res.paths = [r.path for r in recs]
-        return to_data(res)
+        return to_data(api.grep_result(recs, st, mode))
 
     def _glob(self, pattern: str, path: str | None = None, fields: str | None = None,
-              level_limit: int = 10, exclude_uri: list[str] | None = None,
+              level_limit: int | None = None, exclude_uri: list[str] | None = None,
               tags: list[str] | None = None, **options: Any) -> Any:
         from ov import fsearch  # noqa: PLC0415
 
