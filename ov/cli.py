@@ -18,7 +18,7 @@ import typer
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
 from ov.console import (build_index, closed_pipe, elapsed_ms, fast, glob_command, grep_command,
                         open_store, reader_gone, report, run_body, search_command, search_flags,
-                        search_settings, settle, show, summary, walk_options)
+                        search_settings, settle, show, stop_background, summary, walk_options)
 from ov.render import FORMATS, Out
 
 _APP_SETTINGS = dict(
@@ -97,13 +97,15 @@ def index_cmd(
     no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Do not read .gitignore/.ignore/.ovignore files.")] = False,
     follow: Annotated[bool, typer.Option("-L", "--follow", help="Follow symlinks (never outside the root).")] = False,
     max_filesize: Annotated[Optional[int], typer.Option("--max-filesize", help="Skip files larger than this many bytes (default: the config's max-filesize, else 1 MiB).", metavar="BYTES")] = None,
-    progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show a progress bar on stderr (default: on a terminal).", show_default=False)] = None,
+    progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr: a bar on a terminal, else a line per second (default: on a terminal).", show_default=False)] = None,
+    stop: Annotated[bool, typer.Option("--stop", help="Stop the background worker adding vectors to the index of PATH, and exit.")] = False,
     output: OutputOpt = "text",
     json_: JsonOpt = False,
     db: DbOpt = None,
     color: ColorOpt = "auto",
 ) -> None:
-    """Build or refresh the index of PATH (incremental)."""
+    """Build or refresh the index of PATH (incremental), in the foreground: a background
+    worker started by a first search is stopped and its work done here."""
 
     def body(out: Out) -> int:
         t0 = time.perf_counter()
@@ -113,6 +115,8 @@ def index_cmd(
             raise OvError("not_found", f"{path}: no such folder", field="path")
         if not path.is_dir():
             raise OvError("invalid_path", f"{path} is not a folder", field="path")
+        if stop:
+            return stop_background(out, path, db)
         rep = build_index(out, path, db, embed=not no_embed, full=full,
                            walk_opts=walk_options(path, hidden, no_ignore, follow, max_filesize),
                            progress=progress)

@@ -69,11 +69,13 @@ class Hit:
 class SearchResult:
     """One page of `ov find` / `ov search`: the hits, and the cursor to the next page."""
 
-    search_type: str
+    search_type: str  # what ran: "keywords" when a hybrid had no vectors to read
     profile: dict[str, Any]
     hits: list[Hit]
     total: int
     next_cursor: str | None = None
+    branches: list[str] = field(default_factory=list)  # the branches that ran
+    coverage: dict[str, Any] | None = None  # ov.engine.coverage
     warnings: list[str] = field(default_factory=list)
     stale: int = 0
     plan: dict[str, Any] | None = None  # with --explain
@@ -180,6 +182,10 @@ class StatusReport:
     sqlite_version: str
     vec_version: str
     settings: dict[str, Any] = field(default_factory=dict)
+    coverage: dict[str, Any] | None = None  # ov.engine.coverage: every level's rows
+    not_embedded_rows: int = 0  # minified, generated, lock and data files' rows (never embedded)
+    trigram_pending: int = 0  # chunks whose grep trigram rows are still to be written
+    background: dict[str, Any] | None = None  # the running worker: pid, phase, done, total, rate, eta_s
 
 
 @dataclass

@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 ORDER = ["flags", "errors", "model", "config", "walk", "read", "chunk", "tiers", "grep", "globs", "embed",
-         "store", "indexer", "query", "rank", "context", "fsearch", "engine", "doctor", "render", "console", "cli"]
+         "store", "indexer", "worker", "query", "rank", "context", "fsearch", "engine", "doctor", "render", "console", "cli"]
 PKG = Path(__file__).resolve().parents[1] / "ov"
 
 
