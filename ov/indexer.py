@@ -27,6 +27,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import fnmatch
+import itertools
 import json
 import os
 import signal
@@ -41,7 +42,7 @@ from ov.config import DB_NAME, DEFAULT_EMBED_SKIP, INDEX_DIRNAME, WalkOptions, d
 from ov.errors import OvError
 from ov.model import Chunk, IndexReport
 from ov.read import FileText, content_hash, kind_of, read_text
-from ov.store import Store, title_of
+from ov.store import SENTENCE_LEVEL, Store, keyword_text, title_of
 from ov.walk import walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -55,6 +56,7 @@ EMBED_META = "embed"  # "off" after an `ov index --no-embed`: no vectors are com
 CHUNK_TOKENS = 200
 
 
+INLINE_FILES = 200  # files read in this process before a pool starts (~0.3 s to start one)
 TRIGRAM_BATCH = 4000  # chunks per transaction while writing trigram rows
 
 EMBED_SKIP = DEFAULT_EMBED_SKIP  # ov.config: `embed-skip` replaces it
@@ -347,9 +349,11 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
     def on_skip(path: str, reason: str) -> None:
         report.skipped += 1
 
-    store.conn.execute("BEGIN IMMEDIATE")
     split_prose = bool(known) and store.get_meta(SENTENCES_META) is None
-    try:
+
+    def jobs():
+        """The files to read, as jobs for `_prepare`; files unchanged by size and mtime
+        are counted here and never read."""
         for n, entry in enumerate(walk(root, opts.walk, on_warning=warn, on_skip=on_skip), 1):
             if progress:
                 progress("scan", n, None)
@@ -369,21 +373,38 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                 seen.add(entry.path)
                 report.unchanged += 1
                 continue
-            try:
-                ft = read_text(entry.abspath, max_bytes=opts.walk.max_filesize)
-            except OSError as e:
-                warn(f"{entry.path}: {e.strerror or e}")
+            same = state[3] if state and not opts.full and not resplit else None
+            yield entry.abspath, entry.path, opts.walk.max_filesize, same, opts, state
+
+    pools: list = []
+
+    def prepared():
+        """`_prepare` of every job: the first INLINE_FILES here, the rest in a pool."""
+        todo = jobs()
+        yield from map(_prepare, itertools.islice(todo, INLINE_FILES))
+        pool = _pool()
+        if pool is None:
+            yield from map(_prepare, todo)
+            return
+        pools.append(pool)
+        yield from pool.imap(_prepare, todo, chunksize=8)
+
+    store.conn.execute("BEGIN IMMEDIATE")
+    try:
+        for path, state, prep in prepared():
+            if isinstance(prep, str):
+                warn(prep)
                 report.skipped += 1
                 continue
-            if ft is None:  # binary
+            if prep is None:  # binary
                 report.skipped += 1
                 continue
-            seen.add(entry.path)
-            if not opts.full and state and state[3] == ft.hash and not resplit:
-                store.touch_file(state[0], ft.size, ft.mtime_ns)
+            seen.add(path)
+            if isinstance(prep, tuple):  # same content hash: only the stat changed
+                store.touch_file(state[0], *prep)
                 report.unchanged += 1
             else:
-                _index_file(store, entry.path, ft, state, report, opts)
+                _write_file(store, path, prep, state, report, reuse=not opts.full)
                 changed_any = True
             pending += 1
             if pending >= COMMIT_FILES or time.monotonic() - last_commit > COMMIT_SECONDS:
@@ -408,38 +429,103 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
         except Exception:
             pass
         raise
+    finally:
+        for pool in pools:
+            pool.terminate()
 
 
-def _index_file(store: Store, path: str, ft: FileText, state, report: IndexReport,
-                opts: IndexOptions) -> None:
-    """(Re)index one file: its row, tiers and chunks replace the old ones in the same
-    transaction, so a search never sees the file half-written. Vectors of identical chunk
-    text are reused (not with --full, which re-embeds everything)."""
+def _pool():
+    """Processes that read and chunk files while this one writes them (past the first
+    INLINE_FILES of a run; `OV_INDEX_JOBS` sets how many, 1 = none). Reading, tiers and chunking are ~85 %
+    of the keyword phase's CPU and independent per file; SQLite takes one writer."""
+    jobs = int(os.environ.get("OV_INDEX_JOBS", "0") or 0) or min(os.cpu_count() or 1, 4)
+    if jobs <= 1:
+        return None
+    import multiprocessing  # noqa: PLC0415 - only a large run pays for it
+
+    # forkserver: no fork of a process with threads (the progress bar's) or SQLite handles
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["ov.indexer"])
+    return ctx.Pool(jobs)
+
+
+@dataclass
+class _Rows:
+    """Everything one file's rows need, computed without SQL (`_prepare`)."""
+
+    size: int
+    mtime_ns: int
+    hash: str
+    abstract: str
+    overview: str
+    title: str
+    tags: dict[str, str]
+    ftype: str
+    category: str
+    chunks: list[Chunk]
+    hashes: list[str]
+    keywords: list[str]  # chunks_fts text of each non-sentence chunk
+    embed: bool
+
+
+def _prepare(job) -> tuple[str, object, object]:
+    """Read one file and compute its rows: (path, state, rows), where rows is a warning
+    (str), None (binary), (size, mtime_ns) when its content hash is `same`, or `_Rows`.
+    Runs in a pool process or in line."""
+    abspath, path, max_bytes, same, opts, state = job
+    try:
+        ft = read_text(abspath, max_bytes=max_bytes)
+    except OSError as e:
+        return path, state, f"{path}: {e.strerror or e}"
+    if ft is None:
+        return path, state, None
+    if same is not None and ft.hash == same:
+        return path, state, (ft.size, ft.mtime_ns)
+    return path, state, _file_rows(path, ft, opts)
+
+
+def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     text = ft.text
-    reuse = not opts.full
     abstract, overview, tier_rows = tier_chunks(text, path)
     body = chunking.chunk_text(text, path, max_tokens=CHUNK_TOKENS)
     title = title_of(body[0].text) if body else ""
     embed = embeddable(path, text, opts)
+    # sentence rows: vectors only, evidence for their passages (ov.rank.SENTENCE_SHARE)
+    sent_rows = chunking.sentences(text, body) if kind_of(path) != "code" and embed else []
+    chunks = body + tier_rows + sent_rows
+    return _Rows(ft.size, ft.mtime_ns, ft.hash, abstract, overview, title, _front_matter_tags(text),
+                 tiers.file_type(path), tiers.category(path), chunks,
+                 [content_hash(c.text.encode("utf-8")) for c in chunks],
+                 [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL], embed)
+
+
+def _index_file(store: Store, path: str, ft: FileText, state, report: IndexReport,
+                opts: IndexOptions) -> None:
+    """(Re)index one file read here."""
+    _write_file(store, path, _file_rows(path, ft, opts), state, report, reuse=not opts.full)
+
+
+def _write_file(store: Store, path: str, rows: _Rows, state, report: IndexReport, *,
+                reuse: bool) -> None:
+    """(Re)write one file: its row, tiers and chunks replace the old ones in the same
+    transaction, so a search never sees the file half-written. Vectors of identical chunk
+    text are reused (not with --full, which re-embeds everything)."""
     # the vectors of the file's chunks that stay the same are kept (by text hash)
-    kept = store.file_vectors(state[0]) if state and reuse and embed else {}
+    kept = store.file_vectors(state[0]) if state and reuse and rows.embed else {}
     if state:  # before the row takes its new title: the old keyword rows carry the old one
         store.delete_chunks(state[0])
         report.updated += 1
     else:
         report.added += 1
     file_id = store.upsert_file(
-        path, ft.size, ft.mtime_ns, ft.hash, ftype=tiers.file_type(path), category=tiers.category(path),
-        abstract=abstract, overview=overview, tags=_front_matter_tags(text), title=title)
-    # sentence rows: vectors only, evidence for their passages (ov.rank.SENTENCE_SHARE)
-    sent_rows = chunking.sentences(text, body) if kind_of(path) != "code" and embed else []
-    chunks = body + tier_rows + sent_rows
-    hashes = [content_hash(c.text.encode("utf-8")) for c in chunks]
-    ids = store.insert_chunks(file_id, chunks, hashes, title, embed=embed, trigrams=opts.trigrams)
-    if reuse and embed:
+        path, rows.size, rows.mtime_ns, rows.hash, ftype=rows.ftype, category=rows.category,
+        abstract=rows.abstract, overview=rows.overview, tags=rows.tags, title=rows.title)
+    ids = store.insert_chunks(file_id, rows.chunks, rows.hashes, rows.title, embed=rows.embed,
+                              trigrams=False, keywords=rows.keywords)
+    if reuse and rows.embed:
         report.reused += store.reuse_vectors(
-            ids, {cid: kept[h] for cid, h in zip(ids, hashes) if h in kept})
-    report.chunks += sum(1 for c in chunks if c.level == 2)
+            ids, {cid: kept[h] for cid, h in zip(ids, rows.hashes) if h in kept})
+    report.chunks += sum(1 for c in rows.chunks if c.level == 2)
 
 
 def trigram_phase(store: Store, progress: Progress | None = None,

@@ -519,7 +519,8 @@ class Store:
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
 
     def insert_chunks(self, file_id: int, chunks: Sequence[Any], hashes: Sequence[str],
-                      title: str = "", *, embed: bool = True, trigrams: bool = True) -> list[int]:
+                      title: str = "", *, embed: bool = True, trigrams: bool = True,
+                      keywords: Sequence[str] | None = None) -> list[int]:
         """Insert chunks (objects with start, end, start_line, end_line, text, level).
 
         Ids are assigned here so the tables take one `executemany` each; this runs inside
@@ -539,9 +540,10 @@ class Store:
             [(cid, file_id, c.level, seq, c.start, c.end, c.start_line, c.end_line, c.text, h, state)
              for seq, (cid, c, h) in enumerate(zip(ids, chunks, hashes))])
         # sentence rows (level 3) are vectors only: no keyword rows of their own
-        self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
-                              [(cid, keyword_text(c.text, title)) for cid, c in zip(ids, chunks)
-                               if c.level != SENTENCE_LEVEL])
+        kw_ids = [cid for cid, c in zip(ids, chunks) if c.level != SENTENCE_LEVEL]
+        if keywords is None:
+            keywords = [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL]
+        self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", zip(kw_ids, keywords))
         if trigrams and ids and upto >= top:
             self.conn.executemany("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)",
                                   [(cid, c.text) for cid, c in zip(ids, chunks) if c.level == 2])
