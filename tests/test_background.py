@@ -267,3 +267,24 @@ def test_worker_off_indexes_everything_first(tree):
     assert res["branches"] == ["keywords", "semantic"] and res["warnings"] == []
     assert not (root / ".ov" / "index.db.worker").exists()
     assert worker_state(_db(root)) is None
+
+
+def test_pool_and_inline_write_the_same_index(tree, monkeypatch):
+    """Files read and chunked in pool processes give the rows reading them here gives."""
+    import ov.indexer as ix
+
+    files = _many(12)
+    files["big.min.js"] = MINIFIED
+    files["bin.dat"] = b"\x00\x01binary"
+    rows = []
+    for jobs, inline in (("1", 200), ("2", 0)):
+        root = tree(files, name=f"t{jobs}")
+        monkeypatch.setenv("OV_INDEX_JOBS", jobs)
+        monkeypatch.setattr(ix, "INLINE_FILES", inline)
+        rep = ix.index_tree(root, None, IndexOptions(embed=False))
+        assert (rep.added, rep.skipped) == (14, 1)
+        with Store.open(_db(root)) as s:
+            rows.append(s.rows("SELECT f.path, c.level, c.start, c.end, c.text, c.hash, c.embedded "
+                               "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY 1, 2, 3, 4"))
+            assert s.trigrams_complete()
+    assert rows[0] == rows[1] and rows[0]
