@@ -190,6 +190,19 @@ def _is_worker(pid: int) -> bool:
     return b"ov.worker" in cmd
 
 
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: alive is all that can be known
+    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
+
+
 def worker_state(db_path: Path) -> dict | None:
     """The running background worker's state (pid, phase, done, total, rate, eta_s,
     started), or None when none runs. A state file left by a killed worker is ignored."""
@@ -199,11 +212,8 @@ def worker_state(db_path: Path) -> dict | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if state.get("phase") == "starting" and time.time() - float(state.get("started", 0)) < START_S:
-        try:  # spawned a moment ago: it may not have its lock (or its name) yet
-            os.kill(pid, 0)
-            return state
-        except OSError:
-            return None
+        # spawned a moment ago: it may not have its lock (or its name) yet
+        return state if _alive(pid) else None
     if not lock_held(db_path) or not _is_worker(pid):
         return None
     return state

@@ -116,11 +116,16 @@ def stop(db_path: Path, wait_s: float = 60.0) -> int | None:
     if state is None or not stop_worker(db_path):
         return None
     deadline = time.monotonic() + wait_s
-    while lock_held(db_path) and time.monotonic() < deadline:
+    while worker_state(db_path) is not None and time.monotonic() < deadline:
         time.sleep(0.05)
-    if lock_held(db_path):
+    if worker_state(db_path) is not None:
         raise OvError("index_busy", f"the background worker (pid {state['pid']}) did not stop "
                       f"within {wait_s:.0f}s", retryable=True)
+    try:  # one stopped before it took over its state file leaves the spawner's
+        if json.loads(worker_file(db_path).read_text()).get("pid") == state["pid"]:
+            worker_file(db_path).unlink()
+    except (OSError, ValueError):
+        pass
     return int(state["pid"])
 
 

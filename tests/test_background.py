@@ -101,20 +101,33 @@ def test_first_search_answers_from_keywords_and_the_worker_completes(tree):
 
 
 def test_status_shows_the_worker_and_index_stop_stops_it(tree):
+    from ov.worker import stop
+
     root = tree(_many(600))
     r = run_subprocess(["search", "tide tables", "-n", "1"], cwd=root)
     assert r.code == 0, r.err
-    st = run_subprocess(["status", "--json"], cwd=root).json["result"]
-    bg = st["background"]
-    assert bg is not None and bg["pid"] > 0 and bg["phase"] in ("starting", "start", "trigram", "embed")
-    assert "vector rows:" in run_subprocess(["status"], cwd=root).out
-    r = run_subprocess(["index", ".", "--stop", "--json"], cwd=root)
-    assert r.code == 0 and r.json["result"]["stopped"] is True
+    state = worker_state(_db(root))
+    assert state is not None, "the worker finished before it could be watched"
+    pid = int(state["pid"])
+    os.kill(pid, signal.SIGSTOP)  # held still while it is looked at
+    try:
+        st = run_subprocess(["status", "--json"], cwd=root).json["result"]
+        bg = st["background"]
+        assert bg is not None and bg["pid"] == pid
+        assert bg["phase"] in ("starting", "start", "trigram", "embed")
+        text = run_subprocess(["status"], cwd=root).out
+        assert "vector rows:" in text and f"pid {pid}" in text
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert stop(_db(root)) == pid  # SIGTERM, then it lets go of the index
     assert worker_state(_db(root)) is None
+    r = run_subprocess(["index", ".", "--stop", "--json"], cwd=root)
+    assert r.code == 0 and r.json["result"] == {"stopped": False, "pid": None}
     r = run_subprocess(["index", ".", "--stop"], cwd=root)
     assert r.code == 0 and "no background worker" in r.err
     # the index is usable, and `ov index` completes it in the foreground
-    assert run_subprocess(["search", "lighthouse keeper", "--json"], cwd=root).code == 0
+    assert run_subprocess(["search", "lighthouse keeper", "--json", "--no-auto-index"], cwd=root).code == 0
+    _wait_worker(_db(root))
     assert run_subprocess(["index", "."], cwd=root).code == 0
     with Store.open(_db(root)) as s:
         emb, total = s.coverage()
