@@ -374,7 +374,8 @@ def _isatty(stream) -> bool:
 def summary(r) -> str:
     return (f"indexed {r.root}: {r.added} added, {r.updated} updated, {r.removed} removed, "
             f"{r.unchanged} unchanged, {r.skipped} skipped; {r.chunks} chunks, {r.embedded} embedded"
-            f"{f' ({r.reused} reused)' if r.reused else ''} in {r.seconds:.2f}s")
+            f"{f' ({r.reused} reused)' if r.reused else ''} in {r.seconds:.2f}s"
+            f"{' (time budget reached: the rest in the background)' if getattr(r, 'partial', False) else ''}")
 
 
 def walk_options(root: Path, hidden: bool | None, no_ignore: bool, follow: bool,

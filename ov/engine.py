@@ -209,20 +209,30 @@ def coverage(store: Store) -> dict:
     """Semantic coverage: rows with a vector / rows that will have one (every level;
     minified and data files' rows are not counted), whether vectors are still coming
     (`pending`) and whether a background worker is adding them now."""
-    from ov.indexer import EMBED_META, worker_state  # noqa: PLC0415
+    from ov.indexer import EMBED_META, KEYWORDS_META, worker_state  # noqa: PLC0415
 
     embedded, embeddable = store.coverage()
-    coming = embeddable > embedded and (store.get_meta(EMBED_META) == "on" or bool(store.get_meta("model")))
+    partial = bool(store.get_meta(KEYWORDS_META))
+    coming = (embeddable > embedded or partial) and (
+        store.get_meta(EMBED_META) == "on" or bool(store.get_meta("model")))
     return {"embedded": embedded, "embeddable": embeddable,
             "ratio": round(embedded / embeddable, 4) if embeddable else 1.0,
             "pending": embeddable - embedded if coming else 0,
-            "background": worker_state(store.path) is not None}
+            "background": worker_state(store.path) is not None,
+            # False while a first search's time budget has left files unread (ov.worker)
+            "keywords_complete": not partial,
+            "files": store.q1("SELECT count(*) FROM files") if partial else None}
 
 
 def coverage_warnings(search_type: str, cov: dict) -> list[str]:
-    """What a ranked result must say about the vectors it ran on."""
+    """What a ranked result must say about the rows it ran on."""
+    out = []
+    if not cov.get("keywords_complete", True):
+        out.append(f"the index is still being built: {cov['files']} files read so far, the rest by "
+                   + ("a background worker (`ov status`)" if cov["background"] else "the next `ov index`")
+                   + "; results cover those files only")
     if search_type == "keywords" or cov["embedded"] >= cov["embeddable"]:
-        return []
+        return out
     how = ("a background worker is adding them (`ov status` shows progress; `ov index` "
            "finishes them in the foreground)" if cov["background"] else
            "run `ov index` to add them" if cov["pending"] else
@@ -230,9 +240,9 @@ def coverage_warnings(search_type: str, cov: dict) -> list[str]:
     if cov["embedded"] == 0:
         what = ("hybrid search ran on keywords alone" if search_type == "hybrid"
                 else "semantic search found nothing to search")
-        return [f"{what}: the index has no vectors yet (0 of {cov['embeddable']} rows); {how}"]
-    return [f"{search_type} search ran on partial vectors: {cov['embedded']} of "
-            f"{cov['embeddable']} rows ({cov['ratio']:.0%}) have one; {how}"]
+        return out + [f"{what}: the index has no vectors yet (0 of {cov['embeddable']} rows); {how}"]
+    return out + [f"{search_type} search ran on partial vectors: {cov['embedded']} of "
+                  f"{cov['embeddable']} rows ({cov['ratio']:.0%}) have one; {how}"]
 
 
 def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int):

@@ -53,6 +53,7 @@ EMBED_COMMIT = 256  # chunks per transaction while embedding
 LOCK_WAIT_S = float(os.environ.get("OV_LOCK_WAIT", "3"))
 STOP_WAIT_S = 60.0  # for a stopped background worker to finish its batch and let go
 EMBED_META = "embed"  # "off" after an `ov index --no-embed`: no vectors are coming
+KEYWORDS_META = "keywords_partial"  # set while a budgeted first run left files unread
 CHUNK_TOKENS = 200
 
 
@@ -76,6 +77,17 @@ class IndexOptions:
     trigrams: bool = True  # write grep's trigram rows in this run (else ov.worker does)
     embed_skip: tuple[str, ...] = EMBED_SKIP
     embed_long_lines: bool = True  # check for minified / generated content
+    # a first answer: the keyword phase stops after this many seconds (committed), and
+    # ov.worker indexes the rest; None = the whole tree
+    budget_s: float | None = None
+
+
+def walk_from_config(root: Path) -> WalkOptions:
+    """Walk options from the tree's config alone (no flags): what a first search and the
+    background worker walk with."""
+    cfg = load_config(root)
+    return WalkOptions(hidden=bool(cfg.get("hidden")), max_filesize=cfg.get("max-filesize"),
+                       extra_ignores=tuple(cfg.get("ignore")))
 
 
 def options_for(root: Path, walk: WalkOptions, *, embed: bool = True, full: bool = False) -> IndexOptions:
@@ -337,6 +349,12 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
     try:
         store = Store.open(db_path)
         try:
+            if store.get_meta(KEYWORDS_META):  # a first answer's budget left files unread
+                root = index_root_of(db_path)
+                _lexical_phase(store, root, options_for(root, walk_from_config(root)), report,
+                               progress, lambda msg: None, stop)
+            if stop and stop():
+                return report
             trigram_phase(store, progress, stop)
             if store.get_meta(EMBED_META) != "off" and not (stop and stop()):
                 embed_phase(store, report, progress, embedder, stop)
@@ -349,7 +367,8 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
 
 
 def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
-                   progress: Progress | None, warn: Callable[[str], None]) -> None:
+                   progress: Progress | None, warn: Callable[[str], None],
+                   stop: Callable[[], bool] | None = None) -> None:
     known = store.file_states()
     seen: set[str] = set()
     pending = 0
@@ -399,9 +418,14 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
         pools.append(pool)
         yield from pool.imap(_prepare, todo, chunksize=8)
 
+    deadline = time.monotonic() + opts.budget_s if opts.budget_s is not None else None
+    cut = False
     store.conn.execute("BEGIN IMMEDIATE")
     try:
         for path, state, prep in prepared():
+            if (deadline is not None and time.monotonic() > deadline) or (stop and stop()):
+                cut = True  # this file and the rest: ov.worker's lexical pass
+                break
             if isinstance(prep, str):
                 warn(prep)
                 report.skipped += 1
@@ -423,15 +447,20 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                 store.conn.execute("COMMIT")
                 store.conn.execute("BEGIN IMMEDIATE")
                 pending, last_commit = 0, time.monotonic()
-        for path, state in known.items():
-            if path not in seen:
-                store.delete_file(state[0])
-                report.removed += 1
-                changed_any = True
+        if cut:  # the files not walked are not known to be gone
+            store.set_meta(KEYWORDS_META, "1")
+            report.partial = True
+        else:
+            for path, state in known.items():
+                if path not in seen:
+                    store.delete_file(state[0])
+                    report.removed += 1
+                    changed_any = True
+            store.set_meta(SENTENCES_META, "1")
+            store.conn.execute("DELETE FROM meta WHERE key = ?", (KEYWORDS_META,))
         if changed_any:
             store.bump_generation()
             store.record_chunk_count()
-        store.set_meta(SENTENCES_META, "1")
         store.conn.execute("COMMIT")
     except BaseException:
         try:

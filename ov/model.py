@@ -161,6 +161,7 @@ class IndexReport:
     embedded: int = 0  # chunks embedded in this run
     reused: int = 0  # chunk vectors reused by content hash
     seconds: float = 0.0
+    partial: bool = False  # a first answer's time budget ended the walk; ov.worker goes on
     warnings: list[str] = field(default_factory=list)
 
 

@@ -28,12 +28,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from ov.errors import OvError
-from ov.indexer import (EMBED_META, IndexLock, IndexOptions, Progress, complete_index, index_tree,
+from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Progress, complete_index, index_tree,
                         lock_held, stop_worker, worker_file, worker_state)
 from ov.model import IndexReport
 from ov.store import Store
 
 NICE = 10
+# a first search reads files for this long, then answers from the keyword rows written so
+# far (saying how many) and leaves the rest of the tree to the worker
+FIRST_BUDGET_S = float(os.environ.get("OV_FIRST_BUDGET", "6"))
 STATE_EVERY_S = 0.5  # how often the state file is rewritten
 LOG_NAME = "worker.log"
 
@@ -50,7 +53,8 @@ def first_use(root: Path, db_path: Path, opts: IndexOptions, *, progress: Progre
     worker. Returns (the keyword run's report, the worker's pid or None)."""
     if not enabled():
         return index_tree(root, db_path, opts, progress=progress, warn=warn), None
-    report = index_tree(root, db_path, replace(opts, embed=False, trigrams=False),
+    report = index_tree(root, db_path, replace(opts, embed=False, trigrams=False,
+                                               budget_s=FIRST_BUDGET_S),
                         progress=progress, warn=warn)
     if opts.embed and _model_available(warn):
         with Store.open(db_path) as store, store.tx():
@@ -132,6 +136,8 @@ def stop(db_path: Path, wait_s: float = 60.0) -> int | None:
 def resume(store: Store) -> int | None:
     """Start a worker when the index still waits for trigram rows or vectors (a worker
     killed, a machine restarted) and none runs; its pid, else None."""
+    if store.get_meta(KEYWORDS_META):
+        return spawn(store.path)
     if store.trigrams_complete() and (store.get_meta(EMBED_META) != "on"
                                       or store.coverage()[0] == store.coverage()[1]):
         return None

@@ -301,3 +301,23 @@ def test_pool_and_inline_write_the_same_index(tree, monkeypatch):
                                "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY 1, 2, 3, 4"))
             assert s.trigrams_complete()
     assert rows[0] == rows[1] and rows[0]
+
+
+def test_first_search_time_budget_answers_from_what_was_read(tree):
+    """Past the time budget a first search answers from the files read so far, says so,
+    and the worker reads the rest (here a budget of 0: no file is read before the answer)."""
+    root = tree(_many(30))
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root, env={"OV_FIRST_BUDGET": "0"})
+    assert r.code in (0, 1), r.err
+    res = r.json["result"]
+    assert res["coverage"]["keywords_complete"] is False and res["coverage"]["files"] == 0
+    assert any("still being built" in w for w in res["warnings"])
+    assert "time budget reached" in r.err
+    _wait_worker(_db(root))
+    res = run_subprocess(["search", "tide tables", "--json"], cwd=root).json["result"]
+    assert res["coverage"]["keywords_complete"] is True and res["warnings"] == []
+    assert res["hits"] and res["branches"] == ["keywords", "semantic"]
+    with Store.open(_db(root)) as s:
+        assert s.q1("SELECT count(*) FROM files") == 31
+        emb, total = s.coverage()
+        assert emb == total and s.trigrams_complete()
