@@ -17,8 +17,8 @@ import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
 from ov.console import (build_index, closed_pipe, elapsed_ms, fast, glob_command, grep_command,
-                        open_store, reader_gone, report, run_body, search_command, search_flags,
-                        search_settings, settle, show, stop_background, summary, walk_options)
+                        open_index, reader_gone, report, run_body, search_command, settle, show,
+                        stop_background)
 from ov.render import FORMATS, Out
 
 _APP_SETTINGS = dict(
@@ -31,6 +31,22 @@ _APP_SETTINGS = dict(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app = typer.Typer(**_APP_SETTINGS)
+
+
+def _version(value: bool) -> None:
+    if value:
+        import ov  # noqa: PLC0415
+
+        sys.stdout.write(f"ov {ov.__version__}\n")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
+                                          help="Print ov's version and exit.")] = False,
+) -> None:
+    """Search a directory tree: exact (grep), paths (glob), keywords, semantic and hybrid."""
 
 # ---- options shared by every command ---------------------------------------------------
 
@@ -117,10 +133,12 @@ def index_cmd(
             raise OvError("invalid_path", f"{path} is not a folder", field="path")
         if stop:
             return stop_background(out, path, db)
+        from ov import api  # noqa: PLC0415
+
         rep = build_index(out, path, db, embed=not no_embed, full=full,
-                           walk_opts=walk_options(path, hidden, no_ignore, follow, max_filesize),
-                           progress=progress)
-        show(out, rep, t0, lambda: out.notice(summary(rep)))
+                          walk_opts=api.walk_options(path, hidden, no_ignore, follow, max_filesize),
+                          progress=progress)
+        show(out, rep, t0, lambda: out.notice(api.summary(rep)))
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -137,16 +155,9 @@ def status_cmd(
     and each setting with where it came from (default, .ov/config.toml or pyproject.toml)."""
 
     def body(out: Out) -> int:
-        from dataclasses import replace  # noqa: PLC0415
-
-        from ov.config import load_config  # noqa: PLC0415
-        from ov.engine import status  # noqa: PLC0415
-
         t0 = time.perf_counter()
-        store, root = open_store(db, Path.cwd())
-        with store:
-            rep = status(store, root)
-        rep = replace(rep, settings=load_config(root).settings())
+        with open_index(db) as ix:
+            rep = ix.status()
 
         def text() -> None:
             from ov.render import settings_text, status_text  # noqa: PLC0415
@@ -199,6 +210,7 @@ def grep_cmd(
     max_columns: Annotated[Optional[int], typer.Option("--max-columns", help="Omit lines longer than N characters (text output).", metavar="N")] = None,
     no_index: Annotated[bool, typer.Option("--no-index", help="Do not use the index to skip files.")] = False,
     line_number: Annotated[bool, typer.Option("-n", "--line-number", help="Accepted for ripgrep habits; line numbers are always shown.")] = False,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="Stop after this many seconds of wall time with deadline_exceeded, saying how far it got (default 60).", metavar="SECONDS")] = None,
     color: ColorOpt = "auto",
     output: OutputOpt = "text",
     json_: JsonOpt = False,
@@ -335,7 +347,7 @@ def search_cmd(
 # search_cmd (annotations resolve when the app runs, so order does not matter).
 
 MaxTokensOpt = Annotated[Optional[int], typer.Option("--max-tokens", help="Context mode: token budget of the block (default 1600; chars/4).", metavar="N")]
-DetailOpt = Annotated[Optional[str], typer.Option("--detail", help='Context mode: default tier, abstract, overview or full, or JSON per category ({"code":"full"}).', metavar="TIER", autocompletion=_values("abstract", "overview", "full"))]
+DetailOpt = Annotated[Optional[str], typer.Option("--detail", help='Context mode: default tier (passage: the part that matched, the default), abstract, overview or full, or JSON per category ({"code":"full"}).', metavar="TIER", autocompletion=_values("abstract", "overview", "passage", "full"))]
 SessionOpt = Annotated[Optional[str], typer.Option("--session-id", help="Context mode: record what is served under this session id.", metavar="ID")]
 DedupTurnsOpt = Annotated[Optional[int], typer.Option("--dedup-turns", help="Context mode: skip entries served to the session in its last K turns (default 1).", metavar="K")]
 
@@ -353,27 +365,24 @@ def _context_search(query, search_type, limit, threshold, after, before, time_fi
                     level, uri, exclude_uri, no_auto_index, max_tokens, detail, session_id,
                     dedup_turns, list_only: dict, output, json_, db, color) -> None:
     def body(out: Out) -> int:
+        from ov import api  # noqa: PLC0415
         from ov import context as ctx  # noqa: PLC0415
-        from ov.engine import SearchRequest, context, scope_paths  # noqa: PLC0415
-        from ov.store import Filters  # noqa: PLC0415
 
         t0 = time.perf_counter()
         if uri:
             raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
                           "--exclude-uri to leave files out", field="uri")
-        filters_kw = search_flags(query, search_type, limit, time_field, after, before, tags, level, types)
+        filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
+                                     after=after, before=before, tags=tags, level=level, types=types)
         det = ctx.parse_detail(detail)
         if max_tokens is not None:
             ctx.check_budget(max_tokens)
         ignored = [name for name, v in list_only.items() if v]
-        store, root = open_store(db, Path.cwd(), auto_index=not no_auto_index, out=out)
-        with store:
-            st, lim = search_settings(root, search_type, limit)
-            filters = Filters(exclude_uris=scope_paths(root, exclude_uri), **filters_kw)
-            req = SearchRequest(query=query, search_type=st, limit=lim, threshold=threshold,
-                                filters=filters)
-            res = context(store, root, req, max_tokens=max_tokens, detail=det, session_id=session_id,
-                          dedup_turns=dedup_turns, ignored=ignored)
+        with open_index(db, auto_index=not no_auto_index, out=out) as ix:
+            res = ix.context(query, max_tokens=max_tokens, detail=det, session_id=session_id,
+                             dedup_turns=dedup_turns, ignored=ignored, search_type=search_type,
+                             limit=limit, threshold=threshold, exclude_uri=exclude_uri,
+                             filters=filters, cwd=Path.cwd())
         for w in res.warnings:
             out.warn(w)
         for name in ignored:
@@ -398,22 +407,6 @@ def _context_search(query, search_type, limit, threshold, after, before, time_fi
     run((output, json_, color), body)
 
 
-def _store_for_path(db: Path | None, path: str):
-    """(store, root, relative path) for a PATH argument: the index found from the current
-    folder (as for search), the path checked to lie inside its root."""
-    from ov.engine import index_path  # noqa: PLC0415
-
-    if "\x00" in path:
-        raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
-    store, root = open_store(db, Path.cwd())
-    try:
-        rel = index_path(root, path)
-    except BaseException:
-        store.close()
-        raise
-    return store, root, rel
-
-
 @app.command("read")
 def read_cmd(
     path: Annotated[str, typer.Argument(help="An indexed file or folder.", show_default=False)],
@@ -426,14 +419,12 @@ def read_cmd(
     """Print one tier of an indexed file or folder."""
 
     def body(out: Out) -> int:
-        from ov.engine import read  # noqa: PLC0415
-
         t0 = time.perf_counter()
-        store, root, rel = _store_for_path(db, path)
-        with store:
-            res = read(store, root, rel, level)
-        show(out, res, t0, lambda: out.stdout.write(
-            res.text if not res.text or res.text.endswith("\n") else res.text + "\n"))
+        if "\x00" in path:  # before the index is opened
+            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
+        with open_index(db) as ix:
+            res = ix.read(path, level, cwd=Path.cwd())
+        show(out, res, t0, lambda: out.text(res.text))
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -453,14 +444,14 @@ def tag_cmd(
     """Set, add or remove k=v tags on indexed files (kept across re-indexing)."""
 
     def body(out: Out) -> int:
-        from ov.engine import tag  # noqa: PLC0415
         from ov.query import parse_tags  # noqa: PLC0415
 
         t0 = time.perf_counter()
         pairs = parse_tags(tags)
-        store, root, rel = _store_for_path(db, path)
-        with store:
-            res = tag(store, root, rel, pairs, mode, recursive)
+        if "\x00" in path:  # before the index is opened
+            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
+        with open_index(db) as ix:
+            res = ix.tag(path, pairs, mode, recursive, cwd=Path.cwd())
 
         def text() -> None:
             from ov.render import tags_text  # noqa: PLC0415
@@ -494,16 +485,15 @@ def manifest_cmd(
     """Describe what this build and the nearest index can serve (modes, tiers, model, limits)."""
 
     def body(out: Out) -> int:
-        from ov.engine import locate_index, manifest  # noqa: PLC0415
-        from ov.store import Store  # noqa: PLC0415
+        from ov import api  # noqa: PLC0415
+        from ov.engine import manifest  # noqa: PLC0415
 
         t0 = time.perf_counter()
-        found = locate_index(Path.cwd(), db)
-        if found is None:
+        if api.locate(None, db) is None:
             res = manifest(None, None, _grep_flags())
         else:
-            with Store.open(found[0], readonly=True) as store:
-                res = manifest(store, found[1], _grep_flags())
+            with api.Index.open(db=db, readonly=True) as ix:
+                res = ix.manifest(_grep_flags())
 
         def text() -> None:
             from ov.render import manifest_text  # noqa: PLC0415
@@ -540,7 +530,7 @@ def doctor_cmd(
         def text() -> None:
             from ov.render import doctor_text  # noqa: PLC0415
 
-            out.text(doctor_text(res, out.color))
+            out.text(doctor_text(res, out.color), colored=out.color)
             failed = sum(not c.ok for c in res.checks)
             out.notice(f"{len(res.checks) - failed} of {len(res.checks)} checks passed" if failed
                        else f"all {len(res.checks)} checks passed")
@@ -615,6 +605,14 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(settle(code))
 
 
+def _dash_hint(e: BaseException, argv: list[str]) -> str:
+    """For an unknown option, how to pass a query or pattern that starts with `-`."""
+    name = getattr(e, "option_name", None)
+    if not name or not argv or argv[0] not in ("search", "find", "grep", "glob"):
+        return ""
+    return f" (a query or pattern starting with '-' goes after '--': ov {argv[0]} -- {name})"
+
+
 def typer_main(argv: list[str]) -> int:
     """Run the Typer app on `argv`: usage errors become `invalid_argument`, a closed pipe
     is quiet. Returns the exit status."""
@@ -625,7 +623,12 @@ def typer_main(argv: list[str]) -> int:
     except _EXIT as e:
         return e.exit_code
     except _UsageError as e:
-        msg = e.format_message().replace("\n", " ").strip()
+        if not argv:
+            # bare `ov`: the help, as written, on stderr; still a usage error (exit 2, as
+            # click and ripgrep answer a command line that names nothing to do)
+            sys.stderr.write(e.format_message().rstrip("\n") + "\n")
+            return EXIT_ERROR
+        msg = e.format_message().replace("\n", " ").strip() + _dash_hint(e, argv)
         report(Out("json" if _wants_json(argv) else "text"), OvError("invalid_argument", msg))
         return EXIT_ERROR
     except _ABORT:

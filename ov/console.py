@@ -63,6 +63,17 @@ def _not_utf8(e: Exception) -> OvError | None:
     return None
 
 
+def _db_error(e: Exception) -> OvError | None:
+    """An SQLite error no store call mapped (a damaged index shows them anywhere): the
+    store's report of it, with the repair advice, rather than `internal`."""
+    if not type(e).__module__.startswith(("sqlite3", "sqlean")):
+        return None
+    from ov.store import map_error  # noqa: PLC0415
+
+    got = map_error(e)
+    return None if got.code == "internal" else got
+
+
 def show(out: Out, result, t0: float, text: Callable[[], None], records=None) -> None:
     """A command's answer in its format: the envelope (json), one line per record or the
     result itself (jsonl), or `text()` for people."""
@@ -103,7 +114,7 @@ def run_body(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> int
             import traceback  # noqa: PLC0415 - only a bug pays for it
 
             traceback.print_exc()
-        report(out, _not_utf8(e) or OvError(
+        report(out, _not_utf8(e) or _db_error(e) or OvError(
             "internal", f"{type(e).__name__}: {e} (set OV_DEBUG=1 for the traceback)"))
         code = EXIT_ERROR
     try:
@@ -130,14 +141,6 @@ def closed_pipe(out: Out) -> int:
     """The reader went away (`| head`): stop quietly with exit 0, as ripgrep does."""
     _to_devnull(out.stdout)
     return EXIT_OK
-
-
-def _search_root_config():
-    """The config of the tree grep and glob search (see ov/cli.py's _ROOT_NOTE)."""
-    from ov.config import load_config  # noqa: PLC0415
-    from ov.fsearch import search_root  # noqa: PLC0415
-
-    return load_config(search_root(Path.cwd()))
 
 
 def reader_gone(out: Out) -> bool:
@@ -174,13 +177,13 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
                  no_ignore: bool = False, node_limit: int | None = None, level_limit: int = 10,
                  tags: Sequence[str] | None = None, count: bool = False,
                  files_with_matches: bool = False, max_columns: int | None = None,
-                 no_index: bool = False, line_number: bool = False, color: str = "auto",
-                 output: str = "text", json_: bool = False) -> int:
+                 no_index: bool = False, line_number: bool = False, timeout: float | None = None,
+                 color: str = "auto", output: str = "text", json_: bool = False) -> int:
     """`ov grep`: the parameters are the flags' (see ov/cli.py's grep_cmd); returns the
     exit status."""
 
     def body(out: Out) -> int:
-        from ov import fsearch  # noqa: PLC0415
+        from ov import api, config  # noqa: PLC0415
 
         t0 = time.perf_counter()
         if count and files_with_matches:
@@ -191,27 +194,25 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
         b = before if before is not None else (context or 0)
         a = after if after is not None else (context or 0)
         mode = "count" if count else "files" if files_with_matches else "matches"
-        cfg = _search_root_config()
-        limit = cfg.get("node-limit", node_limit)
-        st = fsearch.GrepStats()
-        records = fsearch.iter_grep(
+        records, st = api.grep(
             pattern, paths or (), fixed=fixed, ignore_case=ignore_case, word=word,
             multiline=multiline, before=b, after=a, globs=globs or (), types=types or (),
-            exclude=exclude_uri or (), hidden=cfg.get("hidden", hidden), no_ignore=no_ignore,
-            max_depth=level_limit, node_limit=limit, mode=mode, tags=tags or (),
-            use_index=not no_index, stats=st, ignores=cfg.get("ignore"))
-        from ov.grep import gc_paused  # noqa: PLC0415
+            exclude=exclude_uri or (), hidden=hidden, no_ignore=no_ignore,
+            max_depth=level_limit, node_limit=node_limit, mode=mode, tags=tags or (),
+            use_index=not no_index,
+            deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout)
+        from ov.matcher import gc_paused  # noqa: PLC0415
 
         try:
             # the records hold no cycles, and a run may build millions (see gc_paused);
             # the pause is held here, where they are read to the end, not across the
             # generator's yields
             with gc_paused():
-                return emit(out, records, st, mode, a, b, t0, limit)
+                return emit(out, records, st, mode, a, b, t0)
         except BrokenPipeError:
             return closed_pipe(out)
 
-    def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float, node_limit: int) -> int:
+    def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float) -> int:
         from ov import fsearch  # noqa: PLC0415
         from ov.model import GrepResult  # noqa: PLC0415
         from ov.render import GrepPrinter, grep_envelope, match_json  # noqa: PLC0415
@@ -249,7 +250,7 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
             _finish_warnings(out, st)
         if st.truncated and out.fmt != "json":
             what = "matches" if mode == "matches" else "files"
-            out.warn(f"stopped at --node-limit {node_limit}: more {what} exist")
+            out.warn(f"stopped at --node-limit {st.node_limit}: more {what} exist")
         return EXIT_OK if n else EXIT_NONE
 
     return run_body((output, json_, color), body)
@@ -264,21 +265,19 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
     exit status."""
 
     def body(out: Out) -> int:
-        from ov import fsearch  # noqa: PLC0415
+        from ov import api, fsearch  # noqa: PLC0415
         from ov.render import glob_text  # noqa: PLC0415
 
         t0 = time.perf_counter()
         flds = fsearch.parse_fields(fields)
-        cfg = _search_root_config()
-        limit = cfg.get("node-limit", node_limit)
         st = fsearch.GrepStats()
-        res = fsearch.glob(pattern, path, ignore_case=ignore_case, hidden=cfg.get("hidden", hidden),
-                           no_ignore=no_ignore, max_depth=level_limit, node_limit=limit,
-                           fields=() if simple else flds, exclude=exclude_uri or (), stats=st,
-                           ignores=cfg.get("ignore"), tags=tags or ())
+        res = api.glob(pattern, path, ignore_case=ignore_case, hidden=hidden, no_ignore=no_ignore,
+                       max_depth=level_limit, node_limit=node_limit, stats=st,
+                       fields=() if simple else flds, exclude=exclude_uri or (), tags=tags or ())
+        limit = st.node_limit
         _finish_warnings(out, st)
         if simple or out.fmt == "text":
-            out.stdout.write(glob_text(res, flds, simple))
+            out.text(glob_text(res, flds, simple))
         elif out.fmt == "json":
             out.envelope(res, elapsed_ms(t0))
         else:
@@ -371,47 +370,14 @@ def _isatty(stream) -> bool:
         return False
 
 
-def summary(r) -> str:
-    return (f"indexed {r.root}: {r.added} added, {r.updated} updated, {r.removed} removed, "
-            f"{r.unchanged} unchanged, {r.skipped} skipped; {r.chunks} chunks, {r.embedded} embedded"
-            f"{f' ({r.reused} reused)' if r.reused else ''} in {r.seconds:.2f}s"
-            f"{' (time budget reached: the rest in the background)' if getattr(r, 'partial', False) else ''}")
-
-
-def walk_options(root: Path, hidden: bool | None, no_ignore: bool, follow: bool,
-                  max_filesize: int | None):
-    """Walk options for indexing `root`: the flags, else the tree's config, else defaults."""
-    from ov.config import WalkOptions, load_config  # noqa: PLC0415
-
-    if max_filesize is not None and max_filesize <= 0:
-        raise OvError("invalid_argument", "--max-filesize must be positive", field="max_filesize")
-    cfg = load_config(root)
-    return WalkOptions(hidden=cfg.get("hidden", hidden), no_ignore=no_ignore, follow=follow,
-                       max_filesize=cfg.get("max-filesize", max_filesize),
-                       extra_ignores=cfg.get("ignore"))
-
-
 def build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, full: bool = False,
-                 walk_opts=None, progress: bool | None = None, first_use: bool = False):
-    """`ov index` (foreground, everything), or with `first_use` the keyword rows now and
-    the rest by a background worker (ov.worker)."""
-    from ov.indexer import index_tree, options_for  # noqa: PLC0415
+                walk_opts=None, progress: bool | None = None):
+    """`api.index` with a progress bar on stderr (a TTY, or --progress)."""
+    from ov import api  # noqa: PLC0415
 
-    opts = options_for(root, walk_opts or walk_options(root, None, False, False, None),
-                       embed=embed, full=full)
     show = out.stderr.isatty() if progress is None else progress
-    with Progress(show, color=out.stderr_color, stream=out.stderr) as bar:
-        if not first_use:
-            return index_tree(root, db, opts, progress=bar, warn=out.warn)
-        from ov.config import db_path_for  # noqa: PLC0415
-        from ov.worker import first_use as first  # noqa: PLC0415
-
-        rep, pid = first(root, Path(db) if db else db_path_for(Path(root).resolve()), opts,
-                         progress=bar, warn=out.warn)
-        if pid is not None:
-            out.notice(f"vectors are being added in the background (pid {pid}); "
-                       "`ov status` shows progress, `ov index --stop` stops it")
-        return rep
+    return api.index(root, db=db, embed=embed, full=full, walk=walk_opts,
+                     progress=Progress(show, color=out.stderr_color, stream=out.stderr), warn=out.warn)
 
 
 def stop_background(out: Out, path: Path, db: Path | None) -> int:
@@ -428,33 +394,16 @@ def stop_background(out: Out, path: Path, db: Path | None) -> int:
     return EXIT_OK
 
 
-def open_store(db: Path | None, scope: Path, *, auto_index: bool = False, out: Out | None = None,
-                readonly: bool = False):
-    """(store, root) for the nearest index; builds one at the scope when asked and none exists."""
-    from ov.engine import locate_index  # noqa: PLC0415
-    from ov.store import Store  # noqa: PLC0415
+def open_index(db: Path | None, *, auto_index: bool = False, out: Out | None = None,
+               readonly: bool = False):
+    """`api.Index.open` for the current folder, with the CLI's notices and progress bar."""
+    from ov import api  # noqa: PLC0415
 
-    found = locate_index(scope, db)
-    if found is None:
-        if not auto_index:
-            raise OvError("not_found", f"no index found at or above {scope.resolve()}; run `ov index`",
-                          field="db")
-        root = Path.cwd()
-        if out is not None:
-            out.notice(f"no index found; building one at {root / '.ov'} (first use: keywords now, "
-                       "vectors after)")
-            rep = build_index(out, root, None, first_use=True)
-            out.notice(summary(rep))
-        found = locate_index(scope, None)
-        if found is None:
-            raise OvError("internal", "the index could not be built")
-    db_path, root = found
-    store = Store.open(db_path, readonly=readonly)
-    if auto_index and not readonly:
-        from ov.worker import resume  # noqa: PLC0415
-
-        resume(store)  # a worker killed before it finished is started again
-    return store, root
+    if out is None:
+        return api.Index.open(db=db, auto_index=auto_index, readonly=readonly)
+    return api.Index.open(db=db, auto_index=auto_index, readonly=readonly,
+                          progress=Progress(out.stderr.isatty(), color=out.stderr_color, stream=out.stderr),
+                          notice=out.notice, warn=out.warn)
 
 
 def search_command(*, query: str, search_type: str | None = None, limit: int | None = None,
@@ -471,20 +420,16 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
     types = type_
 
     def body(out: Out) -> int:
-        from ov.engine import SearchRequest, scope_paths, search  # noqa: PLC0415
-        from ov.store import Filters  # noqa: PLC0415
+        from ov import api  # noqa: PLC0415
 
         t0 = time.perf_counter()
-        filters_kw = search_flags(query, search_type, limit, time_field, after, before, tags, level, types)
-        store, root = open_store(db, Path.cwd(), auto_index=not no_auto_index, out=out, readonly=False)
-        with store:
-            st, lim = search_settings(root, search_type, limit)
-            filters = Filters(uris=scope_paths(root, uri, must_exist=True),
-                              exclude_uris=scope_paths(root, exclude_uri), **filters_kw)
-            req = SearchRequest(query=query, search_type=st, limit=lim, threshold=threshold,
-                                filters=filters, cursor=cursor, explain=explain,
-                                all_chunks=all_chunks, read_content=read_content)
-            res = search(store, root, req)
+        filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
+                                     after=after, before=before, tags=tags, level=level, types=types)
+        with open_index(db, auto_index=not no_auto_index, out=out) as ix:
+            res = ix.search(query, search_type=search_type, limit=limit, threshold=threshold,
+                            cursor=cursor, explain=explain, all_chunks=all_chunks,
+                            read_content=read_content, uri=uri, exclude_uri=exclude_uri,
+                            filters=filters, cwd=Path.cwd())
         for w in res.warnings:
             out.warn(w)
         if out.fmt == "json":
@@ -495,7 +440,7 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
         else:
             from ov.render import hits_text  # noqa: PLC0415
 
-            out.text(hits_text(res, query, out.color))
+            out.text(hits_text(res, query, out.color), colored=out.color)
             out.stdout.flush()  # a closed pipe stops here, before the notice
             if reader_gone(out):
                 return closed_pipe(out)
@@ -506,59 +451,93 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
     return run_body((output, json_, color), body)
 
 
-def search_flags(query: str, search_type: str | None, limit: int | None, time_field: str,
-                 after: str | None, before: str | None, tags: Sequence[str] | None,
-                 level: str | None, types: Sequence[str] | None) -> dict:
-    """The checks both modes of `ov search` (and `ov find`) make on their flags before
-    anything is opened or built, and the `Filters` fields they parse from them (all but
-    the paths, which need the index root)."""
-    from ov.query import (TIME_FIELDS, check_limit, check_query, parse_levels,  # noqa: PLC0415
-                          parse_tags, parse_time, search_type as norm_type)
-
-    if search_type is not None:
-        norm_type(search_type)
-    if limit is not None:
-        check_limit(limit)
-    check_query(query)
-    if time_field not in TIME_FIELDS:
-        raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
-                      field="time_field")
-    return dict(levels=parse_levels(level), tags=parse_tags(tags), time_field=time_field,
-                after=parse_time(after, "after") if after is not None else None,
-                before=parse_time(before, "before") if before is not None else None,
-                ftypes=tuple(type_names(types)))
-
-
-def search_settings(root: Path, search_type: str | None, limit: int | None) -> tuple[str, int]:
-    """(search type, limit): the flags, else the tree's config, else the defaults."""
-    from ov.config import load_config  # noqa: PLC0415
-    from ov.query import search_type as norm_type  # noqa: PLC0415
-
-    cfg = load_config(root)
-    return norm_type(cfg.get("search-type", search_type)), cfg.get("limit", limit)
-
-
-def type_names(types: list[str] | None) -> list[str]:
-    """`-t` values: a file type name or an extension (with or without the dot)."""
-    if not types:
-        return []
-    from ov import tiers  # noqa: PLC0415
-
-    names = []
-    for t in types:
-        t = t.strip().lstrip(".")
-        try:
-            tiers.type_globs(t)
-            names.append(t)
-        except OvError:
-            guessed = tiers.file_type(f"x.{t}")
-            if not guessed or guessed == "other":
-                raise
-            names.append(guessed)
-    return names
-
-
 # ---- the fast path --------------------------------------------------------------------
+
+
+class _FastArgs:
+    """The state of one `parse_fast` run: the command's flag table, the values parsed so
+    far, the positional arguments and the options given."""
+
+    def __init__(self, spec: dict) -> None:
+        self.opts, self.multi = spec["opts"], spec["multi"]
+        self.values = dict(spec["defaults"])
+        self.args: list[str] = []
+        self.given: set[str] = set()
+
+    def flag(self, dest: str, const: object) -> None:
+        self.values[dest] = const
+        self.given.add(dest)
+
+    def store(self, dest: str, kind: str, raw: str) -> bool:
+        """Convert and keep an option's value; False when click would refuse it."""
+        if kind in ("int", "float"):
+            try:
+                val: object = int(raw) if kind == "int" else float(raw)
+            except ValueError:
+                return False
+        elif kind == "path":
+            val = Path(raw)
+        else:
+            val = raw
+        self.given.add(dest)
+        if dest in self.multi:
+            self.values[dest] = [*(self.values[dest] or ()), val]
+        else:
+            self.values[dest] = val
+        return True
+
+    def long(self, a: str, argv: Sequence[str], i: int) -> int | None:
+        """`--name`, `--name=value` or `--name value` at argv[i-1]; the next index, or
+        None to decline."""
+        name, eq, raw = a.partition("=")
+        o = self.opts.get(name)
+        if o is None:
+            return None
+        dest, kind, const = o
+        if kind == "flag":
+            if eq:
+                return None
+            self.flag(dest, const)
+            return i
+        if not eq:
+            if i >= len(argv):
+                return None
+            raw, i = argv[i], i + 1
+        return i if self.store(dest, kind, raw) else None
+
+    def short(self, a: str, argv: Sequence[str], i: int) -> int | None:
+        """A cluster of short flags (`-iw`, `-A3`, `-A 3`) at argv[i-1]; the next index, or
+        None to decline."""
+        for j in range(1, len(a)):
+            o = self.opts.get("-" + a[j])
+            if o is None:
+                return None
+            dest, kind, const = o
+            if kind == "flag":
+                self.flag(dest, const)
+                continue
+            if j + 1 < len(a):
+                raw = a[j + 1:]
+            elif i < len(argv):
+                raw, i = argv[i], i + 1
+            else:
+                return None
+            return i if self.store(dest, kind, raw) else None
+        return i
+
+    def bind(self, spec: dict) -> bool:
+        """Hand the positional arguments to the command's arguments; False on a missing
+        or extra one."""
+        args = self.args
+        for dest, nargs, required in spec["args"]:
+            if nargs == -1:
+                self.values[dest] = args or None
+                args = []
+            elif args:
+                self.values[dest] = args.pop(0)
+            elif required:
+                return False
+        return not args
 
 
 def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
@@ -576,87 +555,29 @@ def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
     spec = COMMANDS.get(argv[0])
     if spec is None:
         return None
-    opts, multi = spec["opts"], spec["multi"]
-    values = dict(spec["defaults"])
-    args: list[str] = []
-    given: set[str] = set()
-
-    def store(dest: str, kind: str, raw: str) -> bool:
-        if kind in ("int", "float"):
-            try:
-                val: object = int(raw) if kind == "int" else float(raw)
-            except ValueError:
-                return False
-        elif kind == "path":
-            val = Path(raw)
-        else:
-            val = raw
-        given.add(dest)
-        if dest in multi:
-            values[dest] = [*(values[dest] or ()), val]
-        else:
-            values[dest] = val
-        return True
-
+    p = _FastArgs(spec)
     i, n = 1, len(argv)
     while i < n:
         a = argv[i]
         i += 1
         if a == "--":
-            args.extend(argv[i:])
+            p.args.extend(argv[i:])
             break
         if a.startswith("--"):
-            name, eq, raw = a.partition("=")
-            o = opts.get(name)
-            if o is None:
-                return None
-            dest, kind, const = o
-            if kind == "flag":
-                if eq:
-                    return None
-                values[dest] = const
-                given.add(dest)
-                continue
-            if not eq:
-                if i >= n:
-                    return None
-                raw, i = argv[i], i + 1
-            if not store(dest, kind, raw):
-                return None
+            nxt = p.long(a, argv, i)
         elif a.startswith("-") and len(a) > 1:
-            for j in range(1, len(a)):
-                o = opts.get("-" + a[j])
-                if o is None:
-                    return None
-                dest, kind, const = o
-                if kind == "flag":
-                    values[dest] = const
-                    given.add(dest)
-                    continue
-                if j + 1 < len(a):
-                    raw = a[j + 1:]
-                elif i < n:
-                    raw, i = argv[i], i + 1
-                else:
-                    return None
-                if not store(dest, kind, raw):
-                    return None
-                break
+            nxt = p.short(a, argv, i)
         else:
-            args.append(a)
-    for dest, nargs, required in spec["args"]:
-        if nargs == -1:
-            values[dest] = args or None
-            args = []
-        elif args:
-            values[dest] = args.pop(0)
-        elif required:
+            p.args.append(a)
+            continue
+        if nxt is None:
             return None
-    if args:
+        i = nxt
+    if not p.bind(spec):
         return None
-    if any(var in os.environ for dest, var in spec["envvars"].items() if dest not in given):
+    if any(var in os.environ for dest, var in spec["envvars"].items() if dest not in p.given):
         return None  # click would read it: its conversion and messages are Typer's
-    return argv[0], values
+    return argv[0], p.values
 
 
 # Options of `ov search` that only context mode reads; with any of them, or a --mode other

@@ -21,6 +21,7 @@ are what was indexed; any other file is read, so the answer is the same either w
 from __future__ import annotations
 
 import os
+import time
 import re
 import stat
 from collections.abc import Callable, Iterator, Sequence
@@ -37,13 +38,13 @@ from ov.model import (ContextLine, FileCount, FileEntry, GlobEntry, GlobResult, 
 from ov.read import decode
 from ov.walk import walk, walk_paths
 
-if TYPE_CHECKING:  # ov.grep is imported by grep only (glob needs neither it nor `regex`)
-    from ov.grep import Pattern
+if TYPE_CHECKING:  # ov.matcher is imported by grep only (glob needs neither it nor `regex`)
+    from ov.matcher import Pattern
 
-RG_BUFFER = 64 * 1024  # ripgrep's first buffer (ov.grep.RG_BUFFER; a test holds them equal)
+RG_BUFFER = 64 * 1024  # ripgrep's first buffer (ov.matcher.RG_BUFFER; a test holds them equal)
 
-# (literals, ignore_case) -> predicate (rel, size, mtime_ns) -> may the file match?
-Candidates = Callable[[list[str], bool], "Callable[[str, int, int], bool] | None"]
+# (literals, ignore_case) -> predicate (walked file entry) -> may the file match?
+Candidates = Callable[[list[str], bool], "Callable[[FileEntry], bool] | None"]
 _GLOB_SPECIAL = re.compile(r"[\\*?\[\]!# ]")
 GLOB_FIELDS = ("name", "path", "type", "size", "mode", "mtime", "tags")
 
@@ -55,6 +56,7 @@ class GrepStats:
     files: int = 0  # files with at least one record
     count: int = 0  # matching lines (matches mode and -c) or files (-l)
     truncated: bool = False
+    node_limit: int = 0  # the cap in force (flag, else config, else default)
     searched: int = 0
     binary: int = 0  # skipped as binary (NUL before the first line searched)
     unreadable: int = 0
@@ -154,8 +156,9 @@ def index_candidates(root: Path) -> Candidates | None:
         except OvError:
             return None  # a busy or broken index must not break grep; read every file
 
-        def may_match(rel: str, size: int, mtime_ns: int) -> bool:
-            return rel in cands or fresh.get(rel) != (size, mtime_ns)
+        def may_match(e: FileEntry) -> bool:
+            # unchanged = (size, mtime_ns, ctime_ns, inode) all as indexed (issue 17)
+            return e.path in cands or fresh.get(e.path) != (e.size, e.mtime_ns, e.ctime_ns, e.inode)
 
         return may_match
 
@@ -188,13 +191,17 @@ def iter_grep(
     timeout: float = config.REGEX_TIMEOUT_S,
     stats: GrepStats | None = None,
     ignores: Sequence[str] = (),
+    deadline_s: float | None = None,
 ) -> Iterator[Match | FileCount]:
     """Search file contents; yield `Match` records (mode "matches"), or `FileCount`
     records (mode "count": files with their matching-line counts; mode "files": paths).
 
-    `node_limit` caps the records; `stats.truncated` says when it cut.
+    `node_limit` caps the records; `stats.truncated` says when it cut. `deadline_s`
+    bounds the whole run in wall time: past it, `deadline_exceeded` says how far it got
+    (the records yielded so far stand).
     """
     st = stats if stats is not None else GrepStats()
+    st.node_limit = node_limit
     if mode not in ("matches", "count", "files"):
         raise OvError("invalid_argument", f"unknown grep mode {mode!r}", field="mode")
     if node_limit < 1:
@@ -203,10 +210,18 @@ def iter_grep(
         raise OvError("invalid_argument", "context must be 0 or more lines", field="context")
     if max_depth is not None and max_depth < 0:
         raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
-    from ov.grep import compile_pattern  # noqa: PLC0415
+    from ov.matcher import compile_pattern  # noqa: PLC0415
 
+    if deadline_s is not None and not 0 < deadline_s <= 1e6:  # also NaN
+        raise OvError("invalid_argument", "--timeout must be between 0 and 1000000 seconds",
+                      field="timeout")
+    started = time.monotonic()
     pat = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, word=word,
                           multiline=multiline, timeout=timeout)
+    if deadline_s is not None:
+        from dataclasses import replace  # noqa: PLC0415
+
+        pat = replace(pat, deadline=started + deadline_s)
     cwd = Path.cwd() if cwd is None else Path(cwd)
     root = search_root(cwd)
     rels = _disjoint([resolve_path(root, cwd, p) for p in paths] or
@@ -457,7 +472,7 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
         files = _paths(root, rels, opts, st)
     else:
         files = ((e.path, e.abspath) for e in _entries(root, rels, opts, st)
-                 if may_hold(e.path, e.size, e.mtime_ns))
+                 if may_hold(e))
     for rel, abspath in files:
         # Tested again per path: a gitignore line cannot hold every name (a trailing
         # tab or CR, a newline), so the walk alone does not leave out all of them.
@@ -476,7 +491,7 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 mode: str, before: int, after: int, limit: int, excluded, pfilter, tfilter,
                 allowed, may_hold, helper_after: int | None = HELPER_AFTER
                 ) -> Iterator[Match | FileCount]:
-    from ov.grep import binary_cutoff, build_matches, line_matches, matched_lines  # noqa: PLC0415
+    from ov.matcher import binary_cutoff, build_matches, line_matches, matched_lines  # noqa: PLC0415
 
     emitted = 0
     context = before or after
@@ -529,8 +544,11 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
     helper: _Helper | None = None
     files = _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter, tfilter=tfilter,
                         allowed=allowed, may_hold=may_hold)
+    alarm = _WallClock(pat, st)
     try:
         for i, (rel, abspath) in enumerate(files):
+            if pat.deadline is not None and time.monotonic() > pat.deadline:
+                raise _past_deadline(pat, st)
             answer = _SEARCH
             if helper is not None:
                 block = i // BLOCK
@@ -546,7 +564,13 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 except OSError:  # no pipe or no fork (EMFILE, EAGAIN): search alone
                     helper = None
             if answer == _SEARCH:
-                answer, found = search(rel, abspath, max(1, limit - emitted))
+                try:
+                    answer, found = search(rel, abspath, max(1, limit - emitted))
+                except OvError as e:
+                    if e.code == "deadline_exceeded" and pat.deadline is not None \
+                            and time.monotonic() >= pat.deadline:
+                        raise _past_deadline(pat, st) from None
+                    raise
             if answer == _UNREADABLE:
                 st.unreadable += 1
                 continue
@@ -590,8 +614,46 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 st.truncated = True
                 return
     finally:
+        alarm.cancel()
         if helper is not None:
             helper.close()
+
+
+class _WallClock:
+    """The command's deadline in wall time. `regex`'s own timeout counts CPU time (a 3 s
+    limit ran 10.9 s on a loaded machine), while a SIGALRM handler's exception interrupts
+    a running regex search: so, in the main thread and with no timer of another user, an
+    interval timer raises `deadline_exceeded` when the time is up. Elsewhere the
+    per-file checks against `Pattern.deadline` stand alone."""
+
+    def __init__(self, pat: Pattern, st: GrepStats) -> None:
+        import signal  # noqa: PLC0415
+        import threading  # noqa: PLC0415
+
+        self.old = None
+        if pat.deadline is None or threading.current_thread() is not threading.main_thread() \
+                or not hasattr(signal, "setitimer") or signal.getitimer(signal.ITIMER_REAL)[0]:
+            return
+
+        def fire(signum, frame):
+            raise _past_deadline(pat, st)
+
+        self.old = signal.signal(signal.SIGALRM, fire)
+        signal.setitimer(signal.ITIMER_REAL, max(pat.deadline - time.monotonic(), 0.001))
+
+    def cancel(self) -> None:
+        if self.old is not None:
+            import signal  # noqa: PLC0415
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.old)
+            self.old = None
+
+
+def _past_deadline(pat: Pattern, st: GrepStats) -> OvError:
+    return OvError("deadline_exceeded",
+                   f"grep ran past its time limit (--timeout) after searching {st.searched} "
+                   f"file(s), {st.count} match(es) found so far", field="timeout")
 
 
 def _record_tuple(m: Match) -> tuple:
@@ -610,7 +672,7 @@ def grep(pattern: str, paths: Sequence[str] = (), **kw) -> GrepResult:
     """Run `iter_grep` to the end and collect a `GrepResult` (see `iter_grep` for options)."""
     st = GrepStats()
     mode = kw.get("mode", "matches")
-    from ov.grep import gc_paused  # noqa: PLC0415
+    from ov.matcher import gc_paused  # noqa: PLC0415
 
     with gc_paused():  # see gc_paused: millions of acyclic records
         records = list(iter_grep(pattern, paths, stats=st, **kw))
@@ -733,6 +795,7 @@ def glob(
     `matches` holds paths (str), or `GlobEntry` objects when `fields` are asked.
     """
     st = stats if stats is not None else GrepStats()
+    st.node_limit = node_limit
     if node_limit < 1:
         raise OvError("invalid_argument", "--node-limit must be at least 1", field="node_limit")
     if max_depth is not None and max_depth < 0:

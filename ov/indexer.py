@@ -41,8 +41,9 @@ from ov import tiers
 from ov.config import DB_NAME, DEFAULT_EMBED_SKIP, INDEX_DIRNAME, WalkOptions, db_path_for, load_config
 from ov.errors import OvError
 from ov.model import Chunk, IndexReport
-from ov.read import FileText, content_hash, kind_of, read_text
-from ov.store import SENTENCE_LEVEL, Store, keyword_text, title_of
+from ov.read import FileText, content_hash, freshness, kind_of, read_under
+from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
+                      sqlite_errors, title_of)
 from ov.walk import walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -128,7 +129,12 @@ class IndexLock:
     def acquire(self, wait_s: float = LOCK_WAIT_S) -> None:
         if self.fd is not None:
             return
-        self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        try:  # never through a link put where the lock goes (issue 17)
+            self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR | getattr(os, "O_NOFOLLOW", 0)
+                              | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as e:
+            raise OvError("invalid_path", f"{self.path}: cannot open the index lock "
+                          f"({e.strerror or e})", field="db") from None
         deadline = time.monotonic() + wait_s
         while True:
             try:
@@ -303,9 +309,7 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
         if warn:
             warn(msg)
 
-    if not db_path.parent.exists():
-        db_path.parent.mkdir(mode=0o700, parents=True)
-        (db_path.parent / ".gitignore").write_text("*\n")
+    prepare_index_dir(db_path)  # refuses links under .ov; writes .ov/.gitignore
     if opts.embed and embedder is None:
         # a missing model must fail before anything is changed (not after --full cleared
         # the index); the model itself is loaded only when there is something to embed
@@ -315,24 +319,87 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
     lock = IndexLock(db_path)
     lock.acquire(STOP_WAIT_S if stop_worker(db_path) else LOCK_WAIT_S)
     try:
-        store = Store.create(db_path)
-        try:
-            with store.tx():
-                store.set_meta("root", str(root))
-                store.set_meta(EMBED_META, "on" if opts.embed else "off")
-                store.pin_tri_upto()
-            _lexical_phase(store, root, opts, report, progress, warn_)
-            if opts.trigrams:
-                trigram_phase(store, progress, stop)
-            if opts.embed:
-                embed_phase(store, report, progress, embedder, stop)
-        finally:
-            store.close()
+        store, problem = _open_checked(db_path, thorough=opts.full)
+        if problem is not None:
+            if not opts.full:  # an incremental run must not report ok on a damaged index
+                raise damaged(db_path, problem)
+            warn_(f"{db_path} is damaged ({problem}); rebuilding it from nothing")
+            _rebuild(db_path, root, opts, report, progress, warn_, embedder, stop)
+        else:
+            try:
+                _fill(store, root, opts, report, progress, warn_, embedder, stop)
+            finally:
+                store.close()
     finally:
         lock.release()
     report.seconds = round(time.perf_counter() - t0, 3)
     report.warnings = warnings
     return report
+
+
+def _fill(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
+          progress: Progress | None, warn: Callable[[str], None], embedder,
+          stop: Callable[[], bool] | None = None) -> None:
+    with store.tx():
+        store.set_meta("root", str(root))
+        store.set_meta(EMBED_META, "on" if opts.embed else "off")
+        store.pin_tri_upto()
+    _lexical_phase(store, root, opts, report, progress, warn)
+    if opts.trigrams:
+        trigram_phase(store, progress, stop)
+    if opts.embed:
+        embed_phase(store, report, progress, embedder, stop)
+
+
+def _open_checked(db_path: Path, thorough: bool) -> tuple[Store | None, str | None]:
+    """The index at `db_path` opened for writing, or (None, what is wrong with it) when it
+    is damaged (issue 17). `thorough` (for --full) adds SQLite's quick_check; without it
+    the checks are cheap: the tables, the file's length, each table's first rows."""
+    try:
+        store = Store.create(db_path)
+    except OvError as e:
+        if e.code in ("index_busy", "invalid_path") or (
+                "not an ov index" in e.message and db_path.parent.name != INDEX_DIRNAME):
+            raise  # a link under .ov, a busy index, someone else's database: not ours to replace
+        return None, e.message
+    except sqlite_errors() as e:
+        return None, str(e)
+    problem = store.health(thorough)
+    if problem is not None:
+        store.close()
+        return None, problem
+    return store, None
+
+
+def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
+             progress: Progress | None, warn: Callable[[str], None], embedder,
+             stop: Callable[[], bool] | None = None) -> None:
+    """A damaged index rebuilt from nothing: a new file beside it, filled, checkpointed,
+    then renamed over it (atomic: a reader sees the old file or the new one). The tags
+    and first-seen times the old file still yields are carried over."""
+    new = db_path.with_name(db_path.name + ".rebuild")
+    for p in (new, *(Path(f"{new}{s}") for s in ("-wal", "-shm", "-journal"))):
+        if os.path.lexists(p):
+            os.unlink(p)
+    kept = salvage_file_meta(db_path)
+    store = Store.create(new)
+    try:
+        _fill(store, root, opts, report, progress, warn, embedder, stop)
+        if kept:
+            with store.tx():
+                store.restore_file_meta(kept)
+        store.checkpoint()
+    finally:
+        store.close()
+    for s in ("-wal", "-shm", "-journal"):  # the old file's: they would be replayed into the new
+        p = Path(f"{db_path}{s}")
+        if os.path.lexists(p):
+            os.unlink(p)
+    os.replace(new, db_path)
+    for s in ("-wal", "-shm"):
+        p = Path(f"{new}{s}")
+        if os.path.lexists(p):
+            os.unlink(p)
 
 
 def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=None,
@@ -375,8 +442,12 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
     last_commit = time.monotonic()
     changed_any = False
 
+    skipped: list[tuple[str, str]] = []  # (path, reason): `ov status` lists them
+
     def on_skip(path: str, reason: str) -> None:
         report.skipped += 1
+        # a name that is not UTF-8 (surrogate escapes) is kept as its escaped spelling
+        skipped.append((path.encode("utf-8", "backslashreplace").decode(), reason))
 
     split_prose = bool(known) and store.get_meta(SENTENCES_META) is None
 
@@ -389,21 +460,21 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
             try:
                 entry.path.encode("utf-8")
             except UnicodeEncodeError:  # the index stores names as UTF-8 text
-                warn(f"{entry.path.encode('utf-8', 'backslashreplace').decode()}: "
-                     "file name is not valid UTF-8; skipped")
-                report.skipped += 1
+                shown = entry.path.encode("utf-8", "backslashreplace").decode()
+                warn(f"{shown}: file name is not valid UTF-8; skipped")
+                on_skip(shown, "name_not_utf8")
                 continue
             state = known.get(entry.path)
             # an index from before sentence rows re-splits its prose files once (their
             # passages and tiers keep their vectors by hash; only the sentences are embedded)
             resplit = split_prose and state is not None and kind_of(entry.path) != "code"
-            if (not opts.full and state and state[1] == entry.size and state[2] == entry.mtime_ns
-                    and not resplit):
+            if (not opts.full and state and not resplit
+                    and (state[1], state[2], state[4], state[5]) == _freshness(entry)):
                 seen.add(entry.path)
                 report.unchanged += 1
                 continue
             same = state[3] if state and not opts.full and not resplit else None
-            yield entry.abspath, entry.path, opts.walk.max_filesize, same, opts, state
+            yield str(root), entry.path, opts.walk.max_filesize, same, opts, state
 
     pools: list = []
 
@@ -428,10 +499,10 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                 break
             if isinstance(prep, str):
                 warn(prep)
-                report.skipped += 1
+                on_skip(path, "unreadable")
                 continue
             if prep is None:  # binary
-                report.skipped += 1
+                on_skip(path, "binary")
                 continue
             seen.add(path)
             if isinstance(prep, tuple):  # same content hash: only the stat changed
@@ -457,6 +528,7 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                     report.removed += 1
                     changed_any = True
             store.set_meta(SENTENCES_META, "1")
+            store.set_skipped(skipped)
             store.conn.execute("DELETE FROM meta WHERE key = ?", (KEYWORDS_META,))
         if changed_any:
             store.bump_generation()
@@ -471,6 +543,18 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
     finally:
         for pool in pools:
             pool.terminate()
+
+
+def _freshness(entry) -> tuple[int, int, int, int] | None:
+    """(size, mtime_ns, ctime_ns, inode) of a walked file (issue 17: a restored mtime must
+    not hide a change): the walk's, or one stat where the walk did not record them."""
+    if entry.inode:
+        return (entry.size, entry.mtime_ns, entry.ctime_ns, entry.inode)
+    try:
+        st = os.stat(entry.abspath)
+    except OSError:
+        return None
+    return freshness(st)
 
 
 def _pool():
@@ -505,21 +589,24 @@ class _Rows:
     hashes: list[str]
     keywords: list[str]  # chunks_fts text of each non-sentence chunk
     embed: bool
+    ctime_ns: int = 0
+    inode: int = 0
 
 
 def _prepare(job) -> tuple[str, object, object]:
     """Read one file and compute its rows: (path, state, rows), where rows is a warning
     (str), None (binary), (size, mtime_ns) when its content hash is `same`, or `_Rows`.
     Runs in a pool process or in line."""
-    abspath, path, max_bytes, same, opts, state = job
+    root, path, max_bytes, same, opts, state = job
     try:
-        ft = read_text(abspath, max_bytes=max_bytes)
+        # opened under the root now: a link swapped in since the walk is refused
+        ft = read_under(root, path, max_bytes=max_bytes)
     except OSError as e:
         return path, state, f"{path}: {e.strerror or e}"
     if ft is None:
         return path, state, None
     if same is not None and ft.hash == same:
-        return path, state, (ft.size, ft.mtime_ns)
+        return path, state, (ft.size, ft.mtime_ns, ft.ctime_ns, ft.inode)
     return path, state, _file_rows(path, ft, opts)
 
 
@@ -535,7 +622,8 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     return _Rows(ft.size, ft.mtime_ns, ft.hash, abstract, overview, title, _front_matter_tags(text),
                  tiers.file_type(path), tiers.category(path), chunks,
                  [content_hash(c.text.encode("utf-8")) for c in chunks],
-                 [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL], embed)
+                 [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL], embed,
+                 ft.ctime_ns, ft.inode)
 
 
 def _index_file(store: Store, path: str, ft: FileText, state, report: IndexReport,
@@ -558,7 +646,8 @@ def _write_file(store: Store, path: str, rows: _Rows, state, report: IndexReport
         report.added += 1
     file_id = store.upsert_file(
         path, rows.size, rows.mtime_ns, rows.hash, ftype=rows.ftype, category=rows.category,
-        abstract=rows.abstract, overview=rows.overview, tags=rows.tags, title=rows.title)
+        abstract=rows.abstract, overview=rows.overview, tags=rows.tags, title=rows.title,
+        ctime_ns=rows.ctime_ns, inode=rows.inode)
     ids = store.insert_chunks(file_id, rows.chunks, rows.hashes, rows.title, embed=rows.embed,
                               trigrams=False, keywords=rows.keywords)
     if reuse and rows.embed:

@@ -24,6 +24,8 @@ class FileEntry:
     mtime_ns: int
     mode: int
     is_symlink: bool = False
+    ctime_ns: int = 0  # 0: not known (the walk did not stat it for these)
+    inode: int = 0
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class SearchResult:
     warnings: list[str] = field(default_factory=list)
     stale: int = 0
     plan: dict[str, Any] | None = None  # with --explain
+    refused: int | None = None  # index rows leading outside the root, left out (issue 17)
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,16 @@ class IndexReport:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file the last `ov index` left out, and why: "binary", "size" (over
+    --max-filesize), "unreadable", "outside_root" (a link leading out of the root),
+    "name_not_utf8"."""
+
+    path: str
+    reason: str
+
+
 @dataclass
 class StatusReport:
     """What `ov status` reports about an index."""
@@ -183,6 +196,8 @@ class StatusReport:
     sqlite_version: str
     vec_version: str
     settings: dict[str, Any] = field(default_factory=dict)
+    skipped: int = 0  # files the last `ov index` skipped
+    skipped_files: list[SkippedFile] = field(default_factory=list)  # the first 1000, by path
     coverage: dict[str, Any] | None = None  # ov.engine.coverage: every level's rows
     not_embedded_rows: int = 0  # minified, generated, lock and data files' rows (never embedded)
     trigram_pending: int = 0  # chunks whose grep trigram rows are still to be written
@@ -207,8 +222,10 @@ class ContextEntry:
     uri: str
     category: str  # code, docs, config, data, other
     score: float
-    detail: str  # abstract, overview, full, or uri (no tier fitted: the uri alone)
+    detail: str  # abstract, overview, passage, full, or uri (no tier fitted: the uri alone)
     text: str
+    start_line: int | None = None  # a passage's lines in the file
+    end_line: int | None = None
 
 
 @dataclass

@@ -32,7 +32,7 @@ from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
 
-from ov.config import WalkOptions
+from ov.config import WalkOptions, read_control
 from ov.errors import OvError
 from ov.model import FileEntry
 
@@ -74,6 +74,20 @@ def _exact(path: str) -> Callable[[str], bool | None]:
     return search
 
 
+# A run of `*` matches what one `*` matches, except `**` standing alone between slashes;
+# left as written, pathspec's regex for sixteen `*` then `z` backtracks exponentially.
+_STARS = re.compile(r"\\.|\*{2,}")
+
+
+def _collapse_stars(m: re.Match) -> str:
+    run = m.group()
+    if run[0] == "\\":
+        return run  # an escaped character, kept
+    s, a, b = m.string, m.start(), m.end()
+    alone = (a == 0 or s[a - 1] == "/") and (b == len(s) or s[b] == "/")
+    return "**" if alone else "*"
+
+
 @lru_cache(maxsize=4096)
 def _compile_line(line: str) -> Rule | None:
     """One gitignore line as a rule matching only the entry itself, or None.
@@ -85,6 +99,7 @@ def _compile_line(line: str) -> Rule | None:
     and a rule without it (`foo/**`, `*`) is tested against the bare path, so `foo/**`
     matches what is inside foo but not foo itself, as in git.
     """
+    line = _STARS.sub(_collapse_stars, line)
     if _ANCHORED_LITERAL.fullmatch(line):
         parts = _UNESCAPE.sub(r"\1", line[1:]).split("/")
         if "." not in parts and ".." not in parts:
@@ -116,14 +131,12 @@ def _compile(text: str) -> Rules:
 
 
 def _read_rules(path: str, rel: str, warn: Callable[[str], None]) -> Rules:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return ()
+    try:  # a regular file under 1 MB only: a link to /dev/zero must not hang a walk
+        data = read_control(path)
     except OSError as e:
-        if not isinstance(e, (IsADirectoryError, NotADirectoryError)):
-            warn(f"{rel}: {e.strerror or e}")
+        warn(f"{rel}: {e.strerror or e}")
+        return ()
+    if data is None:
         return ()
     return _compile(data.decode("utf-8", "replace"))
 
@@ -286,7 +299,8 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
                 skip(rel0, "size")
             else:
                 yield (rel0, base) if pairs else FileEntry(
-                    rel0, base, st0.st_size, st0.st_mtime_ns, st0.st_mode, os.path.islink(base))
+                    rel0, base, st0.st_size, st0.st_mtime_ns, st0.st_mode, os.path.islink(base),
+                    st0.st_ctime_ns, st0.st_ino)
         return
     if max_depth is not None and max_depth < 1:
         return
@@ -419,7 +433,7 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
                 skip(rel, "size")
                 continue
             yield (rel, e.path) if pairs else FileEntry(rel, e.path, s.st_size, s.st_mtime_ns,
-                                                         s.st_mode, is_link)
+                                                         s.st_mode, is_link, s.st_ctime_ns, s.st_ino)
         else:
             fid = stack.pop()[5]
             if fid is not None:

@@ -210,11 +210,11 @@ def test_fields_that_need_stat_are_read_for_the_matches_only(ov, tree, monkeypat
 
 
 def test_glob_leaves_the_regex_engine_and_ignore_library_unloaded(tree):
-    """`regex` and ov.grep (~10 ms of imports) serve grep only; pathspec only trees with
+    """`regex` and ov.matcher (~10 ms of imports) serve grep only; pathspec only trees with
     ignore files."""
     t = tree({"a.txt": "", "b.py": ""})
     r, modules = imported_by(["glob", "*.txt"], t)
-    assert r.out == "a.txt\n" and not {"regex", "ov.grep", "pathspec"} & modules
+    assert r.out == "a.txt\n" and not {"regex", "ov.matcher", "pathspec"} & modules
 
 
 def test_common_globs_translate_as_wcmatch_does():

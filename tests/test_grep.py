@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import imported_by, run_inprocess
-from ov.grep import binary_cutoff, compile_pattern, spans
+from ov.matcher import binary_cutoff, compile_pattern, spans
 
 
 @pytest.fixture
@@ -350,9 +350,9 @@ def test_binary_files_are_read_only_to_their_first_buffer(tree):
     assert read_searched(str(t / "big.txt")) == big
     assert read_searched(str(t / "empty.txt")) == b""
     assert read_searched(str(t / "exact.txt")) == b"q" * 65_536
-    from ov import fsearch, grep
+    from ov import fsearch, matcher
 
-    assert fsearch.RG_BUFFER == grep.RG_BUFFER
+    assert fsearch.RG_BUFFER == matcher.RG_BUFFER
 
 
 def test_work_bounded_patterns_run_without_timeout_and_others_with_it():
@@ -562,7 +562,7 @@ def test_one_pass_records_equal_lines_then_records():
     """line_matches (the no-context path) gives exactly build_matches(matched_lines)."""
     import random
 
-    from ov.grep import build_matches, line_matches, matched_lines
+    from ov.matcher import build_matches, line_matches, matched_lines
 
     rnd = random.Random(7)
     alphabet = ["a", "b", " ", "\n", "\r\n", "ab", "é", "\n\n"]
@@ -657,7 +657,7 @@ def test_a_plain_string_is_searched_without_regex_and_finds_the_same(pattern, fi
     `regex`; its matches are those `regex` finds."""
     import regex
 
-    from ov.grep import _Plain
+    from ov.matcher import _Plain
 
     p = compile_pattern(pattern, fixed=fixed)
     assert isinstance(p.rx, _Plain)
@@ -669,7 +669,7 @@ def test_a_plain_string_is_searched_without_regex_and_finds_the_same(pattern, fi
 @pytest.mark.parametrize("pattern, kw", [("a.b", {}), ("ab", {"ignore_case": True}),
                                          ("ab", {"word": True}), ("(?i)ab", {})])
 def test_a_pattern_that_is_not_plain_goes_to_regex(pattern, kw):
-    from ov.grep import _Plain
+    from ov.matcher import _Plain
 
     assert not isinstance(compile_pattern(pattern, **kw).rx, _Plain)
 

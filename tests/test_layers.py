@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ORDER = ["flags", "errors", "model", "config", "walk", "read", "chunk", "tiers", "grep", "globs", "embed",
-         "store", "indexer", "worker", "query", "rank", "context", "fsearch", "engine", "doctor", "render", "console", "cli"]
+ORDER = ["flags", "errors", "model", "config", "walk", "read", "chunk", "tiers", "matcher", "globs", "embed",
+         "store", "indexer", "worker", "query", "rank", "context", "fsearch", "engine", "doctor", "api", "render", "console", "cli"]
 PKG = Path(__file__).resolve().parents[1] / "ov"
 
 

@@ -1,4 +1,4 @@
-"""Matching text for `ov grep`: pattern compilation, required literals, buffer search.
+"""The matcher of `ov grep`: pattern compilation, required literals, buffer search.
 
 Pure functions over bytes and strings; no file system (that is `ov.fsearch`).
 
@@ -77,6 +77,9 @@ class Pattern:
     # The pattern looks past where it stands (a lookahead, `\Z`): each line is searched
     # alone, so no line's answer depends on the text after it (see `_looks_ahead`).
     per_line: bool = False
+    # The whole command's deadline (time.monotonic(); the clock is system-wide, so a
+    # forked helper shares it): no search runs past it, whatever `timeout` leaves.
+    deadline: float | None = None
 
     def may_match(self, data: bytes) -> bool:
         """False only when the file cannot hold a match (a cheap bytes test)."""
@@ -478,9 +481,11 @@ def _deadline_error(p: Pattern) -> OvError:
 def spans(p: Pattern, text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of every match in `text`, in order, with per-line semantics."""
     deadline = None if p.bounded else time.monotonic() + p.timeout
+    if deadline is not None and p.deadline is not None:
+        deadline = min(deadline, p.deadline)
     try:
         if p.multiline:
-            for m in p.rx.finditer(text, timeout=None if p.bounded else p.timeout):
+            for m in p.rx.finditer(text, timeout=_left(deadline)):
                 yield m.span()
         elif p.line_literal is not None:
             yield from _candidate_spans(p, text, deadline)

@@ -1,0 +1,346 @@
+"""The library: one API under every front end (the Typer app, the fast path, `ov mcp`).
+
+Everything a front end would otherwise decide lives here, once: merging flags with the
+tree's config (flag > `.ov/config.toml` > `pyproject.toml [tool.ov]` > default),
+validating search options before anything is opened or built, `-t` type names, finding
+the index and building it on first use. A Python caller therefore gets the answers the
+CLI gives:
+
+    import ov
+    with ov.Index.open("path/to/tree", auto_index=True) as ix:
+        for hit in ix.search("how are files split into chunks", limit=5).hits:
+            print(hit.path, hit.start_line, hit.score)
+    records, stats = ov.grep(r"def \\w+", cwd="path/to/tree")
+
+Front ends hand in hooks (`progress`, `notice`, `warn`) and never import each other. This
+module imports nothing heavy at load time: `ov grep` and `ov glob` start through it
+without numpy or onnxruntime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ov.errors import OvError
+
+Notice = Callable[[str], None]
+
+
+def _quiet(_msg: str) -> None:
+    """The default hook: a library prints nothing of its own."""
+
+
+# ---- settings --------------------------------------------------------------------------
+
+
+def walk_options(root: Path, hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
+                 max_filesize: int | None = None):
+    """Walk options for indexing `root`: the flags, else the tree's config, else defaults."""
+    from ov.config import WalkOptions, load_config  # noqa: PLC0415
+
+    if max_filesize is not None and max_filesize <= 0:
+        raise OvError("invalid_argument", "--max-filesize must be positive", field="max_filesize")
+    cfg = load_config(root)
+    return WalkOptions(hidden=cfg.get("hidden", hidden), no_ignore=no_ignore, follow=follow,
+                       max_filesize=cfg.get("max-filesize", max_filesize),
+                       extra_ignores=cfg.get("ignore"))
+
+
+def search_settings(root: Path, search_type: str | None, limit: int | None) -> tuple[str, int]:
+    """(search type, limit): the flags, else the tree's config, else the defaults."""
+    from ov.config import load_config  # noqa: PLC0415
+    from ov.query import search_type as norm_type  # noqa: PLC0415
+
+    cfg = load_config(root)
+    return norm_type(cfg.get("search-type", search_type)), cfg.get("limit", limit)
+
+
+def type_names(types: Sequence[str] | None) -> list[str]:
+    """`-t` values: a file type name or an extension (with or without the dot)."""
+    if not types:
+        return []
+    from ov import tiers  # noqa: PLC0415
+
+    names = []
+    for t in types:
+        t = t.strip().lstrip(".")
+        try:
+            tiers.type_globs(t)
+            names.append(t)
+        except OvError:
+            guessed = tiers.file_type(f"x.{t}")
+            if not guessed or guessed == "other":
+                raise
+            names.append(guessed)
+    return names
+
+
+def search_filters(query: str, *, search_type: str | None = None, limit: int | None = None,
+                   time_field: str = "updated_at", after: str | None = None,
+                   before: str | None = None, tags: Sequence[str] | None = None,
+                   level: str | None = None, types: Sequence[str] | None = None) -> dict:
+    """Check a search's options before anything is opened or built, and return the
+    `Filters` fields they parse into (all but the paths, which need the index root)."""
+    from ov.query import (TIME_FIELDS, check_limit, check_query, parse_levels,  # noqa: PLC0415
+                          parse_tags, parse_time, search_type as norm_type)
+
+    if search_type is not None:
+        norm_type(search_type)
+    if limit is not None:
+        check_limit(limit)
+    check_query(query)
+    if time_field not in TIME_FIELDS:
+        raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
+                      field="time_field")
+    return dict(levels=parse_levels(level), tags=parse_tags(tags), time_field=time_field,
+                after=parse_time(after, "after") if after is not None else None,
+                before=parse_time(before, "before") if before is not None else None,
+                ftypes=tuple(type_names(types)))
+
+
+# ---- building the index ------------------------------------------------------------------
+
+
+def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True, full: bool = False,
+          hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
+          max_filesize: int | None = None, walk=None, progress=None, warn: Notice = _quiet,
+          first_use: bool = False, notice: Notice = _quiet):
+    """Build or refresh the index of `path` (default `.`); returns an `IndexReport`.
+
+    `progress(phase, done, total)` hears each step; it may also be a context manager
+    (a progress bar), entered around the build. With `first_use`, the keyword rows of
+    what can be read within a time budget now, and the rest by a background worker
+    (ov.worker; `notice` hears its pid)."""
+    from ov.indexer import index_tree, options_for  # noqa: PLC0415
+
+    root = Path(path)
+    opts = options_for(root, walk or walk_options(root, hidden, no_ignore, follow, max_filesize),
+                       embed=embed, full=full)
+
+    def run(bar):
+        if not first_use:
+            return index_tree(root, db, opts, progress=bar, warn=warn)
+        from ov.config import db_path_for  # noqa: PLC0415
+        from ov.worker import first_use as first  # noqa: PLC0415
+
+        rep, pid = first(root, Path(db) if db else db_path_for(root.resolve()), opts,
+                         progress=bar, warn=warn)
+        if pid is not None:
+            notice(f"vectors are being added in the background (pid {pid}); "
+                   "`ov status` shows progress, `ov index --stop` stops it")
+        return rep
+
+    if progress is not None and hasattr(progress, "__enter__"):
+        with progress as bar:
+            return run(bar)
+    return run(progress)
+
+
+def summary(r) -> str:
+    """One line for an `IndexReport`: what `ov index` prints at the end."""
+    return (f"indexed {r.root}: {r.added} added, {r.updated} updated, {r.removed} removed, "
+            f"{r.unchanged} unchanged, {r.skipped} skipped; {r.chunks} chunks, {r.embedded} embedded"
+            f"{f' ({r.reused} reused)' if r.reused else ''} in {r.seconds:.2f}s"
+            f"{' (time budget reached: the rest in the background)' if getattr(r, 'partial', False) else ''}")
+
+
+def locate(scope: Path | None = None, db: Path | None = None) -> tuple[Path, Path] | None:
+    """(db path, root) of `--db`, or of the nearest index at or above `scope`; None if none."""
+    from ov.engine import locate_index  # noqa: PLC0415
+
+    return locate_index(Path.cwd() if scope is None else Path(scope), db)
+
+
+# ---- an open index -----------------------------------------------------------------------
+
+
+class Index:
+    """An open index and its tree's root: search, find, context, read, tag, status,
+    manifest. Use as a context manager, or call `close()`."""
+
+    def __init__(self, store, root: Path) -> None:
+        self.store = store
+        self.root = Path(root)
+
+    @classmethod
+    def open(cls, path: str | Path | None = None, *, db: Path | None = None, auto_index: bool = False,
+             readonly: bool = False, progress=None, notice: Notice = _quiet,
+             warn: Notice = _quiet) -> Index:
+        """The nearest index at or above `path` (default: the current folder), or `db`.
+
+        With `auto_index`, a tree without one gets one built at `path` first (first use);
+        `notice` hears that it happens and its summary, `progress` its steps. Without it,
+        a missing index is `not_found`."""
+        from ov.store import Store  # noqa: PLC0415
+
+        scope = Path.cwd() if path is None else Path(path)
+        found = locate(scope, db)
+        if found is None:
+            if not auto_index:
+                raise OvError("not_found", f"no index found at or above {scope.resolve()}; run `ov index`",
+                              field="db")
+            notice(f"no index found; building one at {scope.resolve() / '.ov'} (first use: "
+                   "keywords now, vectors after)")
+            notice(summary(index(scope, progress=progress, warn=warn, first_use=True, notice=notice)))
+            found = locate(scope, None)
+            if found is None:
+                raise OvError("internal", "the index could not be built")
+        db_path, root = found
+        store = Store.open(db_path, readonly=readonly)
+        if auto_index and not readonly:
+            from ov.worker import resume  # noqa: PLC0415
+
+            resume(store)  # a worker killed before it finished is started again
+        return cls(store, root)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- ranked search --
+
+    def request(self, query: str, *, search_type: str | None = None, limit: int | None = None,
+                threshold: float | None = None, after: str | None = None, before: str | None = None,
+                time_field: str = "updated_at", tags: Sequence[str] | None = None,
+                types: Sequence[str] | None = None, level: str | None = None,
+                cursor: str | None = None, explain: bool = False, read_content: bool = False,
+                uri: Sequence[str] | None = None, exclude_uri: Sequence[str] | None = None,
+                all_chunks: bool = False, cwd: Path | None = None, filters: dict | None = None):
+        """A checked `SearchRequest`: options merged with the tree's config, paths (`uri`,
+        `exclude_uri`: relative to `cwd`, else to the root) resolved under the root. `filters` is `search_filters`' result
+        when the caller checked the options already (before opening)."""
+        from ov.engine import SearchRequest, scope_paths  # noqa: PLC0415
+        from ov.store import Filters  # noqa: PLC0415
+
+        kw = filters if filters is not None else search_filters(
+            query, search_type=search_type, limit=limit, time_field=time_field, after=after,
+            before=before, tags=tags, level=level, types=types)
+        st, lim = search_settings(self.root, search_type, limit)
+        cwd = self.root if cwd is None else cwd  # as for `path`
+        f = Filters(uris=scope_paths(self.root, list(uri) if uri else None, cwd, must_exist=True),
+                    exclude_uris=scope_paths(self.root, list(exclude_uri) if exclude_uri else None, cwd),
+                    **kw)
+        return SearchRequest(query=query, search_type=st, limit=lim, threshold=threshold, filters=f,
+                             cursor=cursor, explain=explain, all_chunks=all_chunks,
+                             read_content=read_content)
+
+    def search(self, query: str, **options: Any):
+        """Ranked search (`ov search`): hybrid by default; `search_type` keywords or
+        semantic; the options are `request`'s. Returns a `SearchResult`."""
+        from ov.engine import search  # noqa: PLC0415
+
+        return search(self.store, self.root, self.request(query, **options))
+
+    def find(self, query: str, **options: Any):
+        """Semantic search (`ov find`): vectors only."""
+        return self.search(query, **{**options, "search_type": "semantic"})
+
+    def context(self, query: str, *, max_tokens: int | None = None, detail: str | dict | None = None,
+                session_id: str | None = None, dedup_turns: int | None = None,
+                ignored: Sequence[str] = (), **options: Any):
+        """Context mode (`ov search --mode context`): the best context packed under
+        `max_tokens`. Returns a `ContextResult`."""
+        from ov import context as ctx  # noqa: PLC0415
+        from ov.engine import context  # noqa: PLC0415
+
+        if options.get("uri"):
+            raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
+                          "--exclude-uri to leave files out", field="uri")
+        det = detail if isinstance(detail, dict) else ctx.parse_detail(detail)
+        if max_tokens is not None:
+            ctx.check_budget(max_tokens)
+        req = self.request(query, **options)
+        return context(self.store, self.root, req, max_tokens=max_tokens, detail=det,
+                       session_id=session_id, dedup_turns=dedup_turns, ignored=list(ignored))
+
+    # -- files --
+
+    def path(self, path: str, cwd: Path | None = None) -> str:
+        """A user's path as a root-relative path; `invalid_path` when it is malformed or
+        lies outside the root. A relative path is taken from `cwd` (the command line
+        passes the current folder), else from the index root."""
+        from ov.engine import index_path  # noqa: PLC0415
+
+        if "\x00" in path:
+            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
+        return index_path(self.root, path, self.root if cwd is None else cwd)
+
+    def read(self, path: str, level: int | None = None, cwd: Path | None = None):
+        """One tier of a file or folder (`ov read`): 0 abstract, 1 overview, 2 full text."""
+        from ov.engine import read  # noqa: PLC0415
+
+        return read(self.store, self.root, self.path(path, cwd), level)
+
+    def tag(self, path: str, tags: Sequence[str] | Sequence[tuple[str, str]], mode: str = "append",
+            recursive: bool = False, cwd: Path | None = None):
+        """Set, add or remove `k=v` tags (`ov tag`)."""
+        from ov.engine import tag  # noqa: PLC0415
+        from ov.query import parse_tags  # noqa: PLC0415
+
+        pairs = tuple(t for t in tags if isinstance(t, tuple)) or parse_tags(list(tags))
+        return tag(self.store, self.root, self.path(path, cwd), pairs, mode, recursive)
+
+    def status(self):
+        """What is indexed (`ov status`), and each setting with where it came from."""
+        from dataclasses import replace  # noqa: PLC0415
+
+        from ov.config import load_config  # noqa: PLC0415
+        from ov.engine import status  # noqa: PLC0415
+
+        return replace(status(self.store, self.root), settings=load_config(self.root).settings())
+
+    def manifest(self, grep_flags: Sequence[str] = ()):
+        """What this build and this index can serve (`ov manifest`)."""
+        from ov.engine import manifest  # noqa: PLC0415
+
+        return manifest(self.store, self.root, list(grep_flags))
+
+
+# ---- grep and glob: over the files, with or without an index ------------------------------
+
+
+def _root_config(cwd: Path | None):
+    """The config of the tree grep and glob search: the nearest index root above `cwd`,
+    else `cwd` itself."""
+    from ov.config import load_config  # noqa: PLC0415
+    from ov.fsearch import search_root  # noqa: PLC0415
+
+    return load_config(search_root(Path.cwd() if cwd is None else Path(cwd)))
+
+
+def grep(pattern: str, paths: Sequence[str] = (), *, cwd: Path | None = None,
+         hidden: bool | None = None, node_limit: int | None = None, stats=None,
+         **options: Any) -> tuple[Iterator, Any]:
+    """Search file contents (`ov grep`); returns (records, stats). The records stream
+    (`Match`, or `FileCount` with `mode` "count"/"files"); `stats` fills as they are read
+    and says when `node_limit` cut. `hidden`, `node_limit` and ignore lines come from the
+    tree's config unless given; the other options are `ov.fsearch.iter_grep`'s."""
+    from ov import fsearch  # noqa: PLC0415
+
+    cfg = _root_config(cwd)
+    st = stats if stats is not None else fsearch.GrepStats()
+    records = fsearch.iter_grep(pattern, paths, cwd=cwd, hidden=cfg.get("hidden", hidden),
+                                node_limit=cfg.get("node-limit", node_limit), stats=st,
+                                ignores=cfg.get("ignore"), **options)
+    return records, st
+
+
+def glob(pattern: str, path: str | None = None, *, cwd: Path | None = None,
+         hidden: bool | None = None, node_limit: int | None = None, stats=None,
+         **options: Any):
+    """Paths matching a glob (`ov glob`); returns a `GlobResult`. Settings merge as for
+    `grep`; the other options are `ov.fsearch.glob`'s."""
+    from ov import fsearch  # noqa: PLC0415
+
+    cfg = _root_config(cwd)
+    st = stats if stats is not None else fsearch.GrepStats()
+    return fsearch.glob(pattern, path, cwd=cwd, hidden=cfg.get("hidden", hidden),
+                        node_limit=cfg.get("node-limit", node_limit), stats=st,
+                        ignores=cfg.get("ignore"), **options)
