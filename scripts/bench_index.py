@@ -335,6 +335,9 @@ def bench_big_tree(tree: Path) -> dict:
             "load": f"{load0} -> {loadavg()}"}
 
 
+SCIFACT_DOCS = 5183  # the whole corpus
+
+
 def bench_scifact(wd: Path, n: int) -> dict | None:
     """A full `ov index` (real model) of SciFact's abstracts written as files (as
     scripts/bench_quality.py writes them), with the embed phase timed."""
@@ -380,10 +383,12 @@ def render_first(first: dict | None, quick: dict | None, big: dict | None, sci: 
               f"| its index size | {fmt_mb(big['db_bytes'])} ({big['ratio']:.2f}× the source) | ≤ 2× "
               f"{'✓' if big['ratio'] <= 2 else '✗'} |"]
     if sci:
+        whole = sci["docs"] >= SCIFACT_DOCS
         L += [f"| full `ov index` of SciFact ({sci['docs']} abstracts, real model), 1 run | "
               f"{sci['index_s']:.0f} s ({sci['embed_s']:.0f} s embedding {sci['embedded']} texts, "
-              f"{sci['chunks_s']:.1f}/s; load {sci['load']}) | ≤ 500 s idle "
-              f"{'✓' if sci['index_s'] <= 500 else '✗'} |"]
+              f"{sci['chunks_s']:.1f}/s; load {sci['load']}) | "
+              + (f"≤ 500 s idle {'✓' if sci['index_s'] <= 500 else '✗'} |" if whole else
+                 f"≤ 500 s idle for all {SCIFACT_DOCS}: not measured here (a subset) |")]
         ra = sci["ratio"]
         r2 = sci["chunks_s"] / ra["bare_chunks_s"]
         L += [f"| bare model (`session.run`, pre-tokenised) on {ra['n']} of those texts (mean "
