@@ -3,7 +3,7 @@
 
 complete -c ov -f
 complete -c ov -n __fish_use_subcommand -s h -l help -d 'Show the help and exit'
-complete -c ov -n __fish_use_subcommand -a index -d 'Build or refresh the index of PATH (incremental)'
+complete -c ov -n __fish_use_subcommand -a index -d 'Build or refresh the index of PATH (incremental), in the foreground: a background worker started by a first search is stopped and its work done here'
 complete -c ov -n __fish_use_subcommand -a status -d 'Show what is indexed: files, chunks, embedding coverage, stale files, sizes, versions, and each setting with where it came from (default, .ov/config.toml or pyproject.toml)'
 complete -c ov -n __fish_use_subcommand -a grep -d 'Search file contents for a regex (ripgrep syntax and habits)'
 complete -c ov -n __fish_use_subcommand -a glob -d 'List files and symlinks whose path relative to the search root matches a glob: * and ? never cross /, ** spans folders, [...] and {a,b}; case-sensitive unless -i'
@@ -22,8 +22,9 @@ complete -c ov -n '__fish_seen_subcommand_from index' -l no-hidden -d 'Turn off 
 complete -c ov -n '__fish_seen_subcommand_from index' -l no-ignore -d 'Do not read .gitignore/.ignore/.ovignore files'
 complete -c ov -n '__fish_seen_subcommand_from index' -s L -l follow -d 'Follow symlinks (never outside the root)'
 complete -c ov -n '__fish_seen_subcommand_from index' -l max-filesize -x -d 'Skip files larger than this many bytes (default: the config\'s max-filesize, else 1 MiB)'
-complete -c ov -n '__fish_seen_subcommand_from index' -l progress -d 'Show a progress bar on stderr (default: on a terminal)'
+complete -c ov -n '__fish_seen_subcommand_from index' -l progress -d 'Show progress on stderr: a bar on a terminal, else a line per second (default: on a terminal)'
 complete -c ov -n '__fish_seen_subcommand_from index' -l no-progress -d 'Turn off --progress'
+complete -c ov -n '__fish_seen_subcommand_from index' -l stop -d 'Stop the background worker adding vectors to the index of PATH, and exit'
 complete -c ov -n '__fish_seen_subcommand_from index' -l watch -d 'After indexing, keep watching: re-index each saved, added or deleted file until interrupted'
 complete -c ov -n '__fish_seen_subcommand_from index' -s o -l output -x -a 'text json jsonl' -d 'Output format: text, json or jsonl'
 complete -c ov -n '__fish_seen_subcommand_from index' -l json -d 'Same as -o json'

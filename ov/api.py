@@ -106,28 +106,45 @@ def search_filters(query: str, *, search_type: str | None = None, limit: int | N
 def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True, full: bool = False,
           hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
           max_filesize: int | None = None, walk=None, progress=None, warn: Notice = _quiet,
-          embedder=None):
+          embedder=None, first_use: bool = False, notice: Notice = _quiet):
     """Build or refresh the index of `path` (default `.`); returns an `IndexReport`.
 
     `progress(phase, done, total)` hears each step; it may also be a context manager
     (a progress bar), entered around the build. `embedder`: one already loaded (else the
-    model is loaded when there is something to embed)."""
-    from ov.indexer import IndexOptions, index_tree  # noqa: PLC0415
+    model is loaded when there is something to embed). With `first_use`, the keyword rows
+    of what can be read within a time budget now, and the rest by a background worker
+    (ov.worker; `notice` hears its pid)."""
+    from ov.indexer import index_tree, options_for  # noqa: PLC0415
 
     root = Path(path)
-    opts = IndexOptions(embed=embed, full=full,
-                        walk=walk or walk_options(root, hidden, no_ignore, follow, max_filesize))
+    opts = options_for(root, walk or walk_options(root, hidden, no_ignore, follow, max_filesize),
+                       embed=embed, full=full)
+
+    def run(bar):
+        if not first_use:
+            return index_tree(root, db, opts, progress=bar, warn=warn, embedder=embedder)
+        from ov.config import db_path_for  # noqa: PLC0415
+        from ov.worker import first_use as first  # noqa: PLC0415
+
+        rep, pid = first(root, Path(db) if db else db_path_for(root.resolve()), opts,
+                         progress=bar, warn=warn)
+        if pid is not None:
+            notice(f"vectors are being added in the background (pid {pid}); "
+                   "`ov status` shows progress, `ov index --stop` stops it")
+        return rep
+
     if progress is not None and hasattr(progress, "__enter__"):
         with progress as bar:
-            return index_tree(root, db, opts, progress=bar, warn=warn, embedder=embedder)
-    return index_tree(root, db, opts, progress=progress, warn=warn, embedder=embedder)
+            return run(bar)
+    return run(progress)
 
 
 def summary(r) -> str:
     """One line for an `IndexReport`: what `ov index` prints at the end."""
     return (f"indexed {r.root}: {r.added} added, {r.updated} updated, {r.removed} removed, "
             f"{r.unchanged} unchanged, {r.skipped} skipped; {r.chunks} chunks, {r.embedded} embedded"
-            f"{f' ({r.reused} reused)' if r.reused else ''} in {r.seconds:.2f}s")
+            f"{f' ({r.reused} reused)' if r.reused else ''} in {r.seconds:.2f}s"
+            f"{' (time budget reached: the rest in the background)' if getattr(r, 'partial', False) else ''}")
 
 
 def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
@@ -137,11 +154,12 @@ def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = Tru
     """A `Watcher` that keeps the index of `path` fresh: `.run()` blocks, `.start()` runs
     it in a thread, `.stop()` ends it. Each batch of saved, added or deleted files is
     re-indexed alone (`on_update(report)` hears it); settings as for `index`."""
-    from ov.indexer import IndexOptions  # noqa: PLC0415
+    from ov.indexer import options_for  # noqa: PLC0415
     from ov.watch import Watcher  # noqa: PLC0415
 
     root = Path(path)
-    opts = IndexOptions(embed=embed, walk=walk or walk_options(root, hidden, no_ignore, follow, max_filesize))
+    # the tree's embed-skip settings too, as `index` reads them
+    opts = options_for(root, walk or walk_options(root, hidden, no_ignore, follow, max_filesize), embed=embed)
     return Watcher(root, db, opts, embedder=embedder, on_update=on_update, warn=warn)
 
 
@@ -189,13 +207,19 @@ class Index:
             if not auto_index:
                 raise OvError("not_found", f"no index found at or above {scope.resolve()}; run `ov index`",
                               field="db")
-            notice(f"no index found; building one at {scope.resolve() / '.ov'} (first use)")
-            notice(summary(index(scope, progress=progress, warn=warn, embedder=embedder)))
+            notice(f"no index found; building one at {scope.resolve() / '.ov'} (first use: "
+                   "keywords now, vectors after)")
+            notice(summary(index(scope, progress=progress, warn=warn, first_use=True, notice=notice)))
             found = locate(scope, None)
             if found is None:
                 raise OvError("internal", "the index could not be built")
         db_path, root = found
-        return cls(Store.open(db_path, readonly=readonly), root, embedder)
+        store = Store.open(db_path, readonly=readonly)
+        if auto_index and not readonly:
+            from ov.worker import resume  # noqa: PLC0415
+
+            resume(store)  # a worker killed before it finished is started again
+        return cls(store, root, embedder)
 
     def close(self) -> None:
         self.store.close()

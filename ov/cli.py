@@ -17,7 +17,8 @@ import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
 from ov.console import (build_index, closed_pipe, elapsed_ms, fast, glob_command, grep_command,
-                        open_index, reader_gone, report, run_body, search_command, settle, show)
+                        open_index, reader_gone, report, run_body, search_command, settle, show,
+                        stop_background)
 from ov.render import FORMATS, Out
 
 _APP_SETTINGS = dict(
@@ -112,14 +113,16 @@ def index_cmd(
     no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Do not read .gitignore/.ignore/.ovignore files.")] = False,
     follow: Annotated[bool, typer.Option("-L", "--follow", help="Follow symlinks (never outside the root).")] = False,
     max_filesize: Annotated[Optional[int], typer.Option("--max-filesize", help="Skip files larger than this many bytes (default: the config's max-filesize, else 1 MiB).", metavar="BYTES")] = None,
-    progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show a progress bar on stderr (default: on a terminal).", show_default=False)] = None,
+    progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr: a bar on a terminal, else a line per second (default: on a terminal).", show_default=False)] = None,
+    stop: Annotated[bool, typer.Option("--stop", help="Stop the background worker adding vectors to the index of PATH, and exit.")] = False,
     watch: Annotated[bool, typer.Option("--watch", help="After indexing, keep watching: re-index each saved, added or deleted file until interrupted.")] = False,
     output: OutputOpt = "text",
     json_: JsonOpt = False,
     db: DbOpt = None,
     color: ColorOpt = "auto",
 ) -> None:
-    """Build or refresh the index of PATH (incremental)."""
+    """Build or refresh the index of PATH (incremental), in the foreground: a background
+    worker started by a first search is stopped and its work done here."""
 
     def body(out: Out) -> int:
         t0 = time.perf_counter()
@@ -129,6 +132,8 @@ def index_cmd(
             raise OvError("not_found", f"{path}: no such folder", field="path")
         if not path.is_dir():
             raise OvError("invalid_path", f"{path} is not a folder", field="path")
+        if stop:
+            return stop_background(out, path, db)
         from ov import api  # noqa: PLC0415
 
         rep = build_index(out, path, db, embed=not no_embed, full=full,

@@ -22,6 +22,10 @@ DEFAULT_NODE_LIMIT = 256
 DEFAULT_LEVEL_LIMIT = 10
 DEFAULT_MAX_FILESIZE = 1 << 20  # 1 MiB
 DEFAULT_MAX_TOKENS = 1600  # context mode budget
+# never embedded by default (name globs; the `embed-skip` key replaces the list): minified,
+# map, lock and data files. They stay keyword- and grep-searchable (ov.indexer.embeddable).
+DEFAULT_EMBED_SKIP = ("*.min.*", "*.map", "*.lock", "*-lock.json", "*-lock.yaml", "*.lockb", "go.sum",
+                      "*.csv", "*.tsv", "*.jsonl", "*.ndjson", "*.svg", "*.pb.go", "*_pb2.py", "*.snap")
 REGEX_TIMEOUT_S = 5.0  # a regex that runs longer on one file ends with deadline_exceeded
 GREP_TIMEOUT_S = 60.0  # wall time for a whole grep (--timeout); then deadline_exceeded
 
@@ -80,6 +84,9 @@ SETTINGS: dict[str, tuple[object, str, object]] = {
     "limit": (DEFAULT_LIMIT, f"an integer from 1 to {MAX_LIMIT}",
               lambda v: _positive_int(v) and v <= MAX_LIMIT),
     "node-limit": (DEFAULT_NODE_LIMIT, "a positive integer", _positive_int),
+    "embed-skip": (DEFAULT_EMBED_SKIP, "a list of file name globs",
+                   lambda v: isinstance(v, list) and all(isinstance(x, str) and "\x00" not in x for x in v)),
+    "embed-long-lines": (True, "true or false", lambda v: isinstance(v, bool)),
 }
 
 

@@ -392,16 +392,25 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
 
 
 class Progress:
-    """A rich progress bar on stderr (TTY or --progress); silent otherwise."""
+    """Progress on stderr: a rich bar on a terminal; off a terminal (`--progress` with
+    stderr a file or a pipe) one plain line per phase step, at most every LINE_EVERY_S
+    seconds and at each phase's end, so a log shows it as it happens."""
 
-    def __init__(self, enabled: bool, color: bool = True) -> None:
+    LINE_EVERY_S = 1.0
+    LABELS = {"scan": "scanning", "trigram": "grep rows", "embed": "embedding"}
+
+    def __init__(self, enabled: bool, color: bool = True, stream=None) -> None:
         self.enabled = enabled
         self.color = color
+        self.stream = stream if stream is not None else sys.stderr
+        self.lines = enabled and not _isatty(self.stream)
         self.bar = None
         self.tasks: dict[str, object] = {}
+        self.last: dict[str, float] = {}
+        self.t0: dict[str, float] = {}
 
     def __enter__(self):
-        if self.enabled:
+        if self.enabled and not self.lines:
             from rich.console import Console  # noqa: PLC0415
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,  # noqa: PLC0415
                                        TimeElapsedColumn)
@@ -413,18 +422,47 @@ class Progress:
         return self
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if self.lines:
+            self._line(phase, done, total)
+            return
         if self.bar is None:
             return
         if phase not in self.tasks:
-            label = {"scan": "scanning", "embed": "embedding"}.get(phase, phase)
-            self.tasks[phase] = self.bar.add_task(label, total=total)
+            self.tasks[phase] = self.bar.add_task(self.LABELS.get(phase, phase), total=total)
         if phase == "scan" and done % 50:
             return
         self.bar.update(self.tasks[phase], completed=done, total=total)
 
+    def _line(self, phase: str, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        self.t0.setdefault(phase, now)
+        if now - self.last.get(phase, 0.0) < self.LINE_EVERY_S and done != total:
+            return
+        self.last[phase] = now
+        label = self.LABELS.get(phase, phase)
+        if total:
+            elapsed = now - self.t0[phase]
+            rate = done / elapsed if elapsed > 0 else 0.0
+            eta = f", eta {(total - done) / rate:.0f}s" if rate and done < total else ""
+            msg = f"ov: {label} {done}/{total} ({done / total:.0%}){eta}"
+        else:
+            msg = f"ov: {label} {done}"
+        try:
+            self.stream.write(msg + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            self.lines = False
+
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
             self.bar.__exit__(*exc)
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, full: bool = False,
@@ -434,7 +472,21 @@ def build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, fu
 
     show = out.stderr.isatty() if progress is None else progress
     return api.index(root, db=db, embed=embed, full=full, walk=walk_opts,
-                     progress=Progress(show, color=out.stderr_color), warn=out.warn)
+                     progress=Progress(show, color=out.stderr_color, stream=out.stderr), warn=out.warn)
+
+
+def stop_background(out: Out, path: Path, db: Path | None) -> int:
+    """`ov index --stop`: stop the background worker of the index of `path`."""
+    from ov.config import db_path_for  # noqa: PLC0415
+    from ov.worker import stop  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    pid = stop(Path(db) if db else db_path_for(Path(path).resolve()))
+    result = {"stopped": pid is not None, "pid": pid}
+    show(out, result, t0, lambda: out.notice(
+        f"stopped the background worker (pid {pid}); `ov index` completes the index"
+        if pid is not None else "no background worker runs for this index"))
+    return EXIT_OK
 
 
 def open_index(db: Path | None, *, auto_index: bool = False, out: Out | None = None,
@@ -445,7 +497,7 @@ def open_index(db: Path | None, *, auto_index: bool = False, out: Out | None = N
     if out is None:
         return api.Index.open(db=db, auto_index=auto_index, readonly=readonly)
     return api.Index.open(db=db, auto_index=auto_index, readonly=readonly,
-                          progress=Progress(out.stderr.isatty(), color=out.stderr_color),
+                          progress=Progress(out.stderr.isatty(), color=out.stderr_color, stream=out.stderr),
                           notice=out.notice, warn=out.warn)
 
 

@@ -113,12 +113,13 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
 
     use_kw = req.search_type in ("hybrid", "keywords")
     use_vec = req.search_type in ("hybrid", "semantic")
+    cov = coverage(store)
+    warnings = []
     qvec = None
     if use_vec:
-        # an index that was ever embedded keeps its model id; during a rebuild it may
-        # hold no vectors for a moment, which is an empty branch, not an unsupported one
-        if not store.has_vectors() and not store.get_meta("model"):
-            if req.search_type == "semantic":
+        if cov["embedded"] == 0:
+            # nothing to read: no vectors yet (a worker adds them) or none coming (--no-embed)
+            if req.search_type == "semantic" and not cov["pending"]:
                 raise OvError("unsupported",
                               "this index has no vectors (built with --no-embed); run `ov index` "
                               "without --no-embed to enable semantic search", field="search_type")
@@ -129,6 +130,12 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
             if stored and stored != model_id:
                 raise OvError("unsupported", f"the index was embedded with {stored!r}, but the "
                               f"query embedder is {model_id!r}; rebuild with `ov index --full`")
+    # the default (hybrid) ranking leaves out minified, generated and data files' rows;
+    # keyword search still finds them (ov.indexer.embeddable)
+    if req.search_type == "hybrid":
+        req = replace(req, filters=replace(req.filters, vectorless=False))
+    branches = [b for b, on in (("keywords", use_kw), ("semantic", use_vec)) if on]
+    warnings += coverage_warnings(req.search_type, cov)
 
     n_chunks = store.chunk_count() if use_kw and use_vec else None
 
@@ -182,14 +189,15 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
         segments = [*segments[:-1], (depth, segments[-1][1] + len(page))]
     else:
         segments = [*segments, (depth, len(page))]
-    warnings = []
     if checker.stale:
         warnings.append(f"{checker.stale} hit(s) came from files changed or deleted since indexing; "
                         "run `ov index` to refresh")
     if checker.refused:
         warnings.append(_refused_warning(checker.refused))
     return SearchResult(
-        search_type=req.search_type,
+        search_type="keywords" if branches == ["keywords"] else req.search_type,
+        branches=branches,
+        coverage=cov,
         profile=dict(rank.PROFILE),
         hits=page,
         total=len(page),
@@ -198,6 +206,46 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
         stale=checker.stale,
         refused=checker.refused or None,
     )
+
+
+def coverage(store: Store) -> dict:
+    """Semantic coverage: rows with a vector / rows that will have one (every level;
+    minified and data files' rows are not counted), whether vectors are still coming
+    (`pending`) and whether a background worker is adding them now."""
+    from ov.indexer import EMBED_META, KEYWORDS_META, worker_state  # noqa: PLC0415
+
+    embedded, embeddable = store.coverage()
+    partial = bool(store.get_meta(KEYWORDS_META))
+    coming = (embeddable > embedded or partial) and (
+        store.get_meta(EMBED_META) == "on" or bool(store.get_meta("model")))
+    return {"embedded": embedded, "embeddable": embeddable,
+            "ratio": round(embedded / embeddable, 4) if embeddable else 1.0,
+            "pending": embeddable - embedded if coming else 0,
+            "background": worker_state(store.path) is not None,
+            # False while a first search's time budget has left files unread (ov.worker)
+            "keywords_complete": not partial,
+            "files": store.q1("SELECT count(*) FROM files") if partial else None}
+
+
+def coverage_warnings(search_type: str, cov: dict) -> list[str]:
+    """What a ranked result must say about the rows it ran on."""
+    out = []
+    if not cov.get("keywords_complete", True):
+        out.append(f"the index is still being built: {cov['files']} files read so far, the rest by "
+                   + ("a background worker (`ov status`)" if cov["background"] else "the next `ov index`")
+                   + "; results cover those files only")
+    if search_type == "keywords" or cov["embedded"] >= cov["embeddable"]:
+        return out
+    how = ("a background worker is adding them (`ov status` shows progress; `ov index` "
+           "finishes them in the foreground)" if cov["background"] else
+           "run `ov index` to add them" if cov["pending"] else
+           "the index was built with --no-embed; run `ov index` to add them")
+    if cov["embedded"] == 0:
+        what = ("hybrid search ran on keywords alone" if search_type == "hybrid"
+                else "semantic search found nothing to search")
+        return out + [f"{what}: the index has no vectors yet (0 of {cov['embeddable']} rows); {how}"]
+    return out + [f"{search_type} search ran on partial vectors: {cov['embedded']} of "
+                  f"{cov['embeddable']} rows ({cov['ratio']:.0%}) have one; {how}"]
 
 
 def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int):
@@ -365,7 +413,15 @@ def status(store: Store, root: Path) -> StatusReport:
         schema_version=int(store.get_meta("schema_version") or 0),
         sqlite_version=store.q1("SELECT sqlite_version()"), vec_version=vec,
         skipped=n_skipped, skipped_files=[SkippedFile(p, r) for p, r in skipped],
+        coverage=coverage(store), not_embedded_rows=counts["no_vector"],
+        trigram_pending=store.trigram_pending(), background=_worker(store),
     )
+
+
+def _worker(store: Store) -> dict | None:
+    from ov.indexer import worker_state  # noqa: PLC0415
+
+    return worker_state(store.path)
 
 
 # ---- context, read, tag, manifest (issue 5) --------------------------------------------------

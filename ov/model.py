@@ -71,11 +71,13 @@ class Hit:
 class SearchResult:
     """One page of `ov find` / `ov search`: the hits, and the cursor to the next page."""
 
-    search_type: str
+    search_type: str  # what ran: "keywords" when a hybrid had no vectors to read
     profile: dict[str, Any]
     hits: list[Hit]
     total: int
     next_cursor: str | None = None
+    branches: list[str] = field(default_factory=list)  # the branches that ran
+    coverage: dict[str, Any] | None = None  # ov.engine.coverage
     warnings: list[str] = field(default_factory=list)
     stale: int = 0
     plan: dict[str, Any] | None = None  # with --explain
@@ -166,6 +168,7 @@ class IndexReport:
     embedded: int = 0  # chunks embedded in this run
     reused: int = 0  # chunk vectors reused by content hash
     seconds: float = 0.0
+    partial: bool = False  # a first answer's time budget ended the walk; ov.worker goes on
     warnings: list[str] = field(default_factory=list)
 
 
@@ -199,6 +202,10 @@ class StatusReport:
     settings: dict[str, Any] = field(default_factory=dict)
     skipped: int = 0  # files the last `ov index` skipped
     skipped_files: list[SkippedFile] = field(default_factory=list)  # the first 1000, by path
+    coverage: dict[str, Any] | None = None  # ov.engine.coverage: every level's rows
+    not_embedded_rows: int = 0  # minified, generated, lock and data files' rows (never embedded)
+    trigram_pending: int = 0  # chunks whose grep trigram rows are still to be written
+    background: dict[str, Any] | None = None  # the running worker: pid, phase, done, total, rate, eta_s
 
 
 @dataclass

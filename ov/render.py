@@ -126,6 +126,8 @@ def status_text(rep) -> str:
         f"files:           {rep.files}",
         f"chunks:          {rep.chunks}",
         f"embedded:        {rep.embedded_chunks} ({rep.embedded_coverage:.0%})",
+        f"vector rows:     {_coverage_text(rep)}",
+        f"background:      {_worker_text(rep.background)}",
         f"stale files:     {rep.stale_files} changed, {rep.missing_files} missing on disk",
         f"model:           {rep.model or '-'}",
         f"schema version:  {rep.schema_version}",
@@ -152,6 +154,29 @@ def _skipped_lines(rep) -> list[str]:
     if rep.skipped > len(rep.skipped_files):
         lines.append(f"  ... and {rep.skipped - len(rep.skipped_files)} more")
     return lines
+
+
+def _coverage_text(rep) -> str:
+    cov = rep.coverage or {}
+    text = f"{cov.get('embedded', 0)} of {cov.get('embeddable', 0)} ({cov.get('ratio', 0):.0%})"
+    if rep.not_embedded_rows:
+        text += f"; {rep.not_embedded_rows} rows of minified/generated/data files not embedded"
+    if rep.trigram_pending:
+        text += f"; {rep.trigram_pending} chunks without grep rows yet"
+    return text
+
+
+def _worker_text(w: dict | None) -> str:
+    if not w:
+        return "-"
+    text = f"pid {w['pid']}, {w.get('phase')}"
+    if w.get("total"):
+        text += f" {w.get('done', 0)}/{w['total']}"
+    if w.get("rate"):
+        text += f", {w['rate']:.0f}/s"
+    if w.get("eta_s") is not None:
+        text += f", eta {w['eta_s']:.0f}s"
+    return text + " (`ov index --stop` stops it)"
 
 
 def settings_text(settings: dict) -> str:

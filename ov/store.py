@@ -43,6 +43,15 @@ DIM = 384
 BUSY_TIMEOUT_MS = 3000
 KNN_MAX = 4096  # sqlite-vec's largest k
 SENTENCE_LEVEL = 3  # ov.chunk.SENTENCE: rows with a vector and no keyword row
+# chunks.embedded: 1 has a vector, 0 waits for one, NO_VECTOR never gets one (minified,
+# generated, lock and data files: ov.indexer.embeddable), and is left out of the default
+# (hybrid) ranking while keyword search and grep still find it
+NO_VECTOR = -1
+# grep's trigram rows are written after the keyword rows (a second phase, often in the
+# background: writing them is ~3/4 of the keyword phase's SQL and half the index), so the
+# level-2 chunks with an id above this meta value have none yet. New chunks always take
+# ids above it, so the mark alone says which rows a chunk has.
+TRI_META = "tri_upto"
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # chunks_fts's tokenizer
 
 
@@ -251,6 +260,15 @@ class Filters:
     time_field: str = "updated_at"
     tags: tuple[tuple[str, str], ...] = ()  # AND
     levels: tuple[int, ...] = (2,)
+    # NO_VECTOR rows (minified, generated, lock, data files): keyword search asks for
+    # them, the default hybrid ranking leaves them out (ov.indexer.embeddable)
+    vectorless: bool = True
+
+    def level_where(self, prefix: str = "c.") -> str:
+        """SQL over `chunks` for the levels (and NO_VECTOR rows when they are left out)."""
+        lv = ",".join(str(int(x)) for x in self.levels)
+        where = f"{prefix}level IN ({lv})"
+        return where if self.vectorless else f"{where} AND {prefix}embedded != {NO_VECTOR}"
 
     def file_where(self, alias: str = "f") -> tuple[str, list[Any]]:
         """SQL over `files` for every filter except levels."""
@@ -726,33 +744,82 @@ class Store:
         self.conn.executemany(
             "INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', ?, ?)",
             [(r[0], keyword_text(r[2], title)) for r in rows if r[1] != SENTENCE_LEVEL])
+        upto = self.tri_upto()
         self.conn.executemany(
             "INSERT INTO chunks_tri(chunks_tri, rowid, text) VALUES ('delete', ?, ?)",
-            [(r[0], r[2]) for r in rows if r[1] == 2])
+            [(r[0], r[2]) for r in rows if r[1] == 2 and r[0] <= upto])
         self.conn.executemany("DELETE FROM chunks_vec WHERE chunk_id = ?", [(r[0],) for r in rows])
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
 
     def insert_chunks(self, file_id: int, chunks: Sequence[Any], hashes: Sequence[str],
-                      title: str = "") -> list[int]:
+                      title: str = "", *, embed: bool = True, trigrams: bool = True,
+                      keywords: Sequence[str] | None = None) -> list[int]:
         """Insert chunks (objects with start, end, start_line, end_line, text, level).
 
-        Ids are assigned here so the three tables take one `executemany` each; this runs
-        inside the indexer's write transaction, so no other writer can take them.
+        Ids are assigned here so the tables take one `executemany` each; this runs inside
+        the indexer's write transaction, so no other writer can take them. `embed=False`
+        marks the rows NO_VECTOR. `trigrams=False` leaves grep's trigram rows to
+        `fill_trigrams`; with True they are written now unless earlier chunks still wait
+        for theirs (the mark, TRI_META, can only move over a contiguous run of ids).
         """
-        first = (self.q1("SELECT max(id) FROM chunks") or 0) + 1
+        upto = self.tri_upto()
+        top = self.q1("SELECT max(id) FROM chunks") or 0
+        first = max(top, upto) + 1
         ids = list(range(first, first + len(chunks)))
+        state = 0 if embed else NO_VECTOR
         self.conn.executemany(
             "INSERT INTO chunks(id, file_id, level, seq, start, end, start_line, end_line, text, hash, "
-            "embedded) VALUES (?,?,?,?,?,?,?,?,?,?,0)",
-            [(cid, file_id, c.level, seq, c.start, c.end, c.start_line, c.end_line, c.text, h)
+            "embedded) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            [(cid, file_id, c.level, seq, c.start, c.end, c.start_line, c.end_line, c.text, h, state)
              for seq, (cid, c, h) in enumerate(zip(ids, chunks, hashes))])
         # sentence rows (level 3) are vectors only: no keyword rows of their own
-        self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
-                              [(cid, keyword_text(c.text, title)) for cid, c in zip(ids, chunks)
-                               if c.level != SENTENCE_LEVEL])
-        self.conn.executemany("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)",
-                              [(cid, c.text) for cid, c in zip(ids, chunks) if c.level == 2])
+        kw_ids = [cid for cid, c in zip(ids, chunks) if c.level != SENTENCE_LEVEL]
+        if keywords is None:
+            keywords = [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL]
+        self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", zip(kw_ids, keywords))
+        if trigrams and ids and upto >= top:
+            self.conn.executemany("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)",
+                                  [(cid, c.text) for cid, c in zip(ids, chunks) if c.level == 2])
+            self.set_meta(TRI_META, str(ids[-1]))
         return ids
+
+    # -- grep's trigram rows (written after the keyword rows) --
+    def tri_upto(self) -> int:
+        """Level-2 chunks with an id at or below this have their trigram rows. An index
+        from before the mark wrote them with the chunks: all of them have."""
+        v = self.get_meta(TRI_META)
+        if v is not None:
+            return int(v)
+        return self.q1("SELECT max(id) FROM chunks") or 0
+
+    def pin_tri_upto(self) -> None:
+        """Record the mark (inside a write transaction) before chunks are added without
+        trigram rows, so that an older index's rows stay counted as written."""
+        if self.get_meta(TRI_META) is None:
+            self.set_meta(TRI_META, str(self.tri_upto()))
+
+    def trigram_pending(self) -> int:
+        """Level-2 chunks still without trigram rows."""
+        return self.q1("SELECT count(*) FROM chunks WHERE id > ? AND level = 2", (self.tri_upto(),))
+
+    def trigrams_complete(self) -> bool:
+        return self.q1("SELECT 1 FROM chunks WHERE id > ? AND level = 2 LIMIT 1",
+                       (self.tri_upto(),)) is None
+
+    def fill_trigrams(self, batch: int = 2000) -> int:
+        """Write the trigram rows of up to `batch` chunks that lack them, in one
+        transaction; returns how many (0 = none left). Chunks are taken in id order, so
+        the mark moves over every chunk it passes."""
+        with self.tx():
+            upto = self.tri_upto()
+            rows = self.rows("SELECT id, level, text FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
+                             (upto, batch))
+            if not rows:
+                return 0
+            self.conn.executemany("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)",
+                                  [(r[0], r[2]) for r in rows if r[1] == 2])
+            self.set_meta(TRI_META, str(rows[-1][0]))
+        return sum(1 for r in rows if r[1] == 2)
 
     def file_vectors(self, file_id: int) -> dict[str, bytes]:
         """A file's stored vectors by their chunk's text hash (read before its chunks are
@@ -791,9 +858,25 @@ class Store:
             "VALUES (?, ?, ?, ?, ?, ?)", (chunk_id, blob, meta[0], meta[1] or "", meta[2], meta[3]))
         self.conn.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (chunk_id,))
 
-    def pending_embeddings(self) -> list[tuple[int, int]]:
-        """(chunk id, text length) of chunks without a vector, shortest first."""
-        return self.rows("SELECT id, length(text) FROM chunks WHERE embedded = 0 ORDER BY length(text), id")
+    def pending_embeddings(self) -> list[tuple[int, int, str]]:
+        """(chunk id, text length, text hash) of chunks waiting for a vector, shortest first."""
+        return self.rows("SELECT id, length(text), hash FROM chunks WHERE embedded = 0 "
+                         "ORDER BY length(text), id")
+
+    def vectors_by_hash(self, hashes: Sequence[str]) -> dict[str, bytes]:
+        """A stored vector for each text hash that has one."""
+        if not hashes:
+            return {}
+        return dict(self.rows(
+            "SELECT c.hash, v.embedding FROM chunks c JOIN chunks_vec v ON v.chunk_id = c.id "
+            "WHERE c.hash IN (SELECT value FROM json_each(?)) AND c.embedded = 1 GROUP BY c.hash",
+            (json.dumps(list(dict.fromkeys(hashes))),)))
+
+    def coverage(self) -> tuple[int, int]:
+        """(rows with a vector, rows that will have one): every level, NO_VECTOR rows left
+        out. One pass over the `embedded` index."""
+        n = dict(self.rows("SELECT embedded, count(*) FROM chunks GROUP BY embedded"))
+        return n.get(1, 0), n.get(1, 0) + n.get(0, 0)
 
     def chunk_texts(self, ids: Sequence[int]) -> dict[int, str]:
         out: dict[int, str] = {}
@@ -819,6 +902,7 @@ class Store:
             "tier_chunks": self.q1("SELECT count(*) FROM chunks WHERE level IN (0, 1)"),
             "embedded": self.q1("SELECT count(*) FROM chunks WHERE embedded = 1 AND level = 2"),
             "pending": self.q1("SELECT count(*) FROM chunks WHERE embedded = 0"),
+            "no_vector": self.q1("SELECT count(*) FROM chunks WHERE embedded = ?", (NO_VECTOR,)),
         }
 
     def chunk_count(self) -> int:
@@ -842,9 +926,8 @@ class Store:
     def allowed_chunk_sql(self, filters: Filters) -> tuple[str, list[Any]]:
         """SQL selecting chunk ids that pass every filter."""
         fw, fp = filters.file_where("f")
-        lv = ",".join(str(int(x)) for x in filters.levels)
         return (f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id "
-                f"WHERE c.level IN ({lv}) AND {fw}", fp)
+                f"WHERE {filters.level_where()} AND {fw}", fp)
 
     def keyword_search(self, match: str, filters: Filters, limit: int,
                        table: str = "chunks_fts") -> list[tuple[int, float]]:
@@ -882,7 +965,6 @@ class Store:
     def _match_search(self, match: str, filters: Filters, limit: int,
                       table: str) -> list[tuple[int, float]]:
         fw, fp = filters.file_where("f")
-        lv = ",".join(str(int(x)) for x in filters.levels)
         if fw == "1":
             # only the level to check: rank the FTS5 rows alone and look up the chunks of
             # the best few, since joining every matching row costs as much as ranking it
@@ -893,13 +975,13 @@ class Store:
                             f"ORDER BY bm25({table}), rowid LIMIT ?", (match, k))
             ok = {r[0] for r in self.rows(
                 f"SELECT id FROM chunks WHERE id IN (SELECT value FROM json_each(?)) "
-                f"AND level IN ({lv})", (json.dumps([r[0] for r in top]),))} if top else set()
+                f"AND {filters.level_where('')}", (json.dumps([r[0] for r in top]),))} if top else set()
             hits = [(r[0], r[1]) for r in top if r[0] in ok][:limit]
             if len(hits) == limit or len(top) < k:
                 return hits
         sql = (f"SELECT t.rowid, -bm25({table}) AS s FROM {table} t "
                f"JOIN chunks c ON c.id = t.rowid JOIN files f ON f.id = c.file_id "
-               f"WHERE {table} MATCH ? AND c.level IN ({lv}) AND {fw} "
+               f"WHERE {table} MATCH ? AND {filters.level_where()} AND {fw} "
                f"ORDER BY bm25({table}), t.rowid LIMIT ?")
         return [(r[0], r[1]) for r in self.rows(sql, [match, *fp, limit])]
 
@@ -1016,9 +1098,8 @@ class Store:
     def _substring_search(self, term: str, filters: Filters, limit: int,
                           least: float = 0.0) -> list[tuple[int, float]]:
         fw, fp = filters.file_where("f")
-        lv = ",".join(str(int(x)) for x in filters.levels)
         sql = (f"SELECT c.id, (length(c.text) - length(replace(c.text, ?, ''))) / length(?) AS n "
-               f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.level IN ({lv}) AND {fw} "
+               f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE {filters.level_where()} AND {fw} "
                f"AND instr(c.text, ?) > 0 AND n >= ? ORDER BY n DESC, c.id LIMIT ?")
         return [(r[0], float(r[1])) for r in self.rows(sql, [term, term, *fp, term, least, limit])]
 
@@ -1113,7 +1194,7 @@ class Store:
         run's halves, or of its blocks.
         """
         runs = sorted({r for lit in literals for r in lit.split() if len(r) >= 5})
-        if not runs:
+        if not runs or not self.trigrams_complete():  # rows still being written: read every file
             return None
         found: set[str] | None = None
         for run in runs:

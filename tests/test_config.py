@@ -7,12 +7,14 @@ value of the wrong type is `invalid_argument` naming the file and the key.
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
 
 from conftest import make_tree
-from ov.config import DEFAULT_MAX_FILESIZE, SETTINGS, load_config
+from ov.config import DEFAULT_EMBED_SKIP, DEFAULT_MAX_FILESIZE, SETTINGS, load_config
 from ov.errors import OvError
 
 FILES = {
@@ -36,7 +38,8 @@ def _ov_toml(root: Path, text: str) -> None:
 def test_defaults_without_files(tmp_path):
     cfg = load_config(tmp_path)
     assert cfg.values == {"ignore": (), "max-filesize": DEFAULT_MAX_FILESIZE, "hidden": False,
-                          "search-type": "hybrid", "limit": 10, "node-limit": 256}
+                          "search-type": "hybrid", "limit": 10, "node-limit": 256,
+                          "embed-skip": DEFAULT_EMBED_SKIP, "embed-long-lines": True}
     assert set(cfg.sources.values()) == {"default"}
     assert set(cfg.values) == set(SETTINGS)
 
@@ -49,7 +52,8 @@ def test_ov_config_toml(tmp_path):
     assert cfg.values["limit"] == 3
     assert cfg.sources == {"ignore": ".ov/config.toml", "max-filesize": "default",
                            "hidden": ".ov/config.toml", "search-type": "default",
-                           "limit": ".ov/config.toml", "node-limit": "default"}
+                           "limit": ".ov/config.toml", "node-limit": "default",
+                           "embed-skip": "default", "embed-long-lines": "default"}
 
 
 def test_pyproject_tool_ov_and_precedence(tmp_path):
@@ -250,6 +254,8 @@ def test_status_shows_where_each_setting_came_from(ov, tmp_path):
         "search-type": {"value": "hybrid", "source": "default"},
         "limit": {"value": 5, "source": "pyproject.toml [tool.ov]"},
         "node-limit": {"value": 256, "source": "default"},
+        "embed-skip": {"value": list(DEFAULT_EMBED_SKIP), "source": "default"},
+        "embed-long-lines": {"value": True, "source": "default"},
     }
     r = ov("status", cwd=root)
     assert r.code == 0
@@ -262,4 +268,6 @@ def test_status_shows_where_each_setting_came_from(ov, tmp_path):
         '  search-type   = "hybrid"  (default)',
         "  limit         = 5  (pyproject.toml [tool.ov])",
         "  node-limit    = 256  (default)",
+        f"  embed-skip    = {json.dumps(list(DEFAULT_EMBED_SKIP))}  (default)",
+        "  embed-long-lines = true  (default)",
     ]

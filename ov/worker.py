@@ -1,0 +1,225 @@
+"""The background worker: what makes a first search answer in seconds on any tree.
+
+A search on a tree without an index builds the keyword rows only (`first_use`), answers
+from them, and leaves the rest to this worker, a detached process that outlives the
+command:
+
+    python -m ov.worker DB      (started by `spawn`: its own session, no terminal)
+
+It writes grep's trigram rows, then the vectors (ov.indexer.complete_index). One per
+index: it holds the index lock while it works, so a second worker, or one started while
+`ov index` runs, exits at once; `ov index` stops it (and does its work in the
+foreground). SIGTERM or SIGINT (`ov index --stop`) ends it after the current batch.
+Every batch is its own transaction, so a SIGKILL at any point leaves a consistent index
+that the next run (a worker or `ov index`) completes. It runs at a lower CPU priority so
+the searches it serves stay quick, and reports its progress to `ov status` through a JSON
+file beside the index (ov.indexer.worker_state).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from ov.errors import OvError
+from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Progress, complete_index, index_tree,
+                        lock_held, stop_worker, worker_file, worker_state)
+from ov.model import IndexReport
+from ov.store import Store
+
+NICE = 10
+# a first search reads files for this long, then answers from the keyword rows written so
+# far (saying how many) and leaves the rest of the tree to the worker
+FIRST_BUDGET_S = float(os.environ.get("OV_FIRST_BUDGET", "6"))
+STATE_EVERY_S = 0.5  # how often the state file is rewritten
+LOG_NAME = "worker.log"
+
+
+def enabled() -> bool:
+    """`OV_BACKGROUND=0` turns the worker off: a first search then indexes everything
+    before it answers, as `ov index` does."""
+    return os.environ.get("OV_BACKGROUND", "1") != "0"
+
+
+def first_use(root: Path, db_path: Path, opts: IndexOptions, *, progress: Progress | None = None,
+              warn=None) -> tuple[IndexReport, int | None]:
+    """Index `root` for a first search: the keyword rows now, the rest by a background
+    worker. Returns (the keyword run's report, the worker's pid or None)."""
+    if not enabled():
+        return index_tree(root, db_path, opts, progress=progress, warn=warn), None
+    report = index_tree(root, db_path, replace(opts, embed=False, trigrams=False,
+                                               budget_s=FIRST_BUDGET_S),
+                        progress=progress, warn=warn)
+    if opts.embed and _model_available(warn):
+        with Store.open(db_path) as store, store.tx():
+            store.set_meta(EMBED_META, "on")  # vectors are coming: not a --no-embed index
+    return report, spawn(db_path)
+
+
+def _model_available(warn) -> bool:
+    from ov.embed import check_available  # noqa: PLC0415 - cheap: no onnxruntime
+
+    try:
+        check_available()
+    except OvError as e:
+        if warn:
+            warn(f"{e.message}; the index has keywords only")
+        return False
+    return True
+
+
+def spawn(db_path: Path) -> int | None:
+    """Start a worker for the index unless one runs (its pid), an `ov index` holds the
+    index (None: that run does the work), or the worker is turned off."""
+    db_path = Path(db_path).resolve()
+    if not enabled():
+        return None
+    state = worker_state(db_path)
+    if state is not None:
+        return int(state["pid"])
+    if lock_held(db_path):
+        return None
+    log = _open_log(db_path.parent / LOG_NAME)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "ov.worker", str(db_path)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=log if log is not None else subprocess.DEVNULL,
+                                start_new_session=True, close_fds=True, cwd=str(db_path.parent))
+    finally:
+        if log is not None:
+            os.close(log)
+    # the state until the worker writes its own, so that the search that started it
+    # already reports it (ov.indexer.worker_state)
+    _write_json(worker_file(db_path), {"pid": proc.pid, "started": time.time(), "phase": "starting",
+                                       "done": 0, "total": 0, "rate": None, "eta_s": None})
+    return proc.pid
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Replace `path` atomically (never through a symlink)."""
+    tmp = path.with_name(path.name + f".{os.getpid()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def stop(db_path: Path, wait_s: float = 60.0) -> int | None:
+    """Stop the index's background worker: SIGTERM, then wait until it has committed its
+    batch and let go of the index. Returns its pid, or None when none ran."""
+    state = worker_state(db_path)
+    if state is None or not stop_worker(db_path):
+        return None
+    deadline = time.monotonic() + wait_s
+    while worker_state(db_path) is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if worker_state(db_path) is not None:
+        raise OvError("index_busy", f"the background worker (pid {state['pid']}) did not stop "
+                      f"within {wait_s:.0f}s", retryable=True)
+    try:  # one stopped before it took over its state file leaves the spawner's
+        if json.loads(worker_file(db_path).read_text()).get("pid") == state["pid"]:
+            worker_file(db_path).unlink()
+    except (OSError, ValueError):
+        pass
+    return int(state["pid"])
+
+
+def resume(store: Store) -> int | None:
+    """Start a worker when the index still waits for trigram rows or vectors (a worker
+    killed, a machine restarted) and none runs; its pid, else None."""
+    if store.get_meta(KEYWORDS_META):
+        return spawn(store.path)
+    if store.trigrams_complete() and (store.get_meta(EMBED_META) != "on"
+                                      or store.coverage()[0] == store.coverage()[1]):
+        return None
+    return spawn(store.path)
+
+
+def _open_log(path: Path) -> int | None:
+    """The worker's stderr: appended, owner-only, never through a symlink."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return None
+
+
+class _State:
+    """The worker's progress, written atomically for `ov status`."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.path = worker_file(db_path)
+        self.data = {"pid": os.getpid(), "started": time.time(), "phase": "start",
+                     "done": 0, "total": 0, "rate": None, "eta_s": None}
+        self.phase_t0 = time.monotonic()
+        self.phase_done0 = 0
+        self.written = 0.0
+        self.write(force=True)
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if phase != self.data["phase"]:
+            self.data["phase"] = phase
+            self.phase_t0, self.phase_done0 = time.monotonic(), done
+        elapsed = time.monotonic() - self.phase_t0
+        rate = (done - self.phase_done0) / elapsed if elapsed > 0 and done > self.phase_done0 else None
+        self.data.update(done=done, total=total or 0,
+                         rate=round(rate, 1) if rate else None,
+                         eta_s=round((total - done) / rate, 1) if rate and total else None)
+        self.write()
+
+    def write(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.written < STATE_EVERY_S:
+            return
+        self.written = now
+        _write_json(self.path, self.data)
+
+    def remove(self) -> None:
+        try:
+            if json.loads(self.path.read_text()).get("pid") == os.getpid():
+                self.path.unlink()
+        except (OSError, ValueError):
+            pass
+
+
+def run(db_path: Path) -> int:
+    """The worker's body: 0 when done, stopped, or another process holds the index."""
+    db_path = Path(db_path)
+    stopping = []
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: stopping.append(True))
+    try:
+        os.nice(NICE)
+    except OSError:
+        pass
+    lock = IndexLock(db_path)
+    state = None
+    try:
+        lock.acquire(0)
+        state = _State(db_path)
+        complete_index(db_path, progress=state, stop=lambda: bool(stopping), locked=True)
+    except OvError as e:
+        if e.code == "index_busy" and state is None:
+            return 0  # another worker or `ov index` has the index
+        print(f"ov worker: {db_path}: {e.message}", file=sys.stderr)
+        return 2
+    finally:
+        if state is not None:
+            state.remove()
+        lock.release()
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print("usage: python -m ov.worker INDEX_DB", file=sys.stderr)
+        raise SystemExit(2)
+    raise SystemExit(run(Path(sys.argv[1])))

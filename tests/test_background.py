@@ -1,0 +1,323 @@
+"""Answer first, vectors after (issue 13): the background worker, coverage in results,
+line progress off a terminal, and files that are never embedded."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import make_tree, run_subprocess
+from ov.indexer import IndexOptions, embeddable, worker_state
+from ov.store import NO_VECTOR, Store
+
+PROSE = "# Notes {i}\n\nThe tide tables for harbour {i} list high water. Boats leave at dawn.\n\n" \
+        "A second paragraph about lighthouse {i} and its keeper. The lamp turns all night.\n"
+
+
+def _many(n: int) -> dict[str, str]:
+    files = {f"docs/n{i:03d}.md": PROSE.format(i=i) for i in range(n)}
+    files["src/parse.py"] = 'def parse_args(argv):\n    """Parse command line arguments."""\n    return argv\n'
+    return files
+
+
+def _wait_worker(db: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while worker_state(db) is not None:
+        assert time.monotonic() < deadline, "the background worker did not finish"
+        time.sleep(0.1)
+
+
+def _db(root: Path) -> Path:
+    return root / ".ov" / "index.db"
+
+
+# ---- coverage and warnings ---------------------------------------------------------------
+
+
+def test_no_embed_index_says_keywords_ran_and_find_is_unsupported(ov, tree):
+    root = tree(_many(3))
+    assert ov("index", root, "--no-embed").code == 0
+    r = ov("search", "tide tables", "--json", cwd=root)
+    assert r.code == 0, r.out + r.err
+    res = r.json["result"]
+    assert res["search_type"] == "keywords" and res["branches"] == ["keywords"]
+    cov = res["coverage"]
+    assert cov["embedded"] == 0 and cov["embeddable"] > 0 and cov["pending"] == 0
+    assert any("keywords alone" in w and "--no-embed" in w for w in res["warnings"])
+    assert "keywords alone" in r.err
+    r = ov("find", "tide tables", "--json", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "unsupported"
+    # asked for keywords: nothing to warn about
+    r = ov("search", "tide tables", "--search-type", "keywords", "--json", cwd=root)
+    assert r.json["result"]["warnings"] == [] and r.json["result"]["branches"] == ["keywords"]
+
+
+def test_full_and_partial_coverage(ov, tree):
+    root = tree(_many(3))
+    assert ov("index", root).code == 0
+    r = ov("search", "tide tables", "--json", cwd=root)
+    res = r.json["result"]
+    assert res["search_type"] == "hybrid" and res["branches"] == ["keywords", "semantic"]
+    assert res["coverage"]["embedded"] == res["coverage"]["embeddable"] > 0
+    assert res["coverage"]["ratio"] == 1.0 and res["warnings"] == []
+    # new files indexed without vectors: the vectors present are a part of those to come
+    for i in range(3, 9):
+        (root / "docs" / f"n{i:03d}.md").write_text(PROSE.format(i=i))
+    assert ov("index", root, "--no-embed").code == 0
+    for cmd in ("search", "find"):
+        res = ov(cmd, "tide tables", "--json", cwd=root).json["result"]
+        cov = res["coverage"]
+        assert 0 < cov["embedded"] < cov["embeddable"] and cov["pending"] == cov["embeddable"] - cov["embedded"]
+        assert any("partial vectors" in w for w in res["warnings"]), res["warnings"]
+    assert ov("index", root).code == 0  # the next full run completes them
+    cov = ov("find", "tide tables", "--json", cwd=root).json["result"]["coverage"]
+    assert cov["embedded"] == cov["embeddable"]
+
+
+# ---- first use and the background worker -------------------------------------------------
+
+
+def test_first_search_answers_from_keywords_and_the_worker_completes(tree):
+    root = tree(_many(40))
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
+    assert r.code == 0, r.err
+    res = r.json["result"]
+    assert res["hits"] and res["branches"] == ["keywords"]
+    assert res["coverage"]["pending"] > 0
+    assert "first use" in r.err and "background" in r.err
+    _wait_worker(_db(root))
+    with Store.open(_db(root)) as s:
+        emb, total = s.coverage()
+        assert emb == total > 0
+        assert s.trigrams_complete()
+    res = run_subprocess(["search", "tide tables", "--json"], cwd=root).json["result"]
+    assert res["branches"] == ["keywords", "semantic"] and res["warnings"] == []
+
+
+def test_status_shows_the_worker_and_index_stop_stops_it(tree):
+    from ov.worker import stop
+
+    root = tree(_many(600))
+    r = run_subprocess(["search", "tide tables", "-n", "1"], cwd=root)
+    assert r.code == 0, r.err
+    state = worker_state(_db(root))
+    assert state is not None, "the worker finished before it could be watched"
+    pid = int(state["pid"])
+    os.kill(pid, signal.SIGSTOP)  # held still while it is looked at
+    try:
+        st = run_subprocess(["status", "--json"], cwd=root).json["result"]
+        bg = st["background"]
+        assert bg is not None and bg["pid"] == pid
+        assert bg["phase"] in ("starting", "start", "trigram", "embed")
+        text = run_subprocess(["status"], cwd=root).out
+        assert "vector rows:" in text and f"pid {pid}" in text
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert stop(_db(root)) == pid  # SIGTERM, then it lets go of the index
+    assert worker_state(_db(root)) is None
+    r = run_subprocess(["index", ".", "--stop", "--json"], cwd=root)
+    assert r.code == 0 and r.json["result"] == {"stopped": False, "pid": None}
+    r = run_subprocess(["index", ".", "--stop"], cwd=root)
+    assert r.code == 0 and "no background worker" in r.err
+    # the index is usable, and `ov index` completes it in the foreground
+    assert run_subprocess(["search", "lighthouse keeper", "--json", "--no-auto-index"], cwd=root).code == 0
+    _wait_worker(_db(root))
+    assert run_subprocess(["index", "."], cwd=root).code == 0
+    with Store.open(_db(root)) as s:
+        emb, total = s.coverage()
+        assert emb == total and s.trigrams_complete() and s.integrity_ok()
+
+
+def _answers(root: Path) -> list:
+    out = []
+    for q in ("tide tables harbour 7", "lighthouse keeper lamp", "parse arguments"):
+        res = run_subprocess(["search", q, "-n", "5", "--json"], cwd=root).json["result"]
+        out.append([(h["path"], h["start_line"]) for h in res["hits"]])
+    return out
+
+
+def test_worker_killed_at_random_points_leaves_a_usable_index(tree, tmp_path):
+    rnd = random.Random(13)
+    files = _many(120)
+    clean = make_tree(tmp_path / "clean", files)
+    assert run_subprocess(["index", "."], cwd=clean).code == 0
+    want = _answers(clean)
+    kills = []
+    for round_ in range(3):
+        root = make_tree(tmp_path / f"k{round_}", files)
+        assert run_subprocess(["search", "tide", "-n", "1"], cwd=root).code == 0
+        deadline = time.monotonic() + 20  # until the worker has begun (it may be slow to start)
+        while time.monotonic() < deadline:
+            state = worker_state(_db(root))
+            if state is None or state["phase"] not in ("starting", "start"):
+                break
+            time.sleep(0.02)
+        time.sleep(rnd.uniform(0.0, 0.6))
+        state = worker_state(_db(root))
+        if state is not None:
+            os.kill(int(state["pid"]), signal.SIGKILL)
+            kills.append(state["phase"])
+            time.sleep(0.2)
+        with Store.open(_db(root)) as s:
+            assert s.integrity_ok()
+            emb, total = s.coverage()
+            assert emb <= total
+        # usable as it is: grep and search answer; then the next run completes it
+        assert run_subprocess(["grep", "-F", "lighthouse 7 ", "-c"], cwd=root).code == 0
+        assert run_subprocess(["search", "tide tables", "--json"], cwd=root).code == 0
+        _wait_worker(_db(root))  # the search above may have started a worker again
+        assert run_subprocess(["index", "."], cwd=root).code == 0
+        with Store.open(_db(root)) as s:
+            emb, total = s.coverage()
+            assert emb == total and s.trigrams_complete() and s.integrity_ok()
+            # no vector lost or doubled: one per row that has one
+            assert s.q1("SELECT count(*) FROM chunks_vec") == emb
+        assert _answers(root) == want
+    assert kills, "no round caught the worker running"
+
+
+# ---- progress off a terminal ---------------------------------------------------------------
+
+
+def test_progress_lines_when_stderr_is_a_file(tree, tmp_path):
+    root = tree(_many(30))
+    log = tmp_path / "progress.log"
+    with open(log, "w") as err:
+        import subprocess
+
+        p = subprocess.run([sys.executable, "-m", "ov", "index", str(root), "--progress"],
+                           stdout=subprocess.PIPE, stderr=err, env={**os.environ, "OV_EMBEDDER": "hash"},
+                           timeout=300)
+    assert p.returncode == 0
+    lines = log.read_text().splitlines()
+    assert any(ln.startswith("ov: scanning ") for ln in lines), lines
+    embed = [ln for ln in lines if ln.startswith("ov: embedding ")]
+    assert embed and embed[-1].split()[2].split("/")[0] == embed[-1].split()[2].split("/")[1]
+    assert not any("\x1b" in ln or "\r" in ln for ln in lines)  # plain lines, no bar
+
+
+# ---- what is never embedded ----------------------------------------------------------------
+
+MINIFIED = "var a=1;" * 400 + "\n"
+
+
+def test_minified_lock_and_map_files_are_not_embedded(ov, tree):
+    root = tree({
+        "app.min.js": "function zebrafinch(){return 1}" + MINIFIED,
+        "bundle.js": "function zebrafinch(){return 2}" + MINIFIED * 3,
+        "package-lock.json": '{"name": "zebrafinch", "lockfileVersion": 3}\n',
+        "app.js.map": '{"version":3,"sources":["zebrafinch.ts"]}\n',
+        "gen.go": "// Code generated by protoc. DO NOT EDIT.\npackage zebrafinch\n",
+        "notes.md": "# Zebrafinch\n\nThe zebrafinch sings at dawn.\n",
+    })
+    r = ov("index", root, "-o", "json")
+    assert r.code == 0
+    with Store.open(_db(root)) as s:
+        rows = dict(s.rows("SELECT f.path, min(c.embedded) FROM chunks c JOIN files f ON f.id = c.file_id "
+                           "GROUP BY f.path"))
+        assert s.q1("SELECT count(*) FROM chunks WHERE embedded = 0") == 0
+    assert rows.pop("notes.md") == 1
+    assert set(rows.values()) == {NO_VECTOR}, rows
+    # keyword search and grep still find them; the default ranking leaves them out
+    kw = ov("search", "zebrafinch", "--search-type", "keywords", "--json", cwd=root).json["result"]
+    assert {"app.min.js", "package-lock.json", "gen.go"} <= {h["path"] for h in kw["hits"]}
+    hy = ov("search", "zebrafinch", "--json", cwd=root).json["result"]
+    assert [h["path"] for h in hy["hits"]] == ["notes.md"]
+    assert hy["coverage"]["embedded"] == hy["coverage"]["embeddable"]
+    g = ov("grep", "-F", "zebrafinch", "-l", cwd=root)
+    assert "app.min.js" in g.out and "package-lock.json" in g.out
+    st = ov("status", "--json", cwd=root).json["result"]
+    assert st["not_embedded_rows"] > 0
+
+
+def test_embed_skip_config_replaces_the_list(ov, tree):
+    root = tree({"data.csv": "a,b\n1,2\n", "x.min.js": "var q=1;\n", "notes.md": "hello\n"})
+    (root / ".ov").mkdir()
+    (root / ".ov" / "config.toml").write_text('embed-skip = ["*.md"]\n')
+    assert ov("index", root).code == 0
+    with Store.open(_db(root)) as s:
+        rows = dict(s.rows("SELECT f.path, min(c.embedded) FROM chunks c JOIN files f ON f.id = c.file_id "
+                           "GROUP BY f.path"))
+    assert rows == {"data.csv": 1, "x.min.js": 1, "notes.md": NO_VECTOR}
+
+
+@pytest.mark.parametrize("path,text,want", [
+    ("a.py", "def f():\n    return 1\n", True),
+    ("a.min.css", "a{b:c}", False),
+    ("Cargo.lock", "[[package]]\n", False),
+    ("x.js", "x=1;" * 2000, False),  # one long line: minified
+    ("doc.md", "word " * 2000, True),  # a long prose paragraph is prose
+    ("abstract.txt", "word " * 2000, True),
+    ("big.json", '{"k": "' + "v" * 5000 + '"}', False),
+    ("x_pb2.py", "x = 1\n", False),
+])
+def test_embeddable(path, text, want):
+    assert embeddable(path, text, IndexOptions()) is want
+
+
+def test_identical_chunks_are_embedded_once(ov, tree):
+    body = "# Same\n\nThis exact text appears in three files. It is embedded once.\n"
+    root = tree({"a.md": body, "b.md": body, "c/d.md": body})
+    r = ov("index", root, "-o", "json")
+    rep = r.json["result"]
+    with Store.open(_db(root)) as s:
+        rows = s.q1("SELECT count(*) FROM chunks WHERE embedded = 1")
+        distinct = s.q1("SELECT count(DISTINCT hash) FROM chunks WHERE embedded = 1")
+    assert rows == 3 * distinct
+    assert rep["embedded"] == distinct and rep["reused"] == rows - distinct
+
+
+def test_worker_off_indexes_everything_first(tree):
+    root = tree(_many(3))
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root, env={"OV_BACKGROUND": "0"})
+    res = r.json["result"]
+    assert res["branches"] == ["keywords", "semantic"] and res["warnings"] == []
+    assert not (root / ".ov" / "index.db.worker").exists()
+    assert worker_state(_db(root)) is None
+
+
+def test_pool_and_inline_write_the_same_index(tree, monkeypatch):
+    """Files read and chunked in pool processes give the rows reading them here gives."""
+    import ov.indexer as ix
+
+    files = _many(12)
+    files["big.min.js"] = MINIFIED
+    files["bin.dat"] = b"\x00\x01binary"
+    rows = []
+    for jobs, inline in (("1", 200), ("2", 0)):
+        root = tree(files, name=f"t{jobs}")
+        monkeypatch.setenv("OV_INDEX_JOBS", jobs)
+        monkeypatch.setattr(ix, "INLINE_FILES", inline)
+        rep = ix.index_tree(root, None, IndexOptions(embed=False))
+        assert (rep.added, rep.skipped) == (14, 1)
+        with Store.open(_db(root)) as s:
+            rows.append(s.rows("SELECT f.path, c.level, c.start, c.end, c.text, c.hash, c.embedded "
+                               "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY 1, 2, 3, 4"))
+            assert s.trigrams_complete()
+    assert rows[0] == rows[1] and rows[0]
+
+
+def test_first_search_time_budget_answers_from_what_was_read(tree):
+    """Past the time budget a first search answers from the files read so far, says so,
+    and the worker reads the rest (here a budget of 0: no file is read before the answer)."""
+    root = tree(_many(30))
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root, env={"OV_FIRST_BUDGET": "0"})
+    assert r.code in (0, 1), r.err
+    res = r.json["result"]
+    assert res["coverage"]["keywords_complete"] is False and res["coverage"]["files"] == 0
+    assert any("still being built" in w for w in res["warnings"])
+    assert "time budget reached" in r.err
+    _wait_worker(_db(root))
+    res = run_subprocess(["search", "tide tables", "--json"], cwd=root).json["result"]
+    assert res["coverage"]["keywords_complete"] is True and res["warnings"] == []
+    assert res["hits"] and res["branches"] == ["keywords", "semantic"]
+    with Store.open(_db(root)) as s:
+        assert s.q1("SELECT count(*) FROM files") == 31
+        emb, total = s.coverage()
+        assert emb == total and s.trigrams_complete()
