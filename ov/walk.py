@@ -214,9 +214,10 @@ def _may_decide(rule: Rule, prefix: str) -> bool:
 # alternation is ordered) and `lastindex` names it. Files are tested as "path", folders
 # as "path/"; a rule pathspec tests against the bare path (`foo/**` -> `^foo/`, `*` ->
 # `.`) gets `(?=[\s\S])` in the folder regex, so it cannot use that trailing slash.
-# Plain names and `*LITERAL` names skip the regexes: a dict lookup each (most lines of a
-# real .gitignore are of these two kinds). Matcher: for files and for folders (exact
-# names, suffixes, suffix lengths, name regex, path regex), then each rule's verdict.
+# Plain names, `*LITERAL` names and anchored literal paths (`/defconfig`) skip the
+# regexes: a dict lookup each (most lines of a real .gitignore are of these kinds).
+# Matcher: for files and for folders (exact names, extensions, other suffixes, their
+# lengths, name regex, path regex), then each rule's verdict, then the literal paths.
 Matcher = tuple
 _GROUPS = re.compile(r"\(\?P<\w+>")
 _NAME_HEAD = "(?:^(?:.+/)?"  # a slash rule (see _compile_line) that may start at any depth
@@ -281,8 +282,13 @@ def _matcher(rules: Rules) -> Matcher | None:
     # (exact names, suffixes) for files and for folders: literal -> first rule index
     names: tuple[dict[str, int], dict[str, int]] = ({}, {})
     suffixes: tuple[dict[str, int], dict[str, int]] = ({}, {})
+    paths: dict[str, int] = {}  # `/a/b` lines (anchored literals): path -> first index
     alts: tuple[list[tuple[str, int]], ...] = ([], [], [], [])  # name f/d, path f/d
     for i, rule in enumerate(rules):
+        exact = getattr(rule[0], "exact", None)
+        if exact is not None:
+            paths.setdefault(exact, i)
+            continue
         got = _rule_source(rule)
         if got is None:
             return None
@@ -323,7 +329,7 @@ def _matcher(rules: Rules) -> Matcher | None:
         rest = {x: i for x, i in suffixes[k].items() if x not in exts}
         lens = tuple(sorted({len(x) for x in rest}))
         per_kind.append((names[k], exts, rest, lens, regexes[k], regexes[2 + k]))
-    return (per_kind[0], per_kind[1], tuple(r[1] for r in rules))
+    return (per_kind[0], per_kind[1], tuple(r[1] for r in rules), paths)
 
 
 _NONE = 1 << 30
@@ -369,6 +375,10 @@ def _decide(checks: tuple[tuple[str, Matcher], ...], name: str, is_dir: bool) ->
                 i = pm[1][m.lastindex - 1]
                 if i < best:
                     best = i
+        if matcher[3]:
+            i = matcher[3].get(prefix + name)
+            if i is not None and i < best:
+                best = i
         if best != _NONE:
             return matcher[2][best]
     return None

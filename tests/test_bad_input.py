@@ -214,9 +214,9 @@ CASES = [
     Case("cursor-empty", ["search", "foo", "--cursor", ""], "invalid_argument"),
     # paths with ..
     Case("dotdot-uri", ["search", "foo", "-u", "../x"], "invalid_path"),
-    Case("dotdot-grep", ["grep", "foo", "../"], "invalid_path"),
-    Case("dotdot-inside-grep", ["grep", "foo", "sub/../../x"], "invalid_path"),
-    Case("dotdot-glob", ["glob", "*", ".."], "invalid_path"),
+    # grep and glob search any folder on disk (issue 18): a missing one is not_found
+    Case("dotdot-inside-grep", ["grep", "foo", "sub/../../x"], "not_found"),
+    Case("dotdot-glob", ["glob", "*", "../no-such-folder"], "not_found"),
     Case("dotdot-read", ["read", "../a.py"], "invalid_path", proc=True),
     Case("dotdot-tag", ["tag", "../a.py", "k=v"], "invalid_path"),
     Case("dotdot-exclude", ["search", "foo", "--exclude-uri", "../x"], "invalid_path"),
