@@ -175,13 +175,60 @@ def index_candidates(root: Path) -> Candidates | None:
                 cands = st.trigram_files(literals)
                 if cands is None:
                     return None
-                fresh = st.chunked_states()
+                fresh = _indexed_states(db, st)
         except OvError:
             return None  # a busy or broken index must not break grep; read every file
 
         return Prefilter(cands, fresh)
 
     return hook
+
+
+def _db_signature(db: Path) -> tuple:
+    """What changes whenever the index does: its file's and its write-ahead log's size and
+    mtime (a commit lands in the log, a checkpoint in the file)."""
+    sig = []
+    for p in (db, db.with_name(db.name + "-wal")):
+        try:
+            s = os.stat(p)
+            sig.append((s.st_size, s.st_mtime_ns, s.st_ino))
+        except OSError:
+            sig.append(None)
+    return tuple(sig)
+
+
+def _indexed_states(db: Path, store) -> dict[str, tuple[int, int]]:
+    """`store.chunked_states()`, kept beside the index while the index is unchanged: the
+    query reads every row of `files` (with its tiers' text), 0.24 s of CPU and seconds of
+    wall time on the kernel's index at load ~20, against ~20 ms to load the copy."""
+    import marshal  # noqa: PLC0415
+
+    path = db.with_name("states.cache")
+    sig = _db_signature(db)
+    try:
+        with open(path, "rb") as f:
+            got = marshal.loads(f.read())
+        if isinstance(got, tuple) and len(got) == 2 and got[0] == sig:
+            return got[1]
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    fresh = store.chunked_states()
+    if _db_signature(db) == sig:  # not written meanwhile
+        tmp = f"{path}.{os.getpid()}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_CLOEXEC", 0), 0o600)
+            try:
+                os.write(fd, marshal.dumps((sig, fresh)))
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return fresh
 
 
 class Prefilter:

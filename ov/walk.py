@@ -823,12 +823,25 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
     return bool(listing.get("changed"))
 
 
+# The listing this process loaded last, by its file's state: a run with several PATHs
+# reads and unpacks it once.
+_LOADED: dict[str, tuple[tuple[int, int, int], dict]] = {}
+
+
 def _load_listing(path: str, root_abs: str) -> dict | None:
     import marshal  # noqa: PLC0415
 
     try:
-        with open(path, "rb") as f:
-            data = marshal.loads(f.read())
+        s = os.stat(path)
+        sig = (s.st_size, s.st_mtime_ns, s.st_ino)
+        hit = _LOADED.get(path)
+        if hit is not None and hit[0] == sig:
+            data = hit[1]
+        else:
+            with open(path, "rb") as f:
+                data = marshal.loads(f.read())
+            _LOADED.clear()
+            _LOADED[path] = (sig, data)
     except (OSError, ValueError, EOFError, TypeError):
         return None
     if not isinstance(data, dict) or data.get("v") != CACHE_VERSION or data.get("root") != root_abs:
@@ -896,6 +909,7 @@ def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path |
             return None
     if changed:
         _save_listing(path, listing)
+        listing.pop("changed", None)
     return _flatten(listing["dirs"], root_abs, rel0, opts.max_depth, on_skip or _noop)
 
 
