@@ -173,7 +173,7 @@ SELECTIVE = ["ieee80211_sta_ps_deliver_wakeup", "xhci_ring_cmd_db", "ext4_fc_rep
              "btrfs_scrub_cancel_dev", "kvm_mmu_unprotect_page", "nvme_tcp_try_send_ddgst",
              "drm_gem_shmem_madvise", "tcp_rack_reo_timeout", "SND_SOC_DAPM_PINCTRL",
              "blk_mq_tagset_wait_completed_request"]
-# for `--paths arch Documentation` (the folders an index being built had finished)
+# for a tree without drivers/ (arch, Documentation and the small folders beside them)
 SELECTIVE_ARCH = ["kvm_mmu_unprotect_page", "ieee80211_sta_ps_deliver_wakeup", "x86_pmu_enable_all",
                   "sev_es_terminate", "arm64_early_this_cpu_has_bti", "mips_cm_probe",
                   "pseries_lpar_register_process_table", "s390_kernel_write", "klp_shadow_alloc",
@@ -229,7 +229,7 @@ def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = Fa
         return 2
     print(f"tree {tree}; load before: {os.getloadavg()[0]:.2f}")
     paths = list(paths)
-    sel = SELECTIVE_ARCH if paths else SELECTIVE
+    sel = SELECTIVE_ARCH if paths or not (tree / "drivers").is_dir() else SELECTIVE
     cases = [("selective", ["-F"], p) for p in sel] + [("common", f, p) for f, p in COMMON]
     print(f"paths searched: {' '.join(paths) or '(the whole tree)'}")
     mismatches, rows = 0, []
