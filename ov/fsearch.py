@@ -172,7 +172,7 @@ def index_candidates(root: Path) -> Candidates | None:
 
         try:
             with Store.open(db, readonly=True) as st:
-                cands = st.trigram_files(literals)
+                cands = _bounded_trigrams(st, literals)
                 if cands is None:
                     return None
                 fresh = _indexed_states(db, st)
@@ -182,6 +182,31 @@ def index_candidates(root: Path) -> Candidates | None:
         return Prefilter(cands, fresh)
 
     return hook
+
+
+# A literal of common trigrams ("static inline") makes the trigram query read long
+# doclists: 2.5 s of CPU on the kernel's index, where reading every file costs ~1 s. Past
+# this much wall time the query is given up and every file is read (the same answer).
+TRIGRAM_BUDGET_S = 0.25
+
+
+def _bounded_trigrams(st, literals: list[str]) -> set[str] | None:
+    """`st.trigram_files(literals)`, or None (no prefilter) once it runs past the budget."""
+    import time  # noqa: PLC0415
+
+    deadline = time.perf_counter() + TRIGRAM_BUDGET_S
+    conn = st.conn
+    conn.set_progress_handler(lambda: time.perf_counter() > deadline, 20000)
+    try:
+        return st.trigram_files(literals)
+    except OvError:
+        return None  # interrupted (the store maps it to an error): read every file
+    except Exception as e:  # the driver's OperationalError("interrupted")
+        if "interrupt" in str(e).lower():
+            return None
+        raise
+    finally:
+        conn.set_progress_handler(None, 0)
 
 
 def _db_signature(db: Path) -> tuple:
