@@ -337,7 +337,9 @@ def iter_grep(
     tag_pairs = parse_tags(tags) if tags else None
     pfilter = PathFilter(globs) if globs else None
     tfilter = type_filter(types) if types else None
-    for root, rels, indexed in plan_roots(cwd, paths):
+    groups = plan_roots(cwd, paths)
+    _check_excludes(groups, cwd, exclude)
+    for root, rels, indexed in groups:
         st.root = st.root or os.fspath(root)
         ex_rels = [r for r in (inside(root, cwd, e) for e in exclude) if r is not None]
         excluded = _excluder(ex_rels)
@@ -427,6 +429,13 @@ def plan_roots(cwd: Path, paths: Sequence[str]) -> list[tuple[Path, list[str], b
         groups.setdefault(root, []).append(resolve_path(root, cwd, p))
     return [(root, _disjoint(rels), config.db_path_for(root).is_file())
             for root, rels in groups.items()]
+
+
+def _check_excludes(groups, cwd: Path, exclude: Sequence[str]) -> None:
+    """An --exclude-uri outside every searched root is a mistake (`invalid_path`)."""
+    for e in exclude:
+        if all(inside(root, cwd, e) is None for root, _, _ in groups):
+            resolve_path(groups[0][0], cwd, e, must_exist=False, field_name="exclude_uri")
 
 
 def inside(root: Path, cwd: Path, p: str, *, must_exist: bool = False) -> str | None:
@@ -1102,9 +1111,10 @@ def glob(
     cwd = Path.cwd() if cwd is None else Path(cwd)
     # The pattern is relative to PATH (else the current folder), as pathlib's
     # Path(PATH).glob(pattern) reads it; printed paths are relative to the current folder.
-    ((root, (rel,), indexed),) = plan_roots(cwd, [path if path is not None else "."])
-    if not (root / rel).is_dir():
-        raise OvError("invalid_argument", f"{path}: a glob's PATH must be a folder", field="path")
+    groups = plan_roots(cwd, [path if path is not None else "."])
+    _check_excludes(groups, cwd, exclude)
+    ((root, (rel,), indexed),) = groups
+    single = not (root / rel).is_dir()  # a file: listed when its name matches
     st.root = os.fspath(root)
     ex_rels = [r for r in (inside(root, cwd, e) for e in exclude) if r is not None]
     excluded = _excluder(ex_rels)
@@ -1113,9 +1123,13 @@ def glob(
         raise OvError("unsupported", "--tags needs an index (tags live in it): run `ov index` first",
                       field="tags")
     allowed = tag_paths(root, tag_pairs) if tag_pairs else None  # before the node limit
-    start_b, depth, user_cut = _glob_walk_plan(pattern, "", max_depth, ignore_case)
-    start = None if start_b is None else "/".join(x for x in (rel, start_b) if x)
-    cut = len(rel) + 1 if rel else 0
+    if single:
+        start, depth, user_cut = rel, max_depth, False
+        cut = rel.rfind("/") + 1
+    else:
+        start_b, depth, user_cut = _glob_walk_plan(pattern, "", max_depth, ignore_case)
+        start = None if start_b is None else "/".join(x for x in (rel, start_b) if x)
+        cut = len(rel) + 1 if rel else 0
     found: list[FileEntry] = []
     truncated = False
     starts = [] if start is None or not os.path.lexists(root / start) else [start]

@@ -222,8 +222,9 @@ CASES = [
     Case("dotdot-exclude", ["search", "foo", "--exclude-uri", "../x"], "invalid_path"),
     # absolute paths outside the root
     Case("absolute-uri", ["search", "foo", "-u", "/etc"], "invalid_path"),
-    Case("absolute-grep", ["grep", "root", "/etc/passwd"], "invalid_path", proc=True),
-    Case("absolute-glob", ["glob", "*", "/etc"], "invalid_path"),
+    # grep and glob search any folder on disk (issue 18): a missing one is not_found
+    Case("absolute-grep", ["grep", "root", "/no/such/file"], "not_found", proc=True),
+    Case("absolute-glob", ["glob", "*", "/no/such/folder"], "not_found"),
     Case("absolute-read", ["read", "/etc/passwd"], "invalid_path"),
     Case("absolute-tag", ["tag", "/etc/passwd", "k=v"], "invalid_path"),
     Case("absolute-context-exclude", ["search", "foo", "--mode", "context", "--exclude-uri", "/etc"],
