@@ -222,7 +222,7 @@ def _rg_set(tree: Path, flags: list[str], pat: str, paths: list[str]) -> set:
 
 
 def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = False,
-             paths: list[str] = ()) -> int:
+             paths: list[str] = (), only: str | None = None) -> int:
     """The issue 18 suite on one big tree; returns the number of parity mismatches."""
     if not (tree / ".ov" / "index.db").is_file():
         print(f"{tree}: no index (run `ov index --no-embed` there first)", file=sys.stderr)
@@ -231,6 +231,8 @@ def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = Fa
     paths = list(paths)
     sel = SELECTIVE_ARCH if paths or not (tree / "drivers").is_dir() else SELECTIVE
     cases = [("selective", ["-F"], p) for p in sel] + [("common", f, p) for f, p in COMMON]
+    if only:
+        cases = [c for c in cases if c[0] == only]
     print(f"paths searched: {' '.join(paths) or '(the whole tree)'}")
     mismatches, rows = 0, []
     for kind, flags, pat in cases:
@@ -286,6 +288,7 @@ def main() -> int:
                     help="runs of `ov grep --no-index` per pattern (big tree; it reads everything)")
     ap.add_argument("--paths", nargs="+", default=[],
                     help="search these folders of the big tree only (both tools)")
+    ap.add_argument("--only", choices=("selective", "common"), help="one kind of pattern (big tree)")
     ap.add_argument("--noidx-common", action="store_true",
                     help="time --no-index on the common patterns too (big tree)")
     args = ap.parse_args()
@@ -294,7 +297,7 @@ def main() -> int:
         return 2
     if args.tree is not None:
         return 1 if big_tree(args.tree.resolve(), args.runs, args.noidx_runs,
-                             args.noidx_common, args.paths) else 0
+                             args.noidx_common, args.paths, args.only) else 0
     std = args.stdlib.resolve()
     rg_std = ["-g", "!/site-packages/"]
     ov_std = ["--exclude-uri", "site-packages"]
