@@ -227,9 +227,10 @@ def _may_decide(rule: Rule, prefix: str) -> bool:
 # alternation is ordered) and `lastindex` names it. Files are tested as "path", folders
 # as "path/"; a rule pathspec tests against the bare path (`foo/**` -> `^foo/`, `*` ->
 # `.`) gets `(?=[\s\S])` in the folder regex, so it cannot use that trailing slash.
-# Plain names and `*LITERAL` names skip the regexes: a dict lookup each (most lines of a
-# real .gitignore are of these two kinds). Matcher: for files and for folders (exact
-# names, suffixes, suffix lengths, name regex, path regex), then each rule's verdict.
+# Plain names, `*LITERAL` names and anchored literal paths (`/defconfig`) skip the
+# regexes: a dict lookup each (most lines of a real .gitignore are of these kinds).
+# Matcher: for files and for folders (exact names, extensions, other suffixes, their
+# lengths, name regex, path regex), then each rule's verdict, then the literal paths.
 Matcher = tuple
 _GROUPS = re.compile(r"\(\?P<\w+>")
 _NAME_HEAD = "(?:^(?:.+/)?"  # a slash rule (see _compile_line) that may start at any depth
@@ -294,8 +295,13 @@ def _matcher(rules: Rules) -> Matcher | None:
     # (exact names, suffixes) for files and for folders: literal -> first rule index
     names: tuple[dict[str, int], dict[str, int]] = ({}, {})
     suffixes: tuple[dict[str, int], dict[str, int]] = ({}, {})
+    paths: dict[str, int] = {}  # `/a/b` lines (anchored literals): path -> first index
     alts: tuple[list[tuple[str, int]], ...] = ([], [], [], [])  # name f/d, path f/d
     for i, rule in enumerate(rules):
+        exact = getattr(rule[0], "exact", None)
+        if exact is not None:
+            paths.setdefault(exact, i)
+            continue
         got = _rule_source(rule)
         if got is None:
             return None
@@ -336,7 +342,7 @@ def _matcher(rules: Rules) -> Matcher | None:
         rest = {x: i for x, i in suffixes[k].items() if x not in exts}
         lens = tuple(sorted({len(x) for x in rest}))
         per_kind.append((names[k], exts, rest, lens, regexes[k], regexes[2 + k]))
-    return (per_kind[0], per_kind[1], tuple(r[1] for r in rules))
+    return (per_kind[0], per_kind[1], tuple(r[1] for r in rules), paths)
 
 
 _NONE = 1 << 30
@@ -382,6 +388,10 @@ def _decide(checks: tuple[tuple[str, Matcher], ...], name: str, is_dir: bool) ->
                 i = pm[1][m.lastindex - 1]
                 if i < best:
                     best = i
+        if matcher[3]:
+            i = matcher[3].get(prefix + name)
+            if i is not None and i < best:
+                best = i
         if best != _NONE:
             return matcher[2][best]
     return None
@@ -827,12 +837,25 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
     return bool(listing.get("changed"))
 
 
+# The listing this process loaded last, by its file's state: a run with several PATHs
+# reads and unpacks it once.
+_LOADED: dict[str, tuple[tuple[int, int, int], dict]] = {}
+
+
 def _load_listing(path: str, root_abs: str) -> dict | None:
     import marshal  # noqa: PLC0415
 
     try:
-        with open(path, "rb") as f:
-            data = marshal.loads(f.read())
+        s = os.stat(path)
+        sig = (s.st_size, s.st_mtime_ns, s.st_ino)
+        hit = _LOADED.get(path)
+        if hit is not None and hit[0] == sig:
+            data = hit[1]
+        else:
+            with open(path, "rb") as f:
+                data = marshal.loads(f.read())
+            _LOADED.clear()
+            _LOADED[path] = (sig, data)
     except (OSError, ValueError, EOFError, TypeError):
         return None
     if not isinstance(data, dict) or data.get("v") != CACHE_VERSION or data.get("root") != root_abs:
@@ -900,6 +923,7 @@ def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path |
             return None
     if changed:
         _save_listing(path, listing)
+        listing.pop("changed", None)
     return _flatten(listing["dirs"], root_abs, rel0, opts.max_depth, on_skip or _noop)
 
 

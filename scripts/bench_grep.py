@@ -171,14 +171,17 @@ def timed(cmd: list[str], cwd: Path, runs: int) -> float:
 # and ov --no-index, interleaved run by run so load swings hit all three alike.
 SELECTIVE = ["ieee80211_sta_ps_deliver_wakeup", "xhci_ring_cmd_db", "ext4_fc_replay_inode",
              "btrfs_scrub_cancel_dev", "kvm_mmu_unprotect_page", "nvme_tcp_try_send_ddgst",
-             "drm_gem_shmem_madvise", "tcp_rack_reo_timeout", "hrtimer_forward_now(&",
-             "SND_SOC_DAPM_PINCTRL", "blk_mq_tagset_wait_completed_request",
-             "page_pool_release_page"]
+             "drm_gem_shmem_madvise", "tcp_rack_reo_timeout", "SND_SOC_DAPM_PINCTRL",
+             "blk_mq_tagset_wait_completed_request"]
+# for a tree without drivers/ (arch, Documentation and the small folders beside them)
+SELECTIVE_ARCH = ["kvm_mmu_unprotect_page", "ieee80211_sta_ps_deliver_wakeup", "x86_pmu_enable_all",
+                  "sev_es_terminate", "arm64_early_this_cpu_has_bti", "mips_cm_probe",
+                  "pseries_lpar_register_process_table", "s390_kernel_write", "klp_shadow_alloc",
+                  "cpu_has_vmx", "arch_stack_walk_user", "irq_fpu_usable"]
 COMMON = [(["-F"], "EXPORT_SYMBOL_GPL"), (["-F"], "static inline"), (["-F"], "mutex_lock("),
           (["-F"], "return -EINVAL;"), ([], "spin_lock_irq(save|restore)"),
           (["-F"], "#include <linux/slab.h>"), (["-w"], "kfree"), (["-i"], "copyright"),
-          ([], "^static const struct"), ([], "[a-z]+_ops\\b"),
-          (["-F"], "unsigned long flags"), (["-F"], "pr_err(")]
+          ([], "^static const struct"), ([], "[a-z]+_ops\\b")]
 
 
 def _rusage_children() -> float:
@@ -195,28 +198,48 @@ def _run_timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
     return time.perf_counter() - t0, _rusage_children() - c0
 
 
-def _ov_set(tree: Path, flags: list[str], pat: str, extra: list[str]) -> set:
-    p = subprocess.run([*OV, "grep", "-o", "json", "--node-limit", BIG, *extra, *flags, "--", pat],
-                       cwd=tree, capture_output=True)
+def _ov_set(tree: Path, flags: list[str], pat: str, extra: list[str],
+            paths: list[str] = ()) -> set:
+    p = subprocess.run([*OV, "grep", "-o", "json", "--node-limit", BIG, *extra, *flags, "--", pat,
+                        *paths], cwd=tree, capture_output=True)
     d = json.loads(p.stdout)
     if d["status"] != "ok":
         raise RuntimeError(f"ov failed on {pat!r}: {d['error']}")
     return {(m["path"], m["line"]) for m in d["result"]["matches"]}
 
 
-def big_tree(tree: Path, runs: int) -> int:
+def _rg_set(tree: Path, flags: list[str], pat: str, paths: list[str]) -> set:
+    p = subprocess.run(["rg", "--json", *flags, "-e", pat, *(paths or ["."])], cwd=tree,
+                       capture_output=True)
+    out = set()
+    for line in p.stdout.splitlines():
+        ev = json.loads(line)
+        if ev["type"] == "match":
+            d = ev["data"]
+            path = d["path"].get("text") or d["path"].get("bytes")
+            out.add((path.removeprefix("./"), d["line_number"]))
+    return out
+
+
+def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = False,
+             paths: list[str] = (), only: str | None = None) -> int:
     """The issue 18 suite on one big tree; returns the number of parity mismatches."""
     if not (tree / ".ov" / "index.db").is_file():
         print(f"{tree}: no index (run `ov index --no-embed` there first)", file=sys.stderr)
         return 2
     print(f"tree {tree}; load before: {os.getloadavg()[0]:.2f}")
-    cases = [("selective", ["-F"], p) for p in SELECTIVE] + [("common", f, p) for f, p in COMMON]
+    paths = list(paths)
+    sel = SELECTIVE_ARCH if paths or not (tree / "drivers").is_dir() else SELECTIVE
+    cases = [("selective", ["-F"], p) for p in sel] + [("common", f, p) for f, p in COMMON]
+    if only:
+        cases = [c for c in cases if c[0] == only]
+    print(f"paths searched: {' '.join(paths) or '(the whole tree)'}")
     mismatches, rows = 0, []
     for kind, flags, pat in cases:
-        want = rg_lines(tree, flags, pat, [])
+        want = _rg_set(tree, flags, pat, paths)
         files = len({p for p, _ in want})
         for extra in ([], ["--no-index"]):
-            got = _ov_set(tree, flags, pat, extra)
+            got = _ov_set(tree, flags, pat, extra, paths)
             if got != want:
                 mismatches += 1
                 print(f"MISMATCH {' '.join(extra)} {pat!r}: ov-only {sorted(got - want)[:3]} "
@@ -224,13 +247,17 @@ def big_tree(tree: Path, runs: int) -> int:
         if kind == "selective" and files > 20:
             print(f"note: {pat!r} is in {files} files (> 20): counted as common")
             kind = "common"
-        cmds = {"rg": ["rg", "-n", *flags, "-e", pat],
-                "ov": [*OV, "grep", "--node-limit", BIG, *flags, "--", pat],
-                "ov-noidx": [*OV, "grep", "--no-index", "--node-limit", BIG, *flags, "--", pat]}
+        cmds = {"rg": ["rg", "-n", *flags, "-e", pat, *paths],
+                "ov": [*OV, "grep", "--node-limit", BIG, *flags, "--", pat, *paths],
+                "ov-noidx": [*OV, "grep", "--no-index", "--node-limit", BIG, *flags, "--", pat,
+                             *paths]}
+        if kind == "common" and not noidx_common:
+            del cmds["ov-noidx"]  # read-everything either way: the selective rows time it
         times: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
-        for _ in range(runs):
+        for r in range(runs):
             for k, cmd in cmds.items():
-                times[k].append(_run_timed(cmd, tree))
+                if k != "ov-noidx" or r < noidx_runs:
+                    times[k].append(_run_timed(cmd, tree))
         med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
                for k, v in times.items()}
         rows.append((kind, " ".join([*flags, pat]), len(want), files, med))
@@ -243,6 +270,8 @@ def big_tree(tree: Path, runs: int) -> int:
         if not sel:
             continue
         for k in ("ov", "ov-noidx"):
+            if k not in sel[0][4]:
+                continue
             wall = statistics.median(r[4][k][0] / r[4]["rg"][0] for r in sel)
             cpu = statistics.median(r[4][k][1] / r[4]["rg"][1] for r in sel)
             print(f"{kind} ({len(sel)} patterns): median {k}/rg wall {wall:.2f}x, cpu {cpu:.2f}x")
@@ -255,12 +284,20 @@ def main() -> int:
     ap.add_argument("--stdlib", type=Path, default=STDLIB)
     ap.add_argument("--quick", action="store_true", help="parity only, no timing")
     ap.add_argument("--tree", type=Path, help="a big tree with a fresh index (issue 18 suite)")
+    ap.add_argument("--noidx-runs", type=int, default=1,
+                    help="runs of `ov grep --no-index` per pattern (big tree; it reads everything)")
+    ap.add_argument("--paths", nargs="+", default=[],
+                    help="search these folders of the big tree only (both tools)")
+    ap.add_argument("--only", choices=("selective", "common"), help="one kind of pattern (big tree)")
+    ap.add_argument("--noidx-common", action="store_true",
+                    help="time --no-index on the common patterns too (big tree)")
     args = ap.parse_args()
     if not shutil.which("rg"):
         print("rg not found (pip install --only-binary :all: ripgrep)", file=sys.stderr)
         return 2
     if args.tree is not None:
-        return 1 if big_tree(args.tree.resolve(), args.runs) else 0
+        return 1 if big_tree(args.tree.resolve(), args.runs, args.noidx_runs,
+                             args.noidx_common, args.paths, args.only) else 0
     std = args.stdlib.resolve()
     rg_std = ["-g", "!/site-packages/"]
     ov_std = ["--exclude-uri", "site-packages"]

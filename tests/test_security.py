@@ -94,13 +94,25 @@ def test_dotdot_and_absolute_scopes_are_refused_by_every_command(fenced):
         for args in (["search", "x", "-u", bad], ["find", "x", "-u", bad],
                      ["search", "x", "--exclude-uri", bad],
                      ["search", "x", "--mode", "context", "--exclude-uri", bad],
-                     ["read", bad], ["tag", bad, "k=v"]):
+                     ["read", bad], ["tag", bad, "k=v"], ["grep", "x", "--exclude-uri", bad]):
             # (grep and glob search a PATH the user names outside the index as its own
             # root, as rg and fd do: tests/test_grep_shell.py)
             r = run_inprocess([*args, "-o", "json"], cwd=fenced, env=ENV)
             assert r.code == 2, (args, r.out)
             assert r.json["error"]["code"] == "invalid_path", (args, r.json)
             assert MARK not in r.out and "root:x:" not in r.out
+
+
+def test_grep_and_glob_search_an_outside_folder_as_its_own_root_only_when_named(fenced):
+    # issue 18: any folder on disk can be searched when named; nothing outside is ever
+    # reached through the tree itself (links, `..` in patterns: the tests above)
+    assert run_inprocess("index", ".", cwd=fenced, env=ENV).code == 0
+    out = fenced.parent / "outside"
+    r = run_inprocess("grep", "-o", "json", MARK, str(out), cwd=fenced, env=ENV)
+    assert r.code == 0 and r.json["result"]["root"] == str(out)
+    assert all(m["path"].startswith("../outside/") for m in r.json["result"]["matches"])
+    r = run_inprocess("grep", "-o", "json", MARK, "/no/such/folder", cwd=fenced, env=ENV)
+    assert r.code == 2 and r.json["error"]["code"] == "not_found"
 
 
 def test_index_folder_and_files_are_owner_only_whatever_the_umask(tmp_path):
