@@ -646,8 +646,12 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                     helper = None
             if answer == _SEARCH:
                 try:
+                    if alarm.active:
+                        alarm.file_deadline = time.monotonic() + pat.timeout * FILE_WALL_FACTOR
                     answer, found = search(rel, abspath, max(1, limit - emitted))
+                    alarm.file_deadline = None
                 except OvError as e:
+                    alarm.file_deadline = None
                     if e.code == "deadline_exceeded" and pat.deadline is not None \
                             and time.monotonic() >= pat.deadline:
                         raise _past_deadline(pat, st) from None
@@ -700,29 +704,48 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
             helper.close()
 
 
+# A file's search may take this many times the regex limit in wall time. The limit
+# itself is `regex`'s, in CPU time (5 s ran 17.6 s of wall at load 16, and past 60 s under
+# the test suite's load); held to 5 s of wall, a linear search of 200,000 blank lines
+# failed under that load, so the wall bound is looser.
+FILE_WALL_FACTOR = 4
+
+
 class _WallClock:
-    """The command's deadline in wall time. `regex`'s own timeout counts CPU time (a 3 s
-    limit ran 10.9 s on a loaded machine), while a SIGALRM handler's exception interrupts
-    a running regex search: so, in the main thread and with no timer of another user, an
-    interval timer raises `deadline_exceeded` when the time is up. Elsewhere the
-    per-file checks against `Pattern.deadline` stand alone. The per-file regex limit
-    stays `regex`'s, in CPU time: held in wall time, a linear search of a large file
-    failed on a loaded machine (tests/test_grep.py's 200,000 blank lines)."""
+    """The deadlines in wall time: the command's (--timeout), and a file's search at
+    FILE_WALL_FACTOR times the regex limit. `regex`'s own timeout counts CPU time, while a
+    SIGALRM handler's exception interrupts a running regex search: so, in the main thread
+    and with no timer of another user, a timer ticking four times a second raises
+    `deadline_exceeded` when either time is up (`file_deadline` is set around each file's
+    search: an attribute store, no system call per file). Elsewhere the checks against
+    `Pattern.deadline` and `regex`'s timeout stand alone."""
+
+    TICK_S = 0.25
 
     def __init__(self, pat: Pattern, st: GrepStats) -> None:
         import signal  # noqa: PLC0415
         import threading  # noqa: PLC0415
 
         self.old = None
+        self.active = False
+        self.file_deadline: float | None = None
         if pat.deadline is None or threading.current_thread() is not threading.main_thread() \
                 or not hasattr(signal, "setitimer") or signal.getitimer(signal.ITIMER_REAL)[0]:
             return
 
         def fire(signum, frame):
-            raise _past_deadline(pat, st)
+            now = time.monotonic()
+            if now >= pat.deadline:  # type: ignore[operator]
+                raise _past_deadline(pat, st)
+            if self.file_deadline is not None and now >= self.file_deadline:
+                self.file_deadline = None
+                raise OvError("deadline_exceeded", f"the pattern ran past "
+                              f"{pat.timeout * FILE_WALL_FACTOR:g} s of wall time on one file",
+                              field="pattern")
 
         self.old = signal.signal(signal.SIGALRM, fire)
-        signal.setitimer(signal.ITIMER_REAL, max(pat.deadline - time.monotonic(), 0.001))
+        self.active = True
+        signal.setitimer(signal.ITIMER_REAL, self.TICK_S, self.TICK_S)
 
     def cancel(self) -> None:
         if self.old is not None:
@@ -731,6 +754,7 @@ class _WallClock:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self.old)
             self.old = None
+            self.active = False
 
 
 def _past_deadline(pat: Pattern, st: GrepStats) -> OvError:
