@@ -19,6 +19,26 @@ from ov.errors import OvError
 
 FORMATS = ("text", "json", "jsonl")
 
+# Control characters a file's text or name may carry, which a terminal would obey (issue
+# 17): C0 but tab and newline, DEL, C1, and a CR that does not end a line (a CRLF file's
+# lines keep theirs). JSON escapes them itself.
+_CONTROL = None
+
+
+def clean(s: str, ends_line: bool = True) -> str:
+    """`s` with control characters shown as `\\xNN`, for text-mode output. Applied to
+    data before colour codes are added (ours are the only escapes that reach a terminal).
+    `ends_line` False: `s` is a piece of a line, so a CR at its end is escaped too."""
+    global _CONTROL
+    if _CONTROL is None:
+        import re  # noqa: PLC0415
+
+        _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n|\\Z)")
+    if s.isprintable() or not _CONTROL.search(s + ("" if ends_line else "x")):
+        return s
+    out = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s + ("" if ends_line else "x"))
+    return out if ends_line else out[:-1]
+
 
 def to_data(obj: Any) -> Any:
     """Dataclasses to plain JSON data; optional fields that are None are left out."""
@@ -76,21 +96,23 @@ class Out:
         self.stdout.write(record + "\n")
         self.stdout.flush()
 
-    def text(self, s: str) -> None:
+    def text(self, s: str, colored: bool = False) -> None:
+        """Text-mode data; `colored` when the renderer cleaned its data itself."""
+        s = s if colored else clean(s)
         self.stdout.write(s if s.endswith("\n") or not s else s + "\n")
 
     # -- stderr -----------------------------------------------------------------------
     def warn(self, msg: str) -> None:
-        self.stderr.write(f"ov: warning: {msg}\n")
+        self.stderr.write(f"ov: warning: {clean(msg)}\n")
 
     def notice(self, msg: str) -> None:
-        self.stderr.write(f"ov: {msg}\n")
+        self.stderr.write(f"ov: {clean(msg)}\n")
 
     def error(self, err: OvError) -> None:
         if self.fmt in ("json", "jsonl"):
             self.stdout.write(dumps({"status": "error", "error": err.to_dict()}) + "\n")
         else:
-            self.stderr.write(f"ov: error[{err.code}]: {err.message}\n")
+            self.stderr.write(f"ov: error[{err.code}]: {clean(err.message)}\n")
 
 
 # ---- index / status / ranked search -------------------------------------------------------
@@ -234,7 +256,8 @@ def hit_text(h, pats, color: bool) -> list[str]:
         lines, first = h.excerpt.text.split("\n"), h.start_line
     else:  # an abstract or overview hit (-L 0/1): its tier text has no line numbers
         lines, first = [_first_line(h.abstract or h.overview or "")], 1
-    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]  # CRLF files
+    # CRLF files; control characters escaped before any colour is added
+    lines = [clean(ln[:-1] if ln.endswith("\r") else ln) for ln in lines]
     while len(lines) > 1 and not lines[-1].strip():
         lines.pop()
     if h.excerpt.text and h.content is not None:  # search the hit's own lines of the file
@@ -243,10 +266,11 @@ def hit_text(h, pats, color: bool) -> list[str]:
     else:
         i = best_line(lines, pats)
     best = _mark(_cut(lines[i].strip(), pats), pats, color)
+    path = clean(h.path)
     if color:
-        out = [f"{_PATH_C}{h.path}{_RESET}:{_LINE_C}{first + i}{_RESET}: {best}"]
+        out = [f"{_PATH_C}{path}{_RESET}:{_LINE_C}{first + i}{_RESET}: {best}"]
     else:
-        out = [f"{h.path}:{first + i}: {best}"]
+        out = [f"{path}:{first + i}: {best}"]
     if h.excerpt.text or h.content is not None:
         lo, hi = ((0, len(lines)) if h.content is not None
                   else (max(0, i - EXCERPT_AROUND), min(len(lines), i + EXCERPT_AROUND + 1)))
@@ -288,17 +312,25 @@ class GrepPrinter:
     """
 
     def __init__(self, stream: TextIO, color: bool = False, context: bool = False,
-                 max_columns: int | None = None) -> None:
+                 max_columns: int | None = None, null: bool = False,
+                 filename: bool = True) -> None:
         self.w = stream.write
         self.color = color
         self.context = context
         self.max_columns = max_columns
+        self.null = null  # -0: a NUL byte after each path, in place of its separator
+        self.filename = filename  # --no-filename: lines without their path
         self._last: tuple[str, int] | None = None  # (path, last line printed)
 
     def _prefix(self, path: str, line: int, sep: str) -> str:
+        # -0 output is for `xargs -0`, not a terminal: names go out as they are
+        path = path if self.null else clean(path)
+        psep = "\0" if self.null else sep
+        if not self.filename:
+            return f"{_LINE_C}{line}{_RESET}{sep}" if self.color else f"{line}{sep}"
         if self.color:
-            return f"{_PATH_C}{path}{_RESET}{sep}{_LINE_C}{line}{_RESET}{sep}"
-        return f"{path}{sep}{line}{sep}"
+            return f"{_PATH_C}{path}{_RESET}{psep}{_LINE_C}{line}{_RESET}{sep}"
+        return f"{path}{psep}{line}{sep}"
 
     def _line(self, path: str, line: int, content: str, sep: str, subs=()) -> None:
         if self.context and self._last is not None and self._last != (path, line - 1):
@@ -312,13 +344,13 @@ class GrepPrinter:
             for s in subs:
                 if s.end <= pos:
                     continue
-                parts.append(content[pos:s.start])
-                parts.append(f"{_MATCH_C}{content[max(s.start, pos):s.end]}{_RESET}")
+                parts.append(clean(content[pos:s.start], False))
+                parts.append(f"{_MATCH_C}{clean(content[max(s.start, pos):s.end], False)}{_RESET}")
                 pos = s.end
-            parts.append(content[pos:])
+            parts.append(clean(content[pos:]))
             body = "".join(parts)
         else:
-            body = content
+            body = clean(content)
         self.w(self._prefix(path, line, sep) + body + "\n")
 
     def match(self, m) -> None:
@@ -333,8 +365,14 @@ class GrepPrinter:
             self._line(m.path, c.line, c.content, "-")
 
     def file_count(self, fc) -> None:
-        p = f"{_PATH_C}{fc.path}{_RESET}" if self.color else fc.path
-        self.w(p + ("\n" if fc.count is None else f":{fc.count}\n"))
+        path = fc.path if self.null else clean(fc.path)
+        p = f"{_PATH_C}{path}{_RESET}" if self.color else path
+        if fc.count is None:
+            self.w(p + ("\0" if self.null else "\n"))
+        elif not self.filename:
+            self.w(f"{fc.count}\n")
+        else:
+            self.w(p + ("\0" if self.null else ":") + f"{fc.count}\n")
 
 
 def glob_text(res, fields: tuple[str, ...] = (), simple: bool = False) -> str:
@@ -395,7 +433,9 @@ def doctor_text(res, color: bool = False) -> str:
         mark = "ok  " if c.ok else "FAIL"
         if color:
             mark = f"\x1b[32m{mark}\x1b[0m" if c.ok else f"\x1b[1;31m{mark}\x1b[0m"
-        lines.append(f"{mark} {c.name}: {c.detail}" + ("" if c.ok else f"; fix: {c.fix}"))
+        lines.append(clean(f"{mark} {c.name}: {c.detail}" + ("" if c.ok else f"; fix: {c.fix}"))
+                     if not color else f"{mark} {clean(c.name)}: {clean(c.detail)}"
+                     + ("" if c.ok else f"; fix: {clean(c.fix)}"))
     return "\n".join(lines)
 
 
@@ -443,6 +483,10 @@ def grep_envelope(res, elapsed_ms: int) -> str:
         rest["counts"] = dict(res.counts)
     if res.paths is not None:
         rest["paths"] = list(res.paths)
+    if res.truncated_reason is not None:
+        rest["truncated_reason"] = res.truncated_reason
+    if res.root is not None:
+        rest["root"] = res.root
     head = '{"status":"ok","result":{"matches":['
     tail = f'],{dumps(rest)[1:]},"usage":{dumps({"elapsed_ms": elapsed_ms})}}}\n'
     parts = _match_records(res.matches)
