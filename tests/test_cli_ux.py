@@ -101,8 +101,8 @@ def test_an_unknown_option_hints_at_double_dash(ov, tmp_path):
     assert r.code == 2
     assert r.err == ("ov: error[invalid_argument]: No such option: -x (a query or pattern "
                      "starting with '-' goes after '--': ov search -- -x)\n")
-    r = ov("grep", "--json", "-Z", "x", cwd=tmp_path)  # (-q is rg's --quiet)
-    assert r.code == 2 and "ov grep -- -Z" in r.json["error"]["message"]
+    r = ov("grep", "--json", "--no-such-flag", "x", cwd=tmp_path)
+    assert r.code == 2 and "ov grep -- --no-such-flag" in r.json["error"]["message"]
     r = ov("status", "-x", cwd=tmp_path)  # no query to pass: no hint
     assert r.code == 2 and "--" not in r.err.split("-x", 1)[1]
 
