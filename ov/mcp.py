@@ -23,7 +23,6 @@ The SDK (`mcp`, with pydantic and anyio) is imported only by this module, which 
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
@@ -455,10 +454,4 @@ async def _serve(tools: Tools) -> None:
                     on_list_tools=list_tools, on_call_tool=call_tool)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
-
-
-def tool_listing() -> list[dict[str, Any]]:
-    """The tools as `tools/list` shows them (for the README and tests)."""
-    return [{"name": n, "description": t["description"], "inputSchema": input_schema(n)}
-            for n, t in TOOLS.items()]
 
