@@ -20,8 +20,8 @@ _ov() {
     case "$cmd" in
         index) opts="--no-embed --full --hidden --no-hidden --no-ignore -L --follow --max-filesize --progress --no-progress --watch -o --output --json --db --color --help" ;;
         status) opts="-o --output --json --db --color --help" ;;
-        grep) opts="-F --fixed-strings -i --ignore-case -w --word-regexp -U --multiline -A --after-context -B --before-context -C --context -g --glob -t --type --exclude-uri --hidden --no-hidden --no-ignore --node-limit --level-limit --max-depth --tags -c --count -l --files-with-matches --max-columns --no-index -n --line-number --color -o --output --json --help" ;;
-        glob) opts="-i --ignore-case --hidden --no-hidden --no-ignore --node-limit --level-limit --max-depth -f --fields --simple --exclude-uri --tags --color -o --output --json --help" ;;
+        grep) opts="-F --fixed-strings -i --ignore-case -w --word-regexp -U --multiline -A --after-context -B --before-context -C --context -g --glob -t --type --exclude-uri --hidden --no-hidden --no-ignore --node-limit --level-limit --max-depth --tags -c --count -l --files-with-matches --max-columns --no-index -n --line-number -e --regexp -v --invert-match -m --max-count -S --smart-case -s --case-sensitive -H --with-filename --no-filename -0 --null --files --sort --type-list -L --follow -q --quiet --timeout --color -o --output --json --help" ;;
+        glob) opts="-i --ignore-case --hidden --no-hidden --no-ignore --node-limit --level-limit --max-depth -f --fields --simple --exclude-uri --tags --no-index --color -o --output --json --help" ;;
         find) opts="-n --limit --node-limit --threshold --after --before --time-field --tags -t --type -L --level --cursor --explain --read-content -u --uri --exclude-uri --all-chunks --no-auto-index -o --output --json --db --color --help" ;;
         search) opts="--search-type --mode -n --limit --node-limit --threshold --after --before --time-field --tags -t --type -L --level --cursor --explain --read-content -u --uri --exclude-uri --all-chunks --no-auto-index --max-tokens --detail --session-id --dedup-turns -o --output --json --db --color --help" ;;
         read) opts="-L --level -o --output --json --db --color --help" ;;
@@ -50,6 +50,10 @@ _ov() {
         grep:--level-limit|grep:--max-depth) COMPREPLY=(); return ;;
         grep:--tags) COMPREPLY=(); return ;;
         grep:--max-columns) COMPREPLY=(); return ;;
+        grep:-e|grep:--regexp) COMPREPLY=(); return ;;
+        grep:-m|grep:--max-count) COMPREPLY=(); return ;;
+        grep:--sort) COMPREPLY=($(compgen -W "path" -- "$cur")); return ;;
+        grep:--timeout) COMPREPLY=(); return ;;
         grep:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         grep:-o|grep:--output) COMPREPLY=($(compgen -W "text json jsonl" -- "$cur")); return ;;
         glob:--node-limit) COMPREPLY=(); return ;;
@@ -87,7 +91,7 @@ _ov() {
         search:-u|search:--uri) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         search:--exclude-uri) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         search:--max-tokens) COMPREPLY=(); return ;;
-        search:--detail) COMPREPLY=($(compgen -W "abstract overview full" -- "$cur")); return ;;
+        search:--detail) COMPREPLY=($(compgen -W "abstract overview passage full" -- "$cur")); return ;;
         search:--session-id) COMPREPLY=(); return ;;
         search:--dedup-turns) COMPREPLY=(); return ;;
         search:-o|search:--output) COMPREPLY=($(compgen -W "text json jsonl" -- "$cur")); return ;;

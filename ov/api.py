@@ -335,6 +335,20 @@ def grep(pattern: str, paths: Sequence[str] = (), *, cwd: Path | None = None,
     return records, st
 
 
+def files(paths: Sequence[str] = (), *, cwd: Path | None = None, hidden: bool | None = None,
+          node_limit: int | None = None, stats=None, **options: Any) -> tuple[Iterator[str], Any]:
+    """The files a grep would search (`ov grep --files`); returns (paths, stats).
+    Settings merge as for `grep`; the other options are `ov.fsearch.iter_files`'."""
+    from ov import fsearch  # noqa: PLC0415
+
+    cfg = _root_config(cwd)
+    st = stats if stats is not None else fsearch.GrepStats()
+    found = fsearch.iter_files(paths, cwd=cwd, hidden=cfg.get("hidden", hidden),
+                               node_limit=cfg.get("node-limit", node_limit), stats=st,
+                               ignores=cfg.get("ignore"), **options)
+    return found, st
+
+
 def glob(pattern: str, path: str | None = None, *, cwd: Path | None = None,
          hidden: bool | None = None, node_limit: int | None = None, stats=None,
          **options: Any):

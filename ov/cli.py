@@ -31,6 +31,22 @@ _APP_SETTINGS = dict(
 )
 app = typer.Typer(**_APP_SETTINGS)
 
+
+def _version(value: bool) -> None:
+    if value:
+        import ov  # noqa: PLC0415
+
+        sys.stdout.write(f"ov {ov.__version__}\n")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
+                                          help="Print ov's version and exit.")] = False,
+) -> None:
+    """Search a directory tree: exact (grep), paths (glob), keywords, semantic and hybrid."""
+
 # ---- options shared by every command ---------------------------------------------------
 
 
@@ -192,8 +208,9 @@ _ROOT_NOTE = ("The search root is the nearest folder above the current one holdi
     "Binary files (a NUL byte) are skipped, or searched up to the NUL as ripgrep does. "
     "--tags needs an index (else the error is `unsupported`). " + _ROOT_NOTE))
 def grep_cmd(
-    pattern: Annotated[str, typer.Argument(help="A regex (or, with -F, a fixed string).",
-                                           show_default=False)],
+    pattern: Annotated[Optional[str], typer.Argument(
+        help="A regex (or, with -F, a fixed string); with -e, --files or --type-list, a PATH.",
+        show_default=False)] = None,
     paths: Annotated[Optional[list[str]], typer.Argument(
         help="Files or folders to search (default: the current folder).", show_default=False)] = None,
     fixed: Annotated[bool, typer.Option("-F", "--fixed-strings", help="PATTERN is a plain string.")] = False,
@@ -209,13 +226,27 @@ def grep_cmd(
     hidden: Annotated[Optional[bool], typer.Option("--hidden/--no-hidden", help="Search dotfiles and dot-folders too (default: the config's hidden, else no).", show_default=False)] = None,
     no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Disregard .gitignore, .ignore and .ovignore.")] = False,
     node_limit: Annotated[Optional[int], typer.Option("--node-limit", help="Most matches (or files, with -c/-l) returned; the result says when it cut (default: the config's node-limit, else 256).", metavar="N")] = None,
-    level_limit: Annotated[int, typer.Option("--level-limit", "--max-depth", help="Folder depth below each PATH (1: only its own files, as rg --max-depth 1).", metavar="N")] = 10,
+    level_limit: Annotated[Optional[int], typer.Option("--level-limit", "--max-depth", help="Folder depth below each PATH (1: only its own files, as rg --max-depth 1); no cut by default, and a cut is reported.", metavar="N")] = None,
     tags: Annotated[Optional[list[str]], typer.Option("--tags", help="Only indexed files with this tag k=v (repeatable; AND).", metavar="K=V")] = None,
     count: Annotated[bool, typer.Option("-c", "--count", help="Print each file's number of matching lines.")] = False,
     files_with_matches: Annotated[bool, typer.Option("-l", "--files-with-matches", help="Print only the paths of files with a match.")] = False,
     max_columns: Annotated[Optional[int], typer.Option("--max-columns", help="Omit lines longer than N characters (text output).", metavar="N")] = None,
     no_index: Annotated[bool, typer.Option("--no-index", help="Do not use the index to skip files.")] = False,
     line_number: Annotated[bool, typer.Option("-n", "--line-number", help="Accepted for ripgrep habits; line numbers are always shown.")] = False,
+    regexps: Annotated[Optional[list[str]], typer.Option("-e", "--regexp", help="A pattern (repeatable: lines matching any); the first argument is then a PATH.", metavar="PATTERN")] = None,
+    invert: Annotated[bool, typer.Option("-v", "--invert-match", help="Lines that do not match.")] = False,
+    max_count: Annotated[Optional[int], typer.Option("-m", "--max-count", help="At most N matching lines a file.", metavar="N")] = None,
+    smart_case: Annotated[bool, typer.Option("-S", "--smart-case", help="Fold case unless the pattern holds an upper-case letter.")] = False,
+    case_sensitive: Annotated[bool, typer.Option("-s", "--case-sensitive", help="Match case exactly (beats -i and -S).")] = False,
+    with_filename: Annotated[bool, typer.Option("-H", "--with-filename", help="Print the path with each line (the default).")] = False,
+    no_filename: Annotated[bool, typer.Option("--no-filename", help="Print lines without their path (text output).")] = False,
+    null: Annotated[bool, typer.Option("-0", "--null", help="Follow each printed path with a NUL byte (for xargs -0).")] = False,
+    files: Annotated[bool, typer.Option("--files", help="List the files that would be searched; no PATTERN.")] = False,
+    sort: Annotated[Optional[str], typer.Option("--sort", help="Only `path`: the order results always come in.", metavar="path", autocompletion=_values("path"))] = None,
+    type_list: Annotated[bool, typer.Option("--type-list", help="List the file types -t knows, with their globs.")] = False,
+    follow: Annotated[bool, typer.Option("-L", "--follow", help="Follow symbolic links (never out of the root, never in a loop).")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print nothing; the exit status says whether anything matched.")] = False,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="Stop after this many seconds of wall time with deadline_exceeded, saying how far it got (default 60).", metavar="SECONDS")] = None,
     color: ColorOpt = "auto",
     output: OutputOpt = "text",
     json_: JsonOpt = False,
@@ -237,11 +268,12 @@ def glob_cmd(
     hidden: Annotated[Optional[bool], typer.Option("--hidden/--no-hidden", help="Include dotfiles and dot-folders; * then matches a leading dot (default: the config's hidden, else no).", show_default=False)] = None,
     no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Disregard .gitignore, .ignore and .ovignore.")] = False,
     node_limit: Annotated[Optional[int], typer.Option("--node-limit", help="Most paths returned; the result says when it cut (default: the config's node-limit, else 256).", metavar="N")] = None,
-    level_limit: Annotated[int, typer.Option("--level-limit", "--max-depth", help="Folder depth below PATH (1: only its own files).", metavar="N")] = 10,
+    level_limit: Annotated[Optional[int], typer.Option("--level-limit", "--max-depth", help="Folder depth below PATH (1: only its own files); no cut by default, and a cut is reported.", metavar="N")] = None,
     fields: Annotated[Optional[str], typer.Option("-f", "--fields", help="Fields per path: name,path,type,size,mode,mtime,tags (mode is octal, mtime ISO 8601 UTC).", metavar="LIST")] = None,
     simple: Annotated[bool, typer.Option("--simple", help="Bare paths, one a line (whatever the format).")] = False,
     exclude_uri: Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder (repeatable).", metavar="PATH")] = None,
     tags: Annotated[Optional[list[str]], typer.Option("--tags", help="Only indexed files with this tag k=v (repeatable; AND).", metavar="K=V")] = None,
+    no_index: Annotated[bool, typer.Option("--no-index", help="Walk the tree, not the listing kept beside the index.")] = False,
     color: ColorOpt = "auto",
     output: OutputOpt = "text",
     json_: JsonOpt = False,
@@ -352,7 +384,7 @@ def search_cmd(
 # search_cmd (annotations resolve when the app runs, so order does not matter).
 
 MaxTokensOpt = Annotated[Optional[int], typer.Option("--max-tokens", help="Context mode: token budget of the block (default 1600; chars/4).", metavar="N")]
-DetailOpt = Annotated[Optional[str], typer.Option("--detail", help='Context mode: default tier, abstract, overview or full, or JSON per category ({"code":"full"}).', metavar="TIER", autocompletion=_values("abstract", "overview", "full"))]
+DetailOpt = Annotated[Optional[str], typer.Option("--detail", help='Context mode: default tier (passage: the part that matched, the default), abstract, overview or full, or JSON per category ({"code":"full"}).', metavar="TIER", autocompletion=_values("abstract", "overview", "passage", "full"))]
 SessionOpt = Annotated[Optional[str], typer.Option("--session-id", help="Context mode: record what is served under this session id.", metavar="ID")]
 DedupTurnsOpt = Annotated[Optional[int], typer.Option("--dedup-turns", help="Context mode: skip entries served to the session in its last K turns (default 1).", metavar="K")]
 
@@ -429,8 +461,7 @@ def read_cmd(
             raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
         with open_index(db) as ix:
             res = ix.read(path, level, cwd=Path.cwd())
-        show(out, res, t0, lambda: out.stdout.write(
-            res.text if not res.text or res.text.endswith("\n") else res.text + "\n"))
+        show(out, res, t0, lambda: out.text(res.text))
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -536,7 +567,7 @@ def doctor_cmd(
         def text() -> None:
             from ov.render import doctor_text  # noqa: PLC0415
 
-            out.text(doctor_text(res, out.color))
+            out.text(doctor_text(res, out.color), colored=out.color)
             failed = sum(not c.ok for c in res.checks)
             out.notice(f"{len(res.checks) - failed} of {len(res.checks)} checks passed" if failed
                        else f"all {len(res.checks)} checks passed")
@@ -636,6 +667,14 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(settle(code))
 
 
+def _dash_hint(e: BaseException, argv: list[str]) -> str:
+    """For an unknown option, how to pass a query or pattern that starts with `-`."""
+    name = getattr(e, "option_name", None)
+    if not name or not argv or argv[0] not in ("search", "find", "grep", "glob"):
+        return ""
+    return f" (a query or pattern starting with '-' goes after '--': ov {argv[0]} -- {name})"
+
+
 def typer_main(argv: list[str]) -> int:
     """Run the Typer app on `argv`: usage errors become `invalid_argument`, a closed pipe
     is quiet. Returns the exit status."""
@@ -646,7 +685,12 @@ def typer_main(argv: list[str]) -> int:
     except _EXIT as e:
         return e.exit_code
     except _UsageError as e:
-        msg = e.format_message().replace("\n", " ").strip()
+        if not argv:
+            # bare `ov`: the help, as written, on stderr; still a usage error (exit 2, as
+            # click and ripgrep answer a command line that names nothing to do)
+            sys.stderr.write(e.format_message().rstrip("\n") + "\n")
+            return EXIT_ERROR
+        msg = e.format_message().replace("\n", " ").strip() + _dash_hint(e, argv)
         report(Out("json" if _wants_json(argv) else "text"), OvError("invalid_argument", msg))
         return EXIT_ERROR
     except _ABORT:

@@ -23,6 +23,7 @@ DEFAULT_LEVEL_LIMIT = 10
 DEFAULT_MAX_FILESIZE = 1 << 20  # 1 MiB
 DEFAULT_MAX_TOKENS = 1600  # context mode budget
 REGEX_TIMEOUT_S = 5.0  # a regex that runs longer on one file ends with deadline_exceeded
+GREP_TIMEOUT_S = 60.0  # wall time for a whole grep (--timeout); then deadline_exceeded
 
 
 @dataclass(frozen=True)
@@ -104,14 +105,61 @@ class Config:
         return out
 
 
+CONTROL_MAX_BYTES = 1 << 20  # ignore files and configs larger than this are skipped
+
+
+class ControlFileRefused(OSError):
+    """A control file that is not a regular file, or larger than CONTROL_MAX_BYTES."""
+
+
+def read_control(path: str | Path) -> bytes | None:
+    """The bytes of a control file (an ignore file, a config): None when it does not exist
+    or is a folder; `ControlFileRefused` when it is not a regular file (a link to
+    /dev/zero, a fifo) or holds more than CONTROL_MAX_BYTES, so a cloned tree cannot
+    make a command hang or fill memory (issue 17). Read at most once past the cap."""
+    import errno  # noqa: PLC0415
+    import os  # noqa: PLC0415
+    import stat  # noqa: PLC0415
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            raise ControlFileRefused(errno.EINVAL, "not a regular file; skipped", str(path))
+        if st.st_size > CONTROL_MAX_BYTES:
+            raise ControlFileRefused(errno.EFBIG, f"larger than {CONTROL_MAX_BYTES} bytes; skipped",
+                                     str(path))
+        chunks, got = [], 0
+        while got <= CONTROL_MAX_BYTES:
+            b = os.read(fd, CONTROL_MAX_BYTES + 1 - got)
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+        if got > CONTROL_MAX_BYTES:
+            raise ControlFileRefused(errno.EFBIG, f"larger than {CONTROL_MAX_BYTES} bytes; skipped",
+                                     str(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _read_toml(path: Path, label: str) -> dict | None:
+    import sys  # noqa: PLC0415
+
     from ov.errors import OvError  # noqa: PLC0415
 
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except (IsADirectoryError, NotADirectoryError):
+        data = read_control(path)
+        if data is None:
+            return None
+    except ControlFileRefused as e:
+        sys.stderr.write(f"ov: warning: {label}: {e.strerror}\n")
         return None
     except OSError as e:
         raise OvError("invalid_argument", f"{label}: cannot read it ({e.strerror or e})",

@@ -63,6 +63,17 @@ def _not_utf8(e: Exception) -> OvError | None:
     return None
 
 
+def _db_error(e: Exception) -> OvError | None:
+    """An SQLite error no store call mapped (a damaged index shows them anywhere): the
+    store's report of it, with the repair advice, rather than `internal`."""
+    if not type(e).__module__.startswith(("sqlite3", "sqlean")):
+        return None
+    from ov.store import map_error  # noqa: PLC0415
+
+    got = map_error(e)
+    return None if got.code == "internal" else got
+
+
 def show(out: Out, result, t0: float, text: Callable[[], None], records=None) -> None:
     """A command's answer in its format: the envelope (json), one line per record or the
     result itself (jsonl), or `text()` for people."""
@@ -103,7 +114,7 @@ def run_body(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> int
             import traceback  # noqa: PLC0415 - only a bug pays for it
 
             traceback.print_exc()
-        report(out, _not_utf8(e) or OvError(
+        report(out, _not_utf8(e) or _db_error(e) or OvError(
             "internal", f"{type(e).__name__}: {e} (set OV_DEBUG=1 for the traceback)"))
         code = EXIT_ERROR
     try:
@@ -158,23 +169,99 @@ def _finish_warnings(out: Out, st) -> None:
         out.warn(unreadable_warning(st.unreadable))
 
 
-def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: bool = False,
+def cut_summary(st, elapsed: int, count: int | None = None) -> dict:
+    """The last JSON Lines record of a run a limit cut (DESIGN.md: no silent limits)."""
+    return {"type": "summary", "count": st.count if count is None else count,
+            "files": st.files, "truncated": True, "truncated_reason": st.truncated_reason,
+            "root": st.root or None, "elapsed_ms": elapsed}
+
+
+def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = None, fixed: bool = False,
                  ignore_case: bool = False, word: bool = False, multiline: bool = False,
                  after: int | None = None, before: int | None = None, context: int | None = None,
                  globs: Sequence[str] | None = None, types: Sequence[str] | None = None,
                  exclude_uri: Sequence[str] | None = None, hidden: bool | None = None,
-                 no_ignore: bool = False, node_limit: int | None = None, level_limit: int = 10,
-                 tags: Sequence[str] | None = None, count: bool = False,
+                 no_ignore: bool = False, node_limit: int | None = None,
+                 level_limit: int | None = None, tags: Sequence[str] | None = None, count: bool = False,
                  files_with_matches: bool = False, max_columns: int | None = None,
-                 no_index: bool = False, line_number: bool = False, color: str = "auto",
+                 no_index: bool = False, line_number: bool = False,
+                 regexps: Sequence[str] | None = None, invert: bool = False,
+                 max_count: int | None = None, smart_case: bool = False,
+                 case_sensitive: bool = False, with_filename: bool = False,
+                 no_filename: bool = False, null: bool = False, files: bool = False,
+                 sort: str | None = None, type_list: bool = False, follow: bool = False,
+                 quiet: bool = False, timeout: float | None = None,
+                 color: str = "auto",
                  output: str = "text", json_: bool = False) -> int:
     """`ov grep`: the parameters are the flags' (see ov/cli.py's grep_cmd); returns the
     exit status."""
+    if regexps or files or type_list:  # the first argument is then a PATH (as rg reads it)
+        paths = ([pattern] if pattern is not None else []) + list(paths or [])
+        pattern = None
 
     def body(out: Out) -> int:
+        t0 = time.perf_counter()
+        if sort is not None and sort != "path":
+            raise OvError("invalid_argument", f"--sort {sort}: only `path` (the order results "
+                          "always come in)", field="sort")
+        if type_list:
+            from ov.tiers import TYPES  # noqa: PLC0415
+
+            out.stdout.write("".join(f"{k}: {', '.join(v)}\n" for k, v in sorted(TYPES.items())))
+            return EXIT_OK
+        if files:
+            return list_files(out, t0)
+        pat, fx = _patterns(pattern, list(regexps or ()), fixed)
+        icase = ignore_case or (smart_case and not any(c.isupper() for c in pat))
+        if case_sensitive:
+            icase = False
+        if quiet:
+            return _quiet(pat, fx, icase)
+        return search(out, t0, pat, fx, icase)
+
+    def _quiet(pat: str, fx: bool, icase: bool) -> int:
         from ov import api  # noqa: PLC0415
 
-        t0 = time.perf_counter()
+        recs, _ = api.grep(
+            pat, paths or (), fixed=fx, ignore_case=icase, word=word, multiline=multiline,
+            globs=globs or (), types=types or (), exclude=exclude_uri or (),
+            hidden=hidden, no_ignore=no_ignore, max_depth=level_limit,
+            node_limit=1, mode="files", use_index=not no_index,
+            invert=invert, follow=follow, tags=tags or ())
+        return EXIT_OK if next(recs, None) is not None else EXIT_NONE
+
+    def list_files(out: Out, t0: float) -> int:
+        from ov import api, fsearch  # noqa: PLC0415
+
+        found, st = api.files(
+            paths or (), globs=globs or (), types=types or (), exclude=exclude_uri or (),
+            hidden=hidden, no_ignore=no_ignore, max_depth=level_limit,
+            node_limit=node_limit, follow=follow, use_index=not no_index)
+        end = "\0" if null else "\n"
+        n = 0
+        if out.fmt == "json":
+            res = fsearch.result_of(st)
+            res.paths = list(found)
+            res.count = n = len(res.paths)
+            _finish_warnings(out, st)
+            out.envelope(res, elapsed_ms(t0))
+        else:
+            for p in found:
+                if out.fmt == "jsonl":
+                    out.line({"path": p})
+                else:
+                    out.stdout.write(p + end)
+                n += 1
+            _finish_warnings(out, st)
+            if out.fmt == "jsonl" and (st.truncated or st.level_cut):
+                out.line(cut_summary(st, elapsed_ms(t0), count=n))
+            for note in fsearch.cut_notes(st, st.node_limit, "files"):  # text and JSON Lines
+                out.warn(note)
+        return EXIT_OK if n else EXIT_NONE
+
+    def search(out: Out, t0: float, pattern: str, fixed: bool, ignore_case: bool) -> int:
+        from ov import api, config  # noqa: PLC0415
+
         if count and files_with_matches:
             raise OvError("invalid_argument", "-c/--count and -l/--files-with-matches exclude each other",
                           field="count")
@@ -188,7 +275,8 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
             multiline=multiline, before=b, after=a, globs=globs or (), types=types or (),
             exclude=exclude_uri or (), hidden=hidden, no_ignore=no_ignore,
             max_depth=level_limit, node_limit=node_limit, mode=mode, tags=tags or (),
-            use_index=not no_index)
+            use_index=not no_index, invert=invert, max_count=max_count, follow=follow,
+            deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout)
         from ov.matcher import gc_paused  # noqa: PLC0415
 
         try:
@@ -202,14 +290,12 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
 
     def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float) -> int:
         from ov import fsearch  # noqa: PLC0415
-        from ov.model import GrepResult  # noqa: PLC0415
         from ov.render import GrepPrinter, grep_envelope, match_json  # noqa: PLC0415
 
         n = 0
         if out.fmt == "json":
             recs = list(records)
-            res = GrepResult(matches=[], count=st.count, files=st.files, truncated=st.truncated,
-                             warnings=list(st.warnings))
+            res = fsearch.result_of(st)
             if st.unreadable:
                 res.warnings.append(fsearch.unreadable_warning(st.unreadable))
             if mode == "matches":
@@ -227,28 +313,53 @@ def grep_command(*, pattern: str, paths: Sequence[str] | None = None, fixed: boo
                 line(r)
                 n += 1
             _finish_warnings(out, st)
+            if st.truncated or st.level_cut:
+                out.line(cut_summary(st, elapsed_ms(t0)))
         else:
             printer = GrepPrinter(out.stdout, color=out.color, context=bool(a or b),
-                                  max_columns=max_columns)
+                                  max_columns=max_columns, null=null,
+                                  filename=with_filename or not no_filename)
             write = printer.match if mode == "matches" else printer.file_count
             for r in records:
                 write(r)
                 n += 1
+            for path, offset in st.binary_matches:  # rg's words, on stdout as rg puts them
+                out.stdout.write(fsearch.binary_note(path, offset) + "\n")
             out.stdout.flush()
             _finish_warnings(out, st)
-        if st.truncated and out.fmt != "json":
-            what = "matches" if mode == "matches" else "files"
-            out.warn(f"stopped at --node-limit {st.node_limit}: more {what} exist")
-        return EXIT_OK if n else EXIT_NONE
+        if out.fmt != "json":  # JSON carries the cut in its result
+            for note in fsearch.cut_notes(st, st.node_limit, "matches" if mode == "matches" else "files"):
+                out.warn(note)
+        if out.fmt == "jsonl":  # JSON has them among its warnings
+            for path, offset in st.binary_matches:
+                out.warn(fsearch.binary_note(path, offset))
+        return EXIT_OK if n or st.binary_matches else EXIT_NONE
 
     return run_body((output, json_, color), body)
 
 
+def _patterns(pattern: str | None, regexps: list[str], fixed: bool) -> tuple[str, bool]:
+    """(the one pattern to search, fixed) from PATTERN or the -e patterns: several become
+    one alternation (each a group, or each escaped with -F)."""
+    pats = regexps or ([pattern] if pattern is not None else [])
+    if not pats:
+        raise OvError("invalid_argument", "a PATTERN is needed (or -e PATTERN, --files, "
+                      "--type-list)", field="pattern")
+    if len(pats) == 1:
+        return pats[0], fixed
+    if fixed:
+        import re  # noqa: PLC0415
+
+        return "|".join(re.escape(p) for p in pats), False
+    return "|".join(f"(?:{p})" for p in pats), False
+
+
 def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = False,
                  hidden: bool | None = None, no_ignore: bool = False, node_limit: int | None = None,
-                 level_limit: int = 10, fields: str | None = None, simple: bool = False,
+                 level_limit: int | None = None, fields: str | None = None, simple: bool = False,
                  exclude_uri: Sequence[str] | None = None, tags: Sequence[str] | None = None,
-                 color: str = "auto", output: str = "text", json_: bool = False) -> int:
+                 no_index: bool = False, color: str = "auto", output: str = "text",
+                 json_: bool = False) -> int:
     """`ov glob`: the parameters are the flags' (see ov/cli.py's glob_cmd); returns the
     exit status."""
 
@@ -261,21 +372,25 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
         st = fsearch.GrepStats()
         res = api.glob(pattern, path, ignore_case=ignore_case, hidden=hidden, no_ignore=no_ignore,
                        max_depth=level_limit, node_limit=node_limit, stats=st,
-                       fields=() if simple else flds, exclude=exclude_uri or (), tags=tags or ())
+                       fields=() if simple else flds, exclude=exclude_uri or (), tags=tags or (),
+                       use_index=not no_index)
         limit = st.node_limit
         _finish_warnings(out, st)
         if simple or out.fmt == "text":
-            out.stdout.write(glob_text(res, flds, simple))
+            out.text(glob_text(res, flds, simple))
         elif out.fmt == "json":
             out.envelope(res, elapsed_ms(t0))
         else:
             for m in res.matches:
                 out.line(m if not isinstance(m, str) else {"path": m})
+            if res.truncated:
+                out.line(cut_summary(st, elapsed_ms(t0), count=res.count))
         out.stdout.flush()
         if reader_gone(out):
             return closed_pipe(out)
-        if res.truncated and out.fmt != "json":
-            out.warn(f"stopped at --node-limit {limit}: more paths exist")
+        if simple or out.fmt != "json":
+            for note in fsearch.cut_notes(st, limit, "paths"):
+                out.warn(note)
         return EXIT_OK if res.matches else EXIT_NONE
 
     return run_body((output, json_, color), body)
@@ -376,7 +491,7 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
         else:
             from ov.render import hits_text  # noqa: PLC0415
 
-            out.text(hits_text(res, query, out.color))
+            out.text(hits_text(res, query, out.color), colored=out.color)
             out.stdout.flush()  # a closed pipe stops here, before the notice
             if reader_gone(out):
                 return closed_pipe(out)
@@ -388,6 +503,92 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
 
 
 # ---- the fast path --------------------------------------------------------------------
+
+
+class _FastArgs:
+    """The state of one `parse_fast` run: the command's flag table, the values parsed so
+    far, the positional arguments and the options given."""
+
+    def __init__(self, spec: dict) -> None:
+        self.opts, self.multi = spec["opts"], spec["multi"]
+        self.values = dict(spec["defaults"])
+        self.args: list[str] = []
+        self.given: set[str] = set()
+
+    def flag(self, dest: str, const: object) -> None:
+        self.values[dest] = const
+        self.given.add(dest)
+
+    def store(self, dest: str, kind: str, raw: str) -> bool:
+        """Convert and keep an option's value; False when click would refuse it."""
+        if kind in ("int", "float"):
+            try:
+                val: object = int(raw) if kind == "int" else float(raw)
+            except ValueError:
+                return False
+        elif kind == "path":
+            val = Path(raw)
+        else:
+            val = raw
+        self.given.add(dest)
+        if dest in self.multi:
+            self.values[dest] = [*(self.values[dest] or ()), val]
+        else:
+            self.values[dest] = val
+        return True
+
+    def long(self, a: str, argv: Sequence[str], i: int) -> int | None:
+        """`--name`, `--name=value` or `--name value` at argv[i-1]; the next index, or
+        None to decline."""
+        name, eq, raw = a.partition("=")
+        o = self.opts.get(name)
+        if o is None:
+            return None
+        dest, kind, const = o
+        if kind == "flag":
+            if eq:
+                return None
+            self.flag(dest, const)
+            return i
+        if not eq:
+            if i >= len(argv):
+                return None
+            raw, i = argv[i], i + 1
+        return i if self.store(dest, kind, raw) else None
+
+    def short(self, a: str, argv: Sequence[str], i: int) -> int | None:
+        """A cluster of short flags (`-iw`, `-A3`, `-A 3`) at argv[i-1]; the next index, or
+        None to decline."""
+        for j in range(1, len(a)):
+            o = self.opts.get("-" + a[j])
+            if o is None:
+                return None
+            dest, kind, const = o
+            if kind == "flag":
+                self.flag(dest, const)
+                continue
+            if j + 1 < len(a):
+                raw = a[j + 1:]
+            elif i < len(argv):
+                raw, i = argv[i], i + 1
+            else:
+                return None
+            return i if self.store(dest, kind, raw) else None
+        return i
+
+    def bind(self, spec: dict) -> bool:
+        """Hand the positional arguments to the command's arguments; False on a missing
+        or extra one."""
+        args = self.args
+        for dest, nargs, required in spec["args"]:
+            if nargs == -1:
+                self.values[dest] = args or None
+                args = []
+            elif args:
+                self.values[dest] = args.pop(0)
+            elif required:
+                return False
+        return not args
 
 
 def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
@@ -405,87 +606,29 @@ def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
     spec = COMMANDS.get(argv[0])
     if spec is None:
         return None
-    opts, multi = spec["opts"], spec["multi"]
-    values = dict(spec["defaults"])
-    args: list[str] = []
-    given: set[str] = set()
-
-    def store(dest: str, kind: str, raw: str) -> bool:
-        if kind in ("int", "float"):
-            try:
-                val: object = int(raw) if kind == "int" else float(raw)
-            except ValueError:
-                return False
-        elif kind == "path":
-            val = Path(raw)
-        else:
-            val = raw
-        given.add(dest)
-        if dest in multi:
-            values[dest] = [*(values[dest] or ()), val]
-        else:
-            values[dest] = val
-        return True
-
+    p = _FastArgs(spec)
     i, n = 1, len(argv)
     while i < n:
         a = argv[i]
         i += 1
         if a == "--":
-            args.extend(argv[i:])
+            p.args.extend(argv[i:])
             break
         if a.startswith("--"):
-            name, eq, raw = a.partition("=")
-            o = opts.get(name)
-            if o is None:
-                return None
-            dest, kind, const = o
-            if kind == "flag":
-                if eq:
-                    return None
-                values[dest] = const
-                given.add(dest)
-                continue
-            if not eq:
-                if i >= n:
-                    return None
-                raw, i = argv[i], i + 1
-            if not store(dest, kind, raw):
-                return None
+            nxt = p.long(a, argv, i)
         elif a.startswith("-") and len(a) > 1:
-            for j in range(1, len(a)):
-                o = opts.get("-" + a[j])
-                if o is None:
-                    return None
-                dest, kind, const = o
-                if kind == "flag":
-                    values[dest] = const
-                    given.add(dest)
-                    continue
-                if j + 1 < len(a):
-                    raw = a[j + 1:]
-                elif i < n:
-                    raw, i = argv[i], i + 1
-                else:
-                    return None
-                if not store(dest, kind, raw):
-                    return None
-                break
+            nxt = p.short(a, argv, i)
         else:
-            args.append(a)
-    for dest, nargs, required in spec["args"]:
-        if nargs == -1:
-            values[dest] = args or None
-            args = []
-        elif args:
-            values[dest] = args.pop(0)
-        elif required:
+            p.args.append(a)
+            continue
+        if nxt is None:
             return None
-    if args:
+        i = nxt
+    if not p.bind(spec):
         return None
-    if any(var in os.environ for dest, var in spec["envvars"].items() if dest not in given):
+    if any(var in os.environ for dest, var in spec["envvars"].items() if dest not in p.given):
         return None  # click would read it: its conversion and messages are Typer's
-    return argv[0], values
+    return argv[0], p.values
 
 
 # Options of `ov search` that only context mode reads; with any of them, or a --mode other
@@ -501,6 +644,9 @@ def fast(argv: Sequence[str]) -> int | None:
         return None
     name, params = parsed
     if name == "grep":
+        if params["pattern"] is None and not (params["regexps"] or params["files"]
+                                              or params["type_list"]):
+            return None  # no PATTERN: Typer's usage message
         return grep_command(**params)
     if name == "glob":
         return glob_command(**params)

@@ -4,10 +4,17 @@ Given candidates best first (each with its category and tier texts), `pack` choo
 tier per entry so the rendered block fits `max_tokens`:
 
 1. in score order, every entry gets its category's default tier; a tier that does not
-   fit steps down (full → overview → abstract), and an entry that fits no tier keeps
-   only its uri (tier "uri"); one whose uri alone does not fit is dropped;
+   fit steps down (full → passage → overview → abstract), and an entry that fits no tier
+   keeps only its uri (tier "uri"); one whose uri alone does not fit is dropped;
 2. leftover budget then deepens entries in score order, each to the deepest tier that
    fits.
+
+The `passage` tier is the part of the file's full text that matched: the hit's excerpt
+(a chunk of L2, with its lines). It is every category's default, so the passages of the
+best hits are served first and weaker files get what is left (an overview, an abstract,
+their uri): an answer is in the passage that matched far more often than in a file's
+outline (docs/BENCHMARKS.md, "Context mode"). A file whose hit has no passage (a hit on
+its abstract or overview, `-L 0,1`) steps down to its overview.
 
 A tier's text is never cut: an entry's text is its tier text exactly. Tokens are
 estimated as characters / 4, with code points >= U+3000 (CJK and wider) counting 1.5
@@ -26,13 +33,10 @@ from dataclasses import dataclass
 
 from ov.errors import OvError
 
-TIERS = ("abstract", "overview", "full")  # shallow to deep; index = level
+TIERS = ("abstract", "overview", "passage", "full")  # shallow to deep
 URI_ONLY = "uri"
 CATEGORIES = ("code", "docs", "config", "data", "other")
-# Code is read through its signatures, prose through its outline; config and data
-# files say little in an outline, so their abstract comes first and depth is earned.
-DEFAULT_DETAIL: dict[str, str] = {"code": "overview", "docs": "overview", "config": "abstract",
-                                  "data": "abstract", "other": "abstract"}
+DEFAULT_DETAIL: dict[str, str] = {c: "passage" for c in CATEGORIES}
 MAX_BUDGET = 1_000_000
 
 
@@ -41,7 +45,8 @@ class Candidate:
     uri: str
     category: str
     score: float
-    tiers: Mapping[str, str | None]  # "abstract" / "overview" / "full" -> text (None: absent)
+    tiers: Mapping[str, str | None]  # a name of TIERS -> text (None or absent: none)
+    lines: tuple[int, int] | None = None  # the passage's first and last line
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,7 @@ class Packed:
     detail: str  # a tier name, or "uri"
     text: str
     cost: int  # tokens of the wrapped entry
+    lines: tuple[int, int] | None = None  # a passage's first and last line
 
 
 def estimate_tokens(text: str) -> int:
@@ -65,17 +71,22 @@ def _attr(s: str) -> str:
             .replace(">", "&gt;").replace("\n", "&#10;"))
 
 
-def wrap(uri: str, score: float, detail: str, text: str) -> str:
-    """One entry of the rendered block. The text goes in untouched."""
+def wrap(uri: str, score: float, detail: str, text: str,
+         lines: tuple[int, int] | None = None) -> str:
+    """One entry of the rendered block. The text goes in untouched; a passage says which
+    lines of the file it is."""
     head = f'<context uri="{_attr(uri)}" score="{score:.4f}" tier="{detail}"'
+    if detail == "passage" and lines is not None:
+        head += f' lines="{lines[0]}-{lines[1]}"'
     if detail == URI_ONLY:
         return head + "/>\n"
     body = text if text.endswith("\n") else text + "\n"
     return f"{head}>\n{body}</context>\n"
 
 
-def entry_cost(uri: str, score: float, detail: str, text: str) -> int:
-    return estimate_tokens(wrap(uri, score, detail, text))
+def entry_cost(uri: str, score: float, detail: str, text: str,
+               lines: tuple[int, int] | None = None) -> int:
+    return estimate_tokens(wrap(uri, score, detail, text, lines))
 
 
 def parse_detail(value: str | None) -> dict[str, str]:
@@ -88,7 +99,7 @@ def parse_detail(value: str | None) -> dict[str, str]:
     if v in TIERS:
         return {c: v for c in CATEGORIES}
     if not v.startswith("{"):
-        raise OvError("invalid_argument", f"--detail must be abstract, overview, full or a JSON "
+        raise OvError("invalid_argument", f"--detail must be abstract, overview, passage, full or a JSON "
                       f"object such as {{\"code\": \"full\"}}, not {value!r}", field="detail")
     try:
         obj = json.loads(v)
@@ -101,7 +112,7 @@ def parse_detail(value: str | None) -> dict[str, str]:
             raise OvError("invalid_argument", f"--detail: unknown category {k!r} (use "
                           f"{', '.join(CATEGORIES)})", field="detail")
         if t not in TIERS:
-            raise OvError("invalid_argument", f"--detail: {k} must be abstract, overview or full, "
+            raise OvError("invalid_argument", f"--detail: {k} must be abstract, overview, passage or full, "
                           f"not {t!r}", field="detail")
         out[k] = t
     return out
@@ -120,6 +131,13 @@ def _has(c: Candidate, tier: str) -> bool:
     return t is not None and t != ""
 
 
+def _packed(c: Candidate, tier: str) -> Packed:
+    lines = c.lines if tier == "passage" else None
+    text = "" if tier == URI_ONLY else c.tiers[tier] or ""
+    return Packed(c.uri, c.category, c.score, tier, text,
+                  entry_cost(c.uri, c.score, tier, text, lines), lines)
+
+
 def pack(cands: Sequence[Candidate], max_tokens: int,
          detail: Mapping[str, str] | None = None) -> tuple[list[Packed], int]:
     """(entries in the candidates' order, dropped count). `cands` must be best first."""
@@ -130,17 +148,16 @@ def pack(cands: Sequence[Candidate], max_tokens: int,
         want = TIERS.index(detail.get(c.category, "abstract"))
         got = None
         for lvl in range(want, -1, -1):
-            tier = TIERS[lvl]
-            if not _has(c, tier):
+            if not _has(c, TIERS[lvl]):
                 continue
-            cost = entry_cost(c.uri, c.score, tier, c.tiers[tier])
-            if cost <= left:
-                got = Packed(c.uri, c.category, c.score, tier, c.tiers[tier], cost)
+            p = _packed(c, TIERS[lvl])
+            if p.cost <= left:
+                got = p
                 break
         if got is None:
-            cost = entry_cost(c.uri, c.score, URI_ONLY, "")
-            if cost <= left:
-                got = Packed(c.uri, c.category, c.score, URI_ONLY, "", cost)
+            p = _packed(c, URI_ONLY)
+            if p.cost <= left:
+                got = p
         if got is not None:
             left -= got.cost
         chosen.append(got)
@@ -151,17 +168,16 @@ def pack(cands: Sequence[Candidate], max_tokens: int,
             continue
         cur_lvl = TIERS.index(cur.detail) if cur.detail in TIERS else -1
         for lvl in range(len(TIERS) - 1, cur_lvl, -1):
-            tier = TIERS[lvl]
-            if not _has(c, tier):
+            if not _has(c, TIERS[lvl]):
                 continue
-            cost = entry_cost(c.uri, c.score, tier, c.tiers[tier])
-            if cost - cur.cost <= left:
-                left -= cost - cur.cost
-                chosen[i] = Packed(c.uri, c.category, c.score, tier, c.tiers[tier], cost)
+            p = _packed(c, TIERS[lvl])
+            if p.cost - cur.cost <= left:
+                left -= p.cost - cur.cost
+                chosen[i] = p
                 break
     entries = [p for p in chosen if p is not None]
     return entries, len(chosen) - len(entries)
 
 
 def render(entries: Sequence[Packed]) -> str:
-    return "".join(wrap(e.uri, e.score, e.detail, e.text) for e in entries)
+    return "".join(wrap(e.uri, e.score, e.detail, e.text, e.lines) for e in entries)

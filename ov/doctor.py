@@ -238,7 +238,9 @@ def check_index(scope: Path, db: Path | None) -> list[Check]:
     from ov.engine import locate_index  # noqa: PLC0415
     from ov.store import SCHEMA_VERSION, Store  # noqa: PLC0415
 
-    rebuild = "remove the .ov folder and run `ov index` (the index is only a cache of the files)"
+    from ov.store import REPAIR_ADVICE  # noqa: PLC0415
+
+    rebuild = REPAIR_ADVICE  # the same advice as the errors' (issue 17)
     try:
         found = locate_index(scope, db)
     except OvError as e:
@@ -253,7 +255,7 @@ def check_index(scope: Path, db: Path | None) -> list[Check]:
         fix = rebuild
         if e.code == "unsupported":  # from an older ov, `ov index` upgrades it in place
             fix = ("run `ov index` to upgrade it" if _schema_version(db_path) < SCHEMA_VERSION
-                   else "upgrade ov, or rebuild with `ov index --full`")
+                   else f"upgrade ov, or {REPAIR_ADVICE}")
         return [Check("index-schema", False, f"{db_path}: {e.message}", fix),
                 Check("index-integrity", False, "not run: the index did not open", fix)]
     with store:
@@ -265,6 +267,10 @@ def check_index(scope: Path, db: Path | None) -> list[Check]:
         except Exception as e:  # a damaged file can fail the check itself
             rows = [str(e)]
         ok = rows == ["ok"]
+        if ok:  # sound pages, but a table gone (`ov index` would refuse it): the same check
+            problem = store.health()
+            if problem is not None:
+                ok, rows = False, [problem]
         # a row may hold several lines ("*** in database main ***\nPage 3: ..."): one line each
         rows = [line for r in rows for line in str(r).splitlines() if line.strip()]
         shown = "; ".join(rows[:3]) + (f" (+{len(rows) - 3} more)" if len(rows) > 3 else "")

@@ -17,7 +17,7 @@ from ov import rank
 from ov.config import MAX_QUERY_TOKENS, find_index
 from ov.errors import OvError
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
-                      SearchResult, StatusReport, TaggedFile, TagResult)
+                      SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.query import (check_limit, check_query, decode_cursor, encode_cursor, keyword_plan,
                       request_key)
 from ov.store import KNN_MAX, SENTENCE_LEVEL, Filters, Store
@@ -186,6 +186,8 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     if checker.stale:
         warnings.append(f"{checker.stale} hit(s) came from files changed or deleted since indexing; "
                         "run `ov index` to refresh")
+    if checker.refused:
+        warnings.append(_refused_warning(checker.refused))
     return SearchResult(
         search_type=req.search_type,
         profile=dict(rank.PROFILE),
@@ -194,6 +196,7 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
         next_cursor=encode_cursor(generation, request, segments) if more else None,
         warnings=warnings,
         stale=checker.stale,
+        refused=checker.refused or None,
     )
 
 
@@ -305,7 +308,8 @@ def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need
         row = rows.get(c.chunk_id)
         if row is None:
             continue
-        got = checker.check(row.path, row.size, row.mtime_ns, row.start, row.end, row.text)
+        got = checker.check(row.path, row.size, row.mtime_ns, row.start, row.end, row.text,
+                            row.ctime_ns, row.inode)
         if got is None:
             continue
         start, end, sl, el, text = ((row.start, row.end, row.start_line, row.end_line, row.text)
@@ -337,19 +341,22 @@ def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need
 
 def status(store: Store, root: Path) -> StatusReport:
     counts = store.counts()
+    from ov.read import freshness, stat_under  # noqa: PLC0415
+
     stale = missing = 0
-    for path, (_, size, mtime_ns, _) in store.file_states().items():
-        try:
-            st = os.stat(root / path)
+    for path, (_, size, mtime_ns, _, ctime_ns, inode) in store.file_states().items():
+        try:  # a row naming a path outside the root (forged, or a link swapped in) is missing
+            st = stat_under(str(root), path)
         except OSError:
             missing += 1
             continue
-        if (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
+        if freshness(st) != (size, mtime_ns, ctime_ns, inode):
             stale += 1
     size = sum(p.stat().st_size for p in store.path.parent.glob(store.path.name + "*")
                if p.is_file() and not p.name.endswith(".lock"))
     vec = store.q1("SELECT vec_version()")
     chunks = counts["chunks"]
+    n_skipped, skipped = store.skipped()
     return StatusReport(
         root=str(root), db=str(store.path), files=counts["files"], chunks=chunks,
         embedded_chunks=counts["embedded"],
@@ -357,6 +364,7 @@ def status(store: Store, root: Path) -> StatusReport:
         stale_files=stale, missing_files=missing, db_bytes=size, model=store.get_meta("model"),
         schema_version=int(store.get_meta("schema_version") or 0),
         sqlite_version=store.q1("SELECT sqlite_version()"), vec_version=vec,
+        skipped=n_skipped, skipped_files=[SkippedFile(p, r) for p, r in skipped],
     )
 
 
@@ -367,22 +375,39 @@ def _file_tiers(root: Path, row: dict) -> tuple[str, str, str] | None:
     """(abstract, overview, full text) of an indexed file as it is now on disk; None when
     it is gone, unreadable or binary. The stored tiers serve while the file is unchanged;
     a changed file's tiers are rebuilt from what is read, so no tier outlives its text."""
-    from ov.read import read_text  # noqa: PLC0415
+    from ov.read import read_under  # noqa: PLC0415
 
-    full = os.path.join(root, row["path"])
-    try:
-        if not os.access(full, os.R_OK):
+    try:  # only a file under the root now: the row's path is a hint (issue 17)
+        if not os.access(os.path.join(root, row["path"]), os.R_OK):
             return None
-        ft = read_text(full)
+        ft = read_under(str(root), row["path"])
     except OSError:
         return None
     if ft is None:
         return None
-    if (ft.size, ft.mtime_ns) == (row["size"], row["mtime_ns"]):
+    if ft.freshness == (row["size"], row["mtime_ns"], row.get("ctime_ns"), row.get("inode")):
         return row["abstract"] or "", row["overview"] or "", ft.text
     from ov import tiers  # noqa: PLC0415
 
     return tiers.abstract(ft.text, row["path"]), tiers.overview(ft.text, row["path"]), ft.text
+
+
+MAX_DEDUP_TURNS = 1_000_000
+
+
+def _refused_warning(n: int) -> str:
+    return (f"{n} indexed path(s) lead outside the index root now (a forged index, or a link "
+            "put in after indexing) and were left out; run `ov index --full`")
+
+
+def _rows_under(root: Path, rows: list[dict]) -> tuple[list[dict], int]:
+    """Index rows whose paths lie under the root now, and how many did not (a forged
+    index may name absolute or climbing paths, a link may lead out: never printed)."""
+    from ov.read import folder_under  # noqa: PLC0415
+
+    seen: dict = {}
+    kept = [r for r in rows if folder_under(str(root), r["path"], seen)]
+    return kept, len(rows) - len(kept)
 
 
 def _memo(factory):
@@ -414,14 +439,15 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     if dedup_turns is not None:
         if session_id is None:
             raise OvError("invalid_argument", "--dedup-turns needs --session-id", field="dedup_turns")
-        if dedup_turns < 0:
-            raise OvError("invalid_argument", "--dedup-turns must be 0 or more", field="dedup_turns")
+        if not 0 <= dedup_turns <= MAX_DEDUP_TURNS:  # SQLite holds 64-bit integers only
+            raise OvError("invalid_argument", f"--dedup-turns must be 0 to {MAX_DEDUP_TURNS}, "
+                          f"not {dedup_turns}", field="dedup_turns")
     turn, served = (store.session_served(session_id, 1 if dedup_turns is None else dedup_turns)
                     if session_id is not None else (None, set()))
 
     factory = _memo(embedder_factory or _default_embedder)  # one model load for every page
     hits: list[Hit] = []
-    deduped = stale = 0
+    deduped = stale = refused = 0
     warnings: list[str] = []
     cursor = None
     base = SearchRequest(query=req.query, search_type=req.search_type, limit=req.limit,
@@ -429,6 +455,7 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     while len(hits) < req.limit:
         page = search(store, root, replace(base, cursor=cursor), factory)
         stale += page.stale
+        refused += page.refused or 0
         for h in page.hits:
             if h.path in served:
                 deduped += 1
@@ -442,22 +469,27 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     for h in hits:
         row = store.file_row(h.path)
         got = _file_tiers(root, row) if row else None
-        if got is None:
+        if got is None:  # search's recheck has already left out rows outside the root
             stale += 1
             continue
         cat = row.get("category") or "other"
+        passage = h.excerpt.text if h.level == 2 else ""  # the chunk that matched, rechecked
         cands.append(ctx.Candidate(h.path, cat if cat in ctx.CATEGORIES else "other", h.score,
-                                   {"abstract": got[0], "overview": got[1], "full": got[2]}))
+                                   {"abstract": got[0], "overview": got[1], "passage": passage,
+                                    "full": got[2]}, (h.start_line, h.end_line)))
     packed, dropped = ctx.pack(cands, budget, det)
     if stale:
         warnings.append(f"{stale} candidate(s) came from files changed or deleted since indexing; "
                         "run `ov index` to refresh")
+    if refused:
+        warnings.append(_refused_warning(refused))
     if session_id is not None:
         store.record_session(session_id, turn, [p.uri for p in packed if p.detail != ctx.URI_ONLY])
     counts = {t: 0 for t in (*ctx.TIERS, ctx.URI_ONLY)}
     for p in packed:
         counts[p.detail] += 1
-    entries = [ContextEntry(p.uri, p.category, p.score, p.detail, p.text) for p in packed]
+    entries = [ContextEntry(p.uri, p.category, p.score, p.detail, p.text,
+                            *(p.lines or (None, None))) for p in packed]
     stats = ContextStats(candidates=len(cands), returned=len(entries), dropped=dropped,
                          deduped=deduped, max_tokens=budget, used_tokens=sum(p.cost for p in packed),
                          tier_counts=counts, ignored_options=list(ignored or []))
@@ -490,7 +522,7 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
                           "unreadable or binary); run `ov index`", field="path")
         lv = 2 if level is None else level
         return ReadResult(path=rel, level=lv, kind="file", text=got[lv])
-    files = store.files_under(rel)
+    files, _ = _rows_under(root, store.files_under(rel))
     if not files:
         raise OvError("not_found", f"{shown} is not in the index", field="path")
     lv = 1 if level is None else level
@@ -503,20 +535,30 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
 
 def _folder_tiers(rel: str, files: list[dict]) -> tuple[str, str]:
     """A folder's (L0, L1) over its direct children: a file by its abstract, a subfolder
-    (`name/`) by its own L0, built the same way."""
+    (`name/`) by its own L0, built the same way. Deepest folders first, without
+    recursion: a tree 2,000 folders deep must not end in a RecursionError (issue 17)."""
     from ov import tiers  # noqa: PLC0415
 
     prefix = rel + "/" if rel else ""
-    children: list[tuple[str, str]] = []
-    subs: dict[str, list[dict]] = {}
+    files_of: dict[str, list[tuple[str, str]]] = {"": []}
+    subs_of: dict[str, list[str]] = {}
+    linked: set[str] = set()
     for f in files:
-        head, sep, _ = f["path"][len(prefix):].partition("/")
-        if sep:
-            subs.setdefault(head, []).append(f)
-        else:
-            children.append((head, f["abstract"] or ""))
-    children += [(name + "/", _folder_tiers(prefix + name, fs)[0]) for name, fs in subs.items()]
-    return tiers.folder_tiers(sorted(children))
+        folder, _, name = f["path"][len(prefix):].rpartition("/")
+        files_of.setdefault(folder, []).append((name, f["abstract"] or ""))
+        while folder and folder not in linked:  # each folder listed once in its parent
+            linked.add(folder)
+            parent, _, sub = folder.rpartition("/")
+            subs_of.setdefault(parent, []).append(sub)
+            folder = parent
+    done: dict[str, tuple[str, str]] = {}
+    folders = set(files_of) | set(subs_of)
+    for folder in sorted(folders, key=lambda d: -(d.count("/") + 1 if d else 0)):
+        base = folder + "/" if folder else ""
+        children = files_of.get(folder, []) + [(n + "/", done[base + n][0])
+                                               for n in subs_of.get(folder, [])]
+        done[folder] = tiers.folder_tiers(sorted(children))
+    return done[""]
 
 
 TAG_MODES = ("set", "append", "remove")
@@ -542,7 +584,7 @@ def tag(store: Store, root: Path, rel: str, pairs: tuple[tuple[str, str], ...], 
     if row is not None:
         paths = [rel]
     else:
-        paths = [f["path"] for f in store.files_under(rel)]
+        paths = [f["path"] for f in _rows_under(root, store.files_under(rel))[0]]
         if not paths:
             raise OvError("not_found", f"{shown} is not in the index", field="path")
         if not recursive:

@@ -1,11 +1,15 @@
 """`grep` and `glob` straight over the file system: walk, filter, read, search.
 
 The search root is the nearest index root at or above the current folder (the parent of
-its `.ov` folder), else the current folder. PATH arguments are relative to the current
-folder (or absolute), must lie inside the root (`invalid_path`) and exist (`not_found`).
-Output paths are relative to the root with '/' separators, in the walker's order
-(component by component, ripgrep's `--sort path`), so results come ordered by
-(path, line) on every run. The walk has no size cap (ripgrep has none either).
+its `.ov` folder), else the nearest git work tree, else the current folder. PATH arguments
+are relative to the current folder (or absolute) and must exist (`not_found`); one outside
+the root is searched from its own root (the index above it, else itself), without the
+index of the current tree, so any folder on disk can be searched. Printed paths are
+relative to the current folder with '/' separators (`../x` outside it, as rg and `git
+grep` print them; JSON names the root once), in the walker's order (component by
+component, ripgrep's `--sort path`), so results come ordered by (path, line) on every run.
+The walk has no size cap and no depth cut (ripgrep has neither); `--level-limit` and the
+node limit are reported when they cut (`GrepStats.truncated_reason`).
 
 `iter_grep` yields records as files are searched (for JSON Lines); `grep` collects them
 into a `GrepResult`. Both stop at the node limit, after checking that one more record
@@ -21,6 +25,7 @@ are what was indexed; any other file is read, so the answer is the same either w
 from __future__ import annotations
 
 import os
+import time
 import re
 import stat
 from collections.abc import Callable, Iterator, Sequence
@@ -42,8 +47,8 @@ if TYPE_CHECKING:  # ov.matcher is imported by grep only (glob needs neither it 
 
 RG_BUFFER = 64 * 1024  # ripgrep's first buffer (ov.matcher.RG_BUFFER; a test holds them equal)
 
-# (literals, ignore_case) -> predicate (rel, size, mtime_ns) -> may the file match?
-Candidates = Callable[[list[str], bool], "Callable[[str, int, int], bool] | None"]
+# (literals, ignore_case) -> predicate (walked file entry) -> may the file match?
+Candidates = Callable[[list[str], bool], "Callable[[FileEntry], bool] | None"]
 _GLOB_SPECIAL = re.compile(r"[\\*?\[\]!# ]")
 GLOB_FIELDS = ("name", "path", "type", "size", "mode", "mtime", "tags")
 
@@ -60,13 +65,33 @@ class GrepStats:
     binary: int = 0  # skipped as binary (NUL before the first line searched)
     unreadable: int = 0
     warnings: list[str] = field(default_factory=list)
+    records: int = 0  # records yielded so far (the node limit counts them)
+    # files named explicitly that hold a NUL and a match: (shown path, NUL offset), said
+    # as rg says it ("binary file matches") rather than searched line by line
+    binary_matches: list[tuple[str, int]] = field(default_factory=list)
+    level_cut: bool = False  # --level-limit left a folder unentered
+    root: str = ""  # the (first) search root
+
+    @property
+    def truncated_reason(self) -> str | None:
+        """What cut the result: "node_limit", "level_limit", or both, comma-joined."""
+        why = [w for w, cut in (("node_limit", self.truncated), ("level_limit", self.level_cut))
+               if cut]
+        return ",".join(why) or None
 
 
 # -- roots and paths --------------------------------------------------------------------
 def search_root(cwd: Path) -> Path:
-    """The nearest index root at or above `cwd`, else `cwd` itself."""
+    """The nearest index root at or above `cwd`, else the nearest git work tree (a folder
+    holding `.git`: its ignore files above `cwd` apply, as rg applies them), else `cwd`."""
     db = config.find_index(cwd)
-    return db.parent.parent if db is not None else cwd.resolve()
+    if db is not None:
+        return db.parent.parent
+    here = cwd.resolve()
+    for d in (here, *here.parents):
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+    return here
 
 
 def resolve_path(root: Path, cwd: Path, p: str, *, must_exist: bool = True,
@@ -94,12 +119,13 @@ def _disjoint(rels: list[str]) -> list[str]:
 
 
 def _walk_opts(hidden: bool, no_ignore: bool, max_depth: int | None,
-               excludes: Sequence[str] = (), ignores: Sequence[str] = ()) -> WalkOptions:
+               excludes: Sequence[str] = (), ignores: Sequence[str] = (),
+               follow: bool = False) -> WalkOptions:
     # Excluded paths become anchored ignore lines, so an excluded folder is never entered;
     # `ignores` are gitignore lines from the tree's config, rooted at the search root.
     lines = tuple("/" + _GLOB_SPECIAL.sub(r"\\\g<0>", e) for e in excludes if e)
     return WalkOptions(hidden=hidden, no_ignore=no_ignore, max_filesize=None, max_depth=max_depth,
-                       extra_ignores=tuple(ignores) + lines)
+                       extra_ignores=tuple(ignores) + lines, follow=follow)
 
 
 def _excluder(excludes: Sequence[str]) -> Callable[[str], bool] | None:
@@ -155,12 +181,30 @@ def index_candidates(root: Path) -> Candidates | None:
         except OvError:
             return None  # a busy or broken index must not break grep; read every file
 
-        def may_match(rel: str, size: int, mtime_ns: int) -> bool:
-            return rel in cands or fresh.get(rel) != (size, mtime_ns)
-
-        return may_match
+        return Prefilter(cands, fresh)
 
     return hook
+
+
+class Prefilter:
+    """What the index says of a literal: the files whose text may hold it (`cands`), and
+    the (size, mtime_ns, ctime_ns, inode) each indexed file had (`fresh`: a restored mtime
+    cannot hide a change); any other file must be read."""
+
+    __slots__ = ("cands", "fresh")
+
+    def __init__(self, cands: set[str], fresh: dict[str, tuple[int, int, int, int]]) -> None:
+        self.cands = cands
+        self.fresh = fresh
+
+    def __call__(self, rel: str, size: int, mtime_ns: int, ctime_ns: int, inode: int) -> bool:
+        return rel in self.cands or self.fresh.get(rel) != (size, mtime_ns, ctime_ns, inode)
+
+
+def listing_dir(root: Path) -> Path | None:
+    """Where the walk's listing cache lives (beside the index), or None without an index."""
+    d = config.db_path_for(root).parent
+    return d if config.db_path_for(root).is_file() else None
 
 
 # -- grep -------------------------------------------------------------------------------
@@ -189,11 +233,19 @@ def iter_grep(
     timeout: float = config.REGEX_TIMEOUT_S,
     stats: GrepStats | None = None,
     ignores: Sequence[str] = (),
+    invert: bool = False,
+    max_count: int | None = None,
+    follow: bool = False,
+    deadline_s: float | None = None,
 ) -> Iterator[Match | FileCount]:
     """Search file contents; yield `Match` records (mode "matches"), or `FileCount`
     records (mode "count": files with their matching-line counts; mode "files": paths).
 
-    `node_limit` caps the records; `stats.truncated` says when it cut.
+    `node_limit` caps the records; `stats.truncated` says when it cut. `invert` (-v):
+    the lines without a match; `max_count` (-m): at most that many matching lines a
+    file; `follow` (-L): follow symlinks (never out of the root). `deadline_s`
+    bounds the whole run in wall time: past it, `deadline_exceeded` says how far it got
+    (the records yielded so far stand).
     """
     st = stats if stats is not None else GrepStats()
     st.node_limit = node_limit
@@ -205,31 +257,154 @@ def iter_grep(
         raise OvError("invalid_argument", "context must be 0 or more lines", field="context")
     if max_depth is not None and max_depth < 0:
         raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
+    if max_count is not None and max_count < 1:
+        raise OvError("invalid_argument", "--max-count must be at least 1", field="max_count")
+    if invert and (multiline or before or after):
+        raise OvError("invalid_argument", "-v/--invert-match takes neither -U nor context lines",
+                      field="invert")
+    if deadline_s is not None and not 0 < deadline_s <= 1e6:  # also NaN
+        raise OvError("invalid_argument", "--timeout must be between 0 and 1000000 seconds",
+                      field="timeout")
+    started = time.monotonic()
     from ov.matcher import compile_pattern  # noqa: PLC0415
+
+    _LISTED.clear()  # a listing serves one run (and its helper), never a later one
 
     pat = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, word=word,
                           multiline=multiline, timeout=timeout)
+    if deadline_s is not None:
+        from dataclasses import replace  # noqa: PLC0415
+
+        pat = replace(pat, deadline=started + deadline_s)
     cwd = Path.cwd() if cwd is None else Path(cwd)
-    root = search_root(cwd)
-    rels = _disjoint([resolve_path(root, cwd, p) for p in paths] or
-                     [resolve_path(root, cwd, ".")])
-    ex_rels = [resolve_path(root, cwd, e, must_exist=False, field_name="exclude_uri")
-               for e in exclude]
-    excluded = _excluder(ex_rels)
-    if excluded is not None:
-        # Below a start the walk leaves excluded paths out (they are anchored ignore
-        # lines, see _walk_opts); a start inside an excluded path is left out whole.
-        rels = [r for r in rels if not excluded(r)]
+    tag_pairs = parse_tags(tags) if tags else None
     pfilter = PathFilter(globs) if globs else None
     tfilter = type_filter(types) if types else None
-    allowed = tag_paths(root, parse_tags(tags)) if tags else None
-    if candidates is None and use_index:
-        candidates = index_candidates(root)
-    may_hold = candidates(list(pat.literals), pat.fold) if candidates else None
-    opts = _walk_opts(hidden, no_ignore, max_depth, ex_rels, ignores)
-    yield from _grep_files(pat, root, rels, opts, st, mode=mode, before=before, after=after,
-                           limit=node_limit, excluded=excluded, pfilter=pfilter,
-                           tfilter=tfilter, allowed=allowed, may_hold=may_hold)
+    for root, rels, indexed in plan_roots(cwd, paths):
+        st.root = st.root or os.fspath(root)
+        ex_rels = [r for r in (inside(root, cwd, e) for e in exclude) if r is not None]
+        excluded = _excluder(ex_rels)
+        if excluded is not None:
+            # Below a start the walk leaves excluded paths out (they are anchored ignore
+            # lines, see _walk_opts); a start inside an excluded path is left out whole.
+            rels = [r for r in rels if not excluded(r)]
+        if tags and not indexed:
+            raise OvError("unsupported", "--tags needs an index (tags live in it): "
+                          "run `ov index` first", field="tags")
+        allowed = tag_paths(root, tag_pairs) if tag_pairs else None
+        hook = candidates if candidates is not None else (
+            index_candidates(root) if use_index and indexed else None)
+        # -v: a file without the pattern is all matches, so nothing may be ruled out
+        may_hold = hook(list(pat.literals), pat.fold) if hook and not invert else None
+        opts = _walk_opts(hidden, no_ignore, max_depth, ex_rels, ignores, follow)
+        named = frozenset(r for r in rels if r and (root / r).is_file())
+        show = displayer(root, cwd)
+        last = ("", "")
+        for r in _grep_files(pat, root, rels, opts, st, mode=mode, before=before, after=after,
+                             limit=node_limit - st.records, excluded=excluded, pfilter=pfilter,
+                             tfilter=tfilter, allowed=allowed, may_hold=may_hold,
+                             use_listing=use_index and indexed, invert=invert,
+                             max_count=max_count, named=named, show=show):
+            if r.path != last[0]:
+                last = (r.path, show(r.path))
+            r.path = last[1]
+            st.records += 1
+            yield r
+        if st.truncated:
+            return
+
+
+def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Sequence[str] = (),
+               types: Sequence[str] = (), exclude: Sequence[str] = (), hidden: bool = False,
+               no_ignore: bool = False, max_depth: int | None = None,
+               node_limit: int = config.DEFAULT_NODE_LIMIT, follow: bool = False,
+               use_index: bool = True, stats: GrepStats | None = None,
+               ignores: Sequence[str] = ()) -> Iterator[str]:
+    """`--files`: the paths grep would search (relative to the current folder), in its
+    order; `node_limit` caps them and `stats.truncated` says when it cut."""
+    st = stats if stats is not None else GrepStats()
+    st.node_limit = node_limit
+    if node_limit < 1:
+        raise OvError("invalid_argument", "--node-limit must be at least 1", field="node_limit")
+    if max_depth is not None and max_depth < 0:
+        raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
+    _LISTED.clear()
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    pfilter = PathFilter(globs) if globs else None
+    tfilter = type_filter(types) if types else None
+    for root, rels, indexed in plan_roots(cwd, paths):
+        st.root = st.root or os.fspath(root)
+        ex_rels = [r for r in (inside(root, cwd, e) for e in exclude) if r is not None]
+        excluded = _excluder(ex_rels)
+        if excluded is not None:
+            rels = [r for r in rels if not excluded(r)]
+        opts = _walk_opts(hidden, no_ignore, max_depth, ex_rels, ignores, follow)
+        show = displayer(root, cwd)
+        for rel, _ in _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter,
+                                  tfilter=tfilter, allowed=None, may_hold=None,
+                                  use_listing=use_index and indexed):
+            if st.records >= node_limit:
+                st.truncated = True
+                return
+            st.records += 1
+            st.files += 1
+            yield show(rel)
+
+
+def plan_roots(cwd: Path, paths: Sequence[str]) -> list[tuple[Path, list[str], bool]]:
+    """The searches a list of PATH arguments makes: (root, start paths relative to it,
+    whether the root holds an index). A PATH inside the tree of the current folder (its
+    index root, else the current folder) is searched from that root, with its index; a
+    PATH elsewhere from the nearest index root above it, else from itself (its folder,
+    for a file): any folder on disk can be searched, with the same answer."""
+    base = search_root(cwd)
+    groups: dict[Path, list[str]] = {}
+    for p in paths or ["."]:
+        rel = inside(base, cwd, p, must_exist=True)
+        if rel is not None:
+            groups.setdefault(base, []).append(rel)
+            continue
+        a = Path(os.path.abspath(os.path.join(os.fspath(cwd), p)))
+        root = search_root(a if a.is_dir() else a.parent)
+        if root == a.resolve() or not config.db_path_for(root).is_file():
+            root = a if a.is_dir() else a.parent
+        groups.setdefault(root, []).append(resolve_path(root, cwd, p))
+    return [(root, _disjoint(rels), config.db_path_for(root).is_file())
+            for root, rels in groups.items()]
+
+
+def inside(root: Path, cwd: Path, p: str, *, must_exist: bool = False) -> str | None:
+    """`resolve_path`, or None for a path outside `root`."""
+    try:
+        return resolve_path(root, cwd, p, must_exist=must_exist)
+    except OvError as e:
+        if e.code == "invalid_path" and "outside" in e.message:
+            return None
+        raise
+
+
+def displayer(root: Path, cwd: Path) -> Callable[[str], str]:
+    """Root-relative '/' path -> the path relative to `cwd` that grep and glob print (rg
+    and `git grep` print them so: `../x` for a file outside the current folder)."""
+    import posixpath  # noqa: PLC0415
+
+    root_s, cwd_s = os.fspath(root), os.path.abspath(os.fspath(cwd))
+    if os.sep != "/":
+        root_s, cwd_s = root_s.replace(os.sep, "/"), cwd_s.replace(os.sep, "/")
+    if root_s == cwd_s:
+        return lambda rel: rel
+    folders: dict[str, str] = {}
+
+    def show(rel: str) -> str:
+        folder, _, name = rel.rpartition("/")
+        d = folders.get(folder)
+        if d is None:
+            d = posixpath.relpath(posixpath.join(root_s, folder), cwd_s)
+            d = "" if d == "." else d + "/"
+            folders[folder] = d
+        return d + name if name else (d.rstrip("/") or ".")
+
+    return show
 
 
 def _counting(st: GrepStats) -> Callable[[str, str], None]:
@@ -237,6 +412,8 @@ def _counting(st: GrepStats) -> Callable[[str, str], None]:
     def on_skip(path: str, reason: str) -> None:
         if reason == "unreadable":
             st.unreadable += 1
+        elif reason == "depth":
+            st.level_cut = True
 
     return on_skip
 
@@ -278,13 +455,59 @@ def read_searched(abspath: str) -> bytes:
         os.close(fd)
 
 
-def _paths(root: Path, rels: list[str], opts: WalkOptions,
-           st: GrepStats) -> Iterator[tuple[str, str]]:
-    """(relative, absolute) paths of the files `_entries` would yield, without stat."""
+def _paths(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
+           cache_dir: Path | None = None) -> Iterator[tuple[str, str]]:
+    """(relative, absolute) paths of the files `_entries` would yield, without stat;
+    from the listing cache in `cache_dir` where it can answer."""
     for rel in rels:
         start = root / rel if rel else None
-        yield from walk_paths(root, opts, start=start, on_warning=st.warnings.append,
-                              on_skip=_counting(st))
+        listed = _listed(root, opts, cache_dir, start, st) if cache_dir is not None else None
+        if listed is not None:
+            yield from ((r, a) for r, a, link in listed if not link)
+        else:
+            yield from walk_paths(root, opts, start=start, on_warning=st.warnings.append,
+                                  on_skip=_counting(st))
+
+
+# The listings of this run's cached walks (cleared as a run starts): a forked helper
+# inherits them instead of checking the folders a second time.
+_LISTED: dict[tuple, tuple[list[tuple[str, str, bool]] | None, list[str]]] = {}
+
+
+def _listed(root: Path, opts: WalkOptions, cache_dir: Path, start: Path | None,
+            st: GrepStats) -> list[tuple[str, str, bool]] | None:
+    from ov.walk import cached_walk  # noqa: PLC0415
+
+    key = (os.fspath(root), opts, os.fspath(cache_dir), start and os.fspath(start))
+    if key not in _LISTED:
+        if len(_LISTED) > 8:
+            _LISTED.clear()
+        cut: list[str] = []
+        _LISTED[key] = (cached_walk(root, opts, cache_dir, start=start,
+                                    on_warning=st.warnings.append, on_skip=cut.append), cut)
+    listed, cut = _LISTED[key]
+    if cut:
+        st.level_cut = True
+    return listed
+
+
+def _prefiltered(files: Iterator[tuple[str, str]], pre: Prefilter,
+                 st: GrepStats) -> Iterator[tuple[str, str]]:
+    """The files the index cannot rule out: its candidates, and every file whose size,
+    mtime, ctime or inode is not what was indexed (one lstat each; the candidates need none)."""
+    cands, fresh = pre.cands, pre.fresh
+    lstat = os.lstat
+    for rel, abspath in files:
+        if rel not in cands:
+            try:
+                s = lstat(abspath)
+            except OSError as err:
+                st.warnings.append(f"{rel}: {err.strerror or err}")
+                st.unreadable += 1
+                continue
+            if fresh.get(rel) == (s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino):
+                continue
+        yield rel, abspath
 
 
 # -- a second process for grep -------------------------------------------------------------
@@ -305,7 +528,7 @@ HELPER_AFTER = 512
 # 1.97 s with every record shipped, 1.30 s with at most 16 a file).
 SHIP_MAX = 16
 # per-file answers of the helper
-_NO_MATCH, _SEARCH, _BINARY, _UNREADABLE, _FOUND = 0, 1, 2, 3, 4
+_NO_MATCH, _SEARCH, _BINARY, _UNREADABLE, _FOUND, _BINARY_MATCH = 0, 1, 2, 3, 4, 5
 
 
 def _idle_core() -> bool:
@@ -453,13 +676,17 @@ class _Helper:
 
 
 def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *, excluded,
-                pfilter, tfilter, allowed, may_hold) -> Iterator[tuple[str, str]]:
+                pfilter, tfilter, allowed, may_hold, use_listing: bool = False
+                ) -> Iterator[tuple[str, str]]:
     """(relative, absolute) paths of the files a grep reads, in walk order."""
+    cache_dir = listing_dir(root) if use_listing else None
     if may_hold is None:  # size and mtime serve the index prefilter only
-        files = _paths(root, rels, opts, st)
+        files = _paths(root, rels, opts, st, cache_dir)
+    elif isinstance(may_hold, Prefilter):
+        files = _prefiltered(_paths(root, rels, opts, st, cache_dir), may_hold, st)
     else:
         files = ((e.path, e.abspath) for e in _entries(root, rels, opts, st)
-                 if may_hold(e.path, e.size, e.mtime_ns))
+                 if may_hold(e))
     for rel, abspath in files:
         # Tested again per path: a gitignore line cannot hold every name (a trailing
         # tab or CR, a newline), so the walk alone does not leave out all of them.
@@ -476,17 +703,21 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
 
 def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,
                 mode: str, before: int, after: int, limit: int, excluded, pfilter, tfilter,
-                allowed, may_hold, helper_after: int | None = HELPER_AFTER
+                allowed, may_hold, helper_after: int | None = HELPER_AFTER,
+                use_listing: bool = False, invert: bool = False, max_count: int | None = None,
+                named: frozenset[str] = frozenset(), show: Callable[[str], str] = str
                 ) -> Iterator[Match | FileCount]:
-    from ov.matcher import binary_cutoff, build_matches, line_matches, matched_lines  # noqa: PLC0415
+    from ov.matcher import (binary_cutoff, build_matches, inverted_matches,  # noqa: PLC0415
+                         line_matches, matched_lines)
 
     emitted = 0
     context = before or after
-    may_match = pat.may_match
+    may_match = pat.may_match if not invert else (lambda data: True)
 
     def make_files() -> Iterator[tuple[str, str]]:
         return _searchable(root, rels, opts, GrepStats(), excluded=excluded, pfilter=pfilter,
-                           tfilter=tfilter, allowed=allowed, may_hold=may_hold)
+                           tfilter=tfilter, allowed=allowed, may_hold=may_hold,
+                           use_listing=use_listing)
 
     def search(rel: str, abspath: str, cap: int) -> tuple[int, object]:
         """What one file holds: (_UNREADABLE | _BINARY | _NO_MATCH, None) or (_FOUND, found)
@@ -498,6 +729,8 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
             return _UNREADABLE, None
         nul = data.find(b"\x00")
         if nul >= 0:
+            if rel in named:  # named explicitly: searched whole, and said so (as rg)
+                return _binary_named(rel, abspath, nul)
             cut = binary_cutoff(data, nul)
             if cut == 0:
                 return _BINARY, None
@@ -505,17 +738,40 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
         if not may_match(data):
             return _NO_MATCH, None
         text = decode(data)
-        if mode == "files":
+        # -m: a file's own cap is no cut of the result; the node limit's (cap) is
+        each = cap if max_count is None else min(cap, max_count)
+        if invert:
+            records, more = inverted_matches(pat, rel, text, None if mode != "matches" else each)
+            if mode == "files":
+                return (_FOUND, (1,)) if records else (_NO_MATCH, None)
+            if mode == "count":
+                n = len(records) if max_count is None else min(len(records), max_count)
+                return (_FOUND, (n,)) if n else (_NO_MATCH, None)
+        elif mode == "files":
             return (_FOUND, (1,)) if matched_lines(pat, text, 1)[0] else (_NO_MATCH, None)
-        if mode == "count":
-            lines, _ = matched_lines(pat, text)
+        elif mode == "count":
+            lines, _ = matched_lines(pat, text, max_count)
             return (_FOUND, (len(lines),)) if lines else (_NO_MATCH, None)
-        if context:
-            lines, more = matched_lines(pat, text, cap)
+        elif context:
+            lines, more = matched_lines(pat, text, each)
             records = build_matches(rel, text, lines, before, after)
         else:
-            records, more = line_matches(pat, rel, text, cap)
+            records, more = line_matches(pat, rel, text, each)
+        if max_count is not None and each == max_count:
+            more = False
         return (_FOUND, (records, more)) if records else (_NO_MATCH, None)
+
+    def _binary_named(rel: str, abspath: str, nul: int) -> tuple[int, object]:
+        try:
+            with open(abspath, "rb") as fh:
+                whole = fh.read()
+        except OSError:
+            return _UNREADABLE, None
+        text = decode(whole.replace(b"\x00", b"\n"))
+        if (invert and inverted_matches(pat, rel, text, 1)[0]) or (
+                not invert and matched_lines(pat, text, 1)[0]):
+            return _BINARY_MATCH, nul
+        return _BINARY, None
 
     def check(rel: str, abspath: str) -> tuple[int, object]:
         """`search` in the helper, its records as tuples (marshal sends no objects)."""
@@ -530,9 +786,12 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
 
     helper: _Helper | None = None
     files = _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter, tfilter=tfilter,
-                        allowed=allowed, may_hold=may_hold)
+                        allowed=allowed, may_hold=may_hold, use_listing=use_listing)
+    alarm = _WallClock(pat, st)
     try:
         for i, (rel, abspath) in enumerate(files):
+            if pat.deadline is not None and time.monotonic() > pat.deadline:
+                raise _past_deadline(pat, st)
             answer = _SEARCH
             if helper is not None:
                 block = i // BLOCK
@@ -548,13 +807,22 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 except OSError:  # no pipe or no fork (EMFILE, EAGAIN): search alone
                     helper = None
             if answer == _SEARCH:
-                answer, found = search(rel, abspath, max(1, limit - emitted))
+                try:
+                    answer, found = search(rel, abspath, max(1, limit - emitted))
+                except OvError as e:
+                    if e.code == "deadline_exceeded" and pat.deadline is not None \
+                            and time.monotonic() >= pat.deadline:
+                        raise _past_deadline(pat, st) from None
+                    raise
             if answer == _UNREADABLE:
                 st.unreadable += 1
                 continue
             st.searched += 1
             if answer == _BINARY:
                 st.binary += 1
+                continue
+            if answer == _BINARY_MATCH:
+                st.binary_matches.append((show(rel), found))  # type: ignore[arg-type]
                 continue
             if answer != _FOUND:
                 continue
@@ -592,8 +860,46 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 st.truncated = True
                 return
     finally:
+        alarm.cancel()
         if helper is not None:
             helper.close()
+
+
+class _WallClock:
+    """The command's deadline in wall time. `regex`'s own timeout counts CPU time (a 3 s
+    limit ran 10.9 s on a loaded machine), while a SIGALRM handler's exception interrupts
+    a running regex search: so, in the main thread and with no timer of another user, an
+    interval timer raises `deadline_exceeded` when the time is up. Elsewhere the
+    per-file checks against `Pattern.deadline` stand alone."""
+
+    def __init__(self, pat: Pattern, st: GrepStats) -> None:
+        import signal  # noqa: PLC0415
+        import threading  # noqa: PLC0415
+
+        self.old = None
+        if pat.deadline is None or threading.current_thread() is not threading.main_thread() \
+                or not hasattr(signal, "setitimer") or signal.getitimer(signal.ITIMER_REAL)[0]:
+            return
+
+        def fire(signum, frame):
+            raise _past_deadline(pat, st)
+
+        self.old = signal.signal(signal.SIGALRM, fire)
+        signal.setitimer(signal.ITIMER_REAL, max(pat.deadline - time.monotonic(), 0.001))
+
+    def cancel(self) -> None:
+        if self.old is not None:
+            import signal  # noqa: PLC0415
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.old)
+            self.old = None
+
+
+def _past_deadline(pat: Pattern, st: GrepStats) -> OvError:
+    return OvError("deadline_exceeded",
+                   f"grep ran past its time limit (--timeout) after searching {st.searched} "
+                   f"file(s), {st.count} match(es) found so far", field="timeout")
 
 
 def _record_tuple(m: Match) -> tuple:
@@ -616,8 +922,7 @@ def grep(pattern: str, paths: Sequence[str] = (), **kw) -> GrepResult:
 
     with gc_paused():  # see gc_paused: millions of acyclic records
         records = list(iter_grep(pattern, paths, stats=st, **kw))
-    res = GrepResult(matches=[], count=st.count, files=st.files, truncated=st.truncated,
-                     warnings=list(st.warnings))
+    res = result_of(st)
     if st.unreadable:
         res.warnings.append(unreadable_warning(st.unreadable))
     if mode == "matches":
@@ -627,6 +932,31 @@ def grep(pattern: str, paths: Sequence[str] = (), **kw) -> GrepResult:
     else:
         res.paths = [r.path for r in records]
     return res
+
+
+def result_of(st: GrepStats) -> GrepResult:
+    """The `GrepResult` of a finished run, its records not yet set."""
+    res = GrepResult(matches=[], count=st.count, files=st.files,
+                     truncated=st.truncated or st.level_cut, warnings=list(st.warnings),
+                     truncated_reason=st.truncated_reason, root=st.root or None)
+    res.warnings += [binary_note(p, off) for p, off in st.binary_matches]
+    return res
+
+
+def binary_note(path: str, offset: int) -> str:
+    """rg's words for a binary file named explicitly that holds a match."""
+    return f'{path}: binary file matches (found "\\0" byte around offset {offset})'
+
+
+def cut_notes(st: GrepStats, node_limit: int, what: str) -> list[str]:
+    """The stderr lines of text mode for each cut (see DESIGN.md: no silent limits)."""
+    notes = []
+    if st.truncated:
+        notes.append(f"stopped at --node-limit {node_limit}: more {what} exist "
+                     "(raise it with --node-limit N)")
+    if st.level_cut:
+        notes.append("--level-limit left deeper folders unsearched (drop it to search them)")
+    return notes
 
 
 def unreadable_warning(n: int) -> str:
@@ -661,8 +991,9 @@ def _file_tags(root: Path, paths: list[str]) -> dict[str, dict[str, str]]:
 
 
 def _glob_walk_plan(pattern: str, rel: str, max_depth: int | None,
-                    ignore_case: bool) -> tuple[str | None, int | None]:
-    """Where to start walking for a glob, and how deep: (start, depth), start None = nothing.
+                    ignore_case: bool) -> tuple[str | None, int | None, bool]:
+    """Where to start walking for a glob, and how deep: (start, depth, whether the depth
+    is --level-limit's rather than the pattern's), start None = nothing.
 
     The pattern's leading literal folders narrow the walk (`src/*.py` walks src/ only)
     and, without `**`, its component count bounds the depth; both are relative to the
@@ -682,19 +1013,22 @@ def _glob_walk_plan(pattern: str, rel: str, max_depth: int | None,
     elif rel.startswith(prefix + "/"):
         start = rel
     else:
-        return None, max_depth  # PATH and the pattern's folder do not meet
+        return None, max_depth, False  # PATH and the pattern's folder do not meet
     start_depth = len(start.split("/")) if start else 0
     depth = max_depth - (start_depth - rel_depth) if max_depth is not None else None
+    user_cut = depth is not None  # whether --level-limit, not the pattern, bounds the walk
     if "**" not in pattern:
         need = len(parts) - start_depth
+        user_cut = depth is not None and depth < need
         depth = need if depth is None else min(depth, need)
     if depth is not None and depth < 1:
-        return None, depth
-    return start, depth
+        return None, depth, user_cut
+    return start, depth, user_cut
 
 
-def glob_entry(e: FileEntry, fields: Sequence[str], tags: dict[str, str] | None) -> GlobEntry:
-    g = GlobEntry(path=e.path)
+def glob_entry(e: FileEntry, fields: Sequence[str], tags: dict[str, str] | None,
+               shown: str | None = None) -> GlobEntry:
+    g = GlobEntry(path=e.path if shown is None else shown)
     for f in fields:
         if f == "name":
             g.name = e.path.rsplit("/", 1)[-1]
@@ -729,6 +1063,7 @@ def glob(
     stats: GrepStats | None = None,
     ignores: Sequence[str] = (),
     tags: Sequence[str] = (),
+    use_index: bool = True,
 ) -> GlobResult:
     """Files and symlinks under PATH whose root-relative path matches the glob.
 
@@ -741,26 +1076,46 @@ def glob(
     if max_depth is not None and max_depth < 0:
         raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
     match = compile_glob(pattern, ignore_case=ignore_case, hidden=hidden)
+    _LISTED.clear()
     for f in fields:
         if f not in GLOB_FIELDS:
             raise OvError("invalid_argument", f"unknown field {f!r}", field="fields")
     cwd = Path.cwd() if cwd is None else Path(cwd)
-    root = search_root(cwd)
-    rel = resolve_path(root, cwd, path if path is not None else ".")
-    ex_rels = [resolve_path(root, cwd, e, must_exist=False, field_name="exclude_uri")
-               for e in exclude]
+    # The pattern is relative to PATH (else the current folder), as pathlib's
+    # Path(PATH).glob(pattern) reads it; printed paths are relative to the current folder.
+    ((root, (rel,), indexed),) = plan_roots(cwd, [path if path is not None else "."])
+    if not (root / rel).is_dir():
+        raise OvError("invalid_argument", f"{path}: a glob's PATH must be a folder", field="path")
+    st.root = os.fspath(root)
+    ex_rels = [r for r in (inside(root, cwd, e) for e in exclude) if r is not None]
     excluded = _excluder(ex_rels)
-    allowed = tag_paths(root, parse_tags(tags)) if tags else None  # before the node limit
-    start, depth = _glob_walk_plan(pattern, rel, max_depth, ignore_case)
+    tag_pairs = parse_tags(tags) if tags else None
+    if tags and not indexed:
+        raise OvError("unsupported", "--tags needs an index (tags live in it): run `ov index` first",
+                      field="tags")
+    allowed = tag_paths(root, tag_pairs) if tag_pairs else None  # before the node limit
+    start_b, depth, user_cut = _glob_walk_plan(pattern, "", max_depth, ignore_case)
+    start = None if start_b is None else "/".join(x for x in (rel, start_b) if x)
+    cut = len(rel) + 1 if rel else 0
     found: list[FileEntry] = []
     truncated = False
     starts = [] if start is None or not os.path.lexists(root / start) else [start]
     if excluded is not None and starts and excluded(start):
         starts = []  # below the start, the walk leaves excluded paths out
     opts = _walk_opts(hidden, no_ignore, depth, ex_rels, ignores)
+    keep = match if not cut else (lambda r: match(r[cut:]))
     # Only the paths that match are stat'ed, and only when a field needs it.
     need_stat = any(f in ("size", "mode", "mtime") for f in fields)
-    for e in _entries(root, starts, opts, st, yield_symlinks=True, stat_files=False, keep=match):
+    cache_dir = listing_dir(root) if use_index and indexed else None
+    listed = (_listed(root, opts, cache_dir, root / starts[0] if starts[0] else None, st)
+              if cache_dir is not None and starts else None)
+    if listed is not None:
+        entries: Iterator[FileEntry] = (FileEntry(r, a, -1, -1, 0, link)
+                                        for r, a, link in listed if keep(r))
+    else:
+        entries = _entries(root, starts, opts, st, yield_symlinks=True, stat_files=False,
+                           keep=keep)
+    for e in entries:
         # excluded: tested per path too, see _grep_files
         if (excluded is None or not excluded(e.path)) and (allowed is None or e.path in allowed):
             if len(found) >= node_limit:
@@ -773,13 +1128,20 @@ def glob(
                     st.warnings.append(f"{e.path}: {err.strerror or err}")
                     st.unreadable += 1
                     continue
-                e = FileEntry(e.path, e.abspath, s.st_size, s.st_mtime_ns, s.st_mode, False)
+                e = FileEntry(e.path, e.abspath, s.st_size, s.st_mtime_ns, s.st_mode, e.is_symlink)
             found.append(e)
+    st.truncated = truncated
+    if not user_cut:
+        st.level_cut = False  # the pattern's own depth, not --level-limit, stopped the walk
     warnings = list(st.warnings)
     if st.unreadable:
         warnings.append(unreadable_warning(st.unreadable))
+    show = displayer(root, cwd)
     if not fields:
-        return GlobResult([e.path for e in found], len(found), truncated, warnings)
+        return GlobResult([show(e.path) for e in found], len(found), truncated or st.level_cut,
+                          warnings,
+                          truncated_reason=st.truncated_reason, root=st.root)
     tags = _file_tags(root, [e.path for e in found]) if "tags" in fields else {}
-    entries = [glob_entry(e, fields, tags.get(e.path)) for e in found]
-    return GlobResult(entries, len(entries), truncated, warnings)
+    entries = [glob_entry(e, fields, tags.get(e.path), show(e.path)) for e in found]
+    return GlobResult(entries, len(entries), truncated or st.level_cut, warnings,
+                      truncated_reason=st.truncated_reason, root=st.root)

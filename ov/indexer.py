@@ -29,8 +29,8 @@ from ov import tiers
 from ov.config import DB_NAME, INDEX_DIRNAME, WalkOptions, db_path_for
 from ov.errors import OvError
 from ov.model import Chunk, IndexReport
-from ov.read import FileText, content_hash, kind_of, read_text
-from ov.store import Store, title_of
+from ov.read import FileText, content_hash, freshness, kind_of, read_under
+from ov.store import Store, damaged, prepare_index_dir, salvage_file_meta, sqlite_errors, title_of
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -57,7 +57,12 @@ class IndexLock:
         self.fd: int | None = None
 
     def acquire(self, wait_s: float = LOCK_WAIT_S) -> None:
-        self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        try:  # never through a link put where the lock goes (issue 17)
+            self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR | getattr(os, "O_NOFOLLOW", 0)
+                              | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as e:
+            raise OvError("invalid_path", f"{self.path}: cannot open the index lock "
+                          f"({e.strerror or e})", field="db") from None
         deadline = time.monotonic() + wait_s
         while True:
             try:
@@ -145,9 +150,7 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
         if warn:
             warn(msg)
 
-    if not db_path.parent.exists():
-        db_path.parent.mkdir(mode=0o700, parents=True)
-        (db_path.parent / ".gitignore").write_text("*\n")
+    prepare_index_dir(db_path)  # refuses links under .ov; writes .ov/.gitignore
     if opts.embed and embedder is None:
         # a missing model must fail before anything is changed (not after --full cleared
         # the index); the model itself is loaded only when there is something to embed
@@ -155,18 +158,79 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
 
         check_available()
     with IndexLock(db_path):
-        store = Store.create(db_path)
-        try:
-            with store.tx():
-                store.set_meta("root", str(root))
-            _lexical_phase(store, root, opts, report, progress, warn_)
-            if opts.embed:
-                _embed_phase(store, report, progress, embedder)
-        finally:
-            store.close()
+        store, problem = _open_checked(db_path, thorough=opts.full)
+        if problem is not None:
+            if not opts.full:  # an incremental run must not report ok on a damaged index
+                raise damaged(db_path, problem)
+            warn_(f"{db_path} is damaged ({problem}); rebuilding it from nothing")
+            _rebuild(db_path, root, opts, report, progress, warn_, embedder)
+        else:
+            try:
+                _fill(store, root, opts, report, progress, warn_, embedder)
+            finally:
+                store.close()
     report.seconds = round(time.perf_counter() - t0, 3)
     report.warnings = warnings
     return report
+
+
+def _fill(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
+          progress: Progress | None, warn: Callable[[str], None], embedder) -> None:
+    with store.tx():
+        store.set_meta("root", str(root))
+    _lexical_phase(store, root, opts, report, progress, warn)
+    if opts.embed:
+        _embed_phase(store, report, progress, embedder)
+
+
+def _open_checked(db_path: Path, thorough: bool) -> tuple[Store | None, str | None]:
+    """The index at `db_path` opened for writing, or (None, what is wrong with it) when it
+    is damaged (issue 17). `thorough` (for --full) adds SQLite's quick_check; without it
+    the checks are cheap: the tables, the file's length, each table's first rows."""
+    try:
+        store = Store.create(db_path)
+    except OvError as e:
+        if e.code in ("index_busy", "invalid_path") or (
+                "not an ov index" in e.message and db_path.parent.name != INDEX_DIRNAME):
+            raise  # a link under .ov, a busy index, someone else's database: not ours to replace
+        return None, e.message
+    except sqlite_errors() as e:
+        return None, str(e)
+    problem = store.health(thorough)
+    if problem is not None:
+        store.close()
+        return None, problem
+    return store, None
+
+
+def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
+             progress: Progress | None, warn: Callable[[str], None], embedder) -> None:
+    """A damaged index rebuilt from nothing: a new file beside it, filled, checkpointed,
+    then renamed over it (atomic: a reader sees the old file or the new one). The tags
+    and first-seen times the old file still yields are carried over."""
+    new = db_path.with_name(db_path.name + ".rebuild")
+    for p in (new, *(Path(f"{new}{s}") for s in ("-wal", "-shm", "-journal"))):
+        if os.path.lexists(p):
+            os.unlink(p)
+    kept = salvage_file_meta(db_path)
+    store = Store.create(new)
+    try:
+        _fill(store, root, opts, report, progress, warn, embedder)
+        if kept:
+            with store.tx():
+                store.restore_file_meta(kept)
+        store.checkpoint()
+    finally:
+        store.close()
+    for s in ("-wal", "-shm", "-journal"):  # the old file's: they would be replayed into the new
+        p = Path(f"{db_path}{s}")
+        if os.path.lexists(p):
+            os.unlink(p)
+    os.replace(new, db_path)
+    for s in ("-wal", "-shm"):
+        p = Path(f"{new}{s}")
+        if os.path.lexists(p):
+            os.unlink(p)
 
 
 def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
@@ -177,8 +241,12 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
     last_commit = time.monotonic()
     changed_any = False
 
+    skipped: list[tuple[str, str]] = []  # (path, reason): `ov status` lists them
+
     def on_skip(path: str, reason: str) -> None:
         report.skipped += 1
+        # a name that is not UTF-8 (surrogate escapes) is kept as its escaped spelling
+        skipped.append((path.encode("utf-8", "backslashreplace").decode(), reason))
 
     store.conn.execute("BEGIN IMMEDIATE")
     split_prose = bool(known) and store.get_meta(SENTENCES_META) is None
@@ -189,31 +257,32 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
             try:
                 entry.path.encode("utf-8")
             except UnicodeEncodeError:  # the index stores names as UTF-8 text
-                warn(f"{entry.path.encode('utf-8', 'backslashreplace').decode()}: "
-                     "file name is not valid UTF-8; skipped")
-                report.skipped += 1
+                shown = entry.path.encode("utf-8", "backslashreplace").decode()
+                warn(f"{shown}: file name is not valid UTF-8; skipped")
+                on_skip(shown, "name_not_utf8")
                 continue
             state = known.get(entry.path)
             # an index from before sentence rows re-splits its prose files once (their
             # passages and tiers keep their vectors by hash; only the sentences are embedded)
             resplit = split_prose and state is not None and kind_of(entry.path) != "code"
-            if (not opts.full and state and state[1] == entry.size and state[2] == entry.mtime_ns
-                    and not resplit):
+            if (not opts.full and state and not resplit
+                    and (state[1], state[2], state[4], state[5]) == _freshness(entry)):
                 seen.add(entry.path)
                 report.unchanged += 1
                 continue
             try:
-                ft = read_text(entry.abspath, max_bytes=opts.walk.max_filesize)
+                # opened under the root now: a link swapped in since the walk is refused
+                ft = read_under(str(root), entry.path, max_bytes=opts.walk.max_filesize)
             except OSError as e:
                 warn(f"{entry.path}: {e.strerror or e}")
-                report.skipped += 1
+                on_skip(entry.path, "unreadable")
                 continue
             if ft is None:  # binary
-                report.skipped += 1
+                on_skip(entry.path, "binary")
                 continue
             seen.add(entry.path)
             if not opts.full and state and state[3] == ft.hash and not resplit:
-                store.touch_file(state[0], ft.size, ft.mtime_ns)
+                store.touch_file(state[0], ft.size, ft.mtime_ns, ft.ctime_ns, ft.inode)
                 report.unchanged += 1
             else:
                 _index_file(store, entry.path, ft, state, report, reuse=not opts.full)
@@ -234,6 +303,7 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
             store.bump_generation()
             store.record_chunk_count()
         store.set_meta(SENTENCES_META, "1")
+        store.set_skipped(skipped)
         store.conn.execute("COMMIT")
     except BaseException:
         try:
@@ -241,6 +311,18 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
         except Exception:
             pass
         raise
+
+
+def _freshness(entry) -> tuple[int, int, int, int] | None:
+    """(size, mtime_ns, ctime_ns, inode) of a walked file (issue 17: a restored mtime must
+    not hide a change): the walk's, or one stat where the walk did not record them."""
+    if entry.inode:
+        return (entry.size, entry.mtime_ns, entry.ctime_ns, entry.inode)
+    try:
+        st = os.stat(entry.abspath)
+    except OSError:
+        return None
+    return freshness(st)
 
 
 def _index_file(store: Store, path: str, ft: FileText, state, report: IndexReport, *,
@@ -261,7 +343,8 @@ def _index_file(store: Store, path: str, ft: FileText, state, report: IndexRepor
         report.added += 1
     file_id = store.upsert_file(
         path, ft.size, ft.mtime_ns, ft.hash, ftype=tiers.file_type(path), category=tiers.category(path),
-        abstract=abstract, overview=overview, tags=_front_matter_tags(text), title=title)
+        abstract=abstract, overview=overview, tags=_front_matter_tags(text), title=title,
+        ctime_ns=ft.ctime_ns, inode=ft.inode)
     # sentence rows: vectors only, evidence for their passages (ov.rank.SENTENCE_SHARE)
     sent_rows = chunking.sentences(text, body) if kind_of(path) != "code" else []
     chunks = body + tier_rows + sent_rows
@@ -327,8 +410,11 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
     todo = sorted({r for r in (os.path.normpath(str(x)).replace(os.sep, "/") for x in rels)
                    if r not in (".", "") and not r.startswith("../") and r != ".."
                    and not os.path.isabs(r) and not ALWAYS_SKIPPED.intersection(r.split("/"))})
+    prepare_index_dir(db_path)
     with IndexLock(db_path):
-        store = Store.create(db_path)
+        store, problem = _open_checked(db_path, thorough=False)
+        if problem is not None:  # `ov index --full` rebuilds it; a watcher must not write into it
+            raise damaged(db_path, problem)
         try:
             store.conn.execute("BEGIN IMMEDIATE")
             try:
@@ -366,9 +452,11 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
                 continue
             seen.add(entry.path)
             row = store.file_row(entry.path)
-            state = (row["id"], row["size"], row["mtime_ns"], row["hash"]) if row else None
+            state = (row["id"], row["size"], row["mtime_ns"], row["hash"], row["ctime_ns"],
+                     row["inode"]) if row else None
             try:
-                ft = read_text(entry.abspath, max_bytes=opts.walk.max_filesize)
+                # opened under the root now: a link swapped in since the walk is refused
+                ft = read_under(str(root), entry.path, max_bytes=opts.walk.max_filesize)
             except OSError as e:
                 warn(f"{entry.path}: {e.strerror or e}")
                 seen.discard(entry.path)  # as the full walk: an unreadable file leaves the index
@@ -377,8 +465,8 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
                 seen.discard(entry.path)
                 continue
             if state and state[3] == ft.hash:
-                if (state[1], state[2]) != (ft.size, ft.mtime_ns):
-                    store.touch_file(state[0], ft.size, ft.mtime_ns)
+                if (state[1], state[2], state[4], state[5]) != (ft.size, ft.mtime_ns, ft.ctime_ns, ft.inode):
+                    store.touch_file(state[0], ft.size, ft.mtime_ns, ft.ctime_ns, ft.inode)
                 report.unchanged += 1
                 continue
             _index_file(store, entry.path, ft, state, report)

@@ -77,6 +77,9 @@ class Pattern:
     # The pattern looks past where it stands (a lookahead, `\Z`): each line is searched
     # alone, so no line's answer depends on the text after it (see `_looks_ahead`).
     per_line: bool = False
+    # The whole command's deadline (time.monotonic(); the clock is system-wide, so a
+    # forked helper shares it): no search runs past it, whatever `timeout` leaves.
+    deadline: float | None = None
 
     def may_match(self, data: bytes) -> bool:
         """False only when the file cannot hold a match (a cheap bytes test)."""
@@ -478,9 +481,11 @@ def _deadline_error(p: Pattern) -> OvError:
 def spans(p: Pattern, text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of every match in `text`, in order, with per-line semantics."""
     deadline = None if p.bounded else time.monotonic() + p.timeout
+    if deadline is not None and p.deadline is not None:
+        deadline = min(deadline, p.deadline)
     try:
         if p.multiline:
-            for m in p.rx.finditer(text, timeout=None if p.bounded else p.timeout):
+            for m in p.rx.finditer(text, timeout=_left(deadline)):
                 yield m.span()
         elif p.line_literal is not None:
             yield from _candidate_spans(p, text, deadline)
@@ -684,3 +689,26 @@ def build_matches(path: str, text: str, lines: list[_Line], before: int = 0,
         prev_end_line = actx[-1].line if actx else end_no
         out.append(Match(path, ln.no, content, subs, bctx, actx))
     return out
+
+
+def inverted_matches(p: Pattern, path: str, text: str,
+                     limit: int | None = None) -> tuple[list[Match], bool]:
+    """`-v`: the lines holding no match, as Match records without submatches (at most
+    `limit`), and whether more exist. A line a multi-line match crosses holds a match."""
+    hit: set[int] = set()
+    for ln in matched_lines(p, text)[0]:
+        hit.update(range(ln.no, ln.no + text.count("\n", ln.start, ln.end) + 1))
+    out: list[Match] = []
+    find = text.find
+    n = len(text)
+    pos, no = 0, 1
+    while pos < n:
+        le = find("\n", pos)
+        if le < 0:
+            le = n
+        if no not in hit:
+            if len(out) == limit:
+                return out, True
+            out.append(Match(path, no, text[pos:le], [], [], []))
+        pos, no = le + 1, no + 1
+    return out, False

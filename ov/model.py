@@ -24,6 +24,8 @@ class FileEntry:
     mtime_ns: int
     mode: int
     is_symlink: bool = False
+    ctime_ns: int = 0  # 0: not known (the walk did not stat it for these)
+    inode: int = 0
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class SearchResult:
     warnings: list[str] = field(default_factory=list)
     stale: int = 0
     plan: dict[str, Any] | None = None  # with --explain
+    refused: int | None = None  # index rows leading outside the root, left out (issue 17)
 
 
 @dataclass(frozen=True)
@@ -116,10 +119,12 @@ class GrepResult:
     matches: list[Match]
     count: int
     files: int  # files with at least one match
-    truncated: bool = False  # the node limit cut the result
+    truncated: bool = False  # a limit cut the result (`truncated_reason` says which)
     warnings: list[str] = field(default_factory=list)
     counts: dict[str, int] | None = None  # with -c
     paths: list[str] | None = None  # with -l
+    truncated_reason: str | None = None  # "node_limit", "level_limit" or both, comma-joined
+    root: str | None = None  # the search root; paths are relative to the current folder
 
 
 @dataclass
@@ -143,6 +148,8 @@ class GlobResult:
     count: int
     truncated: bool = False
     warnings: list[str] = field(default_factory=list)
+    truncated_reason: str | None = None  # "node_limit", "level_limit" or both, comma-joined
+    root: str | None = None  # the search root; paths are relative to the current folder
 
 
 @dataclass
@@ -160,6 +167,16 @@ class IndexReport:
     reused: int = 0  # chunk vectors reused by content hash
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file the last `ov index` left out, and why: "binary", "size" (over
+    --max-filesize), "unreadable", "outside_root" (a link leading out of the root),
+    "name_not_utf8"."""
+
+    path: str
+    reason: str
 
 
 @dataclass
@@ -180,6 +197,8 @@ class StatusReport:
     sqlite_version: str
     vec_version: str
     settings: dict[str, Any] = field(default_factory=dict)
+    skipped: int = 0  # files the last `ov index` skipped
+    skipped_files: list[SkippedFile] = field(default_factory=list)  # the first 1000, by path
 
 
 @dataclass
@@ -200,8 +219,10 @@ class ContextEntry:
     uri: str
     category: str  # code, docs, config, data, other
     score: float
-    detail: str  # abstract, overview, full, or uri (no tier fitted: the uri alone)
+    detail: str  # abstract, overview, passage, full, or uri (no tier fitted: the uri alone)
     text: str
+    start_line: int | None = None  # a passage's lines in the file
+    end_line: int | None = None
 
 
 @dataclass

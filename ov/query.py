@@ -109,7 +109,11 @@ def parse_time(value: str, field: str, now: datetime | None = None) -> float:
     now = now or datetime.now(UTC)
     m = _REL.match(value or "")
     if m:
-        return (now - timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2).lower()])).timestamp()
+        try:  # `800000d` reaches before year 1: a clear error, not an overflow (issue 17)
+            return (now - timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2).lower()])).timestamp()
+        except (OverflowError, ValueError):
+            raise OvError("invalid_argument", f"--{field}: {value!r} reaches outside the years "
+                          "1 to 9999", field=field) from None
     try:
         dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except (ValueError, AttributeError):
@@ -118,7 +122,11 @@ def parse_time(value: str, field: str, now: datetime | None = None) -> float:
                       field=field) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
+    try:
+        return dt.timestamp()
+    except (OverflowError, ValueError, OSError):  # 0001-01-01T00:00+14:00
+        raise OvError("invalid_argument", f"--{field}: {value!r} is outside the years 1 to 9999",
+                      field=field) from None
 
 
 def parse_tags(items: list[str] | None) -> tuple[tuple[str, str], ...]:

@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ov.read import kind_of
-from ov.read import LineIndex, decode
+from ov.read import LineIndex, OutsideRoot, decode, freshness, open_under, plain_rel
 
 K_BM25 = 10.0
 
@@ -210,26 +211,41 @@ def fuse(lists: dict[str, list[Cand]], n_chunks: int | None = None) -> list[Cand
 class Rechecker:
     """Checks candidates against the files on disk before they are shown.
 
-    `check(path, size, mtime_ns, start, end, text)` returns None (drop) or the current
-    (start, end, start_line, end_line, text). `stale` counts hits dropped or moved
-    because their file changed or vanished; unreadable files are dropped silently.
+    `check(path, size, mtime_ns, start, end, text, ctime_ns, inode)` returns None (drop)
+    or the current (start, end, start_line, end_line, text). `stale` counts hits dropped
+    or moved because their file changed or vanished; unreadable files are dropped
+    silently. An index row is a hint, never an authority (issue 17): a path that is not
+    plain or reaches outside the root now (a forged row, a link swapped in after
+    indexing) is dropped and counted in `refused`, and its file is never read. A file is
+    unchanged only when its (size, mtime_ns, ctime_ns, inode) all match the row's.
     """
 
     def __init__(self, root: str) -> None:
         self.root = root
         self.stale = 0
+        self.refused = 0
         self._texts: dict[str, str | None] = {}
-        self._stats: dict[str, tuple[int, int] | None] = {}
+        self._stats: dict[str, tuple[int, int, int, int] | None] = {}
+        self._outside: set[str] = set()
 
     def _stat(self, path: str):
         if path not in self._stats:
-            full = os.path.join(self.root, path)
-            try:
-                st = os.stat(full)
-                ok = os.access(full, os.R_OK)
-                self._stats[path] = (st.st_size, st.st_mtime_ns) if ok else None
+            self._stats[path] = None
+            try:  # opened for reading: a file the user cannot read fails here
+                fd = open_under(self.root, path)
+                try:
+                    st = os.fstat(fd)
+                finally:
+                    os.close(fd)
+                # access() as well: it answers for ACLs and the effective ids as the
+                # kernel would for the user, root's override aside
+                if stat.S_ISREG(st.st_mode) and os.access(os.path.join(self.root, path), os.R_OK):
+                    self._stats[path] = freshness(st)
+            except OutsideRoot:
+                self._outside.add(path)
+                self.refused += 1
             except OSError:
-                self._stats[path] = None
+                pass
         return self._stats[path]
 
     def readable(self, path: str) -> bool:
@@ -237,20 +253,28 @@ class Rechecker:
 
     def text(self, path: str) -> str | None:
         if path not in self._texts:
-            try:
-                with open(os.path.join(self.root, path), "rb") as fh:
-                    self._texts[path] = decode(fh.read())
-            except OSError:
-                self._texts[path] = None
+            self._texts[path] = None
+            if self._stat(path) is not None:
+                try:
+                    fd = open_under(self.root, path)
+                    with open(fd, "rb", closefd=True) as fh:
+                        self._texts[path] = decode(fh.read())
+                except OutsideRoot:
+                    self._outside.add(path)
+                    self.refused += 1
+                except OSError:
+                    pass
         return self._texts[path]
 
-    def check(self, path: str, size: int, mtime_ns: int, start: int, end: int, text: str):
+    def check(self, path: str, size: int, mtime_ns: int, start: int, end: int, text: str,
+              ctime_ns: int = 0, inode: int = 0):
         st = self._stat(path)
         if st is None:
-            if not os.path.lexists(os.path.join(self.root, path)):
+            if path not in self._outside and plain_rel(path) \
+                    and not os.path.lexists(os.path.join(self.root, path)):
                 self.stale += 1
             return None
-        if st == (size, mtime_ns) or start == end:  # unchanged, or a tier row (no span)
+        if st == (size, mtime_ns, ctime_ns, inode) or start == end:  # unchanged, or a tier row
             return "same"
         current = self.text(path)
         if current is None:

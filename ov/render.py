@@ -19,6 +19,26 @@ from ov.errors import OvError
 
 FORMATS = ("text", "json", "jsonl")
 
+# Control characters a file's text or name may carry, which a terminal would obey (issue
+# 17): C0 but tab and newline, DEL, C1, and a CR that does not end a line (a CRLF file's
+# lines keep theirs). JSON escapes them itself.
+_CONTROL = None
+
+
+def clean(s: str, ends_line: bool = True) -> str:
+    """`s` with control characters shown as `\\xNN`, for text-mode output. Applied to
+    data before colour codes are added (ours are the only escapes that reach a terminal).
+    `ends_line` False: `s` is a piece of a line, so a CR at its end is escaped too."""
+    global _CONTROL
+    if _CONTROL is None:
+        import re  # noqa: PLC0415
+
+        _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n|\\Z)")
+    if s.isprintable() or not _CONTROL.search(s + ("" if ends_line else "x")):
+        return s
+    out = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s + ("" if ends_line else "x"))
+    return out if ends_line else out[:-1]
+
 
 def to_data(obj: Any) -> Any:
     """Dataclasses to plain JSON data; optional fields that are None are left out."""
@@ -76,21 +96,23 @@ class Out:
         self.stdout.write(record + "\n")
         self.stdout.flush()
 
-    def text(self, s: str) -> None:
+    def text(self, s: str, colored: bool = False) -> None:
+        """Text-mode data; `colored` when the renderer cleaned its data itself."""
+        s = s if colored else clean(s)
         self.stdout.write(s if s.endswith("\n") or not s else s + "\n")
 
     # -- stderr -----------------------------------------------------------------------
     def warn(self, msg: str) -> None:
-        self.stderr.write(f"ov: warning: {msg}\n")
+        self.stderr.write(f"ov: warning: {clean(msg)}\n")
 
     def notice(self, msg: str) -> None:
-        self.stderr.write(f"ov: {msg}\n")
+        self.stderr.write(f"ov: {clean(msg)}\n")
 
     def error(self, err: OvError) -> None:
         if self.fmt in ("json", "jsonl"):
             self.stdout.write(dumps({"status": "error", "error": err.to_dict()}) + "\n")
         else:
-            self.stderr.write(f"ov: error[{err.code}]: {err.message}\n")
+            self.stderr.write(f"ov: error[{err.code}]: {clean(err.message)}\n")
 
 
 # ---- index / status / ranked search -------------------------------------------------------
@@ -109,7 +131,27 @@ def status_text(rep) -> str:
         f"schema version:  {rep.schema_version}",
         f"sqlite:          {rep.sqlite_version}, sqlite-vec {rep.vec_version}",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines + _skipped_lines(rep))
+
+
+_SKIP_REASONS = {"binary": "binary", "size": "over --max-filesize", "unreadable": "unreadable",
+                 "outside_root": "link leading outside the root",
+                 "name_not_utf8": "name not valid UTF-8"}
+
+
+def _skipped_lines(rep) -> list[str]:
+    """`skipped: N files (k binary, ...)` then each file and why, in path order."""
+    if not rep.skipped:
+        return ["skipped:         0 files"]
+    counts: dict[str, int] = {}
+    for f in rep.skipped_files:
+        counts[f.reason] = counts.get(f.reason, 0) + 1
+    why = ", ".join(f"{n} {_SKIP_REASONS.get(r, r)}" for r, n in sorted(counts.items()))
+    lines = [f"skipped:         {rep.skipped} files ({why})"]
+    lines += [f"  {f.path}  ({_SKIP_REASONS.get(f.reason, f.reason)})" for f in rep.skipped_files]
+    if rep.skipped > len(rep.skipped_files):
+        lines.append(f"  ... and {rep.skipped - len(rep.skipped_files)} more")
+    return lines
 
 
 def settings_text(settings: dict) -> str:
@@ -128,22 +170,128 @@ def _first_line(text: str) -> str:
     return ""
 
 
-def hits_text(res, query: str, color: bool) -> str:
-    """`path:line: excerpt` a hit, best first; the matched words in bold on a terminal."""
+# ---- ranked hits in text: the evidence ------------------------------------------------------
+# A hit is shown as the line that best matches the query (`path:line: text`, which editors
+# and `cut -d:` still read), then the lines of its excerpt around it, numbered as grep's
+# context lines (`N:` the best line, `N-` the others). A chunk's first line is often a
+# decorator or a signature far above what matched; the best line is the one holding the
+# most distinct query words (a word matches at a word start, so "event" finds "events").
+
+EXCERPT_AROUND = 2  # excerpt lines shown before and after the best line
+LINE_CHARS = 200  # a longer line (minified code) is cut, with "…", around its first match
+
+
+def query_pattern(query: str):
+    """One regex per distinct query word (stop words left out unless the query is only
+    them), each matching the word at a word start up to the end of that word; [] for a
+    query with no word of two or more characters."""
     import re  # noqa: PLC0415
 
-    words = [w for w in re.findall(r"[^\W_]+", query.lower()) if len(w) > 1]
-    pat = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)),
-                     re.IGNORECASE) if words and color else None
-    lines = []
-    for h in res.hits:
-        text = _first_line(h.excerpt.text) or _first_line(h.abstract or "")
-        if pat is not None:
-            text = pat.sub(lambda m: f"\x1b[1;31m{m.group(0)}\x1b[0m", text)
-            lines.append(f"\x1b[35m{h.path}\x1b[0m:\x1b[32m{h.start_line}\x1b[0m: {text}")
-        else:
-            lines.append(f"{h.path}:{h.start_line}: {text}")
-    return "\n".join(lines)
+    from ov.query import STOPWORDS  # noqa: PLC0415
+
+    words = list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", query.lower()) if len(w) > 1))
+    words = [w for w in words if w not in STOPWORDS] or words
+    pats = []
+    for w in words:
+        stem = re.sub(r"(?:ies|es|s|ing|ed)$", "", w) if len(w) > 4 else w
+        pats.append(re.compile(rf"(?<![^\W_]){re.escape(stem)}[^\W_]*", re.IGNORECASE))
+    return pats
+
+
+def best_line(lines: list[str], pats) -> int:
+    """The index of the line holding the most distinct query words (then the most
+    matches; the first of equals); without any match, the first non-blank line."""
+    best, best_key = None, (0, 0)
+    for i, line in enumerate(lines):
+        hits = [len(p.findall(line)) for p in pats]
+        key = (sum(1 for n in hits if n), sum(hits))
+        if key > best_key:
+            best, best_key = i, key
+    if best is not None:
+        return best
+    return next((i for i, line in enumerate(lines) if line.strip()), 0)
+
+
+def _mark(text: str, pats, color: bool) -> str:
+    """`text` with the query's words in bold red on a terminal; as is otherwise."""
+    if not color or not pats:
+        return text
+    import re  # noqa: PLC0415
+
+    joined = re.compile("|".join(f"(?:{p.pattern})" for p in pats), re.IGNORECASE)
+    return joined.sub(lambda m: f"{_MATCH_C}{m.group(0)}{_RESET}", text)
+
+
+def _cut(line: str, pats) -> str:
+    """A line of at most LINE_CHARS code points: a longer one is cut around its first
+    query word, each cut end shown as "…"."""
+    if len(line) <= LINE_CHARS:
+        return line
+    at = min((m.start() for p in pats for m in [p.search(line)] if m), default=0)
+    lo = max(0, min(at - LINE_CHARS // 4, len(line) - LINE_CHARS))
+    return ("…" if lo else "") + line[lo:lo + LINE_CHARS] + ("…" if lo + LINE_CHARS < len(line) else "")
+
+
+def _scores_line(h) -> str:
+    """--explain: the hit's score and each branch's numbers, `name key=value ...`."""
+    parts = []
+    for name, vals in (h.scores or {}).items():
+        shown = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                         for k, v in (vals.items() if isinstance(vals, dict) else [("value", vals)]))
+        parts.append(f"{name} {shown}")
+    return f"score {h.score:.4g}" + ("; " + "; ".join(parts) if parts else "")
+
+
+def hit_text(h, pats, color: bool) -> list[str]:
+    """One hit's lines: the best line as `path:line: text`, then its excerpt around it (or
+    the whole file with --read-content), then the scores with --explain."""
+    if h.content is not None:  # --read-content: the whole file is the excerpt
+        lines, first = h.content.split("\n"), 1
+        if lines and lines[-1] == "":
+            lines.pop()
+    elif h.excerpt.text:
+        lines, first = h.excerpt.text.split("\n"), h.start_line
+    else:  # an abstract or overview hit (-L 0/1): its tier text has no line numbers
+        lines, first = [_first_line(h.abstract or h.overview or "")], 1
+    # CRLF files; control characters escaped before any colour is added
+    lines = [clean(ln[:-1] if ln.endswith("\r") else ln) for ln in lines]
+    while len(lines) > 1 and not lines[-1].strip():
+        lines.pop()
+    if h.excerpt.text and h.content is not None:  # search the hit's own lines of the file
+        lo, hi = h.start_line - 1, h.end_line
+        i = lo + best_line(lines[lo:hi], pats) if 0 <= lo < len(lines) else best_line(lines, pats)
+    else:
+        i = best_line(lines, pats)
+    best = _mark(_cut(lines[i].strip(), pats), pats, color)
+    path = clean(h.path)
+    if color:
+        out = [f"{_PATH_C}{path}{_RESET}:{_LINE_C}{first + i}{_RESET}: {best}"]
+    else:
+        out = [f"{path}:{first + i}: {best}"]
+    if h.excerpt.text or h.content is not None:
+        lo, hi = ((0, len(lines)) if h.content is not None
+                  else (max(0, i - EXCERPT_AROUND), min(len(lines), i + EXCERPT_AROUND + 1)))
+        width = len(str(first + hi - 1))
+        for j in range(lo, hi):
+            num = f"{first + j:>{width}}"
+            sep = ":" if j == i else "-"
+            num = f"{_LINE_C}{num}{_RESET}" if color else num
+            out.append(f"    {num}{sep} {_mark(_cut(lines[j], pats), pats, color)}".rstrip())
+        if hi - lo < len(lines):
+            out.append(f"    [excerpt: lines {first}-{first + len(lines) - 1}, {hi - lo} shown]")
+    if h.scores is not None:
+        out.append("    " + _scores_line(h))
+    return out
+
+
+def hits_text(res, query: str, color: bool) -> str:
+    """Each hit, best first, as `hit_text` shows it; a blank line between hits."""
+    pats = query_pattern(query)
+    blocks = ["\n".join(hit_text(h, pats, color)) for h in res.hits]
+    text = "\n\n".join(blocks)
+    if res.plan:
+        text += "\n\nplan: " + dumps(res.plan)
+    return text
 
 
 # ---- grep / glob --------------------------------------------------------------------------
@@ -161,17 +309,25 @@ class GrepPrinter:
     """
 
     def __init__(self, stream: TextIO, color: bool = False, context: bool = False,
-                 max_columns: int | None = None) -> None:
+                 max_columns: int | None = None, null: bool = False,
+                 filename: bool = True) -> None:
         self.w = stream.write
         self.color = color
         self.context = context
         self.max_columns = max_columns
+        self.null = null  # -0: a NUL byte after each path, in place of its separator
+        self.filename = filename  # --no-filename: lines without their path
         self._last: tuple[str, int] | None = None  # (path, last line printed)
 
     def _prefix(self, path: str, line: int, sep: str) -> str:
+        # -0 output is for `xargs -0`, not a terminal: names go out as they are
+        path = path if self.null else clean(path)
+        psep = "\0" if self.null else sep
+        if not self.filename:
+            return f"{_LINE_C}{line}{_RESET}{sep}" if self.color else f"{line}{sep}"
         if self.color:
-            return f"{_PATH_C}{path}{_RESET}{sep}{_LINE_C}{line}{_RESET}{sep}"
-        return f"{path}{sep}{line}{sep}"
+            return f"{_PATH_C}{path}{_RESET}{psep}{_LINE_C}{line}{_RESET}{sep}"
+        return f"{path}{psep}{line}{sep}"
 
     def _line(self, path: str, line: int, content: str, sep: str, subs=()) -> None:
         if self.context and self._last is not None and self._last != (path, line - 1):
@@ -185,13 +341,13 @@ class GrepPrinter:
             for s in subs:
                 if s.end <= pos:
                     continue
-                parts.append(content[pos:s.start])
-                parts.append(f"{_MATCH_C}{content[max(s.start, pos):s.end]}{_RESET}")
+                parts.append(clean(content[pos:s.start], False))
+                parts.append(f"{_MATCH_C}{clean(content[max(s.start, pos):s.end], False)}{_RESET}")
                 pos = s.end
-            parts.append(content[pos:])
+            parts.append(clean(content[pos:]))
             body = "".join(parts)
         else:
-            body = content
+            body = clean(content)
         self.w(self._prefix(path, line, sep) + body + "\n")
 
     def match(self, m) -> None:
@@ -206,8 +362,14 @@ class GrepPrinter:
             self._line(m.path, c.line, c.content, "-")
 
     def file_count(self, fc) -> None:
-        p = f"{_PATH_C}{fc.path}{_RESET}" if self.color else fc.path
-        self.w(p + ("\n" if fc.count is None else f":{fc.count}\n"))
+        path = fc.path if self.null else clean(fc.path)
+        p = f"{_PATH_C}{path}{_RESET}" if self.color else path
+        if fc.count is None:
+            self.w(p + ("\0" if self.null else "\n"))
+        elif not self.filename:
+            self.w(f"{fc.count}\n")
+        else:
+            self.w(p + ("\0" if self.null else ":") + f"{fc.count}\n")
 
 
 def glob_text(res, fields: tuple[str, ...] = (), simple: bool = False) -> str:
@@ -268,7 +430,9 @@ def doctor_text(res, color: bool = False) -> str:
         mark = "ok  " if c.ok else "FAIL"
         if color:
             mark = f"\x1b[32m{mark}\x1b[0m" if c.ok else f"\x1b[1;31m{mark}\x1b[0m"
-        lines.append(f"{mark} {c.name}: {c.detail}" + ("" if c.ok else f"; fix: {c.fix}"))
+        lines.append(clean(f"{mark} {c.name}: {c.detail}" + ("" if c.ok else f"; fix: {c.fix}"))
+                     if not color else f"{mark} {clean(c.name)}: {clean(c.detail)}"
+                     + ("" if c.ok else f"; fix: {clean(c.fix)}"))
     return "\n".join(lines)
 
 
@@ -316,6 +480,10 @@ def grep_envelope(res, elapsed_ms: int) -> str:
         rest["counts"] = dict(res.counts)
     if res.paths is not None:
         rest["paths"] = list(res.paths)
+    if res.truncated_reason is not None:
+        rest["truncated_reason"] = res.truncated_reason
+    if res.root is not None:
+        rest["root"] = res.root
     head = '{"status":"ok","result":{"matches":['
     tail = f'],{dumps(rest)[1:]},"usage":{dumps({"elapsed_ms": elapsed_ms})}}}\n'
     parts = _match_records(res.matches)

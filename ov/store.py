@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 from ov.errors import OvError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DIM = 384
 BUSY_TIMEOUT_MS = 3000
 KNN_MAX = 4096  # sqlite-vec's largest k
@@ -65,6 +65,17 @@ def driver_name() -> str:
 def _errors():
     d = _driver()
     return d.OperationalError, d.DatabaseError
+
+
+def sqlite_errors() -> tuple[type[Exception], ...]:
+    """The driver's exception types (for callers that must tell a damaged file apart)."""
+    d = _driver()
+    return (d.Error,)
+
+
+def map_error(e: Exception, path: Any = None) -> OvError:
+    """An SQLite exception as ov reports it (a damaged index: with the repair advice)."""
+    return _map_error(e, path)
 
 
 def connect(path: str | Path, *, readonly: bool = False):
@@ -102,17 +113,31 @@ def _vec_path() -> str:
     return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
 
 
+# What every message about a damaged index advises (doctor's too): the index is a cache,
+# and `ov index --full` rebuilds it from nothing whatever the damage (issue 17).
+REPAIR_ADVICE = "rebuild it with `ov index --full` (the index is only a cache of the files)"
+# An error from an index is taken for damage (a garbage page, a dropped table, a vector
+# blob that cannot be read...: the forms are many, sqlite-vec's included), except these,
+# which only a wrong statement of ov's own can cause: those stay `internal`.
+_OWN_BUGS = ("syntax error", "incomplete input", "wrong number of arguments", "bad parameter",
+             "binding", "ambiguous column", "unrecognized token")
+TABLES = ("meta", "files", "chunks", "sessions", "chunks_fts", "chunks_tri", "chunks_vec")
+
+
+def damaged(path: Any, detail: str) -> OvError:
+    return OvError("invalid_argument", f"{path or 'the index'} is damaged ({detail}); {REPAIR_ADVICE}",
+                   field="db")
+
+
 def _map_error(e: Exception, path: Any = None) -> OvError:
     msg = str(e)
     low = msg.lower()
     if "locked" in low or "busy" in low:
         return OvError("index_busy", f"the index is busy ({msg}); try again", retryable=True)
-    if "not a database" in low or "malformed" in low or "disk image" in low:
-        return OvError("invalid_argument",
-                       f"{path or 'the index'} is not a valid ov index ({msg}); "
-                       "remove it or rebuild with `ov index --full`", field="db")
     if "unable to open" in low:
         return OvError("not_found", f"cannot open the index {path}: {msg}", field="db")
+    if not any(w in low for w in _OWN_BUGS):
+        return damaged(path, msg)
     return OvError("internal", f"database error: {msg}")
 
 
@@ -197,7 +222,18 @@ def _migration_4(conn) -> None:
     gives the prose files their sentences (ov.indexer, SENTENCES_META)."""
 
 
-MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4]
+def _migration_5(conn) -> None:
+    """Files record their ctime_ns and inode beside size and mtime_ns (issue 17): content
+    rewritten with its size kept and its mtime restored was taken for unchanged. Rows
+    from before hold 0 there, which matches no file: they are re-hashed once (same hash:
+    only the times are recorded) and rechecked by their text until then."""
+    have = {r[1] for r in conn.execute("PRAGMA table_info(files)")}
+    for col in ("ctime_ns", "inode"):
+        if col not in have:
+            conn.execute(f"ALTER TABLE files ADD COLUMN {col} INTEGER NOT NULL DEFAULT 0")
+
+
+MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5]
 
 
 # ---- filters --------------------------------------------------------------------------
@@ -239,8 +275,13 @@ class Filters:
         """The file-type and time filters, on columns `files` and `chunks_vec` share
         (`prefix` = "f." for files; "" inside the vec0 KNN query)."""
         if self.ftypes:
-            parts.append(f"{prefix}ftype IN ({','.join('?' * len(self.ftypes))})")
-            params += list(self.ftypes)
+            stored, globs = self.type_filter()
+            parts.append(f"{prefix}ftype IN ({','.join('?' * len(stored))})")
+            params += list(stored)
+            if globs and prefix:  # the file's name (its path past the last /) by glob
+                base = f"replace({prefix}path, rtrim({prefix}path, replace({prefix}path, '/', '')), '')"
+                parts.append("(" + " OR ".join(f"{base} GLOB ?" for _ in globs) + ")")
+                params += list(globs)
         col = "created_at" if self.time_field == "created_at" else "updated_at"
         if self.after is not None:
             parts.append(f"{prefix}{col} >= ?")
@@ -256,7 +297,17 @@ class Filters:
 
     @property
     def restricts_files(self) -> bool:
-        return bool((self.uris and "" not in self.uris) or self.exclude_uris or self.tags)
+        return bool((self.uris and "" not in self.uris) or self.exclude_uris or self.tags
+                    or (self.ftypes and self.type_filter()[1]))
+
+    def type_filter(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(stored file types, name globs) of `ftypes` (see `ov.tiers.type_filter`); a
+        name `TYPES` does not hold is taken as a stored type itself."""
+        from ov.tiers import TYPES, type_filter  # noqa: PLC0415
+
+        known = [t for t in self.ftypes if t in TYPES]
+        stored, globs = type_filter(known)
+        return (*stored, *(t for t in self.ftypes if t not in TYPES)), globs
 
 
 @dataclass(frozen=True)
@@ -285,6 +336,110 @@ class ChunkRow:
     abstract: str | None = None
     overview: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
+    ctime_ns: int = 0
+    inode: int = 0
+
+
+# ---- the index's own files (issue 17) -----------------------------------------------
+# A cloned tree may hold `.ov`, `.ov/index.db` or its companions as links leading
+# anywhere: nothing is written through one. The sidecars SQLite and the lock create.
+SIDECARS = ("-wal", "-shm", "-journal", ".lock")
+_CREATE = os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _refuse_link(path: Path, what: str) -> None:
+    import stat  # noqa: PLC0415
+
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise OvError("invalid_path", f"{path}: {e.strerror or e}", field="db") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise OvError("invalid_path", f"{path} is a symbolic link; ov writes no {what} through a "
+                      "link (remove it)", field="db")
+    if what != "folder" and not stat.S_ISREG(st.st_mode):
+        raise OvError("invalid_path", f"{path} is not a regular file", field="db")
+    if what == "folder" and not stat.S_ISDIR(st.st_mode):
+        raise OvError("invalid_path", f"{path} is not a folder", field="db")
+
+
+def check_index_files(db_path: Path) -> None:
+    """`invalid_path` when the index's folder (if it is ov's own `.ov`), the database or
+    a sidecar of it is a link or not a regular file."""
+    db_path = Path(db_path)
+    if db_path.parent.name == ".ov":
+        _refuse_link(db_path.parent, "folder")
+        _refuse_link(db_path.parent / ".gitignore", "file")
+    _refuse_link(db_path, "index")
+    for suffix in SIDECARS:
+        _refuse_link(db_path.with_name(db_path.name + suffix), "index")
+
+
+def prepare_index_dir(db_path: Path) -> None:
+    """Make the index's folder (owner-only) and, for ov's own `.ov`, its `.gitignore`
+    (also when the folder was made earlier, e.g. to hold config.toml), refusing links."""
+    db_path = Path(db_path)
+    folder = db_path.parent
+    made = False
+    if not os.path.lexists(folder):
+        folder.mkdir(mode=0o700, parents=True)
+        made = True
+    check_index_files(db_path)
+    ignore = folder / ".gitignore"
+    if (made or folder.name == ".ov") and not os.path.lexists(ignore):
+        try:
+            fd = os.open(ignore, _CREATE | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return
+        except OSError as e:
+            raise OvError("invalid_path", f"{ignore}: {e.strerror or e}", field="db") from None
+        with open(fd, "w") as f:
+            f.write("*\n")
+
+
+def _check_db_file(db_path: Path) -> None:
+    """`invalid_path` for a --db that is not a regular, readable file (a fifo would block
+    SQLite; /proc/self/mem reads fail with EIO)."""
+    import stat  # noqa: PLC0415
+
+    try:
+        st = os.stat(db_path)
+    except OSError as e:
+        raise OvError("not_found", f"no index at {db_path}; run `ov index` ({e.strerror or e})",
+                      field="db") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise OvError("invalid_path", f"{db_path} is a folder, not an index file", field="db")
+    if not stat.S_ISREG(st.st_mode):
+        raise OvError("invalid_path", f"{db_path} is not a regular file", field="db")
+    try:
+        fd = os.open(db_path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            os.pread(fd, 100, 0)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise OvError("invalid_path", f"{db_path} cannot be read ({e.strerror or e})", field="db") from None
+
+
+def salvage_file_meta(db_path: Path) -> dict[str, tuple[str, float]]:
+    """path -> (tags, created_at) of what a damaged index still yields; {} when nothing."""
+    try:
+        _check_db_file(db_path)
+        conn = connect(db_path, readonly=True)
+    except Exception:
+        return {}
+    out: dict[str, tuple[str, float]] = {}
+    try:
+        for path, tags, created in conn.execute("SELECT path, tags, created_at FROM files"):
+            if isinstance(path, str):
+                out[path] = (tags if isinstance(tags, str) else "{}", created)
+    except Exception:  # a damaged file yields what it yields
+        pass
+    finally:
+        conn.close()
+    return out
 
 
 # ---- the store ----------------------------------------------------------------------
@@ -302,22 +457,24 @@ class Store:
     def create(cls, db_path: Path) -> Store:
         """Open the index at `db_path`, creating it (owner-only) and migrating as needed."""
         db_path = Path(db_path)
-        folder = db_path.parent
-        if not folder.exists():
-            folder.mkdir(mode=0o700, parents=True)
-            (folder / ".gitignore").write_text("*\n")
+        prepare_index_dir(db_path)
         if not db_path.exists():
-            fd = os.open(db_path, os.O_CREAT | os.O_WRONLY, 0o600)
+            fd = os.open(db_path, _CREATE, 0o600)
             os.close(fd)
+        _check_db_file(db_path)
         store = cls(connect(db_path), db_path)
-        store._migrate()
+        try:
+            store._migrate()
+        except BaseException:
+            store.close()
+            raise
         return store
 
     @classmethod
     def open(cls, db_path: Path, *, readonly: bool = False) -> Store:
         db_path = Path(db_path)
-        if not db_path.is_file():
-            raise OvError("not_found", f"no index at {db_path}; run `ov index`", field="db")
+        _check_db_file(db_path)
+        check_index_files(db_path)  # a reader's connection may create -shm too
         store = cls(connect(db_path, readonly=readonly), db_path)
         try:
             v = store._user_version()
@@ -341,6 +498,59 @@ class Store:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def health(self, thorough: bool = False) -> str | None:
+        """What is wrong with this index, or None. Cheap checks (every table there, the
+        file as long as its pages, each plain table's first rows readable); `thorough`
+        adds SQLite's quick_check (seconds on a large index: for `ov index --full`)."""
+        op_err, db_err = _errors()
+        try:
+            names = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master")}
+            missing = [t for t in TABLES if t not in names]
+            if missing:
+                return f"missing table(s): {', '.join(missing)}"
+            wal = Path(f"{self.path}-wal")
+            if not wal.exists() or wal.stat().st_size == 0:  # else pages may sit in the WAL
+                pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+                size = self.conn.execute("PRAGMA page_size").fetchone()[0]
+                if os.path.getsize(self.path) < pages * size:
+                    return f"the file is shorter than its {pages} pages: truncated"
+            for t in ("meta", "files", "chunks", "sessions"):
+                self.conn.execute(f"SELECT * FROM {t} LIMIT 1").fetchall()
+            self.conn.execute("SELECT count(*) FROM files").fetchone()
+            for t in ("chunks_fts", "chunks_tri"):
+                self.conn.execute(f"SELECT rowid FROM {t} WHERE {t} MATCH 'zzzq' LIMIT 1").fetchall()
+            self.conn.execute("SELECT chunk_id FROM chunks_vec LIMIT 1").fetchall()
+            if thorough:
+                rows = [r[0] for r in self.conn.execute("PRAGMA quick_check").fetchall()]
+                if rows != ["ok"]:
+                    return "; ".join(str(r) for r in rows[:3])
+                for t in ("chunks_fts", "chunks_tri"):
+                    self.conn.execute(f"INSERT INTO {t}({t}, rank) VALUES ('integrity-check', 0)")
+        except (op_err, db_err) as e:
+            if "locked" in str(e).lower() or "busy" in str(e).lower():
+                raise _map_error(e, self.path) from e
+            return str(e)
+        return None
+
+    def checkpoint(self) -> None:
+        """Everything in the main file (before it is renamed into place)."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def restore_file_meta(self, kept: dict[str, tuple[str, float]]) -> None:
+        """Tags and first-seen times carried over from a damaged index (by path)."""
+        rows = self.rows("SELECT id, path, tags FROM files")
+        for fid, path, tags in rows:
+            if path in kept:
+                old_tags, created = kept[path]
+                merged = json.loads(tags or "{}")
+                try:
+                    merged.update(json.loads(old_tags or "{}"))
+                except (ValueError, TypeError, AttributeError):
+                    pass
+                self.conn.execute("UPDATE files SET tags = ?, created_at = ? WHERE id = ?",
+                                  (json.dumps(merged, ensure_ascii=False, sort_keys=True),
+                                   created if isinstance(created, (int, float)) else time.time(), fid))
+
     def _user_version(self) -> int:
         try:
             return self.conn.execute("PRAGMA user_version").fetchone()[0]
@@ -357,6 +567,8 @@ class Store:
         if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") == 0:
             raise OvError("not_found", f"{self.path} is an empty database, not an ov index; run `ov index`",
                           field="db")
+        if v == 0:  # tables, but no version: no ov wrote this as it stands
+            raise damaged(self.path, "it has tables but no schema version")
         if v < SCHEMA_VERSION:
             raise OvError("unsupported", f"the index {self.path} has schema version {v}; "
                           "run `ov index` to upgrade it", field="db")
@@ -424,24 +636,44 @@ class Store:
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
+    # Files the last `ov index` walked past and why, for `ov status`: every run walks the
+    # whole tree and meets every such file again, so each run replaces the list.
+    SKIPPED_KEEP = 1000
+
+    def set_skipped(self, skipped: Sequence[tuple[str, str]]) -> None:
+        kept = sorted(skipped)[:self.SKIPPED_KEEP]
+        self.set_meta("skipped_files", json.dumps({"total": len(skipped), "files": kept},
+                                                  ensure_ascii=False))
+
+    def skipped(self) -> tuple[int, list[tuple[str, str]]]:
+        """(how many files the last `ov index` skipped, the first SKIPPED_KEEP of them as
+        (path, reason) in path order); (0, []) for an index from before the list."""
+        raw = self.get_meta("skipped_files")
+        if not raw:
+            return 0, []
+        data = json.loads(raw)
+        return int(data["total"]), [(p, r) for p, r in data["files"]]
+
     # -- files --
-    def chunked_states(self) -> dict[str, tuple[int, int]]:
-        """path -> (size, mtime_ns) of every indexed file with chunks (a file row without
-        chunks says nothing about its text: skipped content). One probe of the chunks'
-        (file_id, ...) index per file, not a scan of the chunks."""
-        return {r[0]: (r[1], r[2]) for r in self.rows(
-            "SELECT f.path, f.size, f.mtime_ns FROM files f "
+    def chunked_states(self) -> dict[str, tuple[int, int, int, int]]:
+        """path -> (size, mtime_ns, ctime_ns, inode) of every indexed file with chunks (a
+        file row without chunks says nothing about its text: skipped content). One probe
+        of the chunks' (file_id, ...) index per file, not a scan of the chunks."""
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in self.rows(
+            "SELECT f.path, f.size, f.mtime_ns, f.ctime_ns, f.inode FROM files f "
             "WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.file_id = f.id)")}
 
-    def file_states(self) -> dict[str, tuple[int, int, int, str]]:
-        """path -> (id, size, mtime_ns, hash) for every indexed file."""
-        return {r[0]: (r[1], r[2], r[3], r[4])
-                for r in self.rows("SELECT path, id, size, mtime_ns, hash FROM files")}
+    def file_states(self) -> dict[str, tuple[int, int, int, str, int, int]]:
+        """path -> (id, size, mtime_ns, hash, ctime_ns, inode) for every indexed file."""
+        return {r[0]: tuple(r[1:]) for r in self.rows(
+            "SELECT path, id, size, mtime_ns, hash, ctime_ns, inode FROM files")}
 
-    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
-        """Same content, new mtime: record it so the next run skips the hash."""
-        self.conn.execute("UPDATE files SET size = ?, mtime_ns = ?, updated_at = ? WHERE id = ?",
-                          (size, mtime_ns, mtime_ns / 1e9, file_id))
+    def touch_file(self, file_id: int, size: int, mtime_ns: int, ctime_ns: int = 0,
+                   inode: int = 0) -> None:
+        """Same content, new times: record them so the next run skips the hash."""
+        self.conn.execute("UPDATE files SET size = ?, mtime_ns = ?, updated_at = ?, ctime_ns = ?, "
+                          "inode = ? WHERE id = ?",
+                          (size, mtime_ns, mtime_ns / 1e9, ctime_ns, inode, file_id))
         # the KNN filter reads updated_at from the vector table's own metadata column; vec0
         # refuses an UPDATE of several rows of a partitioned table, so one row at a time
         ids = self.rows("SELECT id FROM chunks WHERE file_id = ? AND embedded = 1", (file_id,))
@@ -450,7 +682,7 @@ class Store:
 
     def upsert_file(self, path: str, size: int, mtime_ns: int, hash_: str, *, ftype: str,
                     category: str, abstract: str, overview: str, tags: dict[str, str] | None,
-                    title: str = "") -> int:
+                    title: str = "", ctime_ns: int = 0, inode: int = 0) -> int:
         """Insert or update a file row (keeping created_at and stored tags); returns its id.
 
         `tags` are front-matter tags read from the file: merged under the tags set by
@@ -461,20 +693,21 @@ class Store:
         if row is None:
             cur = self.conn.execute(
                 "INSERT INTO files(path, size, mtime_ns, hash, created_at, updated_at, indexed_at, "
-                "tags, ftype, category, abstract, overview, title) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "tags, ftype, category, abstract, overview, title, ctime_ns, inode) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (path, size, mtime_ns, hash_, now, mtime_ns / 1e9, now,
                  json.dumps(tags or {}, ensure_ascii=False, sort_keys=True), ftype, category,
-                 abstract, overview, title))
+                 abstract, overview, title, ctime_ns, inode))
             return cur.lastrowid
         file_id, old_tags = row
         merged = dict(tags or {})
         merged.update(json.loads(old_tags or "{}"))
         self.conn.execute(
             "UPDATE files SET size=?, mtime_ns=?, hash=?, updated_at=?, indexed_at=?, tags=?, "
-            "ftype=?, category=?, abstract=?, overview=?, title=? WHERE id=?",
+            "ftype=?, category=?, abstract=?, overview=?, title=?, ctime_ns=?, inode=? WHERE id=?",
             (size, mtime_ns, hash_, mtime_ns / 1e9, now,
              json.dumps(merged, ensure_ascii=False, sort_keys=True), ftype, category, abstract,
-             overview, title, file_id))
+             overview, title, ctime_ns, inode, file_id))
         return file_id
 
     def delete_file(self, file_id: int) -> None:
@@ -834,10 +1067,11 @@ class Store:
             part = list(ids[i:i + 500])
             for r in self.rows(
                     "SELECT c.id, c.file_id, f.path, c.level, c.start, c.end, c.start_line, c.end_line, "
-                    "c.text, f.size, f.mtime_ns, f.abstract, f.overview, f.tags FROM chunks c "
-                    f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({','.join('?' * len(part))})",
-                    part):
-                out[r[0]] = ChunkRow(*r[:13], tags=json.loads(r[13] or "{}"))
+                    "c.text, f.size, f.mtime_ns, f.abstract, f.overview, f.tags, f.ctime_ns, f.inode "
+                    f"FROM chunks c JOIN files f ON f.id = c.file_id "
+                    f"WHERE c.id IN ({','.join('?' * len(part))})", part):
+                out[r[0]] = ChunkRow(*r[:13], tags=json.loads(r[13] or "{}"), ctime_ns=r[14],
+                                     inode=r[15])
         return out
 
     def file_row(self, path: str) -> dict[str, Any] | None:

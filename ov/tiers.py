@@ -122,6 +122,32 @@ def file_type(path: str) -> str:
     return ""
 
 
+def _sample(glob: str) -> str:
+    """A file name the glob matches: `*` as "x", a `[...]` class as its first character."""
+    return re.sub(r"\[!?([^\]])[^\]]*\]", r"\1", glob).replace("*", "x").replace("?", "x")
+
+
+def type_filter(names) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What `-t NAME...` (names of `TYPES`, OR-ed) asks of an index: (the stored types,
+    the name globs). An index stores one type a file, `file_type`'s first match, so
+    `markdown` files are stored as `md`, `.h` files as `c` and `.vue` files as `js`. The
+    stored types are those of the names' files; where one of them also holds files none of
+    the names covers (`c` for `-t cpp`: its `.c` files), the globs come too, and a file
+    must then match one of them by name; else the globs are ().
+
+    Both `ov grep -t` and the ranked searches read `TYPES`, so they accept the same names
+    and select the same files."""
+    wanted: set[str] = set()
+    stored: dict[str, None] = {}
+    for name in names:
+        globs = type_globs(name)
+        wanted.update(globs)
+        for g in globs:
+            stored.setdefault(file_type(_sample(g)) or name, None)
+    exact = all(set(TYPES.get(t, ())) <= wanted for t in stored)
+    return tuple(stored), (() if exact else tuple(sorted(wanted)))
+
+
 _CATEGORY_BY_TYPE = {
     "md": "docs", "markdown": "docs", "rst": "docs", "txt": "docs", "tex": "docs",
     "asciidoc": "docs", "org": "docs", "license": "docs", "html": "docs",
@@ -470,7 +496,61 @@ def _code_abstract(text: str, path: str) -> str:
             if doc:
                 return doc
             break
-    return ""
+    # No words of the author's: what the file defines says more than its first lines,
+    # which in code are mostly imports ("from __future__ import annotations import ...").
+    names = _top_level_names(lines, ext)
+    if names:
+        return "Defines " + ", ".join(names)
+    return _first_code_lines(lines)
+
+
+_NAME_AFTER_KW_RE = re.compile(r"\b(class|struct|interface|enum|trait|type|mod|module|record|union|"
+                               r"namespace|object|protocol|defmodule)\s+([\w$.:]+)")
+_NAME_BEFORE_PAREN_RE = re.compile(r"([A-Za-z_$~][\w$:~]*)\s*(?:<[^>()]*>)?\s*\(")
+_NAME_BOUND_RE = re.compile(r"\b(?:const|let|var|val)\s+([\w$]+)")
+_NOT_NAMES = frozenset("if for while switch catch return func function fn def sub proc async await "
+                       "new typeof sizeof".split())
+
+
+def _defined_name(sig: str) -> str:
+    """The name a definition's signature line defines, as the file's reader says it:
+    `class Store`, `open_store()`; "" when none is found."""
+    m = _NAME_AFTER_KW_RE.search(sig)
+    if m and "(" not in sig[:m.start()]:
+        return f"{m.group(1)} {m.group(2)}"
+    for m in _NAME_BEFORE_PAREN_RE.finditer(sig):
+        if m.group(1) not in _NOT_NAMES:
+            return m.group(1).rsplit("::", 1)[-1] + "()"
+    m = _NAME_BOUND_RE.search(sig)
+    return f"{m.group(1)}()" if m else ""
+
+
+def _top_level_names(lines: list[str], ext: str, most: int = 24) -> list[str]:
+    """The names defined at a file's top level (unindented definitions), in order."""
+    out: list[str] = []
+    for ln in lines:
+        if not ln[:1].strip() or ln.startswith(("}", ")")):
+            continue  # indented, blank or a closing brace
+        sig = _defn(ln, ext)
+        if sig is None:
+            continue
+        name = _defined_name(sig)
+        if name and name not in out:
+            out.append(name)
+            if len(out) >= most:
+                break
+    return out
+
+
+_IMPORT_LINE_RE = re.compile(r"^\s*(?:import|from\s+\S+\s+import|#\s*include|using|package|require|"
+                             r"use|extern\s+crate|library|@file:)\b")
+
+
+def _first_code_lines(lines: list[str]) -> str:
+    """The first lines that are neither imports nor a shebang; "" when there are none."""
+    kept = [ln.strip() for i, ln in enumerate(lines[:400])
+            if ln.strip() and not _IMPORT_LINE_RE.match(ln) and not (i == 0 and ln.startswith("#!"))]
+    return " ".join(kept[:3])
 
 
 # --- code: overviews ------------------------------------------------------------------

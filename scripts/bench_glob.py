@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from wcmatch import glob as wc
@@ -108,14 +109,74 @@ def fd_set(root: Path, pattern: str, extra: list[str]) -> set[str]:
     return {x.removeprefix("./") for x in p.stdout.decode().splitlines()}
 
 
+# -- a big tree (issue 18): the Linux kernel, or any tree of 100 MB+ with nested .gitignore
+BIG_PATTERNS = ["**/*.c", "**/*.h", "drivers/**/*.c", "**/Makefile", "**/Kconfig", "fs/*/*.c",
+                "**/*.{c,h}", "arch/*/include/asm/*.h", "**/*_test.c", "Documentation/**/*.rst",
+                "include/linux/*.h", "**/*.dts"]
+
+
+def _rusage_children() -> float:
+    import resource  # noqa: PLC0415
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _run_timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall s, CPU s of the child: user + system) of one run, output to /dev/null."""
+    c0, t0 = _rusage_children(), time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0, _rusage_children() - c0
+
+
+def big_tree(tree: Path, runs: int) -> int:
+    """Parity with fdfind and timings of ov glob with the index's listing and without
+    (--no-index), interleaved run by run; returns the number of mismatches."""
+    if not (tree / ".ov" / "index.db").is_file():
+        print(f"{tree}: no index (run `ov index --no-embed` there first)", file=sys.stderr)
+        return 2
+    print(f"tree {tree}; load before: {os.getloadavg()[0]:.2f}")
+    mismatches, rows = 0, []
+    for pat in BIG_PATTERNS:
+        want = fd_set(tree, pat, [])
+        for extra in ([], ["--no-index"]):
+            got = ov_set(tree, pat, extra)
+            if got != want:
+                mismatches += 1
+                print(f"MISMATCH {' '.join(extra)} {pat}: ov-only {sorted(got - want)[:3]} "
+                      f"fd-only {sorted(want - got)[:3]}")
+        cmds = {"fd": fd_cmd(tree, pat, []),
+                "ov": [*OV, "glob", "--node-limit", BIG, "--", pat],
+                "ov-noidx": [*OV, "glob", "--no-index", "--node-limit", BIG, "--", pat]}
+        times: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
+        for _ in range(runs):
+            for k, cmd in cmds.items():
+                times[k].append(_run_timed(cmd, tree))
+        med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+               for k, v in times.items()}
+        rows.append(med)
+        print(f"{pat:26} {len(want):6} paths  "
+              + "  ".join(f"{k} {w:.3f}s/{c:.3f}cpu" for k, (w, c) in med.items()), flush=True)
+    print(f"load after: {os.getloadavg()[0]:.2f}; mismatches: {mismatches} "
+          f"(over {len(BIG_PATTERNS)} patterns x 2 modes)")
+    for k in ("ov", "ov-noidx"):
+        wall = statistics.median(r[k][0] / r["fd"][0] for r in rows)
+        cpu = statistics.median(r[k][1] / r["fd"][1] for r in rows)
+        print(f"median {k}/fdfind wall {wall:.2f}x, cpu {cpu:.2f}x ({len(rows)} patterns)")
+    return mismatches
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--tree", type=Path, help="a big tree with a fresh index (issue 18 suite)")
     args = ap.parse_args()
     if FD is None:
         print("fdfind not found (apt-get install fd-find)", file=sys.stderr)
         return 2
+    if args.tree is not None:
+        return 1 if big_tree(args.tree.resolve(), args.runs) else 0
     std = STDLIB.resolve()
     tmp = Path(tempfile.mkdtemp(prefix="ov-bench-glob-"))
     failures, rows, ratios = 0, [], []

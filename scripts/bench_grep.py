@@ -163,15 +163,104 @@ def timed(cmd: list[str], cwd: Path, runs: int) -> float:
     return statistics.median(ts)
 
 
+# -- a big tree (issue 18): the Linux kernel, or any tree of 100 MB+ with nested .gitignore
+# Selective literals: identifiers in at most 20 files (the script checks and says so);
+# common patterns: thousands of lines. Each pattern: parity of (path, line) sets of
+# `ov grep -o json` (with the index, and with --no-index) against `rg --json`, then
+# timings of text output (`rg -n`, as ov always numbers lines) for rg, ov with the index
+# and ov --no-index, interleaved run by run so load swings hit all three alike.
+SELECTIVE = ["ieee80211_sta_ps_deliver_wakeup", "xhci_ring_cmd_db", "ext4_fc_replay_inode",
+             "btrfs_scrub_cancel_dev", "kvm_mmu_unprotect_page", "nvme_tcp_try_send_ddgst",
+             "drm_gem_shmem_madvise", "tcp_rack_reo_timeout", "hrtimer_forward_now(&",
+             "SND_SOC_DAPM_PINCTRL", "blk_mq_tagset_wait_completed_request",
+             "page_pool_release_page"]
+COMMON = [(["-F"], "EXPORT_SYMBOL_GPL"), (["-F"], "static inline"), (["-F"], "mutex_lock("),
+          (["-F"], "return -EINVAL;"), ([], "spin_lock_irq(save|restore)"),
+          (["-F"], "#include <linux/slab.h>"), (["-w"], "kfree"), (["-i"], "copyright"),
+          ([], "^static const struct"), ([], "[a-z]+_ops\\b"),
+          (["-F"], "unsigned long flags"), (["-F"], "pr_err(")]
+
+
+def _rusage_children() -> float:
+    import resource  # noqa: PLC0415
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _run_timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall s, CPU s of the child: user + system) of one run, output to /dev/null."""
+    c0, t0 = _rusage_children(), time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0, _rusage_children() - c0
+
+
+def _ov_set(tree: Path, flags: list[str], pat: str, extra: list[str]) -> set:
+    p = subprocess.run([*OV, "grep", "-o", "json", "--node-limit", BIG, *extra, *flags, "--", pat],
+                       cwd=tree, capture_output=True)
+    d = json.loads(p.stdout)
+    if d["status"] != "ok":
+        raise RuntimeError(f"ov failed on {pat!r}: {d['error']}")
+    return {(m["path"], m["line"]) for m in d["result"]["matches"]}
+
+
+def big_tree(tree: Path, runs: int) -> int:
+    """The issue 18 suite on one big tree; returns the number of parity mismatches."""
+    if not (tree / ".ov" / "index.db").is_file():
+        print(f"{tree}: no index (run `ov index --no-embed` there first)", file=sys.stderr)
+        return 2
+    print(f"tree {tree}; load before: {os.getloadavg()[0]:.2f}")
+    cases = [("selective", ["-F"], p) for p in SELECTIVE] + [("common", f, p) for f, p in COMMON]
+    mismatches, rows = 0, []
+    for kind, flags, pat in cases:
+        want = rg_lines(tree, flags, pat, [])
+        files = len({p for p, _ in want})
+        for extra in ([], ["--no-index"]):
+            got = _ov_set(tree, flags, pat, extra)
+            if got != want:
+                mismatches += 1
+                print(f"MISMATCH {' '.join(extra)} {pat!r}: ov-only {sorted(got - want)[:3]} "
+                      f"rg-only {sorted(want - got)[:3]}")
+        if kind == "selective" and files > 20:
+            print(f"note: {pat!r} is in {files} files (> 20): counted as common")
+            kind = "common"
+        cmds = {"rg": ["rg", "-n", *flags, "-e", pat],
+                "ov": [*OV, "grep", "--node-limit", BIG, *flags, "--", pat],
+                "ov-noidx": [*OV, "grep", "--no-index", "--node-limit", BIG, *flags, "--", pat]}
+        times: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
+        for _ in range(runs):
+            for k, cmd in cmds.items():
+                times[k].append(_run_timed(cmd, tree))
+        med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+               for k, v in times.items()}
+        rows.append((kind, " ".join([*flags, pat]), len(want), files, med))
+        print(f"{kind:9} {' '.join([*flags, pat])[:38]:38} {len(want):7} lines {files:5} files  "
+              + "  ".join(f"{k} {w:.3f}s/{c:.3f}cpu" for k, (w, c) in med.items()), flush=True)
+    print(f"load after: {os.getloadavg()[0]:.2f}; parity mismatches: {mismatches} "
+          f"(over {len(cases)} patterns x 2 modes)")
+    for kind in ("selective", "common"):
+        sel = [r for r in rows if r[0] == kind]
+        if not sel:
+            continue
+        for k in ("ov", "ov-noidx"):
+            wall = statistics.median(r[4][k][0] / r[4]["rg"][0] for r in sel)
+            cpu = statistics.median(r[4][k][1] / r[4]["rg"][1] for r in sel)
+            print(f"{kind} ({len(sel)} patterns): median {k}/rg wall {wall:.2f}x, cpu {cpu:.2f}x")
+    return mismatches
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--stdlib", type=Path, default=STDLIB)
     ap.add_argument("--quick", action="store_true", help="parity only, no timing")
+    ap.add_argument("--tree", type=Path, help="a big tree with a fresh index (issue 18 suite)")
     args = ap.parse_args()
     if not shutil.which("rg"):
         print("rg not found (pip install --only-binary :all: ripgrep)", file=sys.stderr)
         return 2
+    if args.tree is not None:
+        return 1 if big_tree(args.tree.resolve(), args.runs) else 0
     std = args.stdlib.resolve()
     rg_std = ["-g", "!/site-packages/"]
     ov_std = ["--exclude-uri", "site-packages"]

@@ -8,7 +8,7 @@ import pytest
 
 from ov import context as ctx
 
-DEPTH = {"uri": -1, "abstract": 0, "overview": 1, "full": 2}
+DEPTH = {"uri": -1, "abstract": 0, "overview": 1, "passage": 2, "full": 3}
 
 
 def _py(name: str, n: int) -> str:
@@ -74,9 +74,10 @@ def test_budgets(indexed, cli, budget):
     assert stats["max_tokens"] == budget
     assert stats["used_tokens"] <= budget
     # used_tokens is the sum of each wrapped entry's estimate; the block never estimates above it
-    costs = [ctx.entry_cost(e["uri"], e["score"], e["detail"], e["text"]) for e in entries]
+    costs = [ctx.entry_cost(e["uri"], e["score"], e["detail"], e["text"], _lines(e)) for e in entries]
     assert stats["used_tokens"] == sum(costs)
-    assert res["rendered"] == "".join(ctx.wrap(e["uri"], e["score"], e["detail"], e["text"]) for e in entries)
+    assert res["rendered"] == "".join(ctx.wrap(e["uri"], e["score"], e["detail"], e["text"], _lines(e))
+                                      for e in entries)
     assert ctx.estimate_tokens(res["rendered"]) <= stats["used_tokens"]
     assert stats["returned"] == len(entries)
     assert stats["candidates"] == stats["returned"] + stats["dropped"] == 10
@@ -85,8 +86,9 @@ def test_budgets(indexed, cli, budget):
     tiers = _stored_tiers(indexed)
     for e in entries:
         a, o = tiers[e["uri"]]
-        want = {"abstract": a, "overview": o, "uri": "",
-                "full": (indexed / e["uri"]).read_text(encoding="utf-8")}[e["detail"]]
+        full = (indexed / e["uri"]).read_text(encoding="utf-8")
+        want = (_passage(full, e) if e["detail"] == "passage" else
+                {"abstract": a, "overview": o, "uri": "", "full": full}[e["detail"]])
         assert e["text"] == want, e["uri"]
         assert e["category"] in ctx.CATEGORIES
         if e["detail"] != "uri":
@@ -98,13 +100,26 @@ def test_budgets(indexed, cli, budget):
     left = budget - stats["used_tokens"]
     for i, hi in enumerate(entries):
         for lo in entries[i + 1:]:
-            if hi["category"] == lo["category"] and DEPTH[hi["detail"]] < DEPTH[lo["detail"]]:
+            if hi["category"] == lo["category"] and DEPTH[hi["detail"]] < DEPTH[lo["detail"]] \
+                    and lo["detail"] != "passage":  # (a passage is each file's own size)
                 tier = lo["detail"]
                 text = {"abstract": tiers[hi["uri"]][0], "overview": tiers[hi["uri"]][1],
                         "full": (indexed / hi["uri"]).read_text(encoding="utf-8")}[tier]
                 extra = ctx.entry_cost(hi["uri"], hi["score"], tier, text) - \
                     ctx.entry_cost(hi["uri"], hi["score"], hi["detail"], hi["text"])
                 assert not text or extra > left, (hi["uri"], lo["uri"])
+
+
+def _lines(e):
+    return (e["start_line"], e["end_line"]) if e["detail"] == "passage" else None
+
+
+def _passage(full: str, e) -> str:
+    """Lines start_line..end_line of the file: a passage is whole lines of it."""
+    lines = full.splitlines(keepends=True)
+    text = "".join(lines[e["start_line"] - 1:e["end_line"]])
+    assert text.startswith(e["text"]) and len(text) - len(e["text"]) <= 1  # the last "\n"
+    return e["text"]
 
 
 def test_budgets_scale(indexed, cli):
@@ -258,11 +273,11 @@ def test_estimate_tokens():
 
 def test_pack_defaults_then_deepens_in_score_order():
     cands = [C("a", 0.9), C("b", 0.8), C("c", 0.7)]
-    costs = {t: ctx.entry_cost("a", 0.9, t, cands[0].tiers[t]) for t in ctx.TIERS}
+    costs = {t: ctx.entry_cost("a", 0.9, t, cands[0].tiers[t]) for t in ("overview", "full")}
     base = sum(ctx.entry_cost(c.uri, c.score, "overview", c.tiers["overview"]) for c in cands)
     # room for one entry to go full: the best one gets it
     budget = base + (costs["full"] - costs["overview"])
-    entries, dropped = ctx.pack(cands, budget)
+    entries, dropped = ctx.pack(cands, budget, {"code": "overview"})
     assert [e.detail for e in entries] == ["full", "overview", "overview"] and dropped == 0
     assert sum(e.cost for e in entries) == budget
 
@@ -322,3 +337,72 @@ def test_context_with_real_model(tree, cli):
              "--json", "--limit", "3", cwd=root)
     assert sem.code == 0
     assert any(e["uri"].startswith("docs/") for e in sem.json["result"]["entries"])
+
+
+# ---- passages: the part of the file that matched, before the outlines of weaker files -------
+
+
+def P(uri, score, passage="the passage that matched " * 12, lines=(10, 14), **kw):
+    c = C(uri, score, **kw)
+    return ctx.Candidate(c.uri, c.category, c.score, {**c.tiers, "passage": passage}, lines)
+
+
+def test_pack_serves_passages_of_the_best_before_outlines_of_the_rest():
+    cands = [P("a", 0.9), P("b", 0.8), P("c", 0.7), P("d", 0.6)]
+    one = ctx.entry_cost("a", 0.9, "passage", cands[0].tiers["passage"], (10, 14))
+    ov = ctx.entry_cost("c", 0.7, "overview", cands[2].tiers["overview"])
+    ab = ctx.entry_cost("d", 0.6, "abstract", cands[3].tiers["abstract"])
+    entries, dropped = ctx.pack(cands, 2 * one + ov + ab)
+    assert [(e.uri, e.detail) for e in entries] == [
+        ("a", "passage"), ("b", "passage"), ("c", "overview"), ("d", "abstract")]
+    assert entries[0].lines == (10, 14) and entries[2].lines is None and dropped == 0
+    assert ctx.render(entries).startswith(
+        '<context uri="a" score="0.9000" tier="passage" lines="10-14">\nthe passage that matched ')
+
+
+def test_pack_without_a_passage_steps_down_to_the_overview():
+    entries, _ = ctx.pack([C("a", 0.9, f="x" * 8000)], 100)
+    assert entries[0].detail == "overview"
+
+
+def test_pack_deepens_a_passage_to_the_whole_file_when_it_fits():
+    entries, _ = ctx.pack([P("a", 0.9), P("b", 0.5)], 100000)
+    assert [e.detail for e in entries] == ["full", "full"]
+
+
+def test_detail_overview_keeps_outlines_first():
+    cands = [P("a", 0.9), P("b", 0.8)]
+    entries, _ = ctx.pack(cands, 10000, ctx.parse_detail("overview"))
+    # deepening still prefers the whole file over the passage where it fits
+    assert [e.detail for e in entries] == ["full", "full"]
+    entries, _ = ctx.pack(cands, sum(ctx.entry_cost(c.uri, c.score, "overview", c.tiers["overview"])
+                                     for c in cands), ctx.parse_detail("overview"))
+    assert [e.detail for e in entries] == ["overview", "overview"]
+
+
+def _long_guide() -> str:
+    intro = "# Plugin guide\n\nHow to write plugins for the site builder.\n"
+    filler = "".join(f"\n## Topic {i}\n\n" + f"Topic {i} covers themes, templates and pages. " * 12 + "\n"
+                     for i in range(12))
+    target = ("\n## Event priorities\n\nPlugin events run in priority order: a handler with a "
+              "higher priority runs first, and handlers of equal priority run in the order "
+              "their plugins were registered.\n")
+    return intro + filler + target + filler.replace("Topic", "Subject")
+
+
+def test_context_serves_the_matching_passage(tree, cli):
+    root = tree({"docs/plugins.md": _long_guide(),
+                 **{f"docs/other{i}.md": f"# Other {i}\n\nPlugin order notes {i}.\n\n"
+                    + "Unrelated text here. " * 60 + "\n" for i in range(6)}})
+    assert cli("index", root).code == 0
+    r = cli("search", "plugin event priority order", "--mode", "context", "--json",
+            "--max-tokens", "400", "--search-type", "keywords", cwd=root)
+    assert r.code == 0, r.err
+    res = r.json["result"]
+    e = next(e for e in res["entries"] if e["uri"] == "docs/plugins.md")
+    assert e["detail"] == "passage"
+    assert "higher priority runs first" in e["text"]
+    full = (root / "docs/plugins.md").read_text()
+    assert _passage(full, e) == e["text"] and len(e["text"]) < len(full) // 4
+    assert f'tier="passage" lines="{e["start_line"]}-{e["end_line"]}">\n{e["text"]}' in res["rendered"]
+    assert res["stats"]["tier_counts"]["passage"] >= 1 and res["stats"]["used_tokens"] <= 400

@@ -157,8 +157,8 @@ def test_not_a_database(ov, tmp_path):
     assert r.code == 1
     by = _checks(r)
     assert by["index-schema"]["ok"] is False
-    assert "not a valid ov index" in by["index-schema"]["detail"]
-    assert "ov index" in by["index-schema"]["fix"]
+    assert "is damaged (file is not a database)" in by["index-schema"]["detail"]
+    assert by["index-schema"]["fix"] == "rebuild it with `ov index --full` (the index is only a cache of the files)"
 
 
 def test_corrupt_index_fails_integrity(ov, indexed):

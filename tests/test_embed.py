@@ -10,18 +10,18 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import REPO, SHARED
+from conftest import REPO
 from ov.embed import (DIM, MAX_TOKENS, MODEL_ID, HashEmbedder, OnnxEmbedder,
                       load_embedder, locate_model_files)
 from ov.errors import OvError
 
-FIXTURE = SHARED / "fixtures" / "minilm_reference.jsonl"
+FIXTURE = REPO / "tests" / "fixtures" / "minilm_reference.jsonl"  # see its README.md
 
 
 @pytest.fixture(scope="module")
 def reference():
     if not FIXTURE.is_file():
-        pytest.fail(f"fixture missing: {FIXTURE} (the shared folder must sit beside the repo)")
+        pytest.fail(f"fixture missing: {FIXTURE}")
     rows = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 64
     texts = [r["text"] for r in rows]

@@ -104,7 +104,8 @@ def test_simple_and_outputs(ov, t):
     assert ov("glob", "--simple", "--json", "src/*", cwd=t).out == "src/m.py\n"
     d = ov("glob", "--json", "src/**/*.py", cwd=t).json
     assert d["status"] == "ok" and d["result"] == {
-        "matches": ["src/m.py", "src/pkg/n.py"], "count": 2, "truncated": False, "warnings": []}
+        "matches": ["src/m.py", "src/pkg/n.py"], "count": 2, "truncated": False, "warnings": [],
+        "root": str(t)}
     assert ov("glob", "-o", "jsonl", "src/**/*.py", cwd=t).jsonl == [
         {"path": "src/m.py"}, {"path": "src/pkg/n.py"}]
     assert ov("glob", "-o", "jsonl", "-f", "size", "src/*.py", cwd=t).jsonl == [
@@ -148,8 +149,10 @@ def test_no_match_and_bad_input(ov, t, tmp_path):
     assert "position 4" in r.json["error"]["message"]
     r = ov("glob", "--json", "{a,b", cwd=t)
     assert r.json["error"]["code"] == "invalid_pattern"
-    r = ov("glob", "--json", "*", "..", cwd=t)
-    assert r.code == 2 and r.json["error"]["code"] == "invalid_path"
+    # a folder outside the tree is searched too (as its own root), paths relative to here
+    (t.parent / "outside.txt").write_text("x")
+    r = ov("glob", "--json", "*.txt", "..", cwd=t)
+    assert r.code == 0 and r.json["result"]["matches"] == ["../outside.txt"]
     r = ov("glob", "--json", "*", "missing", cwd=t)
     assert r.code == 2 and r.json["error"]["code"] == "not_found"
     r = ov("glob", "*", "missing", cwd=t)
@@ -158,13 +161,18 @@ def test_no_match_and_bad_input(ov, t, tmp_path):
 
 def test_literal_folders_narrow_the_walk(ov, t):
     assert ov("glob", "src/pkg/*.py", cwd=t).out == "src/pkg/n.py\n"
-    assert ov("glob", "src/pkg/*.py", "src", cwd=t).out == "src/pkg/n.py\n"
-    assert ov("glob", "src/pkg/*.py", "docs", cwd=t).code == 1
+    # with PATH, the pattern is relative to PATH (pathlib's Path(PATH).glob(pattern))
+    assert ov("glob", "pkg/*.py", "src", cwd=t).out == "src/pkg/n.py\n"
+    assert ov("glob", "src/pkg/*.py", "src", cwd=t).code == 1
+    assert ov("glob", "pkg/*.py", "docs", cwd=t).code == 1
     assert ov("glob", "nope/*.py", cwd=t).code == 1
     assert ov("glob", "-i", "SRC/*.py", cwd=t).out == "src/m.py\n"
     assert ov("glob", "*/*.py", cwd=t).out == "src/m.py\n"
-    assert ov("glob", "--level-limit", "1", "src/pkg/*.py", "src", cwd=t).code == 1
-    assert ov("glob", "--level-limit", "2", "src/pkg/*.py", "src", cwd=t).out == "src/pkg/n.py\n"
+    assert ov("glob", "--level-limit", "1", "pkg/*.py", "src", cwd=t).code == 1
+    assert ov("glob", "--level-limit", "2", "pkg/*.py", "src", cwd=t).out == "src/pkg/n.py\n"
+    # from a subfolder the pattern is relative to it, and so are the printed paths
+    assert ov("glob", "pkg/*.py", cwd=t / "src").out == "pkg/n.py\n"
+    assert ov("glob", "*.py", "..", cwd=t / "src").out == "../a.py\n"
 
 
 def test_compiled_glob_answers_as_wcmatch_does():

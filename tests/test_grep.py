@@ -445,10 +445,13 @@ def test_catastrophic_pattern_hits_the_deadline(ov, tree):
 def test_path_outside_root_and_missing(ov, tree, tmp_path):
     t = tree({"a.txt": "x\n"})
     (tmp_path / "outside.txt").write_text("x\n")
+    # any file or folder on disk can be searched; paths print relative to the current folder
     r = ov("grep", "--json", "x", "../outside.txt", cwd=t)
-    assert r.code == 2 and r.json["error"]["code"] == "invalid_path"
+    assert r.code == 0 and paths_lines(r) == [("../outside.txt", 1)]
     r = ov("grep", "--json", "x", str(tmp_path / "outside.txt"), cwd=t)
-    assert r.json["error"]["code"] == "invalid_path"
+    assert paths_lines(r) == [("../outside.txt", 1)]
+    r = ov("grep", "-l", "x", ".", str(tmp_path / "outside.txt"), cwd=t)
+    assert r.out == "a.txt\n../outside.txt\n"
     r = ov("grep", "--json", "x", "nope.txt", cwd=t)
     assert r.code == 2 and r.json["error"]["code"] == "not_found"
     r = ov("grep", "x", "nope", cwd=t)
@@ -457,10 +460,12 @@ def test_path_outside_root_and_missing(ov, tree, tmp_path):
 
 def test_root_is_the_index_root(ov, tree):
     t = tree({"a.txt": "x\n", "sub/b.txt": "x\n", ".ov/index.db": b""})
-    # an (empty) index file marks the root: paths stay relative to it from a subfolder
-    assert paths_lines(ov("grep", "--json", "--no-index", "x", cwd=t / "sub")) == [("sub/b.txt", 1)]
+    # an (empty) index file marks the root; printed paths are relative to the current
+    # folder (as rg and git grep print them), and JSON names the root once
+    r = ov("grep", "--json", "--no-index", "x", cwd=t / "sub")
+    assert paths_lines(r) == [("b.txt", 1)] and r.json["result"]["root"] == str(t)
     r = ov("grep", "--json", "--no-index", "x", "..", cwd=t / "sub")
-    assert paths_lines(r) == [("a.txt", 1), ("sub/b.txt", 1)]
+    assert paths_lines(r) == [("../a.txt", 1), ("b.txt", 1)]
 
 
 def test_tags_without_index_is_unsupported(ov, t):

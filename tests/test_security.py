@@ -73,7 +73,10 @@ def test_grep_and_glob_never_read_or_list_through_a_link_out(fenced):
         assert MARK not in r.out and MARK not in r.err, path
         assert r.code in (1, 2), (path, r.out)
         r = run_inprocess("glob", "-o", "json", "**", path, cwd=fenced, env=ENV)
-        assert "inner.txt" not in r.out and "secret" not in r.out, (path, r.out)
+        if r.json["status"] == "error":  # an error may quote the PATH given, nothing below it
+            assert r.code == 2 and "secret" not in r.out, (path, r.out)
+        else:
+            assert "inner.txt" not in r.out and "secret" not in r.out, (path, r.out)
     r = run_inprocess("glob", "-o", "json", "**", "--node-limit", "1000", cwd=fenced, env=ENV)
     listed = [m if isinstance(m, str) else m["path"] for m in r.json["result"]["matches"]]
     assert "a.txt" in listed
@@ -91,8 +94,9 @@ def test_dotdot_and_absolute_scopes_are_refused_by_every_command(fenced):
         for args in (["search", "x", "-u", bad], ["find", "x", "-u", bad],
                      ["search", "x", "--exclude-uri", bad],
                      ["search", "x", "--mode", "context", "--exclude-uri", bad],
-                     ["grep", MARK, bad], ["grep", "root", bad], ["glob", "*", bad], ["read", bad],
-                     ["tag", bad, "k=v"], ["grep", "x", "--exclude-uri", bad]):
+                     ["read", bad], ["tag", bad, "k=v"]):
+            # (grep and glob search a PATH the user names outside the index as its own
+            # root, as rg and fd do: tests/test_grep_shell.py)
             r = run_inprocess([*args, "-o", "json"], cwd=fenced, env=ENV)
             assert r.code == 2, (args, r.out)
             assert r.json["error"]["code"] == "invalid_path", (args, r.json)
@@ -224,3 +228,202 @@ def test_no_traceback_from_a_real_process_either(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], cwd=root, env=dict(env, OV_DEBUG="1"),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "Traceback" in p.stderr
+
+
+# ---- issue 17: the index is a cache, never an authority on paths ---------------------------
+
+ALL_READERS = (["read", "a.md"], ["read", "."], ["read", ".", "-L", "0"], ["read", ".", "-L", "1"],
+               ["search", "hello", "--search-type", "keywords"], ["search", "hello"],
+               ["search", "hello", "-L", "0"], ["search", "hello", "--read-content"],
+               ["search", "hello", "--mode", "context"], ["find", "hello"],
+               ["find", "hello", "--read-content"], ["grep", "hello"], ["grep", MARK],
+               ["grep", "-F", "hello"], ["glob", "**"], ["status"], ["tag", ".", "k=v", "--recursive"],
+               ["search", MARK, "--read-content"], ["search", MARK, "--mode", "context"])
+
+
+def _outside_never_shown(root: Path, marks=(MARK, "root:x:")) -> None:
+    for args in ALL_READERS:
+        for fmt in ("json", "text"):
+            r = run_inprocess([*args, "-o", fmt], cwd=root, env=ENV)
+            assert r.code in (0, 1, 2), (args, r.out, r.err)
+            assert '"internal"' not in r.out, (args, r.out)
+            for m in marks:
+                assert m not in r.out and m not in r.err, (args, fmt, r.out)
+
+
+def test_a_link_swapped_in_after_indexing_is_never_read(tmp_path):
+    make_tree(tmp_path / "outside", {"secret.md": f"# S\n\nhello world {MARK}.\n"})
+    root = make_tree(tmp_path / "t", {"a.md": "# A\n\nhello world.\n", "b.md": "# B\n\nhello there.\n"})
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    (root / "a.md").unlink()
+    (root / "a.md").symlink_to(tmp_path / "outside" / "secret.md")
+    (root / "b.md").unlink()
+    (root / "b.md").symlink_to("/etc/passwd")
+    _outside_never_shown(root)
+    r = run_inprocess("search", "hello", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    res = r.json["result"]
+    assert res["hits"] == [] and res.get("refused") == 2
+    assert any("outside the index root" in w for w in res["warnings"])
+
+
+def _forge(root: Path, rows: list[tuple[str, str]]) -> None:
+    """Rewrite indexed rows' paths to `rows` [(old path, forged path)] in the database."""
+    import sqlite3  # the forged file is what a committed .ov/index.db could hold
+
+    conn = sqlite3.connect(root / ".ov" / "index.db")
+    for old, new in rows:
+        assert conn.execute("UPDATE files SET path = ? WHERE path = ?", (new, old)).rowcount == 1
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("forged", ["/etc/passwd", "../outside/secret.md", "sub/../../outside/secret.md",
+                                    "./../outside/secret.md", "link/secret.md"])
+def test_a_forged_index_row_never_reaches_outside_the_root(tmp_path, forged):
+    make_tree(tmp_path / "outside", {"secret.md": f"# S\n\nhello world {MARK}.\n"})
+    root = make_tree(tmp_path / "t", {"a.md": f"# A\n\nhello world {MARK}.\n", "c.md": "# C\n\nhello.\n",
+                                      "sub/x.txt": "x\n"})
+    (root / "link").symlink_to(tmp_path / "outside")  # a folder link out (never walked)
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    # the row keeps a.md's chunks (which name the marker) but points elsewhere; a.md goes
+    (root / "a.md").unlink()
+    _forge(root, [("a.md", forged)])
+    _outside_never_shown(root, marks=(MARK, "root:x:", "secret.md", "/etc/passwd"))
+    r = run_inprocess("search", "hello", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["c.md"]
+    # a rebuild drops the forged row for good
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    r = run_inprocess("read", ".", "-L", "2", "-o", "json", cwd=root, env=ENV)
+    assert r.json["result"]["text"].splitlines() == ["c.md", "sub/x.txt"]
+
+
+def test_nothing_is_written_through_a_link_under_dot_ov(tmp_path):
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    for setup in ("dir", "db", "lock", "wal", "gitignore"):
+        root = make_tree(tmp_path / f"t-{setup}", {"a.md": "# A\n\nhello.\n"})
+        if setup == "dir":
+            (root / ".ov").symlink_to(target)
+        else:
+            (root / ".ov").mkdir()
+            name = {"db": "index.db", "lock": "index.db.lock", "wal": "index.db-wal",
+                    "gitignore": ".gitignore"}[setup]
+            (root / ".ov" / name).symlink_to(target / name)
+        for args in (["index", "."], ["search", "hello"], ["index", ".", "--full"]):
+            r = run_inprocess([*args, "-o", "json"], cwd=root, env=ENV)
+            assert r.code == 2 and r.json["error"]["code"] == "invalid_path", (setup, args, r.out)
+        assert list(target.iterdir()) == [], setup
+
+
+def test_an_ov_folder_made_before_the_first_index_gets_its_gitignore(tmp_path):
+    root = make_tree(tmp_path / "t", {"a.md": "# A\n\nhello.\n", ".ov/config.toml": "hidden = false\n"})
+    assert not (root / ".ov" / ".gitignore").exists()
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    assert (root / ".ov" / ".gitignore").read_text() == "*\n"
+
+
+def test_a_restored_mtime_cannot_hide_a_change(tmp_path):
+    root = make_tree(tmp_path / "t", {"a.md": "# A\n\nalpha bravo.\n", "b.md": "# B\n\nother.\n"})
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    st = os.stat(root / "a.md")
+    (root / "a.md").write_text("# A\n\ncharl bravo.\n")  # same size
+    os.utime(root / "a.md", ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(root / "a.md").st_size == st.st_size
+    r = run_inprocess("grep", "charl", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 0 and len(r.json["result"]["matches"]) == 1, r.out
+    r = run_inprocess("search", "alpha", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    assert r.json["result"]["hits"] == []  # the old excerpt is not shown
+    r = run_inprocess("status", "-o", "json", cwd=root, env=ENV)
+    assert r.json["result"]["stale_files"] == 1
+    r = run_inprocess("index", ".", "-o", "json", cwd=root, env=ENV)
+    assert r.json["result"]["updated"] == 1, r.out
+    r = run_inprocess("search", "charl", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["a.md"]
+
+
+# ---- issue 17: control files are read bounded --------------------------------------------
+
+@pytest.mark.parametrize("name", [".gitignore", ".ignore", ".ovignore", ".git/info/exclude",
+                                  ".ov/config.toml", "pyproject.toml", "sub/.gitignore"])
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo", "big"])
+def test_a_control_file_that_is_not_a_small_regular_file_is_skipped_with_a_warning(tmp_path, name, target):
+    import time
+
+    root = make_tree(tmp_path / "t", {"a.md": "# A\n\nhello.\n", "sub/b.md": "hello b\n"})
+    p = root / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if target == "/dev/zero":
+        p.symlink_to("/dev/zero")
+    elif target == "fifo":
+        os.mkfifo(p)
+    else:
+        p.write_bytes(b"# padding\n" * 110_000)  # 1.1 MB
+    for args in (["grep", "hello"], ["glob", "**"], ["index", "."], ["search", "hello"], ["status"]):
+        t0 = time.monotonic()
+        r = run_inprocess([*args, "-o", "json"], cwd=root, env=ENV)
+        assert time.monotonic() - t0 < 10, args
+        assert r.code == 0, (args, r.out, r.err)
+        label = name.split("/")[-1]
+        if args[0] in ("grep", "glob", "index") or name.endswith(".toml"):
+            assert label in r.err and ("not a regular file" in r.err or "larger than" in r.err), (args, r.err)
+
+
+def test_a_run_of_stars_in_an_ignore_line_does_not_backtrack(tmp_path):
+    import time
+
+    files = {f"{'a' * 40}{i}": "hi\n" for i in range(5)}
+    root = make_tree(tmp_path / "t", {**files, "keepz": "hi\n",
+                                      ".gitignore": "*" * 16 + "z\n" + "x/" + "*" * 20 + "/y\n"})
+    t0 = time.monotonic()
+    r = run_inprocess("grep", "-l", "hi", "-o", "json", cwd=root, env=ENV)
+    assert time.monotonic() - t0 < 5
+    # `****z` means `*z`: keepz is ignored, the a… files are not
+    assert sorted(r.json["result"]["paths"]) == sorted(files)
+
+
+# ---- issue 17: text output escapes control characters; JSON is unaffected ------------------
+
+ESC_NAME = "na\x1b[31mme.md"
+ESC_TEXT = "# T\n\nhello \x1b]0;pwned\x07 \x1b[2J world \x9b1m.\nok\rhidden line\r\n"
+
+
+@pytest.mark.parametrize("color", ["never", "always"])
+def test_text_output_escapes_control_characters(tmp_path, color):
+    root = make_tree(tmp_path / "t", {ESC_NAME: ESC_TEXT, "b.md": "# B\n\nother hello.\n"})
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    for args in (["grep", "hello"], ["grep", "hidden"], ["grep", "-C", "2", "ok"], ["grep", "-l", "hello"],
+                 ["grep", "-c", "hello"], ["glob", "*"], ["read", ESC_NAME], ["read", ".", "-L", "2"],
+                 ["read", ".", "-L", "1"], ["search", "hello", "--search-type", "keywords"],
+                 ["search", "hello", "--mode", "context"], ["find", "hello"],
+                 ["tag", ESC_NAME, "k=v"], ["read", "nope\x1b[2J.md"]):
+        r = run_inprocess([*args, "--color", color], cwd=root, env=ENV)
+        assert r.code in (0, 1, 2), (args, r.out, r.err)
+        for stream in (r.out, r.err):
+            data = stream.replace("\x1b[0m", "").replace("\x1b[1;31m", "").replace("\x1b[35m", "") \
+                .replace("\x1b[32m", "").replace("\x1b[1m", "")
+            assert "\x1b" not in data and "\x07" not in data and "\x9b" not in data, (args, stream)
+            assert "\rh" not in data, (args, stream)
+    r = run_inprocess("grep", "hello", "--color", "never", cwd=root, env=ENV)
+    assert "na\\x1b[31mme.md:3:hello \\x1b]0;pwned\\x07 \\x1b[2J world \\x9b1m." in r.out
+    r = run_inprocess("grep", "-o", "json", "hidden", cwd=root, env=ENV)
+    m = r.json["result"]["matches"][0]
+    assert m["path"] == ESC_NAME and m["content"] == "ok\rhidden line\r"  # JSON unaffected
+
+
+# ---- issue 17: a grep's deadline is wall time, per command ------------------------------------
+
+def test_grep_stops_at_its_wall_time_deadline_and_says_how_far_it_got(tmp_path):
+    import time
+
+    root = make_tree(tmp_path / "t", {f"f{i:02}.txt": ("ab x " * 3000 + "\n") * 20 for i in range(30)})
+    t0 = time.monotonic()
+    r = run_inprocess("grep", "-U", "-c", r"(\s|\S)*x$", "--timeout", "1.5", "-o", "json", cwd=root, env=ENV)
+    took = time.monotonic() - t0
+    assert r.code == 2 and r.json["error"]["code"] == "deadline_exceeded", r.out
+    assert "after searching" in r.json["error"]["message"] and r.json["error"]["field"] == "timeout"
+    assert took < 6, took  # 30 files x 5 s of regex limit each, before
+    for bad in ("0", "-1", "nan", "inf", "1e400", "x"):
+        r = run_inprocess("grep", "x", "--timeout", bad, "-o", "json", cwd=root, env=ENV)
+        assert r.code == 2 and r.json["error"]["code"] == "invalid_argument", (bad, r.out)
+    r = run_inprocess("grep", "-c", "ab", "--timeout", "30", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 0 and r.json["result"]["files"] == 30

@@ -214,3 +214,111 @@ def test_closed_pipe_is_quiet(big, tmp_path, args):
                        env={**os.environ, "OV_EMBEDDER": "hash"}, timeout=120)
     assert p.stdout.strip() == "0", (p.stdout, err.read_text())
     assert err.read_text() == ""
+
+
+# ---- ranked hits in text: the best-matching line, then the excerpt -----------------------
+
+EVIDENCE = {
+    "handlers.py": "\n".join([
+        "@tempdir()",
+        "def callback(event):",
+        '    """The handler."""',
+        "    x = 1",
+        "    y = 2",
+        "",
+        "    # nothing to see here",
+        "    dispatch(event, order=plugin_order)",
+        "    return x",
+        "",
+        "",
+        "z = 3",
+    ]) + "\n",
+    "minified.js": "var a=1;" + "b=2;" * 200 + "plugin.order(events);" + "c=3;" * 200 + "\n",
+}
+
+
+@pytest.fixture(scope="module")
+def evidence(tmp_path_factory):
+    from conftest import run_inprocess
+
+    base = make_tree(tmp_path_factory.mktemp("evidence") / "t", EVIDENCE)
+    os.environ["OV_EMBEDDER"] = "hash"
+    try:
+        assert run_inprocess("index", ".", cwd=base).code == 0
+    finally:
+        del os.environ["OV_EMBEDDER"]
+    return base
+
+
+def _hit_block(out: str, path: str) -> list[str]:
+    for block in out.split("\n\n"):
+        if block.startswith(path + ":"):
+            return block.splitlines()
+    raise AssertionError(f"no hit on {path} in {out!r}")
+
+
+def test_a_hit_shows_its_best_matching_line_then_the_excerpt(ov, evidence):
+    r = ov("search", "plugin events order", "--search-type", "keywords", cwd=evidence)
+    assert r.code == 0, r.err
+    assert ANSI not in r.out  # piped: plain
+    assert _hit_block(r.out, "handlers.py") == [
+        "handlers.py:8: dispatch(event, order=plugin_order)",  # not line 1's "@tempdir()"
+        "     6-",
+        "     7-     # nothing to see here",
+        "     8:     dispatch(event, order=plugin_order)",
+        "     9-     return x",
+        "    10-",
+        "    [excerpt: lines 1-12, 5 shown]",
+    ]
+
+
+def test_matched_words_are_highlighted_on_a_terminal(ov, evidence):
+    r = ov("search", "plugin events order", "--search-type", "keywords", "--color", "always",
+           cwd=evidence)
+    head = _hit_block(r.out.replace("\x1b[35m", "").replace("\x1b[0m:", ":", 1), "handlers.py")[0]
+    assert head == ("handlers.py:\x1b[32m8\x1b[0m: dispatch(\x1b[1;31mevent\x1b[0m, "
+                    "\x1b[1;31morder\x1b[0m=\x1b[1;31mplugin\x1b[0m_\x1b[1;31morder\x1b[0m)")
+
+
+def test_a_long_line_is_cut_around_its_match(ov, evidence):
+    r = ov("search", "plugin order", "--search-type", "keywords", cwd=evidence)
+    head = _hit_block(r.out, "minified.js")[0]
+    text = head.split(": ", 1)[1]
+    assert "plugin.order(events);" in text and len(text) <= 202
+    from ov.render import LINE_CHARS, _cut, query_pattern
+
+    line = "b=2;" * 200 + "plugin.order(events);" + "c=3;" * 200
+    cut = _cut(line, query_pattern("plugin order"))
+    assert cut.startswith("…") and cut.endswith("…") and len(cut) == LINE_CHARS + 2
+    assert "plugin.order(events);" in cut and cut[1:-1] in line
+
+
+def test_explain_shows_the_scores_in_text(ov, evidence):
+    r = ov("search", "plugin events order", "--explain", cwd=evidence)
+    last = _hit_block(r.out, "handlers.py")[-1]
+    assert last.startswith("    score ") and "keywords raw=" in last and "semantic raw=" in last
+
+
+def test_read_content_shows_the_whole_file_in_text(ov, evidence):
+    r = ov("search", "plugin events order", "--read-content", "--search-type", "keywords",
+           cwd=evidence)
+    block = _hit_block(r.out, "handlers.py")
+    assert block[0] == "handlers.py:8: dispatch(event, order=plugin_order)"
+    assert block[1] == "     1- @tempdir()" and block[8] == "     8:     dispatch(event, order=plugin_order)"
+    assert block[-1] == "    12- z = 3"
+
+
+def test_a_hit_with_no_query_word_shows_its_first_line(ov, evidence):
+    from ov.render import best_line, query_pattern
+
+    assert best_line(["", "  first", "second"], query_pattern("zzz unrelated")) == 1
+    assert best_line(["a events", "order and plugin", "x"], query_pattern("the plugin events order")) == 1
+
+
+def test_crlf_lines_are_shown_without_their_cr(ov, tree):
+    root = tree({"win.txt": "first line\r\nthe needle line\r\nlast line\r\n"})
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    r = ov("search", "needle", "--search-type", "keywords", cwd=root)
+    assert r.code == 0 and "\r" not in r.out
+    assert r.lines[0] == "win.txt:2: the needle line"
+    assert r.lines[1:4] == ["    1- first line", "    2: the needle line", "    3- last line"]

@@ -452,3 +452,40 @@ def test_type_globs():
 ])
 def test_category(path, expected):
     assert category(path) == expected
+
+
+# ---- level 0 of code without a docstring: the names it defines -------------------------
+
+
+@pytest.mark.parametrize("name, text, l0", [
+    ("a.py", "from __future__ import annotations\nimport functools\nimport io\n\nLIMIT = 3\n\n"
+             "class Store:\n    def close(self):\n        pass\n\n\ndef open_store(db):\n    pass\n\n\n"
+             "async def fetch():\n    pass\n", "Defines class Store, open_store(), fetch()"),
+    ("main.go", "package main\n\nimport \"fmt\"\n\ntype Store struct {\n}\n\n"
+                "func (s *Store) Get(k string) string {\n}\n\nfunc main() {\n}\n",
+     "Defines type Store, Get(), main()"),
+    ("bus.ts", "import x from 'y';\n\nexport class Bus extends Emitter {\n  subscribe(h) {\n  }\n}\n"
+               "export const makeBus = (name: string): Bus => {\n}\n"
+               "export function createDefault(): Bus {\n}\n",
+     "Defines class Bus, makeBus(), createDefault()"),
+    ("geo.rs", "use std::io;\n\npub struct Point {\n}\nimpl Area for Shape {\n}\n"
+               "pub fn load(p: &str) -> Point {\n}\n", "Defines struct Point, load()"),
+    ("ring.c", "#include <stdio.h>\n\nstruct ring {\n};\nstatic int ring_push(struct ring *r, int v) {\n}\n"
+               "int main(void) {\n}\n", "Defines struct ring, ring_push(), main()"),
+    # nothing defined: the first lines that are not imports
+    ("run.py", "import os\nimport sys\n\nprint(os.getcwd())\n", "print(os.getcwd())"),
+])
+def test_code_abstract_names_what_the_file_defines(name, text, l0):
+    assert abstract(text, name) == l0
+
+
+def test_a_docstring_or_leading_comment_still_wins_over_the_names():
+    assert abstract('"""Open and query the index."""\nimport os\n\ndef f():\n    pass\n', "a.py") \
+        == "Open and query the index."
+    assert abstract("// Ring buffers.\n\nint f(void) {\n}\n", "a.c") == "Ring buffers."
+
+
+def test_the_names_are_clipped_like_any_abstract():
+    text = "".join(f"def function_with_a_long_name_{i}():\n    pass\n\n" for i in range(40))
+    a = abstract(text, "many.py")
+    assert a.startswith("Defines function_with_a_long_name_0(), ") and len(a) <= ABSTRACT_CHARS

@@ -429,3 +429,84 @@ def test_walk_paths_names_the_files_walk_yields(tmp_path):
         for start in (None, tmp_path / "d", tmp_path / "a.txt"):
             want = [(e.path, e.abspath) for e in walk(tmp_path, opts, start=start)]
             assert list(walk_paths(tmp_path, opts, start=start)) == want
+
+
+# ---- the combined matcher and the listing cache (issue 18) ------------------------------
+RULE_LINES = ["*.o", "*.mod.c", "*~", "\\#*#", ".*", "!.gitignore", "/build", "out/", "Makefile.bak",
+              "a/**/z", "logs/**", "!logs/keep", "*.tab.[ch]", "sphinx_*/", "**/gen", "doc/*.html",
+              "x\\ y", "/all.config", "*.c.[012]*.*", "foo/bar/", "!important.o", "*", "!*.c",
+              "[Bb]uild/", "*.py[cod]", "dir/", "!dir/"]
+NAMES = ["x.o", "x.mod.c", "y~", "#t#", ".hid", ".gitignore", "build", "out", "Makefile.bak",
+         "z", "keep", "p.tab.c", "sphinx_x", "gen", "i.html", "x y", "all.config", "q.c.1x.y",
+         "bar", "important.o", "m.c", "Build", "a.pyc", "dir", "plain.txt"]
+
+
+@pytest.mark.parametrize("start", range(0, len(RULE_LINES), 3))
+def test_combined_matcher_decides_as_rule_by_rule(start):
+    from ov.walk import _checks, _compile, _decide
+
+    rules = _compile("\n".join(RULE_LINES[start:start + 9]))
+    levels = ((3, 0, "", rules),)
+    for rel in ("", "a/b", "logs", "doc", "foo"):
+        checks = _checks(levels, rel)
+        slow = tuple((p, [m if not isinstance(m, tuple) else rules]) for p, m in checks)
+        for name in NAMES:
+            for is_dir in (False, True):
+                assert _decide(checks, name, is_dir) == _decide(slow, name, is_dir), (rel, name)
+
+
+def _listing(root, **kw):
+    from ov.walk import cached_walk
+
+    cache = root / ".ov"
+    cache.mkdir(exist_ok=True)
+    got = cached_walk(root, WalkOptions(max_filesize=None, **kw), cache)
+    return None if got is None else [p for p, _, link in got if not link]
+
+
+def _walked(root, **kw):
+    return paths(root, WalkOptions(max_filesize=None, **kw))
+
+
+def test_listing_cache_answers_as_the_walk_after_each_change(tmp_path):
+    root = make_tree(tmp_path, {".gitignore": "*.log\n", "a.txt": "", "b.log": "",
+                                "sub/c.txt": "", "sub/.gitignore": "gen/\n", "sub/gen/x.txt": "",
+                                "sub/deep/d.txt": "", ".hidden/e.txt": ""})
+    old = time.time() - 60  # folders older than the racy window: their listing is trusted
+    for d in ("", "sub", "sub/gen", "sub/deep", ".hidden"):
+        os.utime(root / d, (old, old))
+    assert _listing(root) == _walked(root) == ["a.txt", "sub/c.txt", "sub/deep/d.txt"]
+    assert list((root / ".ov").glob("walk-*.cache"))
+    (root / "sub" / "deep" / "new.txt").write_text("")  # the folder's mtime moves
+    assert _listing(root) == _walked(root)
+    assert "sub/deep/new.txt" in _listing(root)
+    (root / "sub" / "c.txt").unlink()
+    assert _listing(root) == _walked(root)
+    (root / "sub" / ".gitignore").write_text("deep/\n")  # an ignore file's text changes
+    os.utime(root / "sub", (old, old))
+    assert _listing(root) == _walked(root) == ["a.txt", "sub/gen/x.txt"]
+    (root / "sub" / "newdir" / "x").mkdir(parents=True)
+    (root / "sub" / "newdir" / "x" / "f.txt").write_text("")
+    assert _listing(root) == _walked(root)
+    assert _listing(root, hidden=True) == _walked(root, hidden=True)  # its own listing
+
+
+def test_listing_cache_is_not_fooled_by_a_change_in_the_same_tick(tmp_path):
+    root = make_tree(tmp_path, {"a.txt": ""})
+    assert _listing(root) == ["a.txt"]
+    # a fresh folder's mtime is within the racy window: never trusted, always rescanned
+    (root / "b.txt").write_text("")
+    st = os.stat(root)
+    os.utime(root, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _listing(root) == ["a.txt", "b.txt"]
+
+
+def test_listing_cache_declines_what_it_cannot_answer(tmp_path):
+    from ov.walk import cached_walk
+
+    root = make_tree(tmp_path, {"a.txt": "", ".gitignore": "skip/\n", "skip/x.txt": ""})
+    (root / ".ov").mkdir()
+    assert cached_walk(root, WalkOptions(follow=True, max_filesize=None), root / ".ov") is None
+    assert cached_walk(root, WalkOptions(), root / ".ov") is None  # a size cap needs stat
+    # a folder the walk leaves out, named explicitly: the caller walks it
+    assert cached_walk(root, WalkOptions(max_filesize=None), root / ".ov", start=root / "skip") is None

@@ -1,0 +1,151 @@
+"""A new user's first minutes: `-t` takes grep's type names in ranked search too,
+`--version`, bare `ov`, a hint for a query that starts with `-`, and `ov status` saying
+which files the index left out and why."""
+
+from __future__ import annotations
+
+import pytest
+
+from ov import __version__
+from ov.tiers import TYPES, type_filter
+
+FILES = {f"src/{name}": f"widget frobnicate in {name}\n"
+         for name in ("a.md", "b.markdown", "c.h", "d.c", "e.cpp", "f.vue", "g.js", "h.py",
+                      "CMakeLists.txt", "notes.txt", "k.tf.json", "m.json")}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    from conftest import make_tree, run_inprocess
+
+    base = make_tree(tmp_path_factory.mktemp("ux") / "t", {
+        **FILES, "data.bin": b"\x00\x01binary", "big.txt": "x" * 5000})
+    import os
+    old = os.environ.get("OV_EMBEDDER")
+    os.environ["OV_EMBEDDER"] = "hash"
+    try:
+        r = run_inprocess("index", ".", "--max-filesize", "4096", cwd=base)
+    finally:
+        if old is None:
+            os.environ.pop("OV_EMBEDDER")
+        else:
+            os.environ["OV_EMBEDDER"] = old
+    assert r.code == 0, r.err
+    return base
+
+
+def _paths(ov, root, *args) -> list[str]:
+    r = ov("search", "widget frobnicate", "--json", "-n", "50", *args, cwd=root)
+    assert r.code in (0, 1), r.out + r.err
+    return sorted(h["path"] for h in r.json["result"]["hits"]) if r.code == 0 else []
+
+
+# ---- -t: every name grep takes, the same files -----------------------------------------
+
+
+@pytest.mark.parametrize("search_type", ["keywords", "semantic", "hybrid"])
+@pytest.mark.parametrize("name", ["markdown", "md", "cpp", "c", "vue", "js", "cmake", "txt",
+                                  "terraform", "json"])
+def test_type_selects_the_files_grep_selects(ov, root, name, search_type):
+    grep = ov("grep", "-l", "widget", "-t", name, "src", cwd=root)
+    assert grep.code == 0, grep.err
+    want = sorted(grep.out.split())
+    assert want  # every name here has a file in the tree
+    assert _paths(ov, root, "-t", name, "--search-type", search_type) == want
+
+
+def test_markdown_is_md(ov, root):
+    assert _paths(ov, root, "-t", "markdown") == ["src/a.md", "src/b.markdown"]
+
+
+def test_several_types_are_or_ed(ov, root):
+    assert _paths(ov, root, "-t", "vue", "-t", "py") == ["src/f.vue", "src/h.py"]
+
+
+def test_every_type_name_is_accepted(ov, root):
+    for name in TYPES:
+        r = ov("search", "widget", "-t", name, "--search-type", "keywords", "--json", cwd=root)
+        assert r.code in (0, 1), (name, r.out)
+
+
+def test_an_unknown_type_is_an_error(ov, root):
+    r = ov("search", "widget", "-t", "nosuchtype", "--json", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+
+
+def test_type_filter_needs_names_only_where_a_stored_type_is_shared():
+    assert type_filter(["markdown"]) == (("md",), ())
+    assert type_filter(["lisp"])[1] == ()  # elisp and julia files are all lisp files
+    stored, globs = type_filter(["cpp"])
+    assert set(stored) == {"cpp", "c"} and "*.h" in globs and "*.c" not in globs
+
+
+# ---- --version, bare ov, a query starting with '-' --------------------------------------
+
+
+def test_version(ov):
+    for flag in ("--version", "-V"):
+        r = ov(flag)
+        assert (r.code, r.out, r.err) == (0, f"ov {__version__}\n", "")
+
+
+def test_bare_ov_prints_the_help_on_stderr_and_exits_2(ov):
+    r = ov()
+    assert r.code == 2 and r.out == ""
+    assert r.err.startswith("Usage: ov [OPTIONS] COMMAND [ARGS]...\n")
+    assert "\nCommands:\n" in r.err and "  search " in r.err  # as written, not one flattened line
+
+
+def test_an_unknown_option_hints_at_double_dash(ov, tmp_path):
+    r = ov("search", "-x", cwd=tmp_path)
+    assert r.code == 2
+    assert r.err == ("ov: error[invalid_argument]: No such option: -x (a query or pattern "
+                     "starting with '-' goes after '--': ov search -- -x)\n")
+    r = ov("grep", "--json", "-q", "x", cwd=tmp_path)
+    assert r.code == 2 and "ov grep -- -q" in r.json["error"]["message"]
+    r = ov("status", "-x", cwd=tmp_path)  # no query to pass: no hint
+    assert r.code == 2 and "--" not in r.err.split("-x", 1)[1]
+
+
+def test_a_query_after_double_dash_is_searched(ov, root):
+    r = ov("search", "--search-type", "keywords", "--", "-widget", cwd=root)
+    assert r.code == 0
+
+
+# ---- ov status: what was skipped and why ------------------------------------------------
+
+
+def test_status_lists_the_skipped_files_and_why(ov, root):
+    r = ov("status", "--json", cwd=root)
+    res = r.json["result"]
+    assert res["skipped"] == 2
+    assert res["skipped_files"] == [{"path": "big.txt", "reason": "size"},
+                                    {"path": "data.bin", "reason": "binary"}]
+    text = ov("status", cwd=root).out
+    assert "skipped:         2 files (1 binary, 1 over --max-filesize)\n" \
+           "  big.txt  (over --max-filesize)\n  data.bin  (binary)\n" in text
+
+
+def test_status_forgets_a_skip_once_the_file_is_indexed(ov, tree):
+    root = tree({"a.md": "# A\n\nText.\n", "b.bin": b"\x00bin"})
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    assert ov("status", "--json", cwd=root).json["result"]["skipped"] == 1
+    (root / "b.bin").write_text("now text\n")
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    res = ov("status", "--json", cwd=root).json["result"]
+    assert (res["skipped"], res["skipped_files"]) == (0, [])
+    assert "skipped:         0 files\n" in ov("status", cwd=root).out
+
+
+def test_a_skipped_name_that_is_not_utf8_is_listed_escaped(ov, tmp_path):
+    import os
+
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n")
+    with open(os.path.join(os.fsencode(root), b"big\xff.txt"), "wb") as f:
+        f.write(b"x" * 5000)
+    r = ov("index", ".", "--no-embed", "--max-filesize", "4096", cwd=root)
+    assert r.code == 0, r.err
+    res = ov("status", "--json", cwd=root).json["result"]
+    assert res["skipped_files"] == [{"path": "big\\udcff.txt", "reason": "size"}]

@@ -1,0 +1,177 @@
+"""grep and glob as a shell user meets them (issue 18): no silent limits, paths relative
+to the current folder, rg's flags checked against rg itself on the same fixture."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+RG = shutil.which("rg")
+needs_rg = pytest.mark.skipif(RG is None, reason="rg (ripgrep) is not installed")
+
+DEEP = "/".join(f"d{i}" for i in range(12))  # twelve folders down: past the old cut of 10
+FILES = {
+    "a.txt": "alpha needle\nbeta\nNeedle gamma\n",
+    "b.txt": "needle one\nneedle two\nneedle three\nplain\n",
+    "sub/c.txt": "no match here\nneedle in sub\n",
+    "sub/deeper/d.txt": "needle deep\n",
+    f"{DEEP}/deepest.txt": "DEEPEST_MARKER needle\n",
+    "bin.dat": b"needle\x00binary\nneedle again\n",
+    ".gitignore": "ignored.txt\n",
+    "ignored.txt": "needle ignored\n",
+}
+
+
+@pytest.fixture
+def t(tree):
+    root = tree(FILES)
+    (root / ".git").mkdir()  # rg reads .gitignore only in a git tree
+    return root
+
+
+def rg(root, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([RG, "--no-config", *args], cwd=root, capture_output=True, text=True)
+
+
+# -- no silent limits ----------------------------------------------------------------------
+def test_no_depth_cut_by_default(ov, t):
+    r = ov("grep", "-l", "DEEPEST_MARKER", cwd=t)
+    assert r.code == 0 and r.out == f"{DEEP}/deepest.txt\n"
+    assert ov("glob", "**/deepest.txt", cwd=t).out == f"{DEEP}/deepest.txt\n"
+
+
+def test_level_limit_cut_is_reported_in_every_format(ov, t):
+    r = ov("grep", "--json", "--level-limit", "3", "DEEPEST_MARKER", cwd=t)
+    res = r.json["result"]
+    assert r.code == 1 and res["truncated"] is True and res["truncated_reason"] == "level_limit"
+    r = ov("grep", "-o", "jsonl", "--level-limit", "3", "needle", cwd=t)
+    last = r.jsonl[-1]
+    assert last["type"] == "summary" and last["truncated_reason"] == "level_limit"
+    assert all("type" not in rec for rec in r.jsonl[:-1])
+    r = ov("grep", "--level-limit", "3", "needle", cwd=t)
+    assert "--level-limit left deeper folders unsearched" in r.err
+    assert r.out.count("\n") == 6  # the data itself is whole down to the cut
+    r = ov("glob", "--json", "--level-limit", "2", "**/*.txt", cwd=t)
+    assert r.json["result"]["truncated_reason"] == "level_limit"
+    r = ov("glob", "--level-limit", "2", "**/*.txt", cwd=t)
+    assert "--level-limit left deeper folders" in r.err
+
+
+def test_a_pattern_depth_is_no_cut(ov, t):
+    # `*.txt` needs one level only: the walk's bound is the pattern's, not a cut
+    r = ov("glob", "--json", "*.txt", cwd=t)
+    assert r.json["result"]["truncated"] is False
+    assert "truncated_reason" not in r.json["result"]
+
+
+def test_node_limit_cut_is_reported_in_every_format(ov, t):
+    r = ov("grep", "--json", "--node-limit", "2", "needle", cwd=t)
+    res = r.json["result"]
+    assert res["truncated"] is True and res["truncated_reason"] == "node_limit"
+    assert len(res["matches"]) == 2
+    r = ov("grep", "-o", "jsonl", "--node-limit", "2", "needle", cwd=t)
+    assert len(r.jsonl) == 3 and r.jsonl[-1]["type"] == "summary"
+    assert r.jsonl[-1]["truncated_reason"] == "node_limit" and r.jsonl[-1]["count"] == 2
+    r = ov("grep", "--node-limit", "2", "needle", cwd=t)
+    assert len(r.lines) == 2 and "stopped at --node-limit 2" in r.err and "--node-limit N" in r.err
+    r = ov("glob", "-o", "jsonl", "--node-limit", "1", "**/*.txt", cwd=t)
+    assert r.jsonl[-1]["type"] == "summary" and r.jsonl[-1]["truncated_reason"] == "node_limit"
+    # no cut: no summary record, no note
+    r = ov("grep", "-o", "jsonl", "beta", cwd=t)
+    assert [rec.get("type") for rec in r.jsonl] == [None] and r.err == ""
+
+
+# -- paths relative to the current folder ---------------------------------------------------
+def test_paths_from_a_subfolder_feed_xargs(t):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    sub = t / "sub"
+    p = subprocess.run(f"{sys.executable} -m ov grep -l needle | xargs ls", shell=True, cwd=sub,
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0 and p.stdout.split() == ["c.txt", "deeper/d.txt"]
+    p = subprocess.run(f"{sys.executable} -m ov grep -l -0 needle .. | xargs -0 ls", shell=True,
+                       cwd=sub, capture_output=True, text=True, env=env)
+    assert p.returncode == 0 and "../a.txt" in p.stdout.split() and "c.txt" in p.stdout.split()
+
+
+def test_json_names_the_root_once_and_paths_are_relative(ov, t):
+    r = ov("grep", "--json", "needle in sub", "..", cwd=t / "sub" / "deeper")
+    res = r.json["result"]
+    assert res["root"] == str(t) and [m["path"] for m in res["matches"]] == ["../c.txt"]
+
+
+def test_a_folder_outside_the_tree_gets_the_same_answer(ov, t, tmp_path):
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "x.txt").write_text("needle far away\n")
+    (t / ".ov").mkdir()
+    (t / ".ov" / "index.db").write_bytes(b"")  # an index root at t
+    r = ov("grep", "--json", "--no-index", "needle", str(other), cwd=t)
+    assert [(m["path"], m["line"]) for m in r.json["result"]["matches"]] == [("../elsewhere/x.txt", 1)]
+    assert ov("glob", "*.txt", str(other), cwd=t).out == "../elsewhere/x.txt\n"
+
+
+# -- rg's flags, against rg ----------------------------------------------------------------
+def _lines(text: str) -> list[str]:
+    return sorted(text.splitlines())
+
+
+@needs_rg
+@pytest.mark.parametrize("flags", [
+    ["-v", "needle"], ["-e", "alpha", "-e", "plain"], ["-m", "1", "needle"],
+    ["-S", "needle"], ["-S", "Needle"], ["-i", "-s", "needle"], ["-F", "-e", "a.b", "-e", "one"],
+    ["-c", "-v", "needle"], ["-m", "2", "-c", "needle"],
+])
+def test_flag_lines_as_rg(ov, t, flags):
+    ours = ov("grep", *flags, cwd=t)
+    theirs = rg(t, "-n", "--with-filename", *flags)
+    assert ours.code == theirs.returncode
+    assert _lines(ours.out) == _lines(theirs.stdout)
+
+
+@needs_rg
+def test_files_sort_null_quiet_and_filename_as_rg(ov, t):
+    assert ov("grep", "--files", cwd=t).out == rg(t, "--files", "--sort", "path").stdout
+    assert ov("grep", "--files", "sub", cwd=t).out == rg(t, "--files", "--sort", "path", "sub").stdout
+    assert ov("grep", "-l", "-0", "--sort", "path", "needle", cwd=t).out == \
+        rg(t, "-l", "-0", "--sort", "path", "needle").stdout
+    for pat in ("needle", "nothing-at-all"):
+        q = ov("grep", "-q", pat, cwd=t)
+        assert (q.code, q.out) == (rg(t, "-q", pat).returncode, "")
+    # --no-filename: rg numbers lines only on a terminal; ov always does (README table)
+    ours = [ln.split(":", 1)[1] for ln in ov("grep", "--no-filename", "needle", "b.txt", cwd=t).lines]
+    assert ours == rg(t, "--no-filename", "needle", "b.txt").stdout.splitlines()
+    assert ov("grep", "-H", "plain", "b.txt", cwd=t).out == rg(t, "-H", "-n", "plain", "b.txt").stdout
+    r = ov("grep", "--sort", "modified", "x", cwd=t)
+    assert r.code == 2 and "only `path`" in r.err
+
+
+@needs_rg
+def test_binary_file_named_explicitly_as_rg(ov, t):
+    theirs = rg(t, "needle", "bin.dat", "a.txt")
+    ours = ov("grep", "needle", "bin.dat", "a.txt", cwd=t)
+    assert ours.code == theirs.returncode == 0
+    note = [ln for ln in theirs.stdout.splitlines() if "binary file matches" in ln]
+    assert note and note[0] in ours.out.splitlines()
+    # found by the walk, a binary file is skipped as rg skips it
+    assert "bin.dat" not in ov("grep", "-l", "needle", cwd=t).out
+
+
+@needs_rg
+def test_follow_and_type_list(ov, t):
+    os.symlink(t / "sub", t / "link")
+    assert ov("grep", "-l", "needle in sub", cwd=t).out == "sub/c.txt\n"
+    got = ov("grep", "-L", "-l", "needle in sub", cwd=t).out
+    assert _lines(got) == _lines(rg(t, "-L", "-l", "needle in sub").stdout)
+    r = ov("grep", "--type-list", cwd=t)
+    assert r.code == 0 and any(ln.startswith("py: ") for ln in r.lines)
+
+
+def test_quiet_and_files_in_json(ov, t):
+    r = ov("grep", "--json", "--files", "sub", cwd=t)
+    assert r.json["result"]["paths"] == ["sub/c.txt", "sub/deeper/d.txt"]
+    assert json.loads(r.out)["status"] == "ok"

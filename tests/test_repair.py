@@ -1,0 +1,192 @@
+"""A damaged index (issue 17): every command answers with a clear error (never
+`internal`), an incremental `ov index` says the index is damaged, and `ov index --full`
+rebuilds it from nothing, whatever the damage: truncation, bit flips, garbage pages,
+dropped tables, a future or reset user_version, a garbage WAL or shared-memory file."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import make_tree, run_inprocess
+
+ENV = {"OV_EMBEDDER": "hash"}
+PAGE = 4096
+FILES = {f"doc{i}.md": f"# Doc {i}\n\nalpha{i} shared words here.\n\nmore text {i}.\n" for i in range(12)}
+FILES["code/x.py"] = '"""A module."""\n\ndef f():\n    return "alpha0"\n'
+
+
+def _flip(db: Path, offset: int, bit: int = 0) -> None:
+    data = bytearray(db.read_bytes())
+    data[offset % len(data)] ^= 1 << bit
+    db.write_bytes(bytes(data))
+
+
+def _garbage(db: Path, start: int, length: int, seed: int) -> None:
+    data = bytearray(db.read_bytes())
+    rng = random.Random(seed)
+    start %= len(data)
+    for i in range(start, min(start + length, len(data))):
+        data[i] = rng.randrange(256)
+    db.write_bytes(bytes(data))
+
+
+def _truncate(db: Path, size: int) -> None:
+    n = db.stat().st_size
+    with open(db, "r+b") as f:
+        f.truncate(size if size >= 0 else n + size)
+
+
+def _sql(db: Path, *stmts: str) -> None:
+    from ov.store import connect  # sqlite-vec loaded: vec0 tables can be dropped
+
+    conn = connect(db)
+    for s in stmts:
+        conn.execute(s)
+    conn.close()
+
+
+def _raw(db: Path, *stmts: str) -> None:
+    conn = sqlite3.connect(db)
+    for s in stmts:
+        conn.execute(s)
+    conn.commit()
+    conn.close()
+
+
+def _pages(db: Path) -> int:
+    return db.stat().st_size // PAGE
+
+
+DAMAGE = {
+    "truncate-0": lambda db: _truncate(db, 0),
+    "truncate-50": lambda db: _truncate(db, 50),
+    "truncate-100": lambda db: _truncate(db, 100),
+    "truncate-1-page": lambda db: _truncate(db, PAGE),
+    "truncate-half": lambda db: _truncate(db, _pages(db) // 2 * PAGE),
+    "truncate-last-page": lambda db: _truncate(db, -PAGE),
+    "truncate-1-byte": lambda db: _truncate(db, -1),
+    "flip-magic": lambda db: _flip(db, 3),
+    "flip-page-size": lambda db: _flip(db, 16, 1),
+    "flip-write-version": lambda db: _flip(db, 18, 3),
+    "flip-payload-fraction": lambda db: _flip(db, 21, 2),
+    "flip-db-size": lambda db: _flip(db, 31, 4),
+    "flip-schema-cookie": lambda db: _flip(db, 43, 0),
+    "flip-schema-format": lambda db: _flip(db, 47, 3),
+    "flip-encoding": lambda db: _flip(db, 59, 1),
+    "flip-page1-btree": lambda db: _flip(db, 100, 6),
+    "flip-page2-header": lambda db: _flip(db, PAGE, 5),
+    "flip-mid-a": lambda db: _flip(db, _pages(db) // 2 * PAGE + 8, 7),
+    "flip-mid-b": lambda db: _flip(db, _pages(db) // 3 * PAGE + 1000, 2),
+    "flip-many": lambda db: [_flip(db, random.Random(i).randrange(db.stat().st_size), i % 8)
+                             for i in range(40)],
+    "garbage-page1-body": lambda db: _garbage(db, 100, PAGE - 100, 1),
+    "garbage-page2": lambda db: _garbage(db, PAGE, PAGE, 2),
+    "garbage-mid-page": lambda db: _garbage(db, _pages(db) // 2 * PAGE, PAGE, 3),
+    "garbage-last-page": lambda db: _garbage(db, (_pages(db) - 1) * PAGE, PAGE, 4),
+    "garbage-five-pages": lambda db: [_garbage(db, p * PAGE, PAGE, p) for p in
+                                      random.Random(5).sample(range(1, _pages(db)), 5)],
+    "garbage-whole-file": lambda db: _garbage(db, 0, db.stat().st_size, 6),
+    "drop-files": lambda db: _sql(db, "PRAGMA foreign_keys=OFF", "DROP TABLE files"),
+    "drop-chunks": lambda db: _sql(db, "DROP TABLE chunks"),
+    "drop-chunks_fts": lambda db: _sql(db, "DROP TABLE chunks_fts"),
+    "drop-chunks_tri": lambda db: _sql(db, "DROP TABLE chunks_tri"),
+    "drop-chunks_vec": lambda db: _sql(db, "DROP TABLE chunks_vec"),
+    "drop-meta": lambda db: _sql(db, "DROP TABLE meta"),
+    "drop-sessions": lambda db: _sql(db, "DROP TABLE sessions"),
+    "future-user-version": lambda db: _raw(db, "PRAGMA user_version = 99"),
+    "zero-user-version": lambda db: _raw(db, "PRAGMA user_version = 0"),
+    "garbage-wal": lambda db: Path(f"{db}-wal").write_bytes(os.urandom(PAGE * 3)),
+    "garbage-shm": lambda db: Path(f"{db}-shm").write_bytes(os.urandom(32768)),
+    "text-file": lambda db: db.write_text("not a database at all\n" * 400),
+}
+
+COMMANDS = (["status"], ["search", "alpha3", "--search-type", "keywords"], ["search", "alpha3"],
+            ["find", "alpha3"], ["search", "alpha3", "--mode", "context"], ["read", "."],
+            ["read", "doc1.md"], ["grep", "alpha3"], ["glob", "*.md"], ["tag", "doc1.md", "k=v"],
+            ["manifest"])
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    root = make_tree(tmp_path_factory.mktemp("repair") / "t", FILES)
+    r = run_inprocess("index", ".", cwd=root, env=ENV)
+    assert r.code == 0, r.err
+    assert run_inprocess("tag", "doc2.md", "team=docs", cwd=root, env=ENV).code == 0
+    r = run_inprocess("status", "-o", "json", cwd=root, env=ENV)  # checkpoints: no WAL left
+    return root
+
+
+def _not_internal(r, what) -> None:
+    assert r.code in (0, 1, 2), (what, r.out, r.err)
+    assert "internal" not in r.out and "error[internal]" not in r.err, (what, r.out, r.err)
+    assert "Traceback" not in r.err, (what, r.err)
+
+
+@pytest.mark.parametrize("kind", sorted(DAMAGE))
+def test_a_damaged_index_is_reported_and_rebuilt_by_index_full(built, tmp_path, kind):
+    root = tmp_path / "t"
+    shutil.copytree(built, root, symlinks=True)
+    db = root / ".ov" / "index.db"
+    for s in ("-wal", "-shm"):
+        Path(f"{db}{s}").unlink(missing_ok=True)
+    DAMAGE[kind](db)
+    for args in COMMANDS:
+        r = run_inprocess([*args, "-o", "json"], cwd=root, env=ENV)
+        _not_internal(r, args)
+        if r.code == 2:
+            err = r.json["error"]
+            assert err["code"] != "internal", (args, err)
+            if "is damaged (" in err["message"]:
+                assert "ov index --full" in err["message"], err
+    r = run_inprocess("index", ".", "-o", "json", cwd=root, env=ENV)  # incremental
+    _not_internal(r, "index")
+    r = run_inprocess("index", ".", "--full", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 0, (kind, r.out, r.err)
+    # a working index: all files, the keyword and semantic branches, sound pages
+    r = run_inprocess("status", "-o", "json", cwd=root, env=ENV)
+    st = r.json["result"]
+    assert st["files"] == len(FILES) and st["embedded_coverage"] == 1.0, st
+    r = run_inprocess("search", "alpha3", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    assert r.json["result"]["hits"][0]["path"] == "doc3.md", r.out
+    r = run_inprocess("find", "alpha3", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 0 and r.json["result"]["hits"], r.out
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    conn.close()
+    assert not Path(f"{db}.rebuild").exists()
+    r = run_inprocess("index", ".", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 0 and r.json["result"]["unchanged"] == len(FILES), r.out
+
+
+def test_incremental_index_says_a_damaged_index_is_damaged_and_doctor_agrees(built, tmp_path):
+    root = tmp_path / "t"
+    shutil.copytree(built, root, symlinks=True)
+    db = root / ".ov" / "index.db"
+    DAMAGE["drop-chunks_tri"](db)
+    r = run_inprocess("index", ".", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 2 and "ov index --full" in r.json["error"]["message"], r.out
+    from ov.store import REPAIR_ADVICE
+
+    assert REPAIR_ADVICE in r.json["error"]["message"]
+    from ov.doctor import check_index
+
+    checks = check_index(root, None)
+    assert any(not c.ok and c.fix == REPAIR_ADVICE for c in checks), checks
+
+
+def test_a_full_rebuild_of_a_damaged_index_keeps_the_tags_it_can_read(built, tmp_path):
+    root = tmp_path / "t"
+    shutil.copytree(built, root, symlinks=True)
+    db = root / ".ov" / "index.db"
+    DAMAGE["drop-chunks_fts"](db)
+    r = run_inprocess("index", ".", "--full", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 0 and "damaged" in r.err + r.out
+    r = run_inprocess("search", "alpha2", "--tags", "team=docs", "--search-type", "keywords",
+                      "-o", "json", cwd=root, env=ENV)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["doc2.md"], r.out
