@@ -121,8 +121,11 @@ TOOLS: dict[str, dict[str, Any]] = {
             "hidden": ("boolean", "Search dotfiles and dot-folders too."),
             "no_ignore": ("boolean", "Disregard .gitignore, .ignore and .ovignore."),
             "node_limit": ("integer", "Most matches (or files) returned (default 256)."),
-            "level_limit": ("integer", "Folder depth below each path (default 10)."),
+            "level_limit": ("integer", "Folder depth below each path (default: no limit)."),
             "tags": ("array", "Only indexed files with every one of these k=v tags."),
+            "invert": ("boolean", "Lines that do not match."),
+            "max_count": ("integer", "At most this many matching lines per file."),
+            "timeout": ("number", "Seconds before the search stops with deadline_exceeded (default 60)."),
             "count": ("boolean", "Per-file numbers of matching lines instead of matches."),
             "files_with_matches": ("boolean", "Only the paths of files with a match."),
             "no_index": ("boolean", "Do not use the index to skip files."),
@@ -141,7 +144,7 @@ TOOLS: dict[str, dict[str, Any]] = {
             "hidden": ("boolean", "Include dotfiles and dot-folders."),
             "no_ignore": ("boolean", "Disregard .gitignore, .ignore and .ovignore."),
             "node_limit": ("integer", "Most paths returned (default 256)."),
-            "level_limit": ("integer", "Folder depth below path (default 10)."),
+            "level_limit": ("integer", "Folder depth below path (default: no limit)."),
             "fields": ("string", "Fields per path, comma-separated: name,path,type,size,mode,mtime,tags."),
             "exclude_uri": ("array", "Leave out these files or folders."),
             "tags": ("array", "Only indexed files with every one of these k=v tags."),
@@ -267,11 +270,10 @@ class Tools:
               after: int | None = None, context: int | None = None, count: bool = False,
               files_with_matches: bool = False, globs: list[str] | None = None,
               types: list[str] | None = None, exclude_uri: list[str] | None = None,
-              tags: list[str] | None = None, level_limit: int = 10, no_index: bool = False,
-              **options: Any) -> Any:
-        from ov.fsearch import unreadable_warning  # noqa: PLC0415
+              tags: list[str] | None = None, level_limit: int | None = None, no_index: bool = False,
+              timeout: float | None = None, **options: Any) -> Any:
+        from ov import config, fsearch  # noqa: PLC0415
         from ov.matcher import gc_paused  # noqa: PLC0415
-        from ov.model import GrepResult  # noqa: PLC0415
 
         if count and files_with_matches:
             raise OvError("invalid_argument", "count and files_with_matches exclude each other",
@@ -281,13 +283,13 @@ class Tools:
             pattern, paths or (), cwd=self.root, before=before if before is not None else (context or 0),
             after=after if after is not None else (context or 0), globs=globs or (),
             types=types or (), exclude=exclude_uri or (), max_depth=level_limit, mode=mode,
-            tags=tags or (), use_index=not no_index, **options)
+            tags=tags or (), use_index=not no_index,
+            deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout, **options)
         with gc_paused():
             recs = list(records)
-        res = GrepResult(matches=[], count=st.count, files=st.files, truncated=st.truncated,
-                         warnings=list(st.warnings))
+        res = fsearch.result_of(st)  # as `ov grep -o json` builds it
         if st.unreadable:
-            res.warnings.append(unreadable_warning(st.unreadable))
+            res.warnings.append(fsearch.unreadable_warning(st.unreadable))
         if mode == "matches":
             res.matches = recs
         elif mode == "count":
@@ -297,7 +299,7 @@ class Tools:
         return to_data(res)
 
     def _glob(self, pattern: str, path: str | None = None, fields: str | None = None,
-              level_limit: int = 10, exclude_uri: list[str] | None = None,
+              level_limit: int | None = None, exclude_uri: list[str] | None = None,
               tags: list[str] | None = None, **options: Any) -> Any:
         from ov import fsearch  # noqa: PLC0415
 
