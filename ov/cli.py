@@ -152,7 +152,12 @@ def _watch(out: Out, path: Path, db: Optional[Path], embed: bool, walk_opts) -> 
     record with -o jsonl)."""
     from ov import api  # noqa: PLC0415
 
+    first = [True]
+
     def updated(rep) -> None:
+        if first[0]:  # the catch-up, once the watch is set up: nothing saved since is missed
+            first[0] = False
+            out.notice(f"watching {path.resolve()} (Ctrl-C to stop)")
         if not (rep.added or rep.updated or rep.removed):
             return
         if out.fmt == "jsonl":
@@ -161,9 +166,9 @@ def _watch(out: Out, path: Path, db: Optional[Path], embed: bool, walk_opts) -> 
         else:
             out.notice(api.summary(rep))
 
-    out.notice(f"watching {path.resolve()} (Ctrl-C to stop)")
-    api.watcher(path, db=db, embed=embed, walk=walk_opts, on_update=updated, warn=out.warn).run(
-        catch_up=False)
+    # the catch-up pass (a stat per file) covers what was saved between the build and the
+    # moment the OS watch was set up
+    api.watcher(path, db=db, embed=embed, walk=walk_opts, on_update=updated, warn=out.warn).run()
 
 
 @app.command("status")

@@ -744,8 +744,11 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
     todo = sorted({r for r in (os.path.normpath(str(x)).replace(os.sep, "/") for x in rels)
                    if r not in (".", "") and not r.startswith("../") and r != ".."
                    and not os.path.isabs(r) and not ALWAYS_SKIPPED.intersection(r.split("/"))})
+    prepare_index_dir(db_path)
     with IndexLock(db_path):
-        store = Store.create(db_path)
+        store, problem = _open_checked(db_path, thorough=False)
+        if problem is not None:  # `ov index --full` rebuilds it; a watcher must not write into it
+            raise damaged(db_path, problem)
         try:
             store.conn.execute("BEGIN IMMEDIATE")
             try:
@@ -784,7 +787,8 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
                 continue
             seen.add(entry.path)
             row = store.file_row(entry.path)
-            state = (row["id"], row["size"], row["mtime_ns"], row["hash"]) if row else None
+            state = (row["id"], row["size"], row["mtime_ns"], row["hash"], row["ctime_ns"],
+                     row["inode"]) if row else None
             try:
                 # opened under the root now: a link swapped in since the walk is refused
                 ft = read_under(str(root), entry.path, max_bytes=opts.walk.max_filesize)
@@ -796,8 +800,8 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
                 seen.discard(entry.path)
                 continue
             if state and state[3] == ft.hash:
-                # same text: the row takes the file's (size, mtime, ctime, inode) now
-                store.touch_file(state[0], ft.size, ft.mtime_ns, ft.ctime_ns, ft.inode)
+                if (state[1], state[2], state[4], state[5]) != (ft.size, ft.mtime_ns, ft.ctime_ns, ft.inode):
+                    store.touch_file(state[0], ft.size, ft.mtime_ns, ft.ctime_ns, ft.inode)
                 report.unchanged += 1
                 continue
             _index_file(store, entry.path, ft, state, report, opts)

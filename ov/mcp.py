@@ -23,7 +23,6 @@ The SDK (`mcp`, with pydantic and anyio) is imported only by this module, which 
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
@@ -124,6 +123,9 @@ TOOLS: dict[str, dict[str, Any]] = {
             "node_limit": ("integer", "Most matches (or files) returned (default 256)."),
             "level_limit": ("integer", "Folder depth below each path (default: no limit)."),
             "tags": ("array", "Only indexed files with every one of these k=v tags."),
+            "invert": ("boolean", "Lines that do not match."),
+            "max_count": ("integer", "At most this many matching lines per file."),
+            "timeout": ("number", "Seconds before the search stops with deadline_exceeded (default 60)."),
             "count": ("boolean", "Per-file numbers of matching lines instead of matches."),
             "files_with_matches": ("boolean", "Only the paths of files with a match."),
             "no_index": ("boolean", "Do not use the index to skip files."),
@@ -269,7 +271,8 @@ class Tools:
               files_with_matches: bool = False, globs: list[str] | None = None,
               types: list[str] | None = None, exclude_uri: list[str] | None = None,
               tags: list[str] | None = None, level_limit: int | None = None, no_index: bool = False,
-              **options: Any) -> Any:
+              timeout: float | None = None, **options: Any) -> Any:
+        from ov import config  # noqa: PLC0415
         from ov.matcher import gc_paused  # noqa: PLC0415
 
         if count and files_with_matches:
@@ -280,7 +283,8 @@ class Tools:
             pattern, paths or (), cwd=self.root, before=before if before is not None else (context or 0),
             after=after if after is not None else (context or 0), globs=globs or (),
             types=types or (), exclude=exclude_uri or (), max_depth=level_limit, mode=mode,
-            tags=tags or (), use_index=not no_index, **options)
+            tags=tags or (), use_index=not no_index,
+            deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout, **options)
         with gc_paused():
             recs = list(records)
         return to_data(api.grep_result(recs, st, mode))
@@ -443,10 +447,4 @@ async def _serve(tools: Tools) -> None:
                     on_list_tools=list_tools, on_call_tool=call_tool)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
-
-
-def tool_listing() -> list[dict[str, Any]]:
-    """The tools as `tools/list` shows them (for the README and tests)."""
-    return [{"name": n, "description": t["description"], "inputSchema": input_schema(n)}
-            for n, t in TOOLS.items()]
 

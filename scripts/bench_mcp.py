@@ -108,11 +108,16 @@ def _server_pid() -> int | None:
     return None
 
 
-def rss_mb(pid: int) -> float:
+def rss_mb(pid: int) -> dict[str, float]:
+    """VmRSS, and its anonymous part (heap: a leak shows here) and file part (the index's
+    pages mapped by SQLite's mmap: they grow as queries touch more of the file, up to its
+    size, and the kernel may drop them)."""
+    out = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
+        key = line.split(":")[0]
+        if key in ("VmRSS", "RssAnon", "RssFile"):
+            out[key] = round(int(line.split()[1]) / 1024, 1)
+    return out
 
 
 async def _session(tree: Path, body):
@@ -152,7 +157,7 @@ def client(tree: Path, types: list[str], runs: int, n_calls: int) -> dict:
         pid = _server_pid()
         out: dict = {"load_start": load()}
         await _sleep(2)
-        out["rss_idle_mb"] = round(rss_mb(pid), 1) if pid else None
+        out["rss_idle_mb"] = rss_mb(pid) if pid else None
         for st in types:
             times = []
             for q in QUERIES:
@@ -171,9 +176,11 @@ def client(tree: Path, types: list[str], runs: int, n_calls: int) -> dict:
             name, args = calls[i % len(calls)]
             res = await s.call_tool(name, args)
             assert not res.is_error, res.content[0].text
+            if i + 1 == n_calls // 2 and pid:
+                out["rss_half_mb"] = rss_mb(pid)
         out["calls"] = n_calls
         out["calls_s"] = round(time.perf_counter() - t0, 1)
-        out["rss_after_mb"] = round(rss_mb(pid), 1) if pid else None
+        out["rss_after_mb"] = rss_mb(pid) if pid else None
         out["load_end"] = load()
         json.dumps(out)
         return out

@@ -103,13 +103,13 @@ def test_watch_batches_map_rule_files_to_their_folder():
 def test_a_watcher_thread_follows_saves(tmp_path):
     root = make_tree(tmp_path / "t", BASE)
     api.index(root)
-    reports = []
-    w = api.watcher(root, on_update=reports.append).start()
+    reports, warnings = [], []
+    w = api.watcher(root, on_update=reports.append, warn=warnings.append).start()
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while not reports and time.monotonic() < deadline:  # the catch-up
             time.sleep(0.05)
-        assert reports and reports[0].added == 0
+        assert reports and reports[0].added == 0, (warnings, w.state, w._thread.is_alive())
         (root / "fresh.md").write_text("# Zeta\n\nsaved just now\n")
         t0 = time.monotonic()
         with api.Index.open(root) as ix:
@@ -123,3 +123,37 @@ def test_a_watcher_thread_follows_saves(tmp_path):
     finally:
         w.stop()
     assert not w._thread.is_alive()
+
+
+def test_ov_index_watch_follows_saves_until_interrupted(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import run_inprocess
+
+    root = make_tree(tmp_path / "t", BASE)
+    env = {**os.environ, "OV_EMBEDDER": "hash"}
+    p = subprocess.Popen([sys.executable, "-m", "ov", "index", "--watch", str(root)], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while "watching" not in (line := p.stderr.readline()):
+            assert line and time.monotonic() < deadline, "ov index --watch did not start"
+        (root / "sub" / "saved.md").write_text("# Omicron\n\nsaved while watching\n")
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 30:
+            r = run_inprocess("search", "omicron", "--search-type", "keywords", "--json", cwd=root,
+                              env={"OV_EMBEDDER": "hash"})
+            if [h["path"] for h in r.json["result"]["hits"]] == ["sub/saved.md"]:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("ov index --watch did not index the saved file within 30 s")
+        p.send_signal(signal.SIGINT)
+        assert p.wait(30) in (0, 130)
+    finally:
+        p.kill()
+        p.wait()
+        p.stderr.close()
