@@ -29,7 +29,7 @@ from ov import tiers
 from ov.config import DB_NAME, INDEX_DIRNAME, WalkOptions, db_path_for
 from ov.errors import OvError
 from ov.model import Chunk, IndexReport
-from ov.read import FileText, content_hash, kind_of, read_text
+from ov.read import FileText, content_hash, read_text
 from ov.store import Store, title_of
 from ov.walk import walk
 
@@ -111,8 +111,23 @@ def _front_matter_tags(text: str) -> dict[str, str]:
     return out
 
 
-# set once an index run has given every prose file its sentence rows (ov.chunk.sentences)
-SENTENCES_META = "sentences"
+# the layout of rows and vectors an index run has given every file (VECTOR_LEVELS); an index
+# of another layout (older: prose sentence rows, overview vectors) re-chunks each file once,
+# its passages and abstracts keeping their vectors by text hash
+ROWS_META = "rows"
+ROWS_LAYOUT = "2"
+
+
+# The rows given a vector: passages (level 2) and abstracts (level 0). Overviews (level 1)
+# keep their keyword rows only; prose sentences have no rows. Tokens run through the model
+# then stay near the source's own (scripts/bench_tokens.py: SciFact 2.31x -> 1.08x), and
+# the semantic ranking is chosen by cross-validation on that evidence (docs/BENCHMARKS.md).
+VECTOR_LEVELS = (0, 2)
+
+
+def wants_vector(level: int, path: str) -> bool:
+    """Whether a row of this level in this file is given a vector."""
+    return level in VECTOR_LEVELS
 
 
 def tier_chunks(text: str, path: str) -> tuple[str, str, list[Chunk]]:
@@ -181,7 +196,7 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
         report.skipped += 1
 
     store.conn.execute("BEGIN IMMEDIATE")
-    split_prose = bool(known) and store.get_meta(SENTENCES_META) is None
+    relayout = bool(known) and store.get_meta(ROWS_META) != ROWS_LAYOUT
     try:
         for n, entry in enumerate(walk(root, opts.walk, on_warning=warn, on_skip=on_skip), 1):
             if progress:
@@ -194,9 +209,8 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                 report.skipped += 1
                 continue
             state = known.get(entry.path)
-            # an index from before sentence rows re-splits its prose files once (their
-            # passages and tiers keep their vectors by hash; only the sentences are embedded)
-            resplit = split_prose and state is not None and kind_of(entry.path) != "code"
+            # an index of another row layout re-chunks its files once (ROWS_META)
+            resplit = relayout and state is not None
             if (not opts.full and state and state[1] == entry.size and state[2] == entry.mtime_ns
                     and not resplit):
                 seen.add(entry.path)
@@ -233,7 +247,7 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
         if changed_any:
             store.bump_generation()
             store.record_chunk_count()
-        store.set_meta(SENTENCES_META, "1")
+        store.set_meta(ROWS_META, ROWS_LAYOUT)
         store.conn.execute("COMMIT")
     except BaseException:
         try:
@@ -262,14 +276,15 @@ def _index_file(store: Store, path: str, ft: FileText, state, report: IndexRepor
     file_id = store.upsert_file(
         path, ft.size, ft.mtime_ns, ft.hash, ftype=tiers.file_type(path), category=tiers.category(path),
         abstract=abstract, overview=overview, tags=_front_matter_tags(text), title=title)
-    # sentence rows: vectors only, evidence for their passages (ov.rank.SENTENCE_SHARE)
-    sent_rows = chunking.sentences(text, body) if kind_of(path) != "code" else []
-    chunks = body + tier_rows + sent_rows
+    chunks = body + tier_rows
     hashes = [content_hash(c.text.encode("utf-8")) for c in chunks]
     ids = store.insert_chunks(file_id, chunks, hashes, title)
+    want = [wants_vector(c.level, path) for c in chunks]
+    store.no_vectors([cid for cid, w in zip(ids, want) if not w])
     if reuse:
         report.reused += store.reuse_vectors(
-            ids, {cid: kept[h] for cid, h in zip(ids, hashes) if h in kept})
+            [cid for cid, w in zip(ids, want) if w],
+            {cid: kept[h] for cid, h, w in zip(ids, hashes, want) if w and h in kept})
     report.chunks += sum(1 for c in chunks if c.level == 2)
 
 
@@ -297,13 +312,23 @@ def _embed_phase(store: Store, report: IndexReport, progress: Progress | None, e
         part = ids[start:start + EMBED_COMMIT]
         texts = store.chunk_texts(part)
         part = [i for i in part if i in texts]
-        # batch size: the embedder's default, the fastest and leanest measured (ov/embed.py)
-        vecs = embedder.embed([texts[i] for i in part])
-        blobs = [v.astype("float32").tobytes() for v in vecs]
+        # identical texts are embedded once: within the batch, and across batches through
+        # the vector an earlier one stored
         with store.tx():
-            store.store_vectors(part, blobs)
+            done_before = store.reused_by_hash(part)
+        fresh = [i for i in part if i not in done_before]
+        first_of: dict[str, int] = {}
+        for i in fresh:
+            first_of.setdefault(texts[i], i)
+        uniq = list(first_of.values())
+        # batch size: the embedder's default, the fastest and leanest measured (ov/embed.py)
+        vecs = embedder.embed([texts[i] for i in uniq])
+        blob_of = {texts[i]: v.astype("float32").tobytes() for i, v in zip(uniq, vecs)}
+        with store.tx():
+            store.store_vectors(fresh, [blob_of[texts[i]] for i in fresh])
         done += len(part)
-        report.embedded += len(part)
+        report.embedded += len(uniq)
+        report.reused += len(part) - len(uniq)
         if progress:
             progress("embed", done, total)
 
