@@ -822,6 +822,20 @@ class Store:
                 out[cid] = path
         return out
 
+    def file_vector_distances(self, qvec: bytes, chunk_ids: Sequence[int]) -> list[tuple[int, int, int, float]]:
+        """(row id, level, first passage id, cosine distance) of every passage and abstract
+        with a vector in the files holding `chunk_ids`: a file's semantic evidence read
+        exactly, whatever the KNN's depth."""
+        if not chunk_ids:
+            return []
+        return self.rows(
+            "WITH f AS (SELECT DISTINCT file_id FROM chunks WHERE id IN (SELECT value FROM json_each(?))), "
+            "r AS (SELECT c.id, c.level, c.file_id FROM chunks c JOIN f ON f.file_id = c.file_id "
+            "WHERE c.level IN (0, 2) AND c.embedded = 1) "
+            "SELECT r.id, r.level, (SELECT p.id FROM chunks p WHERE p.file_id = r.file_id AND p.level = 2 "
+            "ORDER BY p.seq, p.id LIMIT 1), vec_distance_cosine(v.embedding, ?) FROM r "
+            "JOIN chunks_vec v ON v.chunk_id = r.id", (json.dumps(list(chunk_ids)), qvec))
+
     def first_passages(self, ids: Sequence[int]) -> dict[int, int]:
         """Tier row id -> the id of its file's first level-2 chunk (the one that holds the
         file's first line, which the abstract begins with); files without one are left out."""

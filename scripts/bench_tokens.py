@@ -1,6 +1,6 @@
 """Embedding budget (issue 13): tokens run through the model ÷ tokens of the embeddable source.
 
-    python3 scripts/bench_tokens.py /root/.pyenv/versions/3.11.7/lib/python3.11
+    python3 scripts/bench_tokens.py /root/.pyenv/versions/3.11.7/lib/python3.11 --exclude site-packages/
     python3 scripts/bench_tokens.py /tmp/ov-bench-quality/scifact-txt-*/docs
 
 Walks TREE as `ov index` does (ov.walk, the same options), reads each file as the indexer
@@ -26,6 +26,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,6 +37,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tree", type=Path)
     ap.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    ap.add_argument("--exclude", action="append", default=[],
+                    help="a gitignore-style line to leave out (repeatable), e.g. site-packages/")
     args = ap.parse_args(argv)
 
     from ov import chunk as chunking  # noqa: PLC0415
@@ -62,7 +65,8 @@ def main(argv=None) -> int:
     seen: set[str] = set()
     files = embeddable_files = 0
     source_tokens = 0
-    for entry in walk(args.tree.resolve(), indexer.IndexOptions().walk):
+    wopts = replace(indexer.IndexOptions().walk, extra_ignores=tuple(args.exclude))
+    for entry in walk(args.tree.resolve(), wopts):
         try:
             ft = read_text(entry.abspath, max_bytes=indexer.IndexOptions().walk.max_filesize)
         except OSError:
