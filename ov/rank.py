@@ -13,7 +13,8 @@ to the query, the same meaning in `find`, in `search` of each type and across qu
 (code, or prose: text, markdown, rst; `Scale`):
 - keywords: bm25 mapped to [0, 1) by bm25 / (bm25 + k_bm25), then `keywords` (a, b);
 - semantic: the cosine (the abstract's discounted), then `find` (a, b);
-- hybrid (`fuse`): z = w_sem * cosine + (1 - w_sem) * keyword map, then `hybrid` (a, b);
+- hybrid (`fuse`): z = w_sem * cosine + (1 - w_sem) * keyword map, then `hybrid` (a, b),
+  or the `find` probability of the cosine when that is higher;
 each (a, b) giving p = 1 / (1 + exp(-(a * x + b))), fitted (Platt scaling) on the top
 hits of the tuning sets (SciFact train for prose, CoSQA dev for code). The evidence is the
 branches' own raw numbers, never scaled by the query's best, so a query that matches
@@ -49,12 +50,19 @@ class Scale:
     keywords: tuple[float, float]  # (a, b) of the keyword map alone
 
 
-PROSE = Scale(w_sem=0.7, k_bm25=10.0, hybrid=(15.0, -11.0), find=(12.0, -9.0), keywords=(20.0, -17.0))
-CODE = Scale(w_sem=0.8, k_bm25=10.0, hybrid=(15.0, -11.0), find=(12.0, -9.0), keywords=(20.0, -17.0))
+# w_sem and k_bm25: the one-standard-error choice of 5-fold cross-validation over queries
+# (SciFact train for prose, CoSQA dev for code; scripts/cv_rank.py cv); the (a, b) pairs:
+# Platt scaling of each score on the top 20 hits of the same queries (cv_rank.py calib).
+PROSE = Scale(w_sem=0.45, k_bm25=40.0, hybrid=(18.636, -9.977), find=(16.938, -11.767),
+              keywords=(19.424, -8.758))
+CODE = Scale(w_sem=0.9, k_bm25=40.0, hybrid=(20.486, -14.229), find=(19.324, -14.454),
+             keywords=(25.339, -8.188))
 PROFILE = {"name": "default", "version": "2026.12-calibrated1"}
 
-# An abstract's cosine counts at this share against a passage's (`with_abstracts`).
-ABSTRACT_SHARE = 0.9
+# An abstract's cosine counts at this share against a passage's (`with_abstracts`): 1, a
+# file's semantic evidence is the best of its passages' and its abstract's cosines (the
+# cross-validated choice on both sets; 0.9 before).
+ABSTRACT_SHARE = 1.0
 
 
 @dataclass
@@ -142,8 +150,9 @@ def fuse(lists: dict[str, list[Cand]], n_chunks: int | None = None) -> list[Cand
     """Hybrid fusion of per-file (or per-chunk: path "file\\0chunk id") rankings of the
     keywords and semantic branches: z = w_sem * cosine + (1 - w_sem) * keyword map by the
     file's own kind's `Scale`, a branch that did not find the file adding 0, and the score
-    the probability of z. Each file keeps the chunk of its larger branch term. With one
-    branch only, each file scores by that branch's own scale.
+    the probability of z, or the file's `find` probability when that is higher (so a hit
+    never scores lower in `search` than in `find`). Each file keeps the chunk of its larger
+    branch term. With one branch only, each file scores by that branch's own scale.
     (`n_chunks` is accepted for callers of the previous signature and not used.)"""
     if len(lists) == 1:  # one branch ran: its own scale (rank.keyword_score, semantic_score)
         (only,) = lists.values()
@@ -163,7 +172,12 @@ def fuse(lists: dict[str, list[Cand]], n_chunks: int | None = None) -> list[Cand
     fused = []
     for path, got in parts.items():
         lead = max(got, key=lambda g: (g[0], -g[1].chunk_id))[1]
-        f = Cand(lead.chunk_id, path, _prob(scale_for(path).hybrid, sum(g[0] for g in got)))
+        sc = scale_for(path)
+        p = _prob(sc.hybrid, sum(g[0] for g in got))
+        for _, c, name, _ in got:  # never below what `find` says of the same file
+            if name == "semantic":
+                p = max(p, _prob(sc.find, 1.0 - c.branches[name]["raw"]))
+        f = Cand(lead.chunk_id, path, p)
         for _, c, name, rank in got:
             f.branches[name] = {**c.branches.get(name, {}), "rank": rank}
         fused.append(f)

@@ -132,6 +132,39 @@ def embed_subset(dataset: str, workdir: Path, fraction: float, seed: int = 0) ->
     store.close()
 
 
+def subset_data(dataset: str, workdir: Path, dest: Path) -> None:
+    """A BEIR folder of the files whose passages all have vectors (`embed_subset`), and a
+    work folder for scripts/bench_quality.py (--workdir) holding those files and a copy of
+    the index: `ov index` there drops the other files and embeds nothing."""
+    import shutil  # noqa: PLC0415
+
+    bq, base, d, corpus, ext, back, store = _open(dataset, workdir)
+    incomplete = {p for (p,) in store.rows("SELECT DISTINCT f.path FROM chunks c JOIN files f ON f.id = c.file_id "
+                                           "WHERE c.embedded = 0 AND c.level IN (0, 2)")}
+    store.close()
+    keep = {back[p] for p in back if p not in incomplete and (workdir / "docs" / p).exists()}
+    data, work = dest / "data", dest / "work"
+    data.mkdir(parents=True, exist_ok=True)
+    with open(data / "corpus.jsonl", "w", encoding="utf-8") as f:
+        for did, title, text in corpus:
+            if did in keep:
+                f.write(json.dumps({"_id": did, "title": title, "text": text}) + "\n")
+    shutil.copy(d / ("queries.jsonl.gz" if (d / "queries.jsonl.gz").exists() else "queries.jsonl"), data)
+    for q in d.glob("qrels-*.tsv"):
+        lines = q.read_text().splitlines()
+        (data / q.name).write_text("\n".join([lines[0]] + [x for x in lines[1:] if x.split("\t")[1] in keep]) + "\n")
+    (work / "docs" / ".ov").mkdir(parents=True, exist_ok=True)
+    for p, did in back.items():
+        if did in keep:
+            shutil.copy2(workdir / "docs" / p, work / "docs" / p)
+    src = workdir / "docs" / ".ov" / "index.db"
+    import sqlite3  # noqa: PLC0415
+
+    with sqlite3.connect(src) as a, sqlite3.connect(work / "docs" / ".ov" / "index.db") as b:
+        a.backup(b)
+    log(f"{d.name}: {len(keep)} files in {dest}")
+
+
 def extract(dataset: str, workdir: Path, out: Path) -> None:
     """Every passage and abstract vector of the index against each prepared query."""
     bq, base, d, corpus, ext, back, store = _open(dataset, workdir)
@@ -401,16 +434,17 @@ def complexity(c: tuple) -> tuple:
     """Simpler first: no abstract evidence, then a plain max (share 1), then a discount;
     then a weight nearer half and half; then the keyword map's k nearer 10 (ov's old one)."""
     sa, w, k0 = c
-    return (0 if sa == 0 else 1 if sa == 1.0 else 2, round(abs(w - 0.5), 3), round(abs(math.log(k0 / 10)), 3))
+    return (0 if sa in (0.0, 1.0) else 1, round(abs(w - 0.5), 3), round(abs(math.log(k0 / 10)), 3))
 
 
-def one_se_choice(cfg: dict, folds: np.ndarray, k: int):
-    """The simplest config whose mean is within one standard error (over folds) of the best."""
+def one_se_choice(cfg: dict, folds: np.ndarray, k: int, ok=lambda c: True):
+    """The simplest config whose mean is within one standard error (over folds) of the best
+    and that passes `ok` (issue 19's per-fold floors)."""
     means = {c: float(v.mean()) for c, v in cfg.items()}
     best = max(means, key=means.get)
     se = float(fold_means(cfg[best], folds, k).std(ddof=1) / math.sqrt(k))
-    near = [c for c in cfg if means[c] >= means[best] - se]
-    return min(near, key=complexity), best, se
+    near = [c for c in cfg if means[c] >= means[best] - se and ok(c)] or [best]
+    return min(near, key=lambda c: (*complexity(c), -means[c])), best, se
 
 
 def run_cv(cache: Path, k: int = 5, out: Path | None = None,
@@ -470,7 +504,14 @@ def run_cv(cache: Path, k: int = 5, out: Path | None = None,
         res["choices"]["lr"] = [list(c) for c in ch]
         res["curves"]["lr"] = {",".join(map(str, c)): v for c, v in curve.items()}
         # the shipped choice: one-SE rule over the lin family on the whole tuning set
-        pick, best, se = one_se_choice(fams["lin"], folds, k)
+        kw_f = fold_means(kw_nd, folds, k)
+
+        def floors(c):  # on every fold: >= max(find, keywords) - 0.005, >= RRF, >= min-max
+            h = fold_means(fams["lin"][c], folds, k)
+            return bool((h >= np.maximum(fold_means(find_cfg[c[0]], folds, k), kw_f) - 0.005).all()
+                        and (h >= fold_means(fams["rrf"][(c[0],)], folds, k)).all()
+                        and (h >= fold_means(fams["mm50"][(c[0],)], folds, k)).all())
+        pick, best, se = one_se_choice(fams["lin"], folds, k, floors)
         res["shipped"] = {"pick": list(pick), "best": list(best), "se": se,
                           "mean_pick": float(fams["lin"][pick].mean()), "mean_best": float(fams["lin"][best].mean())}
         sa_p = pick[0]
@@ -575,6 +616,8 @@ def run_calib(cache: Path, prose: str, code: str, k: int = 5, fit_depth: int = 2
     reliability on the top 10 hits of SciFact test and (out of fold) CoSQA dev."""
     rep: dict = {}
     for name, tune, report, spec in (("scifact", "train", "test", prose), ("cosqa-dev", "dev", None, code)):
+        if spec == "-":
+            continue
         st = Set(cache, name, tune)
         zs = ranking_score(st, spec)
         nons = Set(cache, name, "nonsense")
@@ -631,6 +674,10 @@ if __name__ == "__main__":
     sb.add_argument("dataset")
     sb.add_argument("--workdir", type=Path, required=True)
     sb.add_argument("--fraction", type=float, required=True)
+    sd = sub.add_parser("subset-data")
+    sd.add_argument("dataset")
+    sd.add_argument("--workdir", type=Path, required=True)
+    sd.add_argument("--dest", type=Path, required=True)
     c = sub.add_parser("cv")
     c.add_argument("--cache", type=Path, default=CACHE)
     c.add_argument("--folds", type=int, default=5)
@@ -649,6 +696,8 @@ if __name__ == "__main__":
         prep(a.dataset, a.workdir, [x for x in a.splits.split(",") if x], a.out)
     elif a.cmd == "subset":
         embed_subset(a.dataset, a.workdir, a.fraction)
+    elif a.cmd == "subset-data":
+        subset_data(a.dataset, a.workdir, a.dest)
     elif a.cmd == "extract":
         extract(a.dataset, a.workdir, a.out)
     else:
