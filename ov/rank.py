@@ -53,10 +53,10 @@ class Scale:
 # w_sem and k_bm25: the one-standard-error choice of 5-fold cross-validation over queries
 # (SciFact train for prose, CoSQA dev for code; scripts/cv_rank.py cv); the (a, b) pairs:
 # Platt scaling of each score on the top 20 hits of the same queries (cv_rank.py calib).
-PROSE = Scale(w_sem=0.45, k_bm25=40.0, hybrid=(18.636, -9.977), find=(16.938, -11.767),
-              keywords=(19.424, -8.758))
-CODE = Scale(w_sem=0.9, k_bm25=40.0, hybrid=(20.486, -14.229), find=(19.324, -14.454),
-             keywords=(25.339, -8.188))
+PROSE = Scale(w_sem=0.3, k_bm25=160.0, hybrid=(30.011, -9.338), find=(16.938, -11.767),
+              keywords=(41.724, -7.090))
+CODE = Scale(w_sem=0.5, k_bm25=160.0, hybrid=(32.850, -13.461), find=(19.324, -14.454),
+             keywords=(67.232, -7.114))
 PROFILE = {"name": "default", "version": "2026.12-calibrated1"}
 
 # An abstract's cosine counts at this share against a passage's (`with_abstracts`): 1, a

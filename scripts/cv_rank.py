@@ -390,7 +390,7 @@ def reliability(p: np.ndarray, rel: np.ndarray, bins: int = 10):
 
 SAS = (0.0, 0.8, 0.85, 0.9, 0.95, 1.0)  # abstract share; 0 = passages only
 WS = tuple(round(0.3 + 0.05 * i, 2) for i in range(14))  # 0.3 .. 0.95
-K0S = (5.0, 10.0, 20.0, 40.0)
+K0S = (5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0)
 FLOORS = (0.0, 0.3)
 
 
