@@ -140,6 +140,13 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
         if depth not in ranked_at:
             branch_lists, exhausted = _branches(store, req, use_kw, use_vec, qvec, depth)
             ranked = _combine(branch_lists, req)
+            if not use_kw and not exhausted and branch_lists["semantic"]:
+                # each kind maps a cosine to its own probability, so a file not read yet
+                # (its distance past the last one read) may outscore a read one of another
+                # kind: only what scores above every kind's score at that distance is final
+                last = max(c.branches["semantic"]["raw"] for c in branch_lists["semantic"])
+                bound = max(rank.semantic_score(last, p) for p in ("a.py", "a.txt"))
+                ranked = [c for c in ranked if c.score > bound]
             rows = _RankedRows(store, [c.chunk_id for c in ranked], need * 3 + 50)
             ranked_at[depth] = (ranked, rows, exhausted)
         ranked, rows, exhausted = ranked_at[depth]

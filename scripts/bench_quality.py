@@ -458,8 +458,8 @@ def main(argv=None) -> int:
     folds = folds_of(list(queries))
     per_q = {t: base.per_query_metrics(runs[t], qrels) for t in types}
     if "keywords" in dumps and "find" in dumps:
-        for name, run in cli_anchors(dumps["keywords"], dumps["find"]).items():
-            per_q[f"anchor {name}"] = base.per_query_metrics(run, qrels)
+        for anchor, run in cli_anchors(dumps["keywords"], dumps["find"]).items():
+            per_q[f"anchor {anchor}"] = base.per_query_metrics(run, qrels)
     fold_nd = {m: [statistics.mean(v["ndcg10"] for q, v in pq.items() if folds[q] == i) for i in range(5)]
                for m, pq in per_q.items()}
     calib = {t: reliability(dumps[t], qrels) for t in types}
