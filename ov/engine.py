@@ -138,14 +138,14 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
         page replays the last page's depth and then reads on at it, and `_RankedRows`
         gives the same first hits for any `need`."""
         if depth not in ranked_at:
-            branch_lists, exhausted = _branches(store, req, use_kw, use_vec, qvec, depth)
+            branch_lists, exhausted, cut = _branches(store, req, use_kw, use_vec, qvec, depth)
             ranked = _combine(branch_lists, req)
-            if not use_kw and not exhausted and branch_lists["semantic"]:
-                # each kind maps a cosine to its own probability, so a file not read yet
-                # (its distance past the last one read) may outscore a read one of another
-                # kind: only what scores above every kind's score at that distance is final
-                last = max(c.branches["semantic"]["raw"] for c in branch_lists["semantic"])
-                bound = max(rank.semantic_score(last, p) for p in ("a.py", "a.txt"))
+            if len(branch_lists) == 1 and not exhausted and cut is not None:
+                # each kind maps a raw score to its own probability, so a file not read yet
+                # (its raw score past the last one read) may outscore a read one of another
+                # kind: only what scores above every kind's score at that cut is final
+                (name,) = branch_lists
+                bound = max(rank.branch_score(name, cut, p) for p in ("a.py", "a.txt"))
                 ranked = [c for c in ranked if c.score > bound]
             rows = _RankedRows(store, [c.chunk_id for c in ranked], need * 3 + 50)
             ranked_at[depth] = (ranked, rows, exhausted)
@@ -203,28 +203,37 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
 
 
 def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int):
+    """(branch lists, whether every read ran out, the best raw score a row not read could
+    have in a single branch: the largest bm25 / smallest distance at which a read was cut)."""
     lists: dict[str, list[rank.Cand]] = {}
     exhausted = True
+    kw_cuts: list[float] = []
+    sem_cut = None
     if use_kw:
         plan = keyword_plan(req.query)
         kw: dict[int, float] = {}
         if plan.fts:
             res = store.keyword_search(plan.fts, req.filters, depth)
             exhausted &= len(res) < depth
+            kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
             for cid, s in res:
                 kw[cid] = max(kw.get(cid, 0.0), s)
         if plan.trigram:
             res = store.keyword_search(plan.trigram, req.filters, depth, table="chunks_tri")
             exhausted &= len(res) < depth
+            kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
             for cid, s in res:
                 kw[cid] = max(kw.get(cid, 0.0), s)
         for term in plan.short:
-            for cid, s in store.substring_search(term, req.filters, depth):
+            res = store.substring_search(term, req.filters, depth)
+            kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
+            for cid, s in res:
                 kw[cid] = max(kw.get(cid, 0.0), s)
         lists["keywords"] = [_cand(cid, "keywords", raw, 0.0) for cid, raw in kw.items()]
     if use_vec:
         res = store.vector_search(qvec, req.filters, depth)
         exhausted &= len(res) < depth
+        sem_cut = res[-1][1] if len(res) >= depth else None
         sem = [_cand(cid, "semantic", d, 0.0) for cid, d in res]
         if req.filters.levels == (2,):
             # the files' abstracts as evidence for their first passage (rank.with_abstracts)
@@ -240,6 +249,7 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
                     c.branches["semantic"]["via"] = "abstract"
                     evidence.append(c)
             sem = rank.with_abstracts(sem, evidence, min(cuts) if cuts else None)
+            sem_cut = min(cuts) if cuts else None
             if use_kw:
                 sem += _exact_semantic(store, qvec, sem, lists["keywords"])
         lists["semantic"] = sem
@@ -250,7 +260,8 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
             # each hit's probability of relevance, by its file's kind (rank.Scale)
             c.score = rank.branch_score(name, c.branches[name]["raw"], c.path)
             c.branches[name]["score"] = c.score
-    return lists, exhausted
+    cut = (max(kw_cuts) if kw_cuts else None) if use_kw else sem_cut
+    return lists, exhausted, cut
 
 
 def _exact_semantic(store: Store, qvec, sem: list[rank.Cand], kw: list[rank.Cand]) -> list[rank.Cand]:

@@ -94,7 +94,7 @@ def prep(dataset: str, workdir: Path, splits: list[str], out: Path) -> None:
         K = np.zeros((len(qids), len(paths)), np.float32)
         for n, text in enumerate(texts):
             req = engine.SearchRequest(query=text, search_type="keywords")
-            lists, _ = engine._branches(store, req, True, False, None, DEPTH)
+            lists = engine._branches(store, req, True, False, None, DEPTH)[0]
             for c in lists["keywords"]:
                 i = pos.get(c.path)
                 if i is not None:
