@@ -6,6 +6,7 @@
     python3 scripts/cv_rank.py extract cosqa-dev --workdir W2
     python3 scripts/cv_rank.py cv
     python3 scripts/cv_rank.py calib --prose SA,W,K --code SA,W,K
+    python3 scripts/cv_rank.py pooled --prose 1.0,0.3,160 --code 1.0,0.5,160
 
 The model runs over each corpus once: W is the work folder of a real index built by `ov
 index` (scripts/bench_quality.py builds one there with --workdir). `prep` embeds the queries
@@ -661,6 +662,25 @@ def run_calib(cache: Path, prose: str, code: str, k: int = 5, fit_depth: int = 2
     return rep
 
 
+def run_pooled(cache: Path, prose: str, code: str) -> dict:
+    """The shipped scale: one Platt (a, b) per score, fitted on both tuning sets' top 20
+    hits pooled, with its calibration error on SciFact test and CoSQA dev (first 10 hits)."""
+    sp, sc, st = Set(cache, "scifact", "train"), Set(cache, "cosqa-dev", "dev"), Set(cache, "scifact", "test")
+    zp, zc, zt = ranking_score(sp, prose), ranking_score(sc, code), ranking_score(st, prose)
+    out = {}
+    for j, m in enumerate(("hybrid", "find", "keywords")):
+        a1, y1 = top_pairs(sp, zp[j], 20)
+        a2, y2 = top_pairs(sc, zc[j], 20)
+        a, b = platt(np.concatenate([a1.ravel(), a2.ravel()]), np.concatenate([y1.ravel(), y2.ravel()]))
+        eces = []
+        for s_, z in ((st, zt[j]), (sc, zc[j])):
+            zz, yy = top_pairs(s_, z, 10)
+            eces.append(reliability(np.where(zz > -1, sigmoid(a * zz + b), 0).ravel(), yy.ravel())[1])
+        out[m] = {"a": a, "b": b, "ece_scifact_test": eces[0], "ece_cosqa_dev": eces[1]}
+        log(f"{m}: ({a:.3f}, {b:.3f}); ECE SciFact test {eces[0]:.3f}, CoSQA dev {eces[1]:.3f}")
+    return out
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -688,8 +708,14 @@ if __name__ == "__main__":
     cb.add_argument("--prose", required=True, help="sa,w,k0")
     cb.add_argument("--code", required=True, help="sa,w,k0")
     cb.add_argument("--out", type=Path, default=None)
+    po = sub.add_parser("pooled")
+    po.add_argument("--cache", type=Path, default=CACHE)
+    po.add_argument("--prose", required=True, help="sa,w,k0")
+    po.add_argument("--code", required=True, help="sa,w,k0")
     a = ap.parse_args()
-    if a.cmd == "calib":
+    if a.cmd == "pooled":
+        run_pooled(a.cache, a.prose, a.code)
+    elif a.cmd == "calib":
         run_calib(a.cache, a.prose, a.code, out=a.out)
     elif a.cmd == "prep":
         a.out.mkdir(parents=True, exist_ok=True)
