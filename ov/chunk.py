@@ -384,7 +384,11 @@ def _split_long(line: str, full: int, count: Callable[[str], int], overhead: int
 
 # ---- sentences ------------------------------------------------------------------------
 
-SENTENCE = 3  # the level of a sentence row: a vector only, evidence for its passage
+# Sentence rows (level 3: a vector each, no keyword row) belonged to an older index layout;
+# `ov index` no longer makes them (ov.indexer.VECTOR_LEVELS). `sentences` stays for what
+# that layout cost (scripts/bench_tokens.py) and for reading such an index until it is
+# re-chunked.
+SENTENCE = 3
 # A sentence ends at . ! or ? followed by space and a capital, a digit or an opening
 # bracket (so "e.g. the" and "3.5 mm" do not end one); a blank line ends one too. Single
 # line breaks do not: prose is often wrapped inside a paragraph. A blank line may hold a

@@ -20,7 +20,7 @@ from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, M
                       SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.query import (check_limit, check_query, decode_cursor, encode_cursor, keyword_plan,
                       request_key)
-from ov.store import KNN_MAX, SENTENCE_LEVEL, Filters, Store
+from ov.store import KNN_MAX, Filters, Store
 
 
 @dataclass(frozen=True)
@@ -137,8 +137,6 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     branches = [b for b, on in (("keywords", use_kw), ("semantic", use_vec)) if on]
     warnings += coverage_warnings(req.search_type, cov)
 
-    n_chunks = store.chunk_count() if use_kw and use_vec else None
-
     ranked_at: dict[int, tuple[list[rank.Cand], _RankedRows, bool]] = {}
 
     def ranking(depth: int, need: int, checker: rank.Rechecker) -> tuple[list[Hit], bool]:
@@ -147,8 +145,15 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
         page replays the last page's depth and then reads on at it, and `_RankedRows`
         gives the same first hits for any `need`."""
         if depth not in ranked_at:
-            branch_lists, exhausted = _branches(store, req, use_kw, use_vec, qvec, depth)
-            ranked = _combine(branch_lists, req, n_chunks)
+            branch_lists, exhausted, cut = _branches(store, req, use_kw, use_vec, qvec, depth)
+            ranked = _combine(branch_lists, req)
+            if len(branch_lists) == 1 and not exhausted and cut is not None:
+                # each kind maps a raw score to its own probability, so a file not read yet
+                # (its raw score past the last one read) may outscore a read one of another
+                # kind: only what scores above every kind's score at that cut is final
+                (name,) = branch_lists
+                bound = max(rank.branch_score(name, cut, p) for p in ("a.py", "a.txt"))
+                ranked = [c for c in ranked if c.score > bound]
             rows = _RankedRows(store, [c.chunk_id for c in ranked], need * 3 + 50)
             ranked_at[depth] = (ranked, rows, exhausted)
         ranked, rows, exhausted = ranked_at[depth]
@@ -249,62 +254,94 @@ def coverage_warnings(search_type: str, cov: dict) -> list[str]:
 
 
 def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int):
+    """(branch lists, whether every read ran out, the best raw score a row not read could
+    have in a single branch: the largest bm25 / smallest distance at which a read was cut)."""
     lists: dict[str, list[rank.Cand]] = {}
     exhausted = True
+    kw_cuts: list[float] = []
+    sem_cut = None
     if use_kw:
         plan = keyword_plan(req.query)
         kw: dict[int, float] = {}
         if plan.fts:
             res = store.keyword_search(plan.fts, req.filters, depth)
             exhausted &= len(res) < depth
+            kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
             for cid, s in res:
                 kw[cid] = max(kw.get(cid, 0.0), s)
         if plan.trigram:
             res = store.keyword_search(plan.trigram, req.filters, depth, table="chunks_tri")
             exhausted &= len(res) < depth
+            kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
             for cid, s in res:
                 kw[cid] = max(kw.get(cid, 0.0), s)
         for term in plan.short:
-            for cid, s in store.substring_search(term, req.filters, depth):
+            res = store.substring_search(term, req.filters, depth)
+            kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
+            for cid, s in res:
                 kw[cid] = max(kw.get(cid, 0.0), s)
-        lists["keywords"] = [_cand(cid, "keywords", raw, rank.keyword_score(raw)) for cid, raw in kw.items()]
+        lists["keywords"] = [_cand(cid, "keywords", raw, 0.0) for cid, raw in kw.items()]
     if use_vec:
         res = store.vector_search(qvec, req.filters, depth)
         exhausted &= len(res) < depth
-        sem = [_cand(cid, "semantic", d, rank.semantic_score(d)) for cid, d in res]
+        sem_cut = res[-1][1] if len(res) >= depth else None
+        sem = [_cand(cid, "semantic", d, 0.0) for cid, d in res]
         if req.filters.levels == (2,):
-            # the files' abstracts as evidence for their first passage, and prose sentences
-            # for the passage holding them (rank.with_abstracts)
+            # the files' abstracts as evidence for their first passage (rank.with_abstracts)
             cuts = [res[-1][1]] if len(res) >= depth else []
+            tops = store.vector_search(qvec, replace(req.filters, levels=(0,)), depth)
+            exhausted &= len(tops) < depth
+            cuts += [rank.abstract_distance(tops[-1][1])] if len(tops) >= depth else []
+            held = store.first_passages([tid for tid, _ in tops])
             evidence = []
-            for level, share, via, owner in ((0, rank.ABSTRACT_SHARE, "abstract", store.first_passages),
-                                             (SENTENCE_LEVEL, rank.SENTENCE_SHARE, "sentence",
-                                              store.passages_holding)):
-                tops = store.vector_search(qvec, replace(req.filters, levels=(level,)), depth)
-                exhausted &= len(tops) < depth
-                cuts += [rank.abstract_distance(tops[-1][1], share)] if len(tops) >= depth else []
-                held = owner([tid for tid, _ in tops])
-                for tid, d in tops:
-                    if tid in held:
-                        ad = rank.abstract_distance(d, share)
-                        c = _cand(held[tid], "semantic", ad, rank.semantic_score(ad))
-                        c.branches["semantic"]["via"] = via
-                        evidence.append(c)
+            for tid, d in tops:
+                if tid in held:
+                    c = _cand(held[tid], "semantic", rank.abstract_distance(d), 0.0)
+                    c.branches["semantic"]["via"] = "abstract"
+                    evidence.append(c)
             sem = rank.with_abstracts(sem, evidence, min(cuts) if cuts else None)
+            sem_cut = min(cuts) if cuts else None
+            if use_kw:
+                sem += _exact_semantic(store, qvec, sem, lists["keywords"])
         lists["semantic"] = sem
     paths = store.chunk_paths([c.chunk_id for lst in lists.values() for c in lst])
-    for lst in lists.values():
+    for name, lst in lists.items():
         for c in lst:
             c.path = paths.get(c.chunk_id, "")
-    return lists, exhausted
+            # each hit's probability of relevance, by its file's kind (rank.Scale)
+            c.score = rank.branch_score(name, c.branches[name]["raw"], c.path)
+            c.branches[name]["score"] = c.score
+    cut = (max(kw_cuts) if kw_cuts else None) if use_kw else sem_cut
+    return lists, exhausted, cut
+
+
+def _exact_semantic(store: Store, qvec, sem: list[rank.Cand], kw: list[rank.Cand]) -> list[rank.Cand]:
+    """The semantic evidence of the files the keyword branch found and the KNN did not read
+    (its passages' cosines and its abstract's at its share, read exactly): a hybrid score
+    then weighs each such file's own cosine, not a cosine of 0."""
+    have = set(store.chunk_paths([c.chunk_id for c in sem]).values())
+    missing = [cid for cid, path in store.chunk_paths([c.chunk_id for c in kw]).items() if path not in have]
+    out = []
+    for rid, level, first, d in store.file_vector_distances(qvec, missing):
+        if level == 2:
+            out.append(_cand(rid, "semantic", d, 0.0))
+        elif first is not None:
+            c = _cand(first, "semantic", rank.abstract_distance(d), 0.0)
+            c.branches["semantic"]["via"] = "abstract"
+            out.append(c)
+    best: dict[int, rank.Cand] = {}
+    for c in out:  # one entry per chunk, the closer one (rank.with_abstracts)
+        cur = best.get(c.chunk_id)
+        if cur is None or c.branches["semantic"]["raw"] < cur.branches["semantic"]["raw"]:
+            best[c.chunk_id] = c
+    return sorted(best.values(), key=lambda c: (c.branches["semantic"]["raw"], c.chunk_id))
 
 
 def _cand(cid: int, branch: str, raw: float, score: float) -> rank.Cand:
     return rank.Cand(cid, "", score, {branch: {"raw": raw, "score": score}})
 
 
-def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest,
-             n_chunks: int | None = None) -> list[rank.Cand]:
+def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest) -> list[rank.Cand]:
     if len(lists) == 1:
         (only,) = lists.values()
         ordered = rank.sort_cands(only)
@@ -316,12 +353,11 @@ def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest,
     if req.all_chunks:
         per_chunk = {name: rank.sort_cands(lst) for name, lst in lists.items()}
         fused = rank.fuse({n: [rank.Cand(c.chunk_id, f"{c.path}\x00{c.chunk_id}", c.score,
-                                         c.branches) for c in lst] for n, lst in per_chunk.items()},
-                           n_chunks)
+                                         c.branches) for c in lst] for n, lst in per_chunk.items()})
         for c in fused:
             c.path = c.path.split("\x00", 1)[0]
         return rank.sort_cands(fused)
-    return rank.fuse(per_file, n_chunks)
+    return rank.fuse(per_file)
 
 
 class _RankedRows:

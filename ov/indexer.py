@@ -274,8 +274,23 @@ def _front_matter_tags(text: str) -> dict[str, str]:
     return out
 
 
-# set once an index run has given every prose file its sentence rows (ov.chunk.sentences)
-SENTENCES_META = "sentences"
+# the layout of rows and vectors an index run has given every file (VECTOR_LEVELS); an index
+# of another layout (older: prose sentence rows, overview vectors) re-chunks each file once,
+# its passages and abstracts keeping their vectors by text hash
+ROWS_META = "rows"
+ROWS_LAYOUT = "2"
+
+
+# The rows given a vector: passages (level 2) and abstracts (level 0). Overviews (level 1)
+# keep their keyword rows only; prose sentences have no rows. Tokens run through the model
+# then stay near the source's own (scripts/bench_tokens.py: SciFact 2.31x -> 1.08x), and
+# the semantic ranking is chosen by cross-validation on that evidence (docs/BENCHMARKS.md).
+VECTOR_LEVELS = (0, 2)
+
+
+def wants_vector(level: int, path: str) -> bool:
+    """Whether a row of this level in this file is given a vector."""
+    return level in VECTOR_LEVELS
 
 
 def tier_chunks(text: str, path: str) -> tuple[str, str, list[Chunk]]:
@@ -451,7 +466,7 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
         # a name that is not UTF-8 (surrogate escapes) is kept as its escaped spelling
         skipped.append((path.encode("utf-8", "backslashreplace").decode(), reason))
 
-    split_prose = bool(known) and store.get_meta(SENTENCES_META) is None
+    relayout = bool(known) and store.get_meta(ROWS_META) != ROWS_LAYOUT
 
     def jobs():
         """The files to read, as jobs for `_prepare`; files unchanged by size and mtime
@@ -467,9 +482,8 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                 on_skip(shown, "name_not_utf8")
                 continue
             state = known.get(entry.path)
-            # an index from before sentence rows re-splits its prose files once (their
-            # passages and tiers keep their vectors by hash; only the sentences are embedded)
-            resplit = split_prose and state is not None and kind_of(entry.path) != "code"
+            # an index of another row layout re-chunks its files once (ROWS_META)
+            resplit = relayout and state is not None
             if (not opts.full and state and not resplit
                     and (state[1], state[2], state[4], state[5]) == _freshness(entry)):
                 seen.add(entry.path)
@@ -529,7 +543,7 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                     store.delete_file(state[0])
                     report.removed += 1
                     changed_any = True
-            store.set_meta(SENTENCES_META, "1")
+            store.set_meta(ROWS_META, ROWS_LAYOUT)
             store.set_skipped(skipped)
             store.conn.execute("DELETE FROM meta WHERE key = ?", (KEYWORDS_META,))
         if changed_any:
@@ -618,9 +632,7 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     body = chunking.chunk_text(text, path, max_tokens=CHUNK_TOKENS)
     title = title_of(body[0].text) if body else ""
     embed = embeddable(path, text, opts)
-    # sentence rows: vectors only, evidence for their passages (ov.rank.SENTENCE_SHARE)
-    sent_rows = chunking.sentences(text, body) if kind_of(path) != "code" and embed else []
-    chunks = body + tier_rows + sent_rows
+    chunks = body + tier_rows  # prose sentences have no rows (VECTOR_LEVELS)
     return _Rows(ft.size, ft.mtime_ns, ft.hash, abstract, overview, title, _front_matter_tags(text),
                  tiers.file_type(path), tiers.category(path), chunks,
                  [content_hash(c.text.encode("utf-8")) for c in chunks],
@@ -652,9 +664,13 @@ def _write_file(store: Store, path: str, rows: _Rows, state, report: IndexReport
         ctime_ns=rows.ctime_ns, inode=rows.inode)
     ids = store.insert_chunks(file_id, rows.chunks, rows.hashes, rows.title, embed=rows.embed,
                               trigrams=False, keywords=rows.keywords)
+    if rows.embed:  # only passages and abstracts get vectors (VECTOR_LEVELS)
+        store.no_vectors([cid for cid, c in zip(ids, rows.chunks) if not wants_vector(c.level, path)])
     if reuse and rows.embed:
         report.reused += store.reuse_vectors(
-            ids, {cid: kept[h] for cid, h in zip(ids, rows.hashes) if h in kept})
+            [cid for cid, c in zip(ids, rows.chunks) if wants_vector(c.level, path)],
+            {cid: kept[h] for cid, h, c in zip(ids, rows.hashes, rows.chunks)
+             if h in kept and wants_vector(c.level, path)})
     report.chunks += sum(1 for c in rows.chunks if c.level == 2)
 
 

@@ -1,27 +1,27 @@
-"""Ranking: per-branch scores to [0, 1], fusion, one hit per file, the currentness recheck.
+"""Ranking: per-branch evidence to a probability of relevance, fusion, one hit per file, the
+currentness recheck.
 
 Each branch (keywords: FTS5 BM25; semantic: sqlite-vec cosine) yields chunks best first.
-The semantic branch also hears each file's abstract (its level-0 tier row, about 256
-characters that say what the file is: a title or first paragraph, a heading, a signature
-with its docstring's first line), whose vector speaks for the file as a whole; `with_abstracts` lets it stand for the file's first passage at a discount
-(ABSTRACT_SHARE of its cosine), so a file whose subject matches the query as a whole is
-found even when no single passage says it as plainly. Likewise each sentence of a prose
-file (its level-3 row) stands, at SENTENCE_SHARE, for the passage that holds it: a claim
-often says what one sentence says, not what its whole passage says.
+The semantic branch also hears each file's abstract (its level-0 row, about 256 characters
+that say what the file is: a title or first paragraph, a heading, a signature with its
+docstring's first line), whose vector speaks for the file as a whole; `with_abstracts`
+lets it stand for the file's first passage at a discount (ABSTRACT_SHARE of its cosine).
 
-Scores are mapped to [0, 1] so `--threshold` means the same on every page:
-- keywords: bm25 / (bm25 + K_BM25), a saturating map (FTS5's bm25 is unbounded);
-- semantic: the cosine similarity, clipped at 0;
-- hybrid (`fuse`): a weighted sum of the two branches, each scaled by the query's own best
-  score in that branch (bm25 / best bm25; cosine mapped so the best file is 1 and a cosine
-  at the schedule's floor or below is 0), so a file first in both branches scores 1. The
-  weight of the semantic branch adapts per query: when the best keyword match is weak (a
-  low bm25: only common words matched, as for a question in plain words over code) the
-  meaning carries the ranking; when a query's rare words match strongly the two count
-  about the same. The schedule (`Schedule`: floor, weights, bm25 thresholds) is the
-  file's kind's: code or prose. Scaling by the best score (rather than min-max over a top list) keeps
-  a file's fused score independent of how deep each branch was read, so pages of one
-  query agree. Measured choices: docs/BENCHMARKS.md, "Retrieval quality".
+Every score is on one absolute scale: the estimated probability that the hit is relevant
+to the query, the same meaning in `find`, in `search` of each type and across queries, so
+`--threshold 0.5` keeps the hits judged more likely relevant than not. Per kind of content
+(code, or prose: text, markdown, rst; `Scale`):
+- keywords: bm25 mapped to [0, 1) by bm25 / (bm25 + k_bm25), then `keywords` (a, b);
+- semantic: the cosine (the abstract's discounted), then `find` (a, b);
+- hybrid (`fuse`): z = w_sem * cosine + (1 - w_sem) * keyword map, then `hybrid` (a, b),
+  or the `find` probability of the cosine when that is higher;
+each (a, b) giving p = 1 / (1 + exp(-(a * x + b))), fitted (Platt scaling) on the top
+hits of the tuning sets (SciFact train for prose, CoSQA dev for code). The evidence is the
+branches' own raw numbers, never scaled by the query's best, so a query that matches
+nothing meaningful scores low, and a file's score does not depend on how deep a branch was
+read (pages of one query agree). The fusion weight, the keyword map's k and the abstract's
+share were chosen by 5-fold cross-validation over queries (scripts/cv_rank.py,
+docs/BENCHMARKS.md "Retrieval quality").
 
 Ties are broken by path, then by position, so one query on one index always gives one
 order. The recheck (`Rechecker`) drops hits whose file vanished or changed so that the
@@ -39,44 +39,32 @@ from dataclasses import dataclass, field
 from ov.read import kind_of
 from ov.read import LineIndex, OutsideRoot, decode, freshness, open_under, plain_rel
 
-K_BM25 = 10.0
-
 
 @dataclass(frozen=True)
-class Schedule:
-    """How a file's two branch scores mix (see the module docstring)."""
+class Scale:
+    """How one kind of content's branch evidence becomes a probability (module docstring)."""
 
-    cos_floor: float  # a cosine at or below this scales to 0
-    w_strong: float  # semantic weight when the query's best keyword bm25 >= bm25_strong
-    w_weak: float  # semantic weight when it is <= bm25_weak (linear between)
-    bm25_weak: float
-    bm25_strong: float
+    w_sem: float  # hybrid: the cosine's weight against the keyword map
+    k_bm25: float  # keyword map: bm25 / (bm25 + k_bm25)
+    hybrid: tuple[float, float]  # (a, b) of the fused evidence
+    find: tuple[float, float]  # (a, b) of the cosine alone
+    keywords: tuple[float, float]  # (a, b) of the keyword map alone
 
 
-# One schedule per kind of content (ov.read.kind_of: code, or prose: text, markdown,
-# rst), tuned on SciFact train (prose) and CoSQA dev (code). On prose the rare words of a
-# query are its subject and the two branches count the same; in code the words of a
-# question in plain English are common ones (get, list, file), so the meaning leads more.
-# The prose floor rose from 0.3 to 0.35 with the abstracts' evidence (ABSTRACT_SHARE): the
-# best of both halves of SciFact train (0.748 against 0.744 at 0.3; without the abstracts
-# the two floors were within 0.001).
-PROSE = Schedule(cos_floor=0.35, w_strong=0.5, w_weak=0.97, bm25_weak=10.0, bm25_strong=14.0)
-CODE = Schedule(cos_floor=0.15, w_strong=0.75, w_weak=1.0, bm25_weak=12.0, bm25_strong=18.0)
-PROFILE = {"name": "default", "version": "2026.11-sentence1"}
+# w_sem and k_bm25: the one-standard-error choice of 5-fold cross-validation over queries
+# (SciFact train for prose, CoSQA dev for code; scripts/cv_rank.py cv). The (a, b) pairs:
+# Platt scaling of each score on the top 20 hits of both sets' queries pooled, one pair per
+# score for every kind, so a cosine (or a keyword match) means the same in a code file as
+# in a prose file and the KNN's order is the score's order.
+_HYBRID, _FIND, _KEYWORDS = (21.506, -8.889), (16.771, -12.389), (35.570, -5.868)
+PROSE = Scale(w_sem=0.3, k_bm25=160.0, hybrid=_HYBRID, find=_FIND, keywords=_KEYWORDS)
+CODE = Scale(w_sem=0.5, k_bm25=160.0, hybrid=_HYBRID, find=_FIND, keywords=_KEYWORDS)
+PROFILE = {"name": "default", "version": "2026.12-calibrated1"}
 
-# An abstract's cosine counts at this share against a passage's: a title is short and
-# shares the query's subject words more often than a passage that also says everything
-# else, so at par (1.0) it crowds out passages that answer the query (SciFact train hybrid
-# 0.741 -> 0.736), while a share of 0.9 lets it win only where it is clearly closer
-# (0.744, 0.748 with the prose floor above; CoSQA dev 0.612 -> 0.614; 0.85 and 0.95 do
-# worse on both halves of train). Measured choices: docs/BENCHMARKS.md.
-ABSTRACT_SHARE = 0.9
-
-# A sentence of a prose file (its level-3 row) counts at this share for the passage that
-# holds it: a claim often matches one sentence of a passage more closely than the passage
-# as a whole. Chosen on SciFact train (share 0.8 / 0.85 / 0.9 / 0.95: hybrid 0.754 / 0.754
-# / 0.753 / 0.749 against 0.748 without; `find` 0.692 -> 0.706 at 0.85); docs/BENCHMARKS.md.
-SENTENCE_SHARE = 0.85
+# An abstract's cosine counts at this share against a passage's (`with_abstracts`): 1, a
+# file's semantic evidence is the best of its passages' and its abstract's cosines (the
+# cross-validated choice on both sets; 0.9 before).
+ABSTRACT_SHARE = 1.0
 
 
 @dataclass
@@ -89,18 +77,38 @@ class Cand:
     branches: dict[str, dict] = field(default_factory=dict)
 
 
-def keyword_score(bm25: float) -> float:
+def scale_for(path: str) -> Scale:
+    """The scale of a file, by the kind of its content ("path\\0chunk id" keys too)."""
+    return CODE if kind_of(path.split("\x00", 1)[0]) == "code" else PROSE
+
+
+def _prob(ab: tuple[float, float], x: float) -> float:
+    z = ab[0] * x + ab[1]
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+def keyword_map(bm25: float, scale: Scale = PROSE) -> float:
     b = max(0.0, bm25)
-    return b / (b + K_BM25)
+    return b / (b + scale.k_bm25)
 
 
-def semantic_score(distance: float) -> float:
-    return min(1.0, max(0.0, 1.0 - distance))
+def keyword_score(bm25: float, path: str = "") -> float:
+    """The probability of relevance of a keyword hit of this bm25 in this file."""
+    sc = scale_for(path)
+    return _prob(sc.keywords, keyword_map(bm25, sc))
+
+
+def semantic_score(distance: float, path: str = "") -> float:
+    """The probability of relevance of a semantic hit at this cosine distance in this file."""
+    return _prob(scale_for(path).find, 1.0 - distance)
+
+
+def branch_score(branch: str, raw: float, path: str) -> float:
+    return keyword_score(raw, path) if branch == "keywords" else semantic_score(raw, path)
 
 
 def abstract_distance(distance: float, share: float = ABSTRACT_SHARE) -> float:
-    """The cosine distance an abstract's (or, at SENTENCE_SHARE, a sentence's) vector
-    counts for in the semantic branch."""
+    """The cosine distance an abstract's vector counts for in the semantic branch."""
     return 1.0 - share * (1.0 - distance)
 
 
@@ -140,68 +148,38 @@ def sort_cands(cands: Iterable[Cand]) -> list[Cand]:
     return sorted(cands, key=lambda c: (-c.score, c.path, c.chunk_id))
 
 
-# BM25's IDF grows with the log of the corpus size, so the same match scores lower in a
-# small repository than in the tuning sets (20,082 and 6,762 chunks: ln of their geometric
-# mean is 9.36). The thresholds are scaled by ln(chunks) / REF_LN so "a strong keyword
-# match" means the same in a 500-chunk repository as in a 20,000-chunk one.
-REF_LN = 9.36
-
-
-def schedule_for(path: str) -> Schedule:
-    """The fusion schedule of a file, by the kind of its content."""
-    return CODE if kind_of(path) == "code" else PROSE
-
-
-def semantic_weight(best_bm25: float, n_chunks: int | None = None,
-                    sched: Schedule = PROSE) -> float:
-    """The semantic branch's weight under `sched` for a query whose best keyword chunk
-    scored `best_bm25` in an index of `n_chunks` chunks."""
-    if sched.bm25_strong <= sched.bm25_weak:
-        return sched.w_strong
-    scale = math.log(max(n_chunks, 3)) / REF_LN if n_chunks else 1.0
-    lo, hi = sched.bm25_weak * scale, sched.bm25_strong * scale
-    t = min(1.0, max(0.0, (best_bm25 - lo) / (hi - lo)))
-    return sched.w_weak + (sched.w_strong - sched.w_weak) * t
-
-
 def fuse(lists: dict[str, list[Cand]], n_chunks: int | None = None) -> list[Cand]:
     """Hybrid fusion of per-file (or per-chunk: path "file\\0chunk id") rankings of the
-    keywords and semantic branches; each file keeps the chunk of its best branch
-    contribution. A file's two scores mix by its own kind's schedule, each scaled by the
-    query's best score in that branch over every kind."""
-    kw = lists.get("keywords", [])
-    sem = lists.get("semantic", [])
-    best_bm25 = max((c.branches["keywords"]["raw"] for c in kw), default=0.0)
-    best_cos = max((1.0 - c.branches["semantic"]["raw"] for c in sem), default=0.0)
-    weights: dict[Schedule, float] = {}
-
-    def mix(path: str) -> tuple[Schedule, float]:
-        sched = schedule_for(path.split("\x00", 1)[0])
-        if sched not in weights:
-            w = semantic_weight(best_bm25, n_chunks, sched) if kw else 1.0
-            weights[sched] = w if sem else 0.0
-        return sched, weights[sched]
-
+    keywords and semantic branches: z = w_sem * cosine + (1 - w_sem) * keyword map by the
+    file's own kind's `Scale`, a branch that did not find the file adding 0, and the score
+    the probability of z, or the file's `find` probability when that is higher (so a hit
+    never scores lower in `search` than in `find`). Each file keeps the chunk of its larger
+    branch term. With one branch only, each file scores by that branch's own scale.
+    (`n_chunks` is accepted for callers of the previous signature and not used.)"""
+    if len(lists) == 1:  # one branch ran: its own scale (rank.keyword_score, semantic_score)
+        (only,) = lists.values()
+        return sort_cands(Cand(c.chunk_id, c.path, branch_score(n, c.branches[n]["raw"], c.path),
+                               {n: {**c.branches[n], "rank": r}})
+                          for n in lists for r, c in enumerate(only, 1))
     parts: dict[str, list[tuple[float, Cand, str, int]]] = {}
-    for name, ranked in (("keywords", kw), ("semantic", sem)):
-        for rank, c in enumerate(ranked, 1):
-            sched, w_sem = mix(c.path)
+    for name in ("keywords", "semantic"):
+        for rank, c in enumerate(lists.get(name, []), 1):
+            sc = scale_for(c.path)
+            raw = c.branches[name]["raw"]
             if name == "keywords":
-                norm = c.branches[name]["raw"] / best_bm25 if best_bm25 > 0 else 0.0
-                weight = 1.0 - w_sem
+                term = (1.0 - sc.w_sem) * keyword_map(raw, sc)
             else:
-                cos = 1.0 - c.branches[name]["raw"]
-                # below the floor nothing is close: then scale by the best alone, so the
-                # order of weak matches still follows their similarity (not their path)
-                floor = sched.cos_floor if best_cos > sched.cos_floor else 0.0
-                span = best_cos - floor
-                norm = max(0.0, (cos - floor) / span) if span > 0 else 0.0
-                weight = w_sem
-            parts.setdefault(c.path, []).append((weight * norm, c, name, rank))
+                term = sc.w_sem * max(0.0, 1.0 - raw)
+            parts.setdefault(c.path, []).append((term, c, name, rank))
     fused = []
     for path, got in parts.items():
         lead = max(got, key=lambda g: (g[0], -g[1].chunk_id))[1]
-        f = Cand(lead.chunk_id, path, min(1.0, sum(g[0] for g in got)))
+        sc = scale_for(path)
+        p = _prob(sc.hybrid, sum(g[0] for g in got))
+        for _, c, name, _ in got:  # never below what `find` says of the same file
+            if name == "semantic":
+                p = max(p, _prob(sc.find, 1.0 - c.branches[name]["raw"]))
+        f = Cand(lead.chunk_id, path, p)
         for _, c, name, rank in got:
             f.branches[name] = {**c.branches.get(name, {}), "rank": rank}
         fused.append(f)

@@ -849,6 +849,28 @@ class Store:
                 n += 1
         return n
 
+    def reused_by_hash(self, chunk_ids: Sequence[int]) -> set[int]:
+        """Give each chunk without a vector the stored vector of another chunk of the same
+        text hash, where there is one; returns the ids that got one."""
+        got: set[int] = set()
+        if not self.has_vectors():
+            return got
+        for cid in chunk_ids:
+            row = self.conn.execute(
+                "SELECT v.embedding FROM chunks c JOIN chunks_vec v ON v.chunk_id = c.id "
+                "WHERE c.hash = (SELECT hash FROM chunks WHERE id = ?) AND c.id != ? LIMIT 1",
+                (cid, cid)).fetchone()
+            if row is not None and self.conn.execute(
+                    "SELECT 1 FROM chunks WHERE id = ? AND embedded = 0", (cid,)).fetchone():
+                self._insert_vec(cid, row[0])
+                got.add(cid)
+        return got
+
+    def no_vectors(self, chunk_ids: Sequence[int]) -> None:
+        """Mark rows that are never given a vector (`embedded` = -1: keyword rows only), so
+        they are not pending (ov.indexer.wants_vector)."""
+        self.conn.executemany("UPDATE chunks SET embedded = -1 WHERE id = ?", [(c,) for c in chunk_ids])
+
     def _insert_vec(self, chunk_id: int, blob: bytes) -> None:
         meta = self.conn.execute(
             "SELECT c.level, f.ftype, f.updated_at, f.created_at FROM chunks c JOIN files f "
@@ -1113,6 +1135,20 @@ class Store:
                     f"WHERE c.id IN ({','.join('?' * len(part))})", part):
                 out[cid] = path
         return out
+
+    def file_vector_distances(self, qvec: bytes, chunk_ids: Sequence[int]) -> list[tuple[int, int, int, float]]:
+        """(row id, level, first passage id, cosine distance) of every passage and abstract
+        with a vector in the files holding `chunk_ids`: a file's semantic evidence read
+        exactly, whatever the KNN's depth."""
+        if not chunk_ids:
+            return []
+        return self.rows(
+            "WITH f AS (SELECT DISTINCT file_id FROM chunks WHERE id IN (SELECT value FROM json_each(?))), "
+            "r AS (SELECT c.id, c.level, c.file_id FROM chunks c JOIN f ON f.file_id = c.file_id "
+            "WHERE c.level IN (0, 2) AND c.embedded = 1) "
+            "SELECT r.id, r.level, (SELECT p.id FROM chunks p WHERE p.file_id = r.file_id AND p.level = 2 "
+            "ORDER BY p.seq, p.id LIMIT 1), vec_distance_cosine(v.embedding, ?) FROM r "
+            "JOIN chunks_vec v ON v.chunk_id = r.id", (json.dumps(list(chunk_ids)), qvec))
 
     def first_passages(self, ids: Sequence[int]) -> dict[int, int]:
         """Tier row id -> the id of its file's first level-2 chunk (the one that holds the

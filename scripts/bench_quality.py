@@ -112,6 +112,26 @@ def fingerprint() -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:10]
 
 
+def nonsense_queries(corpus, n: int = 20, seed: int = 0) -> list[str]:
+    """`n` queries of two to four random lowercase words (5-9 letters), each word absent
+    from the corpus: a query that matches nothing meaningful (issue 14)."""
+    import random  # noqa: PLC0415
+
+    words = set()
+    for _, title, text in corpus:
+        words.update(w.lower() for w in re.findall(r"[A-Za-z]+", f"{title} {text}"))
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        q = []
+        while len(q) < rng.randint(2, 4):
+            w = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(5, 9)))
+            if w not in words:
+                q.append(w)
+        out.append(" ".join(q))
+    return out
+
+
 def write_docs(corpus, folder: Path, ext: str) -> dict[str, str]:
     """Write each document once; returns file name -> doc id."""
     names = safe_names([c[0] for c in corpus])
@@ -196,7 +216,7 @@ def query_args(stype: str, query: str, db: Path, explain: bool) -> list[str]:
 
 
 def run_queries(runner: Runner, stype: str, queries: dict[str, str], db: Path, back: dict[str, str],
-                explain: bool = False, log=print):
+                explain: bool = False, log=print, pages: int = 2):
     """qid -> {doc id: 1000 - rank} over two pages; per-call times; explain records."""
     run, times, dumps, profile = {}, [], {}, None
     for n, (qid, text) in enumerate(queries.items(), 1):
@@ -205,7 +225,7 @@ def run_queries(runner: Runner, stype: str, queries: dict[str, str], db: Path, b
         times.append(dt)
         res = env["result"]
         hits = list(res["hits"])
-        if res.get("next_cursor"):
+        if res.get("next_cursor") and pages > 1:
             env2, _ = runner(args + ["--cursor", res["next_cursor"]])
             hits += env2["result"]["hits"]
         profile = res.get("profile")
@@ -217,12 +237,64 @@ def run_queries(runner: Runner, stype: str, queries: dict[str, str], db: Path, b
         # BEIR drops a document whose id is the query's own id
         ranked = [d for d in ranked if d != qid][:100]
         run[qid] = {d: 1000.0 - i for i, d in enumerate(ranked)}
-        if explain:
-            dumps[qid] = [{"doc": back.get(Path(h["path"]).name), "score": h["score"],
-                           "scores": h.get("scores")} for h in hits]
+        dumps[qid] = [{"doc": back.get(Path(h["path"]).name), "score": h["score"],
+                       "scores": h.get("scores")} for h in hits if back.get(Path(h["path"]).name) != qid]
         if n % 100 == 0:
             log(f"  {stype}: {n}/{len(queries)} queries, median {1000 * statistics.median(times):.0f} ms")
     return run, times, dumps, profile
+
+
+def folds_of(qids: list[str], k: int = 5, seed: int = 0) -> dict[str, int]:
+    """qid -> fold (0..k-1), the same split for every method (scripts/cv_rank.py uses it too)."""
+    import random  # noqa: PLC0415
+
+    order = sorted(qids)
+    f = [i % k for i in range(len(order))]
+    random.Random(seed).shuffle(f)
+    return dict(zip(order, f))
+
+
+def cli_anchors(kw: dict, sem: dict) -> dict[str, dict]:
+    """The two fusion anchors over the CLI's own branch lists (`ov search --search-type
+    keywords` and `ov find`, each read 100 deep with --explain): RRF with k = 60, and
+    0.5 * min-max(cosine) + 0.5 * min-max(bm25) over each list (absent = 0)."""
+    rrf, mm = {}, {}
+    for qid in kw.keys() | sem.keys():
+        a, b = kw.get(qid, []), sem.get(qid, [])
+        r: dict[str, float] = {}
+        for lst in (a, b):
+            for i, h in enumerate(lst[:100], 1):
+                if h["doc"] is not None:
+                    r[h["doc"]] = r.get(h["doc"], 0.0) + 1.0 / (60 + i)
+        rrf[qid] = r
+        m: dict[str, float] = {}
+        for lst, branch, conv in ((a, "keywords", lambda x: x), (b, "semantic", lambda x: 1.0 - x)):
+            vals = [(h["doc"], conv(h["scores"][branch]["raw"])) for h in lst[:100]
+                    if h["doc"] is not None and h.get("scores") and branch in h["scores"]]
+            if not vals:
+                continue
+            hi, lo = max(v for _, v in vals), min(v for _, v in vals)
+            for d, v in vals:
+                m[d] = m.get(d, 0.0) + 0.5 * ((v - lo) / (hi - lo) if hi > lo else 1.0)
+        mm[qid] = m
+    return {"rrf": rrf, "mm50": mm}
+
+
+def reliability(dumps: dict, qrels: dict, top: int = 10, bins: int = 10):
+    """Each query's first `top` hits by their score: rows (lo, hi, hits, mean score,
+    fraction relevant) and the expected calibration error (hit-weighted mean |gap|)."""
+    pairs = [(h["score"], qrels.get(qid, {}).get(h["doc"], 0) > 0)
+             for qid, hits in dumps.items() for h in hits[:top]]
+    rows, ece = [], 0.0
+    for i in range(bins):
+        lo, hi = i / bins, (i + 1) / bins
+        got = [(p, y) for p, y in pairs if lo <= p < hi or (i == bins - 1 and p == 1.0)]
+        if got:
+            mp = sum(p for p, _ in got) / len(got)
+            fr = sum(y for _, y in got) / len(got)
+            rows.append((lo, hi, len(got), mp, fr))
+            ece += len(got) / len(pairs) * abs(mp - fr)
+    return rows, ece
 
 
 def run_anchors(d: Path, split: str, tune_split: str | None, out: Path) -> dict | None:
@@ -263,6 +335,48 @@ def table(name: str, split: str, ours: dict, anchors: dict | None, profile) -> s
     return "\n".join(lines) + "\n"
 
 
+def fold_table(fold_nd: dict[str, list[float]], types: list[str]) -> str:
+    """nDCG@10 over five folds of the queries: mean ± standard deviation, the worst fold, and
+    the per-fold checks of issue 19 for the hybrid."""
+    lines = ["| nDCG@10 over 5 query folds | mean ± sd | min fold | folds |", "| --- | --- | --- | --- |"]
+    for m, v in fold_nd.items():
+        lines.append(f"| {m} | {statistics.mean(v):.3f} ± {statistics.stdev(v):.3f} | {min(v):.3f} | "
+                     + " ".join(f"{x:.3f}" for x in v) + " |")
+    if "hybrid" in fold_nd:
+        h = fold_nd["hybrid"]
+        checks = []
+        if "find" in fold_nd and "keywords" in fold_nd:
+            ok = all(h[i] >= max(fold_nd["find"][i], fold_nd["keywords"][i]) - 0.005 for i in range(5))
+            checks.append(f"hybrid >= max(find, keywords) - 0.005 on every fold: {'yes' if ok else 'NO'}")
+        for a in ("anchor rrf", "anchor mm50"):
+            if a in fold_nd:
+                ok = all(h[i] >= fold_nd[a][i] for i in range(5))
+                checks.append(f"hybrid >= {a} on every fold: {'yes' if ok else 'NO'}")
+        lines += ["", "; ".join(checks) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def calib_table(calib: dict, nonsense: dict) -> str:
+    lines = ["Score calibration, each query's first 10 hits (score bucket -> fraction relevant):", "",
+             "| bucket | " + " | ".join(f"{t}: hits / mean score / relevant" for t in calib) + " |",
+             "| --- |" + " --- |" * len(calib)]
+    for i in range(10):
+        lo = i / 10
+        cells = []
+        for t, (rows, _) in calib.items():
+            r = next((r for r in rows if abs(r[0] - lo) < 1e-9), None)
+            cells.append(f"{r[2]} / {r[3]:.3f} / {r[4]:.3f}" if r else "0")
+        lines.append(f"| {lo:.1f}-{lo + 0.1:.1f} | " + " | ".join(cells) + " |")
+    lines.append("| ECE | " + " | ".join(f"**{e:.3f}**" for _, e in calib.values()) + " |")
+    if nonsense:
+        lines += ["", "| top score of each query | " + " | ".join(nonsense) + " |", "| --- |" + " --- |" * len(nonsense),
+                  "| 20 nonsense queries: max / median | " + " | ".join(
+                      f"{v['nonsense_max']:.3f} / {v['nonsense_median']:.3f}" for v in nonsense.values()) + " |",
+                  "| real queries: median / 10th percentile | " + " | ".join(
+                      f"{v['real_median']:.3f} / {v['real_p10']:.3f}" for v in nonsense.values()) + " |"]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dataset")
@@ -277,6 +391,10 @@ def main(argv=None) -> int:
     ap.add_argument("--anchors", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--tune-split", default=None, help="passed to ireval_baselines.py (alpha tuned there)")
     ap.add_argument("--explain", action="store_true", help="ask for --explain and keep per-hit branch scores")
+    ap.add_argument("--pages", type=int, choices=(1, 2), default=2,
+                    help="1: only the first page of 50 (nDCG@10 and MRR@10 exact, Recall@100 read at 50)")
+    ap.add_argument("--nonsense", action=argparse.BooleanOptionalAction, default=True,
+                    help="also run 20 nonsense queries (words absent from the corpus) and report their top score")
     ap.add_argument("--out", type=Path, help="write results (and per-query runs) as JSON")
     ap.add_argument("--md", type=Path, help="write the result table as Markdown")
     args = ap.parse_args(argv)
@@ -325,15 +443,40 @@ def main(argv=None) -> int:
     ours, timing, runs, dumps, profile = {}, {}, {}, {}, None
     for t in types:
         log(f"{t}: {len(queries)} queries through the CLI ({args.runner}) ...")
-        run, times, dump, profile = run_queries(runner, t, queries, db, back, args.explain, log)
+        # keywords and find keep their branches' raw scores for the fusion anchors
+        run, times, dump, profile = run_queries(runner, t, queries, db, back,
+                                                args.explain or t in ("keywords", "find"), log, args.pages)
         pq = base.per_query_metrics(run, qrels)
         ours[t] = base.mean_metrics(pq)
         timing[t] = {"median_ms": round(1000 * statistics.median(times), 1),
                      "p90_ms": round(1000 * sorted(times)[int(0.9 * (len(times) - 1))], 1)}
         runs[t] = run
-        if dump:
-            dumps[t] = dump
+        dumps[t] = dump
         log(f"{t}: {ours[t]} {timing[t]}")
+
+    # the cross-validation folds: every method's mean over each fifth of the queries
+    folds = folds_of(list(queries))
+    per_q = {t: base.per_query_metrics(runs[t], qrels) for t in types}
+    if "keywords" in dumps and "find" in dumps:
+        for anchor, run in cli_anchors(dumps["keywords"], dumps["find"]).items():
+            per_q[f"anchor {anchor}"] = base.per_query_metrics(run, qrels)
+    fold_nd = {m: [statistics.mean(v["ndcg10"] for q, v in pq.items() if folds[q] == i) for i in range(5)]
+               for m, pq in per_q.items()}
+    calib = {t: reliability(dumps[t], qrels) for t in types}
+    nonsense = {}
+    if args.nonsense:
+        texts = nonsense_queries(corpus)
+        for t in types:
+            tops = []
+            for q in texts:
+                env, _ = runner(query_args(t, q, db, False))
+                hits = env["result"]["hits"]
+                tops.append(hits[0]["score"] if hits else 0.0)
+            real = sorted(h[0]["score"] if h else 0.0 for h in dumps[t].values())
+            nonsense[t] = {"nonsense_max": max(tops), "nonsense_median": statistics.median(tops),
+                           "real_median": statistics.median(real),
+                           "real_p10": real[int(0.1 * (len(real) - 1))], "queries": texts, "tops": tops}
+            log(f"{t}: nonsense top score max {max(tops):.3f}, real top median {statistics.median(real):.3f}")
 
     anchors = None
     if args.anchors:
@@ -341,6 +484,7 @@ def main(argv=None) -> int:
         anchors = run_anchors(d, args.split, args.tune_split, work / f"anchors-{args.split}.json")
 
     md = table(name, args.split, ours, anchors, profile)
+    md += "\n" + fold_table(fold_nd, types) + "\n" + calib_table(calib, nonsense)
     load = (f"; query encoder load {runner.model_load_s:.2f} s once" if runner.model_load_s else "")
     md += (f"\nIndex: {len(corpus)} files in {index_info['seconds']} s (`ov index`, real model, "
            f"{index_info['report'].get('chunks')} chunks). Median query time (first page of 50, "
@@ -354,7 +498,8 @@ def main(argv=None) -> int:
             "dataset": name, "split": args.split, "queries": len(queries), "profile": profile,
             "runner": args.runner, "ext": ext, "index": index_info, "metrics": ours, "timing": timing,
             "anchors": anchors["results"][args.split] if anchors else None, "runs": runs,
-            "explain": dumps, "load": os.getloadavg()}, indent=1))
+            "explain": dumps, "folds": fold_nd, "calibration": {t: {"table": v[0], "ece": v[1]} for t, v in calib.items()},
+            "nonsense": nonsense, "load": os.getloadavg()}, indent=1))
     return 0
 
 

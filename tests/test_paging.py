@@ -138,13 +138,14 @@ def test_all_chunks_pages_over_every_level_equal_one_long_page(ov, corpus):
     told them apart by path and span only, so one of them counted as shown already and the
     pages ran out after a few hits."""
     root, _ = corpus
+    # overviews (level 1) have keyword rows only, no vectors: semantic hits are levels 0 and 2
     args = ["thread pool future", "--search-type", "semantic", "--level", "0,1,2", "--all-chunks"]
 
     def entry(h):
         return h["path"], h["level"], h["excerpt"]["start"], h["excerpt"]["end"]
 
     one = [entry(h) for h in ov("search", *args, "-o", "json", "-n", "50", cwd=root).json["result"]["hits"]]
-    assert len(one) == 50 and {e[1] for e in one} == {0, 1, 2}
+    assert len(one) == 50 and {e[1] for e in one} == {0, 2}
     seen, cursor = [], None
     while len(seen) < 50:
         r = ov("search", *args, "-o", "json", "-n", "3", *(["--cursor", cursor] if cursor else []), cwd=root)

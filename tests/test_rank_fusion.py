@@ -1,8 +1,11 @@
-"""Hybrid fusion (ov.rank.fuse): scale, adaptive weight, stability under depth, and paging
-through the CLI agreeing with one long page."""
+"""Scores and hybrid fusion (ov.rank, issues 14 and 19): every score is a probability of
+relevance from the branches' own raw evidence, on one scale for `find`, `search` and every
+query; a file's score does not depend on the other files or on how deep a branch was read;
+`--threshold` cuts on it; pages through the CLI agree with one long page."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -14,11 +17,11 @@ from conftest import make_tree
 
 
 def kw(path: str, bm25: float, cid: int) -> Cand:
-    return Cand(cid, path, rank.keyword_score(bm25), {"keywords": {"raw": bm25}})
+    return Cand(cid, path, rank.keyword_score(bm25, path), {"keywords": {"raw": bm25}})
 
 
 def sem(path: str, cos: float, cid: int) -> Cand:
-    return Cand(cid, path, cos, {"semantic": {"raw": 1.0 - cos}})
+    return Cand(cid, path, rank.semantic_score(1.0 - cos, path), {"semantic": {"raw": 1.0 - cos}})
 
 
 def lists(kws: list[tuple[str, float]], sems: list[tuple[str, float]]) -> dict[str, list[Cand]]:
@@ -27,61 +30,71 @@ def lists(kws: list[tuple[str, float]], sems: list[tuple[str, float]]) -> dict[s
     return {"keywords": k, "semantic": s}
 
 
-def test_first_in_both_branches_scores_one_and_scores_stay_in_range():
-    out = rank.fuse(lists([("a", 30.0), ("b", 10.0), ("c", 2.0)], [("a", 0.7), ("c", 0.6), ("d", 0.1)]))
-    assert out[0].path == "a" and out[0].score == pytest.approx(1.0)
-    assert all(0.0 <= c.score <= 1.0 for c in out)
-    assert [c.score for c in out] == sorted((c.score for c in out), reverse=True)
-    assert {c.path for c in out} == {"a", "b", "c", "d"}
+def expected(path: str, bm25: float | None, cos: float | None) -> float:
+    """The documented formula, computed apart from ov.rank.fuse."""
+    sc = rank.CODE if path.endswith(".py") else rank.PROSE
+    z = 0.0
+    if bm25 is not None:
+        z += (1 - sc.w_sem) * bm25 / (bm25 + sc.k_bm25)
+    if cos is not None:
+        z += sc.w_sem * max(0.0, cos)
+    a, b = sc.hybrid
+    p = 1 / (1 + math.exp(-(a * z + b)))
+    if cos is not None:  # never below the file's `find` probability
+        a, b = sc.find
+        p = max(p, 1 / (1 + math.exp(-(a * cos + b))))
+    return p
+
+
+def test_a_score_is_the_probability_of_the_files_own_evidence():
+    out = rank.fuse(lists([("a.txt", 30.0), ("b.txt", 10.0), ("c.txt", 2.0)],
+                          [("a.txt", 0.7), ("c.txt", 0.6), ("d.txt", 0.1)]))
+    by = {c.path: c.score for c in out}
+    assert by == pytest.approx({"a.txt": expected("a.txt", 30.0, 0.7), "b.txt": expected("b.txt", 10.0, None),
+                                "c.txt": expected("c.txt", 2.0, 0.6), "d.txt": expected("d.txt", None, 0.1)})
+    assert all(0.0 < c.score < 1.0 for c in out)
+    assert [c.path for c in out] == ["a.txt", "c.txt", "b.txt", "d.txt"]
     assert out[0].branches["keywords"]["rank"] == 1 and out[0].branches["semantic"]["rank"] == 1
 
 
-@pytest.mark.parametrize("sched", [rank.PROSE, rank.CODE])
-def test_semantic_weight_grows_as_the_best_keyword_match_weakens(sched):
-    weak = rank.semantic_weight(sched.bm25_weak - 5, sched=sched)
-    strong = rank.semantic_weight(sched.bm25_strong + 5, sched=sched)
-    mid = rank.semantic_weight((sched.bm25_weak + sched.bm25_strong) / 2, sched=sched)
-    assert weak == pytest.approx(sched.w_weak)
-    assert strong == pytest.approx(sched.w_strong)
-    assert strong < mid < weak
-    assert 0.0 <= strong and weak <= 1.0
-    # a smaller index lowers both thresholds (IDF grows with the log of its size)
-    assert rank.semantic_weight(sched.bm25_weak, 500, sched) < weak
+def test_a_files_score_does_not_depend_on_the_other_files():
+    alone = rank.fuse(lists([("a.txt", 12.0)], [("a.txt", 0.5)]))
+    crowd = rank.fuse(lists([("top.txt", 60.0), ("a.txt", 12.0)], [("top.txt", 0.95), ("a.txt", 0.5)]))
+    assert alone[0].score == pytest.approx({c.path: c.score for c in crowd}["a.txt"])
+    # the first hit of a query scores what its evidence says, not 1
+    weak = rank.fuse(lists([], [("x.txt", 0.12), ("y.txt", 0.05)]))
+    assert weak[0].path == "x.txt" and weak[0].score < 0.05
 
 
-def test_each_file_mixes_by_its_kind():
-    assert rank.schedule_for("src/app.py") is rank.CODE
-    assert rank.schedule_for("notes/README.md") is rank.PROSE
-    assert rank.schedule_for("paper.txt") is rank.PROSE
-    # one query, the same branch evidence for a code file and a prose file: keywords
-    # strong enough that prose mixes near half and half while code leans on meaning
-    best = rank.PROSE.bm25_strong + 5
-    assert rank.semantic_weight(best, sched=rank.CODE) > rank.semantic_weight(best, sched=rank.PROSE)
-    fused = rank.fuse(lists([("k.py", best), ("k.md", best), ("top.txt", best * 2)],
-                            [("top.txt", 0.9), ("s.py", 0.8), ("s.md", 0.8)]))
+@pytest.mark.parametrize("path", ["notes.md", "src/app.py"])
+def test_weak_evidence_scores_low_and_strong_evidence_high(path):
+    assert expected(path, None, 0.1) < 0.05 and rank.semantic_score(0.9, path) < 0.05
+    assert rank.keyword_score(1.0, path) < 0.1
+    strong = rank.fuse(lists([(path, 40.0)], [(path, 0.85)]))[0].score
+    assert strong > 0.5
+    # more evidence in either branch never lowers the score
+    def fused(b: float, c: float) -> float:
+        return rank.fuse(lists([(path, b)], [(path, c)]))[0].score
+
+    for b in (0.5, 5.0, 20.0):
+        for c in (0.2, 0.5, 0.8):
+            assert fused(b, c) <= fused(b + 5, c) and fused(b, c) <= fused(b, c + 0.1)
+
+
+def test_each_file_is_scored_by_its_kind():
+    assert rank.scale_for("src/app.py") is rank.CODE
+    assert rank.scale_for("notes/README.md") is rank.PROSE and rank.scale_for("paper.txt") is rank.PROSE
+    assert rank.scale_for("src/app.py\x0012") is rank.CODE  # --all-chunks keys
+    fused = rank.fuse(lists([("k.py", 20.0), ("k.md", 20.0)], [("k.py", 0.6), ("k.md", 0.6)]))
     by = {c.path: c.score for c in fused}
-    assert by["top.txt"] == pytest.approx(1.0)
-    assert by["s.py"] > by["s.md"]  # meaning counts more in code
-    assert by["k.md"] > by["k.py"]  # and the keywords more in prose
-    # per-chunk fusion (`--all-chunks`) keys "path\0chunk id": the kind is the file's
-    per_chunk = rank.fuse(lists([("k.py\x001", best)], [("s.py\x002", 0.8), ("s.md\x003", 0.8)]))
-    sc = {c.path: c.score for c in per_chunk}
-    assert sc["s.py\x002"] > sc["s.md\x003"]
-
-
-def test_weak_keyword_matches_let_meaning_decide():
-    # "b" wins on keywords, "a" on meaning: with only weak keyword evidence "a" leads,
-    # with strong keyword evidence for "b" the keyword side leads
-    low = rank.fuse(lists([("b", 4.0), ("a", 1.0)], [("a", 0.8), ("b", 0.2)]))
-    assert low[0].path == "a"
-    high = rank.fuse(lists([("b", 60.0), ("a", 5.0)], [("a", 0.5), ("b", 0.45)]))
-    assert high[0].path == "b"
+    assert by["k.py"] == pytest.approx(expected("k.py", 20.0, 0.6))
+    assert by["k.md"] == pytest.approx(expected("k.md", 20.0, 0.6))
 
 
 def test_fused_scores_do_not_depend_on_how_deep_branches_were_read():
     rng = random.Random(7)
-    kws = [(f"f{i:03d}", rng.uniform(1, 40)) for i in range(300)]
-    sems = [(f"f{rng.randrange(400):03d}", rng.uniform(0, 0.9)) for _ in range(300)]
+    kws = [(f"f{i:03d}.txt", rng.uniform(1, 40)) for i in range(300)]
+    sems = [(f"f{rng.randrange(400):03d}.txt", rng.uniform(0, 0.9)) for _ in range(300)]
     sems = list({p: (p, c) for p, c in sems}.values())
     full = lists(kws, sems)
     deep = {c.path: c.score for c in rank.fuse(full)}
@@ -93,16 +106,64 @@ def test_fused_scores_do_not_depend_on_how_deep_branches_were_read():
             assert c.score == pytest.approx(deep[c.path])
 
 
-def test_one_branch_only():
-    only_kw = rank.fuse({"keywords": rank.sort_cands([kw("x", 5.0, 1), kw("y", 9.0, 2)])})
-    assert [c.path for c in only_kw] == ["y", "x"] and only_kw[0].score == pytest.approx(1.0)
-    only_sem = rank.fuse({"semantic": rank.sort_cands([sem("x", 0.3, 1), sem("y", 0.5, 2)])})
-    assert [c.path for c in only_sem] == ["y", "x"]
+def test_one_branch_only_scores_by_that_branch():
+    only_kw = rank.fuse({"keywords": rank.sort_cands([kw("x.txt", 5.0, 1), kw("y.txt", 9.0, 2)])})
+    assert [c.path for c in only_kw] == ["y.txt", "x.txt"]
+    assert only_kw[0].score == pytest.approx(rank.keyword_score(9.0, "y.txt"))
+    only_sem = rank.fuse({"semantic": rank.sort_cands([sem("x.txt", 0.3, 1), sem("y.txt", 0.5, 2)])})
+    assert [c.path for c in only_sem] == ["y.txt", "x.txt"]
+    assert only_sem[0].score == pytest.approx(rank.semantic_score(0.5, "y.txt"))
 
 
 def test_ties_are_broken_by_path():
-    out = rank.fuse(lists([("b", 10.0), ("a", 10.0)], []))
-    assert [c.path for c in out] == ["a", "b"]
+    out = rank.fuse(lists([("b.txt", 10.0), ("a.txt", 10.0)], []))
+    assert [c.path for c in out] == ["a.txt", "b.txt"]
+
+
+TOPIC = "socket server queue"
+
+
+@pytest.fixture
+def topical(tree, ov):
+    words = ["socket", "server", "thread", "queue", "parser", "token", "cache", "index", "vector", "graph"]
+    rng = random.Random(3)
+    files = {f"d{i:02d}.md": " ".join(rng.choice(words) for _ in range(40)) + "\n" for i in range(40)}
+    files["exact.md"] = TOPIC + "\n"
+    root = tree(files)
+    assert ov("index", str(root), "--no-progress").code == 0
+    return root
+
+
+def test_a_nonsense_query_scores_low_where_a_real_match_scores_high(topical, ov):
+    for cmd in (["find"], ["search"], ["search", "--search-type", "keywords"]):
+        real = ov(*cmd, TOPIC, "-o", "json", cwd=topical).json["result"]["hits"]
+        if cmd[-1] == "keywords":  # every file holds these words: the hits are there, not sure ones
+            assert real and all(0.0 < h["score"] < 1.0 for h in real)
+        else:
+            assert real and real[0]["path"] == "exact.md" and real[0]["score"] >= 0.5, (cmd, real[:1])
+        r = ov(*cmd, "zzzqqqnonword vvvxxyy", "-o", "json", cwd=topical)
+        nonsense = r.json["result"]["hits"]
+        assert not nonsense or nonsense[0]["score"] < 0.1, (cmd, nonsense[:1])
+
+
+def test_find_and_search_agree_in_meaning(topical, ov):
+    f = {h["path"]: h["score"] for h in ov("find", TOPIC, "-n", "50", "-o", "json", cwd=topical).json["result"]["hits"]}
+    s = {h["path"]: h["score"] for h in ov("search", TOPIC, "-n", "50", "-o", "json", cwd=topical).json["result"]["hits"]}
+    assert f["exact.md"] >= 0.5 and s["exact.md"] >= 0.5
+    low_f = {p for p, v in f.items() if v < 0.5}
+    low_s = {p for p, v in s.items() if v < 0.5}
+    assert low_f and low_s and len(low_f & low_s) >= 0.8 * min(len(low_f), len(low_s))
+
+
+@pytest.mark.parametrize("cmd", [["find"], ["search"]])
+def test_threshold_cuts_on_the_score(topical, ov, cmd):
+    every = ov(*cmd, TOPIC, "-n", "50", "-o", "json", cwd=topical).json["result"]["hits"]
+    cut = ov(*cmd, TOPIC, "-n", "50", "--threshold", "0.5", "-o", "json", cwd=topical)
+    kept = cut.json["result"]["hits"]
+    assert kept and all(h["score"] >= 0.5 for h in kept)
+    assert [h["path"] for h in kept] == [h["path"] for h in every if h["score"] >= 0.5]
+    none = ov(*cmd, "zzzqqqnonword vvvxxyy", "--threshold", "0.5", "-o", "json", cwd=topical)
+    assert none.code == 1 and none.json["result"]["hits"] == []
 
 
 def test_hybrid_pages_agree_with_one_long_page(ov, tmp_path):
@@ -122,3 +183,34 @@ def test_hybrid_pages_agree_with_one_long_page(ov, tmp_path):
             break
     assert [h["path"] for h in paged[:30]] == [h["path"] for h in one["hits"]]
     assert [h["score"] for h in paged[:30]] == [h["score"] for h in one["hits"]]
+
+
+@pytest.mark.model
+def test_real_model_a_real_match_passes_a_threshold_a_nonsense_query_does_not(tree, ov):
+    """With the real model, one scale for every query: a question that one file answers
+    scores its hit above 0.3 in `find` and `search`; a query of words that are in no file
+    scores below 0.1, so `--threshold 0.3` keeps the one and returns nothing for the other."""
+    root = tree({
+        "vitd.txt": "Vitamin D supplementation and fracture risk in older adults\n\nDaily vitamin D "
+                    "supplements lowered the rate of hip fractures in adults over seventy during five "
+                    "years of follow-up, compared with placebo.\n",
+        "sleep.txt": "Sleep duration and working memory in adolescents\n\nTeenagers who slept less than "
+                     "seven hours scored lower on working memory tasks.\n",
+        "soil.txt": "Nitrogen cycling in temperate forest soils\n\nMicrobial activity sets the pace of "
+                    "nitrogen mineralisation in forest soils.\n",
+        "retry.py": "def retry(fn, attempts=3):\n    \"\"\"Call fn until it succeeds or attempts run out.\"\"\"\n"
+                    "    for _ in range(attempts - 1):\n        try:\n            return fn()\n"
+                    "        except Exception:\n            pass\n    return fn()\n",
+    })
+    assert ov("index", root).code == 0
+    for cmd in (["find"], ["search"]):
+        real = ov(*cmd, "does vitamin D prevent hip fractures in the elderly", "-o", "json", cwd=root)
+        top = real.json["result"]["hits"][0]
+        assert top["path"] == "vitd.txt" and top["score"] > 0.3, (cmd, top)
+        nonsense = ov(*cmd, "qzxvbn wplokjh ytrqaz", "-o", "json", cwd=root).json["result"]["hits"]
+        assert not nonsense or nonsense[0]["score"] < 0.1, (cmd, nonsense[:1])
+        cut = ov(*cmd, "qzxvbn wplokjh ytrqaz", "--threshold", "0.3", "-o", "json", cwd=root)
+        assert cut.code == 1 and cut.json["result"]["hits"] == []
+        kept = ov(*cmd, "does vitamin D prevent hip fractures in the elderly", "--threshold", "0.3",
+                  "-o", "json", cwd=root).json["result"]["hits"]
+        assert [h["path"] for h in kept][:1] == ["vitd.txt"]

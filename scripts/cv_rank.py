@@ -1,0 +1,730 @@
+"""Cross-validated choice of ov's ranking (issue 19) and of its score scale (issue 14).
+
+    python3 scripts/cv_rank.py prep scifact --workdir W --splits train,test
+    python3 scripts/cv_rank.py extract scifact --workdir W
+    python3 scripts/cv_rank.py prep cosqa-dev --workdir W2 --splits dev
+    python3 scripts/cv_rank.py extract cosqa-dev --workdir W2
+    python3 scripts/cv_rank.py cv
+    python3 scripts/cv_rank.py calib --prose SA,W,K --code SA,W,K
+    python3 scripts/cv_rank.py pooled --prose 1.0,0.3,160 --code 1.0,0.5,160
+
+The model runs over each corpus once: W is the work folder of a real index built by `ov
+index` (scripts/bench_quality.py builds one there with --workdir). `prep` embeds the queries
+(the splits' and 20 nonsense ones, words absent from the corpus) and reads each query's
+keyword branch as the engine reads it for a first page (depth 204); `extract` reads every
+passage and abstract vector of the index and keeps, per query and per file:
+
+- P: the file's best passage cosine;
+- A: the cosine of the file's abstract (its level-0 row);
+- K: the file's best keyword bm25 (0 when the file is not in the keyword branch's list).
+
+`cv` then compares fusion rules with 5-fold cross-validation over queries (the folds of
+scripts/bench_quality.py: SciFact train for prose, CoSQA dev for code; SciFact test is
+reported, never chosen on), in numpy; `calib` fits the score scale (Platt scaling of each
+ranking score on the tuning sets' top hits) and reports its reliability on SciFact test
+and, out of fold, on CoSQA dev. The cache lives outside the project (default
+/work/cache-rank or $OV_RANK_CACHE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+CACHE = Path(os.environ.get("OV_RANK_CACHE", "/work/cache-rank"))
+LIMIT = int(os.environ.get("OV_CV_LIMIT", "0")) or None
+DEPTH = 204  # the engine's first-page read depth: max(64, 4 * (50 + 1))
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ---- extract -------------------------------------------------------------------------------
+
+
+def _open(dataset: str, workdir: Path):
+    import bench_quality as bq  # noqa: PLC0415
+
+    from ov.store import Store  # noqa: PLC0415
+
+    base = bq.load_baselines()
+    d = bq.dataset_dir(dataset)
+    corpus = bq.read_corpus(d)
+    ext = bq.CODE_SETS.get(d.name, "txt")
+    names = bq.safe_names([c[0] for c in corpus])
+    back = {f"{names[c[0]]}.{ext}": c[0] for c in corpus}
+    store = Store.open(workdir / "docs" / ".ov" / "index.db")
+    return bq, base, d, corpus, ext, back, store
+
+
+def prep(dataset: str, workdir: Path, splits: list[str], out: Path) -> None:
+    """What needs no document vector: each query's vector and its keyword branch (K)."""
+    from ov import engine  # noqa: PLC0415
+    from ov.embed import load_embedder  # noqa: PLC0415
+
+    bq, base, d, corpus, ext, back, store = _open(dataset, workdir)
+    name = d.name
+    paths = [p for (p,) in store.rows("SELECT path FROM files ORDER BY path")]
+    pos = {p: i for i, p in enumerate(paths)}
+    emb = load_embedder("query")
+    qall = base.load_queries(str(d))
+    meta = {"dataset": name, "paths": paths, "docs": [back[Path(p).name] for p in paths],
+            "kind": "code" if ext == "py" else "prose", "n_chunks": store.chunk_count(), "splits": {}}
+    for split in [*splits, "nonsense"]:
+        if split == "nonsense":
+            texts = bq.nonsense_queries(corpus)
+            qids = [f"nonsense-{i}" for i in range(len(texts))]
+            qrels = {q: {} for q in qids}
+        else:
+            qrels = base.load_qrels(str(d), split)
+            qids = sorted(q for q in qrels if q in qall)[:LIMIT]
+            texts = [qall[q] for q in qids]
+        log(f"{name} {split}: {len(qids)} queries: vectors and keyword branch")
+        np.save(out / f"{name}-{split}-qvec.npy", emb.embed(texts))
+        K = np.zeros((len(qids), len(paths)), np.float32)
+        for n, text in enumerate(texts):
+            req = engine.SearchRequest(query=text, search_type="keywords")
+            lists = engine._branches(store, req, True, False, None, DEPTH)[0]
+            for c in lists["keywords"]:
+                i = pos.get(c.path)
+                if i is not None:
+                    K[n, i] = max(K[n, i], c.branches["keywords"]["raw"])
+        np.save(out / f"{name}-{split}-K.npy", K)
+        meta["splits"][split] = {"qids": qids, "queries": texts, "qrels": [qrels[q] for q in qids]}
+    (out / f"{name}-meta.json").write_text(json.dumps(meta))
+    store.close()
+
+
+def embed_subset(dataset: str, workdir: Path, fraction: float, seed: int = 0) -> None:
+    """Embed the pending passages and abstracts of a seeded random `fraction` of the files
+    into the index, as `ov index` would (the same embedder, texts deduplicated), when the
+    machine cannot embed the whole corpus in time; `ov index` embeds the rest later."""
+    import random  # noqa: PLC0415
+
+    from ov.embed import load_embedder  # noqa: PLC0415
+
+    bq, base, d, corpus, ext, back, store = _open(dataset, workdir)
+    files = sorted(p for (p,) in store.rows("SELECT path FROM files"))
+    pick = set(random.Random(seed).sample(files, round(fraction * len(files))))
+    rows = [(cid, text) for cid, text, path in store.rows(
+        "SELECT c.id, c.text, f.path FROM chunks c JOIN files f ON f.id = c.file_id "
+        "WHERE c.embedded = 0 AND c.level IN (0, 2) ORDER BY length(c.text), c.id") if path in pick]
+    log(f"{d.name}: {len(pick)} files, {len(rows)} rows to embed")
+    emb = load_embedder("index")
+    with store.tx():
+        store.set_meta("model", emb.model_id)
+    for i in range(0, len(rows), 256):
+        part = rows[i:i + 256]
+        vecs = emb.embed([t for _, t in part])
+        with store.tx():
+            store.store_vectors([c for c, _ in part], [v.astype("float32").tobytes() for v in vecs])
+        log(f"  {i + len(part)}/{len(rows)}")
+    store.close()
+
+
+def subset_data(dataset: str, workdir: Path, dest: Path) -> None:
+    """A BEIR folder of the files whose passages all have vectors (`embed_subset`), and a
+    work folder for scripts/bench_quality.py (--workdir) holding those files and a copy of
+    the index: `ov index` there drops the other files and embeds nothing."""
+    import shutil  # noqa: PLC0415
+
+    bq, base, d, corpus, ext, back, store = _open(dataset, workdir)
+    incomplete = {p for (p,) in store.rows("SELECT DISTINCT f.path FROM chunks c JOIN files f ON f.id = c.file_id "
+                                           "WHERE c.embedded = 0 AND c.level IN (0, 2)")}
+    store.close()
+    keep = {back[p] for p in back if p not in incomplete and (workdir / "docs" / p).exists()}
+    data, work = dest / "data", dest / "work"
+    data.mkdir(parents=True, exist_ok=True)
+    with open(data / "corpus.jsonl", "w", encoding="utf-8") as f:
+        for did, title, text in corpus:
+            if did in keep:
+                f.write(json.dumps({"_id": did, "title": title, "text": text}) + "\n")
+    shutil.copy(d / ("queries.jsonl.gz" if (d / "queries.jsonl.gz").exists() else "queries.jsonl"), data)
+    for q in d.glob("qrels-*.tsv"):
+        lines = q.read_text().splitlines()
+        (data / q.name).write_text("\n".join([lines[0]] + [x for x in lines[1:] if x.split("\t")[1] in keep]) + "\n")
+    (work / "docs" / ".ov").mkdir(parents=True, exist_ok=True)
+    for p, did in back.items():
+        if did in keep:
+            shutil.copy2(workdir / "docs" / p, work / "docs" / p)
+    src = workdir / "docs" / ".ov" / "index.db"
+    import sqlite3  # noqa: PLC0415
+
+    with sqlite3.connect(src) as a, sqlite3.connect(work / "docs" / ".ov" / "index.db") as b:
+        a.backup(b)
+    log(f"{d.name}: {len(keep)} files in {dest}")
+
+
+def extract(dataset: str, workdir: Path, out: Path) -> None:
+    """Every passage and abstract vector of the index against each prepared query."""
+    bq, base, d, corpus, ext, back, store = _open(dataset, workdir)
+    name = d.name
+    meta = json.loads((out / f"{name}-meta.json").read_text())
+    pos = {p: i for i, p in enumerate(meta["paths"])}
+    fpath = dict(store.rows("SELECT id, path FROM files"))
+    rows = store.rows("SELECT c.file_id, c.level, v.embedding FROM chunks c "
+                      "JOIN chunks_vec v ON v.chunk_id = c.id WHERE c.level IN (0, 2)")
+    pend = store.q1("SELECT count(*) FROM chunks WHERE embedded = 0 AND level IN (0, 2)")
+    if pend:
+        log(f"warning: {pend} passages or abstracts have no vector yet")
+    fil = np.array([pos[fpath[r[0]]] for r in rows])
+    lev = np.array([r[1] for r in rows])
+    vec = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    nf = len(meta["paths"])
+    # a file counts only when every passage of it has a vector (a subset, `embed_subset`)
+    complete = np.ones(nf, bool)
+    for (fid,) in store.rows("SELECT DISTINCT file_id FROM chunks WHERE embedded = 0 AND level IN (0, 2)"):
+        complete[pos[fpath[fid]]] = False
+    np.save(out / f"{name}-complete.npy", complete)
+    log(f"{name}: {int(complete.sum())} of {nf} files complete")
+    pidx, aidx = np.where(lev == 2)[0], np.where(lev == 0)[0]
+    log(f"{name}: {len(pidx)} passage and {len(aidx)} abstract vectors")
+    for split in meta["splits"]:
+        qv = np.load(out / f"{name}-{split}-qvec.npy")
+        feats = np.full((len(qv), 2, nf), -1.0, dtype=np.float32)
+        for n in range(len(qv)):
+            cos = vec @ qv[n]
+            np.maximum.at(feats[n, 0], fil[pidx], cos[pidx])
+            np.maximum.at(feats[n, 1], fil[aidx], cos[aidx])
+        np.save(out / f"{name}-{split}-PA.npy", feats)
+        log(f"  {split}: {len(qv)} queries")
+    store.close()
+
+
+# ---- evaluation ------------------------------------------------------------------------------
+
+
+
+class Set:
+    """One labelled split from the cache: features (queries x feature x files), gains."""
+
+    def __init__(self, cache: Path, name: str, split: str) -> None:
+        meta = json.loads((cache / f"{name}-meta.json").read_text())
+        sp = meta["splits"][split]
+        self.name, self.split, self.kind = name, split, meta["kind"]
+        self.n_chunks = meta["n_chunks"]
+        pa = np.load(cache / f"{name}-{split}-PA.npy")
+        self.f = {"P": pa[:, 0, :], "A": pa[:, 1, :], "K": np.load(cache / f"{name}-{split}-K.npy")}
+        self.qids = sp["qids"]
+        docs = meta["docs"]
+        cp = cache / f"{name}-complete.npy"
+        self.complete = np.load(cp) if cp.exists() else np.ones(len(docs), bool)
+        if not self.complete.all():  # a subset of the files: the others are not there
+            self.f["P"][:, ~self.complete] = -1.0
+            self.f["A"][:, ~self.complete] = -1.0
+            self.f["K"][:, ~self.complete] = 0.0
+        pos = {d: i for i, d in enumerate(docs)}
+        nq, nf = len(self.qids), len(docs)
+        self.gain = np.zeros((nq, nf), np.float32)
+        self.idcg = np.zeros(nq)
+        for n, (qid, rels) in enumerate(zip(self.qids, sp["qrels"])):
+            for d, r in rels.items():
+                if d in pos and r > 0:
+                    self.gain[n, pos[d]] = r
+            ideal = sorted((r for r in rels.values() if r > 0), reverse=True)[:10]
+            self.idcg[n] = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+            if qid in pos:  # BEIR drops a document whose id is the query's own
+                self.gain[n, pos[qid]] = 0  # (and bench_quality does too)
+        self.gain[:, ~self.complete] = 0
+        subset = not self.complete.all() and split != "nonsense"
+        keep = (self.gain > 0).any(axis=1) if subset else np.ones(nq, bool)
+        if not keep.all():  # queries with no relevant file in the subset are left out
+            self.qids = [q for q, k in zip(self.qids, keep) if k]
+            self.gain, self.idcg = self.gain[keep], self.idcg[keep]
+            self.f = {k: v[keep] for k, v in self.f.items()}
+            for n in range(len(self.qids)):
+                g = sorted(self.gain[n][self.gain[n] > 0], reverse=True)[:10]
+                self.idcg[n] = sum(x / math.log2(i + 2) for i, x in enumerate(g))
+        self.disc = 1.0 / np.log2(np.arange(2, 12))
+
+    def top(self, s: np.ndarray, k: int = 10) -> np.ndarray:
+        """Top-k file indices per query: score desc, then path (the index order)."""
+        part = np.sort(np.argpartition(-s, k + 10, axis=1)[:, :k + 10], axis=1)
+        order = np.argsort(-np.take_along_axis(s, part, axis=1), axis=1, kind="stable")
+        return np.take_along_axis(part, order, axis=1)[:, :k]
+
+    def ndcg(self, s: np.ndarray) -> np.ndarray:
+        t = self.top(s)
+        g = np.take_along_axis(self.gain, t, axis=1)
+        dcg = (g * self.disc).sum(axis=1)
+        return np.where(self.idcg > 0, dcg / np.maximum(self.idcg, 1e-12), 0.0)
+
+
+def sem_score(st: Set, variant: str, sa: float, ss: float = 0.0) -> np.ndarray:
+    """A file's cosine evidence: its best passage, or its abstract at share `sa` (0: none)."""
+    base = st.f["P"]
+    return np.maximum(base, np.where(st.f["A"] > -1, sa * st.f["A"], -1.0)) if sa > 0 else base
+
+
+def kw_map(K: np.ndarray, k0: float) -> np.ndarray:
+    return K / (K + k0)
+
+
+def rank_of(s: np.ndarray, present: np.ndarray, depth: int = 100) -> np.ndarray:
+    """1-based rank per file in each query's list of the top `depth` present files; 0 = not in it."""
+    order = np.argsort(-np.where(present, s, -np.inf), axis=1, kind="stable")[:, :depth]
+    r = np.zeros(s.shape, np.int32)
+    rows = np.arange(s.shape[0])[:, None]
+    r[rows, order] = np.arange(1, depth + 1)[None, :]
+    r[~present] = 0
+    return r
+
+
+def fuse_rrf(sem, K, k=60, depth=100):
+    rs = rank_of(sem, np.ones_like(sem, bool), depth)
+    rk = rank_of(K, K > 0, depth)
+    return np.where(rs > 0, 1.0 / (k + rs), 0) + np.where(rk > 0, 1.0 / (k + rk), 0)
+
+
+def minmax_top(s, present, depth=100):
+    r = rank_of(s, present, depth)
+    m = r > 0
+    hi = np.max(np.where(m, s, -np.inf), axis=1, keepdims=True)
+    lo = np.min(np.where(m, s, np.inf), axis=1, keepdims=True)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return np.where(m, (s - lo) / span, 0.0)
+
+
+def fuse_mm(sem, K, w=0.5, depth=100):
+    return w * minmax_top(sem, np.ones_like(sem, bool), depth) + (1 - w) * minmax_top(K, K > 0, depth)
+
+
+# The fusion of profile 2026.11-sentence1 (ov.rank before this study): per kind, a cosine
+# floor, and a semantic weight that moves from w_weak to w_strong as the query's best bm25
+# goes from bm25_weak to bm25_strong (scaled by ln(chunks) / 9.36); each branch scaled by
+# the query's best score in it.
+ADAPTIVE = {"prose": (0.35, 0.5, 0.97, 10.0, 14.0), "code": (0.15, 0.75, 1.0, 12.0, 18.0)}
+
+
+def fuse_adaptive(st: Set, sem, K):
+    floor0, w_strong, w_weak, weak, strong = ADAPTIVE[st.kind]
+    scale = math.log(max(st.n_chunks, 3)) / 9.36
+    best_k = K.max(axis=1, keepdims=True)
+    t = np.clip((best_k - weak * scale) / ((strong - weak) * scale), 0, 1)
+    w = np.where(best_k > 0, w_weak + (w_strong - w_weak) * t, 1.0)
+    best_c = sem.max(axis=1, keepdims=True)
+    floor = np.where(best_c > floor0, floor0, 0.0)
+    span = best_c - floor
+    ns = np.where(span > 0, np.maximum(0, (sem - floor) / np.where(span > 0, span, 1)), 0)
+    nk = np.where(best_k > 0, K / np.where(best_k > 0, best_k, 1), 0)
+    return np.minimum(1.0, w * ns + (1 - w) * nk)
+
+
+def fuse_lin(sem, K, w, k0):
+    return w * np.maximum(sem, 0) + (1 - w) * kw_map(K, k0)
+
+
+def fuse_linrel(sem, K, w, floor):
+    best_c = sem.max(axis=1, keepdims=True)
+    span = np.maximum(best_c - floor, 1e-6)
+    ns = np.maximum(0, (sem - floor) / span)
+    best_k = K.max(axis=1, keepdims=True)
+    nk = np.where(best_k > 0, K / np.maximum(best_k, 1e-9), 0)
+    return w * ns + (1 - w) * nk
+
+
+# ---- calibration: logistic regression on a few features ---------------------------------------
+
+
+def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = 1e-3, iters: int = 50) -> np.ndarray:
+    """Weights of p = sigmoid(X @ w) by Newton's method (X carries its own constant column)."""
+    w = np.zeros(X.shape[1])
+    for _ in range(iters):
+        z = np.clip(X @ w, -30, 30)
+        p = 1 / (1 + np.exp(-z))
+        g = X.T @ (p - y) + l2 * w
+        H = (X * (p * (1 - p))[:, None]).T @ X + l2 * np.eye(X.shape[1])
+        step = np.linalg.solve(H, g)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w
+
+
+def sigmoid(z):
+    return 1 / (1 + np.exp(-np.clip(z, -30, 30)))
+
+
+def cands(scores: list[np.ndarray], present: list[np.ndarray], depth: int = 50) -> np.ndarray:
+    """Per query, a boolean mask of the files in the top `depth` of any of the lists."""
+    m = np.zeros(scores[0].shape, bool)
+    rows = np.arange(scores[0].shape[0])[:, None]
+    for s, pr in zip(scores, present):
+        order = np.argsort(-np.where(pr, s, -np.inf), axis=1)[:, :depth]
+        ok = np.take_along_axis(pr, order, axis=1)
+        m[rows, order] |= ok
+    return m
+
+
+def features(st: Set, sa: float, k0: float, kind: str):
+    """The columns a calibrated score is fitted on: [1, cosine evidence, keyword map]."""
+    sem = sem_score(st, "P", sa, 0)
+    kw = kw_map(st.f["K"], k0)
+    return sem, kw
+
+
+def reliability(p: np.ndarray, rel: np.ndarray, bins: int = 10):
+    """(rows of bucket lo, hi, n, mean p, fraction relevant), expected calibration error."""
+    edges = np.linspace(0, 1, bins + 1)
+    out, ece, n = [], 0.0, len(p)
+    for i in range(bins):
+        m = (p >= edges[i]) & ((p < edges[i + 1]) if i < bins - 1 else (p <= 1))
+        if m.sum():
+            out.append((edges[i], edges[i + 1], int(m.sum()), float(p[m].mean()), float(rel[m].mean())))
+            ece += m.sum() / n * abs(p[m].mean() - rel[m].mean())
+    return out, ece
+
+
+# ---- cross-validation ---------------------------------------------------------------------
+
+
+SAS = (0.0, 0.8, 0.85, 0.9, 0.95, 1.0)  # abstract share; 0 = passages only
+WS = tuple(round(0.3 + 0.05 * i, 2) for i in range(14))  # 0.3 .. 0.95
+K0S = (5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0)
+FLOORS = (0.0, 0.3)
+
+
+def fold_of(qids: list[str], k: int) -> np.ndarray:
+    """The folds of scripts/bench_quality.py (`folds_of`), as an array in `qids` order."""
+    import bench_quality as bq  # noqa: PLC0415
+
+    f = bq.folds_of(qids, k)
+    return np.array([f[q] for q in qids])
+
+
+def cv_grid(per_cfg: dict, folds: np.ndarray, k: int):
+    """per_cfg: config -> per-query nDCG. Returns (held-out per-query nDCG of the per-fold
+    choice, the choices, curve: config -> (mean, SE over folds))."""
+    held = np.zeros(len(folds))
+    chosen = []
+    for i in range(k):
+        tr = folds != i
+        best = max(per_cfg, key=lambda c: (per_cfg[c][tr].mean(), -_cplx(c)))
+        chosen.append(best)
+        held[folds == i] = per_cfg[best][folds == i]
+    curve = {}
+    for c, v in per_cfg.items():
+        fm = np.array([v[folds == i].mean() for i in range(k)])
+        curve[c] = (float(v.mean()), float(fm.std(ddof=1) / math.sqrt(k)))
+    return held, chosen, curve
+
+
+def _cplx(c) -> float:
+    """A config's complexity for tie-breaks: further from plain values is more complex."""
+    if not isinstance(c, tuple):
+        return 0.0
+    return sum(abs(x - 0.5) if isinstance(x, float) and x <= 1 else 0 for x in c)
+
+
+def fold_means(v: np.ndarray, folds: np.ndarray, k: int) -> np.ndarray:
+    return np.array([v[folds == i].mean() for i in range(k)])
+
+
+def complexity(c: tuple) -> tuple:
+    """Simpler first: no abstract evidence, then a plain max (share 1), then a discount;
+    then a weight nearer half and half; then the keyword map's k nearer 10 (ov's old one)."""
+    sa, w, k0 = c
+    return (0 if sa in (0.0, 1.0) else 1, round(abs(w - 0.5), 3), round(abs(math.log(k0 / 10)), 3))
+
+
+def one_se_choice(cfg: dict, folds: np.ndarray, k: int, ok=lambda c: True):
+    """The simplest config whose mean is within one standard error (over folds) of the best
+    and that passes `ok` (issue 19's per-fold floors)."""
+    means = {c: float(v.mean()) for c, v in cfg.items()}
+    best = max(means, key=means.get)
+    se = float(fold_means(cfg[best], folds, k).std(ddof=1) / math.sqrt(k))
+    near = [c for c in cfg if means[c] >= means[best] - se and ok(c)] or [best]
+    return min(near, key=lambda c: (*complexity(c), -means[c])), best, se
+
+
+def run_cv(cache: Path, k: int = 5, out: Path | None = None,
+           sets: tuple[tuple[str, str], ...] = (("scifact", "train"), ("cosqa-dev", "dev"))) -> dict:
+    report: dict = {}
+    for name, split in sets:
+        st = Set(cache, name, split)
+        nq = len(st.qids)
+        folds = fold_of(st.qids, k)
+        log(f"{name} {split}: {nq} queries, {k} folds")
+        K = st.f["K"]
+        res: dict = {"curves": {}, "choices": {}, "folds": {}}
+        # keywords
+        kw_nd = st.ndcg(np.where(K > 0, K, -1.0))
+        res["folds"]["keywords"] = fold_means(kw_nd, folds, k).tolist()
+        # find: the abstract share
+        find_cfg = {sa: st.ndcg(sem_score(st, "P", sa, 0)) for sa in SAS}
+        held, ch, curve = cv_grid(find_cfg, folds, k)
+        res["folds"]["find"] = fold_means(held, folds, k).tolist()
+        res["choices"]["find"] = ch
+        res["curves"]["find: abstract share"] = {str(c): v for c, v in curve.items()}
+        # hybrid families at each abstract share
+        fams: dict[str, dict] = {"lin": {}, "linrel": {}, "adaptive": {}, "rrf": {}, "mm50": {}}
+        for sa in SAS:
+            sem = sem_score(st, "P", sa, 0)
+            fams["rrf"][(sa,)] = st.ndcg(fuse_rrf(sem, K))
+            fams["mm50"][(sa,)] = st.ndcg(fuse_mm(sem, K))
+            fams["adaptive"][(sa,)] = st.ndcg(fuse_adaptive(st, sem, K))
+            for w in WS:
+                for k0 in K0S:
+                    fams["lin"][(sa, w, k0)] = st.ndcg(fuse_lin(sem, K, w, k0))
+                for fl in FLOORS:
+                    fams["linrel"][(sa, w, fl)] = st.ndcg(fuse_linrel(sem, K, w, fl))
+            log(f"  share {sa} done")
+        for fam, cfg in fams.items():
+            held, ch, curve = cv_grid(cfg, folds, k)
+            res["folds"][fam] = fold_means(held, folds, k).tolist()
+            res["choices"][fam] = [list(c) for c in ch]
+            res["curves"][fam] = {",".join(map(str, c)): v for c, v in curve.items()}
+        # logistic regression on [1, cosine evidence, keyword map], fitted on the other folds
+        lr: dict = {}
+        for sa in SAS:
+            sem = sem_score(st, "P", sa, 0)
+            for k0 in K0S:
+                kw = kw_map(K, k0)
+                m = cands([sem, K], [np.ones_like(K, bool), K > 0], 50)
+                z = np.zeros_like(sem)
+                for i in range(k):
+                    tr = (folds != i)[:, None] & m
+                    X = np.stack([np.ones(tr.sum()), sem[tr], kw[tr]], 1)
+                    wv = fit_logistic(X, (st.gain[tr] > 0).astype(float))
+                    te = folds == i
+                    z[te] = wv[0] + wv[1] * sem[te] + wv[2] * kw[te]
+                lr[(sa, k0)] = st.ndcg(z)
+        held, ch, curve = cv_grid(lr, folds, k)
+        res["folds"]["lr"] = fold_means(held, folds, k).tolist()
+        res["choices"]["lr"] = [list(c) for c in ch]
+        res["curves"]["lr"] = {",".join(map(str, c)): v for c, v in curve.items()}
+        # the shipped choice: one-SE rule over the lin family on the whole tuning set
+        kw_f = fold_means(kw_nd, folds, k)
+
+        def floors(c):  # on every fold: >= max(find, keywords) - 0.005, >= RRF, >= min-max
+            h = fold_means(fams["lin"][c], folds, k)
+            return bool((h >= np.maximum(fold_means(find_cfg[c[0]], folds, k), kw_f) - 0.005).all()
+                        and (h >= fold_means(fams["rrf"][(c[0],)], folds, k)).all()
+                        and (h >= fold_means(fams["mm50"][(c[0],)], folds, k)).all())
+        pick, best, se = one_se_choice(fams["lin"], folds, k, floors)
+        res["shipped"] = {"pick": list(pick), "best": list(best), "se": se,
+                          "mean_pick": float(fams["lin"][pick].mean()), "mean_best": float(fams["lin"][best].mean())}
+        sa_p = pick[0]
+        res["folds"]["shipped lin"] = fold_means(fams["lin"][pick], folds, k).tolist()
+        res["folds"]["find@pick"] = fold_means(find_cfg[sa_p], folds, k).tolist()
+        for fam in ("rrf", "mm50"):
+            res["folds"][f"{fam}@pick"] = fold_means(fams[fam][(sa_p,)], folds, k).tolist()
+        log(f"  shipped lin {pick} mean {res['shipped']['mean_pick']:.4f}; best {best} "
+            f"{res['shipped']['mean_best']:.4f} (SE {se:.4f})")
+        # the fixed anchors at the shipped abstract share
+        for fam, key in (("rrf@0.9", (0.9,)), ("mm50@0.9", (0.9,)), ("adaptive@0.9", (0.9,))):
+            res["folds"][fam] = fold_means(fams[fam.split("@")[0]][key], folds, k).tolist()
+        report[f"{name}-{split}"] = res
+        for fam, v in res["folds"].items():
+            v = np.array(v)
+            log(f"  {fam:14s} {v.mean():.4f} ± {v.std(ddof=1):.4f}  folds {np.round(v, 3).tolist()}")
+    if out:
+        out.write_text(json.dumps(report, indent=1))
+        out.with_suffix(".md").write_text(cv_markdown(report))
+    return report
+
+
+LABEL = {"shipped lin": "**hybrid, shipped** (lin at the one-SE pick)", "lin": "hybrid lin, chosen per fold",
+         "lr": "hybrid: logistic regression, fitted per fold", "linrel": "hybrid: fixed weight, scaled by the query's best",
+         "adaptive": "hybrid: the old adaptive schedule (share chosen per fold)",
+         "adaptive@0.9": "hybrid: `2026.11` adaptive schedule as shipped (share 0.9)",
+         "find@pick": "`find` at the pick's share", "find": "`find`, share chosen per fold",
+         "keywords": "keywords", "rrf@pick": "anchor: RRF k=60", "mm50@pick": "anchor: 0.5/0.5 min-max",
+         "rrf": "anchor: RRF k=60, share chosen per fold", "mm50": "anchor: 0.5/0.5 min-max, share per fold",
+         "rrf@0.9": "RRF at share 0.9", "mm50@0.9": "min-max at share 0.9"}
+
+
+def cv_markdown(report: dict) -> str:
+    out = []
+    for key, res in report.items():
+        f = res["folds"]
+        out += [f"#### {key}: nDCG@10 over 5 query folds (offline, ov's own branches)", "",
+                "| method | mean ± sd | min fold | folds |", "| --- | --- | --- | --- |"]
+        for m in ("shipped lin", "lin", "lr", "linrel", "adaptive", "adaptive@0.9", "find@pick", "find",
+                  "keywords", "rrf@pick", "mm50@pick"):
+            if m in f:
+                v = np.array(f[m])
+                out.append(f"| {LABEL.get(m, m)} | {v.mean():.4f} ± {v.std(ddof=1):.4f} | {v.min():.4f} | "
+                           + " ".join(f"{x:.3f}" for x in v) + " |")
+        h = np.array(f["shipped lin"])
+        best_branch = np.maximum(f["find@pick"], f["keywords"])
+        ok1 = bool((h >= best_branch - 0.005).all())
+        ok2 = bool((h >= np.array(f["rrf@pick"])).all())
+        ok3 = bool((h >= np.array(f["mm50@pick"])).all())
+        sh = res["shipped"]
+        out += ["", f"Shipped pick (share, w, k): `{tuple(sh['pick'])}`, mean {sh['mean_pick']:.4f}; the best "
+                f"`{tuple(sh['best'])}` {sh['mean_best']:.4f}, one SE {sh['se']:.4f}. On every fold: hybrid >= "
+                f"max(find, keywords) - 0.005: **{'yes' if ok1 else 'no'}**; >= RRF: **{'yes' if ok2 else 'no'}**; "
+                f">= min-max: **{'yes' if ok3 else 'no'}**.", ""]
+        # the curves: each parameter with the others at the pick
+        sa, w, k0 = sh["pick"]
+        cur = res["curves"]["lin"]
+
+        def row(c):
+            m, se = cur[",".join(map(str, c))]
+            return f"{m:.4f} ± {se:.4f}"
+        out += ["| weight w (share, k at the pick) | " + " | ".join(str(x) for x in WS) + " |",
+                "| --- |" + " --- |" * len(WS),
+                "| nDCG@10 ± SE | " + " | ".join(row((sa, x, k0)) for x in WS) + " |", "",
+                "| keyword map k | " + " | ".join(str(x) for x in K0S) + " |", "| --- |" + " --- |" * len(K0S),
+                "| nDCG@10 ± SE | " + " | ".join(row((sa, w, x)) for x in K0S) + " |", "",
+                "| abstract share (0: none) | " + " | ".join(str(x) for x in SAS) + " |",
+                "| --- |" + " --- |" * len(SAS),
+                "| hybrid nDCG@10 ± SE | " + " | ".join(row((x, w, k0)) for x in SAS) + " |",
+                "| `find` nDCG@10 ± SE | " + " | ".join(
+                    "{:.4f} ± {:.4f}".format(*res["curves"]["find: abstract share"][str(x)]) for x in SAS) + " |", ""]
+    return "\n".join(out) + "\n"
+
+
+def ranking_score(st: Set, spec: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(hybrid, find, keywords) ranking scores under `spec` = "sa,w,k0" (family lin)."""
+    sa, w, k0 = (float(x) for x in spec.split(","))
+    sem = sem_score(st, "P", sa, 0)
+    kw = kw_map(st.f["K"], k0)
+    return w * np.maximum(sem, 0) + (1 - w) * kw, sem, np.where(st.f["K"] > 0, kw, -1.0)
+
+
+def top_pairs(st: Set, z: np.ndarray, depth: int, rows=None):
+    """Scores and labels of each query's top `depth` files under z (rows: query mask)."""
+    t = st.top(z, depth)
+    zz = np.take_along_axis(z, t, axis=1)
+    yy = np.take_along_axis(st.gain, t, axis=1) > 0
+    if rows is not None:
+        zz, yy = zz[rows], yy[rows]
+    return zz, yy
+
+
+def platt(z: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    m = z > -1
+    w = fit_logistic(np.stack([np.ones(m.sum()), z[m]], 1), y[m].astype(float), l2=1e-4)
+    return float(w[1]), float(w[0])
+
+
+def run_calib(cache: Path, prose: str, code: str, k: int = 5, fit_depth: int = 20,
+              out: Path | None = None) -> dict:
+    """Platt scaling of each ranking score on the tuning sets' top `fit_depth` hits, and its
+    reliability on the top 10 hits of SciFact test and (out of fold) CoSQA dev."""
+    rep: dict = {}
+    for name, tune, report, spec in (("scifact", "train", "test", prose), ("cosqa-dev", "dev", None, code)):
+        if spec == "-":
+            continue
+        st = Set(cache, name, tune)
+        zs = ranking_score(st, spec)
+        nons = Set(cache, name, "nonsense")
+        zn = ranking_score(nons, spec)
+        r: dict = {"spec": spec}
+        for j, mode in enumerate(("hybrid", "find", "keywords")):
+            a, b = platt(*top_pairs(st, zs[j], fit_depth))
+            r[mode] = {"a": a, "b": b}
+            if report:
+                sr = Set(cache, name, report)
+                z = ranking_score(sr, spec)[j]
+                zz, yy = top_pairs(sr, z, 10)
+                p = np.where(zz > -1, sigmoid(a * zz + b), 0.0)
+                top1 = p[:, 0]
+            else:  # out of fold: each fold's hits scored by the fit on the others
+                folds = fold_of(st.qids, k)
+                ps, ys, top1 = [], [], []
+                for i in range(k):
+                    ai, bi = platt(*top_pairs(st, zs[j], fit_depth, folds != i))
+                    zz, yy = top_pairs(st, zs[j], 10, folds == i)
+                    pp = np.where(zz > -1, sigmoid(ai * zz + bi), 0.0)
+                    ps.append(pp)
+                    ys.append(yy)
+                    top1.append(pp[:, 0])
+                p, yy, top1 = np.concatenate(ps), np.concatenate(ys), np.concatenate(top1)
+            table, ece = reliability(p.ravel(), yy.ravel())
+            zt = zn[j][:, :]
+            nt = np.sort(zt, axis=1)[:, -1]
+            pn = np.where(nt > -1, sigmoid(a * nt + b), 0.0)
+            r[mode].update({"ece": ece, "table": table,
+                            "real_top": [float(np.median(top1)), float(np.percentile(top1, 10)),
+                                         float(top1.min())],
+                            "nonsense_top": [float(np.median(pn)), float(pn.max())]})
+            log(f"{name} {mode}: p = sigmoid({a:.3f} z + {b:.3f}); ECE {ece:.3f}; real top1 median "
+                f"{np.median(top1):.3f} (10th pct {np.percentile(top1, 10):.3f}); nonsense top max {pn.max():.3f}")
+            for lo, hi, n, mp, fr in table:
+                log(f"   [{lo:.1f},{hi:.1f}) n={n:5d} mean p {mp:.3f} relevant {fr:.3f}")
+        rep[name] = r
+    if out:
+        out.write_text(json.dumps(rep, indent=1))
+    return rep
+
+
+def run_pooled(cache: Path, prose: str, code: str) -> dict:
+    """The shipped scale: one Platt (a, b) per score, fitted on both tuning sets' top 20
+    hits pooled, with its calibration error on SciFact test and CoSQA dev (first 10 hits)."""
+    sp, sc, st = Set(cache, "scifact", "train"), Set(cache, "cosqa-dev", "dev"), Set(cache, "scifact", "test")
+    zp, zc, zt = ranking_score(sp, prose), ranking_score(sc, code), ranking_score(st, prose)
+    out = {}
+    for j, m in enumerate(("hybrid", "find", "keywords")):
+        a1, y1 = top_pairs(sp, zp[j], 20)
+        a2, y2 = top_pairs(sc, zc[j], 20)
+        a, b = platt(np.concatenate([a1.ravel(), a2.ravel()]), np.concatenate([y1.ravel(), y2.ravel()]))
+        eces = []
+        for s_, z in ((st, zt[j]), (sc, zc[j])):
+            zz, yy = top_pairs(s_, z, 10)
+            eces.append(reliability(np.where(zz > -1, sigmoid(a * zz + b), 0).ravel(), yy.ravel())[1])
+        out[m] = {"a": a, "b": b, "ece_scifact_test": eces[0], "ece_cosqa_dev": eces[1]}
+        log(f"{m}: ({a:.3f}, {b:.3f}); ECE SciFact test {eces[0]:.3f}, CoSQA dev {eces[1]:.3f}")
+    return out
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for cmd in ("prep", "extract"):
+        e = sub.add_parser(cmd)
+        e.add_argument("dataset")
+        e.add_argument("--workdir", type=Path, required=True)
+        e.add_argument("--splits", default="")
+        e.add_argument("--out", type=Path, default=CACHE)
+    sb = sub.add_parser("subset")
+    sb.add_argument("dataset")
+    sb.add_argument("--workdir", type=Path, required=True)
+    sb.add_argument("--fraction", type=float, required=True)
+    sd = sub.add_parser("subset-data")
+    sd.add_argument("dataset")
+    sd.add_argument("--workdir", type=Path, required=True)
+    sd.add_argument("--dest", type=Path, required=True)
+    c = sub.add_parser("cv")
+    c.add_argument("--cache", type=Path, default=CACHE)
+    c.add_argument("--folds", type=int, default=5)
+    c.add_argument("--out", type=Path, default=None)
+    c.add_argument("--sets", default="scifact:train,cosqa-dev:dev")
+    cb = sub.add_parser("calib")
+    cb.add_argument("--cache", type=Path, default=CACHE)
+    cb.add_argument("--prose", required=True, help="sa,w,k0")
+    cb.add_argument("--code", required=True, help="sa,w,k0")
+    cb.add_argument("--out", type=Path, default=None)
+    po = sub.add_parser("pooled")
+    po.add_argument("--cache", type=Path, default=CACHE)
+    po.add_argument("--prose", required=True, help="sa,w,k0")
+    po.add_argument("--code", required=True, help="sa,w,k0")
+    a = ap.parse_args()
+    if a.cmd == "pooled":
+        run_pooled(a.cache, a.prose, a.code)
+    elif a.cmd == "calib":
+        run_calib(a.cache, a.prose, a.code, out=a.out)
+    elif a.cmd == "prep":
+        a.out.mkdir(parents=True, exist_ok=True)
+        prep(a.dataset, a.workdir, [x for x in a.splits.split(",") if x], a.out)
+    elif a.cmd == "subset":
+        embed_subset(a.dataset, a.workdir, a.fraction)
+    elif a.cmd == "subset-data":
+        subset_data(a.dataset, a.workdir, a.dest)
+    elif a.cmd == "extract":
+        extract(a.dataset, a.workdir, a.out)
+    else:
+        run_cv(a.cache, a.folds, a.out, tuple(tuple(x.split(":")) for x in a.sets.split(",")))
