@@ -160,7 +160,8 @@ def _coverage_text(rep) -> str:
     cov = rep.coverage or {}
     text = f"{cov.get('embedded', 0)} of {cov.get('embeddable', 0)} ({cov.get('ratio', 0):.0%})"
     if rep.not_embedded_rows:
-        text += f"; {rep.not_embedded_rows} rows of minified/generated/data files not embedded"
+        text += (f"; {rep.not_embedded_rows} rows that never get one (overviews; minified, "
+                 "generated and data files)")
     if rep.trigram_pending:
         text += f"; {rep.trigram_pending} chunks without grep rows yet"
     return text
