@@ -214,7 +214,7 @@ def test_minified_lock_and_map_files_are_not_embedded(ov, tree):
     r = ov("index", root, "-o", "json")
     assert r.code == 0
     with Store.open(_db(root)) as s:
-        rows = dict(s.rows("SELECT f.path, min(c.embedded) FROM chunks c JOIN files f ON f.id = c.file_id "
+        rows = dict(s.rows("SELECT f.path, max(c.embedded) FROM chunks c JOIN files f ON f.id = c.file_id "
                            "GROUP BY f.path"))
         assert s.q1("SELECT count(*) FROM chunks WHERE embedded = 0") == 0
     assert rows.pop("notes.md") == 1
@@ -237,7 +237,7 @@ def test_embed_skip_config_replaces_the_list(ov, tree):
     (root / ".ov" / "config.toml").write_text('embed-skip = ["*.md"]\n')
     assert ov("index", root).code == 0
     with Store.open(_db(root)) as s:
-        rows = dict(s.rows("SELECT f.path, min(c.embedded) FROM chunks c JOIN files f ON f.id = c.file_id "
+        rows = dict(s.rows("SELECT f.path, max(c.embedded) FROM chunks c JOIN files f ON f.id = c.file_id "
                            "GROUP BY f.path"))
     assert rows == {"data.csv": 1, "x.min.js": 1, "notes.md": NO_VECTOR}
 
