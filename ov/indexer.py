@@ -766,19 +766,10 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
         if problem is not None:  # `ov index --full` rebuilds it; a watcher must not write into it
             raise damaged(db_path, problem)
         try:
-            store.conn.execute("BEGIN IMMEDIATE")
-            try:
-                changed = _refresh_paths(store, root, todo, opts, report, warn_)
-                if changed:
+            with store.tx():  # one transaction: a search sees all of the batch or none
+                if _refresh_paths(store, root, todo, opts, report, warn_):
                     store.bump_generation()
                     store.record_chunk_count()
-                store.conn.execute("COMMIT")
-            except BaseException:
-                try:
-                    store.conn.execute("ROLLBACK")
-                except Exception:
-                    pass
-                raise
             trigram_phase(store)  # grep's rows for what changed
             if opts.embed:
                 embed_phase(store, report, None, embedder)
