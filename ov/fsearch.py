@@ -40,7 +40,7 @@ from ov.globs import PathFilter, compile_glob, type_filter
 from ov.model import (ContextLine, FileCount, FileEntry, GlobEntry, GlobResult, GrepResult, Match,
                       Submatch)
 from ov.read import decode
-from ov.walk import walk, walk_paths
+from ov.walk import walk, walk_paths, write_private
 
 if TYPE_CHECKING:  # ov.matcher is imported by grep only (glob needs neither it nor `regex`)
     from ov.matcher import Pattern
@@ -241,20 +241,7 @@ def _indexed_states(db: Path, store) -> dict[str, tuple[int, int]]:
         pass
     fresh = store.chunked_states()
     if _db_signature(db) == sig:  # not written meanwhile
-        tmp = f"{path}.{os.getpid()}.tmp"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                         | getattr(os, "O_CLOEXEC", 0), 0o600)
-            try:
-                os.write(fd, marshal.dumps((sig, fresh)))
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
-        except OSError:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        write_private(str(path), marshal.dumps((sig, fresh)))
     return fresh
 
 
@@ -271,6 +258,17 @@ class Prefilter:
 
     def __call__(self, rel: str, size: int, mtime_ns: int, ctime_ns: int, inode: int) -> bool:
         return rel in self.cands or self.fresh.get(rel) != (size, mtime_ns, ctime_ns, inode)
+
+
+def _limited(stats: GrepStats | None, node_limit: int, max_depth: int | None) -> GrepStats:
+    """The run's stats, holding the node limit in force, once both limits are checked."""
+    if node_limit < 1:
+        raise OvError("invalid_argument", "--node-limit must be at least 1", field="node_limit")
+    if max_depth is not None and max_depth < 0:
+        raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
+    st = stats if stats is not None else GrepStats()
+    st.node_limit = node_limit
+    return st
 
 
 def listing_dir(root: Path) -> Path | None:
@@ -319,16 +317,11 @@ def iter_grep(
     bounds the whole run in wall time: past it, `deadline_exceeded` says how far it got
     (the records yielded so far stand).
     """
-    st = stats if stats is not None else GrepStats()
-    st.node_limit = node_limit
     if mode not in ("matches", "count", "files"):
         raise OvError("invalid_argument", f"unknown grep mode {mode!r}", field="mode")
-    if node_limit < 1:
-        raise OvError("invalid_argument", "--node-limit must be at least 1", field="node_limit")
+    st = _limited(stats, node_limit, max_depth)
     if before < 0 or after < 0:
         raise OvError("invalid_argument", "context must be 0 or more lines", field="context")
-    if max_depth is not None and max_depth < 0:
-        raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
     if max_count is not None and max_count < 1:
         raise OvError("invalid_argument", "--max-count must be at least 1", field="max_count")
     if invert and (multiline or before or after):
@@ -396,12 +389,7 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
                ignores: Sequence[str] = ()) -> Iterator[str]:
     """`--files`: the paths grep would search (relative to the current folder), in its
     order; `node_limit` caps them and `stats.truncated` says when it cut."""
-    st = stats if stats is not None else GrepStats()
-    st.node_limit = node_limit
-    if node_limit < 1:
-        raise OvError("invalid_argument", "--node-limit must be at least 1", field="node_limit")
-    if max_depth is not None and max_depth < 0:
-        raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
+    st = _limited(stats, node_limit, max_depth)
     _LISTED.clear()
     cwd = Path.cwd() if cwd is None else Path(cwd)
     pfilter = PathFilter(globs) if globs else None
@@ -1269,12 +1257,7 @@ def glob(
 
     `matches` holds paths (str), or `GlobEntry` objects when `fields` are asked.
     """
-    st = stats if stats is not None else GrepStats()
-    st.node_limit = node_limit
-    if node_limit < 1:
-        raise OvError("invalid_argument", "--node-limit must be at least 1", field="node_limit")
-    if max_depth is not None and max_depth < 0:
-        raise OvError("invalid_argument", "--level-limit must be 0 or more", field="level_limit")
+    st = _limited(stats, node_limit, max_depth)
     match = compile_glob(pattern, ignore_case=ignore_case, hidden=hidden)
     _LISTED.clear()
     for f in fields:

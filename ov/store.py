@@ -849,23 +849,6 @@ class Store:
                 n += 1
         return n
 
-    def reused_by_hash(self, chunk_ids: Sequence[int]) -> set[int]:
-        """Give each chunk without a vector the stored vector of another chunk of the same
-        text hash, where there is one; returns the ids that got one."""
-        got: set[int] = set()
-        if not self.has_vectors():
-            return got
-        for cid in chunk_ids:
-            row = self.conn.execute(
-                "SELECT v.embedding FROM chunks c JOIN chunks_vec v ON v.chunk_id = c.id "
-                "WHERE c.hash = (SELECT hash FROM chunks WHERE id = ?) AND c.id != ? LIMIT 1",
-                (cid, cid)).fetchone()
-            if row is not None and self.conn.execute(
-                    "SELECT 1 FROM chunks WHERE id = ? AND embedded = 0", (cid,)).fetchone():
-                self._insert_vec(cid, row[0])
-                got.add(cid)
-        return got
-
     def no_vectors(self, chunk_ids: Sequence[int]) -> None:
         """Mark rows that are never given a vector (`embedded` = -1: keyword rows only), so
         they are not pending (ov.indexer.wants_vector)."""

@@ -863,17 +863,15 @@ def _load_listing(path: str, root_abs: str) -> dict | None:
     return data
 
 
-def _save_listing(path: str, listing: dict) -> None:
-    """Write the listing beside the index, atomically; a failure only costs speed."""
-    import marshal  # noqa: PLC0415
-
-    listing = {k: v for k, v in listing.items() if k != "changed"}
+def write_private(path: str, data: bytes) -> None:
+    """Write a cache file beside the index atomically (a new owner-only file, never
+    through a link, renamed into place); a failure only costs speed, so it is swallowed."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
                      | getattr(os, "O_CLOEXEC", 0), 0o600)
         try:
-            os.write(fd, marshal.dumps(listing))
+            os.write(fd, data)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -882,6 +880,13 @@ def _save_listing(path: str, listing: dict) -> None:
             os.unlink(tmp)
         except OSError:
             pass
+
+
+def _save_listing(path: str, listing: dict) -> None:
+    """Write the listing beside the index, atomically; a failure only costs speed."""
+    import marshal  # noqa: PLC0415
+
+    write_private(path, marshal.dumps({k: v for k, v in listing.items() if k != "changed"}))
 
 
 def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path | None = None,
