@@ -1126,12 +1126,15 @@ class Store:
         if not chunk_ids:
             return []
         return self.rows(
+            # the plan is forced: the files first, their rows by (file_id, level), one vec0
+            # point read each. Left to itself the planner walked idx_chunks_embedded (every
+            # embedded row) once per file: 1 s a hybrid query on SciFact, now 25 ms.
             "WITH f AS (SELECT DISTINCT file_id FROM chunks WHERE id IN (SELECT value FROM json_each(?))), "
-            "r AS (SELECT c.id, c.level, c.file_id FROM chunks c JOIN f ON f.file_id = c.file_id "
-            "WHERE c.level IN (0, 2) AND c.embedded = 1) "
+            "r AS MATERIALIZED (SELECT c.id, c.level, c.file_id FROM f CROSS JOIN chunks c "
+            "ON c.file_id = f.file_id WHERE c.level IN (0, 2) AND +c.embedded = 1) "
             "SELECT r.id, r.level, (SELECT p.id FROM chunks p WHERE p.file_id = r.file_id AND p.level = 2 "
             "ORDER BY p.seq, p.id LIMIT 1), vec_distance_cosine(v.embedding, ?) FROM r "
-            "JOIN chunks_vec v ON v.chunk_id = r.id", (json.dumps(list(chunk_ids)), qvec))
+            "CROSS JOIN chunks_vec v ON v.chunk_id = r.id", (json.dumps(list(chunk_ids)), qvec))
 
     def first_passages(self, ids: Sequence[int]) -> dict[int, int]:
         """Tier row id -> the id of its file's first level-2 chunk (the one that holds the
