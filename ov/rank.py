@@ -11,10 +11,10 @@ Every score is on one absolute scale: the estimated probability that the hit is 
 to the query, the same meaning in `find`, in `search` of each type and across queries, so
 `--threshold 0.5` keeps the hits judged more likely relevant than not. Per kind of content
 (code, or prose: text, markdown, rst; `Scale`):
-- keywords: bm25 mapped to [0, 1) by bm25 / (bm25 + k_bm25), then `keywords` (a, b);
+- keywords: bm25 mapped to [0, 1) by bm25 / (bm25 + KEYWORD_K), then `keywords` (a, b);
 - semantic: the cosine (the abstract's discounted), then `find` (a, b);
-- hybrid (`fuse`): z = w_sem * cosine + (1 - w_sem) * keyword map, then `hybrid` (a, b),
-  or the `find` probability of the cosine when that is higher;
+- hybrid (`fuse`): z = w_sem * cosine + (1 - w_sem) * bm25 / (bm25 + k_bm25), then the
+  kind's `hybrid` (a, b), or the `find` probability when that is 0.5 or more and higher;
 each (a, b) giving p = 1 / (1 + exp(-(a * x + b))), fitted (Platt scaling) on the top
 hits of the tuning sets (SciFact train for prose, CoSQA dev for code). The evidence is the
 branches' own raw numbers, never scaled by the query's best, so a query that matches
@@ -51,20 +51,29 @@ class Scale:
     keywords: tuple[float, float]  # (a, b) of the keyword map alone
 
 
-# w_sem and k_bm25: the one-standard-error choice of 5-fold cross-validation over queries
-# (SciFact train for prose, CoSQA dev for code; scripts/cv_rank.py cv). The (a, b) pairs:
-# Platt scaling of each score on the top 20 hits of both sets' queries pooled, one pair per
-# score for every kind, so a cosine (or a keyword match) means the same in a code file as
-# in a prose file and the KNN's order is the score's order.
-_HYBRID, _FIND, _KEYWORDS = (21.506, -8.889), (16.771, -12.389), (35.570, -5.868)
-PROSE = Scale(w_sem=0.3, k_bm25=160.0, hybrid=_HYBRID, find=_FIND, keywords=_KEYWORDS)
-CODE = Scale(w_sem=0.5, k_bm25=160.0, hybrid=_HYBRID, find=_FIND, keywords=_KEYWORDS)
-PROFILE = {"name": "default", "version": "2026.12-calibrated1"}
+# Chosen on the whole tuning sets (scripts/cv_rank.py choose; SciFact train for prose, CoSQA
+# dev for code, 5 query folds; docs/BENCHMARKS.md "Retrieval quality"): the abstract's share
+# is `find`'s best over both sets; (w_sem, k_bm25) is, among the settings within one
+# standard error of the best that keep the hybrid at least `find` and keywords (less 0.005)
+# on every fold, the weight nearest half and half, then the best mean. On CoSQA's web
+# questions keyword evidence did not help and counts for little (k 1280: a bm25 of 20 adds
+# 0.008), on prose it counts about as much as the cosine. The (a, b) pairs: Platt scaling of each score on the tuning sets' top 20 hits;
+# `find` and keywords one pair for every kind (their evidence is the same cosine, the same
+# bm25 map with KEYWORD_K), so a cosine or a keyword match means the same in a code file as
+# in a prose file; the hybrid one pair per kind, its evidence being a different mix.
+_FIND, _KEYWORDS = (14.979, -11.860), (14.768, -7.524)
+PROSE = Scale(w_sem=0.5, k_bm25=40.0, hybrid=(18.406, -10.922), find=_FIND, keywords=_KEYWORDS)
+CODE = Scale(w_sem=0.5, k_bm25=1280.0, hybrid=(29.954, -12.397), find=_FIND, keywords=_KEYWORDS)
+PROFILE = {"name": "default", "version": "2026.12-calibrated2"}
+# keyword search's own map, bm25 / (bm25 + KEYWORD_K), the same for every kind
+KEYWORD_K = 40.0
+# a hybrid hit scores at least its `find` probability when that is at least this (`fuse`)
+FIND_FLOOR = 0.5
 
-# An abstract's cosine counts at this share against a passage's (`with_abstracts`): 1, a
-# file's semantic evidence is the best of its passages' and its abstract's cosines (the
-# cross-validated choice on both sets; 0.9 before).
-ABSTRACT_SHARE = 1.0
+# An abstract's cosine counts at this share against a passage's (`with_abstracts`): the
+# best mean of `find` over both tuning sets (0.9 on SciFact train 0.692 against 0.688 at 1
+# and 0.689 with no abstract; CoSQA dev 0.604 / 0.598 / 0.605).
+ABSTRACT_SHARE = 0.9
 
 
 @dataclass
@@ -94,8 +103,8 @@ def keyword_map(bm25: float, scale: Scale = PROSE) -> float:
 
 def keyword_score(bm25: float, path: str = "") -> float:
     """The probability of relevance of a keyword hit of this bm25 in this file."""
-    sc = scale_for(path)
-    return _prob(sc.keywords, keyword_map(bm25, sc))
+    b = max(0.0, bm25)
+    return _prob(scale_for(path).keywords, b / (b + KEYWORD_K))
 
 
 def semantic_score(distance: float, path: str = "") -> float:
@@ -152,9 +161,13 @@ def fuse(lists: dict[str, list[Cand]], n_chunks: int | None = None) -> list[Cand
     """Hybrid fusion of per-file (or per-chunk: path "file\\0chunk id") rankings of the
     keywords and semantic branches: z = w_sem * cosine + (1 - w_sem) * keyword map by the
     file's own kind's `Scale`, a branch that did not find the file adding 0, and the score
-    the probability of z, or the file's `find` probability when that is higher (so a hit
-    never scores lower in `search` than in `find`). Each file keeps the chunk of its larger
-    branch term. With one branch only, each file scores by that branch's own scale.
+    the probability of z, or the file's `find` probability when that is at least
+    FIND_FLOOR and higher: a hit `find` judges more likely relevant than not stays so in
+    `search` (a file that says what the query says, in words the whole tree uses, is not
+    held down by weak keyword evidence). Raised at any `find` probability, as before,
+    files with a fair cosine and no keyword evidence outranked the fused ones (SciFact test
+    0.733 -> 0.702); from 0.5 up it changes SciFact train by -0.0007 (docs/BENCHMARKS.md).
+    Each file keeps the chunk of its larger branch term. With one branch only, each file scores by that branch's own scale.
     (`n_chunks` is accepted for callers of the previous signature and not used.)"""
     if len(lists) == 1:  # one branch ran: its own scale (rank.keyword_score, semantic_score)
         (only,) = lists.values()
@@ -176,9 +189,10 @@ def fuse(lists: dict[str, list[Cand]], n_chunks: int | None = None) -> list[Cand
         lead = max(got, key=lambda g: (g[0], -g[1].chunk_id))[1]
         sc = scale_for(path)
         p = _prob(sc.hybrid, sum(g[0] for g in got))
-        for _, c, name, _ in got:  # never below what `find` says of the same file
+        for _, c, name, _ in got:  # what `find` judges more likely relevant than not stays so
             if name == "semantic":
-                p = max(p, _prob(sc.find, 1.0 - c.branches[name]["raw"]))
+                pf = _prob(sc.find, 1.0 - c.branches[name]["raw"])
+                p = max(p, pf) if pf >= FIND_FLOOR else p
         f = Cand(lead.chunk_id, path, p)
         for _, c, name, rank in got:
             f.branches[name] = {**c.branches.get(name, {}), "rank": rank}

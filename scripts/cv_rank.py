@@ -535,6 +535,49 @@ def run_cv(cache: Path, k: int = 5, out: Path | None = None,
     return report
 
 
+
+def run_choose(cache: Path, k: int = 5,
+               sets: tuple[tuple[str, str], ...] = (("scifact", "train"), ("cosqa-dev", "dev"))) -> dict:
+    """The shipped rule, written down before it was run on the whole tuning sets:
+    1. the abstract's share: the best mean of `find` over the shares (one constant either way);
+    2. at that share, the (w, k) of the lin family that pass issue 19's per-fold floors (>=
+       max(find, keywords) - 0.005, >= RRF, >= 0.5/0.5 min-max on every fold) and lie within
+       one standard error of the best: the weight nearest half and half, then the best mean.
+    Prints each set's pick, its folds, and the curve of k at the picked w."""
+    out = {}
+    for name, split in sets:
+        st = Set(cache, name, split)
+        folds = fold_of(st.qids, k)
+        K = st.f["K"]
+        find = {sa: st.ndcg(sem_score(st, "P", sa)) for sa in SAS}
+        sa = max(find, key=lambda x: find[x].mean())
+        sem = sem_score(st, "P", sa)
+        kw_f = fold_means(st.ndcg(np.where(K > 0, K, -1.0)), folds, k)
+        floor = np.maximum(fold_means(find[sa], folds, k), kw_f) - 0.005
+        rrf = fold_means(st.ndcg(fuse_rrf(sem, K)), folds, k)
+        mm = fold_means(st.ndcg(fuse_mm(sem, K)), folds, k)
+        lin = {(w, k0): st.ndcg(fuse_lin(sem, K, w, k0)) for w in WS for k0 in (*K0S, 640.0, 1280.0)}
+        means = {c: float(v.mean()) for c, v in lin.items()}
+        best = max(means, key=means.get)
+        se = float(fold_means(lin[best], folds, k).std(ddof=1) / math.sqrt(k))
+
+        def ok(c):
+            f = fold_means(lin[c], folds, k)
+            return bool((f >= floor).all() and (f >= rrf).all() and (f >= mm).all())
+
+        near = [c for c in lin if means[c] >= means[best] - se and ok(c)]
+        pick = min(near, key=lambda c: (round(abs(c[0] - 0.5), 3), -means[c])) if near else None
+        log(f"{name} {split}: share {sa} (find {find[sa].mean():.4f}); best lin {best} {means[best]:.4f} "
+            f"(SE {se:.4f}); {len(near)} pass the floors within one SE; pick {pick}"
+            + (f" {means[pick]:.4f} folds {np.round(fold_means(lin[pick], folds, k), 3).tolist()}" if pick else ""))
+        log(f"  find folds {np.round(fold_means(find[sa], folds, k), 3).tolist()}  kw {np.round(kw_f, 3).tolist()}  "
+            f"rrf {np.round(rrf, 3).tolist()}  mm50 {np.round(mm, 3).tolist()}")
+        if pick:
+            log("  k at w=%s: " % pick[0] + " ".join(f"{k0:g}:{means[(pick[0], k0)]:.4f}" for k0 in (*K0S, 640.0, 1280.0)))
+            log("  w at k=%g: " % pick[1] + " ".join(f"{w:g}:{means[(w, pick[1])]:.4f}" for w in WS))
+        out[name] = {"share": sa, "pick": pick, "best": best, "se": se}
+    return out
+
 LABEL = {"shipped lin": "**hybrid, shipped** (lin at the one-SE pick)", "lin": "hybrid lin, chosen per fold",
          "lr": "hybrid: logistic regression, fitted per fold", "linrel": "hybrid: fixed weight, scaled by the query's best",
          "adaptive": "hybrid: the old adaptive schedule (share chosen per fold)",
@@ -698,6 +741,8 @@ if __name__ == "__main__":
     sd.add_argument("dataset")
     sd.add_argument("--workdir", type=Path, required=True)
     sd.add_argument("--dest", type=Path, required=True)
+    ch = sub.add_parser("choose")
+    ch.add_argument("--cache", type=Path, default=CACHE)
     c = sub.add_parser("cv")
     c.add_argument("--cache", type=Path, default=CACHE)
     c.add_argument("--folds", type=int, default=5)
@@ -726,5 +771,7 @@ if __name__ == "__main__":
         subset_data(a.dataset, a.workdir, a.dest)
     elif a.cmd == "extract":
         extract(a.dataset, a.workdir, a.out)
+    elif a.cmd == "choose":
+        run_choose(a.cache)
     else:
         run_cv(a.cache, a.folds, a.out, tuple(tuple(x.split(":")) for x in a.sets.split(",")))

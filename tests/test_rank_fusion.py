@@ -40,9 +40,10 @@ def expected(path: str, bm25: float | None, cos: float | None) -> float:
         z += sc.w_sem * max(0.0, cos)
     a, b = sc.hybrid
     p = 1 / (1 + math.exp(-(a * z + b)))
-    if cos is not None:  # never below the file's `find` probability
+    if cos is not None:  # what `find` judges more likely relevant than not stays so
         a, b = sc.find
-        p = max(p, 1 / (1 + math.exp(-(a * cos + b))))
+        pf = 1 / (1 + math.exp(-(a * cos + b)))
+        p = max(p, pf) if pf >= 0.5 else p
     return p
 
 
