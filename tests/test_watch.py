@@ -15,6 +15,7 @@ import pytest
 
 from conftest import make_tree
 from ov import api
+from ov.errors import OvError
 from ov.indexer import IndexOptions, index_paths, index_tree
 from ov.store import Store
 from ov.watch import changed_paths
@@ -157,3 +158,28 @@ def test_ov_index_watch_follows_saves_until_interrupted(tmp_path):
         p.kill()
         p.wait()
         p.stderr.close()
+
+
+def test_a_long_lived_index_follows_every_commit(tmp_path):
+    """`ov mcp` keeps one `Index` open and remembers per-index facts (coverage, the
+    generation, meta values) between queries; each commit by another connection (the
+    watcher, `ov index`) and each write of its own must be seen by the next query."""
+    root = make_tree(tmp_path / "t", BASE)
+    api.index(root, embed=False)
+    with api.Index.open(root) as ix:
+        first = ix.search("gamma", search_type="hybrid")
+        assert first.coverage["embedded"] == 0 and first.search_type == "keywords"
+        generation = ix.store.generation()
+        (root / "e.md").write_text("# Epsilon\n\nepsilon gamma\n")
+        api.index(root)  # another connection: a new file, then vectors for every row
+        again = ix.search("gamma", search_type="hybrid")
+        assert again.coverage["embedded"] == again.coverage["embeddable"] > 0
+        assert again.search_type == "hybrid" and "e.md" in {h.path for h in again.hits}
+        assert ix.store.generation() != generation
+        page = ix.search("gamma", search_type="keywords", limit=1)
+        (root / "b.md").unlink()
+        index_paths(root, ["b.md"])  # as the watcher applies a batch
+        with pytest.raises(OvError, match="index changed"):
+            ix.search("gamma", search_type="keywords", limit=1, cursor=page.next_cursor)
+        ix.tag("a.py", ["team=core"])  # a write of its own connection
+        assert [h.path for h in ix.search("alpha", search_type="keywords", tags=["team=core"]).hits] == ["a.py"]
