@@ -386,8 +386,10 @@ def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
                     first[0] = False
                     notice(f"watching {ix.root}; {api.summary(rep)}")
                 elif rep.added or rep.updated or rep.removed:
+                    # unchanged: files of the batch read and found as indexed (a batch reads
+                    # only what the OS reported, never the rest of the tree)
                     notice(f"re-indexed: {rep.added} added, {rep.updated} updated, "
-                           f"{rep.removed} removed in {rep.seconds:.2f}s")
+                           f"{rep.removed} removed, {rep.unchanged} unchanged in {rep.seconds:.2f}s")
 
             watcher = api.watcher(ix.root, db=ix.store.path, embed=vectors, embedder=embedder,
                                   on_update=updated, warn=warn).start()

@@ -15,7 +15,20 @@ queries run the real model too).
   runs; the time from the write to the first keywords search through the server that
   finds the word in that file (polled every 20 ms); the files are restored afterwards;
 - memory: the server's RSS once idle (model loaded, catch-up done) and after 1,000 calls
-  (keywords, semantic, hybrid and grep, in turn).
+  (keywords, semantic, hybrid and grep, in turn);
+- synthetic: the library calls a ranked tools/call makes (`ov.Index.search`, the warm
+  store of `ov.api`) on scripts/bench_query.py's index of 100,000 chunks (random unit
+  vectors), the query embedded by the real model as in the server (its vector is then
+  replaced by a fixed random one of the synthetic index's kind; `--syn-root`);
+- checkout: a git repository of `--checkout-files` stdlib modules under `ov mcp`; a
+  `git checkout` of a branch that edits 490 of them, adds 5 and deletes 5; the time until
+  the server's search finds the last edited file's new word and its watcher has applied
+  all 500 changes, and what its batches read (the server's stderr lines), there and back.
+
+`--fill-vectors TREE` gives every row of TREE's index that has no vector a random unit
+vector (the model id is kept): embedding the whole stdlib with the real model takes hours
+on this shared machine, and a KNN's cost does not depend on what the vectors hold. The
+hits of such an index mean nothing; its times are those of an index of that size.
 
 The load average is printed beside every part: the machine is shared.
 """
@@ -120,13 +133,13 @@ def rss_mb(pid: int) -> dict[str, float]:
     return out
 
 
-async def _session(tree: Path, body):
+async def _session(tree: Path, body, errlog_path: Path | None = None):
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     env = {k: os.environ[k] for k in ("PYTHONPATH", "OV_EMBEDDER") if k in os.environ}
     params = StdioServerParameters(command=sys.executable, args=["-m", "ov", "mcp", str(tree)],
                                    cwd=str(tree), env=env)
-    with open(os.devnull, "w") as errlog:
+    with open(errlog_path or os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (r, w):
             async with ClientSession(r, w, read_timeout_seconds=600) as s:
                 await s.initialize()
@@ -235,30 +248,213 @@ def freshness(tree: Path, n_edits: int) -> dict:
     return anyio.run(_session, tree, body)
 
 
+# ---- an index of the stdlib's size with vectors --------------------------------------------
+
+
+def fill_vectors(tree: Path) -> int:
+    """Random unit vectors for the rows of `tree`'s index that have none; returns how many."""
+    import numpy as np
+
+    from ov.store import Store
+
+    rng = np.random.default_rng(0)
+    n = 0
+    with Store.open(tree / ".ov" / "index.db") as store:
+        pending = [cid for cid, _, _ in store.pending_embeddings()]
+        for i in range(0, len(pending), 2000):
+            ids = pending[i:i + 2000]
+            vecs = rng.standard_normal((len(ids), 384)).astype(np.float32)
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            with store.tx():
+                store.store_vectors(ids, [v.tobytes() for v in vecs])
+            n += len(ids)
+        with store.tx():
+            store.set_meta("bench_random_vectors", str(n))
+    return n
+
+
+# ---- the synthetic 100,000-chunk index ---------------------------------------------------------
+
+
+class _RealCostEmbedder:
+    """The server's query embedder (the real model, one thread) whose output is swapped for
+    the synthetic index's fixed random vector: the query pays the model, and the model id
+    matches the index's."""
+
+    def __init__(self, real, fixed) -> None:
+        self.real, self.fixed = real, fixed
+        self.model_id = fixed.model_id
+
+    def count_tokens(self, text: str) -> int:
+        return self.real.count_tokens(text)
+
+    def embed(self, texts, *args, **kwargs):
+        self.real.embed(texts, *args, **kwargs)
+        return self.fixed.embed(texts)
+
+
+def synthetic(syn_root: Path, runs: int) -> dict[str, str]:
+    sys.path.insert(0, str(REPO / "scripts"))
+    import bench_query as bq
+
+    from ov import api
+    from ov.embed import load_embedder
+    from ov.mcp import QUERY_THREADS, SharedEmbedder
+
+    db = bq.build_synthetic(syn_root, 100_000)
+    real = SharedEmbedder(load_embedder("index", threads=QUERY_THREADS))
+    real.embed(["warm up"])
+    out = {}
+    with api.Index.open(syn_root, db=db, embedder=_RealCostEmbedder(real, bq.FixedEmbedder(bq.SYN_MODEL))) as ix:
+        for st in ("keywords", "semantic", "hybrid"):
+            wall: list[float] = []
+            cpu: list[float] = []
+            for q in QUERIES:
+                ix.search(q, search_type=st)  # warm-up
+                for _ in range(runs):
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    ix.search(q, search_type=st)
+                    cpu.append((time.process_time() - c0) * 1000)
+                    wall.append((time.perf_counter() - t0) * 1000)
+            out[st] = f"wall {med(wall)} ms, cpu {med(cpu)} ms (n={len(wall)})"
+            print(f"  synthetic {st}: {out[st]}  ({load()})", file=sys.stderr, flush=True)
+    return out
+
+
+# ---- a branch switch under the server --------------------------------------------------------
+
+
+def _git(root: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=ov", "-c", "user.email=ov@example.invalid",
+                    "-c", "commit.gpgsign=false", *args], cwd=root, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def checkout_repo(src: Path, dest: Path, n_files: int, embed: bool) -> Path:
+    """`n_files` .py files of `src` (under 100 kB) in a git repository at `dest`, indexed;
+    branch `other` edits 490 of them, deletes 5 and adds 5. `main` is checked out."""
+    import shutil
+    import subprocess
+
+    if (dest / ".ov" / "index.db").is_file():
+        return dest
+    shutil.rmtree(dest, ignore_errors=True)
+    files = sorted(p for p in src.rglob("*.py") if ".ov" not in p.parts and p.stat().st_size < 100_000)
+    for p in files[:n_files]:
+        out = dest / p.relative_to(src)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(p, out)
+    rels = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*.py"))
+    _git(dest, "init", "-q", "-b", "main")
+    _git(dest, "add", "-A")
+    _git(dest, "commit", "-q", "-m", "main")
+    _git(dest, "checkout", "-q", "-b", "other")
+    for i, rel in enumerate(rels[:490]):
+        with open(dest / rel, "a", encoding="utf-8") as f:
+            f.write(f"\n\ndef switched_{i}():\n    return 'switchword{i}x'\n")
+    for rel in rels[490:495]:
+        (dest / rel).unlink()
+    for i in range(5):
+        (dest / f"switched_new_{i}.md").write_text(f"# New {i}\n\nswitchword{490 + i}x\n")
+    _git(dest, "add", "-A")
+    _git(dest, "commit", "-q", "-m", "other")
+    _git(dest, "checkout", "-q", "main")
+    subprocess.run([sys.executable, "-m", "ov", "index", *([] if embed else ["--no-embed"]), str(dest)],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return dest
+
+
+def checkout(src: Path, workdir: Path, n_files: int, embed: bool) -> dict:
+    """A branch switch there and back under `ov mcp`; each: seconds to fresh, batches, and
+    the files they read (added + updated + unchanged, from the server's stderr)."""
+    import json
+    import re
+
+    repo = checkout_repo(src, workdir / f"checkout-{n_files}{'-embed' if embed else ''}", n_files, embed)
+    errlog = workdir / "checkout-server.err"
+    rels = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*.py") if ".ov" not in p.parts)
+    last = rels[489]  # the 490th edited file of `other`, in the same order as checkout_repo
+    line = re.compile(r"re-indexed: (\d+) added, (\d+) updated, (\d+) removed, (\d+) unchanged in ([\d.]+)s")
+
+    def batches_since(mark: int) -> list[tuple[float, ...]]:
+        with open(errlog, encoding="utf-8") as f:
+            f.seek(mark)
+            return [tuple(float(x) for x in m.groups()) for m in line.finditer(f.read())]
+
+    async def body(s):
+        await _wait_catch_up(s)
+        out: dict = {"files": len(rels), "load_start": load()}
+        for branch, word, path in (("other", "switchword489x", last), ("main", None, None)):
+            mark = errlog.stat().st_size
+            t0 = time.perf_counter()
+            _git(repo, "checkout", "-q", branch)
+            # the server's own notices say when its batches are in: polling a tool meanwhile
+            # would take the interpreter's lock from the watcher thread doing the work
+            while sum(sum(b[:3]) for b in batches_since(mark)) < 500:
+                if time.perf_counter() - t0 > 600:
+                    raise RuntimeError(f"checkout of {branch} not indexed after 600 s")
+                await _sleep(0.02)
+            took = time.perf_counter() - t0
+            if word is not None:
+                res = await s.call_tool("search", {"query": word, "search_type": "keywords"})
+                hits = json.loads(res.content[0].text)["result"]["hits"]
+                assert any(h["path"] == path for h in hits), (word, hits)
+            await _sleep(2)  # stragglers
+            batches = batches_since(mark)
+            out[f"to {branch}"] = {"fresh_s": round(took, 2), "batches": len(batches),
+                                   "added_updated_removed_unchanged": [int(sum(b[i] for b in batches))
+                                                                       for i in range(4)],
+                                   "batch_s": [b[4] for b in batches]}
+        out["load_end"] = load()
+        return out
+
+    import anyio
+
+    return anyio.run(_session, repo, body, errlog)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--keywords-tree", type=Path, required=True)
+    ap.add_argument("--keywords-tree", type=Path)
     ap.add_argument("--model-tree", type=Path)
+    ap.add_argument("--fill-vectors", type=Path, help="give TREE's rows without a vector random ones, then stop")
+    ap.add_argument("--syn-root", type=Path, default=Path("/tmp/ov-bench/synthetic"))
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/ov-bench"))
+    ap.add_argument("--checkout-src", type=Path, help="files for the checkout part (default: the keywords tree)")
+    ap.add_argument("--checkout-files", type=int, default=800)
+    ap.add_argument("--checkout-embed", action="store_true", help="index the checkout repository with vectors")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--calls", type=int, default=1000)
     ap.add_argument("--edits", type=int, default=20)
     ap.add_argument("--parts", default="inside,client,fresh")
     a = ap.parse_args()
     parts = a.parts.split(",")
+    if a.fill_vectors:
+        print(f"{a.fill_vectors}: {fill_vectors(a.fill_vectors)} rows given random vectors")
+        return
     for tree in (a.keywords_tree, a.model_tree):
         if tree is not None and not (tree / ".ov" / "index.db").is_file():
             sys.exit(f"{tree} has no index; build it first (see the docstring)")
     if "inside" in parts:
-        print(f"inside, keywords tree: {inside(a.keywords_tree, ['keywords'], a.runs)}  ({load()})", flush=True)
+        if a.keywords_tree:
+            print(f"inside, keywords tree: {inside(a.keywords_tree, ['keywords'], a.runs)}  ({load()})",
+                  flush=True)
         if a.model_tree:
             print(f"inside, model tree: {inside(a.model_tree, ['keywords', 'semantic', 'hybrid'], a.runs)}"
                   f"  ({load()})", flush=True)
-    if "client" in parts:
+    if "client" in parts and a.keywords_tree:
         print(f"client, keywords tree: {client(a.keywords_tree, ['keywords'], a.runs, a.calls)}", flush=True)
         if a.model_tree:
             print(f"client, model tree: {client(a.model_tree, ['keywords', 'semantic', 'hybrid'], a.runs, a.calls)}",
                   flush=True)
-    if "fresh" in parts:
+    if "synthetic" in parts:
+        print(f"synthetic 100k, Index.search: {synthetic(a.syn_root, a.runs)}  ({load()})", flush=True)
+    if "checkout" in parts:
+        src = a.checkout_src or a.keywords_tree
+        print(f"checkout: {checkout(src, a.workdir, a.checkout_files, a.checkout_embed)}", flush=True)
+    if "fresh" in parts and a.keywords_tree:
         print(f"freshness, keywords tree: {freshness(a.keywords_tree, a.edits)}", flush=True)
         if a.model_tree:
             print(f"freshness, model tree: {freshness(a.model_tree, a.edits)}", flush=True)

@@ -15,6 +15,7 @@ import pytest
 
 from conftest import make_tree
 from ov import api
+from ov.errors import OvError
 from ov.indexer import IndexOptions, index_paths, index_tree
 from ov.store import Store
 from ov.watch import changed_paths
@@ -157,3 +158,102 @@ def test_ov_index_watch_follows_saves_until_interrupted(tmp_path):
         p.kill()
         p.wait()
         p.stderr.close()
+
+
+def test_a_long_lived_index_follows_every_commit(tmp_path):
+    """`ov mcp` keeps one `Index` open and remembers per-index facts (coverage, the
+    generation, meta values) between queries; each commit by another connection (the
+    watcher, `ov index`) and each write of its own must be seen by the next query."""
+    root = make_tree(tmp_path / "t", BASE)
+    api.index(root, embed=False)
+    with api.Index.open(root) as ix:
+        first = ix.search("gamma", search_type="hybrid")
+        assert first.coverage["embedded"] == 0 and first.search_type == "keywords"
+        generation = ix.store.generation()
+        (root / "e.md").write_text("# Epsilon\n\nepsilon gamma\n")
+        api.index(root)  # another connection: a new file, then vectors for every row
+        again = ix.search("gamma", search_type="hybrid")
+        assert again.coverage["embedded"] == again.coverage["embeddable"] > 0
+        assert again.search_type == "hybrid" and "e.md" in {h.path for h in again.hits}
+        assert ix.store.generation() != generation
+        page = ix.search("gamma", search_type="keywords", limit=1)
+        (root / "b.md").unlink()
+        index_paths(root, ["b.md"])  # as the watcher applies a batch
+        with pytest.raises(OvError, match="index changed"):
+            ix.search("gamma", search_type="keywords", limit=1, cursor=page.next_cursor)
+        ix.tag("a.py", ["team=core"])  # a write of its own connection
+        assert [h.path for h in ix.search("alpha", search_type="keywords", tags=["team=core"]).hits] == ["a.py"]
+
+
+def _git(root: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=ov", "-c", "user.email=ov@example.invalid",
+                    "-c", "commit.gpgsign=false", *args], cwd=root, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def branch_switch_repo(root: Path, changed: int = 500, kept: int = 300) -> Path:
+    """A git repository whose branch `other` differs from `main` in `changed` files (most
+    edited, 5 added, 5 deleted) under `mod/`, with `kept` files under `keep/` that no
+    checkout touches; `main` is checked out."""
+    files = {f"mod/f{i:03d}.py": f'"""Module {i}."""\n\ndef f{i}():\n    return {i}\n' for i in range(changed - 5)}
+    files.update({f"keep/k{i:03d}.md": f"# Kept {i}\n\nnever switched\n" for i in range(kept)})
+    files.update({f"mod/gone{i}.txt": f"deleted on the other branch {i}\n" for i in range(5)})
+    make_tree(root, files)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "main")
+    _git(root, "checkout", "-q", "-b", "other")
+    for i in range(changed - 10):
+        with open(root / f"mod/f{i:03d}.py", "a") as f:
+            f.write(f"\n\ndef switched{i}():\n    return 'switched{i}'\n")
+    for i in range(5):
+        (root / f"mod/gone{i}.txt").unlink()
+        (root / f"mod/new{i}.md").write_text(f"# New {i}\n\nswitched in {i}\n")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "other")
+    _git(root, "checkout", "-q", "main")
+    return root
+
+
+def test_a_branch_switch_is_reindexed_in_batches_without_a_rescan(tmp_path):
+    """`git checkout` of a branch that changes 500 files while a watcher runs: the batches
+    re-read the changed files (and stat their folder's others), never the untouched
+    folder, and leave what a full build of the new tree leaves."""
+    import shutil as sh
+
+    if sh.which("git") is None:
+        pytest.skip("git is not installed")
+    root = branch_switch_repo(tmp_path / "repo")
+    api.index(root)
+    reports, warnings = [], []
+    w = api.watcher(root, on_update=reports.append, warn=warnings.append).start()
+    try:
+        deadline = time.monotonic() + 120
+        while not reports and time.monotonic() < deadline:  # the catch-up
+            time.sleep(0.05)
+        assert reports and reports[0].unchanged == 800, (warnings, w.state)
+        t0 = time.monotonic()
+        _git(root, "checkout", "-q", "other")
+        with api.Index.open(root) as ix:
+            while time.monotonic() - t0 < 120:
+                if (w.state.files_changed >= 500 and w.state.pending == 0
+                        and ix.search("switched489", search_type="keywords").hits):
+                    break
+                time.sleep(0.05)
+            else:
+                pytest.fail(f"the switch was not indexed within 120 s: {w.state}")
+        took = time.monotonic() - t0
+        time.sleep(1.5)  # any straggling batch
+    finally:
+        w.stop()
+    batches = reports[1:]
+    assert w.state.errors == [] and warnings == []
+    assert sum(r.updated for r in batches) == 490
+    assert sum(r.added for r in batches) == 5 and sum(r.removed for r in batches) == 5
+    read = sum(r.added + r.updated + r.unchanged for r in batches)
+    assert read <= 500, read  # no batch walked keep/ (a rescan reads 800)
+    print(f"\nbranch switch: {len(batches)} batch(es), {read} files read, fresh in {took:.2f} s, "
+          f"batches took {[r.seconds for r in batches]}")
+    assert content(root / ".ov" / "index.db") == fresh(root, tmp_path)
