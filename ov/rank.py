@@ -30,6 +30,7 @@ excerpt is no longer there, and silently leaves out files the user cannot read.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import stat
@@ -88,7 +89,12 @@ class Cand:
 
 def scale_for(path: str) -> Scale:
     """The scale of a file, by the kind of its content ("path\\0chunk id" keys too)."""
-    return CODE if kind_of(path.split("\x00", 1)[0]) == "code" else PROSE
+    return CODE if _is_code(path.split("\x00", 1)[0]) else PROSE
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_code(path: str) -> bool:  # a hybrid query asks for ~1,000 candidates' paths, often twice
+    return kind_of(path) == "code"
 
 
 def _prob(ab: tuple[float, float], x: float) -> float:
