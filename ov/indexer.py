@@ -12,9 +12,10 @@ One indexer at a time: an exclusive lock on `.ov/index.lock`, waited for briefly
 `index_busy`. Searches read the WAL's last committed state meanwhile.
 
 Three phases, each committed in batches: the keyword rows (walk, read, chunk, FTS5),
-grep's trigram rows, and the vectors. The keyword phase alone answers a first search; the
-other two need no walk, so a background worker (ov.worker) can add them later and a run
-killed in either is carried on by the next.
+the trigram rows (grep's prefilter; `ov index` writes them with the keyword rows, a first
+search's budgeted run leaves them), and the vectors. The keyword phase alone answers a
+first search; the other two need no walk, so a background worker (ov.worker) can add them
+later and a run killed in either is carried on by the next.
 
 Minified, generated, lock, map and data files are indexed for keywords and grep but never
 embedded (`embeddable`; config keys `embed-skip` and `embed-long-lines`).
@@ -43,7 +44,7 @@ from ov.errors import OvError
 from ov.model import Chunk, IndexReport
 from ov.read import FileText, content_hash, freshness, kind_of, read_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
-                      sqlite_errors, title_of)
+                      sqlite_errors, title_of, trigram_doc)
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -525,7 +526,9 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                 store.touch_file(state[0], *prep)
                 report.unchanged += 1
             else:
-                _write_file(store, path, prep, state, report, reuse=not opts.full)
+                # a first answer's budgeted run leaves the trigram rows to ov.worker
+                _write_file(store, path, prep, state, report, reuse=not opts.full,
+                            trigrams=opts.trigrams and opts.budget_s is None)
                 changed_any = True
             pending += 1
             if pending >= COMMIT_FILES or time.monotonic() - last_commit > COMMIT_SECONDS:
@@ -605,6 +608,7 @@ class _Rows:
     hashes: list[str]
     keywords: list[str]  # chunks_fts text of each non-sentence chunk
     embed: bool
+    tri_doc: str  # the file's files_tri row (store.trigram_doc)
     ctime_ns: int = 0
     inode: int = 0
 
@@ -637,20 +641,23 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
                  tiers.file_type(path), tiers.category(path), chunks,
                  [content_hash(c.text.encode("utf-8")) for c in chunks],
                  [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL], embed,
-                 ft.ctime_ns, ft.inode)
+                 trigram_doc([(c.start, c.end, c.text) for c in body]), ft.ctime_ns, ft.inode)
 
 
 def _index_file(store: Store, path: str, ft: FileText, state, report: IndexReport,
                 opts: IndexOptions) -> None:
     """(Re)index one file read here."""
-    _write_file(store, path, _file_rows(path, ft, opts), state, report, reuse=not opts.full)
+    _write_file(store, path, _file_rows(path, ft, opts), state, report, reuse=not opts.full,
+                trigrams=opts.trigrams)
 
 
 def _write_file(store: Store, path: str, rows: _Rows, state, report: IndexReport, *,
-                reuse: bool) -> None:
+                reuse: bool, trigrams: bool) -> None:
     """(Re)write one file: its row, tiers and chunks replace the old ones in the same
     transaction, so a search never sees the file half-written. Vectors of identical chunk
-    text are reused (not with --full, which re-embeds everything)."""
+    text are reused (not with --full, which re-embeds everything). With `trigrams` its
+    trigram rows are written too when no earlier file waits for its own (one pass over
+    the tree instead of a second one reading the chunks back)."""
     # the vectors of the file's chunks that stay the same are kept (by text hash)
     kept = store.file_vectors(state[0]) if state and reuse and rows.embed else {}
     if state:  # before the row takes its new title: the old keyword rows carry the old one
@@ -663,7 +670,7 @@ def _write_file(store: Store, path: str, rows: _Rows, state, report: IndexReport
         abstract=rows.abstract, overview=rows.overview, tags=rows.tags, title=rows.title,
         ctime_ns=rows.ctime_ns, inode=rows.inode)
     ids = store.insert_chunks(file_id, rows.chunks, rows.hashes, rows.title, embed=rows.embed,
-                              trigrams=False, keywords=rows.keywords)
+                              trigrams=trigrams, keywords=rows.keywords, tri_doc=rows.tri_doc)
     if rows.embed:  # only passages and abstracts get vectors (VECTOR_LEVELS)
         store.no_vectors([cid for cid, c in zip(ids, rows.chunks) if not wants_vector(c.level, path)])
     if reuse and rows.embed:

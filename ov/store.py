@@ -7,10 +7,12 @@ One SQLite file per tree (`ROOT/.ov/index.db`, owner-only, WAL). It holds:
   a hash of it so identical text is never embedded twice), level 2 = full text (the
   passages), 0/1 = the abstract/overview tiers, 3 = a prose file's sentences (a vector
   each, no keyword row: evidence for the passage holding them);
-- `chunks_fts` (FTS5, porter + unicode61) for BM25 keyword ranking, and `chunks_tri`
-  (FTS5 trigram) for text without word separators and for grep's literal prefilter. Both
+- `chunks_fts` (FTS5, porter + unicode61) for BM25 keyword ranking; `chunks_tri` (FTS5
+  trigram) for ranking text without word separators, holding only the passages that have
+  such text; `files_tri` (FTS5 trigram, `detail=none`) for grep's literal prefilter, one
+  row per file holding its distinct whitespace-separated runs (`trigram_doc`). All three
   are contentless: `chunks.text` is the one copy of the text, and rows are deleted with
-  FTS5's 'delete' command fed the same text;
+  FTS5's 'delete' command fed the same text, which the stored chunks give back;
 - `chunks_vec` (sqlite-vec `vec0`, 384 float dims, cosine) partitioned by level, with
   metadata columns so filters run inside the KNN query rather than after its limit.
 
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
 
 from ov.errors import OvError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 DIM = 384
 BUSY_TIMEOUT_MS = 3000
 KNN_MAX = 4096  # sqlite-vec's largest k
@@ -47,10 +49,11 @@ SENTENCE_LEVEL = 3  # ov.chunk.SENTENCE: rows with a vector and no keyword row
 # generated, lock and data files: ov.indexer.embeddable), and is left out of the default
 # (hybrid) ranking while keyword search and grep still find it
 NO_VECTOR = -1
-# grep's trigram rows are written after the keyword rows (a second phase, often in the
-# background: writing them is ~3/4 of the keyword phase's SQL and half the index), so the
-# level-2 chunks with an id above this meta value have none yet. New chunks always take
-# ids above it, so the mark alone says which rows a chunk has.
+# The trigram rows (grep's `files_tri`, and `chunks_tri`) may be written after the keyword
+# rows (a phase of their own, in the background after a first search), so the level-2
+# chunks with an id above this meta value have none yet. New chunks always take ids above
+# it, and a file's chunks take consecutive ids, so the mark alone says which rows a file
+# and a chunk have.
 TRI_META = "tri_upto"
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # chunks_fts's tokenizer
 
@@ -130,7 +133,7 @@ REPAIR_ADVICE = "rebuild it with `ov index --full` (the index is only a cache of
 # which only a wrong statement of ov's own can cause: those stay `internal`.
 _OWN_BUGS = ("syntax error", "incomplete input", "wrong number of arguments", "bad parameter",
              "binding", "ambiguous column", "unrecognized token")
-TABLES = ("meta", "files", "chunks", "sessions", "chunks_fts", "chunks_tri", "chunks_vec")
+TABLES = ("meta", "files", "chunks", "sessions", "chunks_fts", "chunks_tri", "files_tri", "chunks_vec")
 
 
 def damaged(path: Any, detail: str) -> OvError:
@@ -242,7 +245,35 @@ def _migration_5(conn) -> None:
             conn.execute(f"ALTER TABLE files ADD COLUMN {col} INTEGER NOT NULL DEFAULT 0")
 
 
-MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5]
+FILES_TRI_SQL = "CREATE VIRTUAL TABLE files_tri USING fts5(text, content='', tokenize='trigram', detail=none)"
+HASH_INDEX_SQL = "CREATE INDEX idx_chunks_hash ON chunks(hash) WHERE embedded = 1"
+
+
+def _migration_6(conn) -> None:
+    """Keyword indexing at disk speed (issue 13.4). On a 172 MB kernel tree the trigram rows
+    of every passage (`detail=full`) were 447 MB of a 905 MB index and most of its SQL time.
+
+    - grep's prefilter gets `files_tri`: a row per file (rowid = file id) of the file's
+      distinct whitespace-separated runs, `detail=none` (grep asks only which files may hold
+      a literal; positions and counts are never read);
+    - `chunks_tri`, which ranks text without word separators (ov.query `_NOSPACE`), keeps
+      only the passages that hold such text: no other passage can match its queries, but
+      its bm25 statistics (row count, mean length) now count those passages alone;
+    - the text-hash index serves only rows with a vector (what reuse looks up): a
+      keyword-only index had one entry a row for nothing (38 MB on that tree).
+
+    Both trigram tables start empty here and are filled by the next `ov index` or the
+    background worker (`tri_upto` = 0); until then grep reads every file."""
+    for table in ("chunks_tri", "files_tri"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute("CREATE VIRTUAL TABLE chunks_tri USING fts5(text, content='', tokenize='trigram')")
+    conn.execute(FILES_TRI_SQL)
+    conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{TRI_META}', '0')")
+    conn.execute("DROP INDEX IF EXISTS idx_chunks_hash")
+    conn.execute(HASH_INDEX_SQL)
+
+
+MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6]
 
 
 # ---- filters --------------------------------------------------------------------------
@@ -535,14 +566,14 @@ class Store:
             for t in ("meta", "files", "chunks", "sessions"):
                 self.conn.execute(f"SELECT * FROM {t} LIMIT 1").fetchall()
             self.conn.execute("SELECT count(*) FROM files").fetchone()
-            for t in ("chunks_fts", "chunks_tri"):
-                self.conn.execute(f"SELECT rowid FROM {t} WHERE {t} MATCH 'zzzq' LIMIT 1").fetchall()
+            for t in ("chunks_fts", "chunks_tri", "files_tri"):  # one trigram: detail=none has no phrases
+                self.conn.execute(f"SELECT rowid FROM {t} WHERE {t} MATCH 'zzq' LIMIT 1").fetchall()
             self.conn.execute("SELECT chunk_id FROM chunks_vec LIMIT 1").fetchall()
             if thorough:
                 rows = [r[0] for r in self.conn.execute("PRAGMA quick_check").fetchall()]
                 if rows != ["ok"]:
                     return "; ".join(str(r) for r in rows[:3])
-                for t in ("chunks_fts", "chunks_tri"):
+                for t in ("chunks_fts", "chunks_tri", "files_tri"):
                     self.conn.execute(f"INSERT INTO {t}({t}, rank) VALUES ('integrity-check', 0)")
         except (op_err, db_err) as e:
             if "locked" in str(e).lower() or "busy" in str(e).lower():
@@ -734,8 +765,8 @@ class Store:
 
     # -- chunks --
     def delete_chunks(self, file_id: int) -> None:
-        rows = self.conn.execute("SELECT id, level, text FROM chunks WHERE file_id = ?",
-                                 (file_id,)).fetchall()
+        rows = self.conn.execute("SELECT id, level, text, start, end FROM chunks WHERE file_id = ? "
+                                 "ORDER BY id", (file_id,)).fetchall()
         if not rows:
             return
         # the keyword rows were written with the file's title as it was then: delete a
@@ -745,22 +776,28 @@ class Store:
             "INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', ?, ?)",
             [(r[0], keyword_text(r[2], title)) for r in rows if r[1] != SENTENCE_LEVEL])
         upto = self.tri_upto()
+        passages = [r for r in rows if r[1] == 2 and r[0] <= upto]  # those with trigram rows
         self.conn.executemany(
             "INSERT INTO chunks_tri(chunks_tri, rowid, text) VALUES ('delete', ?, ?)",
-            [(r[0], r[2]) for r in rows if r[1] == 2 and r[0] <= upto])
+            [(r[0], r[2]) for r in passages if has_nospace(r[2])])
+        if passages:
+            self.conn.execute("INSERT INTO files_tri(files_tri, rowid, text) VALUES ('delete', ?, ?)",
+                              (file_id, trigram_doc([(r[3], r[4], r[2]) for r in passages])))
         self.conn.executemany("DELETE FROM chunks_vec WHERE chunk_id = ?", [(r[0],) for r in rows])
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
 
     def insert_chunks(self, file_id: int, chunks: Sequence[Any], hashes: Sequence[str],
                       title: str = "", *, embed: bool = True, trigrams: bool = True,
-                      keywords: Sequence[str] | None = None) -> list[int]:
+                      keywords: Sequence[str] | None = None, tri_doc: str | None = None) -> list[int]:
         """Insert chunks (objects with start, end, start_line, end_line, text, level).
 
         Ids are assigned here so the tables take one `executemany` each; this runs inside
         the indexer's write transaction, so no other writer can take them. `embed=False`
-        marks the rows NO_VECTOR. `trigrams=False` leaves grep's trigram rows to
+        marks the rows NO_VECTOR. `trigrams=False` leaves the trigram rows to
         `fill_trigrams`; with True they are written now unless earlier chunks still wait
         for theirs (the mark, TRI_META, can only move over a contiguous run of ids).
+        `chunks` are all of the file's rows, and `tri_doc`, when given, is
+        `trigram_doc` of its passages (computed beside the chunking, out of this process).
         """
         upto = self.tri_upto()
         top = self.q1("SELECT max(id) FROM chunks") or 0
@@ -778,8 +815,8 @@ class Store:
             keywords = [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL]
         self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", zip(kw_ids, keywords))
         if trigrams and ids and upto >= top:
-            self.conn.executemany("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)",
-                                  [(cid, c.text) for cid, c in zip(ids, chunks) if c.level == 2])
+            passages = [(cid, c) for cid, c in zip(ids, chunks) if c.level == 2]
+            self._write_trigrams(file_id, [(cid, c.start, c.end, c.text) for cid, c in passages], tri_doc)
             self.set_meta(TRI_META, str(ids[-1]))
         return ids
 
@@ -807,19 +844,39 @@ class Store:
                        (self.tri_upto(),)) is None
 
     def fill_trigrams(self, batch: int = 2000) -> int:
-        """Write the trigram rows of up to `batch` chunks that lack them, in one
-        transaction; returns how many (0 = none left). Chunks are taken in id order, so
-        the mark moves over every chunk it passes."""
+        """Write the trigram rows of the files whose chunks lack them, about `batch` chunks
+        in one transaction (a file's chunks always together); returns how many passages
+        (0 = none left). Chunks are taken in id order, so the mark moves over every chunk
+        it passes."""
         with self.tx():
             upto = self.tri_upto()
-            rows = self.rows("SELECT id, level, text FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
-                             (upto, batch))
+            rows = self.rows("SELECT id, file_id, level, start, end, text FROM chunks WHERE id > ? "
+                             "ORDER BY id LIMIT ?", (upto, batch))
             if not rows:
                 return 0
-            self.conn.executemany("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)",
-                                  [(r[0], r[2]) for r in rows if r[1] == 2])
+            # the last file's chunks may run past the batch: a file is written whole
+            rows += self.rows("SELECT id, file_id, level, start, end, text FROM chunks WHERE id > ? "
+                              "AND file_id = ? ORDER BY id", (rows[-1][0], rows[-1][1]))
+            by_file: dict[int, list[tuple[int, int, int, str]]] = {}
+            for cid, fid, level, start, end, text in rows:
+                if level == 2:
+                    by_file.setdefault(fid, []).append((cid, start, end, text))
+            for fid, passages in by_file.items():
+                self._write_trigrams(fid, passages)
             self.set_meta(TRI_META, str(rows[-1][0]))
-        return sum(1 for r in rows if r[1] == 2)
+        return sum(1 for r in rows if r[2] == 2)
+
+    def _write_trigrams(self, file_id: int, passages: Sequence[tuple[int, int, int, str]],
+                        doc: str | None = None) -> None:
+        """A file's trigram rows from its passages (chunk id, start, end, text), in file
+        order: its `files_tri` row, and a `chunks_tri` row for each passage holding text
+        without word separators."""
+        if not passages:
+            return
+        self.conn.executemany("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)",
+                              [(p[0], p[3]) for p in passages if has_nospace(p[3])])
+        self.conn.execute("INSERT INTO files_tri(rowid, text) VALUES (?, ?)",
+                          (file_id, doc if doc is not None else trigram_doc([p[1:] for p in passages])))
 
     def file_vectors(self, file_id: int) -> dict[str, bytes]:
         """A file's stored vectors by their chunk's text hash (read before its chunks are
@@ -842,7 +899,8 @@ class Store:
                 continue
             row = self.conn.execute(
                 "SELECT v.embedding FROM chunks c JOIN chunks_vec v ON v.chunk_id = c.id "
-                "WHERE c.hash = (SELECT hash FROM chunks WHERE id = ?) AND c.id != ? LIMIT 1",
+                "WHERE c.hash = (SELECT hash FROM chunks WHERE id = ?) AND c.id != ? AND c.embedded = 1 "
+                "LIMIT 1",
                 (cid, cid)).fetchone()
             if row is not None:
                 self._insert_vec(cid, row[0])
@@ -1200,39 +1258,24 @@ class Store:
         """Paths of the files whose text may contain every literal; None when no literal
         says anything (then every file must be read).
 
-        A literal may lie across keyword rows: a multi-line literal spans the rows of two
-        chunks, and a line longer than the chunk budget is cut into pieces anywhere, so
-        neither a whole literal nor several literals can be asked of one row. What one row
-        must hold: each literal splits at whitespace into runs (a run never spans lines).
-        A run of at most LONG_RUN characters is shorter than any whole piece of a cut line
-        (each holds about half the budget's tokens or more, and no character costs more
-        than two), so it lies inside one piece or across one cut; of its two halves of
-        ceil(len/2) characters, one then lies wholly inside a single piece. A longer run
-        may cover whole pieces: across at most one cut, one side holds half of it; across
-        more, a whole piece lies inside it; either part is at least 2 * RUN_BLOCK - 1
-        long, so it holds one of the run's RUN_BLOCK-character blocks at multiples of
-        RUN_BLOCK. So a file qualifies when, for every run of five or more characters
-        (pieces of three or more, the trigram table's least), some row holds one of that
-        run's halves, or of its blocks.
+        A file's `files_tri` row holds its distinct whitespace-separated runs
+        (`trigram_doc`), and each literal splits at whitespace into runs that lie inside
+        one of those: a file qualifies when its row holds every trigram of every run of
+        three or more characters (case folded, as the table folds them). At most
+        MAX_GRAMS trigrams are asked, spread over each run: fewer only let more files in.
         """
-        runs = sorted({r for lit in literals for r in lit.split() if len(r) >= 5})
+        runs = sorted({r for lit in literals for r in lit.split() if len(r) >= 3})
         if not runs or not self.trigrams_complete():  # rows still being written: read every file
             return None
-        found: set[str] | None = None
+        grams: dict[str, None] = {}
         for run in runs:
-            if len(run) <= LONG_RUN:
-                h = (len(run) + 1) // 2
-                parts = {run[:h], run[-h:]}
-            else:
-                parts = {run[k:k + RUN_BLOCK] for k in range(0, len(run) - RUN_BLOCK + 1, RUN_BLOCK)}
-            match = " OR ".join(fts_phrase(x) for x in sorted(parts))
-            paths = {r[0] for r in self.rows(
-                "SELECT DISTINCT f.path FROM chunks_tri t JOIN chunks c ON c.id = t.rowid "
-                "JOIN files f ON f.id = c.file_id WHERE chunks_tri MATCH ?", (match,))}
-            found = paths if found is None else found & paths
-            if not found:
-                break
-        return found
+            step = max(1, (len(run) - 2 + MAX_GRAMS - 1) // MAX_GRAMS)
+            for k in [*range(0, len(run) - 2, step), len(run) - 3]:
+                grams[run[k:k + 3]] = None
+        match = " AND ".join(fts_phrase(g) for g in sorted(grams))
+        return {r[0] for r in self.rows(
+            "SELECT f.path FROM files_tri t JOIN files f ON f.id = t.rowid WHERE files_tri MATCH ?",
+            (match,))}
 
     def integrity_ok(self) -> bool:
         return self.q1("PRAGMA integrity_check") == "ok"
@@ -1336,6 +1379,7 @@ import re as _re  # noqa: E402
 
 _CAMEL = _re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _IDENT = _re.compile(r"\b[A-Za-z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*\b")
+_SEAM = _re.compile(r"[a-z][A-Z]")  # what every _IDENT match holds
 
 
 def keyword_text(text: str, title: str = "") -> str:
@@ -1347,13 +1391,47 @@ def keyword_text(text: str, title: str = "") -> str:
     file's first line: a heading, a signature) keeps a document's subject in every chunk
     of it, not only the first.
     """
-    extra = {_CAMEL.sub(" ", m.group(0)) for m in _IDENT.finditer(text)}
+    # the seam search first: most text (C, prose) has none, and it costs a tenth of _IDENT's
+    extra = {_CAMEL.sub(" ", m.group(0)) for m in _IDENT.finditer(text)} if _SEAM.search(text) else ()
     parts = [text]
     if title:
         parts.append(title)
     if extra:
         parts.append(" ".join(sorted(extra)))
     return "\n".join(parts)
+
+
+# scripts without word separators (as ov.query's): CJK ideographs, kana, hangul, thai,
+# lao, khmer, myanmar; the only passages `chunks_tri` holds
+_NOSPACE = _re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]")
+
+
+def has_nospace(text: str) -> bool:
+    """Whether `text` holds a character of a script written without spaces."""
+    return not text.isascii() and _NOSPACE.search(text) is not None
+
+
+def trigram_doc(passages) -> str:
+    """A file's `files_tri` text from its passages ((start, end, text), in file order): its
+    distinct whitespace-separated runs, each once, joined by spaces.
+
+    Passages cover every non-whitespace character of the file and what lies between two
+    of them is whitespace, so a passage touching the next is joined to it as it stands
+    (a long line cut in two) and one that does not is followed by a space: the runs of
+    the result are exactly the file's. A literal's run lies inside one of them, so its
+    trigrams are all in the row. Each run once: the kernel's C repeats its runs about
+    twice, and a row's cost and size follow its characters. Computed from the stored
+    passages, so the row can be deleted (contentless FTS5 wants the same text back)."""
+    parts: list[str] = []
+    end = None
+    for start, stop, text in passages:
+        if end is not None and start != end:
+            parts.append(" ")
+        parts.append(text)
+        end = stop
+    return " ".join(dict.fromkeys("".join(parts).split()))
 
 
 TITLE_MAX = 200
@@ -1374,11 +1452,7 @@ COMMON_DF = 0.2
 # as it would at any depth.
 RARE_MIN = 64
 RESCORE_POOL = RARE_MIN + 64  # candidates whose order the common words may change
-# grep's prefilter (Store.trigram_files): a literal run longer than LONG_RUN characters may
-# cover whole pieces of a cut line (at least ~48 characters each with the default budget),
-# and is asked for by its blocks of RUN_BLOCK characters
-LONG_RUN = 32
-RUN_BLOCK = 8
+MAX_GRAMS = 32  # trigrams of a literal run that grep's prefilter asks for (Store.trigram_files)
 TOP_OVERFETCH = 4  # FTS5 rows ranked per wanted chunk before the level check
 BM25_K1 = 1.2  # FTS5's bm25() constants (fts5_aux.c)
 BM25_B = 0.75

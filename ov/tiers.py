@@ -632,12 +632,20 @@ _LANG_PATTERNS = {"js": _JS_PATTERNS, "go": _GO_PATTERNS, "rust": _RUST_PATTERNS
                   "java": _JAVA_PATTERNS, "c": _C_PATTERNS}
 
 
+# Languages whose every pattern is anchored at column 0, by what their first character
+# must be (C: a letter or `_`; Go: `func` or `type`).
+_COLUMN_0 = {"c": lambda ch: ch == "_" or ("A" <= ch <= "Z") or ("a" <= ch <= "z"),
+             "go": lambda ch: ch in ("f", "t")}
+
+
 def _defn(line: str, ext: str) -> str | None:
     """The signature on `line` when it starts a definition in the language of `ext`."""
     lang = _EXT_LANG.get(ext)
     if ext in (".py", ".pyi", ".pyw"):
         m = re.match(r"^\s*(?:async\s+def|def|class)\s+\w+", line)
         return line.strip().rstrip(":") if m else None
+    if lang in _COLUMN_0 and not _COLUMN_0[lang](line[:1]):
+        return None  # an indented line (most of a C file): no pattern of the language can match
     pats = _LANG_PATTERNS.get(lang, _GENERIC_PATTERNS) if lang else _GENERIC_PATTERNS
     for p in pats:
         if p.match(line):

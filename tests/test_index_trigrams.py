@@ -1,0 +1,137 @@
+"""The trigram rows (schema 6): grep's per-file prefilter `files_tri` and the ranking table
+`chunks_tri`, which holds only the passages written without spaces.
+
+What must hold: a file holding a literal is always a candidate (a prefilter may let more
+in, never fewer); rows are replaced and deleted without damaging the contentless tables;
+an index of schema 5 is upgraded and its trigram rows rewritten.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from ov.indexer import IndexOptions, index_tree
+from ov.store import SCHEMA_VERSION, Store, trigram_doc
+
+
+def _db(root):
+    return root / ".ov" / "index.db"
+
+
+def _fts_ok(db) -> None:
+    with Store.open(db) as s:
+        assert s.integrity_ok()
+        for t in ("chunks_fts", "chunks_tri", "files_tri"):
+            s.conn.execute(f"INSERT INTO {t}({t}, rank) VALUES ('integrity-check', 0)")
+
+
+FILES = {
+    "a.py": "def parse_header(line):\n    return line.strip()   \n",
+    "b.c": "static int parse_body(void)\n{\n\treturn 0;\n}\n",
+    "long.txt": "start " + "filler " * 3000 + "needle_at_the_far_end\n",
+    "run.txt": "x" * 2000 + "NEEDLEINARUN" + "y" * 2000 + "\n",  # cut inside one run
+    "ja.md": "# 日本語の文書\n\n東京は日本の首都です。\n",
+    "empty.txt": "   \n\n",
+}
+
+
+def test_every_file_holding_a_literal_is_a_candidate(tree):
+    root = tree(FILES)
+    index_tree(root, opts=IndexOptions(embed=False))
+    with Store.open(_db(root), readonly=True) as s:
+        assert s.trigram_files(["parse_"]) == {"a.py", "b.c"}
+        assert s.trigram_files(["parse_header"]) == {"a.py"}
+        assert s.trigram_files(["return line.strip()"]) == {"a.py"}  # runs split at spaces
+        assert s.trigram_files(["needle_at_the_far_end"]) == {"long.txt"}
+        assert s.trigram_files(["filler needle_at"]) == {"long.txt"}
+        assert s.trigram_files(["xNEEDLEINARUNy"]) == {"run.txt"}  # across the cut of a run
+        assert s.trigram_files(["needleinarun"]) == {"run.txt"}  # folded: a superset
+        assert s.trigram_files(["日本の首都"]) == {"ja.md"}
+        assert s.trigram_files(["parse_", "(void)"]) == {"b.c"}  # every literal
+        assert s.trigram_files(["zzz_not_there"]) == set()
+        assert s.trigram_files(["ab", "x"]) is None  # nothing of three characters: read all
+        long_lit = "filler " * 40 + "needle_at_the_far_end"
+        assert s.trigram_files([long_lit]) == {"long.txt"}
+
+
+def test_trigram_doc_keeps_every_run_whole():
+    text = "alpha beta\n\n  gamma" + "q" * 10 + "\nalpha\n"
+    g, a2 = text.index("gamma"), text.rindex("alpha")
+    cut = g + 8  # passages as the chunker could cut them: one touching the next inside a run
+    spans = [(0, 10), (g - 2, cut), (cut, g + 15), (a2, a2 + 5)]
+    assert trigram_doc([(a, b, text[a:b]) for a, b in spans]) == "alpha beta gamma" + "q" * 10
+    assert trigram_doc([]) == ""
+
+
+def test_rows_are_replaced_and_deleted_cleanly(tree):
+    root = tree(FILES)
+    index_tree(root, opts=IndexOptions(embed=False))
+    (root / "a.py").write_text("def parse_footer(line):\n    return line\n")
+    (root / "b.c").unlink()
+    (root / "ja.md").write_text("# 別の文書\n\n大阪の話です。\n")
+    index_tree(root, opts=IndexOptions(embed=False))
+    _fts_ok(_db(root))
+    with Store.open(_db(root), readonly=True) as s:
+        assert s.trigram_files(["parse_"]) == {"a.py"}
+        assert s.trigram_files(["parse_header"]) == set()
+        assert s.trigram_files(["日本の首都"]) == set()
+        assert s.trigram_files(["大阪の話"]) == {"ja.md"}
+
+
+def test_only_passages_without_spaces_have_ranking_rows(ov, tree):
+    root = tree(FILES)
+    index_tree(root, opts=IndexOptions(embed=False))
+    with Store.open(_db(root), readonly=True) as s:
+        paths = {r[0] for r in s.rows("SELECT f.path FROM chunks_tri t JOIN chunks c ON c.id = t.rowid "
+                                      "JOIN files f ON f.id = c.file_id")}
+        assert paths == {"ja.md"}
+        assert s.q1("SELECT count(*) FROM files_tri") == 5  # every file with text
+    r = ov("search", "首都", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert r.code == 0 and r.json["result"]["hits"][0]["path"] == "ja.md"
+
+
+def test_a_first_answer_leaves_the_rows_and_the_fill_writes_them(tree):
+    root = tree(FILES)
+    index_tree(root, opts=IndexOptions(embed=False, trigrams=False, budget_s=60))
+    with Store.open(_db(root)) as s:
+        assert not s.trigrams_complete() and s.trigram_files(["parse_"]) is None
+        while s.fill_trigrams(2):  # small batches: a file is still written whole
+            pass
+        assert s.trigrams_complete()
+        assert s.trigram_files(["parse_header"]) == {"a.py"}
+        assert s.q1("SELECT count(*) FROM files_tri") == 5
+    _fts_ok(_db(root))
+
+
+def test_an_index_of_schema_5_gets_its_trigram_rows_again(ov, tree):
+    root = tree(FILES)
+    index_tree(root, opts=IndexOptions(embed=False))
+    db = _db(root)
+    c = sqlite3.connect(db)  # what schema 5 had: no files_tri, a full hash index
+    c.execute("DROP INDEX idx_chunks_hash")
+    c.execute("CREATE INDEX idx_chunks_hash ON chunks(hash)")
+    c.execute("DROP TABLE files_tri")
+    c.execute("PRAGMA user_version = 5")
+    c.commit()
+    c.close()
+    before = ov("grep", "-o", "json", "parse_header", cwd=root).json["result"]["matches"]
+    r = ov("index", ".", "--no-embed", "-o", "json", cwd=root)
+    assert r.code == 0, r.out + r.err
+    with Store.open(db, readonly=True) as s:
+        assert s.q1("PRAGMA user_version") == SCHEMA_VERSION
+        assert s.trigrams_complete() and s.trigram_files(["parse_header"]) == {"a.py"}
+        assert "WHERE embedded = 1" in s.q1("SELECT sql FROM sqlite_master WHERE name = 'idx_chunks_hash'")
+    assert ov("grep", "-o", "json", "parse_header", cwd=root).json["result"]["matches"] == before
+    _fts_ok(db)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_reused_vectors_still_found_by_hash(ov, tree, n):
+    files = {f"c{i}.md": "# Same\n\nthe very same words in every copy\n" for i in range(n)}
+    root = tree(files)
+    assert ov("index", ".", "-o", "json", cwd=root).code == 0
+    (root / "new.md").write_text("# Same\n\nthe very same words in every copy\n")
+    r = ov("index", ".", "-o", "json", cwd=root)
+    assert r.code == 0 and r.json["result"]["reused"] >= 1, r.out
