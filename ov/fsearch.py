@@ -865,7 +865,7 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
 
     emitted = 0
     context = before or after
-    may_match = pat.may_match if not invert else (lambda data: True)
+    may_match = pat.file_test() if not invert else None
     # a big file is searched a block at a time; context lines, -U, -v and -m want the
     # whole text
     stream_over = None if context or pat.multiline or invert or max_count else STREAM_BYTES
@@ -897,7 +897,7 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
             if cut == 0:
                 return _BINARY, None
             data = data[:cut]
-        if not may_match(data):
+        if may_match is not None and not may_match(data):
             return _NO_MATCH, None
         text = decode(data)
         # -m: a file's own cap is no cut of the result; the node limit's (cap) is
