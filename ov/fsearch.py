@@ -889,15 +889,23 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 data = read_searched(abspath)  # a NUL further on: ripgrep's cut-off applies
         except OSError:
             return _UNREADABLE, None
+        # The literal test first: most files fail it, and then where a NUL lies matters
+        # not (one pass over their bytes, not two). A file named explicitly is searched
+        # with its NULs read as newlines, which the raw bytes' test cannot speak for.
+        is_named = rel in named
+        if may_match is not None and not is_named and not may_match(data):
+            return _NO_MATCH, None
         nul = data.find(b"\x00")
         if nul >= 0:
-            if rel in named:  # named explicitly: searched whole, and said so (as rg)
+            if is_named:  # named explicitly: searched whole, and said so (as rg)
                 return _binary_named(rel, abspath, nul)
             cut = binary_cutoff(data, nul)
             if cut == 0:
                 return _BINARY, None
             data = data[:cut]
-        if may_match is not None and not may_match(data):
+            if may_match is not None and not may_match(data):
+                return _NO_MATCH, None
+        elif is_named and may_match is not None and not may_match(data):
             return _NO_MATCH, None
         text = decode(data)
         # -m: a file's own cap is no cut of the result; the node limit's (cap) is
