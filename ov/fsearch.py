@@ -840,6 +840,9 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
     else:
         files = ((e.path, e.abspath) for e in _entries(root, rels, opts, st)
                  if may_hold(e))
+    if excluded is None and pfilter is None and tfilter is None and allowed is None:
+        yield from files  # no per-path test: one generator less per file
+        return
     for rel, abspath in files:
         # Tested again per path: a gitignore line cannot hold every name (a trailing
         # tab or CR, a newline), so the walk alone does not leave out all of them.
