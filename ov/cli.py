@@ -246,6 +246,7 @@ def grep_cmd(
     with_filename: Annotated[bool, typer.Option("-H", "--with-filename", help="Print the path with each line (the default).")] = False,
     no_filename: Annotated[bool, typer.Option("--no-filename", help="Print lines without their path (text output).")] = False,
     null: Annotated[bool, typer.Option("-0", "--null", help="Follow each printed path with a NUL byte (for xargs -0).")] = False,
+    heading: Annotated[Optional[bool], typer.Option("--heading/--no-heading", help="Print each file's path once above its lines, a blank line between files (the default on a terminal, as rg); --no-heading: path:line:text on every line (the default when piped).", show_default=False)] = None,
     files: Annotated[bool, typer.Option("--files", help="List the files that would be searched; no PATTERN.")] = False,
     sort: Annotated[Optional[str], typer.Option("--sort", help="Only `path`: the order results always come in.", metavar="path", autocompletion=_values("path"))] = None,
     type_list: Annotated[bool, typer.Option("--type-list", help="List the file types -t knows, with their globs.")] = False,

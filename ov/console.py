@@ -188,7 +188,8 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
                  regexps: Sequence[str] | None = None, invert: bool = False,
                  max_count: int | None = None, smart_case: bool = False,
                  case_sensitive: bool = False, with_filename: bool = False,
-                 no_filename: bool = False, null: bool = False, files: bool = False,
+                 no_filename: bool = False, null: bool = False, heading: bool | None = None,
+                 files: bool = False,
                  sort: str | None = None, type_list: bool = False, follow: bool = False,
                  quiet: bool = False, timeout: float | None = None,
                  color: str = "auto",
@@ -308,9 +309,12 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             if st.truncated or st.level_cut:
                 out.line(cut_summary(st, elapsed_ms(t0)))
         else:
+            # rg's habit: grouped under a heading on a terminal, path:line:text in a pipe
+            grouped = heading if heading is not None else _isatty(out.stdout)
             printer = GrepPrinter(out.stdout, color=out.color, context=bool(a or b),
                                   max_columns=max_columns, null=null,
-                                  filename=with_filename or not no_filename)
+                                  filename=with_filename or not no_filename,
+                                  heading=grouped and mode == "matches")
             write = printer.match if mode == "matches" else printer.file_count
             for r in records:
                 write(r)

@@ -840,6 +840,9 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
     else:
         files = ((e.path, e.abspath) for e in _entries(root, rels, opts, st)
                  if may_hold(e))
+    if excluded is None and pfilter is None and tfilter is None and allowed is None:
+        yield from files  # no per-path test: one generator less per file
+        return
     for rel, abspath in files:
         # Tested again per path: a gitignore line cannot hold every name (a trailing
         # tab or CR, a newline), so the walk alone does not leave out all of them.
@@ -865,7 +868,7 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
 
     emitted = 0
     context = before or after
-    may_match = pat.may_match if not invert else (lambda data: True)
+    may_match = pat.file_test() if not invert else None
     # a big file is searched a block at a time; context lines, -U, -v and -m want the
     # whole text
     stream_over = None if context or pat.multiline or invert or max_count else STREAM_BYTES
@@ -889,15 +892,23 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 data = read_searched(abspath)  # a NUL further on: ripgrep's cut-off applies
         except OSError:
             return _UNREADABLE, None
+        # The literal test first: most files fail it, and then where a NUL lies matters
+        # not (one pass over their bytes, not two). A file named explicitly is searched
+        # with its NULs read as newlines, which the raw bytes' test cannot speak for.
+        is_named = rel in named
+        if may_match is not None and not is_named and not may_match(data):
+            return _NO_MATCH, None
         nul = data.find(b"\x00")
         if nul >= 0:
-            if rel in named:  # named explicitly: searched whole, and said so (as rg)
+            if is_named:  # named explicitly: searched whole, and said so (as rg)
                 return _binary_named(rel, abspath, nul)
             cut = binary_cutoff(data, nul)
             if cut == 0:
                 return _BINARY, None
             data = data[:cut]
-        if not may_match(data):
+            if may_match is not None and not may_match(data):
+                return _NO_MATCH, None
+        elif is_named and may_match is not None and not may_match(data):
             return _NO_MATCH, None
         text = decode(data)
         # -m: a file's own cap is no cut of the result; the node limit's (cap) is

@@ -89,6 +89,21 @@ class Pattern:
             data = data.lower()
         return all(lit in data for lit in self.byte_literals)
 
+    def file_test(self):
+        """`may_match` as the cheapest callable for this pattern, or None when every
+        file may match: a grep asks it once a file, and most files fail it (a selective
+        literal over the kernel's 25k files: a generator per file cost more than the
+        search of the bytes)."""
+        lits = self.byte_literals
+        if not lits:
+            return None
+        if self.fold:
+            return self.may_match
+        if len(lits) == 1:
+            (lit,) = lits
+            return lambda data: lit in data
+        return lambda data: all(lit in data for lit in lits)
+
 
 class _Plain:
     """A pattern that is a plain string, searched with the stdlib's `re`: the same matches

@@ -332,6 +332,8 @@ class GrepPrinter:
 
     `path:line:content` for a match, `path-line-content` for a context line, `--`
     between groups of lines that are not adjacent; `path:count` with -c, `path` with -l.
+    With `heading` (rg's default on a terminal): each file's path alone on a line above
+    its `line:content` lines, a blank line between files (in place of `--`).
     With `max_columns`, a longer line (in code points) is replaced by
     `[Omitted long line with N matches]` (context: `[Omitted long context line]`).
     Colour: path magenta, line number green, matches bold red (ripgrep's defaults).
@@ -339,27 +341,42 @@ class GrepPrinter:
 
     def __init__(self, stream: TextIO, color: bool = False, context: bool = False,
                  max_columns: int | None = None, null: bool = False,
-                 filename: bool = True) -> None:
+                 filename: bool = True, heading: bool = False) -> None:
         self.w = stream.write
         self.color = color
         self.context = context
         self.max_columns = max_columns
         self.null = null  # -0: a NUL byte after each path, in place of its separator
         self.filename = filename  # --no-filename: lines without their path
+        self.heading = heading  # the path above its file's lines, not on each line
         self._last: tuple[str, int] | None = None  # (path, last line printed)
 
+    def _head(self, path: str) -> None:
+        """A new file's heading: a blank line after the previous file, then its path
+        (with --no-filename, the blank line alone, as rg)."""
+        if self._last is not None:
+            self.w("\n")
+        if not self.filename:
+            return
+        shown = path if self.null else clean(path)
+        if self.color:
+            shown = f"{_PATH_C}{shown}{_RESET}"
+        self.w(shown + ("\0" if self.null else "\n"))  # rg: `path\0` then the first line
+
     def _prefix(self, path: str, line: int, sep: str) -> str:
+        if not self.filename or self.heading:
+            return f"{_LINE_C}{line}{_RESET}{sep}" if self.color else f"{line}{sep}"
         # -0 output is for `xargs -0`, not a terminal: names go out as they are
         path = path if self.null else clean(path)
         psep = "\0" if self.null else sep
-        if not self.filename:
-            return f"{_LINE_C}{line}{_RESET}{sep}" if self.color else f"{line}{sep}"
         if self.color:
             return f"{_PATH_C}{path}{_RESET}{psep}{_LINE_C}{line}{_RESET}{sep}"
         return f"{path}{psep}{line}{sep}"
 
     def _line(self, path: str, line: int, content: str, sep: str, subs=()) -> None:
-        if self.context and self._last is not None and self._last != (path, line - 1):
+        if self.heading and (self._last is None or self._last[0] != path):
+            self._head(path)
+        elif self.context and self._last is not None and self._last != (path, line - 1):
             self.w("--\n")
         self._last = (path, line)
         if self.max_columns is not None and len(content) > self.max_columns:

@@ -208,7 +208,7 @@ def _checks(levels: tuple[Level, ...], rel: str) -> tuple[tuple[str, Matcher], .
             prefix = rel[len(base) + 1:] + "/"
         if any(_may_decide(r, prefix) for r in rules):
             m = _matcher(rules)
-            out.append((prefix, m if m is not None else [rules]))
+            out.append((prefix, _narrow(m, prefix) if m is not None else [rules]))
     return tuple(out)
 
 
@@ -315,13 +315,15 @@ def _matcher(rules: Rules) -> Matcher | None:
                 for k in ((1,) if dirs else (0, 1)):
                     table[k].setdefault(lit, i)
                 continue
-            alts[0].append((name, i))
+            if not name.endswith(_DIR_END):  # a folder-only rule never matches a file
+                alts[0].append((name, i))
             alts[1].append((name, i))
         elif bare:
             alts[2].append((src, i))
             alts[3].append((f"(?:{src})(?=[\\s\\S])", i))
         else:
-            alts[2].append((src, i))
+            if not src.endswith(_DIR_END_PATH):
+                alts[2].append((src, i))
             alts[3].append((src, i))
     regexes: list = []
     for group in alts:
@@ -337,12 +339,48 @@ def _matcher(rules: Rules) -> Matcher | None:
         regexes.append((rx.match, tuple(i for _, i in group)))
     per_kind = []
     for k in (0, 1):
-        # ".o", ".ko": the name's extension, one lookup; "~", ".mod.c": by length
+        # ".o", ".ko": the name's extension, one lookup; "~", ".mod.c": by length, after
+        # one endswith() of them all (most names end in none)
         exts = {x: i for x, i in suffixes[k].items() if x.rfind(".") == 0}
         rest = {x: i for x, i in suffixes[k].items() if x not in exts}
         lens = tuple(sorted({len(x) for x in rest}))
-        per_kind.append((names[k], exts, rest, lens, regexes[k], regexes[2 + k]))
-    return (per_kind[0], per_kind[1], tuple(r[1] for r in rules), paths)
+        per_kind.append((names[k], exts, rest, lens, tuple(rest), regexes[k], regexes[2 + k]))
+    heads = (tuple({_literal_head(src) for src, _ in alts[2]}),
+             tuple({_literal_head(src) for src, _ in alts[3]}))
+    return (per_kind[0], per_kind[1], tuple(r[1] for r in rules), paths, heads)
+
+
+_DIR_END, _DIR_END_PATH = "(?:/)\\Z", "(?:/))\\Z"  # a name / path rule for folders only
+_HEAD_UNIT = re.compile(r"\\[^0-9A-Za-z]|[^\\.^$*+?{}\[\]|()]")
+
+
+def _literal_head(src: str) -> str:
+    """The text every string a path rule matches starts with ("arch/" for
+    `(?:^arch/[^/]+/include/generated(?:/))\\Z`); "" when the rule is not anchored."""
+    while src.startswith("(?:"):
+        src = src[3:]
+    if not src.startswith("^"):
+        return ""
+    units, pos = [], 1
+    while (m := _HEAD_UNIT.match(src, pos)) is not None:
+        units.append(m.group()[-1])
+        pos = m.end()
+    if pos < len(src) and src[pos] in "?*{" and units:
+        units.pop()  # `^ab?`: the last character may be absent
+    return "".join(units)
+
+
+def _narrow(matcher: Matcher, prefix: str) -> Matcher:
+    """`matcher` for the entries of one folder (tested as `prefix` + name): a path regex
+    none of whose rules can start with `prefix` is left out (the kernel's root rules
+    `/arch/*/include/generated/`, `/include/config/`... outside those folders), so most
+    folders test a name against the path rules of no level."""
+    heads = matcher[4]
+    drop = [not any(h.startswith(prefix) or prefix.startswith(h) for h in hs) for hs in heads]
+    if not (drop[0] and matcher[0][6] is not None) and not (drop[1] and matcher[1][6] is not None):
+        return matcher
+    kinds = tuple(m[:6] + (None,) if d else m for m, d in zip(matcher[:2], drop))
+    return kinds + matcher[2:]
 
 
 _NONE = 1 << 30
@@ -360,7 +398,7 @@ def _decide(checks: tuple[tuple[str, Matcher], ...], name: str, is_dir: bool) ->
                 if search(ps if slash else p) is not None:
                     return ignores
             continue
-        exact, exts, suffixes, lens, nm, pm = matcher[k]
+        exact, exts, suffixes, lens, ends, nm, pm = matcher[k]
         best = exact.get(name, _NONE)
         if exts:
             dot = name.rfind(".")
@@ -368,7 +406,7 @@ def _decide(checks: tuple[tuple[str, Matcher], ...], name: str, is_dir: bool) ->
                 i = exts.get(name[dot:])
                 if i is not None and i < best:
                     best = i
-        if lens:
+        if lens and name.endswith(ends):
             size = len(name)
             for ln in lens:
                 if ln > size:

@@ -222,9 +222,10 @@ def _rg_set(tree: Path, flags: list[str], pat: str, paths: list[str]) -> set:
 
 
 def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = False,
-             paths: list[str] = (), only: str | None = None) -> int:
+             paths: list[str] = (), only: str | None = None,
+             modes: tuple[str, ...] = ("index", "noidx")) -> int:
     """The issue 18 suite on one big tree; returns the number of parity mismatches."""
-    if not (tree / ".ov" / "index.db").is_file():
+    if "index" in modes and not (tree / ".ov" / "index.db").is_file():
         print(f"{tree}: no index (run `ov index --no-embed` there first)", file=sys.stderr)
         return 2
     print(f"tree {tree}; load before: {os.getloadavg()[0]:.2f}")
@@ -238,7 +239,7 @@ def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = Fa
     for kind, flags, pat in cases:
         want = _rg_set(tree, flags, pat, paths)
         files = len({p for p, _ in want})
-        for extra in ([], ["--no-index"]):
+        for extra in ([[]] if "index" in modes else []) + ([["--no-index"]] if "noidx" in modes else []):
             got = _ov_set(tree, flags, pat, extra, paths)
             if got != want:
                 mismatches += 1
@@ -251,8 +252,12 @@ def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = Fa
                 "ov": [*OV, "grep", "--node-limit", BIG, *flags, "--", pat, *paths],
                 "ov-noidx": [*OV, "grep", "--no-index", "--node-limit", BIG, *flags, "--", pat,
                              *paths]}
-        if kind == "common" and not noidx_common:
+        if kind == "common" and not noidx_common and "index" in modes:
             del cmds["ov-noidx"]  # read-everything either way: the selective rows time it
+        if "index" not in modes:
+            del cmds["ov"]
+        if "noidx" not in modes:
+            cmds.pop("ov-noidx", None)
         times: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
         for r in range(runs):
             for k, cmd in cmds.items():
@@ -264,7 +269,7 @@ def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = Fa
         print(f"{kind:9} {' '.join([*flags, pat])[:38]:38} {len(want):7} lines {files:5} files  "
               + "  ".join(f"{k} {w:.3f}s/{c:.3f}cpu" for k, (w, c) in med.items()), flush=True)
     print(f"load after: {os.getloadavg()[0]:.2f}; parity mismatches: {mismatches} "
-          f"(over {len(cases)} patterns x 2 modes)")
+          f"(over {len(cases)} patterns x {len(modes)} mode(s))")
     for kind in ("selective", "common"):
         sel = [r for r in rows if r[0] == kind]
         if not sel:
@@ -289,6 +294,8 @@ def main() -> int:
     ap.add_argument("--paths", nargs="+", default=[],
                     help="search these folders of the big tree only (both tools)")
     ap.add_argument("--only", choices=("selective", "common"), help="one kind of pattern (big tree)")
+    ap.add_argument("--modes", default="index,noidx",
+                    help="which ov runs to check and time on the big tree: index, noidx or both")
     ap.add_argument("--noidx-common", action="store_true",
                     help="time --no-index on the common patterns too (big tree)")
     args = ap.parse_args()
@@ -297,7 +304,8 @@ def main() -> int:
         return 2
     if args.tree is not None:
         return 1 if big_tree(args.tree.resolve(), args.runs, args.noidx_runs,
-                             args.noidx_common, args.paths, args.only) else 0
+                             args.noidx_common, args.paths, args.only,
+                             tuple(args.modes.split(","))) else 0
     std = args.stdlib.resolve()
     rg_std = ["-g", "!/site-packages/"]
     ov_std = ["--exclude-uri", "site-packages"]

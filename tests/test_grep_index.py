@@ -95,3 +95,41 @@ def test_multiline_literal_across_two_chunks(ov, tree):
         args = ["-U", pat]
         got = _matches(ov, root, args)
         assert got == _matches(ov, root, ["--no-index", *args]) and got, pat
+
+
+def test_a_fresh_index_reads_only_candidates_and_changed_files(ov, tree, monkeypatch):
+    """With a fresh index grep opens only the files the trigram table names and those
+    changed since indexing (issue 18): an edit in place (same folder mtime), a new file."""
+    from ov import fsearch
+
+    files = {f"d{i % 3}/f{i}.txt": f"plain text {i}\nnothing to see\n" for i in range(30)}
+    files["d1/hit.txt"] = "the rare_identifier_q is here\n"
+    root = tree(files)
+    os.environ["OV_EMBEDDER"] = "hash"
+    try:
+        assert ov("index", "--no-embed", ".", cwd=root).code == 0
+    finally:
+        del os.environ["OV_EMBEDDER"]
+    opened: list[str] = []
+    real = fsearch.read_searched
+
+    def spy(abspath, stream_over=None):
+        opened.append(os.path.relpath(abspath, root).replace(os.sep, "/"))
+        return real(abspath, stream_over)
+
+    monkeypatch.setattr(fsearch, "read_searched", spy)
+
+    def grep() -> list[str]:
+        opened.clear()
+        res = fsearch.grep("rare_identifier_q", cwd=root, node_limit=1000)
+        return [m.path for m in res.matches]
+
+    assert grep() == ["d1/hit.txt"] and opened == ["d1/hit.txt"]
+    edited = root / "d2" / "f2.txt"
+    st = edited.stat()
+    with open(edited, "a") as fh:  # in place: the folder's mtime does not move
+        fh.write("now rare_identifier_q too\n")
+    os.utime(edited, ns=(st.st_atime_ns, st.st_mtime_ns))  # a restored mtime hides nothing
+    (root / "d0" / "new.txt").write_text("rare_identifier_q new\n")
+    assert grep() == ["d0/new.txt", "d1/hit.txt", "d2/f2.txt"]
+    assert sorted(opened) == ["d0/new.txt", "d1/hit.txt", "d2/f2.txt"]

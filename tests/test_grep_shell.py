@@ -175,3 +175,28 @@ def test_quiet_and_files_in_json(ov, t):
     r = ov("grep", "--json", "--files", "sub", cwd=t)
     assert r.json["result"]["paths"] == ["sub/c.txt", "sub/deeper/d.txt"]
     assert json.loads(r.out)["status"] == "ok"
+
+
+# -- grouped headings (rg's habit on a terminal) ------------------------------------------
+@needs_rg
+@pytest.mark.parametrize("flags", [[], ["-C", "1"], ["-0"], ["--no-filename"], ["-c"], ["-l"],
+                                   ["-v", "needle"]], ids=str)
+def test_heading_as_rg(ov, t, flags):
+    args = [*flags, "needle"] if "-v" not in flags else flags
+    ours = ov("grep", "--heading", *args, cwd=t)
+    theirs = rg(t, "--heading", "-n", "--sort", "path", *args)
+    assert ours.code == theirs.returncode == 0
+    assert ours.out == theirs.stdout
+
+
+def test_no_heading_when_piped_and_no_heading_wins(ov, t):
+    plain = ov("grep", "needle", "b.txt", "sub", cwd=t).out
+    assert plain == ("b.txt:1:needle one\nb.txt:2:needle two\nb.txt:3:needle three\n"
+                     "sub/c.txt:2:needle in sub\nsub/deeper/d.txt:1:needle deep\n")
+    assert ov("grep", "--no-heading", "needle", "b.txt", "sub", cwd=t).out == plain
+    assert ov("grep", "--heading", "needle", "b.txt", "sub", cwd=t).out == (
+        "b.txt\n1:needle one\n2:needle two\n3:needle three\n\nsub/c.txt\n2:needle in sub\n\n"
+        "sub/deeper/d.txt\n1:needle deep\n")
+    # the heading is text output's: JSON stays one record per match
+    r = ov("grep", "--heading", "--json", "needle", "b.txt", cwd=t)
+    assert [m["path"] for m in r.json["result"]["matches"]] == ["b.txt"] * 3

@@ -163,6 +163,20 @@ def test_color_on_a_terminal_and_no_color(root, args):
     assert ANSI in _on_tty(args, root, {**env, "NO_COLOR": ""})  # empty NO_COLOR is unset
 
 
+def test_grep_groups_lines_under_headings_on_a_terminal(root):
+    """rg's habit: on a terminal each file's path heads its lines, a blank line between
+    files; --no-heading (or a pipe, test_no_color_when_piped) gives path:line:text."""
+    args = ["grep", "needle_1", "src", "--color", "never"]
+    got = _on_tty(args, root, {}).replace("\r\n", "\n")
+    assert got == "src/m1.py\n3:def needle_1():\n\nsrc/m10.py\n3:def needle_10():\n\n" \
+                  "src/m11.py\n3:def needle_11():\n"
+    got = _on_tty([*args, "--no-heading"], root, {}).replace("\r\n", "\n")
+    assert got == "src/m1.py:3:def needle_1():\nsrc/m10.py:3:def needle_10():\n" \
+                  "src/m11.py:3:def needle_11():\n"
+    coloured = _on_tty(["grep", "needle_1", "src/m1.py"], root, {})
+    assert "\x1b[35msrc/m1.py\x1b[0m\r\n" in coloured  # the path alone on its line
+
+
 def test_no_color_when_piped(ov_proc, root):
     r = ov_proc(["grep", "needle", "src/m1.py"], cwd=root, env={"OV_EMBEDDER": "hash"})
     assert r.code == 0 and ANSI not in r.out
