@@ -43,7 +43,7 @@ PATTERNS = [
 
 
 # `ov` run as a user runs it, and the timing loop: shared with the grep benchmark
-from bench_grep import OV, timed  # noqa: E402
+from bench_grep import OV, _run_timed, timed  # noqa: E402
 
 def make_edge(d: Path) -> Path:
     d.mkdir(parents=True, exist_ok=True)
@@ -113,20 +113,6 @@ def fd_set(root: Path, pattern: str, extra: list[str]) -> set[str]:
 BIG_PATTERNS = ["**/*.c", "**/*.h", "drivers/**/*.c", "**/Makefile", "**/Kconfig", "fs/*/*.c",
                 "**/*.{c,h}", "arch/*/include/asm/*.h", "**/*_test.c", "Documentation/**/*.rst",
                 "include/linux/*.h", "**/*.dts"]
-
-
-def _rusage_children() -> float:
-    import resource  # noqa: PLC0415
-
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def _run_timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
-    """(wall s, CPU s of the child: user + system) of one run, output to /dev/null."""
-    c0, t0 = _rusage_children(), time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0, _rusage_children() - c0
 
 
 def big_tree(tree: Path, runs: int) -> int:

@@ -123,9 +123,10 @@ def make_edge(d: Path) -> Path:
 INVALID: set[tuple[str, int]] = set()
 
 
-def rg_lines(root: Path, flags: list[str], pattern: str, extra: list[str]) -> set[tuple[str, int]]:
-    p = subprocess.run(["rg", "--json", "--no-require-git", *extra, *flags, "-e", pattern, "."],
-                       cwd=root, capture_output=True)
+def rg_lines(root: Path, flags: list[str], pattern: str, extra: list[str],
+             paths: list[str] = ()) -> set[tuple[str, int]]:
+    p = subprocess.run(["rg", "--json", "--no-require-git", *extra, *flags, "-e", pattern,
+                        *(paths or ["."])], cwd=root, capture_output=True)
     if p.returncode not in (0, 1):
         raise RuntimeError(f"rg failed on {pattern!r}: {p.stderr.decode(errors='replace')}")
     out = set()
@@ -208,19 +209,6 @@ def _ov_set(tree: Path, flags: list[str], pat: str, extra: list[str],
     return {(m["path"], m["line"]) for m in d["result"]["matches"]}
 
 
-def _rg_set(tree: Path, flags: list[str], pat: str, paths: list[str]) -> set:
-    p = subprocess.run(["rg", "--json", *flags, "-e", pat, *(paths or ["."])], cwd=tree,
-                       capture_output=True)
-    out = set()
-    for line in p.stdout.splitlines():
-        ev = json.loads(line)
-        if ev["type"] == "match":
-            d = ev["data"]
-            path = d["path"].get("text") or d["path"].get("bytes")
-            out.add((path.removeprefix("./"), d["line_number"]))
-    return out
-
-
 def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = False,
              paths: list[str] = (), only: str | None = None,
              modes: tuple[str, ...] = ("index", "noidx")) -> int:
@@ -237,7 +225,7 @@ def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = Fa
     print(f"paths searched: {' '.join(paths) or '(the whole tree)'}")
     mismatches, rows = 0, []
     for kind, flags, pat in cases:
-        want = _rg_set(tree, flags, pat, paths)
+        want = rg_lines(tree, flags, pat, [], paths)
         files = len({p for p, _ in want})
         for extra in ([[]] if "index" in modes else []) + ([["--no-index"]] if "noidx" in modes else []):
             got = _ov_set(tree, flags, pat, extra, paths)

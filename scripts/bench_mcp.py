@@ -45,13 +45,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
 
+from bench_query import QUERIES as CLI_QUERIES  # noqa: E402
+
+# the CLI benchmark's queries, and three more
 QUERIES = [
-    "parse command line arguments",
-    "read a file inside a zip archive",
-    "thread pool shutdown and wait for pending futures",
-    "format a date as an ISO 8601 string",
-    "compare two sequences and show the differences",
+    *CLI_QUERIES,
     "copy a directory tree recursively",
     "log records to a rotating file",
     "decode a JSON document",
@@ -294,7 +294,6 @@ class _RealCostEmbedder:
 
 
 def synthetic(syn_root: Path, runs: int) -> dict[str, str]:
-    sys.path.insert(0, str(REPO / "scripts"))
     import bench_query as bq
 
     from ov import api

@@ -15,6 +15,7 @@ import pty
 import select
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -23,11 +24,22 @@ from conftest import make_tree
 ANSI = "\x1b["
 
 
+def index_with_hash(base: Path) -> None:
+    """`ov index .` in `base` with the small test embedder (a module fixture cannot use the
+    function-scoped one the suite sets)."""
+    from conftest import run_inprocess
+
+    os.environ["OV_EMBEDDER"] = "hash"
+    try:
+        r = run_inprocess("index", ".", cwd=base)
+    finally:
+        del os.environ["OV_EMBEDDER"]
+    assert r.code == 0, r.err
+
+
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
     """An indexed tree; `changed.md` is rewritten after indexing, so hits on it are stale."""
-    from conftest import run_inprocess
-
     base = tmp_path_factory.mktemp("term")
     files = {f"src/m{i}.py": f'"""Module {i}."""\n\ndef needle_{i}():\n    return "needle {i}"\n'
              for i in range(12)}
@@ -35,12 +47,7 @@ def root(tmp_path_factory):
     files["changed.md"] = "# Changed\n\nneedle needle needle needle\n"
     make_tree(base / "t", files)
     make_tree(base / "fresh", {"a.md": "# A\n\nSome text.\n"})
-    os.environ["OV_EMBEDDER"] = "hash"
-    try:
-        r = run_inprocess("index", ".", cwd=base / "t")
-    finally:
-        del os.environ["OV_EMBEDDER"]
-    assert r.code == 0, r.err
+    index_with_hash(base / "t")
     (base / "t" / "changed.md").write_text("nothing left of it\n")
     return base / "t"
 
@@ -191,17 +198,11 @@ def test_no_color_when_piped(ov_proc, root):
 @pytest.fixture(scope="module")
 def big(tmp_path_factory):
     """A tree whose results are far larger than a pipe's buffer (64 KiB)."""
-    from conftest import run_inprocess
-
     base = tmp_path_factory.mktemp("pipe") / "t"
     files = {f"dir{i // 100}/file_with_a_long_name_{i}.txt": f"needle {i}\n" for i in range(3000)}
     files.update({f"big{i}.md": "needle in the haystack line\n" * 4000 for i in range(6)})
     make_tree(base, files)
-    os.environ["OV_EMBEDDER"] = "hash"
-    try:
-        assert run_inprocess("index", ".", cwd=base).code == 0
-    finally:
-        del os.environ["OV_EMBEDDER"]
+    index_with_hash(base)
     return base
 
 
@@ -253,14 +254,8 @@ EVIDENCE = {
 
 @pytest.fixture(scope="module")
 def evidence(tmp_path_factory):
-    from conftest import run_inprocess
-
     base = make_tree(tmp_path_factory.mktemp("evidence") / "t", EVIDENCE)
-    os.environ["OV_EMBEDDER"] = "hash"
-    try:
-        assert run_inprocess("index", ".", cwd=base).code == 0
-    finally:
-        del os.environ["OV_EMBEDDER"]
+    index_with_hash(base)
     return base
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_tree
+from conftest import make_tree, require_tool
 from ov import api
 from ov.errors import OvError
 from ov.indexer import IndexOptions, index_paths, index_tree
@@ -101,15 +101,20 @@ def test_watch_batches_map_rule_files_to_their_folder():
     assert changed_paths(root, ["/r/pyproject.toml"])[1] is True
 
 
+def wait_for(ready, timeout: float = 120.0) -> None:
+    """Poll `ready()` every 50 ms until it is true or `timeout` seconds pass (the caller
+    asserts what it waited for)."""
+    deadline = time.monotonic() + timeout
+    while not ready() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
 def test_a_watcher_thread_follows_saves(tmp_path):
     root = make_tree(tmp_path / "t", BASE)
     api.index(root)
     reports, warnings = [], []
     w = api.watcher(root, on_update=reports.append, warn=warnings.append).start()
     try:
-        deadline = time.monotonic() + 120
-        while not reports and time.monotonic() < deadline:  # the catch-up
-            time.sleep(0.05)
+        wait_for(lambda: reports)  # the catch-up
         assert reports and reports[0].added == 0, (warnings, w.state, w._thread.is_alive())
         (root / "fresh.md").write_text("# Zeta\n\nsaved just now\n")
         t0 = time.monotonic()
@@ -221,18 +226,13 @@ def test_a_branch_switch_is_reindexed_in_batches_without_a_rescan(tmp_path):
     """`git checkout` of a branch that changes 500 files while a watcher runs: the batches
     re-read the changed files (and stat their folder's others), never the untouched
     folder, and leave what a full build of the new tree leaves."""
-    import shutil as sh
-
-    if sh.which("git") is None:
-        pytest.skip("git is not installed")
+    require_tool("git", "git")
     root = branch_switch_repo(tmp_path / "repo")
     api.index(root)
     reports, warnings = [], []
     w = api.watcher(root, on_update=reports.append, warn=warnings.append).start()
     try:
-        deadline = time.monotonic() + 120
-        while not reports and time.monotonic() < deadline:  # the catch-up
-            time.sleep(0.05)
+        wait_for(lambda: reports)  # the catch-up
         assert reports and reports[0].unchanged == 800, (warnings, w.state)
         t0 = time.monotonic()
         _git(root, "checkout", "-q", "other")
