@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ov.errors import OvError
+from ov.paths import locate
 
 Notice = Callable[[str], None]
 
@@ -58,32 +59,13 @@ def search_settings(root: Path, search_type: str | None, limit: int | None) -> t
     return norm_type(cfg.get("search-type", search_type)), cfg.get("limit", limit)
 
 
-def type_names(types: Sequence[str] | None) -> list[str]:
-    """`-t` values: a file type name or an extension (with or without the dot)."""
-    if not types:
-        return []
-    from ov import tiers  # noqa: PLC0415
-
-    names = []
-    for t in types:
-        t = t.strip().lstrip(".")
-        try:
-            tiers.type_globs(t)
-            names.append(t)
-        except OvError:
-            guessed = tiers.file_type(f"x.{t}")
-            if not guessed or guessed == "other":
-                raise
-            names.append(guessed)
-    return names
-
-
 def search_filters(query: str, *, search_type: str | None = None, limit: int | None = None,
                    time_field: str = "updated_at", after: str | None = None,
                    before: str | None = None, tags: Sequence[str] | None = None,
                    level: str | None = None, types: Sequence[str] | None = None) -> dict:
     """Check a search's options before anything is opened or built, and return the
     `Filters` fields they parse into (all but the paths, which need the index root)."""
+    from ov.kinds import type_names  # noqa: PLC0415
     from ov.query import (TIME_FIELDS, check_limit, check_query, parse_levels,  # noqa: PLC0415
                           parse_tags, parse_time, search_type as norm_type)
 
@@ -124,7 +106,7 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
     def run(bar):
         if not first_use:
             return index_tree(root, db, opts, progress=bar, warn=warn, embedder=embedder)
-        from ov.config import db_path_for  # noqa: PLC0415
+        from ov.paths import db_path_for  # noqa: PLC0415
         from ov.worker import first_use as first  # noqa: PLC0415
 
         rep, pid = first(root, Path(db) if db else db_path_for(root.resolve()), opts,
@@ -162,13 +144,6 @@ def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = Tru
     # the tree's embed-skip settings too, as `index` reads them
     opts = options_for(root, walk or walk_options(root, hidden, no_ignore, follow, max_filesize), embed=embed)
     return Watcher(root, db, opts, embedder=embedder, on_update=on_update, warn=warn)
-
-
-def locate(scope: Path | None = None, db: Path | None = None) -> tuple[Path, Path] | None:
-    """(db path, root) of `--db`, or of the nearest index at or above `scope`; None if none."""
-    from ov.engine import locate_index  # noqa: PLC0415
-
-    return locate_index(Path.cwd() if scope is None else Path(scope), db)
 
 
 # ---- an open index -----------------------------------------------------------------------
@@ -364,11 +339,9 @@ class Index:
         """A user's path as a root-relative path; `invalid_path` when it is malformed or
         lies outside the root. A relative path is taken from `cwd` (the command line
         passes the current folder), else from the index root."""
-        from ov.engine import index_path  # noqa: PLC0415
+        from ov.paths import resolve  # noqa: PLC0415
 
-        if "\x00" in path:
-            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
-        return index_path(self.root, path, self.root if cwd is None else cwd)
+        return resolve(self.root, self.root if cwd is None else cwd, path, must_exist=False, links=True)
 
     def read(self, path: str, level: int | None = None, cwd: Path | None = None):
         """One tier of a file or folder (`ov read`): 0 abstract, 1 overview, 2 full text."""
@@ -408,7 +381,7 @@ def _root_config(cwd: Path | None):
     """The config of the tree grep and glob search: the nearest index root above `cwd`,
     else `cwd` itself."""
     from ov.config import load_config  # noqa: PLC0415
-    from ov.fsearch import search_root  # noqa: PLC0415
+    from ov.paths import search_root  # noqa: PLC0415
 
     return load_config(search_root(Path.cwd() if cwd is None else Path(cwd)))
 

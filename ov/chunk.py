@@ -17,7 +17,7 @@ best priority). Markdown headings are hard cuts: a section never joins the previ
 one. Everything here is regexes over lines — it runs over every file of a tree.
 
 Budget: `count_tokens(text)` counts what the model sees ([CLS] and [SEP] included) and
-every chunk keeps it within `max_tokens`. The default counter, `estimate_tokens`,
+every chunk keeps it within `max_tokens`. The default counter, `model_tokens`,
 over-estimates all-MiniLM-L6-v2's WordPiece count on real text (see its docstring).
 Because BERT's pre-tokenizer always splits at whitespace, a chunk's count is the
 counter's fixed overhead (`count_tokens("")`) plus its lines' own counts.
@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 from ov.errors import OvError
 from ov.model import Chunk
-from ov.read import kind_of
+from ov.kinds import kind_of
 
 MIN_MAX_TOKENS = 16  # below this a budget cannot hold a line of ordinary text
 # An over-long line's first piece joins the lines above it when they hold at most this
@@ -63,7 +63,7 @@ _TOKEN_RE = re.compile(
 )
 
 
-def estimate_tokens(text: str) -> int:
+def model_tokens(text: str) -> int:
     """A fast, conservative estimate of all-MiniLM-L6-v2's token count, [CLS]+[SEP] included.
 
     Measured against the real tokenizer on ~8,700 spans of 5-25 lines (median ~150
@@ -82,7 +82,7 @@ LINE_CACHE = 200_000
 
 
 def _estimate_line(line: str) -> int:
-    """`estimate_tokens(line)`, remembered."""
+    """`model_tokens(line)`, remembered."""
     n = _LINE_TOKENS.get(line)
     if n is None:
         if len(_LINE_TOKENS) >= LINE_CACHE:
@@ -289,7 +289,7 @@ def chunk_text(
         # vector of the text's start carries its subject too: everything since the last
         # hard cut then fits in one chunk, which the packing below keeps together.
         join = 0 < since_hard <= budget * JOIN_LEAD and prio[i] != HARD
-        pieces = _split_long(content, budget, count_tokens or estimate_tokens, overhead, count_tokens is None,
+        pieces = _split_long(content, budget, count_tokens or model_tokens, overhead, count_tokens is None,
                              budget - since_hard if join else budget)
         for k, (a, b, pt) in enumerate(pieces):
             starts.append(line_start + a)

@@ -19,6 +19,7 @@ from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
 from ov.console import (build_index, closed_pipe, elapsed_ms, fast, glob_command, grep_command,
                         open_index, reader_gone, report, run_body, search_command, settle, show,
                         stop_background)
+from ov.paths import check_nul
 from ov.render import FORMATS, Out
 
 _APP_SETTINGS = dict(
@@ -126,8 +127,7 @@ def index_cmd(
 
     def body(out: Out) -> int:
         t0 = time.perf_counter()
-        if "\x00" in str(path):
-            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
+        check_nul(str(path))
         if not path.exists():
             raise OvError("not_found", f"{path}: no such folder", field="path")
         if not path.is_dir():
@@ -463,8 +463,7 @@ def read_cmd(
 
     def body(out: Out) -> int:
         t0 = time.perf_counter()
-        if "\x00" in path:  # before the index is opened
-            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
+        check_nul(path)  # before the index is opened
         with open_index(db) as ix:
             res = ix.read(path, level, cwd=Path.cwd())
         show(out, res, t0, lambda: out.text(res.text))
@@ -491,8 +490,7 @@ def tag_cmd(
 
         t0 = time.perf_counter()
         pairs = parse_tags(tags)
-        if "\x00" in path:  # before the index is opened
-            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
+        check_nul(path)  # before the index is opened
         with open_index(db) as ix:
             res = ix.tag(path, pairs, mode, recursive, cwd=Path.cwd())
 

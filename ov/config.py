@@ -42,21 +42,6 @@ class WalkOptions:
     extra_ignores: tuple[str, ...] = field(default_factory=tuple)  # gitignore-style lines
 
 
-def db_path_for(root: Path) -> Path:
-    return root / INDEX_DIRNAME / DB_NAME
-
-
-def find_index(start: Path) -> Path | None:
-    """The nearest `.ov/index.db` at or above `start` (a file or a folder), or None."""
-    p = start if start.is_dir() else start.parent
-    p = p.resolve()
-    for d in (p, *p.parents):
-        candidate = db_path_for(d)
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 # ---- config files (issue 7) -------------------------------------------------------------
 # Defaults for one tree, read from ROOT/.ov/config.toml and the [tool.ov] table of
 # ROOT/pyproject.toml. Key by key: a flag beats .ov/config.toml, which beats pyproject.toml,

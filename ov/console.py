@@ -206,7 +206,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             raise OvError("invalid_argument", f"--sort {sort}: only `path` (the order results "
                           "always come in)", field="sort")
         if type_list:
-            from ov.tiers import TYPES  # noqa: PLC0415
+            from ov.kinds import TYPES  # noqa: PLC0415
 
             out.stdout.write("".join(f"{k}: {', '.join(v)}\n" for k, v in sorted(TYPES.items())))
             return EXIT_OK
@@ -481,7 +481,7 @@ def build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, fu
 
 def stop_background(out: Out, path: Path, db: Path | None) -> int:
     """`ov index --stop`: stop the background worker of the index of `path`."""
-    from ov.config import db_path_for  # noqa: PLC0415
+    from ov.paths import db_path_for  # noqa: PLC0415
     from ov.worker import stop  # noqa: PLC0415
 
     t0 = time.perf_counter()

@@ -235,14 +235,14 @@ def _schema_version(db_path: Path) -> int:
 
 
 def check_index(scope: Path, db: Path | None) -> list[Check]:
-    from ov.engine import locate_index  # noqa: PLC0415
+    from ov.paths import locate  # noqa: PLC0415
     from ov.store import SCHEMA_VERSION, Store  # noqa: PLC0415
 
     from ov.store import REPAIR_ADVICE  # noqa: PLC0415
 
     rebuild = REPAIR_ADVICE  # the same advice as the errors' (issue 17)
     try:
-        found = locate_index(scope, db)
+        found = locate(scope, db)
     except OvError as e:
         return [Check("index-schema", False, e.message, "check --db / OV_DB")]
     if found is None:

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ov import rank
-from ov.config import MAX_QUERY_TOKENS, find_index
+from ov.config import MAX_QUERY_TOKENS
 from ov.errors import OvError
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
                       SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
+from ov.paths import resolve
 from ov.query import (check_limit, check_query, decode_cursor, encode_cursor, keyword_plan,
                       request_key)
 from ov.store import KNN_MAX, Filters, Store
@@ -37,50 +38,15 @@ class SearchRequest:
     include_tiers: bool = False
 
 
-# ---- locating the index ------------------------------------------------------------------
-
-
-def locate_index(scope: Path, db: Path | None = None) -> tuple[Path, Path] | None:
-    """(db path, root) for `--db` or the nearest index at or above `scope`; None if none."""
-    if db is not None:
-        db = Path(db)
-        if not db.exists():
-            raise OvError("not_found", f"no index at {db}", field="db")
-        from ov.indexer import index_root_of  # noqa: PLC0415
-
-        return db, index_root_of(db)
-    found = find_index(scope)
-    if found is None:
-        return None
-    return found, found.parent.parent
+# ---- a user's paths ------------------------------------------------------------------------
 
 
 def scope_paths(root: Path, uris: list[str] | None, cwd: Path | None = None, *,
-                must_exist: bool = False) -> tuple[str, ...]:
+                must_exist: bool = False, field: str = "uri") -> tuple[str, ...]:
     """`-u/--uri` values → paths relative to the root; refused if outside it (and, with
     `must_exist`, if missing: a typo must not look like "no results")."""
     cwd = cwd or Path.cwd()
-    out = []
-    root_r = root.resolve()
-    for u in uris or []:
-        if "\x00" in u:
-            raise OvError("invalid_path", "a path may not contain a NUL byte", field="uri")
-        p = Path(u)
-        full = (p if p.is_absolute() else cwd / p)
-        full = Path(os.path.normpath(full))
-        try:
-            rel = full.relative_to(root_r)
-        except ValueError:
-            try:
-                rel = full.resolve().relative_to(root_r)
-            except ValueError:
-                raise OvError("invalid_path", f"{u} is outside the index root {root_r}",
-                              field="uri") from None
-        if must_exist and not os.path.lexists(full):
-            raise OvError("not_found", f"{u}: no such file or folder", field="uri")
-        s = rel.as_posix()
-        out.append("" if s == "." else s)
-    return tuple(out)
+    return tuple(resolve(root, cwd, u, must_exist=must_exist, field=field, links=True) for u in uris or [])
 
 
 # ---- search --------------------------------------------------------------------------------
@@ -588,16 +554,6 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     return ContextResult(entries=entries, rendered=ctx.render(packed), stats=stats,
                          search_type=req.search_type, session_id=session_id, turn=turn,
                          warnings=warnings)
-
-
-def index_path(root: Path, path: str, cwd: Path | None = None, field_name: str = "path") -> str:
-    """A user's PATH → its path relative to the index root ("" = the root); invalid_path if
-    it lies outside."""
-    try:
-        (rel,) = scope_paths(root, [path], cwd)
-    except OvError as e:
-        raise OvError(e.code, e.message, field=field_name) from None
-    return rel
 
 
 def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadResult:

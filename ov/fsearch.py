@@ -36,7 +36,9 @@ TYPE_CHECKING = False  # `typing` costs ~2.5 ms of a grep's start
 from ov import config
 from ov.config import WalkOptions
 from ov.errors import OvError
-from ov.globs import PathFilter, compile_glob, type_filter
+from ov.globs import PathFilter, compile_glob
+from ov.kinds import type_matcher
+from ov.paths import db_path_for, inside, listing_dir, resolve, search_root
 from ov.model import (ContextLine, FileCount, FileEntry, GlobEntry, GlobResult, GrepResult, Match,
                       Submatch)
 from ov.read import decode
@@ -81,33 +83,6 @@ class GrepStats:
 
 
 # -- roots and paths --------------------------------------------------------------------
-def search_root(cwd: Path) -> Path:
-    """The nearest index root at or above `cwd`, else the nearest git work tree (a folder
-    holding `.git`: its ignore files above `cwd` apply, as rg applies them), else `cwd`."""
-    db = config.find_index(cwd)
-    if db is not None:
-        return db.parent.parent
-    here = cwd.resolve()
-    for d in (here, *here.parents):
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-    return here
-
-
-def resolve_path(root: Path, cwd: Path, p: str, *, must_exist: bool = True,
-                 field_name: str = "path") -> str:
-    """`p` (relative to `cwd` or absolute) as a '/' path relative to `root` ("" = root)."""
-    if "\x00" in p:
-        raise OvError("invalid_path", f"{p!r}: a path cannot hold a NUL byte", field=field_name)
-    a = os.path.normpath(os.path.join(os.fspath(cwd), p))
-    rel = os.path.relpath(a, os.fspath(root))
-    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
-        raise OvError("invalid_path", f"{p}: outside the search root {root}", field=field_name)
-    if must_exist and not os.path.lexists(a):
-        raise OvError("not_found", f"{p}: no such file or folder", field=field_name)
-    return "" if rel == "." else rel.replace(os.sep, "/")
-
-
 def _disjoint(rels: list[str]) -> list[str]:
     """Sorted component-wise, without paths inside another one (searched once)."""
     out: list[str] = []
@@ -150,7 +125,7 @@ def parse_tags(tags: Sequence[str]) -> dict[str, str]:
 
 def tag_paths(root: Path, tags: dict[str, str]) -> set[str]:
     """Paths of the indexed files carrying every tag; `unsupported` without an index."""
-    db = config.db_path_for(root)
+    db = db_path_for(root)
     if not db.is_file():
         raise OvError("unsupported", "--tags needs an index (tags live in it): run `ov index` first",
                       field="tags")
@@ -163,7 +138,7 @@ def tag_paths(root: Path, tags: dict[str, str]) -> set[str]:
 
 def index_candidates(root: Path) -> Candidates | None:
     """The trigram prefilter of the index under `root`, or None without an index."""
-    db = config.db_path_for(root)
+    db = db_path_for(root)
     if not db.is_file():
         return None
 
@@ -271,12 +246,6 @@ def _limited(stats: GrepStats | None, node_limit: int, max_depth: int | None) ->
     return st
 
 
-def listing_dir(root: Path) -> Path | None:
-    """Where the walk's listing cache lives (beside the index), or None without an index."""
-    d = config.db_path_for(root).parent
-    return d if config.db_path_for(root).is_file() else None
-
-
 # -- grep -------------------------------------------------------------------------------
 def iter_grep(
     pattern: str,
@@ -344,7 +313,7 @@ def iter_grep(
     cwd = Path.cwd() if cwd is None else Path(cwd)
     tag_pairs = parse_tags(tags) if tags else None
     pfilter = PathFilter(globs) if globs else None
-    tfilter = type_filter(types) if types else None
+    tfilter = type_matcher(types) if types else None
     groups = plan_roots(cwd, paths)
     _check_excludes(groups, cwd, exclude)
     for root, rels, indexed in groups:
@@ -393,7 +362,7 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
     _LISTED.clear()
     cwd = Path.cwd() if cwd is None else Path(cwd)
     pfilter = PathFilter(globs) if globs else None
-    tfilter = type_filter(types) if types else None
+    tfilter = type_matcher(types) if types else None
     for root, rels, indexed in plan_roots(cwd, paths):
         st.root = st.root or os.fspath(root)
         ex_rels = [r for r in (inside(root, cwd, e) for e in exclude) if r is not None]
@@ -428,10 +397,10 @@ def plan_roots(cwd: Path, paths: Sequence[str]) -> list[tuple[Path, list[str], b
             continue
         a = Path(os.path.abspath(os.path.join(os.fspath(cwd), p)))
         root = search_root(a if a.is_dir() else a.parent)
-        if root == a.resolve() or not config.db_path_for(root).is_file():
+        if root == a.resolve() or not db_path_for(root).is_file():
             root = a if a.is_dir() else a.parent
-        groups.setdefault(root, []).append(resolve_path(root, cwd, p))
-    return [(root, _disjoint(rels), config.db_path_for(root).is_file())
+        groups.setdefault(root, []).append(resolve(root, cwd, p))
+    return [(root, _disjoint(rels), db_path_for(root).is_file())
             for root, rels in groups.items()]
 
 
@@ -439,17 +408,7 @@ def _check_excludes(groups, cwd: Path, exclude: Sequence[str]) -> None:
     """An --exclude-uri outside every searched root is a mistake (`invalid_path`)."""
     for e in exclude:
         if all(inside(root, cwd, e) is None for root, _, _ in groups):
-            resolve_path(groups[0][0], cwd, e, must_exist=False, field_name="exclude_uri")
-
-
-def inside(root: Path, cwd: Path, p: str, *, must_exist: bool = False) -> str | None:
-    """`resolve_path`, or None for a path outside `root`."""
-    try:
-        return resolve_path(root, cwd, p, must_exist=must_exist)
-    except OvError as e:
-        if e.code == "invalid_path" and "outside" in e.message:
-            return None
-        raise
+            resolve(groups[0][0], cwd, e, must_exist=False, field="exclude_uri")
 
 
 def displayer(root: Path, cwd: Path) -> Callable[[str], str]:
@@ -1176,7 +1135,7 @@ def parse_fields(spec: str | None) -> tuple[str, ...]:
 
 
 def _file_tags(root: Path, paths: list[str]) -> dict[str, dict[str, str]]:
-    db = config.db_path_for(root)
+    db = db_path_for(root)
     if not db.is_file() or not paths:
         return {}
     import json

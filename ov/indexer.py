@@ -39,10 +39,12 @@ from pathlib import Path
 
 from ov import chunk as chunking
 from ov import tiers
-from ov.config import DB_NAME, DEFAULT_EMBED_SKIP, INDEX_DIRNAME, WalkOptions, db_path_for, load_config
+from ov.config import DEFAULT_EMBED_SKIP, INDEX_DIRNAME, WalkOptions, load_config
 from ov.errors import OvError
+from ov.kinds import category, file_type, kind_of
 from ov.model import Chunk, IndexReport
-from ov.read import FileText, content_hash, freshness, kind_of, read_under
+from ov.paths import db_path_for, index_root_of
+from ov.read import FileText, content_hash, freshness, read_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
@@ -638,7 +640,7 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     embed = embeddable(path, text, opts)
     chunks = body + tier_rows  # prose sentences have no rows (VECTOR_LEVELS)
     return _Rows(ft.size, ft.mtime_ns, ft.hash, abstract, overview, title, _front_matter_tags(text),
-                 tiers.file_type(path), tiers.category(path), chunks,
+                 file_type(path), category(path), chunks,
                  [content_hash(c.text.encode("utf-8")) for c in chunks],
                  [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL], embed,
                  trigram_doc([(c.start, c.end, c.text) for c in body]), ft.ctime_ns, ft.inode)
@@ -827,15 +829,3 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
                 report.removed += 1
                 changed = True
     return changed
-
-
-def index_root_of(db_path: Path) -> Path:
-    """The tree an index belongs to: the folder holding `.ov/`, or the root stored in it."""
-    db_path = Path(db_path).resolve()
-    if db_path.name == DB_NAME and db_path.parent.name == INDEX_DIRNAME:
-        return db_path.parent.parent
-    with Store.open(db_path) as s:
-        root = s.get_meta("root")
-    if not root:
-        raise OvError("invalid_argument", f"{db_path} does not record its root folder", field="db")
-    return Path(root)

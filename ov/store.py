@@ -285,7 +285,7 @@ class Filters:
 
     uris: tuple[str, ...] = ()  # relative paths: a file, or a folder ("" = everything)
     exclude_uris: tuple[str, ...] = ()
-    ftypes: tuple[str, ...] = ()  # file type names (ov.tiers.file_type)
+    ftypes: tuple[str, ...] = ()  # file type names (ov.kinds.file_type)
     after: float | None = None  # epoch seconds
     before: float | None = None
     time_field: str = "updated_at"
@@ -324,7 +324,7 @@ class Filters:
         """The file-type and time filters, on columns `files` and `chunks_vec` share
         (`prefix` = "f." for files; "" inside the vec0 KNN query)."""
         if self.ftypes:
-            stored, globs = self.type_filter()
+            stored, globs = self.stored_types()
             parts.append(f"{prefix}ftype IN ({','.join('?' * len(stored))})")
             params += list(stored)
             if globs and prefix:  # the file's name (its path past the last /) by glob
@@ -347,12 +347,12 @@ class Filters:
     @property
     def restricts_files(self) -> bool:
         return bool((self.uris and "" not in self.uris) or self.exclude_uris or self.tags
-                    or (self.ftypes and self.type_filter()[1]))
+                    or (self.ftypes and self.stored_types()[1]))
 
-    def type_filter(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(stored file types, name globs) of `ftypes` (see `ov.tiers.type_filter`); a
+    def stored_types(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(stored file types, name globs) of `ftypes` (see `ov.kinds.type_filter`); a
         name `TYPES` does not hold is taken as a stored type itself."""
-        from ov.tiers import TYPES, type_filter  # noqa: PLC0415
+        from ov.kinds import TYPES, type_filter  # noqa: PLC0415
 
         known = [t for t in self.ftypes if t in TYPES]
         stored, globs = type_filter(known)

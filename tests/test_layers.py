@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ORDER = ["flags", "errors", "model", "config", "walk", "read", "chunk", "tiers", "matcher", "globs", "embed",
-         "store", "indexer", "watch", "worker", "query", "rank", "context", "fsearch", "engine", "doctor", "api", "render", "mcp", "console", "cli"]
+ORDER = ["flags", "errors", "model", "config", "kinds", "walk", "read", "chunk", "tiers", "matcher", "globs", "embed",
+         "store", "paths", "indexer", "watch", "worker", "query", "rank", "context", "fsearch", "engine", "doctor", "api", "render", "mcp", "console", "cli"]
 PKG = Path(__file__).resolve().parents[1] / "ov"
 
 

@@ -1,0 +1,49 @@
+"""One concept, one home (issue 15): finding the index, resolving a user's path, the NUL
+check, what kind of file a path names and the token estimate are each defined once, in
+the module that owns them, and nothing else in `ov/` defines them again."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[1] / "ov"
+
+HOMES = {
+    # the index's place and the root a search starts from
+    "db_path_for": "paths.py", "find_index": "paths.py", "locate": "paths.py",
+    "index_root_of": "paths.py", "search_root": "paths.py", "listing_dir": "paths.py",
+    # a user's path, and the NUL check
+    "resolve": "paths.py", "check_nul": "paths.py",
+    # what kind of file this is
+    "kind_of": "kinds.py", "file_type": "kinds.py", "category": "kinds.py",
+    "type_globs": "kinds.py", "type_filter": "kinds.py", "type_names": "kinds.py",
+    # tokens as the context budget counts them (DESIGN.md: chars/4, wide code points 1.5)
+    "estimate_tokens": "context.py",
+}
+
+
+def modules() -> list[Path]:
+    return sorted(p for p in PKG.rglob("*.py") if p.name != "flags.py")
+
+
+def definitions() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for p in modules():
+        for n in ast.walk(ast.parse(p.read_text())):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in HOMES:
+                found.setdefault(n.name, []).append(p.relative_to(PKG).as_posix())
+    return found
+
+
+def test_each_concept_is_defined_once_in_its_home():
+    found = definitions()
+    assert {name: where for name, where in found.items()} == {name: [home] for name, home in HOMES.items()}
+
+
+def test_one_nul_check():
+    """Only `ov.paths.check_nul` refuses a path for holding a NUL byte."""
+    says = [p.relative_to(PKG).as_posix() for p in modules() if "NUL byte" in "".join(
+        s.value for s in ast.walk(ast.parse(p.read_text()))
+        if isinstance(s, ast.Constant) and isinstance(s.value, str) and "cannot hold" in s.value)]
+    assert says == ["paths.py"]
