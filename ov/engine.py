@@ -195,7 +195,7 @@ def coverage(store: Store) -> dict:
             "background": worker_state(store.path) is not None,
             # False while a first search's time budget has left files unread (ov.worker)
             "keywords_complete": not partial,
-            "files": store.q1("SELECT count(*) FROM files") if partial else None}
+            "files": store.file_count() if partial else None}
 
 
 def coverage_warnings(search_type: str, cov: dict) -> list[str]:
@@ -404,7 +404,7 @@ def status(store: Store, root: Path) -> StatusReport:
             stale += 1
     size = sum(p.stat().st_size for p in store.path.parent.glob(store.path.name + "*")
                if p.is_file() and not p.name.endswith(".lock"))
-    vec = store.q1("SELECT vec_version()")
+    sqlite_version, vec = store.versions()
     chunks = counts["chunks"]
     n_skipped, skipped = store.skipped()
     return StatusReport(
@@ -413,7 +413,7 @@ def status(store: Store, root: Path) -> StatusReport:
         embedded_coverage=round(counts["embedded"] / chunks, 4) if chunks else 0.0,
         stale_files=stale, missing_files=missing, db_bytes=size, model=store.get_meta("model"),
         schema_version=int(store.get_meta("schema_version") or 0),
-        sqlite_version=store.q1("SELECT sqlite_version()"), vec_version=vec,
+        sqlite_version=sqlite_version, vec_version=vec,
         skipped=n_skipped, skipped_files=[SkippedFile(p, r) for p, r in skipped],
         coverage=coverage(store), not_embedded_rows=counts["no_vector"],
         trigram_pending=store.trigram_pending(), background=_worker(store),

@@ -132,8 +132,7 @@ def tag_paths(root: Path, tags: dict[str, str]) -> set[str]:
     from ov.store import Filters, Store
 
     with Store.open(db, readonly=True) as st:
-        where, params = Filters(tags=tuple(sorted(tags.items()))).file_where("f")
-        return {r[0] for r in st.rows(f"SELECT f.path FROM files f WHERE {where}", params)}
+        return st.paths_where(Filters(tags=tuple(sorted(tags.items()))))
 
 
 def index_candidates(root: Path) -> Candidates | None:
@@ -149,7 +148,7 @@ def index_candidates(root: Path) -> Candidates | None:
 
         try:
             with Store.open(db, readonly=True) as st:
-                cands = _bounded_trigrams(st, literals)
+                cands = st.trigram_files(literals, within_s=TRIGRAM_BUDGET_S)
                 if cands is None:
                     return None
                 fresh = _indexed_states(db, st)
@@ -165,25 +164,6 @@ def index_candidates(root: Path) -> Candidates | None:
 # doclists: 2.5 s of CPU on the kernel's index, where reading every file costs ~1 s. Past
 # this much wall time the query is given up and every file is read (the same answer).
 TRIGRAM_BUDGET_S = 0.25
-
-
-def _bounded_trigrams(st, literals: list[str]) -> set[str] | None:
-    """`st.trigram_files(literals)`, or None (no prefilter) once it runs past the budget."""
-    import time  # noqa: PLC0415
-
-    deadline = time.perf_counter() + TRIGRAM_BUDGET_S
-    conn = st.conn
-    conn.set_progress_handler(lambda: time.perf_counter() > deadline, 20000)
-    try:
-        return st.trigram_files(literals)
-    except OvError:
-        return None  # interrupted (the store maps it to an error): read every file
-    except Exception as e:  # the driver's OperationalError("interrupted")
-        if "interrupt" in str(e).lower():
-            return None
-        raise
-    finally:
-        conn.set_progress_handler(None, 0)
 
 
 def _db_signature(db: Path) -> tuple:
@@ -1143,9 +1123,8 @@ def _file_tags(root: Path, paths: list[str]) -> dict[str, dict[str, str]]:
     from ov.store import Store
 
     with Store.open(db, readonly=True) as st:
-        rows = st.rows("SELECT path, tags FROM files")
-    wanted = set(paths)
-    return {p: json.loads(t or "{}") for p, t in rows if p in wanted}
+        stored = st.file_tags()
+    return {p: json.loads(stored[p] or "{}") for p in paths if p in stored}
 
 
 def _glob_walk_plan(pattern: str, rel: str, max_depth: int | None,

@@ -1,10 +1,12 @@
 """One concept, one home (issue 15): finding the index, resolving a user's path, the NUL
 check, what kind of file a path names and the token estimate are each defined once, in
-the module that owns them, and nothing else in `ov/` defines them again."""
+the module that owns them, and nothing else in `ov/` defines them again. No SQL runs
+outside `ov/store/`."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "ov"
@@ -47,3 +49,29 @@ def test_one_nul_check():
         s.value for s in ast.walk(ast.parse(p.read_text()))
         if isinstance(s, ast.Constant) and isinstance(s.value, str) and "cannot hold" in s.value)]
     assert says == ["paths.py"]
+
+
+# A statement as a string: a verb and what it acts on, or a transaction word alone, or a pragma.
+SQL = re.compile(r"^\s*(?:(?:SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER|WITH)\b.*\b"
+                 r"(?:FROM|INTO|SET|TABLE|INDEX|VIEW|AS)\b|(?:BEGIN|COMMIT|ROLLBACK|VACUUM|ANALYZE)"
+                 r"\b(?:\s+\w+)?\s*$|PRAGMA\s+\w+(?:\s*=.*|\(.*\))?\s*$)", re.I | re.S)
+DRIVER_CALLS = {"execute", "executemany", "executescript", "q1", "rows", "set_progress_handler",
+                "enable_load_extension", "load_extension"}
+
+
+def test_no_sql_outside_the_store():
+    """`ov/store/` is the only SQL: no other module holds a statement, calls the driver or
+    reaches for a store's connection."""
+    bad = []
+    for p in modules():
+        rel = p.relative_to(PKG).as_posix()
+        if rel.startswith("store/"):
+            continue
+        for n in ast.walk(ast.parse(p.read_text())):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and SQL.match(n.value):
+                bad.append(f"{rel}:{n.lineno}: {n.value[:60]!r}")
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in DRIVER_CALLS:
+                bad.append(f"{rel}:{n.lineno}: .{n.func.attr}()")
+            elif isinstance(n, ast.Attribute) and n.attr == "conn":
+                bad.append(f"{rel}:{n.lineno}: .conn")
+    assert bad == []
