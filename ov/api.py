@@ -325,45 +325,36 @@ def grep(pattern: str, paths: Sequence[str] = (), *, cwd: Path | None = None,
     """Search file contents (`ov grep`); returns (records, stats). The records stream
     (`Match`, or `FileCount` with `mode` "count"/"files"); `stats` fills as they are read
     and says when `node_limit` cut. `hidden`, `node_limit` and ignore lines come from the
-    tree's config unless given; the other options are `ov.fsearch.iter_grep`'s."""
-    from ov import fsearch  # noqa: PLC0415
+    tree's config unless given; the other options are `ov.search.files.iter_grep`'s."""
+    from ov.search import files as driver  # noqa: PLC0415
 
     cfg = _root_config(cwd)
-    st = stats if stats is not None else fsearch.GrepStats()
-    records = fsearch.iter_grep(pattern, paths, cwd=cwd, hidden=cfg.get("hidden", hidden),
-                                node_limit=cfg.get("node-limit", node_limit), stats=st,
-                                ignores=cfg.get("ignore"), **options)
+    st = stats if stats is not None else driver.GrepStats()
+    records = driver.iter_grep(pattern, paths, cwd=cwd, hidden=cfg.get("hidden", hidden),
+                               node_limit=cfg.get("node-limit", node_limit), stats=st,
+                               ignores=cfg.get("ignore"), **options)
     return records, st
 
 
 def grep_result(records: Sequence, stats, mode: str = "matches"):
     """The `GrepResult` of a finished grep (what `-o json` and `ov mcp` return): its
     records under the key of `mode`, the counts, cuts and warnings of `stats`."""
-    from ov import fsearch  # noqa: PLC0415
+    from ov.search.scope import grep_result as result  # noqa: PLC0415
 
-    res = fsearch.result_of(stats)
-    if stats.unreadable:
-        res.warnings.append(fsearch.unreadable_warning(stats.unreadable))
-    if mode == "matches":
-        res.matches = list(records)
-    elif mode == "count":
-        res.counts = {r.path: r.count for r in records}
-    else:
-        res.paths = [r.path for r in records]
-    return res
+    return result(records, stats, mode)
 
 
 def files(paths: Sequence[str] = (), *, cwd: Path | None = None, hidden: bool | None = None,
           node_limit: int | None = None, stats=None, **options: Any) -> tuple[Iterator[str], Any]:
     """The files a grep would search (`ov grep --files`); returns (paths, stats).
-    Settings merge as for `grep`; the other options are `ov.fsearch.iter_files`'."""
-    from ov import fsearch  # noqa: PLC0415
+    Settings merge as for `grep`; the other options are `ov.search.files.iter_files`'."""
+    from ov.search import files as driver  # noqa: PLC0415
 
     cfg = _root_config(cwd)
-    st = stats if stats is not None else fsearch.GrepStats()
-    found = fsearch.iter_files(paths, cwd=cwd, hidden=cfg.get("hidden", hidden),
-                               node_limit=cfg.get("node-limit", node_limit), stats=st,
-                               ignores=cfg.get("ignore"), **options)
+    st = stats if stats is not None else driver.GrepStats()
+    found = driver.iter_files(paths, cwd=cwd, hidden=cfg.get("hidden", hidden),
+                              node_limit=cfg.get("node-limit", node_limit), stats=st,
+                              ignores=cfg.get("ignore"), **options)
     return found, st
 
 
@@ -371,11 +362,11 @@ def glob(pattern: str, path: str | None = None, *, cwd: Path | None = None,
          hidden: bool | None = None, node_limit: int | None = None, stats=None,
          **options: Any):
     """Paths matching a glob (`ov glob`); returns a `GlobResult`. Settings merge as for
-    `grep`; the other options are `ov.fsearch.glob`'s."""
-    from ov import fsearch  # noqa: PLC0415
+    `grep`; the other options are `ov.search.glob.glob`'s."""
+    from ov.search import glob as finder  # noqa: PLC0415
 
     cfg = _root_config(cwd)
-    st = stats if stats is not None else fsearch.GrepStats()
-    return fsearch.glob(pattern, path, cwd=cwd, hidden=cfg.get("hidden", hidden),
-                        node_limit=cfg.get("node-limit", node_limit), stats=st,
-                        ignores=cfg.get("ignore"), **options)
+    st = stats if stats is not None else finder.GrepStats()
+    return finder.glob(pattern, path, cwd=cwd, hidden=cfg.get("hidden", hidden),
+                       node_limit=cfg.get("node-limit", node_limit), stats=st,
+                       ignores=cfg.get("ignore"), **options)

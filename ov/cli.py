@@ -197,7 +197,7 @@ def status_cmd(
     run((output, json_, color), body)
 
 
-# ---- grep / glob (ov.fsearch) ---------------------------------------------------------
+# ---- grep / glob (ov.search) ----------------------------------------------------------
 # Paths are relative to the search root: the nearest index root above the current
 # folder, else the current folder. The walk has no size cap, as ripgrep.
 

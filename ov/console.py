@@ -161,7 +161,7 @@ def reader_gone(out: Out) -> bool:
 
 
 def _finish_warnings(out: Out, st) -> None:
-    from ov.fsearch import unreadable_warning  # noqa: PLC0415
+    from ov.search.scope import unreadable_warning  # noqa: PLC0415
 
     for w in st.warnings:
         out.warn(w)
@@ -232,7 +232,8 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         return EXIT_OK if next(recs, None) is not None else EXIT_NONE
 
     def list_files(out: Out, t0: float) -> int:
-        from ov import api, fsearch  # noqa: PLC0415
+        from ov import api  # noqa: PLC0415
+        from ov.search import scope  # noqa: PLC0415
 
         found, st = api.files(
             paths or (), globs=globs or (), types=types or (), exclude=exclude_uri or (),
@@ -241,7 +242,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         end = "\0" if null else "\n"
         n = 0
         if out.fmt == "json":
-            res = fsearch.result_of(st)
+            res = scope.result_of(st)
             res.paths = list(found)
             res.count = n = len(res.paths)
             _finish_warnings(out, st)
@@ -256,7 +257,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             _finish_warnings(out, st)
             if out.fmt == "jsonl" and (st.truncated or st.level_cut):
                 out.line(cut_summary(st, elapsed_ms(t0), count=n))
-            for note in fsearch.cut_notes(st, st.node_limit, "files"):  # text and JSON Lines
+            for note in scope.cut_notes(st, st.node_limit, "files"):  # text and JSON Lines
                 out.warn(note)
         return EXIT_OK if n else EXIT_NONE
 
@@ -278,7 +279,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             max_depth=level_limit, node_limit=node_limit, mode=mode, tags=tags or (),
             use_index=not no_index, invert=invert, max_count=max_count, follow=follow,
             deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout)
-        from ov.matcher import gc_paused  # noqa: PLC0415
+        from ov.search.matcher import gc_paused  # noqa: PLC0415
 
         try:
             # the records hold no cycles, and a run may build millions (see gc_paused);
@@ -290,7 +291,8 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             return closed_pipe(out)
 
     def emit(out: Out, records, st, mode: str, a: int, b: int, t0: float) -> int:
-        from ov import api, fsearch  # noqa: PLC0415
+        from ov import api  # noqa: PLC0415
+        from ov.search import scope  # noqa: PLC0415
         from ov.render import GrepPrinter, grep_envelope, match_json  # noqa: PLC0415
 
         n = 0
@@ -320,15 +322,15 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
                 write(r)
                 n += 1
             for path, offset in st.binary_matches:  # rg's words, on stdout as rg puts them
-                out.stdout.write(fsearch.binary_note(path, offset) + "\n")
+                out.stdout.write(scope.binary_note(path, offset) + "\n")
             out.stdout.flush()
             _finish_warnings(out, st)
         if out.fmt != "json":  # JSON carries the cut in its result
-            for note in fsearch.cut_notes(st, st.node_limit, "matches" if mode == "matches" else "files"):
+            for note in scope.cut_notes(st, st.node_limit, "matches" if mode == "matches" else "files"):
                 out.warn(note)
         if out.fmt == "jsonl":  # JSON has them among its warnings
             for path, offset in st.binary_matches:
-                out.warn(fsearch.binary_note(path, offset))
+                out.warn(scope.binary_note(path, offset))
         return EXIT_OK if n or st.binary_matches else EXIT_NONE
 
     return run_body((output, json_, color), body)
@@ -360,12 +362,14 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
     exit status."""
 
     def body(out: Out) -> int:
-        from ov import api, fsearch  # noqa: PLC0415
+        from ov import api  # noqa: PLC0415
+        from ov.search import scope  # noqa: PLC0415
+        from ov.search.glob import parse_fields  # noqa: PLC0415
         from ov.render import glob_text  # noqa: PLC0415
 
         t0 = time.perf_counter()
-        flds = fsearch.parse_fields(fields)
-        st = fsearch.GrepStats()
+        flds = parse_fields(fields)
+        st = scope.GrepStats()
         res = api.glob(pattern, path, ignore_case=ignore_case, hidden=hidden, no_ignore=no_ignore,
                        max_depth=level_limit, node_limit=node_limit, stats=st,
                        fields=() if simple else flds, exclude=exclude_uri or (), tags=tags or (),
@@ -385,7 +389,7 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
         if reader_gone(out):
             return closed_pipe(out)
         if simple or out.fmt != "json":
-            for note in fsearch.cut_notes(st, limit, "paths"):
+            for note in scope.cut_notes(st, limit, "paths"):
                 out.warn(note)
         return EXIT_OK if res.matches else EXIT_NONE
 

@@ -5,7 +5,7 @@ imports `cli` (only the program's entry, `ov/__main__.py`), and only the command
 (`console`, its Typer-free half, and `cli`) and the MCP server (`mcp`, a front end beside them)
 import `render`. `flags` is generated data.
 
-A package (`store`) is one layer to the rest, and its own modules are layered the same
+A package (`store`, `search`) is one layer to the rest, and its own modules are layered the same
 way inside it (`SUBORDER`); its `__init__` only re-exports them.
 """
 
@@ -14,9 +14,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ORDER = ["flags", "errors", "model", "config", "kinds", "walk", "read", "chunk", "tiers", "matcher", "globs", "embed",
-         "bm25", "store", "paths", "indexer", "watch", "worker", "query", "rank", "context", "fsearch", "engine", "doctor", "api", "render", "mcp", "console", "cli"]
-SUBORDER = {"store": ["text", "db", "queries", "warm"]}
+ORDER = ["flags", "errors", "model", "config", "kinds", "walk", "read", "chunk", "tiers", "embed",
+         "bm25", "store", "paths", "indexer", "watch", "worker", "query", "rank", "context", "search", "engine", "doctor", "api", "render", "mcp", "console", "cli"]
+SUBORDER = {"store": ["text", "db", "queries", "warm"],
+            "search": ["matcher", "globs", "scope", "prefilter", "helper", "files", "glob"]}
 PKG = Path(__file__).resolve().parents[1] / "ov"
 
 
