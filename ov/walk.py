@@ -493,18 +493,12 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
           yield_symlinks: bool, stat_files: bool, pairs: bool,
           keep: Callable[[str], bool] | None
           ) -> Iterator[FileEntry | tuple[str, str]]:
-    """The walk behind `walk` and `walk_paths`: `_walk_start` places the start, then one
-    loop over a stack of open folders. The loop's per-entry work is inline (a call per
-    entry costs ~3 % of a cached grep of the stdlib); what happens once per folder, or
-    only for symlinks, is in functions of its own (`_descend`, `_link_target`,
-    `_link_entry`)."""
-    warn = on_warning or _noop
-    skip = on_skip or _noop
+    """`walk` and `walk_paths`: a loop over a stack of open folders whose per-entry work is
+    inline; what runs once a folder, or for a symlink only, is in functions of its own."""
+    warn, skip = on_warning or _noop, on_skip or _noop
     begun = _walk_start(root, opts, start, warn, skip, pairs, keep)
-    if begun is None:
-        return
-    if len(begun) == 1:  # a file named as the start
-        yield begun[0]
+    if len(begun) < 4:  # nothing, or the one file named as the start
+        yield from begun
         return
     first, real_root, n_parts, on_path = begun
     hidden_ok, follow, max_size, max_depth = opts.hidden, opts.follow, opts.max_filesize, opts.max_depth
@@ -520,13 +514,10 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
             if not checks and name[0] == "." and not hidden_ok:
                 continue  # no rule could re-include it; spares the stat of a link
             rel = prefix + name
-            st = None
             try:
                 is_link = e.is_symlink()
                 if is_link:
-                    if not follow and not yield_symlinks:
-                        continue
-                    st = _link_target(e, rel, follow, real_root, warn, skip)
+                    st = _link_target(e, rel, follow, yield_symlinks, real_root, warn, skip)
                     if st is None:
                         continue
                     is_dir = st is not _LINK_ITSELF and stat.S_ISDIR(st.st_mode)
@@ -535,51 +526,44 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
             except OSError as err:
                 warn(f"{rel}: {err.strerror or err}")
                 continue
-
             verdict = _decide(checks, name, is_dir) if checks else None
             if verdict:
                 continue
             if name[0] == "." and not hidden_ok and verdict is not False:
                 continue
-
             if is_dir:
                 if max_depth is not None and walk_depth >= max_depth:
                     skip(rel, "depth")  # a cut the caller reports (no silent limits)
                     continue
-                frame = _descend(e, rel, depth, lv, st, follow, on_path, opts.no_ignore, warn)
+                frame = _descend(e, rel, depth, lv, st if is_link else None, follow, on_path,
+                                 opts.no_ignore, warn)
                 if frame is not None:
                     stack.append(frame)
                     break
                 continue
-
             if keep is not None and not keep(rel):
                 continue
             if is_link:
-                if st is _LINK_ITSELF:  # yield_symlinks without follow: the link itself
-                    entry = _link_entry(e, rel, warn)
-                    if entry is not None:
-                        yield entry
-                    continue
-                s = st
-                if not stat.S_ISREG(s.st_mode):
-                    continue
-            else:
-                if not e.is_file(follow_symlinks=False):
-                    continue  # fifos, sockets, devices
-                if lazy:
-                    yield (rel, e.path) if pairs else FileEntry(rel, e.path, -1, -1, 0, False)
-                    continue
-                try:
-                    s = e.stat(follow_symlinks=False)
-                except OSError as err:
-                    warn(f"{rel}: {err.strerror or err}")
-                    skip(rel, "unreadable")
-                    continue
+                entry = _link_file(e, rel, st, pairs, max_size, warn, skip)
+                if entry is not None:
+                    yield entry
+                continue
+            if not e.is_file(follow_symlinks=False):
+                continue  # fifos, sockets, devices
+            if lazy:
+                yield (rel, e.path) if pairs else FileEntry(rel, e.path, -1, -1, 0, False)
+                continue
+            try:
+                s = e.stat(follow_symlinks=False)
+            except OSError as err:
+                warn(f"{rel}: {err.strerror or err}")
+                skip(rel, "unreadable")
+                continue
             if max_size is not None and s.st_size > max_size:
                 skip(rel, "size")
                 continue
             yield (rel, e.path) if pairs else FileEntry(rel, e.path, s.st_size, s.st_mtime_ns,
-                                                         s.st_mode, is_link, s.st_ctime_ns, s.st_ino)
+                                                         s.st_mode, False, s.st_ctime_ns, s.st_ino)
         else:
             fid = stack.pop()[5]
             if fid is not None:
@@ -590,12 +574,13 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
 _LINK_ITSELF = os.stat_result((0,) * 10)
 
 
-def _link_target(e, rel: str, follow: bool, real_root: str, warn, skip):
-    """What a symlink met by the walk stands for: `_LINK_ITSELF` (not followed: the link
-    is yielded itself), its target's stat (followed), or None to leave it out (a link
-    out of the root, a broken one). OSError passes to the caller."""
+def _link_target(e, rel: str, follow: bool, yield_symlinks: bool, real_root: str, warn, skip):
+    """What a symlink met by the walk stands for: `_LINK_ITSELF` (not followed, but
+    `yield_symlinks`: the link is yielded itself), its target's stat (followed), or None
+    to leave it out (not followed, a link out of the root, a broken one). OSError passes
+    to the caller."""
     if not follow:
-        return _LINK_ITSELF
+        return _LINK_ITSELF if yield_symlinks else None
     if not _under(os.path.realpath(e.path), real_root):
         skip(rel, "outside_root")
         return None
@@ -606,14 +591,24 @@ def _link_target(e, rel: str, follow: bool, real_root: str, warn, skip):
         return None
 
 
-def _link_entry(e, rel: str, warn) -> FileEntry | None:
-    """A symlink as an entry of its own (lstat's size and times), or None if it vanished."""
-    try:
-        s = e.stat(follow_symlinks=False)
-    except OSError as err:
-        warn(f"{rel}: {err.strerror or err}")
+def _link_file(e, rel: str, st, pairs: bool, max_size: int | None, warn, skip):
+    """The entry of a symlink to a file: the link itself (`_LINK_ITSELF`: lstat's size and
+    times), or its target when followed (a regular file under the size cap); None for
+    anything else."""
+    if st is _LINK_ITSELF:
+        try:
+            s = e.stat(follow_symlinks=False)
+        except OSError as err:
+            warn(f"{rel}: {err.strerror or err}")
+            return None
+        return FileEntry(rel, e.path, s.st_size, s.st_mtime_ns, s.st_mode, True)
+    if not stat.S_ISREG(st.st_mode):
         return None
-    return FileEntry(rel, e.path, s.st_size, s.st_mtime_ns, s.st_mode, True)
+    if max_size is not None and st.st_size > max_size:
+        skip(rel, "size")
+        return None
+    return (rel, e.path) if pairs else FileEntry(rel, e.path, st.st_size, st.st_mtime_ns,
+                                                 st.st_mode, True, st.st_ctime_ns, st.st_ino)
 
 
 def _descend(e, rel: str, depth: int, lv, st, follow: bool, on_path: set, no_ignore: bool, warn):
@@ -653,7 +648,7 @@ def _open_folder(path: str, rel: str, depth: int, lv, fid: tuple[int, int] | Non
 
 def _walk_start(root: Path, opts: WalkOptions, start: Path | None, warn, skip, pairs: bool,
                 keep):
-    """Where a walk begins: None (nothing to walk), (the one entry,) when `start` is a
+    """Where a walk begins: () (nothing to walk), (the one entry,) when `start` is a
     file (named explicitly: yielded whatever the ignore rules say), else (the start
     folder's frame, the real root, the start's depth below the root, the ids of the
     folders on the path when links are followed)."""
@@ -668,23 +663,23 @@ def _walk_start(root: Path, opts: WalkOptions, start: Path | None, warn, skip, p
     real_root = os.path.realpath(root_abs)
     if start is not None and not _under(os.path.realpath(base), real_root):
         skip(rel0, "outside_root")  # a named path that is a link leading out of the root
-        return None
+        return ()
     try:
         st0 = os.stat(base)
     except OSError as e:
         warn(f"{rel0 or '.'}: {e.strerror or e}")
-        return None
+        return ()
     if not stat.S_ISDIR(st0.st_mode):
         if not stat.S_ISREG(st0.st_mode) or (keep is not None and not keep(rel0)):
-            return None
+            return ()
         if opts.max_filesize is not None and st0.st_size > opts.max_filesize:
             skip(rel0, "size")
-            return None
+            return ()
         return ((rel0, base) if pairs else FileEntry(
             rel0, base, st0.st_size, st0.st_mtime_ns, st0.st_mode, os.path.islink(base),
             st0.st_ctime_ns, st0.st_ino),)
     if opts.max_depth is not None and opts.max_depth < 1:
-        return None
+        return ()
     # The ignore files of the root and of each folder above `start` (the start
     # folder's own are read when it is scanned).
     parts = rel0.split("/") if rel0 else []
@@ -703,7 +698,7 @@ def _walk_start(root: Path, opts: WalkOptions, start: Path | None, warn, skip, p
                 continue
             on_path.add((s.st_dev, s.st_ino))
     first = _open_folder(base, rel0, len(parts), levels, None, opts.no_ignore, warn)
-    return None if first is None else (first, real_root, len(parts), on_path)
+    return () if first is None else (first, real_root, len(parts), on_path)
 
 
 def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> bool:

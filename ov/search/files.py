@@ -26,13 +26,13 @@ from ov.config import WalkOptions
 from ov.errors import OvError
 from ov.kinds import type_matcher
 from ov.model import FileCount, GrepResult, Match
-from ov.paths import inside, listing_dir
+from ov.paths import listing_dir
 from ov.read import decode
 from ov.search import helper as helpers
 from ov.search.globs import PathFilter
 from ov.search.helper import BINARY, BINARY_MATCH, FOUND, NO_MATCH, SEARCH, UNREADABLE
-from ov.search.prefilter import Prefilter, index_candidates, prefiltered, tag_paths
-from ov.search.scope import (LISTINGS, Candidates, GrepStats, check_excludes, displayer, excluder,
+from ov.search.prefilter import Prefilter, index_candidates, prefiltered, tagged
+from ov.search.scope import (LISTINGS, Candidates, GrepStats, check_excludes, displayer, exclusions,
                              file_paths, grep_result, grep_walk_options, limited_stats, parse_tags,
                              plan_roots, walked_entries)
 
@@ -455,30 +455,17 @@ def iter_grep(
     """Search file contents; yield `Match` records (mode "matches"), or `FileCount`
     records (mode "count": files with their matching-line counts; mode "files": paths).
 
-    `node_limit` caps the records; `stats.truncated` says when it cut. `invert` (-v):
-    the lines without a match; `max_count` (-m): at most that many matching lines a
-    file; `follow` (-L): follow symlinks (never out of the root). `deadline_s`
-    bounds the whole run in wall time: past it, `deadline_exceeded` says how far it got
-    (the records yielded so far stand).
+    `node_limit` caps the records (`stats.truncated` says when it cut); `invert` (-v): the
+    lines without a match; `max_count` (-m): matching lines a file; `follow` (-L): follow
+    symlinks (never out of the root). Past `deadline_s` of wall time,
+    `deadline_exceeded` says how far it got (the records yielded so far stand).
     """
-    if mode not in ("matches", "count", "files"):
-        raise OvError("invalid_argument", f"unknown grep mode {mode!r}", field="mode")
-    st = limited_stats(stats, node_limit, max_depth)
-    if before < 0 or after < 0:
-        raise OvError("invalid_argument", "context must be 0 or more lines", field="context")
-    if max_count is not None and max_count < 1:
-        raise OvError("invalid_argument", "--max-count must be at least 1", field="max_count")
-    if invert and (multiline or before or after):
-        raise OvError("invalid_argument", "-v/--invert-match takes neither -U nor context lines",
-                      field="invert")
-    if deadline_s is not None and not 0 < deadline_s <= 1e6:  # also NaN
-        raise OvError("invalid_argument", "--timeout must be between 0 and 1000000 seconds",
-                      field="timeout")
+    st = _checked(mode, stats, node_limit, max_depth, before, after, max_count, invert,
+                  multiline, deadline_s)
     started = time.monotonic()
     from ov.search.matcher import compile_pattern  # noqa: PLC0415
 
     LISTINGS.clear()  # a listing serves one run (and its helper), never a later one
-
     pat = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, word=word,
                           multiline=multiline, timeout=timeout)
     if deadline_s is not None:
@@ -493,16 +480,8 @@ def iter_grep(
     check_excludes(groups, cwd, exclude)
     for root, rels, indexed in groups:
         st.root = st.root or os.fspath(root)
-        ex_rels = [r for r in (inside(root, cwd, e) for e in exclude) if r is not None]
-        excluded = excluder(ex_rels)
-        if excluded is not None:
-            # Below a start the walk leaves excluded paths out (they are anchored ignore
-            # lines, see grep_walk_options); a start inside an excluded path is left out whole.
-            rels = [r for r in rels if not excluded(r)]
-        if tags and not indexed:
-            raise OvError("unsupported", "--tags needs an index (tags live in it): "
-                          "run `ov index` first", field="tags")
-        allowed = tag_paths(root, tag_pairs) if tag_pairs else None
+        ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
+        allowed = tagged(root, tag_pairs, indexed)
         hook = candidates if candidates is not None else (
             index_candidates(root) if use_index and indexed else None)
         # -v: a file without the pattern is all matches, so nothing may be ruled out
@@ -525,6 +504,26 @@ def iter_grep(
             return
 
 
+def _checked(mode: str, stats: GrepStats | None, node_limit: int, max_depth: int | None,
+             before: int, after: int, max_count: int | None, invert: bool, multiline: bool,
+             deadline_s: float | None) -> GrepStats:
+    """A grep's options checked (`invalid_argument`), and the run's stats."""
+    if mode not in ("matches", "count", "files"):
+        raise OvError("invalid_argument", f"unknown grep mode {mode!r}", field="mode")
+    st = limited_stats(stats, node_limit, max_depth)
+    if before < 0 or after < 0:
+        raise OvError("invalid_argument", "context must be 0 or more lines", field="context")
+    if max_count is not None and max_count < 1:
+        raise OvError("invalid_argument", "--max-count must be at least 1", field="max_count")
+    if invert and (multiline or before or after):
+        raise OvError("invalid_argument", "-v/--invert-match takes neither -U nor context lines",
+                      field="invert")
+    if deadline_s is not None and not 0 < deadline_s <= 1e6:  # also NaN
+        raise OvError("invalid_argument", "--timeout must be between 0 and 1000000 seconds",
+                      field="timeout")
+    return st
+
+
 def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Sequence[str] = (),
                types: Sequence[str] = (), exclude: Sequence[str] = (), hidden: bool = False,
                no_ignore: bool = False, max_depth: int | None = None,
@@ -540,10 +539,7 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
     tfilter = type_matcher(types) if types else None
     for root, rels, indexed in plan_roots(cwd, paths):
         st.root = st.root or os.fspath(root)
-        ex_rels = [r for r in (inside(root, cwd, e) for e in exclude) if r is not None]
-        excluded = excluder(ex_rels)
-        if excluded is not None:
-            rels = [r for r in rels if not excluded(r)]
+        ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
         opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow)
         show = displayer(root, cwd)
         for rel, _ in _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter,

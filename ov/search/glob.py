@@ -16,12 +16,12 @@ from pathlib import Path
 from ov import config
 from ov.errors import OvError
 from ov.model import FileEntry, GlobEntry, GlobResult
-from ov.paths import db_path_for, inside, listing_dir
+from ov.paths import db_path_for, listing_dir
 from ov.search.globs import compile_glob
-from ov.search.prefilter import tag_paths
-from ov.search.scope import (GrepStats, LISTINGS, cached_listing, check_excludes, displayer, excluder,
-                             grep_walk_options, limited_stats, parse_tags, plan_roots, unreadable_warning,
-                             walked_entries)
+from ov.search.prefilter import tagged
+from ov.search.scope import (LISTINGS, GrepStats, cached_listing, check_excludes, displayer,
+                             exclusions, grep_walk_options, limited_stats, parse_tags, plan_roots,
+                             unreadable_warning, walked_entries)
 
 GLOB_FIELDS = ("name", "path", "type", "size", "mode", "mtime", "tags")
 
@@ -142,46 +142,52 @@ def glob(
     groups = plan_roots(cwd, [path if path is not None else "."])
     check_excludes(groups, cwd, exclude)
     ((root, (rel,), indexed),) = groups
-    single = not (root / rel).is_dir()  # a file: listed when its name matches
     st.root = os.fspath(root)
-    ex_rels = [r for r in (inside(root, cwd, e) for e in exclude) if r is not None]
-    excluded = excluder(ex_rels)
-    tag_pairs = parse_tags(tags) if tags else None
-    if tags and not indexed:
-        raise OvError("unsupported", "--tags needs an index (tags live in it): run `ov index` first",
-                      field="tags")
-    allowed = tag_paths(root, tag_pairs) if tag_pairs else None  # before the node limit
-    if single:
+    ex_rels, excluded, _ = exclusions(root, cwd, exclude, [])
+    allowed = tagged(root, parse_tags(tags) if tags else None, indexed)  # before the node limit
+    if not (root / rel).is_dir():  # a file: listed when its name matches
         start, depth, user_cut = rel, max_depth, False
         cut = rel.rfind("/") + 1
     else:
         start_b, depth, user_cut = _glob_walk_plan(pattern, "", max_depth, ignore_case)
         start = None if start_b is None else "/".join(x for x in (rel, start_b) if x)
         cut = len(rel) + 1 if rel else 0
-    found: list[FileEntry] = []
-    truncated = False
     starts = [] if start is None or not os.path.lexists(root / start) else [start]
     if excluded is not None and starts and excluded(start):
         starts = []  # below the start, the walk leaves excluded paths out
     opts = grep_walk_options(hidden, no_ignore, depth, ex_rels, ignores)
     keep = match if not cut else (lambda r: match(r[cut:]))
-    # Only the paths that match are stat'ed, and only when a field needs it.
-    need_stat = any(f in ("size", "mode", "mtime") for f in fields)
     cache_dir = listing_dir(root) if use_index and indexed else None
+    entries = _candidates(root, starts, opts, st, keep, cache_dir)
+    found, truncated = _kept(entries, st, excluded, allowed, node_limit,
+                             any(f in ("size", "mode", "mtime") for f in fields))
+    st.truncated = truncated
+    if not user_cut:
+        st.level_cut = False  # the pattern's own depth, not --level-limit, stopped the walk
+    return _result(root, cwd, found, fields, st)
+
+
+def _candidates(root: Path, starts: list[str], opts, st: GrepStats, keep,
+                cache_dir: Path | None) -> Iterator[FileEntry]:
+    """The walked files and symlinks whose path the glob keeps, from the listing cache
+    where it can answer (no stat either way)."""
     listed = (cached_listing(root, opts, cache_dir, root / starts[0] if starts[0] else None, st)
               if cache_dir is not None and starts else None)
     if listed is not None:
-        entries: Iterator[FileEntry] = (FileEntry(r, a, -1, -1, 0, link)
-                                        for r, a, link in listed if keep(r))
-    else:
-        entries = walked_entries(root, starts, opts, st, yield_symlinks=True, stat_files=False,
-                           keep=keep)
+        return (FileEntry(r, a, -1, -1, 0, link) for r, a, link in listed if keep(r))
+    return walked_entries(root, starts, opts, st, yield_symlinks=True, stat_files=False, keep=keep)
+
+
+def _kept(entries: Iterator[FileEntry], st: GrepStats, excluded, allowed: set[str] | None,
+          node_limit: int, need_stat: bool) -> tuple[list[FileEntry], bool]:
+    """(the entries neither excluded nor untagged, up to the node limit; whether it cut).
+    Only these are stat'ed, and only when a field needs it."""
+    found: list[FileEntry] = []
     for e in entries:
-        # excluded: tested per path too, see _grep_files
+        # excluded: tested per path too, see ov.search.files._searchable
         if (excluded is None or not excluded(e.path)) and (allowed is None or e.path in allowed):
             if len(found) >= node_limit:
-                truncated = True
-                break
+                return found, True
             if need_stat and e.size < 0:
                 try:
                     s = os.lstat(e.abspath)
@@ -191,18 +197,21 @@ def glob(
                     continue
                 e = FileEntry(e.path, e.abspath, s.st_size, s.st_mtime_ns, s.st_mode, e.is_symlink)
             found.append(e)
-    st.truncated = truncated
-    if not user_cut:
-        st.level_cut = False  # the pattern's own depth, not --level-limit, stopped the walk
+    return found, False
+
+
+def _result(root: Path, cwd: Path, found: list[FileEntry], fields: Sequence[str],
+            st: GrepStats) -> GlobResult:
+    """The `GlobResult`: paths as printed, or entries with the asked fields."""
     warnings = list(st.warnings)
     if st.unreadable:
         warnings.append(unreadable_warning(st.unreadable))
     show = displayer(root, cwd)
+    cut = st.truncated or st.level_cut
     if not fields:
-        return GlobResult([show(e.path) for e in found], len(found), truncated or st.level_cut,
-                          warnings,
+        return GlobResult([show(e.path) for e in found], len(found), cut, warnings,
                           truncated_reason=st.truncated_reason, root=st.root)
     tags = _file_tags(root, [e.path for e in found]) if "tags" in fields else {}
     entries = [glob_entry(e, fields, tags.get(e.path), show(e.path)) for e in found]
-    return GlobResult(entries, len(entries), truncated or st.level_cut, warnings,
+    return GlobResult(entries, len(entries), cut, warnings,
                       truncated_reason=st.truncated_reason, root=st.root)

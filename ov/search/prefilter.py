@@ -31,6 +31,17 @@ def tag_paths(root: Path, tags: dict[str, str]) -> set[str]:
         return st.paths_where(Filters(tags=tuple(sorted(tags.items()))))
 
 
+def tagged(root: Path, tags: dict[str, str] | None, indexed: bool) -> set[str] | None:
+    """The paths `--tags` allows under `root` (None: no tags asked); `unsupported` for a
+    root without an index."""
+    if not tags:
+        return None
+    if not indexed:
+        raise OvError("unsupported", "--tags needs an index (tags live in it): run `ov index` first",
+                      field="tags")
+    return tag_paths(root, tags)
+
+
 def index_candidates(root: Path) -> Candidates | None:
     """The trigram prefilter of the index under `root`, or None without an index."""
     db = db_path_for(root)

@@ -131,6 +131,18 @@ def excluder(excludes: Sequence[str]) -> Callable[[str], bool] | None:
     return lambda rel: rel in ex or rel.startswith(prefixes)
 
 
+def exclusions(root: Path, cwd: Path, exclude: Sequence[str],
+               rels: list[str]) -> tuple[list[str], Callable[[str], bool] | None, list[str]]:
+    """(the `--exclude-uri` paths under `root`, the test of a path against them, the start
+    paths left). Below a start the walk leaves excluded paths out (they are anchored ignore
+    lines, see `grep_walk_options`); a start inside an excluded path is left out whole."""
+    ex_rels = [r for r in (inside(root, cwd, e) for e in exclude) if r is not None]
+    excluded = excluder(ex_rels)
+    if excluded is not None:
+        rels = [r for r in rels if not excluded(r)]
+    return ex_rels, excluded, rels
+
+
 def parse_tags(tags: Sequence[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for t in tags:
