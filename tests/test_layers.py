@@ -2,10 +2,9 @@
 
 Stages from top to bottom; `store` is handed vectors and never imports `embed`; nothing
 imports `cli` (only the program's entry, `ov/__main__.py`), and only the command line
-(`console`, its Typer-free half, and `cli`) and the MCP server (`mcp`, a front end beside them)
-import `render`. `flags` is generated data.
+(`cli`) and the MCP server (`mcp`, a front end beside it) import `render`. `flags` is generated data.
 
-A package (`store`, `search`) is one layer to the rest, and its own modules are layered the same
+A package (`store`, `search`, `cli`) is one layer to the rest, and its own modules are layered the same
 way inside it (`SUBORDER`); its `__init__` only re-exports them.
 """
 
@@ -14,10 +13,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ORDER = ["flags", "errors", "model", "config", "kinds", "walk", "read", "chunk", "tiers", "embed",
-         "bm25", "store", "paths", "indexer", "watch", "worker", "query", "rank", "context", "search", "engine", "doctor", "api", "render", "mcp", "console", "cli"]
+ORDER = ["errors", "model", "config", "kinds", "walk", "read", "chunk", "tiers", "embed",
+         "bm25", "store", "paths", "indexer", "watch", "worker", "query", "rank", "context", "search", "engine", "doctor", "api", "render", "mcp", "cli"]
 SUBORDER = {"store": ["text", "db", "queries", "warm"],
-            "search": ["matcher", "globs", "scope", "prefilter", "helper", "files", "glob"]}
+            "search": ["matcher", "globs", "scope", "prefilter", "helper", "files", "glob"],
+            "cli": ["flags", "run", "commands", "fast", "app"]}
 PKG = Path(__file__).resolve().parents[1] / "ov"
 
 
@@ -66,7 +66,7 @@ def test_imports_only_go_up():
                         bad.append(f"{mod}.{sub} imports {dep}.{dep_sub}")
                 elif dep not in ORDER or ORDER.index(dep) >= ORDER.index(mod):
                     bad.append(f"{mod} imports {dep}")
-                if dep == "render" and mod not in ("mcp", "console", "cli"):
+                if dep == "render" and mod not in ("mcp", "cli"):
                     bad.append(f"{mod} imports render")
     assert bad == []
     assert all(dep != "embed" for _, path in files("store") for dep, _ in ov_imports(path))

@@ -26,7 +26,7 @@ HOMES = {
 
 
 def modules() -> list[Path]:
-    return sorted(p for p in PKG.rglob("*.py") if p.name != "flags.py")
+    return sorted(p for p in PKG.rglob("*.py") if p.name != "flags.py")  # generated data
 
 
 def definitions() -> dict[str, list[str]]:

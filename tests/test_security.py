@@ -227,7 +227,7 @@ def test_no_traceback_from_a_real_process_either(tmp_path):
     code = ("import ov.engine, sys\n"
             "def boom(*a, **k): raise RuntimeError('boom')\n"
             "ov.engine.status = boom\n"
-            "from ov.cli import main\n"
+            "from ov.cli.app import main\n"
             "sys.argv = ['ov', 'status']\n"
             "main()\n")
     env = dict(os.environ, **ENV)

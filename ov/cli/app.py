@@ -16,11 +16,12 @@ from typing import Annotated, Optional
 import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
-from ov.console import (build_index, closed_pipe, elapsed_ms, fast, glob_command, grep_command,
-                        open_index, reader_gone, report, run_body, search_command, settle, show,
-                        stop_background)
+from ov.cli.commands import (build_index, glob_command, grep_command, open_index, search_command,
+                             stop_background)
+from ov.cli.fast import fast
+from ov.cli.run import report, run_body, settle
 from ov.paths import check_nul
-from ov.render import FORMATS, Out
+from ov.render import FORMATS, Out, emit
 
 _APP_SETTINGS = dict(
     name="ov",
@@ -83,7 +84,7 @@ ColorOpt = Annotated[
 
 
 def run(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> None:
-    """Run one command body with the shared error handling (`ov.console.run_body`) and
+    """Run one command body with the shared error handling (`ov.cli.run.run_body`) and
     exit with its status."""
     raise typer.Exit(run_body(out_args, body))
 
@@ -139,7 +140,7 @@ def index_cmd(
         rep = build_index(out, path, db, embed=not no_embed, full=full,
                           walk_opts=api.walk_options(path, hidden, no_ignore, follow, max_filesize),
                           progress=progress)
-        show(out, rep, t0, lambda: out.notice(api.summary(rep)))
+        emit(out, rep, t0, lambda: out.notice(api.summary(rep)))
         if watch:
             _watch(out, path, db, not no_embed, api.walk_options(path, hidden, no_ignore, follow, max_filesize))
         return EXIT_OK
@@ -191,7 +192,7 @@ def status_cmd(
 
             out.text(status_text(rep) + "\n" + settings_text(rep.settings))
 
-        show(out, rep, t0, text)
+        emit(out, rep, t0, text)
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -426,25 +427,9 @@ def _context_search(query, search_type, limit, threshold, after, before, time_fi
                              dedup_turns=dedup_turns, ignored=ignored, search_type=search_type,
                              limit=limit, threshold=threshold, exclude_uri=exclude_uri,
                              filters=filters, cwd=Path.cwd())
-        for w in res.warnings:
-            out.warn(w)
-        for name in ignored:
-            out.warn(f"{name} has no effect with --mode context")
-        if out.fmt == "json":
-            out.envelope(res, elapsed_ms(t0))
-        elif out.fmt == "jsonl":
-            for e in res.entries:
-                out.line(e)
-        else:
-            from ov.render import context_text  # noqa: PLC0415
+        from ov.render import emit_context  # noqa: PLC0415
 
-            out.text(context_text(res))
-            out.stdout.flush()  # a closed pipe stops here, before the summary
-            if reader_gone(out):
-                return closed_pipe(out)
-            s = res.stats
-            out.notice(f"{s.returned} entries, {s.used_tokens}/{s.max_tokens} tokens "
-                       f"({s.candidates} candidates, {s.dropped} dropped, {s.deduped} deduped)")
+        emit_context(out, res, t0, [f"{name} has no effect with --mode context" for name in ignored])
         return EXIT_OK if res.entries else EXIT_NONE
 
     run((output, json_, color), body)
@@ -466,7 +451,7 @@ def read_cmd(
         check_nul(path)  # before the index is opened
         with open_index(db) as ix:
             res = ix.read(path, level, cwd=Path.cwd())
-        show(out, res, t0, lambda: out.text(res.text))
+        emit(out, res, t0, lambda: out.text(res.text))
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -499,7 +484,7 @@ def tag_cmd(
 
             out.text(tags_text(res))
 
-        show(out, res, t0, text, res.files)
+        emit(out, res, t0, text, res.files)
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -541,7 +526,7 @@ def manifest_cmd(
 
             out.text(manifest_text(res))
 
-        show(out, res, t0, text)
+        emit(out, res, t0, text)
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -576,7 +561,7 @@ def doctor_cmd(
             out.notice(f"{len(res.checks) - failed} of {len(res.checks)} checks passed" if failed
                        else f"all {len(res.checks)} checks passed")
 
-        show(out, res, t0, text, res.checks)
+        emit(out, res, t0, text, res.checks)
         # A failing doctor should fail a CI step, yet it is a finding, not an error: the
         # report is still the data on stdout, so 1 ("ran, the answer is no") rather than 2.
         return EXIT_OK if res.ok else EXIT_NONE
@@ -661,7 +646,7 @@ def _group() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """The command line in process (tests and scripts call this): grep, glob, find and
-    search through `ov.console.fast`, everything else (and their help and usage errors)
+    search through `ov.cli.fast.fast`, everything else (and their help and usage errors)
     through the Typer app; ends with `sys.exit(status)`. The `ov` command itself is
     `ov/__main__.py`."""
     argv = list(sys.argv[1:] if argv is None else argv)
