@@ -261,8 +261,15 @@ def chunk_text(
     else:
         prio = _prose_priorities(lines, blank, kind)
 
-    # Items: the non-blank lines, each as (start, end, line number, tokens, priority);
-    # an over-long line becomes several items, each a chunk of its own.
+    items = _items(lines, blank, prio, count, overhead, budget, count_tokens)
+    return _pack(text, items, budget, overlap_lines)
+
+
+def _items(lines: list[str], blank: list[bool], prio: list[int], count: Callable[[str], int],
+           overhead: int, budget: int, count_tokens: Callable[[str], int] | None):
+    """The non-blank lines, each as an item: (start, end, line number, tokens, priority),
+    in five parallel lists; an over-long line becomes several items, each a chunk of its
+    own. `prio` is updated where a split line makes the next line a hard cut."""
     starts: list[int] = []
     ends: list[int] = []
     nums: list[int] = []
@@ -305,6 +312,14 @@ def chunk_text(
         if j < len(lines):
             prio[j] = HARD
 
+    return starts, ends, nums, toks, prios
+
+
+def _pack(text: str, items, budget: int, overlap_lines: int) -> list[Chunk]:
+    """Items into chunks: as many as fit the budget, ending at the best cut when the next
+    one does not fit, never across a hard cut; with `overlap_lines`, a chunk repeats up to
+    that many lines of the previous one."""
+    starts, ends, nums, toks, prios = items
     chunks: list[Chunk] = []
     n = len(starts)
     i = 0  # first item not yet in any chunk
@@ -332,6 +347,7 @@ def chunk_text(
         prev_s = s
         i = j
     return chunks
+
 
 
 def _split_long(line: str, full: int, count: Callable[[str], int], overhead: int,
