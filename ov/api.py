@@ -39,14 +39,11 @@ def _quiet(_msg: str) -> None:
 def walk_options(root: Path, hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
                  max_filesize: int | None = None):
     """Walk options for indexing `root`: the flags, else the tree's config, else defaults."""
-    from ov.config import WalkOptions, load_config  # noqa: PLC0415
+    from ov.config import load_config  # noqa: PLC0415
 
     if max_filesize is not None and max_filesize <= 0:
         raise OvError("invalid_argument", "--max-filesize must be positive", field="max_filesize")
-    cfg = load_config(root)
-    return WalkOptions(hidden=cfg.get("hidden", hidden), no_ignore=no_ignore, follow=follow,
-                       max_filesize=cfg.get("max-filesize", max_filesize),
-                       extra_ignores=cfg.get("ignore"))
+    return load_config(root).walk_options(hidden, no_ignore, follow, max_filesize)
 
 
 def search_settings(root: Path, search_type: str | None, limit: int | None) -> tuple[str, int]:
@@ -54,8 +51,8 @@ def search_settings(root: Path, search_type: str | None, limit: int | None) -> t
     from ov.config import load_config  # noqa: PLC0415
     from ov.query import search_type as norm_type  # noqa: PLC0415
 
-    cfg = load_config(root)
-    return norm_type(cfg.get("search-type", search_type)), cfg.get("limit", limit)
+    st, lim = load_config(root).ranked_options(search_type, limit)
+    return norm_type(st), lim
 
 
 def search_filters(query: str, *, search_type: str | None = None, limit: int | None = None,
@@ -330,9 +327,8 @@ def grep(pattern: str, paths: Sequence[str] = (), *, cwd: Path | None = None,
 
     cfg = _root_config(cwd)
     st = stats if stats is not None else driver.GrepStats()
-    records = driver.iter_grep(pattern, paths, cwd=cwd, hidden=cfg.get("hidden", hidden),
-                               node_limit=cfg.get("node-limit", node_limit), stats=st,
-                               ignores=cfg.get("ignore"), **options)
+    records = driver.iter_grep(pattern, paths, cwd=cwd, stats=st,
+                               **cfg.search_options(hidden, node_limit), **options)
     return records, st
 
 
@@ -352,9 +348,8 @@ def files(paths: Sequence[str] = (), *, cwd: Path | None = None, hidden: bool | 
 
     cfg = _root_config(cwd)
     st = stats if stats is not None else driver.GrepStats()
-    found = driver.iter_files(paths, cwd=cwd, hidden=cfg.get("hidden", hidden),
-                              node_limit=cfg.get("node-limit", node_limit), stats=st,
-                              ignores=cfg.get("ignore"), **options)
+    found = driver.iter_files(paths, cwd=cwd, stats=st, **cfg.search_options(hidden, node_limit),
+                              **options)
     return found, st
 
 
@@ -367,6 +362,5 @@ def glob(pattern: str, path: str | None = None, *, cwd: Path | None = None,
 
     cfg = _root_config(cwd)
     st = stats if stats is not None else finder.GrepStats()
-    return finder.glob(pattern, path, cwd=cwd, hidden=cfg.get("hidden", hidden),
-                       node_limit=cfg.get("node-limit", node_limit), stats=st,
-                       ignores=cfg.get("ignore"), **options)
+    return finder.glob(pattern, path, cwd=cwd, stats=st, **cfg.search_options(hidden, node_limit),
+                       **options)

@@ -89,9 +89,7 @@ class IndexOptions:
 def walk_from_config(root: Path) -> WalkOptions:
     """Walk options from the tree's config alone (no flags): what a first search and the
     background worker walk with."""
-    cfg = load_config(root)
-    return WalkOptions(hidden=bool(cfg.get("hidden")), max_filesize=cfg.get("max-filesize"),
-                       extra_ignores=tuple(cfg.get("ignore")))
+    return load_config(root).walk_options()
 
 
 def options_for(root: Path, walk: WalkOptions, *, embed: bool = True, full: bool = False) -> IndexOptions:
