@@ -79,6 +79,21 @@ def search_filters(query: str, *, search_type: str | None = None, limit: int | N
                 ftypes=tuple(type_names(types)))
 
 
+def context_options(detail: str | dict | None = None, max_tokens: int | None = None,
+                    uri: Sequence[str] | None = None) -> dict:
+    """Check context mode's own options before anything is opened or built; returns the
+    `--detail` tiers parsed."""
+    from ov import context as ctx  # noqa: PLC0415
+
+    if uri:
+        raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
+                      "--exclude-uri to leave files out", field="uri")
+    det = detail if isinstance(detail, dict) else ctx.parse_detail(detail)
+    if max_tokens is not None:
+        ctx.check_budget(max_tokens)
+    return det
+
+
 # ---- building the index ------------------------------------------------------------------
 
 
@@ -249,15 +264,9 @@ class Index:
                 ignored: Sequence[str] = (), **options: Any):
         """Context mode (`ov search --mode context`): the best context packed under
         `max_tokens`. Returns a `ContextResult`."""
-        from ov import context as ctx  # noqa: PLC0415
         from ov.engine import context  # noqa: PLC0415
 
-        if options.get("uri"):
-            raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
-                          "--exclude-uri to leave files out", field="uri")
-        det = detail if isinstance(detail, dict) else ctx.parse_detail(detail)
-        if max_tokens is not None:
-            ctx.check_budget(max_tokens)
+        det = context_options(detail, max_tokens, options.get("uri"))
         req = self.request(query, **options)
         return context(self.store, self.root, req, max_tokens=max_tokens, detail=det,
                        session_id=session_id, dedup_turns=dedup_turns, ignored=list(ignored),

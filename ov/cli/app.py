@@ -16,8 +16,8 @@ from typing import Annotated, Optional
 import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
-from ov.cli.commands import (build_index, glob_command, grep_command, open_index, search_command,
-                             stop_background)
+from ov.cli.commands import (build_index, context_command, glob_command, grep_command, open_index,
+                             search_command, stop_background)
 from ov.cli.fast import fast
 from ov.cli.run import report, run_body, settle
 from ov.paths import check_nul
@@ -371,11 +371,13 @@ def search_cmd(
         fail((output, json_, color), OvError("invalid_argument", f"unknown mode {mode!r} (use list or context)",
                                             field="mode"))
     if mode == "context":
-        _context_search(query, search_type, limit, threshold, after, before, time_field, tags, type_,
-                        level, uri, exclude_uri, no_auto_index, max_tokens, detail, session_id,
-                        dedup_turns, {"--cursor": cursor, "--explain": explain,
-                                      "--read-content": read_content, "--all-chunks": all_chunks},
-                        output, json_, db, color)
+        raise typer.Exit(context_command(
+            query=query, search_type=search_type, limit=limit, threshold=threshold, after=after,
+            before=before, time_field=time_field, tags=tags, type_=type_, level=level, uri=uri,
+            exclude_uri=exclude_uri, no_auto_index=no_auto_index, max_tokens=max_tokens,
+            detail=detail, session_id=session_id, dedup_turns=dedup_turns,
+            list_only={"--cursor": cursor, "--explain": explain, "--read-content": read_content,
+                       "--all-chunks": all_chunks}, output=output, json_=json_, db=db, color=color))
     _no_context_options(max_tokens, detail, session_id, dedup_turns, (output, json_, color))
     raise typer.Exit(search_command(
         query=query, search_type=search_type, limit=limit, threshold=threshold, after=after,
@@ -387,7 +389,7 @@ def search_cmd(
 
 # ---- read / tag / manifest ------------------------------------------------------------
 
-# Context mode (`search --mode context`) lives here too: its options below are read by
+# Context mode's options (`search --mode context`, run by commands.context_command) are read by
 # search_cmd (annotations resolve when the app runs, so order does not matter).
 
 MaxTokensOpt = Annotated[Optional[int], typer.Option("--max-tokens", help="Context mode: token budget of the block (default 1600; chars/4).", metavar="N")]
@@ -403,36 +405,6 @@ def _no_context_options(max_tokens, detail, session_id, dedup_turns, out_args) -
     if given:
         fail(out_args, OvError("invalid_argument", f"{', '.join(given)} only apply with --mode context",
                                field=given[0].lstrip("-").replace("-", "_")))
-
-
-def _context_search(query, search_type, limit, threshold, after, before, time_field, tags, types,
-                    level, uri, exclude_uri, no_auto_index, max_tokens, detail, session_id,
-                    dedup_turns, list_only: dict, output, json_, db, color) -> None:
-    def body(out: Out) -> int:
-        from ov import api  # noqa: PLC0415
-        from ov import context as ctx  # noqa: PLC0415
-
-        t0 = time.perf_counter()
-        if uri:
-            raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
-                          "--exclude-uri to leave files out", field="uri")
-        filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
-                                     after=after, before=before, tags=tags, level=level, types=types)
-        det = ctx.parse_detail(detail)
-        if max_tokens is not None:
-            ctx.check_budget(max_tokens)
-        ignored = [name for name, v in list_only.items() if v]
-        with open_index(db, auto_index=not no_auto_index, out=out) as ix:
-            res = ix.context(query, max_tokens=max_tokens, detail=det, session_id=session_id,
-                             dedup_turns=dedup_turns, ignored=ignored, search_type=search_type,
-                             limit=limit, threshold=threshold, exclude_uri=exclude_uri,
-                             filters=filters, cwd=Path.cwd())
-        from ov.render import emit_context  # noqa: PLC0415
-
-        emit_context(out, res, t0, [f"{name} has no effect with --mode context" for name in ignored])
-        return EXIT_OK if res.entries else EXIT_NONE
-
-    run((output, json_, color), body)
 
 
 @app.command("read")

@@ -169,6 +169,39 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
     return run_body((output, json_, color), body)
 
 
+def context_command(*, query: str, search_type: str | None = None, limit: int | None = None,
+                    threshold: float | None = None, after: str | None = None,
+                    before: str | None = None, time_field: str = "updated_at",
+                    tags: Sequence[str] | None = None, type_: Sequence[str] | None = None,
+                    level: str | None = None, uri: Sequence[str] | None = None,
+                    exclude_uri: Sequence[str] | None = None, no_auto_index: bool = False,
+                    max_tokens: int | None = None, detail: str | None = None,
+                    session_id: str | None = None, dedup_turns: int | None = None,
+                    list_only: dict | None = None, output: str = "text", json_: bool = False,
+                    db: Path | None = None, color: str = "auto") -> int:
+    """`ov search --mode context`: the flags as search_command's, with context mode's own;
+    `list_only`: list mode's flags as given (each one set is a warning)."""
+
+    def body(out: Out) -> int:
+        from ov import api  # noqa: PLC0415
+        from ov.render import emit_context  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        det = api.context_options(detail, max_tokens, uri)  # before the index is opened
+        filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
+                                     after=after, before=before, tags=tags, level=level, types=type_)
+        ignored = [name for name, v in (list_only or {}).items() if v]
+        with open_index(db, auto_index=not no_auto_index, out=out) as ix:
+            res = ix.context(query, max_tokens=max_tokens, detail=det, session_id=session_id,
+                             dedup_turns=dedup_turns, ignored=ignored, search_type=search_type,
+                             limit=limit, threshold=threshold, exclude_uri=exclude_uri,
+                             filters=filters, cwd=Path.cwd())
+        emit_context(out, res, t0, [f"{name} has no effect with --mode context" for name in ignored])
+        return EXIT_OK if res.entries else EXIT_NONE
+
+    return run_body((output, json_, color), body)
+
+
 # ---- the index, for the Typer commands ----------------------------------------------------
 
 

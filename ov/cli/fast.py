@@ -150,7 +150,7 @@ def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
 
 
 # Options of `ov search` that only context mode reads; with any of them, or a --mode other
-# than list, the command line goes to Typer (ov/cli/app.py's search_cmd and _context_search).
+# than list, the command line goes to Typer (ov/cli/app.py's search_cmd, then context_command).
 _CONTEXT_ONLY = ("max_tokens", "detail", "session_id", "dedup_turns")
 
 
