@@ -75,3 +75,19 @@ def test_no_sql_outside_the_store():
             elif isinstance(n, ast.Attribute) and n.attr == "conn":
                 bad.append(f"{rel}:{n.lineno}: .conn")
     assert bad == []
+
+
+LONGEST = 80  # lines of a function or method, decorators and docstring included
+
+
+def test_no_function_is_longer_than_a_screen():
+    """Steps get names (STYLE.md: short bodies): no function or method in `ov/` runs past
+    LONGEST lines. Hot loops keep their per-item work inline and name what runs around it."""
+    long = []
+    for p in modules():
+        for n in ast.walk(ast.parse(p.read_text())):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([n.lineno, *(d.lineno for d in n.decorator_list)])
+                if n.end_lineno - first + 1 > LONGEST:
+                    long.append(f"{p.relative_to(PKG).as_posix()}:{n.name} {n.end_lineno - first + 1}")
+    assert long == []
