@@ -192,6 +192,7 @@ def _warm_store_class():
             super().__init__(conn, path)
             self._facts: dict[Any, Any] = {}
             self._facts_at: int | None = None
+            self._vectors = None
 
         def _fact(self, key, compute: Callable[[], Any]) -> Any:
             at = self.conn.execute("PRAGMA data_version").fetchone()[0]
@@ -208,6 +209,39 @@ def _warm_store_class():
         def forget(self) -> None:
             self._facts.clear()
             self._facts_at = None
+
+        # -- the vectors in memory (ov.vectors), once `keep_vectors` asked for them --
+
+        def keep_vectors(self) -> None:
+            if self._vectors is None:
+                from ov.vectors import Vectors  # noqa: PLC0415 - numpy: a warm index only
+
+                self._vectors = Vectors()
+            self._held()
+
+        def _held(self):
+            """The vectors, brought up to date when the remembered facts were forgotten;
+            None when the SQL path must answer (none kept, or inside a transaction of this
+            connection, whose uncommitted rows the matrix does not hold)."""
+            if self._vectors is None or self.conn.in_transaction:
+                return None
+            self._fact("vectors", lambda: self._vectors.refresh(self))
+            return self._vectors
+
+        def vector_search(self, qvec: bytes, filters, k: int):
+            held = self._held()
+            if held is None or not held.usable_for(qvec):
+                return super().vector_search(qvec, filters, k)
+            allowed = self.allowed_chunk_ids(filters) if filters.restricts_files else None
+            if allowed is not None and not allowed:
+                return []
+            return held.search(qvec, held.mask(filters, allowed), k)
+
+        def file_vector_distances(self, qvec: bytes, chunk_ids):
+            held = self._held()
+            if held is None or not held.usable_for(qvec) or not chunk_ids:
+                return super().file_vector_distances(qvec, chunk_ids)
+            return held.file_distances(qvec, self.files_first_passages(chunk_ids))
 
         def coverage(self) -> tuple[int, int]:
             return self._fact("coverage", super().coverage)
@@ -291,6 +325,13 @@ class Index:
 
             resume(store)  # a worker killed before it finished is started again
         return cls(store, root, embedder)
+
+    def keep_vectors(self) -> None:
+        """Hold the index's vectors in memory from now on (ov.vectors): semantic and hybrid
+        queries then take the same hits from a matrix product instead of sqlite-vec's scan.
+        For a long-lived index (`ov mcp`): the load costs more than one query saves. The
+        matrix follows the index as other connections change it."""
+        self.store.keep_vectors()
 
     def close(self) -> None:
         self.store.close()

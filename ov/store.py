@@ -992,6 +992,11 @@ class Store:
         return (f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id "
                 f"WHERE {filters.level_where()} AND {fw}", fp)
 
+    def allowed_chunk_ids(self, filters: Filters) -> list[int]:
+        """The ids of the chunks that pass every filter."""
+        sql, params = self.allowed_chunk_sql(filters)
+        return [r[0] for r in self.rows(sql, params)]
+
     def keyword_search(self, match: str, filters: Filters, limit: int,
                        table: str = "chunks_fts") -> list[tuple[int, float]]:
         """(chunk id, bm25) best first; bm25 is FTS5's (lower is better), negated here.
@@ -1138,8 +1143,7 @@ class Store:
             where.append(f"level IN ({','.join(str(int(x)) for x in filters.levels)})")
         filters.kind_time_where("", where, params)
         if filters.restricts_files:
-            sql, p = self.allowed_chunk_sql(filters)
-            ids = [r[0] for r in self.rows(sql, p)]
+            ids = self.allowed_chunk_ids(filters)
             if not ids:
                 return []
             where.append("chunk_id IN (SELECT value FROM json_each(?))")
@@ -1193,6 +1197,65 @@ class Store:
             "SELECT r.id, r.level, (SELECT p.id FROM chunks p WHERE p.file_id = r.file_id AND p.level = 2 "
             "ORDER BY p.seq, p.id LIMIT 1), vec_distance_cosine(v.embedding, ?) FROM r "
             "CROSS JOIN chunks_vec v ON v.chunk_id = r.id", (json.dumps(list(chunk_ids)), qvec))
+
+    # -- the vectors, read whole (ov.vectors holds them in memory for a long-lived index) --
+    def snapshot(self):
+        """A read transaction: the reads inside it see one state of the index, whatever
+        other connections commit meanwhile (WAL)."""
+        return _Snapshot(self.conn, self.path)
+
+    def embedded_ids(self) -> list[int]:
+        """The ids of the rows with a vector (one pass over the `embedded` index)."""
+        return [r[0] for r in self.rows("SELECT id FROM chunks WHERE embedded = 1")]
+
+    def file_marks(self) -> dict[int, tuple]:
+        """file id -> what changes whenever the vector rows of the file may have changed:
+        the content hash and when it was indexed (its chunks are re-written then), its
+        times and type (copied into `chunks_vec`'s metadata)."""
+        return {r[0]: tuple(r[1:]) for r in self.rows(
+            "SELECT id, hash, indexed_at, updated_at, created_at, ftype FROM files")}
+
+    def vector_rows(self, ids: Sequence[int]) -> list[tuple[int, int, int, str, float, float, bytes]]:
+        """(chunk id, file id, level, ftype, updated_at, created_at, embedding) of rows with a
+        vector, the metadata as `chunks_vec` holds it; one point read each."""
+        out: list = []
+        for i in range(0, len(ids), 500):
+            out += self.rows(
+                "SELECT c.id, c.file_id, v.level, v.ftype, v.updated_at, v.created_at, v.embedding "
+                "FROM chunks c CROSS JOIN chunks_vec v ON v.chunk_id = c.id "
+                "WHERE c.id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids[i:i + 500])),))
+        return out
+
+    def vector_meta(self) -> list[tuple[int, int, int, str, float, float]]:
+        """(chunk id, file id, level, ftype, updated_at, created_at) of every row with a
+        vector, from `chunks` and `files` (what `_insert_vec` and `touch_file` copy into
+        `chunks_vec`): one pass, where reading `chunks_vec`'s own columns costs ~16 us a row."""
+        return self.rows("SELECT c.id, c.file_id, c.level, coalesce(f.ftype, ''), f.updated_at, "
+                         "f.created_at FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.embedded = 1")
+
+    def vector_slots(self) -> list[tuple[int, int, int]]:
+        """(chunk id, block, offset): where sqlite-vec keeps each vector (`vector_blocks`)."""
+        return self.rows("SELECT rowid, chunk_id, chunk_offset FROM chunks_vec_rowids")
+
+    def vector_blocks(self):
+        """(block, bytes) of sqlite-vec's storage: each block holds its vectors end to end,
+        float32. Reading them is ~10x faster than `SELECT embedding FROM chunks_vec` (a
+        whole-table scan of vec0 reads its rows one by one); ov.vectors checks what it
+        read against point reads, as the layout is sqlite-vec's own."""
+        try:
+            yield from self.conn.execute("SELECT rowid, vectors FROM chunks_vec_vector_chunks00")
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
+
+    def files_first_passages(self, chunk_ids: Sequence[int]) -> dict[int, int | None]:
+        """file id -> its first passage's id (None if it has none) for the files holding
+        `chunk_ids` (`file_vector_distances` without the distances)."""
+        if not chunk_ids:
+            return {}
+        return dict(self.rows(
+            "WITH f AS (SELECT DISTINCT file_id FROM chunks WHERE id IN (SELECT value FROM json_each(?))) "
+            "SELECT f.file_id, (SELECT p.id FROM chunks p WHERE p.file_id = f.file_id AND p.level = 2 "
+            "ORDER BY p.seq, p.id LIMIT 1) FROM f", (json.dumps(list(chunk_ids)),)))
 
     def first_passages(self, ids: Sequence[int]) -> dict[int, int]:
         """Tier row id -> the id of its file's first level-2 chunk (the one that holds the
@@ -1371,6 +1434,27 @@ class _Tx:
                 pass
             if isinstance(exc, _errors()):
                 raise _map_error(exc, self.path) from exc
+
+
+class _Snapshot:
+    """BEGIN ... COMMIT around reads (a deferred transaction: no lock until the first read)."""
+
+    def __init__(self, conn, path) -> None:
+        self.conn = conn
+        self.path = path
+
+    def __enter__(self):
+        try:
+            self.conn.execute("BEGIN")
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
+        return self.conn
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self.conn.execute("COMMIT")
+        except _errors():
+            pass
 
 
 # ---- text for the keyword tables --------------------------------------------------------
