@@ -90,9 +90,14 @@ class Vectors:
         changed and rows no longer embedded, read the rows not held. Returns True."""
         with store.snapshot():
             marks = store.file_marks()
-            live = np.array(store.embedded_ids(), np.int64)
             changed = np.array([f for f, m in marks.items() if self.marks.get(f) != m]
                                + [f for f in self.marks if f not in marks], np.int64)
+            if not len(changed) and store.coverage()[0] == self.rows and self.marks:
+                # rows lose their vectors only with their file (a new mark); rows of
+                # unchanged files gain them only from a worker (a larger count): neither
+                # happened (the commit was a session's ledger, a tag, a meta value)
+                return True
+            live = np.array(store.embedded_ids(), np.int64)
             keep = np.isin(self.ids, live) & ~np.isin(self.file_ids, changed)
             wanted = live[~np.isin(live, self.ids[keep])]
             added = self._read(store, wanted)

@@ -140,6 +140,13 @@ def test_the_matrix_follows_the_index(indexed, ov):
         assert held.reads - first == changed  # the changed files' rows only
         hits = ix.search("sockets and streams", search_type="semantic").hits
         assert hits[0].path == "src/f00.py"
+        # a commit that changes no vector (a tag) costs the next query no reading
+        before = held.reads
+        assert ov("tag", "src/f03.py", "k=v", cwd=indexed).code == 0
+        with Store.open(indexed / ".ov" / "index.db", readonly=True) as plain:
+            f = Filters(tags=(("k", "v"),))
+            assert ix.store.vector_search(q, f, 50) == plain.vector_search(q, f, 50) != []
+        assert held.reads == before
 
 
 def test_a_write_of_its_own_is_followed_too(indexed):
