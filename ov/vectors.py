@@ -36,12 +36,13 @@ BULK = 2000  # more rows to read than this: sqlite-vec's blocks whole, not row b
 CHECKED = 16  # rows of a bulk read compared with point reads
 
 
-def _exact(rows: np.ndarray, mag: np.ndarray, q: np.ndarray, qmag: float) -> np.ndarray:
+def _exact(rows: np.ndarray, q: np.ndarray, qmag: float) -> np.ndarray:
     """sqlite-vec's `distance_cosine_float`: float32 sums in order (a cumulative sum is
     sequential), `1 - dot / (sqrt(|a|^2) * sqrt(|b|^2))` in double, returned as float32."""
     if not len(rows):
         return np.empty(0)
     dot = np.cumsum(rows * q, axis=1, dtype=np.float32)[:, -1]
+    mag = np.cumsum(rows * rows, axis=1, dtype=np.float32)[:, -1]
     d = 1.0 - dot.astype(np.float64) / (np.sqrt(mag.astype(np.float64)) * math.sqrt(qmag))
     return d.astype(np.float32).astype(np.float64)
 
@@ -51,17 +52,18 @@ def _floats(xs) -> np.ndarray:
     return np.array([math.nan if x is None else x for x in xs], np.float64)
 
 
-def _sq_norms(m: np.ndarray) -> np.ndarray:
-    """Each row's |v|^2 summed as sqlite-vec sums it (float32, in order), in slices."""
-    out = np.empty(len(m), np.float32)
-    for i in range(0, len(m), 4096):
-        part = m[i:i + 4096]
-        out[i:i + 4096] = np.cumsum(part * part, axis=1, dtype=np.float32)[:, -1] if len(part) else 0
-    return out
+def _within(a: np.ndarray, sorted_b: np.ndarray) -> np.ndarray:
+    """`np.isin(a, sorted_b)` by binary search (numpy's own hashes both: ~10x slower here)."""
+    if not len(sorted_b):
+        return np.zeros(len(a), bool)
+    at = np.minimum(np.searchsorted(sorted_b, a), len(sorted_b) - 1)
+    return sorted_b[at] == a
 
 
 class Vectors:
     """Every vector row of one index: ids, file ids, metadata, the float32 matrix."""
+
+    COLUMNS = ("ids", "file_ids", "levels", "ftypes", "updated", "created")
 
     def __init__(self) -> None:
         self.ids = np.empty(0, np.int64)
@@ -71,17 +73,16 @@ class Vectors:
         self.updated = np.empty(0, np.float64)
         self.created = np.empty(0, np.float64)
         self.matrix = np.empty((0, DIM), np.float32)
-        self.sq = np.empty(0, np.float32)  # sequential |v|^2
         self.inv = np.empty(0, np.float32)  # 1 / |v|, for the product
         self.types: dict[str, int] = {}
         self.marks: dict[int, tuple] = {}
         self.usable = True  # False: a row sqlite-vec would score NaN (a zero vector)
         self.reads = 0  # rows read by refreshes (tests and benchmarks look)
-        self._q: tuple[bytes, np.ndarray] | None = None
+        self._q: tuple[bytes, tuple] | None = None
 
     @property
     def rows(self) -> int:
-        return len(self.ids)
+        return int(np.count_nonzero(self.ids >= 0))
 
     # -- following the index --
 
@@ -90,41 +91,71 @@ class Vectors:
         changed and rows no longer embedded, read the rows not held. Returns True."""
         with store.snapshot():
             marks = store.file_marks()
-            changed = np.array([f for f, m in marks.items() if self.marks.get(f) != m]
-                               + [f for f in self.marks if f not in marks], np.int64)
+            changed = np.array(sorted([f for f, m in marks.items() if self.marks.get(f) != m]
+                                      + [f for f in self.marks if f not in marks]), np.int64)
             if not len(changed) and store.coverage()[0] == self.rows and self.marks:
                 # rows lose their vectors only with their file (a new mark); rows of
                 # unchanged files gain them only from a worker (a larger count): neither
                 # happened (the commit was a session's ledger, a tag, a meta value)
                 return True
-            live = np.array(store.embedded_ids(), np.int64)
-            keep = np.isin(self.ids, live) & ~np.isin(self.file_ids, changed)
-            wanted = live[~np.isin(live, self.ids[keep])]
+            live = np.array(store.embedded_ids(), np.int64)  # ascending: read off an index
+            live.sort()
+            keep = _within(self.ids, live) & ~_within(self.file_ids, changed)
+            wanted = live[~_within(live, np.sort(self.ids[keep]))]
             added = self._read(store, wanted)
         self.marks = marks
         self._q = None
         if keep.all() and added is None:
             return True
-        parts = [self._take(keep)] + ([added] if added is not None else [])
-        self._set(*(np.concatenate([p[i] for p in parts]) for i in range(7)))
+        self._set(keep, added)
         return True
 
-    def _take(self, keep: np.ndarray) -> tuple:
-        return (self.ids[keep], self.file_ids[keep], self.levels[keep], self.ftypes[keep],
-                self.updated[keep], self.created[keep], self.matrix[keep])
+    def _set(self, keep: np.ndarray, added: tuple | None) -> None:
+        """The held rows become those of `keep` and `added`, in place: a dropped row's
+        slot is marked free (id -1, which no filter passes) and taken by a new one, the
+        matrix grows by an eighth when full and is compacted when a quarter is free.
+        Writing a fresh copy of it costs ~150 ms here (the kernel maps its pages in as
+        they are first written): a refresh after a saved file should cost that file."""
+        dead = np.flatnonzero(~keep & (self.ids >= 0))
+        self.ids[dead], self.file_ids[dead], self.levels[dead] = -1, -1, -1
+        self.inv[dead] = 0.0
+        free = np.flatnonzero(self.ids < 0)
+        if len(free) > len(self.ids) // 4 + (len(added[0]) if added is not None else 0):
+            self._compact()
+            free = np.empty(0, np.int64)
+        if added is not None:
+            self._place(free, added)
+        self.usable = bool(np.all(np.isfinite(self.inv)))
 
-    def _set(self, ids, file_ids, levels, ftypes, updated, created, matrix) -> None:
-        order = np.argsort(ids, kind="stable")  # by id: a stable layout whatever the reads' order
-        self.ids, self.file_ids, self.levels = ids[order], file_ids[order], levels[order]
-        self.ftypes, self.updated, self.created = ftypes[order], updated[order], created[order]
-        self.matrix = np.ascontiguousarray(matrix[order])
-        self.sq = _sq_norms(self.matrix)
+    def _place(self, free: np.ndarray, added: tuple) -> None:
+        n_new = len(added[0])
+        at = free[:n_new]
+        grow = n_new - len(at)
+        if grow:
+            n = len(self.ids)
+            at = np.concatenate([at, np.arange(n, n + grow)])
+            for c, a in zip(self.COLUMNS, added):
+                setattr(self, c, np.concatenate([getattr(self, c), np.empty(grow, a.dtype)]))
+            self.inv = np.concatenate([self.inv, np.zeros(grow, np.float32)])
+            if n + grow > len(self.matrix):
+                bigger = np.empty((n + grow + (n + grow) // 8, DIM), np.float32)
+                bigger[:n] = self.matrix[:n]
+                self.matrix = bigger
+        for c, a in zip(self.COLUMNS, added):
+            getattr(self, c)[at] = a
+        self.matrix[at] = added[6]
         with np.errstate(divide="ignore"):
-            self.inv = (1.0 / np.sqrt(self.sq.astype(np.float64))).astype(np.float32)
-        self.usable = bool(np.all(self.sq > 0) and np.all(np.isfinite(self.sq)))
+            self.inv[at] = 1.0 / np.sqrt(np.einsum("ij,ij->i", added[6], added[6]))
 
-    def _code(self, ftype: str) -> int:
-        return self.types.setdefault(ftype, len(self.types))
+    def _compact(self) -> None:
+        live = np.flatnonzero(self.ids >= 0)
+        for c in (*self.COLUMNS, "inv"):
+            setattr(self, c, getattr(self, c)[live])
+        self.matrix = self.matrix[live]
+
+    def _codes(self, ftypes) -> np.ndarray:
+        code = self.types.setdefault
+        return np.array([code(t or "", len(self.types)) for t in ftypes], np.int64)
 
     def _read(self, store, ids: np.ndarray) -> tuple | None:
         if not len(ids):
@@ -134,53 +165,50 @@ class Vectors:
             got = self._read_blocks(store, ids)
             if got is not None:
                 return got
-        return self._columns(store.vector_rows([int(i) for i in ids]))
-
-    def _columns(self, rows: list[tuple]) -> tuple:
-        n = len(rows)
-        m = np.frombuffer(b"".join(r[6] for r in rows), np.float32).reshape(n, DIM) if n else \
-            np.empty((0, DIM), np.float32)
-        return (np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], np.int64),
-                np.array([r[2] for r in rows], np.int64),
-                np.array([self._code(r[3] or "") for r in rows], np.int64),
-                _floats(r[4] for r in rows), _floats(r[5] for r in rows), m.copy())
+        rows = store.vector_rows([int(i) for i in ids])
+        if not rows:
+            return None
+        cid, fid, lv, ft, up, cr, emb = zip(*rows)
+        m = np.frombuffer(b"".join(emb), np.float32).reshape(len(rows), DIM).copy()
+        return (np.array(cid, np.int64), np.array(fid, np.int64), np.array(lv, np.int64),
+                self._codes(ft), _floats(up), _floats(cr), m)
 
     def _read_blocks(self, store, ids: np.ndarray) -> tuple | None:
         """Many rows at once from sqlite-vec's blocks; None when what was read disagrees
         with point reads of a sample (a layout this code does not know)."""
-        slots = {cid: (blk, off) for cid, blk, off in store.vector_slots()}
-        meta = {r[0]: r for r in store.vector_meta()}
-        ids = np.array([i for i in ids.tolist() if i in slots and i in meta], np.int64)
-        by_block: dict[int, list[tuple[int, int]]] = {}
-        for pos, cid in enumerate(ids.tolist()):
-            blk, off = slots[cid]
-            by_block.setdefault(blk, []).append((pos, off))
+        slots = np.array(store.vector_slots(), np.int64).reshape(-1, 3)
+        slots = slots[np.argsort(slots[:, 0])]
+        meta = store.vector_meta()
+        if not meta:
+            return None
+        mid, fid, lv, ft, up, cr = zip(*meta)
+        mids = np.array(mid, np.int64)
+        morder = np.argsort(mids)
+        ids = np.sort(ids)
+        ids = ids[_within(ids, slots[:, 0]) & _within(ids, mids[morder])]
+        slot = slots[np.searchsorted(slots[:, 0], ids)]
         m = np.empty((len(ids), DIM), np.float32)
+        left = len(ids)
         for blk, data in store.vector_blocks():
-            want = by_block.pop(blk, None)
-            if want is None:
+            at = np.flatnonzero(slot[:, 1] == blk)
+            if not len(at):
                 continue
             block = np.frombuffer(data, np.float32)
-            if block.size % DIM:
+            if block.size % DIM or slot[at, 2].max() >= block.size // DIM:
                 return None
-            block = block.reshape(-1, DIM)
-            pos, off = (np.array(x, np.int64) for x in zip(*want))
-            if off.max() >= len(block):
-                return None
-            m[pos] = block[off]
-        if by_block:
+            m[at] = block.reshape(-1, DIM)[slot[at, 2]]
+            left -= len(at)
+        if left:
             return None
-        rows = [meta[c] for c in ids.tolist()]
-        cols = (ids, np.array([r[1] for r in rows], np.int64), np.array([r[2] for r in rows], np.int64),
-                np.array([self._code(r[3] or "") for r in rows], np.int64),
-                _floats(r[4] for r in rows), _floats(r[5] for r in rows), m)
-        sample = ids[np.linspace(0, len(ids) - 1, min(CHECKED, len(ids))).astype(np.int64)]
-        at = {c: i for i, c in enumerate(ids.tolist())}
-        for r in store.vector_rows([int(c) for c in sample]):
+        pos = morder[np.searchsorted(mids[morder], ids)]
+        cols = (ids, np.array(fid, np.int64)[pos], np.array(lv, np.int64)[pos], self._codes(ft)[pos],
+                _floats(up)[pos], _floats(cr)[pos], m)
+        pick = np.unique(np.linspace(0, len(ids) - 1, min(CHECKED, len(ids))).astype(np.int64))
+        at = {int(ids[i]): int(i) for i in pick}
+        for r in store.vector_rows(list(at)):
             i = at[r[0]]
-            have = rows[i]
-            if ((r[1], r[2], r[3] or "", r[4], r[5]) != (have[1], have[2], have[3] or "", have[4], have[5])
-                    or r[6] != m[i].tobytes()):
+            have = (int(cols[1][i]), int(cols[2][i]), ft[pos[i]] or "", up[pos[i]], cr[pos[i]])
+            if (r[1], r[2], r[3] or "", r[4], r[5]) != have or r[6] != m[i].tobytes():
                 return None
         return cols
 
@@ -192,8 +220,9 @@ class Vectors:
         if self._q is not None and self._q[0] == qvec:
             return self._q[1]
         q = np.frombuffer(qvec, np.float32)
-        qsq = float(np.cumsum(q * q, dtype=np.float32)[-1]) if len(q) else 0.0
-        approx = 1.0 - (self.matrix @ q) * self.inv * np.float32(1.0 / math.sqrt(qsq)) if qsq > 0 else None
+        qsq = float(np.cumsum(q * q, dtype=np.float32)[-1]) if len(q) == DIM else 0.0
+        n = len(self.ids)  # the matrix may hold spare rows past them
+        approx = 1.0 - (self.matrix[:n] @ q) * self.inv * np.float32(1.0 / math.sqrt(qsq)) if qsq > 0 else None
         got = (q, qsq, approx)
         self._q = (qvec, got)
         return got
@@ -203,7 +232,7 @@ class Vectors:
 
     def mask(self, filters, allowed: list[int] | None) -> np.ndarray:
         """The rows `filters` let through, as Store._vector_search's WHERE does."""
-        m = np.isin(self.levels, list(filters.levels)) if filters.levels else np.ones(self.rows, bool)
+        m = np.isin(self.levels, list(filters.levels)) if filters.levels else self.ids >= 0
         if filters.ftypes:
             stored, _ = filters.type_filter()
             m &= np.isin(self.ftypes, [self.types[t] for t in stored if t in self.types])
@@ -213,7 +242,7 @@ class Vectors:
         if filters.before is not None:
             m &= col < filters.before
         if allowed is not None:
-            m &= np.isin(self.ids, np.array(allowed, np.int64))
+            m &= _within(self.ids, np.sort(np.array(allowed, np.int64)))
         return m
 
     def search(self, qvec: bytes, mask: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -228,7 +257,7 @@ class Vectors:
             if len(idx) > n:
                 a = approx[idx]
                 cand = idx[a <= np.partition(a, n - 1)[n - 1] + MARGIN]
-            d = _exact(self.matrix[cand], self.sq[cand], q, qsq)
+            d = _exact(self.matrix[cand], q, qsq)
             order = np.lexsort((self.ids[cand], d))[:n]
             return [(int(self.ids[cand[i]]), float(d[i])) for i in order]
 
@@ -238,12 +267,11 @@ class Vectors:
         """Store.file_vector_distances: (row id, level, first passage id, distance) of every
         abstract and passage with a vector in the files of `firsts` (file id -> first passage)."""
         q, qsq, _ = self._query(qvec)
-        idx = np.flatnonzero(np.isin(self.file_ids, np.array(list(firsts), np.int64))
+        idx = np.flatnonzero(_within(self.file_ids, np.sort(np.array([f for f in firsts if f >= 0], np.int64)))
                              & np.isin(self.levels, LEVELS_WITH_EVIDENCE))
-        d = _exact(self.matrix[idx], self.sq[idx], q, qsq)
+        d = _exact(self.matrix[idx], q, qsq)
         return [(int(self.ids[i]), int(self.levels[i]), firsts[int(self.file_ids[i])], float(x))
                 for i, x in zip(idx.tolist(), d.tolist())]
 
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.ids, self.file_ids, self.levels, self.ftypes, self.updated,
-                                      self.created, self.matrix, self.sq, self.inv))
+        return sum(getattr(self, c).nbytes for c in (*self.COLUMNS, "matrix", "inv"))  # spare rows too
