@@ -78,6 +78,7 @@ class Vectors:
         self.marks: dict[int, tuple] = {}
         self.usable = True  # False: a row sqlite-vec would score NaN (a zero vector)
         self.reads = 0  # rows read by refreshes (tests and benchmarks look)
+        self.products = 0  # matrix products computed
         self._q: tuple[bytes, tuple] | None = None
 
     @property
@@ -221,11 +222,15 @@ class Vectors:
             return self._q[1]
         q = np.frombuffer(qvec, np.float32)
         qsq = float(np.cumsum(q * q, dtype=np.float32)[-1]) if len(q) == DIM else 0.0
+        self.products += 1
         n = len(self.ids)  # the matrix may hold spare rows past them
         approx = 1.0 - (self.matrix[:n] @ q) * self.inv * np.float32(1.0 / math.sqrt(qsq)) if qsq > 0 else None
         got = (q, qsq, approx)
         self._q = (qvec, got)
         return got
+
+    def forget_query(self) -> None:
+        self._q = None
 
     def usable_for(self, qvec: bytes) -> bool:
         return self.usable and len(qvec) == DIM * 4 and self._query(qvec)[1] > 0

@@ -172,3 +172,11 @@ def test_a_cold_index_holds_no_matrix(indexed, ov_proc):
         assert ix.store._vectors is None
     res, modules = imported_by(["search", "parse a json file"], indexed)
     assert res.code == 0 and "ov.vectors" not in modules
+
+
+def test_each_query_computes_its_own_product(indexed):
+    with _warm(indexed) as ix:
+        held = ix.store._vectors
+        for n in (1, 2):  # a hybrid asks for the vector up to three times: one product each query
+            ix.search("parse a json file", search_type="hybrid")
+            assert held.products == n
