@@ -432,6 +432,9 @@ def main() -> None:
     ap.add_argument("--parts", default="inside,client,fresh")
     a = ap.parse_args()
     parts = a.parts.split(",")
+    # the synthetic part opens its index without ov.mcp.open_tree, which sets this for the
+    # server: numpy must load with it, so it is set before anything imports numpy
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if a.fill_vectors:
         print(f"{a.fill_vectors}: {fill_vectors(a.fill_vectors)} rows given random vectors")
         return
