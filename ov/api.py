@@ -244,11 +244,11 @@ def _warm_store_class():
                 return []
             return held.search(qvec, held.mask(filters, allowed), k)
 
-        def file_vector_distances(self, qvec: bytes, chunk_ids):
+        def file_vector_distances(self, qvec: bytes, chunk_ids, nearest_only: bool = False):
             held = self._held()
             if held is None or not held.usable_for(qvec) or not chunk_ids:
                 return super().file_vector_distances(qvec, chunk_ids)
-            return held.file_distances(qvec, self.files_first_passages(chunk_ids))
+            return held.file_distances(qvec, self.files_first_passages(chunk_ids), nearest_only)
 
         def coverage(self) -> tuple[int, int]:
             return self._fact("coverage", super().coverage)

@@ -324,7 +324,7 @@ def _exact_semantic(store: Store, qvec, sem: list[rank.Cand], kw: list[rank.Cand
     have = set(store.chunk_paths([c.chunk_id for c in sem]).values())
     missing = [cid for cid, path in store.chunk_paths([c.chunk_id for c in kw]).items() if path not in have]
     best: dict[int, tuple[float, int, bool]] = {}  # chunk id -> (distance, file's first passage, via abstract)
-    for rid, level, first, d in store.file_vector_distances(qvec, missing):
+    for rid, level, first, d in store.file_vector_distances(qvec, missing, nearest_only=per_file):
         if level == 2:
             got = (d, first, False)
         elif first is not None:

@@ -1185,10 +1185,13 @@ class Store:
                 out[cid] = path
         return out
 
-    def file_vector_distances(self, qvec: bytes, chunk_ids: Sequence[int]) -> list[tuple[int, int, int, float]]:
+    def file_vector_distances(self, qvec: bytes, chunk_ids: Sequence[int],
+                              nearest_only: bool = False) -> list[tuple[int, int, int, float]]:
         """(row id, level, first passage id, cosine distance) of every passage and abstract
         with a vector in the files holding `chunk_ids`: a file's semantic evidence read
-        exactly, whatever the KNN's depth."""
+        exactly, whatever the KNN's depth. With `nearest_only` a caller that reads only
+        each file's nearest passage and nearest abstract allows the others to be left out
+        (here they are all read; ov.vectors leaves them out)."""
         if not chunk_ids:
             return []
         return self.rows(
