@@ -1413,13 +1413,15 @@ class Store:
 class _Tx:
     """BEGIN IMMEDIATE ... COMMIT, mapping lock errors to index_busy."""
 
+    BEGIN = "BEGIN IMMEDIATE"
+
     def __init__(self, conn, path) -> None:
         self.conn = conn
         self.path = path
 
     def __enter__(self):
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(self.BEGIN)
         except _errors() as e:
             raise _map_error(e, self.path) from e
         return self.conn
@@ -1443,19 +1445,10 @@ class _Tx:
                 raise _map_error(exc, self.path) from exc
 
 
-class _Snapshot:
+class _Snapshot(_Tx):
     """BEGIN ... COMMIT around reads (a deferred transaction: no lock until the first read)."""
 
-    def __init__(self, conn, path) -> None:
-        self.conn = conn
-        self.path = path
-
-    def __enter__(self):
-        try:
-            self.conn.execute("BEGIN")
-        except _errors() as e:
-            raise _map_error(e, self.path) from e
-        return self.conn
+    BEGIN = "BEGIN"
 
     def __exit__(self, *exc) -> None:
         try:
