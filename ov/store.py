@@ -1211,6 +1211,9 @@ class Store:
         other connections commit meanwhile (WAL)."""
         return _Snapshot(self.conn, self.path)
 
+    def embedded_count(self) -> int:
+        return self.q1("SELECT count(*) FROM chunks WHERE embedded = 1")
+
     def embedded_ids(self) -> list[int]:
         """The ids of the rows with a vector (one pass over the `embedded` index)."""
         return [r[0] for r in self.rows("SELECT id FROM chunks WHERE embedded = 1")]

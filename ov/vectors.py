@@ -94,7 +94,7 @@ class Vectors:
             marks = store.file_marks()
             changed = np.array(sorted([f for f, m in marks.items() if self.marks.get(f) != m]
                                       + [f for f in self.marks if f not in marks]), np.int64)
-            if not len(changed) and store.coverage()[0] == self.rows and self.marks:
+            if not len(changed) and store.embedded_count() == self.rows and self.marks:
                 # rows lose their vectors only with their file (a new mark); rows of
                 # unchanged files gain them only from a worker (a larger count): neither
                 # happened (the commit was a session's ledger, a tag, a meta value)

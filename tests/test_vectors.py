@@ -140,13 +140,19 @@ def test_the_matrix_follows_the_index(indexed, ov):
         assert held.reads - first == changed  # the changed files' rows only
         hits = ix.search("sockets and streams", search_type="semantic").hits
         assert hits[0].path == "src/f00.py"
-        # a commit that changes no vector (a tag) costs the next query no reading
+        # a commit that changes no vector (a tag) costs the next query no reading, and
+        # the queries after it no refresh at all
         before = held.reads
         assert ov("tag", "src/f03.py", "k=v", cwd=indexed).code == 0
+        refreshes = []
+        refresh = held.refresh
+        held.refresh = lambda store: refreshes.append(1) or refresh(store)
         with Store.open(indexed / ".ov" / "index.db", readonly=True) as plain:
             f = Filters(tags=(("k", "v"),))
-            assert ix.store.vector_search(q, f, 50) == plain.vector_search(q, f, 50) != []
-        assert held.reads == before
+            for _ in range(3):
+                assert ix.store.vector_search(q, f, 50) == plain.vector_search(q, f, 50) != []
+                ix.search("sockets and streams", search_type="hybrid")
+        assert held.reads == before and refreshes == [1]
 
 
 def test_a_write_of_its_own_is_followed_too(indexed):
