@@ -192,6 +192,7 @@ def _warm_store_class():
             super().__init__(conn, path)
             self._facts: dict[Any, Any] = {}
             self._facts_at: int | None = None
+            self._vectors = None
 
         def _fact(self, key, compute: Callable[[], Any]) -> Any:
             at = self.conn.execute("PRAGMA data_version").fetchone()[0]
@@ -208,6 +209,46 @@ def _warm_store_class():
         def forget(self) -> None:
             self._facts.clear()
             self._facts_at = None
+
+        # -- the vectors in memory (ov.vectors), once `keep_vectors` asked for them --
+
+        def keep_vectors(self) -> None:
+            if self._vectors is None:
+                from ov.vectors import Vectors  # noqa: PLC0415 - numpy: a warm index only
+
+                self._vectors = Vectors()
+            self._held()
+
+        def _held(self):
+            """The vectors, brought up to date when the remembered facts were forgotten;
+            None when the SQL path must answer (none kept, or inside a transaction of this
+            connection, whose uncommitted rows the matrix does not hold)."""
+            if self._vectors is None or self.conn.in_transaction:
+                return None
+            self._fact("vectors", lambda: self._vectors.refresh(self))
+            return self._vectors
+
+        def new_query(self) -> None:
+            """A query starts: the matrix product of the last one is not reused (within a
+            query the same vector is asked for up to three times; across queries a
+            repeated one would skip the product, and a benchmark would time nothing)."""
+            if self._vectors is not None:
+                self._vectors.forget_query()
+
+        def vector_search(self, qvec: bytes, filters, k: int):
+            held = self._held()
+            if held is None or not held.usable_for(qvec):
+                return super().vector_search(qvec, filters, k)
+            allowed = self.allowed_chunk_ids(filters) if filters.restricts_files else None
+            if allowed is not None and not allowed:
+                return []
+            return held.search(qvec, held.mask(filters, allowed), k)
+
+        def file_vector_distances(self, qvec: bytes, chunk_ids, nearest_only: bool = False):
+            held = self._held()
+            if held is None or not held.usable_for(qvec) or not chunk_ids:
+                return super().file_vector_distances(qvec, chunk_ids)
+            return held.file_distances(qvec, self.files_first_passages(chunk_ids), nearest_only)
 
         def coverage(self) -> tuple[int, int]:
             return self._fact("coverage", super().coverage)
@@ -292,6 +333,13 @@ class Index:
             resume(store)  # a worker killed before it finished is started again
         return cls(store, root, embedder)
 
+    def keep_vectors(self) -> None:
+        """Hold the index's vectors in memory from now on (ov.vectors): semantic and hybrid
+        queries then take the same hits from a matrix product instead of sqlite-vec's scan.
+        For a long-lived index (`ov mcp`): the load costs more than one query saves. The
+        matrix follows the index as other connections change it."""
+        self.store.keep_vectors()
+
     def close(self) -> None:
         self.store.close()
 
@@ -333,7 +381,13 @@ class Index:
         semantic; the options are `request`'s. Returns a `SearchResult`."""
         from ov.engine import search  # noqa: PLC0415
 
-        return search(self.store, self.root, self.request(query, **options), self._embedder)
+        req = self.request(query, **options)
+        self._new_query()
+        return search(self.store, self.root, req, self._embedder)
+
+    def _new_query(self) -> None:
+        if hasattr(self.store, "new_query"):  # a warm store (any store may be handed in)
+            self.store.new_query()
 
     def find(self, query: str, **options: Any):
         """Semantic search (`ov find`): vectors only."""
@@ -354,6 +408,7 @@ class Index:
         if max_tokens is not None:
             ctx.check_budget(max_tokens)
         req = self.request(query, **options)
+        self._new_query()
         return context(self.store, self.root, req, max_tokens=max_tokens, detail=det,
                        session_id=session_id, dedup_turns=dedup_turns, ignored=list(ignored),
                        embedder_factory=self._embedder)

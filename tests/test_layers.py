@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ORDER = ["flags", "errors", "model", "config", "walk", "read", "chunk", "tiers", "matcher", "globs", "embed",
-         "store", "indexer", "watch", "worker", "query", "rank", "context", "fsearch", "engine", "doctor", "api", "render", "mcp", "console", "cli"]
+         "store", "vectors", "indexer", "watch", "worker", "query", "rank", "context", "fsearch", "engine", "doctor", "api", "render", "mcp", "console", "cli"]
 PKG = Path(__file__).resolve().parents[1] / "ov"
 
 
