@@ -212,6 +212,13 @@ class Index:
             resume(store)  # a worker killed before it finished is started again
         return cls(store, root, embedder)
 
+    def keep_vectors(self) -> None:
+        """Hold the index's vectors in memory from now on (ov.store.vectors): semantic and hybrid
+        queries then take the same hits from a matrix product instead of sqlite-vec's scan.
+        For a long-lived index (`ov mcp`): the load costs more than one query saves. The
+        matrix follows the index as other connections change it."""
+        self.store.keep_vectors()
+
     def close(self) -> None:
         self.store.close()
 
@@ -253,7 +260,13 @@ class Index:
         semantic; the options are `request`'s. Returns a `SearchResult`."""
         from ov.engine import search  # noqa: PLC0415
 
-        return search(self.store, self.root, self.request(query, **options), self._embedder)
+        req = self.request(query, **options)
+        self._new_query()
+        return search(self.store, self.root, req, self._embedder)
+
+    def _new_query(self) -> None:
+        if hasattr(self.store, "new_query"):  # a warm store (any store may be handed in)
+            self.store.new_query()
 
     def find(self, query: str, **options: Any):
         """Semantic search (`ov find`): vectors only."""
@@ -268,6 +281,7 @@ class Index:
 
         det = context_options(detail, max_tokens, options.get("uri"))
         req = self.request(query, **options)
+        self._new_query()
         return context(self.store, self.root, req, max_tokens=max_tokens, detail=det,
                        session_id=session_id, dedup_turns=dedup_turns, ignored=list(ignored),
                        embedder_factory=self._embedder)

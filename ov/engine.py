@@ -288,7 +288,7 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
             sem = rank.with_abstracts(sem, evidence, min(cuts) if cuts else None)
             sem_cut = min(cuts) if cuts else None
             if use_kw:
-                sem += _exact_semantic(store, qvec, sem, lists["keywords"])
+                sem += _exact_semantic(store, qvec, sem, lists["keywords"], not req.all_chunks)
         lists["semantic"] = sem
     paths = store.chunk_paths([c.chunk_id for lst in lists.values() for c in lst])
     for name, lst in lists.items():
@@ -301,26 +301,61 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
     return lists, exhausted, cut
 
 
-def _exact_semantic(store: Store, qvec, sem: list[rank.Cand], kw: list[rank.Cand]) -> list[rank.Cand]:
+def _exact_semantic(store: Store, qvec, sem: list[rank.Cand], kw: list[rank.Cand],
+                    per_file: bool = False) -> list[rank.Cand]:
     """The semantic evidence of the files the keyword branch found and the KNN did not read
     (its passages' cosines and its abstract's at its share, read exactly): a hybrid score
-    then weighs each such file's own cosine, not a cosine of 0."""
+    then weighs each such file's own cosine, not a cosine of 0. With `per_file`, only the
+    entry of each file that `rank.best_per_file` would keep (all a ranking by file reads)."""
     have = set(store.chunk_paths([c.chunk_id for c in sem]).values())
     missing = [cid for cid, path in store.chunk_paths([c.chunk_id for c in kw]).items() if path not in have]
-    out = []
-    for rid, level, first, d in store.file_vector_distances(qvec, missing):
+    best: dict[int, tuple[float, int, bool]] = {}  # chunk id -> (distance, file's first passage, via abstract)
+    for rid, level, first, d in store.file_vector_distances(qvec, missing, nearest_only=per_file):
         if level == 2:
-            out.append(_cand(rid, "semantic", d, 0.0))
+            got = (d, first, False)
         elif first is not None:
-            c = _cand(first, "semantic", rank.abstract_distance(d), 0.0)
+            rid, got = first, (rank.abstract_distance(d), first, True)
+        else:
+            continue
+        cur = best.get(rid)
+        if cur is None or got[0] < cur[0]:  # one entry per chunk, the closer one (rank.with_abstracts)
+            best[rid] = got
+    rows = sorted(best.items(), key=lambda r: (r[1][0], r[0]))
+    if per_file:
+        rows = _best_of_each_file(store, rows)
+    out = []
+    for cid, (d, _, via) in rows:
+        c = _cand(cid, "semantic", d, 0.0)
+        if via:
             c.branches["semantic"]["via"] = "abstract"
-            out.append(c)
-    best: dict[int, rank.Cand] = {}
-    for c in out:  # one entry per chunk, the closer one (rank.with_abstracts)
-        cur = best.get(c.chunk_id)
-        if cur is None or c.branches["semantic"]["raw"] < cur.branches["semantic"]["raw"]:
-            best[c.chunk_id] = c
-    return sorted(best.values(), key=lambda c: (c.branches["semantic"]["raw"], c.chunk_id))
+        out.append(c)
+    return out
+
+
+def _best_of_each_file(store: Store, rows: list) -> list:
+    """Of `rows` (chunk id, (distance, file's first passage, via)) nearest first, the one of
+    each file that `rank.best_per_file` keeps: the best score, then the smallest id. A
+    hybrid query's keyword hits lie in ~60 files of ~20 passages each; scoring and fusing
+    all of them cost ~10 ms of Python for nothing. The score falls as the distance grows
+    (`find`'s slope is positive), so only the nearest few of a file need scoring."""
+    paths = store.chunk_paths(list({r[1][1] for r in rows}))
+    by_file: dict[int, list] = {}
+    for r in rows:
+        by_file.setdefault(r[1][1], []).append(r)
+    out = []
+    for first, group in by_file.items():
+        path = paths.get(first, "")
+        falls = rank.scale_for(path).find[0] > 0
+        top = rank.semantic_score(group[0][1][0], path)
+        pick = group[0]
+        for r in group[1:]:
+            s = rank.semantic_score(r[1][0], path)
+            if s < top and falls:
+                break
+            if s > top or (s == top and r[0] < pick[0]):
+                top, pick = s, r
+        out.append(pick)
+    return sorted(out, key=lambda r: (r[1][0], r[0]))
 
 
 def _cand(cid: int, branch: str, raw: float, score: float) -> rank.Cand:

@@ -305,6 +305,8 @@ def synthetic(syn_root: Path, runs: int) -> dict[str, str]:
     real.embed(["warm up"])
     out = {}
     with api.Index.open(syn_root, db=db, embedder=_RealCostEmbedder(real, bq.FixedEmbedder(bq.SYN_MODEL))) as ix:
+        if hasattr(ix, "keep_vectors"):  # as `ov mcp` does (an older ov has no such call)
+            ix.keep_vectors()
         for st in ("keywords", "semantic", "hybrid"):
             wall: list[float] = []
             cpu: list[float] = []
@@ -430,6 +432,9 @@ def main() -> None:
     ap.add_argument("--parts", default="inside,client,fresh")
     a = ap.parse_args()
     parts = a.parts.split(",")
+    # the synthetic part opens its index without ov.mcp.open_tree, which sets this for the
+    # server: numpy must load with it, so it is set before anything imports numpy
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if a.fill_vectors:
         print(f"{a.fill_vectors}: {fill_vectors(a.fill_vectors)} rows given random vectors")
         return

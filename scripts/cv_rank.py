@@ -7,6 +7,7 @@
     python3 scripts/cv_rank.py cv
     python3 scripts/cv_rank.py calib --prose SA,W,K --code SA,W,K
     python3 scripts/cv_rank.py pooled --prose 1.0,0.3,160 --code 1.0,0.5,160
+    python3 scripts/cv_rank.py units cosqa-dev --split dev --workdir W2 --variants budget256,whole
 
 The model runs over each corpus once: W is the work folder of a real index built by `ov
 index` (scripts/bench_quality.py builds one there with --workdir). `prep` embeds the queries
@@ -724,6 +725,70 @@ def run_pooled(cache: Path, prose: str, code: str) -> dict:
     return out
 
 
+def unit_texts(texts: list[str], paths: list[str], variant: str, count) -> dict[int, list[str]]:
+    """Each file's passages under another unit (`run_units`): `budgetN` chunks at N estimated
+    tokens; `whole` the file as one text (the model cuts it at 256 tokens); `fits` the file
+    whole when it fits 256 real tokens, else the shipped chunks; `camel` / `camel_` the
+    budget-256 chunks with camelCase (and `_`) split into words before embedding."""
+    import re  # noqa: PLC0415
+
+    from ov import chunk as chunking  # noqa: PLC0415
+
+    def chunks(i, n):
+        return [c.text for c in chunking.chunk_text(texts[i], paths[i], max_tokens=n)]
+    camel = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+    out = {}
+    for i in range(len(texts)):
+        if variant.startswith("budget"):
+            out[i] = chunks(i, int(variant[6:]))
+        elif variant == "whole":
+            out[i] = [texts[i]]
+        elif variant == "fits":
+            out[i] = [texts[i]] if count(texts[i]) <= 256 else chunks(i, 200)
+        elif variant in ("camel", "camel_"):
+            out[i] = [camel.sub(" ", t) for t in chunks(i, 256)]
+            if variant == "camel_":
+                out[i] = [t.replace("_", " ") for t in out[i]]
+        else:
+            raise SystemExit(f"unknown unit {variant}")
+    return out
+
+
+def run_units(cache: Path, dataset: str, split: str, workdir: Path, variants: list[str]) -> None:
+    """Other passage units, scored offline with the shipped `find` and hybrid: each variant's
+    passages of every file are embedded with the real model and replace the file's passage
+    evidence P (abstracts and keywords unchanged). docs/BENCHMARKS.md "Passage size and
+    identifier splitting for code"."""
+    from ov import rank  # noqa: PLC0415
+    from ov.embed import load_embedder  # noqa: PLC0415
+
+    st = Set(cache, dataset, split)
+    meta = json.loads((cache / f"{dataset}-meta.json").read_text())
+    paths = meta["paths"]
+    docs = workdir / "docs"
+    texts = [(docs / p).read_text(encoding="utf-8", errors="replace") for p in paths]
+    qv = np.load(cache / f"{dataset}-{split}-qvec.npy")
+    emb = load_embedder("index")
+    sc = rank.CODE if st.kind == "code" else rank.PROSE
+    folds = fold_of(st.qids, 5)
+
+    def show(name, P):
+        sem = np.maximum(P, np.where(st.f["A"] > -1, rank.ABSTRACT_SHARE * st.f["A"], -1.0))
+        f, h = st.ndcg(sem), st.ndcg(fuse_lin(sem, st.f["K"], sc.w_sem, sc.k_bm25))
+        log(f"{dataset} {split} {name:10s} find {f.mean():.4f}  hybrid {h.mean():.4f} "
+            f"folds {np.round(fold_means(h, folds, 5), 3).tolist()}")
+    show("shipped", st.f["P"])
+    for v in variants:
+        units = unit_texts(texts, paths, v, emb.count_tokens)
+        flat = [(i, t) for i, ts in units.items() for t in ts]
+        vec = emb.embed([t for _, t in flat])
+        idx = np.array([i for i, _ in flat])
+        P = np.full_like(st.f["P"], -1.0)
+        for n in range(len(qv)):
+            np.maximum.at(P[n], idx, vec @ qv[n])
+        show(v, P)
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -757,6 +822,12 @@ if __name__ == "__main__":
     po.add_argument("--cache", type=Path, default=CACHE)
     po.add_argument("--prose", required=True, help="sa,w,k0")
     po.add_argument("--code", required=True, help="sa,w,k0")
+    un = sub.add_parser("units")
+    un.add_argument("dataset")
+    un.add_argument("--split", required=True)
+    un.add_argument("--workdir", type=Path, required=True)
+    un.add_argument("--cache", type=Path, default=CACHE)
+    un.add_argument("--variants", default="budget256,budget320,whole,fits,camel,camel_")
     a = ap.parse_args()
     if a.cmd == "pooled":
         run_pooled(a.cache, a.prose, a.code)
@@ -771,6 +842,8 @@ if __name__ == "__main__":
         subset_data(a.dataset, a.workdir, a.dest)
     elif a.cmd == "extract":
         extract(a.dataset, a.workdir, a.out)
+    elif a.cmd == "units":
+        run_units(a.cache, a.dataset, a.split, a.workdir, a.variants.split(","))
     elif a.cmd == "choose":
         run_choose(a.cache)
     else:

@@ -5,8 +5,9 @@
 - `queries`: `Store`, an open index with every query the commands run, and `Filters`
   turned into SQL inside each branch;
 - `text`: what the keyword and trigram rows hold, and user text quoted for FTS5;
+- `vectors`: the index's vectors held in memory, answering as sqlite-vec does;
 - `warm`: a `Store` that remembers the facts every ranked query re-reads until the index
-  changes (for a long-lived `ov.Index`).
+  changes, and may hold the vectors (for a long-lived `ov.Index`).
 
 The keyword ranking's arithmetic is `ov.bm25`, beside `ov.rank`, not here. This package
 re-exports what the rest of `ov` uses, so callers say `from ov.store import Store`.

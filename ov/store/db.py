@@ -595,6 +595,11 @@ class Database:
     def tx(self):
         return _Tx(self.conn, self.path)
 
+    def snapshot(self):
+        """A read transaction: the reads inside it see one state of the index, whatever
+        other connections commit meanwhile (WAL)."""
+        return _Snapshot(self.conn, self.path)
+
     def batches(self):
         """A write transaction committed in batches (`Batches`): the indexer's lexical
         pass commits every few hundred files, so a kill loses one batch at most."""
@@ -623,13 +628,15 @@ class Database:
 class _Tx:
     """BEGIN IMMEDIATE ... COMMIT, mapping lock errors to index_busy."""
 
+    BEGIN = "BEGIN IMMEDIATE"
+
     def __init__(self, conn, path) -> None:
         self.conn = conn
         self.path = path
 
     def __enter__(self):
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(self.BEGIN)
         except _errors() as e:
             raise _map_error(e, self.path) from e
         return self.conn
@@ -651,6 +658,18 @@ class _Tx:
                 pass
             if isinstance(exc, _errors()):
                 raise _map_error(exc, self.path) from exc
+
+
+class _Snapshot(_Tx):
+    """BEGIN ... COMMIT around reads (a deferred transaction: no lock until the first read)."""
+
+    BEGIN = "BEGIN"
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self.conn.execute("COMMIT")
+        except _errors():
+            pass
 
 
 class Batches:

@@ -487,6 +487,11 @@ class Store(Database):
         return (f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id "
                 f"WHERE {filters.level_where()} AND {fw}", fp)
 
+    def allowed_chunk_ids(self, filters: Filters) -> list[int]:
+        """The ids of the chunks that pass every filter."""
+        sql, params = self.allowed_chunk_sql(filters)
+        return [r[0] for r in self.rows(sql, params)]
+
     def keyword_search(self, match: str, filters: Filters, limit: int,
                        table: str = "chunks_fts") -> list[tuple[int, float]]:
         """(chunk id, bm25) best first; bm25 is FTS5's (lower is better), negated here.
@@ -529,19 +534,23 @@ class Store(Database):
             # (50 -> 28 ms for two words in 28% of 100k chunks). Exact whenever enough of
             # them pass; otherwise the join below ranks the passing rows only.
             k = limit * TOP_OVERFETCH
-            top = self.rows(f"SELECT rowid, -bm25({table}) FROM {table} WHERE {table} MATCH ? "
-                            f"ORDER BY bm25({table}), rowid LIMIT ?", (match, k))
+            # bm25() is most of a keyword query's time: named once, it is computed once a
+            # row (`SELECT -bm25(t) ... ORDER BY bm25(t)` computed it twice: 425 -> 356 ms
+            # for the 8 benchmark queries on the stdlib, loaded machine)
+            top = [(r[0], -r[1]) for r in self.rows(
+                f"SELECT rowid, bm25({table}) AS s FROM {table} WHERE {table} MATCH ? "
+                f"ORDER BY s, rowid LIMIT ?", (match, k))]
             ok = {r[0] for r in self.rows(
                 f"SELECT id FROM chunks WHERE id IN (SELECT value FROM json_each(?)) "
                 f"AND {filters.level_where('')}", (json.dumps([r[0] for r in top]),))} if top else set()
             hits = [(r[0], r[1]) for r in top if r[0] in ok][:limit]
             if len(hits) == limit or len(top) < k:
                 return hits
-        sql = (f"SELECT t.rowid, -bm25({table}) AS s FROM {table} t "
+        sql = (f"SELECT t.rowid, bm25({table}) AS s FROM {table} t "
                f"JOIN chunks c ON c.id = t.rowid JOIN files f ON f.id = c.file_id "
                f"WHERE {table} MATCH ? AND {filters.level_where()} AND {fw} "
-               f"ORDER BY bm25({table}), t.rowid LIMIT ?")
-        return [(r[0], r[1]) for r in self.rows(sql, [match, *fp, limit])]
+               f"ORDER BY s, t.rowid LIMIT ?")
+        return [(r[0], -r[1]) for r in self.rows(sql, [match, *fp, limit])]
 
     def _temp_tables(self) -> None:
         """Per-connection helpers in the temp schema (so read-only connections have them
@@ -629,8 +638,7 @@ class Store(Database):
             where.append(f"level IN ({','.join(str(int(x)) for x in filters.levels)})")
         filters.kind_time_where("", where, params)
         if filters.restricts_files:
-            sql, p = self.allowed_chunk_sql(filters)
-            ids = [r[0] for r in self.rows(sql, p)]
+            ids = self.allowed_chunk_ids(filters)
             if not ids:
                 return []
             where.append("chunk_id IN (SELECT value FROM json_each(?))")
@@ -668,10 +676,13 @@ class Store(Database):
                 out[cid] = path
         return out
 
-    def file_vector_distances(self, qvec: bytes, chunk_ids: Sequence[int]) -> list[tuple[int, int, int, float]]:
+    def file_vector_distances(self, qvec: bytes, chunk_ids: Sequence[int],
+                              nearest_only: bool = False) -> list[tuple[int, int, int, float]]:
         """(row id, level, first passage id, cosine distance) of every passage and abstract
         with a vector in the files holding `chunk_ids`: a file's semantic evidence read
-        exactly, whatever the KNN's depth."""
+        exactly, whatever the KNN's depth. With `nearest_only` a caller that reads only
+        each file's nearest passage and nearest abstract allows the others to be left out
+        (here they are all read; ov.store.vectors leaves them out)."""
         if not chunk_ids:
             return []
         return self.rows(
@@ -684,6 +695,63 @@ class Store(Database):
             "SELECT r.id, r.level, (SELECT p.id FROM chunks p WHERE p.file_id = r.file_id AND p.level = 2 "
             "ORDER BY p.seq, p.id LIMIT 1), vec_distance_cosine(v.embedding, ?) FROM r "
             "CROSS JOIN chunks_vec v ON v.chunk_id = r.id", (json.dumps(list(chunk_ids)), qvec))
+
+    # -- the vectors, read whole (ov.store.vectors holds them in memory for a long-lived index) --
+    def embedded_count(self) -> int:
+        return self.q1("SELECT count(*) FROM chunks WHERE embedded = 1")
+
+    def embedded_ids(self) -> list[int]:
+        """The ids of the rows with a vector (one pass over the `embedded` index)."""
+        return [r[0] for r in self.rows("SELECT id FROM chunks WHERE embedded = 1")]
+
+    def file_marks(self) -> dict[int, tuple]:
+        """file id -> what changes whenever the vector rows of the file may have changed:
+        the content hash and when it was indexed (its chunks are re-written then), its
+        times and type (copied into `chunks_vec`'s metadata)."""
+        return {r[0]: tuple(r[1:]) for r in self.rows(
+            "SELECT id, hash, indexed_at, updated_at, created_at, ftype FROM files")}
+
+    def vector_rows(self, ids: Sequence[int]) -> list[tuple[int, int, int, str, float, float, bytes]]:
+        """(chunk id, file id, level, ftype, updated_at, created_at, embedding) of rows with a
+        vector, the metadata as `chunks_vec` holds it; one point read each."""
+        out: list = []
+        for i in range(0, len(ids), 500):
+            out += self.rows(
+                "SELECT c.id, c.file_id, v.level, v.ftype, v.updated_at, v.created_at, v.embedding "
+                "FROM chunks c CROSS JOIN chunks_vec v ON v.chunk_id = c.id "
+                "WHERE c.id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids[i:i + 500])),))
+        return out
+
+    def vector_meta(self) -> list[tuple[int, int, int, str, float, float]]:
+        """(chunk id, file id, level, ftype, updated_at, created_at) of every row with a
+        vector, from `chunks` and `files` (what `_insert_vec` and `touch_file` copy into
+        `chunks_vec`): one pass, where reading `chunks_vec`'s own columns costs ~16 us a row."""
+        return self.rows("SELECT c.id, c.file_id, c.level, coalesce(f.ftype, ''), f.updated_at, "
+                         "f.created_at FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.embedded = 1")
+
+    def vector_slots(self) -> list[tuple[int, int, int]]:
+        """(chunk id, block, offset): where sqlite-vec keeps each vector (`vector_blocks`)."""
+        return self.rows("SELECT rowid, chunk_id, chunk_offset FROM chunks_vec_rowids")
+
+    def vector_blocks(self):
+        """(block, bytes) of sqlite-vec's storage: each block holds its vectors end to end,
+        float32. Reading them is ~10x faster than `SELECT embedding FROM chunks_vec` (a
+        whole-table scan of vec0 reads its rows one by one); ov.store.vectors checks what it
+        read against point reads, as the layout is sqlite-vec's own."""
+        try:
+            yield from self.conn.execute("SELECT rowid, vectors FROM chunks_vec_vector_chunks00")
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
+
+    def files_first_passages(self, chunk_ids: Sequence[int]) -> dict[int, int | None]:
+        """file id -> its first passage's id (None if it has none) for the files holding
+        `chunk_ids` (`file_vector_distances` without the distances)."""
+        if not chunk_ids:
+            return {}
+        return dict(self.rows(
+            "WITH f AS (SELECT DISTINCT file_id FROM chunks WHERE id IN (SELECT value FROM json_each(?))) "
+            "SELECT f.file_id, (SELECT p.id FROM chunks p WHERE p.file_id = f.file_id AND p.level = 2 "
+            "ORDER BY p.seq, p.id LIMIT 1) FROM f", (json.dumps(list(chunk_ids)),)))
 
     def first_passages(self, ids: Sequence[int]) -> dict[int, int]:
         """Tier row id -> the id of its file's first level-2 chunk (the one that holds the

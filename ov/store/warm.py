@@ -7,6 +7,9 @@ them once per change, not once per query.
 connection commits (the watcher, `ov index`, a background worker). This connection's own
 writes do not move it, so a transaction of its own (`tx()`, `set_meta`, any open write)
 forgets everything.
+
+With `keep_vectors` it also holds the index's vectors in memory (`ov.store.vectors`) and
+answers vector queries from them, refreshed whenever the remembered facts are forgotten.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ class WarmStore(Store):
         super().__init__(conn, path)
         self._facts: dict[Any, Any] = {}
         self._facts_at: int | None = None
+        self._vectors = None
 
     def _fact(self, key, compute: Callable[[], Any]) -> Any:
         at = self.conn.execute("PRAGMA data_version").fetchone()[0]
@@ -39,6 +43,46 @@ class WarmStore(Store):
     def forget(self) -> None:
         self._facts.clear()
         self._facts_at = None
+
+    # -- the vectors in memory (ov.store.vectors), once `keep_vectors` asked for them --
+
+    def keep_vectors(self) -> None:
+        if self._vectors is None:
+            from ov.store.vectors import Vectors  # noqa: PLC0415 - numpy: a warm index only
+
+            self._vectors = Vectors()
+        self._held()
+
+    def _held(self):
+        """The vectors, brought up to date when the remembered facts were forgotten;
+        None when the SQL path must answer (none kept, or inside a transaction of this
+        connection, whose uncommitted rows the matrix does not hold)."""
+        if self._vectors is None or self.conn.in_transaction:
+            return None
+        self._fact("vectors", lambda: self._vectors.refresh(self))
+        return self._vectors
+
+    def new_query(self) -> None:
+        """A query starts: the matrix product of the last one is not reused (within a
+        query the same vector is asked for up to three times; across queries a
+        repeated one would skip the product, and a benchmark would time nothing)."""
+        if self._vectors is not None:
+            self._vectors.forget_query()
+
+    def vector_search(self, qvec: bytes, filters, k: int):
+        held = self._held()
+        if held is None or not held.usable_for(qvec):
+            return super().vector_search(qvec, filters, k)
+        allowed = self.allowed_chunk_ids(filters) if filters.restricts_files else None
+        if allowed is not None and not allowed:
+            return []
+        return held.search(qvec, held.mask(filters, allowed), k)
+
+    def file_vector_distances(self, qvec: bytes, chunk_ids, nearest_only: bool = False):
+        held = self._held()
+        if held is None or not held.usable_for(qvec) or not chunk_ids:
+            return super().file_vector_distances(qvec, chunk_ids)
+        return held.file_distances(qvec, self.files_first_passages(chunk_ids), nearest_only)
 
     def coverage(self) -> tuple[int, int]:
         return self._fact("coverage", super().coverage)
