@@ -616,6 +616,16 @@ def cut_summary(st: Any, elapsed: int, count: int | None = None) -> dict:
             "root": st.root or None, "elapsed_ms": elapsed}
 
 
+def emit_update(out: Out, rep: Any, summary: str) -> None:
+    """One batch `ov index --watch` re-indexed: a JSON Lines record, else its summary line
+    on stderr (the watch's stdout stays data only)."""
+    if out.fmt == "jsonl":
+        out.line(rep)
+        out.stdout.flush()
+    else:
+        out.notice(summary)
+
+
 def emit_hits(out: Out, res: Any, query: str, t0: float) -> None:
     """A ranked search's hits; in text, a notice of the next page after them."""
     for w in res.warnings:

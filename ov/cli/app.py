@@ -21,7 +21,7 @@ from ov.cli.commands import (build_index, context_command, glob_command, grep_co
 from ov.cli.fast import fast
 from ov.cli.run import report, run_body, settle
 from ov.paths import check_nul
-from ov.render import FORMATS, Out, emit
+from ov.render import FORMATS, Out, emit, emit_update
 
 _APP_SETTINGS = dict(
     name="ov",
@@ -159,13 +159,8 @@ def _watch(out: Out, path: Path, db: Optional[Path], embed: bool, walk_opts) -> 
         if first[0]:  # the catch-up, once the watch is set up: nothing saved since is missed
             first[0] = False
             out.notice(f"watching {path.resolve()} (Ctrl-C to stop)")
-        if not (rep.added or rep.updated or rep.removed):
-            return
-        if out.fmt == "jsonl":
-            out.line(rep)
-            out.stdout.flush()
-        else:
-            out.notice(api.summary(rep))
+        if rep.added or rep.updated or rep.removed:
+            emit_update(out, rep, api.summary(rep))
 
     # the catch-up pass (a stat per file) covers what was saved between the build and the
     # moment the OS watch was set up
