@@ -20,11 +20,11 @@ without numpy or onnxruntime.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ov.errors import OvError
+from ov.paths import locate
 
 Notice = Callable[[str], None]
 
@@ -39,14 +39,11 @@ def _quiet(_msg: str) -> None:
 def walk_options(root: Path, hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
                  max_filesize: int | None = None):
     """Walk options for indexing `root`: the flags, else the tree's config, else defaults."""
-    from ov.config import WalkOptions, load_config  # noqa: PLC0415
+    from ov.config import load_config  # noqa: PLC0415
 
     if max_filesize is not None and max_filesize <= 0:
         raise OvError("invalid_argument", "--max-filesize must be positive", field="max_filesize")
-    cfg = load_config(root)
-    return WalkOptions(hidden=cfg.get("hidden", hidden), no_ignore=no_ignore, follow=follow,
-                       max_filesize=cfg.get("max-filesize", max_filesize),
-                       extra_ignores=cfg.get("ignore"))
+    return load_config(root).walk_options(hidden, no_ignore, follow, max_filesize)
 
 
 def search_settings(root: Path, search_type: str | None, limit: int | None) -> tuple[str, int]:
@@ -54,28 +51,8 @@ def search_settings(root: Path, search_type: str | None, limit: int | None) -> t
     from ov.config import load_config  # noqa: PLC0415
     from ov.query import search_type as norm_type  # noqa: PLC0415
 
-    cfg = load_config(root)
-    return norm_type(cfg.get("search-type", search_type)), cfg.get("limit", limit)
-
-
-def type_names(types: Sequence[str] | None) -> list[str]:
-    """`-t` values: a file type name or an extension (with or without the dot)."""
-    if not types:
-        return []
-    from ov import tiers  # noqa: PLC0415
-
-    names = []
-    for t in types:
-        t = t.strip().lstrip(".")
-        try:
-            tiers.type_globs(t)
-            names.append(t)
-        except OvError:
-            guessed = tiers.file_type(f"x.{t}")
-            if not guessed or guessed == "other":
-                raise
-            names.append(guessed)
-    return names
+    st, lim = load_config(root).ranked_options(search_type, limit)
+    return norm_type(st), lim
 
 
 def search_filters(query: str, *, search_type: str | None = None, limit: int | None = None,
@@ -84,6 +61,7 @@ def search_filters(query: str, *, search_type: str | None = None, limit: int | N
                    level: str | None = None, types: Sequence[str] | None = None) -> dict:
     """Check a search's options before anything is opened or built, and return the
     `Filters` fields they parse into (all but the paths, which need the index root)."""
+    from ov.kinds import type_names  # noqa: PLC0415
     from ov.query import (TIME_FIELDS, check_limit, check_query, parse_levels,  # noqa: PLC0415
                           parse_tags, parse_time, search_type as norm_type)
 
@@ -99,6 +77,21 @@ def search_filters(query: str, *, search_type: str | None = None, limit: int | N
                 after=parse_time(after, "after") if after is not None else None,
                 before=parse_time(before, "before") if before is not None else None,
                 ftypes=tuple(type_names(types)))
+
+
+def context_options(detail: str | dict | None = None, max_tokens: int | None = None,
+                    uri: Sequence[str] | None = None) -> dict:
+    """Check context mode's own options before anything is opened or built; returns the
+    `--detail` tiers parsed."""
+    from ov import context as ctx  # noqa: PLC0415
+
+    if uri:
+        raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
+                      "--exclude-uri to leave files out", field="uri")
+    det = detail if isinstance(detail, dict) else ctx.parse_detail(detail)
+    if max_tokens is not None:
+        ctx.check_budget(max_tokens)
+    return det
 
 
 # ---- building the index ------------------------------------------------------------------
@@ -124,7 +117,7 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
     def run(bar):
         if not first_use:
             return index_tree(root, db, opts, progress=bar, warn=warn, embedder=embedder)
-        from ov.config import db_path_for  # noqa: PLC0415
+        from ov.paths import db_path_for  # noqa: PLC0415
         from ov.worker import first_use as first  # noqa: PLC0415
 
         rep, pid = first(root, Path(db) if db else db_path_for(root.resolve()), opts,
@@ -164,127 +157,13 @@ def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = Tru
     return Watcher(root, db, opts, embedder=embedder, on_update=on_update, warn=warn)
 
 
-def locate(scope: Path | None = None, db: Path | None = None) -> tuple[Path, Path] | None:
-    """(db path, root) of `--db`, or of the nearest index at or above `scope`; None if none."""
-    from ov.engine import locate_index  # noqa: PLC0415
-
-    return locate_index(Path.cwd() if scope is None else Path(scope), db)
-
-
 # ---- an open index -----------------------------------------------------------------------
 
 
-@cache  # made on first use: importing ov.store is not free, and grep and glob never need it
-def _warm_store_class():
-    """`Store` with the facts every ranked query re-reads (semantic coverage, which counts
-    the chunks table: 7-20 ms a query on the stdlib's 104k rows; the generation; meta
-    values) remembered until the index changes. A long-lived `Index` (`ov mcp`) then pays
-    for them once per change, not once per query.
-
-    "Changed" is SQLite's own word for it: `PRAGMA data_version` moves whenever another
-    connection commits (the watcher, `ov index`, a background worker). This connection's
-    own writes do not move it, so a transaction of its own (`tx()`, `set_meta`, any open
-    write) forgets everything."""
-    from ov.store import Store  # noqa: PLC0415
-
-    class WarmStore(Store):
-        def __init__(self, conn, path: Path) -> None:
-            super().__init__(conn, path)
-            self._facts: dict[Any, Any] = {}
-            self._facts_at: int | None = None
-            self._vectors = None
-
-        def _fact(self, key, compute: Callable[[], Any]) -> Any:
-            at = self.conn.execute("PRAGMA data_version").fetchone()[0]
-            if at != self._facts_at or self.conn.in_transaction:
-                self._facts.clear()
-                self._facts_at = None if self.conn.in_transaction else at
-            if key not in self._facts:
-                value = compute()
-                if self._facts_at is None:
-                    return value
-                self._facts[key] = value
-            return self._facts[key]
-
-        def forget(self) -> None:
-            self._facts.clear()
-            self._facts_at = None
-
-        # -- the vectors in memory (ov.vectors), once `keep_vectors` asked for them --
-
-        def keep_vectors(self) -> None:
-            if self._vectors is None:
-                from ov.vectors import Vectors  # noqa: PLC0415 - numpy: a warm index only
-
-                self._vectors = Vectors()
-            self._held()
-
-        def _held(self):
-            """The vectors, brought up to date when the remembered facts were forgotten;
-            None when the SQL path must answer (none kept, or inside a transaction of this
-            connection, whose uncommitted rows the matrix does not hold)."""
-            if self._vectors is None or self.conn.in_transaction:
-                return None
-            self._fact("vectors", lambda: self._vectors.refresh(self))
-            return self._vectors
-
-        def new_query(self) -> None:
-            """A query starts: the matrix product of the last one is not reused (within a
-            query the same vector is asked for up to three times; across queries a
-            repeated one would skip the product, and a benchmark would time nothing)."""
-            if self._vectors is not None:
-                self._vectors.forget_query()
-
-        def vector_search(self, qvec: bytes, filters, k: int):
-            held = self._held()
-            if held is None or not held.usable_for(qvec):
-                return super().vector_search(qvec, filters, k)
-            allowed = self.allowed_chunk_ids(filters) if filters.restricts_files else None
-            if allowed is not None and not allowed:
-                return []
-            return held.search(qvec, held.mask(filters, allowed), k)
-
-        def file_vector_distances(self, qvec: bytes, chunk_ids, nearest_only: bool = False):
-            held = self._held()
-            if held is None or not held.usable_for(qvec) or not chunk_ids:
-                return super().file_vector_distances(qvec, chunk_ids)
-            return held.file_distances(qvec, self.files_first_passages(chunk_ids), nearest_only)
-
-        def coverage(self) -> tuple[int, int]:
-            return self._fact("coverage", super().coverage)
-
-        def get_meta(self, key: str) -> str | None:
-            return self._fact(("meta", key), lambda: Store.get_meta(self, key))
-
-        def set_meta(self, key: str, value: str) -> None:
-            self.forget()
-            super().set_meta(key, value)
-
-        def tx(self):
-            return _Forgetting(super().tx(), self)
-
-    return WarmStore
-
-
-class _Forgetting:
-    """A store's transaction that makes its store forget its remembered facts at both ends."""
-
-    def __init__(self, tx, store) -> None:
-        self.tx, self.store = tx, store
-
-    def __enter__(self):
-        self.store.forget()
-        return self.tx.__enter__()
-
-    def __exit__(self, *exc):
-        try:
-            return self.tx.__exit__(*exc)
-        finally:
-            self.store.forget()
-
-
 def _open_store(db_path: Path, readonly: bool):
-    return _warm_store_class().open(db_path, readonly=readonly)
+    from ov.store.warm import WarmStore  # noqa: PLC0415 - importing the store is not free: grep and glob never need it
+
+    return WarmStore.open(db_path, readonly=readonly)
 
 
 class Index:
@@ -334,7 +213,7 @@ class Index:
         return cls(store, root, embedder)
 
     def keep_vectors(self) -> None:
-        """Hold the index's vectors in memory from now on (ov.vectors): semantic and hybrid
+        """Hold the index's vectors in memory from now on (ov.store.vectors): semantic and hybrid
         queries then take the same hits from a matrix product instead of sqlite-vec's scan.
         For a long-lived index (`ov mcp`): the load costs more than one query saves. The
         matrix follows the index as other connections change it."""
@@ -398,15 +277,9 @@ class Index:
                 ignored: Sequence[str] = (), **options: Any):
         """Context mode (`ov search --mode context`): the best context packed under
         `max_tokens`. Returns a `ContextResult`."""
-        from ov import context as ctx  # noqa: PLC0415
         from ov.engine import context  # noqa: PLC0415
 
-        if options.get("uri"):
-            raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
-                          "--exclude-uri to leave files out", field="uri")
-        det = detail if isinstance(detail, dict) else ctx.parse_detail(detail)
-        if max_tokens is not None:
-            ctx.check_budget(max_tokens)
+        det = context_options(detail, max_tokens, options.get("uri"))
         req = self.request(query, **options)
         self._new_query()
         return context(self.store, self.root, req, max_tokens=max_tokens, detail=det,
@@ -419,11 +292,9 @@ class Index:
         """A user's path as a root-relative path; `invalid_path` when it is malformed or
         lies outside the root. A relative path is taken from `cwd` (the command line
         passes the current folder), else from the index root."""
-        from ov.engine import index_path  # noqa: PLC0415
+        from ov.paths import resolve  # noqa: PLC0415
 
-        if "\x00" in path:
-            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
-        return index_path(self.root, path, self.root if cwd is None else cwd)
+        return resolve(self.root, self.root if cwd is None else cwd, path, must_exist=False, links=True)
 
     def read(self, path: str, level: int | None = None, cwd: Path | None = None):
         """One tier of a file or folder (`ov read`): 0 abstract, 1 overview, 2 full text."""
@@ -463,7 +334,7 @@ def _root_config(cwd: Path | None):
     """The config of the tree grep and glob search: the nearest index root above `cwd`,
     else `cwd` itself."""
     from ov.config import load_config  # noqa: PLC0415
-    from ov.fsearch import search_root  # noqa: PLC0415
+    from ov.paths import search_root  # noqa: PLC0415
 
     return load_config(search_root(Path.cwd() if cwd is None else Path(cwd)))
 
@@ -474,45 +345,34 @@ def grep(pattern: str, paths: Sequence[str] = (), *, cwd: Path | None = None,
     """Search file contents (`ov grep`); returns (records, stats). The records stream
     (`Match`, or `FileCount` with `mode` "count"/"files"); `stats` fills as they are read
     and says when `node_limit` cut. `hidden`, `node_limit` and ignore lines come from the
-    tree's config unless given; the other options are `ov.fsearch.iter_grep`'s."""
-    from ov import fsearch  # noqa: PLC0415
+    tree's config unless given; the other options are `ov.search.files.iter_grep`'s."""
+    from ov.search import files as driver  # noqa: PLC0415
 
     cfg = _root_config(cwd)
-    st = stats if stats is not None else fsearch.GrepStats()
-    records = fsearch.iter_grep(pattern, paths, cwd=cwd, hidden=cfg.get("hidden", hidden),
-                                node_limit=cfg.get("node-limit", node_limit), stats=st,
-                                ignores=cfg.get("ignore"), **options)
+    st = stats if stats is not None else driver.GrepStats()
+    records = driver.iter_grep(pattern, paths, cwd=cwd, stats=st,
+                               **cfg.search_options(hidden, node_limit), **options)
     return records, st
 
 
 def grep_result(records: Sequence, stats, mode: str = "matches"):
     """The `GrepResult` of a finished grep (what `-o json` and `ov mcp` return): its
     records under the key of `mode`, the counts, cuts and warnings of `stats`."""
-    from ov import fsearch  # noqa: PLC0415
+    from ov.search.scope import grep_result as result  # noqa: PLC0415
 
-    res = fsearch.result_of(stats)
-    if stats.unreadable:
-        res.warnings.append(fsearch.unreadable_warning(stats.unreadable))
-    if mode == "matches":
-        res.matches = list(records)
-    elif mode == "count":
-        res.counts = {r.path: r.count for r in records}
-    else:
-        res.paths = [r.path for r in records]
-    return res
+    return result(records, stats, mode)
 
 
 def files(paths: Sequence[str] = (), *, cwd: Path | None = None, hidden: bool | None = None,
           node_limit: int | None = None, stats=None, **options: Any) -> tuple[Iterator[str], Any]:
     """The files a grep would search (`ov grep --files`); returns (paths, stats).
-    Settings merge as for `grep`; the other options are `ov.fsearch.iter_files`'."""
-    from ov import fsearch  # noqa: PLC0415
+    Settings merge as for `grep`; the other options are `ov.search.files.iter_files`'."""
+    from ov.search import files as driver  # noqa: PLC0415
 
     cfg = _root_config(cwd)
-    st = stats if stats is not None else fsearch.GrepStats()
-    found = fsearch.iter_files(paths, cwd=cwd, hidden=cfg.get("hidden", hidden),
-                               node_limit=cfg.get("node-limit", node_limit), stats=st,
-                               ignores=cfg.get("ignore"), **options)
+    st = stats if stats is not None else driver.GrepStats()
+    found = driver.iter_files(paths, cwd=cwd, stats=st, **cfg.search_options(hidden, node_limit),
+                              **options)
     return found, st
 
 
@@ -520,11 +380,10 @@ def glob(pattern: str, path: str | None = None, *, cwd: Path | None = None,
          hidden: bool | None = None, node_limit: int | None = None, stats=None,
          **options: Any):
     """Paths matching a glob (`ov glob`); returns a `GlobResult`. Settings merge as for
-    `grep`; the other options are `ov.fsearch.glob`'s."""
-    from ov import fsearch  # noqa: PLC0415
+    `grep`; the other options are `ov.search.glob.glob`'s."""
+    from ov.search import glob as finder  # noqa: PLC0415
 
     cfg = _root_config(cwd)
-    st = stats if stats is not None else fsearch.GrepStats()
-    return fsearch.glob(pattern, path, cwd=cwd, hidden=cfg.get("hidden", hidden),
-                        node_limit=cfg.get("node-limit", node_limit), stats=st,
-                        ignores=cfg.get("ignore"), **options)
+    st = stats if stats is not None else finder.GrepStats()
+    return finder.glob(pattern, path, cwd=cwd, stats=st, **cfg.search_options(hidden, node_limit),
+                       **options)

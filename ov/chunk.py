@@ -17,7 +17,7 @@ best priority). Markdown headings are hard cuts: a section never joins the previ
 one. Everything here is regexes over lines — it runs over every file of a tree.
 
 Budget: `count_tokens(text)` counts what the model sees ([CLS] and [SEP] included) and
-every chunk keeps it within `max_tokens`. The default counter, `estimate_tokens`,
+every chunk keeps it within `max_tokens`. The default counter, `model_tokens`,
 over-estimates all-MiniLM-L6-v2's WordPiece count on real text (see its docstring).
 Because BERT's pre-tokenizer always splits at whitespace, a chunk's count is the
 counter's fixed overhead (`count_tokens("")`) plus its lines' own counts.
@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 from ov.errors import OvError
 from ov.model import Chunk
-from ov.read import kind_of
+from ov.kinds import kind_of
 
 MIN_MAX_TOKENS = 16  # below this a budget cannot hold a line of ordinary text
 # An over-long line's first piece joins the lines above it when they hold at most this
@@ -63,7 +63,7 @@ _TOKEN_RE = re.compile(
 )
 
 
-def estimate_tokens(text: str) -> int:
+def model_tokens(text: str) -> int:
     """A fast, conservative estimate of all-MiniLM-L6-v2's token count, [CLS]+[SEP] included.
 
     Measured against the real tokenizer on ~8,700 spans of 5-25 lines (median ~150
@@ -82,7 +82,7 @@ LINE_CACHE = 200_000
 
 
 def _estimate_line(line: str) -> int:
-    """`estimate_tokens(line)`, remembered."""
+    """`model_tokens(line)`, remembered."""
     n = _LINE_TOKENS.get(line)
     if n is None:
         if len(_LINE_TOKENS) >= LINE_CACHE:
@@ -261,8 +261,15 @@ def chunk_text(
     else:
         prio = _prose_priorities(lines, blank, kind)
 
-    # Items: the non-blank lines, each as (start, end, line number, tokens, priority);
-    # an over-long line becomes several items, each a chunk of its own.
+    items = _items(lines, blank, prio, count, overhead, budget, count_tokens)
+    return _pack(text, items, budget, overlap_lines)
+
+
+def _items(lines: list[str], blank: list[bool], prio: list[int], count: Callable[[str], int],
+           overhead: int, budget: int, count_tokens: Callable[[str], int] | None):
+    """The non-blank lines, each as an item: (start, end, line number, tokens, priority),
+    in five parallel lists; an over-long line becomes several items, each a chunk of its
+    own. `prio` is updated where a split line makes the next line a hard cut."""
     starts: list[int] = []
     ends: list[int] = []
     nums: list[int] = []
@@ -289,7 +296,7 @@ def chunk_text(
         # vector of the text's start carries its subject too: everything since the last
         # hard cut then fits in one chunk, which the packing below keeps together.
         join = 0 < since_hard <= budget * JOIN_LEAD and prio[i] != HARD
-        pieces = _split_long(content, budget, count_tokens or estimate_tokens, overhead, count_tokens is None,
+        pieces = _split_long(content, budget, count_tokens or model_tokens, overhead, count_tokens is None,
                              budget - since_hard if join else budget)
         for k, (a, b, pt) in enumerate(pieces):
             starts.append(line_start + a)
@@ -305,6 +312,14 @@ def chunk_text(
         if j < len(lines):
             prio[j] = HARD
 
+    return starts, ends, nums, toks, prios
+
+
+def _pack(text: str, items, budget: int, overlap_lines: int) -> list[Chunk]:
+    """Items into chunks: as many as fit the budget, ending at the best cut when the next
+    one does not fit, never across a hard cut; with `overlap_lines`, a chunk repeats up to
+    that many lines of the previous one."""
+    starts, ends, nums, toks, prios = items
     chunks: list[Chunk] = []
     n = len(starts)
     i = 0  # first item not yet in any chunk
@@ -332,6 +347,7 @@ def chunk_text(
         prev_s = s
         i = j
     return chunks
+
 
 
 def _split_long(line: str, full: int, count: Callable[[str], int], overhead: int,

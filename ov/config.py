@@ -42,21 +42,6 @@ class WalkOptions:
     extra_ignores: tuple[str, ...] = field(default_factory=tuple)  # gitignore-style lines
 
 
-def db_path_for(root: Path) -> Path:
-    return root / INDEX_DIRNAME / DB_NAME
-
-
-def find_index(start: Path) -> Path | None:
-    """The nearest `.ov/index.db` at or above `start` (a file or a folder), or None."""
-    p = start if start.is_dir() else start.parent
-    p = p.resolve()
-    for d in (p, *p.parents):
-        candidate = db_path_for(d)
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 # ---- config files (issue 7) -------------------------------------------------------------
 # Defaults for one tree, read from ROOT/.ov/config.toml and the [tool.ov] table of
 # ROOT/pyproject.toml. Key by key: a flag beats .ov/config.toml, which beats pyproject.toml,
@@ -101,6 +86,23 @@ class Config:
     def get(self, key: str, flag: object = None) -> object:
         """The flag's value when given (not None), else the configured one."""
         return flag if flag is not None else self.values[key]
+
+    # The merges every front end gets through ov.api: flag > config file > default, here.
+    def walk_options(self, hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
+                     max_filesize: int | None = None) -> WalkOptions:
+        """How `ov index` (and a first search, and the worker) walks the tree."""
+        return WalkOptions(hidden=bool(self.get("hidden", hidden)), no_ignore=no_ignore, follow=follow,
+                           max_filesize=self.get("max-filesize", max_filesize),  # type: ignore[arg-type]
+                           extra_ignores=tuple(self.get("ignore")))  # type: ignore[arg-type]
+
+    def search_options(self, hidden: bool | None = None, node_limit: int | None = None) -> dict:
+        """The settings of `ov grep` and `ov glob` a tree's config may give."""
+        return {"hidden": self.get("hidden", hidden), "node_limit": self.get("node-limit", node_limit),
+                "ignores": self.get("ignore")}
+
+    def ranked_options(self, search_type: str | None = None, limit: int | None = None) -> tuple:
+        """(search type, limit) of `ov search` / `ov find`, the type not yet normalised."""
+        return self.get("search-type", search_type), self.get("limit", limit)
 
     def settings(self, flags: dict[str, object] | None = None) -> dict[str, dict[str, object]]:
         """`{key: {"value": v, "source": s}}`; flags given (not None) are shown as `flag`."""

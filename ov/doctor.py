@@ -13,7 +13,6 @@ a normal run uses.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import math
 import sys
 import time
@@ -68,68 +67,46 @@ def check_python() -> Check:
                  "" if ok else "install Python 3.11 or newer and reinstall ov with it")
 
 
-def _sqlite_module():
-    from ov.store import driver_name  # noqa: PLC0415
+def check_sqlite() -> list[Check]:
+    from ov.store.db import driver_name, probe_sqlite  # noqa: PLC0415
 
     name = driver_name()
-    return name, importlib.import_module(name)
-
-
-def check_sqlite() -> list[Check]:
-    name, mod = _sqlite_module()
     label = "stdlib sqlite3" if name == "sqlite3" else "sqlean.py (stdlib sqlite3 cannot load extensions)"
-    conn = mod.connect(":memory:")
-    try:
-        version = conn.execute("SELECT sqlite_version()").fetchone()[0]
-        parts = tuple(int(x) for x in version.split(".")[:3])
-        ok = parts >= MIN_SQLITE
-        checks = [Check("sqlite", ok, f"SQLite {version} through {label}",
-                        "" if ok else "pip install -U sqlean.py (ov needs SQLite "
-                        f"{'.'.join(map(str, MIN_SQLITE))} or newer)")]
-        try:
-            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
-            conn.execute("CREATE VIRTUAL TABLE tri USING fts5(x, tokenize='trigram')")
-            conn.execute("INSERT INTO t(x) VALUES ('searching the chunked files')")
-            conn.execute("INSERT INTO tri(x) VALUES ('parseHttpHeader')")
-            hits = conn.execute("SELECT count(*) FROM t WHERE t MATCH 'search'").fetchone()[0]
-            tri = conn.execute("SELECT count(*) FROM tri WHERE tri MATCH '\"HttpHead\"'").fetchone()[0]
-            ok = hits == 1 and tri == 1
-            checks.append(Check("fts5", ok, "FTS5 with the porter and trigram tokenizers answers "
-                                f"queries ({hits + tri}/2 test matches)",
-                                "" if ok else "reinstall sqlean.py: its FTS5 gave wrong answers"))
-        except mod.Error as e:
-            checks.append(Check("fts5", False, f"cannot create an FTS5 table: {e}",
-                                "pip install -U sqlean.py (SQLite with FTS5 built in), or use a "
-                                "Python whose sqlite3 has FTS5"))
+    version, fts = probe_sqlite()
+    parts = tuple(int(x) for x in version.split(".")[:3])
+    ok = parts >= MIN_SQLITE
+    checks = [Check("sqlite", ok, f"SQLite {version} through {label}",
+                    "" if ok else "pip install -U sqlean.py (ov needs SQLite "
+                    f"{'.'.join(map(str, MIN_SQLITE))} or newer)")]
+    if isinstance(fts, Exception):
+        checks.append(Check("fts5", False, f"cannot create an FTS5 table: {fts}",
+                            "pip install -U sqlean.py (SQLite with FTS5 built in), or use a "
+                            "Python whose sqlite3 has FTS5"))
         return checks
-    finally:
-        conn.close()
+    hits, tri = fts
+    ok = hits == 1 and tri == 1
+    checks.append(Check("fts5", ok, "FTS5 with the porter and trigram tokenizers answers "
+                        f"queries ({hits + tri}/2 test matches)",
+                        "" if ok else "reinstall sqlean.py: its FTS5 gave wrong answers"))
+    return checks
 
 
 def check_sqlite_vec() -> Check:
-    name, mod = _sqlite_module()
+    from ov.store.db import driver_name, probe_vec  # noqa: PLC0415
+
+    name = driver_name()
     fix = ("pip install -U sqlite-vec sqlean.py (sqlean.py loads extensions where Python's own "
            "sqlite3 cannot)")
-    conn = mod.connect(":memory:")
     try:
-        if not hasattr(conn, "enable_load_extension"):
-            return Check("sqlite-vec", False, f"{name} cannot load extensions", fix)
-        import sqlite_vec  # noqa: PLC0415
-
-        conn.enable_load_extension(True)
-        conn.load_extension(sqlite_vec.loadable_path())
-        conn.enable_load_extension(False)
-        version = conn.execute("SELECT vec_version()").fetchone()[0]
-        conn.execute("CREATE VIRTUAL TABLE v USING vec0(e float[2] distance_metric=cosine)")
-        conn.execute("INSERT INTO v(rowid, e) VALUES (1, '[1, 0]'), (2, '[0, 1]')")
-        best = conn.execute("SELECT rowid FROM v WHERE e MATCH '[0.1, 0.9]' AND k = 1").fetchone()[0]
-        ok = best == 2
-        return Check("sqlite-vec", ok, f"sqlite-vec {version} loaded into {name}; vec0 KNN "
-                     f"{'answers' if ok else 'gave a wrong answer'}", "" if ok else fix)
+        got = probe_vec()
     except Exception as e:  # a missing wheel, a refused load: all mean the same fix
         return Check("sqlite-vec", False, f"cannot load sqlite-vec into {name}: {e}", fix)
-    finally:
-        conn.close()
+    if got is None:
+        return Check("sqlite-vec", False, f"{name} cannot load extensions", fix)
+    version, best = got
+    ok = best == 2
+    return Check("sqlite-vec", ok, f"sqlite-vec {version} loaded into {name}; vec0 KNN "
+                 f"{'answers' if ok else 'gave a wrong answer'}", "" if ok else fix)
 
 
 # ---- model files, tokenizer, onnxruntime ----------------------------------------------
@@ -222,27 +199,14 @@ def check_model_run(model: Path | None, tok: Path | None) -> list[Check]:
 # ---- the index ------------------------------------------------------------------------
 
 
-def _schema_version(db_path: Path) -> int:
-    """The index file's schema version (PRAGMA user_version), read without opening it as
-    a store."""
-    from ov.store import connect  # noqa: PLC0415
-
-    conn = connect(db_path, readonly=True)
-    try:
-        return conn.execute("PRAGMA user_version").fetchone()[0]
-    finally:
-        conn.close()
-
-
 def check_index(scope: Path, db: Path | None) -> list[Check]:
-    from ov.engine import locate_index  # noqa: PLC0415
-    from ov.store import SCHEMA_VERSION, Store  # noqa: PLC0415
-
-    from ov.store import REPAIR_ADVICE  # noqa: PLC0415
+    from ov.paths import locate  # noqa: PLC0415
+    from ov.store import REPAIR_ADVICE, SCHEMA_VERSION, Store  # noqa: PLC0415
+    from ov.store.db import schema_version_of  # noqa: PLC0415
 
     rebuild = REPAIR_ADVICE  # the same advice as the errors' (issue 17)
     try:
-        found = locate_index(scope, db)
+        found = locate(scope, db)
     except OvError as e:
         return [Check("index-schema", False, e.message, "check --db / OV_DB")]
     if found is None:
@@ -254,16 +218,16 @@ def check_index(scope: Path, db: Path | None) -> list[Check]:
     except OvError as e:
         fix = rebuild
         if e.code == "unsupported":  # from an older ov, `ov index` upgrades it in place
-            fix = ("run `ov index` to upgrade it" if _schema_version(db_path) < SCHEMA_VERSION
+            fix = ("run `ov index` to upgrade it" if schema_version_of(db_path) < SCHEMA_VERSION
                    else f"upgrade ov, or {REPAIR_ADVICE}")
         return [Check("index-schema", False, f"{db_path}: {e.message}", fix),
                 Check("index-integrity", False, "not run: the index did not open", fix)]
     with store:
-        version = store.conn.execute("PRAGMA user_version").fetchone()[0]
+        version = store.user_version()
         checks = [Check("index-schema", True,
                         f"{db_path} (root {root}): schema version {version}, this ov reads {SCHEMA_VERSION}")]
         try:
-            rows = [r[0] for r in store.conn.execute("PRAGMA integrity_check").fetchall()]
+            rows = store.integrity_check()
         except Exception as e:  # a damaged file can fail the check itself
             rows = [str(e)]
         ok = rows == ["ok"]

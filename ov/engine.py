@@ -14,10 +14,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ov import rank
-from ov.config import MAX_QUERY_TOKENS, find_index
+from ov.config import MAX_QUERY_TOKENS
 from ov.errors import OvError
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
                       SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
+from ov.paths import resolve
 from ov.query import (check_limit, check_query, decode_cursor, encode_cursor, keyword_plan,
                       request_key)
 from ov.store import KNN_MAX, Filters, Store
@@ -37,50 +38,15 @@ class SearchRequest:
     include_tiers: bool = False
 
 
-# ---- locating the index ------------------------------------------------------------------
-
-
-def locate_index(scope: Path, db: Path | None = None) -> tuple[Path, Path] | None:
-    """(db path, root) for `--db` or the nearest index at or above `scope`; None if none."""
-    if db is not None:
-        db = Path(db)
-        if not db.exists():
-            raise OvError("not_found", f"no index at {db}", field="db")
-        from ov.indexer import index_root_of  # noqa: PLC0415
-
-        return db, index_root_of(db)
-    found = find_index(scope)
-    if found is None:
-        return None
-    return found, found.parent.parent
+# ---- a user's paths ------------------------------------------------------------------------
 
 
 def scope_paths(root: Path, uris: list[str] | None, cwd: Path | None = None, *,
-                must_exist: bool = False) -> tuple[str, ...]:
+                must_exist: bool = False, field: str = "uri") -> tuple[str, ...]:
     """`-u/--uri` values → paths relative to the root; refused if outside it (and, with
     `must_exist`, if missing: a typo must not look like "no results")."""
     cwd = cwd or Path.cwd()
-    out = []
-    root_r = root.resolve()
-    for u in uris or []:
-        if "\x00" in u:
-            raise OvError("invalid_path", "a path may not contain a NUL byte", field="uri")
-        p = Path(u)
-        full = (p if p.is_absolute() else cwd / p)
-        full = Path(os.path.normpath(full))
-        try:
-            rel = full.relative_to(root_r)
-        except ValueError:
-            try:
-                rel = full.resolve().relative_to(root_r)
-            except ValueError:
-                raise OvError("invalid_path", f"{u} is outside the index root {root_r}",
-                              field="uri") from None
-        if must_exist and not os.path.lexists(full):
-            raise OvError("not_found", f"{u}: no such file or folder", field="uri")
-        s = rel.as_posix()
-        out.append("" if s == "." else s)
-    return tuple(out)
+    return tuple(resolve(root, cwd, u, must_exist=must_exist, field=field, links=True) for u in uris or [])
 
 
 # ---- search --------------------------------------------------------------------------------
@@ -103,6 +69,8 @@ def _default_embedder():
 
 
 def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) -> SearchResult:
+    """A ranked search: the branches the request and the index allow (`_plan`), each
+    ranking at a depth made once (`_Rankings`), the page the cursor asks for (`_page`)."""
     check_query(req.query)
     check_limit(req.limit)
     if req.threshold is not None and not 0.0 <= req.threshold <= 1.0:
@@ -110,90 +78,16 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     request = request_key(req.query, req.search_type, req.threshold, req.filters, req.all_chunks)
     generation = store.generation()
     segments = decode_cursor(req.cursor, generation, request) if req.cursor is not None else []
-
-    use_kw = req.search_type in ("hybrid", "keywords")
-    use_vec = req.search_type in ("hybrid", "semantic")
     cov = coverage(store)
-    warnings = []
-    qvec = None
-    if use_vec:
-        if cov["embedded"] == 0:
-            # nothing to read: no vectors yet (a worker adds them) or none coming (--no-embed)
-            if req.search_type == "semantic" and not cov["pending"]:
-                raise OvError("unsupported",
-                              "this index has no vectors (built with --no-embed); run `ov index` "
-                              "without --no-embed to enable semantic search", field="search_type")
-            use_vec = False
-        else:
-            qvec, model_id = _embed_query(req.query, embedder_factory or _default_embedder)
-            stored = store.get_meta("model")
-            if stored and stored != model_id:
-                raise OvError("unsupported", f"the index was embedded with {stored!r}, but the "
-                              f"query embedder is {model_id!r}; rebuild with `ov index --full`")
+    use_kw, use_vec, qvec = _plan(store, req, cov, embedder_factory)
     # the default (hybrid) ranking leaves out minified, generated and data files' rows;
     # keyword search still finds them (ov.indexer.embeddable)
     if req.search_type == "hybrid":
         req = replace(req, filters=replace(req.filters, vectorless=False))
     branches = [b for b, on in (("keywords", use_kw), ("semantic", use_vec)) if on]
-    warnings += coverage_warnings(req.search_type, cov)
-
-    ranked_at: dict[int, tuple[list[rank.Cand], _RankedRows, bool]] = {}
-
-    def ranking(depth: int, need: int, checker: rank.Rechecker) -> tuple[list[Hit], bool]:
-        """The first `need` hits of the ranking when each branch is read `depth` deep, and
-        whether the branches held nothing more. Each depth is ranked once per call: a
-        page replays the last page's depth and then reads on at it, and `_RankedRows`
-        gives the same first hits for any `need`."""
-        if depth not in ranked_at:
-            branch_lists, exhausted, cut = _branches(store, req, use_kw, use_vec, qvec, depth)
-            ranked = _combine(branch_lists, req)
-            if len(branch_lists) == 1 and not exhausted and cut is not None:
-                # each kind maps a raw score to its own probability, so a file not read yet
-                # (its raw score past the last one read) may outscore a read one of another
-                # kind: only what scores above every kind's score at that cut is final
-                (name,) = branch_lists
-                bound = max(rank.branch_score(name, cut, p) for p in ("a.py", "a.txt"))
-                ranked = [c for c in ranked if c.score > bound]
-            rows = _RankedRows(store, [c.chunk_id for c in ranked], need * 3 + 50)
-            ranked_at[depth] = (ranked, rows, exhausted)
-        ranked, rows, exhausted = ranked_at[depth]
-        return _materialise(ranked, rows, req, checker, need), exhausted
-
-    def key(h: Hit):
-        # with --all-chunks a hit is its chunk: a file's tier rows share the span 0-0, so
-        # the level tells them apart
-        return (h.path, h.level, h.excerpt.start, h.excerpt.end) if req.all_chunks else h.path
-
-    # A fused ranking depends on how deep each branch is read (a file gets a branch's
-    # share only when one of its chunks is within the depth), so a page read deeper than
-    # the one before it could repeat or skip hits. The cursor therefore records the
-    # depth each page was ranked at; the hits already shown are replayed from exactly
-    # those rankings, and each new page is the next hits of its own ranking that were not
-    # shown. Every page of one query then reads one depth until it runs out.
-    shown: set = set()
-    for depth, count in segments:
-        replay, _ = ranking(depth, len(shown) + count, rank.Rechecker(str(root)))
-        fresh = [h for h in replay if key(h) not in shown][:count]
-        shown.update(key(h) for h in fresh)
-    offset = len(shown)
-    checker = rank.Rechecker(str(root))
-    need = len(shown) + req.limit + 1
-    depth = segments[-1][0] if segments else max(64, need * 4)
-    while True:
-        hits, exhausted = ranking(depth, need, checker)
-        new = [h for h in hits if key(h) not in shown]
-        if len(new) > req.limit or exhausted or depth >= KNN_MAX:
-            break
-        depth = min(KNN_MAX, depth * 4)
-
-    page = new[: req.limit]
-    for i, h in enumerate(page):
-        h.rank = offset + i + 1
-    more = len(new) > req.limit
-    if segments and segments[-1][0] == depth:
-        segments = [*segments[:-1], (depth, segments[-1][1] + len(page))]
-    else:
-        segments = [*segments, (depth, len(page))]
+    warnings = coverage_warnings(req.search_type, cov)
+    ranking = _Rankings(store, req, use_kw, use_vec, qvec)
+    page, more, segments, checker = _page(ranking, root, req, segments)
     if checker.stale:
         warnings.append(f"{checker.stale} hit(s) came from files changed or deleted since indexing; "
                         "run `ov index` to refresh")
@@ -213,6 +107,98 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     )
 
 
+def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory) -> tuple[bool, bool, bytes | None]:
+    """(read keywords, read vectors, the query's vector): the search type, less what the
+    index cannot serve. Semantic search on an index without vectors is `unsupported`
+    unless a worker is adding them; a hybrid one reads keywords alone until then."""
+    use_kw = req.search_type in ("hybrid", "keywords")
+    use_vec = req.search_type in ("hybrid", "semantic")
+    qvec = None
+    if use_vec:
+        if cov["embedded"] == 0:
+            # nothing to read: no vectors yet (a worker adds them) or none coming (--no-embed)
+            if req.search_type == "semantic" and not cov["pending"]:
+                raise OvError("unsupported",
+                              "this index has no vectors (built with --no-embed); run `ov index` "
+                              "without --no-embed to enable semantic search", field="search_type")
+            use_vec = False
+        else:
+            qvec, model_id = _embed_query(req.query, embedder_factory or _default_embedder)
+            stored = store.get_meta("model")
+            if stored and stored != model_id:
+                raise OvError("unsupported", f"the index was embedded with {stored!r}, but the "
+                              f"query embedder is {model_id!r}; rebuild with `ov index --full`")
+    return use_kw, use_vec, qvec
+
+
+class _Rankings:
+    """`(depth, need, checker)` -> the first `need` hits of the ranking when each branch is
+    read `depth` deep, and whether the branches held nothing more. Each depth is ranked
+    once: a page replays the last page's depth and then reads on at it, and `_RankedRows`
+    gives the same first hits for any `need`."""
+
+    def __init__(self, store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec) -> None:
+        self.store, self.req, self.use_kw, self.use_vec, self.qvec = store, req, use_kw, use_vec, qvec
+        self.at: dict[int, tuple[list[rank.Cand], _RankedRows, bool]] = {}
+
+    def __call__(self, depth: int, need: int, checker: rank.Rechecker) -> tuple[list[Hit], bool]:
+        if depth not in self.at:
+            branch_lists, exhausted, cut = _branches(self.store, self.req, self.use_kw, self.use_vec,
+                                                     self.qvec, depth)
+            ranked = _combine(branch_lists, self.req)
+            if len(branch_lists) == 1 and not exhausted and cut is not None:
+                # each kind maps a raw score to its own probability, so a file not read yet
+                # (its raw score past the last one read) may outscore a read one of another
+                # kind: only what scores above every kind's score at that cut is final
+                (name,) = branch_lists
+                bound = max(rank.branch_score(name, cut, p) for p in ("a.py", "a.txt"))
+                ranked = [c for c in ranked if c.score > bound]
+            rows = _RankedRows(self.store, [c.chunk_id for c in ranked], need * 3 + 50)
+            self.at[depth] = (ranked, rows, exhausted)
+        ranked, rows, exhausted = self.at[depth]
+        return _materialise(ranked, rows, self.req, checker, need), exhausted
+
+
+def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tuple[int, int]]):
+    """(the page's hits, ranked; whether more exist; the cursor's segments after it; the
+    page's rechecker).
+
+    A fused ranking depends on how deep each branch is read (a file gets a branch's share
+    only when one of its chunks is within the depth), so a page read deeper than the one
+    before it could repeat or skip hits. The cursor therefore records the depth each page
+    was ranked at; the hits already shown are replayed from exactly those rankings, and
+    each new page is the next hits of its own ranking that were not shown. Every page of
+    one query then reads one depth until it runs out."""
+    def key(h: Hit):
+        # with --all-chunks a hit is its chunk: a file's tier rows share the span 0-0, so
+        # the level tells them apart
+        return (h.path, h.level, h.excerpt.start, h.excerpt.end) if req.all_chunks else h.path
+
+    shown: set = set()
+    for depth, count in segments:
+        replay, _ = ranking(depth, len(shown) + count, rank.Rechecker(str(root)))
+        fresh = [h for h in replay if key(h) not in shown][:count]
+        shown.update(key(h) for h in fresh)
+    offset = len(shown)
+    checker = rank.Rechecker(str(root))
+    need = len(shown) + req.limit + 1
+    depth = segments[-1][0] if segments else max(64, need * 4)
+    while True:
+        hits, exhausted = ranking(depth, need, checker)
+        new = [h for h in hits if key(h) not in shown]
+        if len(new) > req.limit or exhausted or depth >= KNN_MAX:
+            break
+        depth = min(KNN_MAX, depth * 4)
+    page = new[: req.limit]
+    for i, h in enumerate(page):
+        h.rank = offset + i + 1
+    if segments and segments[-1][0] == depth:
+        segments = [*segments[:-1], (depth, segments[-1][1] + len(page))]
+    else:
+        segments = [*segments, (depth, len(page))]
+    return page, len(new) > req.limit, segments, checker
+
+
 def coverage(store: Store) -> dict:
     """Semantic coverage: rows with a vector / rows that will have one (every level;
     minified and data files' rows are not counted), whether vectors are still coming
@@ -229,7 +215,7 @@ def coverage(store: Store) -> dict:
             "background": worker_state(store.path) is not None,
             # False while a first search's time budget has left files unread (ov.worker)
             "keywords_complete": not partial,
-            "files": store.q1("SELECT count(*) FROM files") if partial else None}
+            "files": store.file_count() if partial else None}
 
 
 def coverage_warnings(search_type: str, cov: dict) -> list[str]:
@@ -473,7 +459,7 @@ def status(store: Store, root: Path) -> StatusReport:
             stale += 1
     size = sum(p.stat().st_size for p in store.path.parent.glob(store.path.name + "*")
                if p.is_file() and not p.name.endswith(".lock"))
-    vec = store.q1("SELECT vec_version()")
+    sqlite_version, vec = store.versions()
     chunks = counts["chunks"]
     n_skipped, skipped = store.skipped()
     return StatusReport(
@@ -482,7 +468,7 @@ def status(store: Store, root: Path) -> StatusReport:
         embedded_coverage=round(counts["embedded"] / chunks, 4) if chunks else 0.0,
         stale_files=stale, missing_files=missing, db_bytes=size, model=store.get_meta("model"),
         schema_version=int(store.get_meta("schema_version") or 0),
-        sqlite_version=store.q1("SELECT sqlite_version()"), vec_version=vec,
+        sqlite_version=sqlite_version, vec_version=vec,
         skipped=n_skipped, skipped_files=[SkippedFile(p, r) for p, r in skipped],
         coverage=coverage(store), not_embedded_rows=counts["no_vector"],
         trigram_pending=store.trigram_pending(), background=_worker(store),
@@ -623,16 +609,6 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     return ContextResult(entries=entries, rendered=ctx.render(packed), stats=stats,
                          search_type=req.search_type, session_id=session_id, turn=turn,
                          warnings=warnings)
-
-
-def index_path(root: Path, path: str, cwd: Path | None = None, field_name: str = "path") -> str:
-    """A user's PATH → its path relative to the index root ("" = the root); invalid_path if
-    it lies outside."""
-    try:
-        (rel,) = scope_paths(root, [path], cwd)
-    except OvError as e:
-        raise OvError(e.code, e.message, field=field_name) from None
-    return rel
 
 
 def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadResult:

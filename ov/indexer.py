@@ -39,10 +39,12 @@ from pathlib import Path
 
 from ov import chunk as chunking
 from ov import tiers
-from ov.config import DB_NAME, DEFAULT_EMBED_SKIP, INDEX_DIRNAME, WalkOptions, db_path_for, load_config
+from ov.config import DEFAULT_EMBED_SKIP, INDEX_DIRNAME, WalkOptions, load_config
 from ov.errors import OvError
+from ov.kinds import category, file_type, kind_of
 from ov.model import Chunk, IndexReport
-from ov.read import FileText, content_hash, freshness, kind_of, read_under
+from ov.paths import db_path_for, index_root_of
+from ov.read import FileText, content_hash, freshness, read_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
@@ -87,9 +89,7 @@ class IndexOptions:
 def walk_from_config(root: Path) -> WalkOptions:
     """Walk options from the tree's config alone (no flags): what a first search and the
     background worker walk with."""
-    cfg = load_config(root)
-    return WalkOptions(hidden=bool(cfg.get("hidden")), max_filesize=cfg.get("max-filesize"),
-                       extra_ignores=tuple(cfg.get("ignore")))
+    return load_config(root).walk_options()
 
 
 def options_for(root: Path, walk: WalkOptions, *, embed: bool = True, full: bool = False) -> IndexOptions:
@@ -454,114 +454,133 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
 def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
                    progress: Progress | None, warn: Callable[[str], None],
                    stop: Callable[[], bool] | None = None) -> None:
-    known = store.file_states()
-    seen: set[str] = set()
-    pending = 0
-    last_commit = time.monotonic()
-    changed_any = False
+    """Walk the tree and write the keyword rows of every new or changed file, committing
+    every COMMIT_FILES files or COMMIT_SECONDS; then remove the rows of files gone. A
+    time budget (`opts.budget_s`, a first answer) or `stop` ends it early, the rest left
+    to ov.worker."""
+    run = _LexicalPass(store, root, opts, report, progress, warn)
+    deadline = time.monotonic() + opts.budget_s if opts.budget_s is not None else None
+    cut = False
+    try:
+        with store.batches() as batches:
+            for path, state, prep in run.prepared():
+                if (deadline is not None and time.monotonic() > deadline) or (stop and stop()):
+                    cut = True  # this file and the rest: ov.worker's lexical pass
+                    break
+                if run.take(path, state, prep):
+                    run.commit(batches)
+            run.finish(cut)
+    finally:
+        for pool in run.pools:
+            pool.terminate()
 
-    skipped: list[tuple[str, str]] = []  # (path, reason): `ov status` lists them
 
-    def on_skip(path: str, reason: str) -> None:
-        report.skipped += 1
+class _LexicalPass:
+    """The state of one lexical pass: the files the index knows, those seen on this walk,
+    those skipped and why, and what changed since the last commit."""
+
+    def __init__(self, store: Store, root: Path, opts: IndexOptions, report: IndexReport,
+                 progress: Progress | None, warn: Callable[[str], None]) -> None:
+        self.store, self.root, self.opts, self.report = store, root, opts, report
+        self.progress, self.warn = progress, warn
+        self.known = store.file_states()
+        self.seen: set[str] = set()
+        self.skipped: list[tuple[str, str]] = []  # (path, reason): `ov status` lists them
+        self.pending = 0
+        self.last_commit = time.monotonic()
+        self.changed_any = False
+        self.pools: list = []
+        self.relayout = bool(self.known) and store.get_meta(ROWS_META) != ROWS_LAYOUT
+
+    def on_skip(self, path: str, reason: str) -> None:
+        self.report.skipped += 1
         # a name that is not UTF-8 (surrogate escapes) is kept as its escaped spelling
-        skipped.append((path.encode("utf-8", "backslashreplace").decode(), reason))
+        self.skipped.append((path.encode("utf-8", "backslashreplace").decode(), reason))
 
-    relayout = bool(known) and store.get_meta(ROWS_META) != ROWS_LAYOUT
-
-    def jobs():
+    def jobs(self):
         """The files to read, as jobs for `_prepare`; files unchanged by size and mtime
         are counted here and never read."""
-        for n, entry in enumerate(walk(root, opts.walk, on_warning=warn, on_skip=on_skip), 1):
+        opts, progress, known = self.opts, self.progress, self.known
+        for n, entry in enumerate(walk(self.root, opts.walk, on_warning=self.warn, on_skip=self.on_skip), 1):
             if progress:
                 progress("scan", n, None)
             try:
                 entry.path.encode("utf-8")
             except UnicodeEncodeError:  # the index stores names as UTF-8 text
                 shown = entry.path.encode("utf-8", "backslashreplace").decode()
-                warn(f"{shown}: file name is not valid UTF-8; skipped")
-                on_skip(shown, "name_not_utf8")
+                self.warn(f"{shown}: file name is not valid UTF-8; skipped")
+                self.on_skip(shown, "name_not_utf8")
                 continue
             state = known.get(entry.path)
             # an index of another row layout re-chunks its files once (ROWS_META)
-            resplit = relayout and state is not None
+            resplit = self.relayout and state is not None
             if (not opts.full and state and not resplit
                     and (state[1], state[2], state[4], state[5]) == _freshness(entry)):
-                seen.add(entry.path)
-                report.unchanged += 1
+                self.seen.add(entry.path)
+                self.report.unchanged += 1
                 continue
             same = state[3] if state and not opts.full and not resplit else None
-            yield str(root), entry.path, opts.walk.max_filesize, same, opts, state
+            yield str(self.root), entry.path, opts.walk.max_filesize, same, opts, state
 
-    pools: list = []
-
-    def prepared():
+    def prepared(self):
         """`_prepare` of every job: the first INLINE_FILES here, the rest in a pool."""
-        todo = jobs()
+        todo = self.jobs()
         yield from map(_prepare, itertools.islice(todo, INLINE_FILES))
         pool = _pool()
         if pool is None:
             yield from map(_prepare, todo)
             return
-        pools.append(pool)
+        self.pools.append(pool)
         yield from pool.imap(_prepare, todo, chunksize=8)
 
-    deadline = time.monotonic() + opts.budget_s if opts.budget_s is not None else None
-    cut = False
-    store.conn.execute("BEGIN IMMEDIATE")
-    try:
-        for path, state, prep in prepared():
-            if (deadline is not None and time.monotonic() > deadline) or (stop and stop()):
-                cut = True  # this file and the rest: ov.worker's lexical pass
-                break
-            if isinstance(prep, str):
-                warn(prep)
-                on_skip(path, "unreadable")
-                continue
-            if prep is None:  # binary
-                on_skip(path, "binary")
-                continue
-            seen.add(path)
-            if isinstance(prep, tuple):  # same content hash: only the stat changed
-                store.touch_file(state[0], *prep)
-                report.unchanged += 1
-            else:
-                # a first answer's budgeted run leaves the trigram rows to ov.worker
-                _write_file(store, path, prep, state, report, reuse=not opts.full,
-                            trigrams=opts.trigrams and opts.budget_s is None)
-                changed_any = True
-            pending += 1
-            if pending >= COMMIT_FILES or time.monotonic() - last_commit > COMMIT_SECONDS:
-                if changed_any:
-                    store.bump_generation()
-                store.conn.execute("COMMIT")
-                store.conn.execute("BEGIN IMMEDIATE")
-                pending, last_commit = 0, time.monotonic()
-        if cut:  # the files not walked are not known to be gone
+    def take(self, path: str, state, prep) -> bool:
+        """Store one prepared file (or count why not); True when it counts to the batch."""
+        if isinstance(prep, str):
+            self.warn(prep)
+            self.on_skip(path, "unreadable")
+            return False
+        if prep is None:  # binary
+            self.on_skip(path, "binary")
+            return False
+        self.seen.add(path)
+        if isinstance(prep, tuple):  # same content hash: only the stat changed
+            self.store.touch_file(state[0], *prep)
+            self.report.unchanged += 1
+        else:
+            # a first answer's budgeted run leaves the trigram rows to ov.worker
+            _write_file(self.store, path, prep, state, self.report, reuse=not self.opts.full,
+                        trigrams=self.opts.trigrams and self.opts.budget_s is None)
+            self.changed_any = True
+        self.pending += 1
+        return True
+
+    def commit(self, batches) -> None:
+        """End the batch when it holds COMMIT_FILES files or is COMMIT_SECONDS old."""
+        if self.pending >= COMMIT_FILES or time.monotonic() - self.last_commit > COMMIT_SECONDS:
+            if self.changed_any:
+                self.store.bump_generation()
+            batches.commit()
+            self.pending, self.last_commit = 0, time.monotonic()
+
+    def finish(self, cut: bool) -> None:
+        """The last batch: files gone removed (unless the walk was cut: the files not
+        walked are not known to be gone), the skipped list, the generation."""
+        store, report = self.store, self.report
+        if cut:
             store.set_meta(KEYWORDS_META, "1")
             report.partial = True
         else:
-            for path, state in known.items():
-                if path not in seen:
+            for path, state in self.known.items():
+                if path not in self.seen:
                     store.delete_file(state[0])
                     report.removed += 1
-                    changed_any = True
+                    self.changed_any = True
             store.set_meta(ROWS_META, ROWS_LAYOUT)
-            store.set_skipped(skipped)
-            store.conn.execute("DELETE FROM meta WHERE key = ?", (KEYWORDS_META,))
-        if changed_any:
+            store.set_skipped(self.skipped)
+            store.delete_meta(KEYWORDS_META)
+        if self.changed_any:
             store.bump_generation()
             store.record_chunk_count()
-        store.conn.execute("COMMIT")
-    except BaseException:
-        try:
-            store.conn.execute("ROLLBACK")
-        except Exception:
-            pass
-        raise
-    finally:
-        for pool in pools:
-            pool.terminate()
 
 
 def _freshness(entry) -> tuple[int, int, int, int] | None:
@@ -638,7 +657,7 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     embed = embeddable(path, text, opts)
     chunks = body + tier_rows  # prose sentences have no rows (VECTOR_LEVELS)
     return _Rows(ft.size, ft.mtime_ns, ft.hash, abstract, overview, title, _front_matter_tags(text),
-                 tiers.file_type(path), tiers.category(path), chunks,
+                 file_type(path), category(path), chunks,
                  [content_hash(c.text.encode("utf-8")) for c in chunks],
                  [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL], embed,
                  trigram_doc([(c.start, c.end, c.text) for c in body]), ft.ctime_ns, ft.inode)
@@ -827,15 +846,3 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
                 report.removed += 1
                 changed = True
     return changed
-
-
-def index_root_of(db_path: Path) -> Path:
-    """The tree an index belongs to: the folder holding `.ov/`, or the root stored in it."""
-    db_path = Path(db_path).resolve()
-    if db_path.name == DB_NAME and db_path.parent.name == INDEX_DIRNAME:
-        return db_path.parent.parent
-    with Store.open(db_path) as s:
-        root = s.get_meta("root")
-    if not root:
-        raise OvError("invalid_argument", f"{db_path} does not record its root folder", field="db")
-    return Path(root)

@@ -273,7 +273,7 @@ class Tools:
               tags: list[str] | None = None, level_limit: int | None = None, no_index: bool = False,
               timeout: float | None = None, **options: Any) -> Any:
         from ov import config  # noqa: PLC0415
-        from ov.matcher import gc_paused  # noqa: PLC0415
+        from ov.search.matcher import gc_paused  # noqa: PLC0415
 
         if count and files_with_matches:
             raise OvError("invalid_argument", "count and files_with_matches exclude each other",
@@ -292,10 +292,10 @@ class Tools:
     def _glob(self, pattern: str, path: str | None = None, fields: str | None = None,
               level_limit: int | None = None, exclude_uri: list[str] | None = None,
               tags: list[str] | None = None, **options: Any) -> Any:
-        from ov import fsearch  # noqa: PLC0415
+        from ov.search.glob import parse_fields  # noqa: PLC0415
 
         return to_data(api.glob(pattern, path, cwd=self.root, max_depth=level_limit,
-                                fields=fsearch.parse_fields(fields), exclude=exclude_uri or (),
+                                fields=parse_fields(fields), exclude=exclude_uri or (),
                                 tags=tags or (), **options))
 
     def _read(self, path: str, level: int | None = None) -> Any:

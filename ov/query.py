@@ -61,7 +61,7 @@ def check_query(text: str) -> str:
 # the whole table (one query: 168 ms with "and"/"for", 28 ms without, on 100k chunks)
 # while adding almost nothing to BM25. A query made only of them keeps them. Words that are
 # common in this index rather than in English are left out at search time, where their
-# frequency is known (ov.store.split_common).
+# frequency is known (ov.bm25.split_common).
 STOPWORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their "
     "then there these they this to was will with".split())

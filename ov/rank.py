@@ -37,7 +37,7 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ov.read import kind_of
+from ov.kinds import kind_of
 from ov.read import LineIndex, OutsideRoot, decode, freshness, open_under, plain_rel
 
 

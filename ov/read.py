@@ -1,5 +1,5 @@
-"""Reading files: binary detection, decoding, content hash, line numbers, and what kind
-of file a path names (`kind_of`: markdown, rst, code or text).
+"""Reading files: binary detection, decoding, content hash, line numbers (what kind of
+file a path names is `ov.kinds`).
 
 Offsets everywhere in `ov` (chunks, excerpts, grep columns) are Unicode code points
 into `decode(raw bytes)`: UTF-8 with a leading BOM stripped and every invalid byte
@@ -278,36 +278,3 @@ class LineIndex:
     def line_text(self, line: int) -> str:
         """`line`'s content without its line break."""
         return self._text[self.line_start(line):self.line_end(line)]
-
-
-# --- kinds of files: the rules chunking follows, the schedule hybrid fusion uses --------
-_MARKDOWN_EXT = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx", ".qmd", ".rmd"})
-_RST_EXT = frozenset({".rst", ".rest"})
-_CODE_EXT = frozenset(
-    """.py .pyi .pyw .pyx .js .mjs .cjs .jsx .ts .mts .cts .tsx .go .rs .java .kt .kts .scala
-    .sc .groovy .gradle .c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .h++ .ino .m .mm .cs .fs .fsx
-    .vb .swift .rb .rake .php .pl .pm .lua .sh .bash .zsh .fish .ksh .ps1 .psm1 .r .jl .dart
-    .ex .exs .erl .hrl .hs .ml .mli .clj .cljs .el .lisp .scm .rkt .nim .zig .v .sv .vhd
-    .vhdl .sql .proto .graphql .gql .tf .hcl .cmake .mk .make .vue .svelte .astro .sol
-    .d .cu .cuh .f .f90 .f95 .pas .ada .adb .ads .asm .s .bat .cmd .awk .sed .tcl .elm .purs
-    .json .jsonc .json5 .yaml .yml .toml .ini .cfg .conf .xml .html .htm .xhtml .css .scss
-    .sass .less .properties .env .plist .csproj .vcxproj .nix .dhall .cue .jsonnet""".split()
-)
-_CODE_NAMES = frozenset(
-    {"makefile", "gnumakefile", "dockerfile", "containerfile", "rakefile", "gemfile",
-     "vagrantfile", "jenkinsfile", "justfile", "cmakelists.txt", "build", "workspace",
-     "meson.build", "procfile", "brewfile", "podfile", "fastfile"}
-)
-
-
-def kind_of(path: str) -> str:
-    """"markdown", "rst", "code" or "text": the rules chunking follows for `path`."""
-    name = os.path.basename(path).lower()
-    ext = os.path.splitext(name)[1]
-    if ext in _MARKDOWN_EXT:
-        return "markdown"
-    if ext in _RST_EXT:
-        return "rst"
-    if ext in _CODE_EXT or name in _CODE_NAMES or name.startswith(("dockerfile.", "makefile.")):
-        return "code"
-    return "text"

@@ -1,7 +1,10 @@
 """Rendering: text for people, one JSON envelope or JSON Lines for scripts.
 
 Renderers only format (STYLE habit 2): filtering, limits and ordering happen before them.
-stdout carries only data; notices and warnings go to stderr.
+stdout carries only data; notices and warnings go to stderr. What each command prints in
+each format is decided once, by the `emit*` functions at the end (one per kind of
+result; grep's records stream through `emit_grep`); the command bodies only hand them
+their results.
 """
 
 from __future__ import annotations
@@ -100,6 +103,28 @@ class Out:
         """Text-mode data; `colored` when the renderer cleaned its data itself."""
         s = s if colored else clean(s)
         self.stdout.write(s if s.endswith("\n") or not s else s + "\n")
+
+    def isatty(self) -> bool:
+        try:
+            return self.stdout.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    def reader_gone(self) -> bool:
+        """True when stdout is a pipe its reader has closed. A large write into such a pipe
+        can end as a silent partial write (Python keeps no error), so ask the pipe itself
+        before printing a notice after the data; the notice would break the quiet of `| head`."""
+        import select  # noqa: PLC0415
+
+        if not hasattr(select, "poll"):
+            return False
+        try:
+            fd = self.stdout.fileno()
+            poller = select.poll()
+            poller.register(fd, 0)  # POLLERR is always reported: the read end is closed
+            return any(ev & select.POLLERR for _, ev in poller.poll(0))
+        except (OSError, ValueError, AttributeError):
+            return False
 
     # -- stderr -----------------------------------------------------------------------
     def warn(self, msg: str) -> None:
@@ -540,3 +565,195 @@ def grep_envelope(res, elapsed_ms: int) -> str:
     parts[0] = head + parts[0]
     parts[-1] += tail
     return ",".join(parts)
+
+
+# ---- emit: each result in the format asked -----------------------------------------------
+# Every command's output is decided here: the command bodies (ov.cli.commands) compute a
+# result and hand it over, and the format checks live in these functions only. A reader
+# that went away (`| head`) is a BrokenPipeError, which the command line turns into a
+# quiet exit 0 (ov.cli.run).
+
+
+def elapsed_ms(t0: float) -> int:
+    import time  # noqa: PLC0415
+
+    return int((time.perf_counter() - t0) * 1000)
+
+
+def emit(out: Out, result: Any, t0: float, text: Any = None, records: Any = None) -> None:
+    """A finished result: the envelope (json), one line per record or the result itself
+    (jsonl), or `text()` for people."""
+    if out.fmt == "json":
+        out.envelope(result, elapsed_ms(t0))
+    elif out.fmt == "jsonl":
+        for r in (result,) if records is None else records:
+            out.line(r)
+    else:
+        text()
+
+
+def types_text() -> str:
+    """`ov grep --type-list`: each type name and its globs, one a line."""
+    from ov.kinds import TYPES  # noqa: PLC0415
+
+    return "".join(f"{k}: {', '.join(v)}\n" for k, v in sorted(TYPES.items()))
+
+
+def emit_run_warnings(out: Out, st: Any) -> None:
+    """A grep or glob run's warnings on stderr, and how many files could not be read."""
+    from ov.search.scope import unreadable_warning  # noqa: PLC0415
+
+    for w in st.warnings:
+        out.warn(w)
+    if st.unreadable:
+        out.warn(unreadable_warning(st.unreadable))
+
+
+def cut_summary(st: Any, elapsed: int, count: int | None = None) -> dict:
+    """The last JSON Lines record of a run a limit cut (DESIGN.md: no silent limits)."""
+    return {"type": "summary", "count": st.count if count is None else count,
+            "files": st.files, "truncated": True, "truncated_reason": st.truncated_reason,
+            "root": st.root or None, "elapsed_ms": elapsed}
+
+
+def emit_update(out: Out, rep: Any, summary: str) -> None:
+    """One batch `ov index --watch` re-indexed: a JSON Lines record, else its summary line
+    on stderr (the watch's stdout stays data only)."""
+    if out.fmt == "jsonl":
+        out.line(rep)
+        out.stdout.flush()
+    else:
+        out.notice(summary)
+
+
+def emit_hits(out: Out, res: Any, query: str, t0: float) -> None:
+    """A ranked search's hits; in text, a notice of the next page after them."""
+    for w in res.warnings:
+        out.warn(w)
+    if out.fmt == "json":
+        out.envelope(res, elapsed_ms(t0))
+    elif out.fmt == "jsonl":
+        for h in res.hits:
+            out.line(h)
+    else:
+        out.text(hits_text(res, query, out.color), colored=out.color)
+        out.stdout.flush()  # a closed pipe stops here, before the notice
+        if out.reader_gone():
+            raise BrokenPipeError
+        if res.next_cursor:
+            out.notice(f"more hits: add --cursor {res.next_cursor}")
+
+
+def emit_context(out: Out, res: Any, t0: float, notes: Any = ()) -> None:
+    """Context mode's entries; in text, the packed block, then a line of its counts.
+    `notes`: warnings of the command line's own, after the result's."""
+    for w in (*res.warnings, *notes):
+        out.warn(w)
+    if out.fmt == "json":
+        out.envelope(res, elapsed_ms(t0))
+    elif out.fmt == "jsonl":
+        for e in res.entries:
+            out.line(e)
+    else:
+        out.text(context_text(res))
+        out.stdout.flush()  # a closed pipe stops here, before the summary
+        if out.reader_gone():
+            raise BrokenPipeError
+        s = res.stats
+        out.notice(f"{s.returned} entries, {s.used_tokens}/{s.max_tokens} tokens "
+                   f"({s.candidates} candidates, {s.dropped} dropped, {s.deduped} deduped)")
+
+
+def emit_grep(out: Out, records: Any, st: Any, mode: str, t0: float, *, context: bool = False,
+              max_columns: int | None = None, null: bool = False, filename: bool = True,
+              heading: bool | None = None) -> int:
+    """A grep's records as they stream (text, JSON Lines), or its envelope once all are
+    read (JSON), then its warnings and cuts; returns how many records there were."""
+    from ov.search.scope import binary_note, cut_notes, grep_result  # noqa: PLC0415
+
+    n = 0
+    if out.fmt == "json":
+        recs = list(records)
+        n = len(recs)
+        res = grep_result(recs, st, mode)
+        emit_run_warnings(out, st)
+        out.stdout.write(grep_envelope(res, elapsed_ms(t0)))
+        return n
+    if out.fmt == "jsonl":
+        line = (lambda r: out.raw(match_json(r))) if mode == "matches" else out.line
+        for r in records:
+            line(r)
+            n += 1
+        emit_run_warnings(out, st)
+        if st.truncated or st.level_cut:
+            out.line(cut_summary(st, elapsed_ms(t0)))
+    else:
+        # rg's habit: grouped under a heading on a terminal, path:line:text in a pipe
+        grouped = heading if heading is not None else out.isatty()
+        printer = GrepPrinter(out.stdout, color=out.color, context=context, max_columns=max_columns,
+                              null=null, filename=filename, heading=grouped and mode == "matches")
+        write = printer.match if mode == "matches" else printer.file_count
+        for r in records:
+            write(r)
+            n += 1
+        for path, offset in st.binary_matches:  # rg's words, on stdout as rg puts them
+            out.stdout.write(binary_note(path, offset) + "\n")
+        out.stdout.flush()
+        emit_run_warnings(out, st)
+    for note in cut_notes(st, st.node_limit, "matches" if mode == "matches" else "files"):
+        out.warn(note)  # JSON carries the cut in its result
+    if out.fmt == "jsonl":  # JSON has them among its warnings
+        for path, offset in st.binary_matches:
+            out.warn(binary_note(path, offset))
+    return n
+
+
+def emit_files(out: Out, found: Any, st: Any, t0: float, null: bool = False) -> int:
+    """`ov grep --files`: the paths as they come, one a line (NUL-ended with -0), or
+    their envelope; returns how many."""
+    from ov.search.scope import cut_notes, result_of  # noqa: PLC0415
+
+    if out.fmt == "json":
+        res = result_of(st)
+        res.paths = list(found)
+        res.count = len(res.paths)
+        emit_run_warnings(out, st)
+        out.envelope(res, elapsed_ms(t0))
+        return res.count
+    end = "\0" if null else "\n"
+    n = 0
+    for p in found:
+        if out.fmt == "jsonl":
+            out.line({"path": p})
+        else:
+            out.stdout.write(p + end)
+        n += 1
+    emit_run_warnings(out, st)
+    if out.fmt == "jsonl" and (st.truncated or st.level_cut):
+        out.line(cut_summary(st, elapsed_ms(t0), count=n))
+    for note in cut_notes(st, st.node_limit, "files"):  # text and JSON Lines
+        out.warn(note)
+    return n
+
+
+def emit_glob(out: Out, res: Any, st: Any, t0: float, fields: tuple[str, ...] = (),
+              simple: bool = False) -> None:
+    """`ov glob`'s paths (`--simple`: one a line in any format), then its cuts."""
+    from ov.search.scope import cut_notes  # noqa: PLC0415
+
+    emit_run_warnings(out, st)
+    if simple or out.fmt == "text":
+        out.text(glob_text(res, fields, simple))
+    elif out.fmt == "json":
+        out.envelope(res, elapsed_ms(t0))
+    else:
+        for m in res.matches:
+            out.line(m if not isinstance(m, str) else {"path": m})
+        if res.truncated:
+            out.line(cut_summary(st, elapsed_ms(t0), count=res.count))
+    out.stdout.flush()
+    if out.reader_gone():
+        raise BrokenPipeError
+    if simple or out.fmt != "json":
+        for note in cut_notes(st, st.node_limit, "paths"):
+            out.warn(note)

@@ -1,4 +1,4 @@
-"""Context tiers and file kinds: abstract (L0), overview (L1), front matter, types; pure.
+"""Context tiers: abstract (L0), overview (L1), front matter; pure.
 
 L0 `abstract` is a summary of about 256 characters taken from what the author wrote as
 one: front-matter `description`/`summary`, a module docstring, a leading doc comment, a
@@ -9,8 +9,8 @@ with their signatures and first doc line, or the first line of each paragraph; a
 about 4,000 characters, cut at a line boundary. L2 is the text itself.
 
 All of it is regexes over lines (plus `ast` for Python outlines), deterministic, and
-cheap enough to run on every file at index time. `TYPES` names file types as ripgrep's
-`-t/--type` does; `category` sorts files into code, docs, config, data and other.
+cheap enough to run on every file at index time. File kinds and `-t` type names live in
+`ov.kinds`.
 """
 
 from __future__ import annotations
@@ -18,172 +18,14 @@ from __future__ import annotations
 import ast
 import os
 import re
-from fnmatch import fnmatchcase
 
-from ov.read import kind_of
-from ov.errors import OvError
+from ov.kinds import kind_of
 
 ABSTRACT_CHARS = 256
 OVERVIEW_CHARS = 4000
 ELLIPSIS = "…"
 # `ast.parse` runs at ~3 MB/s; past this size the regex outline keeps indexing fast.
 AST_MAX_CHARS = 256 * 1024
-
-# --- file types (ripgrep's default type names where they exist) -----------------------
-TYPES: dict[str, tuple[str, ...]] = {
-    "py": ("*.py", "*.pyi", "*.pyw"),
-    "md": ("*.md", "*.markdown", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"),
-    "markdown": ("*.md", "*.markdown", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"),
-    "rst": ("*.rst",),
-    "txt": ("*.txt",),
-    "js": ("*.js", "*.jsx", "*.mjs", "*.cjs", "*.vue"),
-    "ts": ("*.ts", "*.tsx", "*.cts", "*.mts"),
-    "go": ("*.go",),
-    "rust": ("*.rs",),
-    "c": ("*.c", "*.h", "*.H", "*.cats"),
-    "cpp": ("*.C", "*.cc", "*.cpp", "*.cxx", "*.c++", "*.h", "*.hh", "*.hpp", "*.hxx",
-            "*.h++", "*.inl", "*.ipp"),
-    "java": ("*.java", "*.jsp", "*.properties"),
-    "kotlin": ("*.kt", "*.kts"),
-    "scala": ("*.scala", "*.sbt"),
-    "csharp": ("*.cs",),
-    "swift": ("*.swift",),
-    "ruby": ("*.rb", "*.gemspec", "Gemfile", ".irbrc", "Rakefile"),
-    "php": ("*.php", "*.php3", "*.php4", "*.php5", "*.phtml"),
-    "lua": ("*.lua",),
-    "perl": ("*.pl", "*.pm", "*.t"),
-    "sh": ("*.sh", "*.bash", "*.zsh", "*.ksh", ".bashrc", ".bash_profile", ".zshrc",
-           ".profile"),
-    "fish": ("*.fish",),
-    "ps": ("*.ps1", "*.psm1", "*.psd1"),
-    "r": ("*.R", "*.r", "*.Rmd", "*.Rnw"),
-    "julia": ("*.jl",),
-    "dart": ("*.dart",),
-    "elixir": ("*.ex", "*.eex", "*.exs", "*.heex"),
-    "erlang": ("*.erl", "*.hrl"),
-    "haskell": ("*.hs", "*.lhs"),
-    "ocaml": ("*.ml", "*.mli", "*.mll", "*.mly"),
-    "clojure": ("*.clj", "*.cljc", "*.cljs", "*.cljx"),
-    "elisp": ("*.el",),
-    "lisp": ("*.el", "*.jl", "*.lisp", "*.lsp", "*.sc", "*.scm"),
-    "zig": ("*.zig",),
-    "nim": ("*.nim", "*.nimf", "*.nimble", "*.nims"),
-    "sql": ("*.sql", "*.psql"),
-    "protobuf": ("*.proto",),
-    "svelte": ("*.svelte",),
-    "vue": ("*.vue",),
-    "html": ("*.htm", "*.html", "*.ejs"),
-    "css": ("*.css", "*.scss", "*.sass", "*.less"),
-    "xml": ("*.xml", "*.xml.dist", "*.dtd", "*.xsl", "*.xslt", "*.xsd", "*.xjb", "*.rng",
-            "*.sch", "*.xhtml"),
-    "json": ("*.json", "composer.lock", "*.sarif"),
-    "jsonl": ("*.jsonl", "*.ndjson"),
-    "yaml": ("*.yaml", "*.yml"),
-    "toml": ("*.toml", "Cargo.lock"),
-    "config": ("*.cfg", "*.conf", "*.config", "*.ini"),
-    "csv": ("*.csv",),
-    "tsv": ("*.tsv",),
-    "make": ("[Gg][Nn][Uu]makefile", "[Mm]akefile", "[Gg][Nn][Uu]makefile.am",
-             "[Gg][Nn][Uu]makefile.in", "[Mm]akefile.am", "[Mm]akefile.in", "*.mk", "*.mak"),
-    "cmake": ("*.cmake", "CMakeLists.txt"),
-    "docker": ("*Dockerfile*",),
-    "terraform": ("*.tf", "*.tf.json", "*.tfvars"),
-    "nix": ("*.nix",),
-    "tex": ("*.tex", "*.ltx", "*.cls", "*.sty", "*.bib", "*.dtx", "*.ins"),
-    "asciidoc": ("*.adoc", "*.asc", "*.asciidoc"),
-    "org": ("*.org", "*.org_archive"),
-    "diff": ("*.patch", "*.diff"),
-    "log": ("*.log",),
-    "jupyter": ("*.ipynb",),
-    "license": ("COPYING", "COPYING[.-]*", "COPYRIGHT", "COPYRIGHT[.-]*", "EULA",
-                "EULA[.-]*", "licen[cs]e", "licen[cs]e.*", "LICEN[CS]E", "LICEN[CS]E[.-]*",
-                "*[.-]LICEN[CS]E*", "NOTICE", "NOTICE[.-]*", "PATENTS", "PATENTS[.-]*",
-                "UNLICEN[CS]E", "UNLICEN[CS]E[.-]*"),
-}
-
-
-def type_globs(name: str) -> tuple[str, ...]:
-    """The globs of a `-t/--type` name; an unknown name is an `invalid_argument`."""
-    try:
-        return TYPES[name]
-    except KeyError:
-        raise OvError("invalid_argument",
-                      f"unknown file type {name!r} (known: {', '.join(sorted(TYPES))})",
-                      field="type") from None
-
-
-def file_type(path: str) -> str:
-    """The first type in `TYPES` whose globs match the file name; "" when none does."""
-    name = os.path.basename(path)
-    for tname, globs in TYPES.items():
-        for g in globs:
-            if fnmatchcase(name, g):
-                return tname
-    return ""
-
-
-def _sample(glob: str) -> str:
-    """A file name the glob matches: `*` as "x", a `[...]` class as its first character."""
-    return re.sub(r"\[!?([^\]])[^\]]*\]", r"\1", glob).replace("*", "x").replace("?", "x")
-
-
-def type_filter(names) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """What `-t NAME...` (names of `TYPES`, OR-ed) asks of an index: (the stored types,
-    the name globs). An index stores one type a file, `file_type`'s first match, so
-    `markdown` files are stored as `md`, `.h` files as `c` and `.vue` files as `js`. The
-    stored types are those of the names' files; where one of them also holds files none of
-    the names covers (`c` for `-t cpp`: its `.c` files), the globs come too, and a file
-    must then match one of them by name; else the globs are ().
-
-    Both `ov grep -t` and the ranked searches read `TYPES`, so they accept the same names
-    and select the same files."""
-    wanted: set[str] = set()
-    stored: dict[str, None] = {}
-    for name in names:
-        globs = type_globs(name)
-        wanted.update(globs)
-        for g in globs:
-            stored.setdefault(file_type(_sample(g)) or name, None)
-    exact = all(set(TYPES.get(t, ())) <= wanted for t in stored)
-    return tuple(stored), (() if exact else tuple(sorted(wanted)))
-
-
-_CATEGORY_BY_TYPE = {
-    "md": "docs", "markdown": "docs", "rst": "docs", "txt": "docs", "tex": "docs",
-    "asciidoc": "docs", "org": "docs", "license": "docs", "html": "docs",
-    "json": "config", "yaml": "config", "toml": "config", "config": "config",
-    "docker": "config", "make": "config", "cmake": "config", "terraform": "config",
-    "nix": "config",
-    "csv": "data", "tsv": "data", "jsonl": "data", "xml": "data", "log": "data",
-    "jupyter": "code", "diff": "other",
-}
-_DOC_NAMES = re.compile(r"^(readme|changelog|changes|history|news|authors|contributing|"
-                        r"contributors|code_of_conduct|security|todo|install|usage|faq)"
-                        r"(\.[\w.-]+)?$", re.I)
-_CONFIG_NAMES = re.compile(r"^(\.(editorconfig|gitignore|gitattributes|gitmodules|ignore|"
-                           r"ovignore|dockerignore|npmrc|env(\..+)?|[\w-]+rc)|"
-                           r"[\w.-]+\.(env|lock|properties|plist))$", re.I)
-_DATA_EXT = frozenset(".csv .tsv .jsonl .ndjson .parquet .arrow .feather .avro .orc .dat "
-                      ".npy .npz .h5 .hdf5 .sqlite .db .xlsx .xls .ods .geojson .pkl "
-                      ".pickle .bin .gz .zip .tar .xz .bz2 .zst .7z .jpg .jpeg .png .gif "
-                      ".webp .svg .pdf .wav .mp3 .mp4".split())
-
-
-def category(path: str) -> str:
-    """"code", "docs", "config", "data" or "other", from the file's name."""
-    name = os.path.basename(path)
-    ext = os.path.splitext(name)[1].lower()
-    if _DOC_NAMES.match(name):
-        return "docs"
-    if _CONFIG_NAMES.match(name):
-        return "config"
-    if ext in _DATA_EXT:
-        return "data"
-    t = file_type(path)
-    if t:
-        return _CATEGORY_BY_TYPE.get(t, "code")
-    return "code" if kind_of(path) == "code" else "other"
-
 
 # --- front matter ---------------------------------------------------------------------
 _KEY_RE = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s+(.*))?$")

@@ -493,86 +493,20 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
           yield_symlinks: bool, stat_files: bool, pairs: bool,
           keep: Callable[[str], bool] | None
           ) -> Iterator[FileEntry | tuple[str, str]]:
-    warn = on_warning or _noop
-    skip = on_skip or _noop
-    root_abs = os.path.abspath(os.fspath(root))
-    base = root_abs if start is None else os.path.abspath(os.fspath(start))
-    rel0 = os.path.relpath(base, root_abs)
-    if rel0 == ".":
-        rel0 = ""
-    elif rel0 == ".." or rel0.startswith(".." + os.sep) or os.path.isabs(rel0):
-        raise OvError("invalid_path", f"{start} is outside the root {root_abs}", field="path")
-    rel0 = rel0.replace(os.sep, "/")
-
-    hidden_ok = opts.hidden
-    no_ignore = opts.no_ignore
-    follow = opts.follow
-    max_size = opts.max_filesize
-    max_depth = opts.max_depth
+    """`walk` and `walk_paths`: a loop over a stack of open folders whose per-entry work is
+    inline; what runs once a folder, or for a symlink only, is in functions of its own."""
+    warn, skip = on_warning or _noop, on_skip or _noop
+    begun = _walk_start(root, opts, start, warn, skip, pairs, keep)
+    if len(begun) < 4:  # nothing, or the one file named as the start
+        yield from begun
+        return
+    first, real_root, n_parts, on_path = begun
+    hidden_ok, follow, max_size, max_depth = opts.hidden, opts.follow, opts.max_filesize, opts.max_depth
     lazy = not stat_files and max_size is None
-    real_root = os.path.realpath(root_abs)
-    if start is not None and not _under(os.path.realpath(base), real_root):
-        skip(rel0, "outside_root")  # a named path that is a link leading out of the root
-        return
-
-    try:
-        st0 = os.stat(base)
-    except OSError as e:
-        warn(f"{rel0 or '.'}: {e.strerror or e}")
-        return
-    if not stat.S_ISDIR(st0.st_mode):
-        # A file named explicitly is yielded whatever the ignore rules say.
-        if stat.S_ISREG(st0.st_mode) and (keep is None or keep(rel0)):
-            if max_size is not None and st0.st_size > max_size:
-                skip(rel0, "size")
-            else:
-                yield (rel0, base) if pairs else FileEntry(
-                    rel0, base, st0.st_size, st0.st_mtime_ns, st0.st_mode, os.path.islink(base),
-                    st0.st_ctime_ns, st0.st_ino)
-        return
-    if max_depth is not None and max_depth < 1:
-        return
-
-    # The ignore files of the root and of each folder above `start` (the start
-    # folder's own are read when it is scanned).
-    parts = rel0.split("/") if rel0 else []
-    levels = _root_levels(root_abs, opts, warn)
-    if not no_ignore:
-        for k in range(len(parts)):
-            folder = os.path.join(root_abs, *parts[:k])
-            levels = _add_folder(levels, folder, "/".join(parts[:k]), k, None, warn)
-
-    # Loop detection: the (device, inode) of every folder on the current path.
-    on_path: set[tuple[int, int]] = set()
-    if follow:
-        for k in range(len(parts) + 1):
-            try:
-                s = os.stat(os.path.join(root_abs, *parts[:k]))
-            except OSError:
-                continue
-            on_path.add((s.st_dev, s.st_ino))
-
-    # A frame: (entries iterator, folder rel path, depth, levels, checks, folder id).
-    def open_folder(path: str, rel: str, depth: int, lv: tuple[Level, ...],
-                    fid: tuple[int, int] | None):
-        try:
-            entries = _scan(path)
-        except OSError as e:
-            warn(f"{rel or '.'}: {e.strerror or e}")
-            return None
-        if not no_ignore:
-            names = {e.name for e in entries if e.name in _PER_FOLDER_NAMES}
-            if names:
-                lv = _add_folder(lv, path, rel, depth, names, warn)
-        return (iter(entries), rel + "/" if rel else "", depth, lv, _checks(lv, rel), fid)
-
-    first = open_folder(base, rel0, len(parts), levels, None)
-    if first is None:
-        return
     stack = [first]
     while stack:
         it, prefix, depth, lv, checks, _ = stack[-1]
-        walk_depth = depth - len(parts) + 1  # 1 for the start folder
+        walk_depth = depth - n_parts + 1  # 1 for the start folder
         for e in it:
             name = e.name
             if name in ALWAYS_SKIPPED:
@@ -583,90 +517,188 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
             try:
                 is_link = e.is_symlink()
                 if is_link:
-                    if not follow:
-                        if not yield_symlinks:
-                            continue
-                        is_dir = False
-                    else:
-                        if not _under(os.path.realpath(e.path), real_root):
-                            skip(rel, "outside_root")
-                            continue
-                        try:
-                            st = os.stat(e.path)
-                        except FileNotFoundError:
-                            warn(f"{rel}: broken symbolic link")
-                            continue
-                        is_dir = stat.S_ISDIR(st.st_mode)
+                    st = _link_target(e, rel, follow, yield_symlinks, real_root, warn, skip)
+                    if st is None:
+                        continue
+                    is_dir = st is not _LINK_ITSELF and stat.S_ISDIR(st.st_mode)
                 else:
                     is_dir = e.is_dir(follow_symlinks=False)
             except OSError as err:
                 warn(f"{rel}: {err.strerror or err}")
                 continue
-
             verdict = _decide(checks, name, is_dir) if checks else None
             if verdict:
                 continue
             if name[0] == "." and not hidden_ok and verdict is not False:
                 continue
-
             if is_dir:
                 if max_depth is not None and walk_depth >= max_depth:
                     skip(rel, "depth")  # a cut the caller reports (no silent limits)
                     continue
-                fid = None
-                if follow:
-                    try:
-                        s = st if is_link else e.stat(follow_symlinks=False)
-                    except OSError as err:
-                        warn(f"{rel}: {err.strerror or err}")
-                        continue
-                    fid = (s.st_dev, s.st_ino)
-                    if fid in on_path:
-                        warn(f"{rel}: file system loop found (links to a folder above it)")
-                        continue
-                frame = open_folder(e.path, rel, depth + 1, lv, fid)
-                if frame is None:
-                    continue
-                if fid is not None:
-                    on_path.add(fid)
-                stack.append(frame)
-                break
-
+                frame = _descend(e, rel, depth, lv, st if is_link else None, follow, on_path,
+                                 opts.no_ignore, warn)
+                if frame is not None:
+                    stack.append(frame)
+                    break
+                continue
             if keep is not None and not keep(rel):
                 continue
             if is_link:
-                if not follow:  # yield_symlinks: the link itself
-                    try:
-                        s = e.stat(follow_symlinks=False)
-                    except OSError as err:
-                        warn(f"{rel}: {err.strerror or err}")
-                        continue
-                    yield FileEntry(rel, e.path, s.st_size, s.st_mtime_ns, s.st_mode, True)
-                    continue
-                s = st
-                if not stat.S_ISREG(s.st_mode):
-                    continue
-            else:
-                if not e.is_file(follow_symlinks=False):
-                    continue  # fifos, sockets, devices
-                if lazy:
-                    yield (rel, e.path) if pairs else FileEntry(rel, e.path, -1, -1, 0, False)
-                    continue
-                try:
-                    s = e.stat(follow_symlinks=False)
-                except OSError as err:
-                    warn(f"{rel}: {err.strerror or err}")
-                    skip(rel, "unreadable")
-                    continue
+                entry = _link_file(e, rel, st, pairs, max_size, warn, skip)
+                if entry is not None:
+                    yield entry
+                continue
+            if not e.is_file(follow_symlinks=False):
+                continue  # fifos, sockets, devices
+            if lazy:
+                yield (rel, e.path) if pairs else FileEntry(rel, e.path, -1, -1, 0, False)
+                continue
+            try:
+                s = e.stat(follow_symlinks=False)
+            except OSError as err:
+                warn(f"{rel}: {err.strerror or err}")
+                skip(rel, "unreadable")
+                continue
             if max_size is not None and s.st_size > max_size:
                 skip(rel, "size")
                 continue
             yield (rel, e.path) if pairs else FileEntry(rel, e.path, s.st_size, s.st_mtime_ns,
-                                                         s.st_mode, is_link, s.st_ctime_ns, s.st_ino)
+                                                         s.st_mode, False, s.st_ctime_ns, s.st_ino)
         else:
             fid = stack.pop()[5]
             if fid is not None:
                 on_path.discard(fid)
+
+
+# `_link_target`'s answer for a link yielded as itself (yield_symlinks, no follow)
+_LINK_ITSELF = os.stat_result((0,) * 10)
+
+
+def _link_target(e, rel: str, follow: bool, yield_symlinks: bool, real_root: str, warn, skip):
+    """What a symlink met by the walk stands for: `_LINK_ITSELF` (not followed, but
+    `yield_symlinks`: the link is yielded itself), its target's stat (followed), or None
+    to leave it out (not followed, a link out of the root, a broken one). OSError passes
+    to the caller."""
+    if not follow:
+        return _LINK_ITSELF if yield_symlinks else None
+    if not _under(os.path.realpath(e.path), real_root):
+        skip(rel, "outside_root")
+        return None
+    try:
+        return os.stat(e.path)
+    except FileNotFoundError:
+        warn(f"{rel}: broken symbolic link")
+        return None
+
+
+def _link_file(e, rel: str, st, pairs: bool, max_size: int | None, warn, skip):
+    """The entry of a symlink to a file: the link itself (`_LINK_ITSELF`: lstat's size and
+    times), or its target when followed (a regular file under the size cap); None for
+    anything else."""
+    if st is _LINK_ITSELF:
+        try:
+            s = e.stat(follow_symlinks=False)
+        except OSError as err:
+            warn(f"{rel}: {err.strerror or err}")
+            return None
+        return FileEntry(rel, e.path, s.st_size, s.st_mtime_ns, s.st_mode, True)
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    if max_size is not None and st.st_size > max_size:
+        skip(rel, "size")
+        return None
+    return (rel, e.path) if pairs else FileEntry(rel, e.path, st.st_size, st.st_mtime_ns,
+                                                 st.st_mode, True, st.st_ctime_ns, st.st_ino)
+
+
+def _descend(e, rel: str, depth: int, lv, st, follow: bool, on_path: set, no_ignore: bool, warn):
+    """The frame of a folder the walk enters, or None (unreadable, or a link loop)."""
+    fid = None
+    if follow:
+        try:
+            s = st if st is not None else e.stat(follow_symlinks=False)
+        except OSError as err:
+            warn(f"{rel}: {err.strerror or err}")
+            return None
+        fid = (s.st_dev, s.st_ino)
+        if fid in on_path:
+            warn(f"{rel}: file system loop found (links to a folder above it)")
+            return None
+    frame = _open_folder(e.path, rel, depth + 1, lv, fid, no_ignore, warn)
+    if frame is not None and fid is not None:
+        on_path.add(fid)
+    return frame
+
+
+def _open_folder(path: str, rel: str, depth: int, lv, fid: tuple[int, int] | None,
+                 no_ignore: bool, warn):
+    """A frame of the walk: (entries iterator, folder rel path + "/", depth, ignore levels,
+    checks, folder id); None when the folder cannot be listed."""
+    try:
+        entries = _scan(path)
+    except OSError as e:
+        warn(f"{rel or '.'}: {e.strerror or e}")
+        return None
+    if not no_ignore:
+        names = {e.name for e in entries if e.name in _PER_FOLDER_NAMES}
+        if names:
+            lv = _add_folder(lv, path, rel, depth, names, warn)
+    return (iter(entries), rel + "/" if rel else "", depth, lv, _checks(lv, rel), fid)
+
+
+def _walk_start(root: Path, opts: WalkOptions, start: Path | None, warn, skip, pairs: bool,
+                keep):
+    """Where a walk begins: () (nothing to walk), (the one entry,) when `start` is a
+    file (named explicitly: yielded whatever the ignore rules say), else (the start
+    folder's frame, the real root, the start's depth below the root, the ids of the
+    folders on the path when links are followed)."""
+    root_abs = os.path.abspath(os.fspath(root))
+    base = root_abs if start is None else os.path.abspath(os.fspath(start))
+    rel0 = os.path.relpath(base, root_abs)
+    if rel0 == ".":
+        rel0 = ""
+    elif rel0 == ".." or rel0.startswith(".." + os.sep) or os.path.isabs(rel0):
+        raise OvError("invalid_path", f"{start} is outside the root {root_abs}", field="path")
+    rel0 = rel0.replace(os.sep, "/")
+    real_root = os.path.realpath(root_abs)
+    if start is not None and not _under(os.path.realpath(base), real_root):
+        skip(rel0, "outside_root")  # a named path that is a link leading out of the root
+        return ()
+    try:
+        st0 = os.stat(base)
+    except OSError as e:
+        warn(f"{rel0 or '.'}: {e.strerror or e}")
+        return ()
+    if not stat.S_ISDIR(st0.st_mode):
+        if not stat.S_ISREG(st0.st_mode) or (keep is not None and not keep(rel0)):
+            return ()
+        if opts.max_filesize is not None and st0.st_size > opts.max_filesize:
+            skip(rel0, "size")
+            return ()
+        return ((rel0, base) if pairs else FileEntry(
+            rel0, base, st0.st_size, st0.st_mtime_ns, st0.st_mode, os.path.islink(base),
+            st0.st_ctime_ns, st0.st_ino),)
+    if opts.max_depth is not None and opts.max_depth < 1:
+        return ()
+    # The ignore files of the root and of each folder above `start` (the start
+    # folder's own are read when it is scanned).
+    parts = rel0.split("/") if rel0 else []
+    levels = _root_levels(root_abs, opts, warn)
+    if not opts.no_ignore:
+        for k in range(len(parts)):
+            folder = os.path.join(root_abs, *parts[:k])
+            levels = _add_folder(levels, folder, "/".join(parts[:k]), k, None, warn)
+    # Loop detection: the (device, inode) of every folder on the current path.
+    on_path: set[tuple[int, int]] = set()
+    if opts.follow:
+        for k in range(len(parts) + 1):
+            try:
+                s = os.stat(os.path.join(root_abs, *parts[:k]))
+            except OSError:
+                continue
+            on_path.add((s.st_dev, s.st_ino))
+    first = _open_folder(base, rel0, len(parts), levels, None, opts.no_ignore, warn)
+    return () if first is None else (first, real_root, len(parts), on_path)
 
 
 def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> bool:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ov.config import db_path_for
+from ov.paths import db_path_for
 from ov.errors import OvError
 from ov.indexer import IndexOptions, index_paths, index_tree
 from ov.model import IndexReport

@@ -4,7 +4,7 @@
     OV_SOURCE=/path/to/other/checkout python3 scripts/bench_context.py scifact ...
 
 For each query of the split, `ov search QUERY --mode context --max-tokens N -o json` runs
-through the CLI's entry point (`ov.cli.main`, in this process), and the block counts as
+through the CLI's entry point (`ov.cli.app.main`, in this process), and the block counts as
 holding the evidence when an entry of a relevant document serves its text: tier
 `passage` (the part that matched) or `full` (the whole document). Reported: that
 fraction, the fraction with a relevant document at any tier (an abstract, an overview, a
@@ -83,7 +83,7 @@ def main() -> None:
         print(f"indexed {len(back)} documents in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
 
     from ov import engine  # noqa: PLC0415
-    from ov.cli import main as ov_main  # noqa: PLC0415
+    from ov.cli.app import main as ov_main  # noqa: PLC0415
 
     if not args.no_embed:  # the query encoder once per process, as bench_quality does
         emb = engine._default_embedder()

@@ -215,7 +215,7 @@ def child_timed_index(tree: str, marks_file: str) -> None:
         return orig(root, db_path, opts, progress=hook, **kw)
 
     ix.index_tree = timed  # the CLI imports index_tree from the module at call time
-    from ov.cli import main
+    from ov.cli.app import main
 
     code = 0
     try:

@@ -13,7 +13,7 @@ DATASET is a folder in BEIR layout, or the name of one under ../shared/data/. Wh
 2. runs `python -m ov index` on it in a child process with the real model and times it.
    The index is reused while the fingerprint (chunker source, chunk budget, keyword text
    builder, model id) is unchanged, since ranking changes need no re-index;
-3. runs every query through the CLI's entry point `ov.cli.main` in this process: the same
+3. runs every query through the CLI's entry point `ov.cli.app.main` in this process: the same
    code as the `ov` command, flag parsing and JSON rendering included, with the JSON read
    back from stdout, except that the query encoder is loaded once per process rather than
    once per call (its load time is reported apart). One process per query would cost
@@ -161,7 +161,7 @@ def run_index(folder: Path) -> dict:
 
 
 class Runner:
-    """Runs `ov` argument lists: in this process through ov.cli.main, or as a child."""
+    """Runs `ov` argument lists: in this process through ov.cli.app.main, or as a child."""
 
     def __init__(self, kind: str, cwd: Path) -> None:
         self.kind = kind
@@ -169,7 +169,7 @@ class Runner:
         self.model_load_s = None
         if kind == "inprocess":
             from ov import engine  # noqa: PLC0415
-            from ov.cli import main  # noqa: PLC0415
+            from ov.cli.app import main  # noqa: PLC0415
 
             # The one departure from a CLI call: the query encoder is loaded once for the
             # process instead of once per call (its load time is measured and reported).

@@ -181,9 +181,9 @@ def stdlib_vocabulary() -> tuple[list[str], list[int]]:
 
 def file_type_of(name: str) -> str:
     try:
-        from ov import tiers
+        from ov import kinds
 
-        return tiers.file_type(name)
+        return kinds.file_type(name)
     except ImportError:
         return {"py": "python", "md": "markdown"}.get(name.rsplit(".", 1)[-1], "text")
 

@@ -44,7 +44,8 @@ def main(argv=None) -> int:
     from ov import chunk as chunking  # noqa: PLC0415
     from ov import indexer  # noqa: PLC0415
     from ov.embed import MAX_TOKENS, _load_tokenizer, locate_model_files  # noqa: PLC0415
-    from ov.read import content_hash, kind_of, read_text  # noqa: PLC0415
+    from ov.kinds import kind_of
+    from ov.read import content_hash, read_text  # noqa: PLC0415
     from ov.walk import walk  # noqa: PLC0415
 
     _, tok_path = locate_model_files()

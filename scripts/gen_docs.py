@@ -2,12 +2,12 @@
 """Generate ov's shell completions and man page from its Typer app.
 
 One table of flags: every command, argument and option, with its help, metavar and
-fixed values (the options' `autocompletion` lists in ov/cli.py), is read from the click
+fixed values (the options' `autocompletion` lists in ov/cli/app.py), is read from the click
 command tree of `ov.cli.app`, and written out as
 - completions/ov.bash, completions/_ov (zsh), completions/ov.fish: static scripts that
   complete commands, options and option values without starting Python;
 - man/ov.1 (roff);
-- ov/flags.py: the flags of grep and glob as plain data, which `ov.console` parses on its
+- ov/cli/flags.py: the flags of grep and glob as plain data, which `ov.cli.fast` parses on its
   fast start-up path without importing typer.
 
     python3 scripts/gen_docs.py          # rewrite the files
@@ -86,7 +86,7 @@ def command_tree() -> tuple[str, list[Cmd]]:
     """(the app's help, its commands in declaration order)."""
     import typer.main
 
-    from ov.cli import app
+    from ov.cli.app import app
 
     group = typer.main.get_command(app)
     cmds = []
@@ -456,13 +456,13 @@ def man(app_help: str, cmds: list[Cmd]) -> str:
     return "\n".join(out)
 
 
-# ---- the fast path's flag table (ov/flags.py) ---------------------------------------------
+# ---- the fast path's flag table (ov/cli/flags.py) ---------------------------------------------
 
 FAST_COMMANDS = ("grep", "glob", "find", "search")
 
 
 def flag_table() -> str:
-    """The fast path's commands' parameters as the data ov.console's parser reads: each
+    """The fast path's commands' parameters as the data ov.cli.fast's parser reads: each
     option string -> (parameter, kind, constant), kind "flag" (stores the constant), "int",
     "float", "str" or "path" (takes a value); the positional arguments in order; defaults;
     the repeatable ones; the environment variables click would read (the parser leaves a
@@ -470,10 +470,10 @@ def flag_table() -> str:
     stops generation rather than be parsed differently."""
     import typer.main
 
-    from ov.cli import app
+    from ov.cli.app import app
 
     group = typer.main.get_command(app)
-    out = ['"""The flags of the commands on the fast path of ov.console.', "",
+    out = ['"""The flags of the commands on the fast path of ov.cli.fast.', "",
            f"{HEADER[0].upper()}{HEADER[1:]}.", '"""', "",
            "COMMANDS = {"]
     for name in FAST_COMMANDS:
@@ -533,7 +533,7 @@ def outputs() -> dict[str, str]:
         "completions/_ov": zsh(cmds),
         "completions/ov.fish": fish(cmds),
         "man/ov.1": man(app_help, cmds),
-        "ov/flags.py": flag_table(),
+        "ov/cli/flags.py": flag_table(),
     }
 
 

@@ -70,7 +70,7 @@ class Result:
 
 def run_inprocess(*args, cwd: Path | None = None, env: dict | None = None) -> Result:
     """`run_inprocess("search", "q", cwd=root)` or `run_inprocess(["search", "q"])`."""
-    from ov.cli import main
+    from ov.cli.app import main
 
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         args = tuple(args[0])

@@ -94,3 +94,45 @@ def test_open_without_an_index(tmp_path):
 
 def ov_index(root):
     return lib.Index.open(root)
+
+
+def test_grep_modes_and_files_match_the_cli(indexed, ov):
+    """-c, -l, context lines and --files: the same records through the library."""
+    cli = ov("grep", "-c", "split", "--json", cwd=indexed).json["result"]
+    records, _ = lib.grep("split", cwd=indexed, mode="count")
+    assert {r.path: r.count for r in records} == cli["counts"]
+    cli = ov("grep", "-l", "-i", "CHUNKS", "--json", cwd=indexed).json["result"]
+    records, _ = lib.grep("CHUNKS", cwd=indexed, mode="files", ignore_case=True)
+    assert [r.path for r in records] == cli["paths"]
+    cli = ov("grep", "-C", "1", "return", "src", "--json", cwd=indexed).json["result"]
+    records, stats = lib.grep("return", ["src"], cwd=indexed, before=1, after=1)
+    assert [to_data(r) for r in records] == cli["matches"] and stats.count == cli["count"]
+    cli = ov("grep", "--files", "-t", "py", "--json", cwd=indexed).json["result"]
+    found, _ = lib.files(cwd=indexed, types=["py"])
+    assert list(found) == cli["paths"] == ["src/chunker.py", "src/walker.py"]
+
+
+def test_glob_fields_and_search_filters_match_the_cli(indexed, ov):
+    cli = ov("glob", "**/*", "-f", "name,type,size", "--json", cwd=indexed).json["result"]
+    res = lib.glob("**/*", cwd=indexed, fields=("name", "type", "size"))
+    assert [to_data(m) for m in res.matches] == cli["matches"]
+    cli = ov("search", "chunks", "-t", "md", "-u", "docs", "--search-type", "keywords", "--json",
+             cwd=indexed).json["result"]
+    with ov_index(indexed) as ix:
+        res = ix.search("chunks", types=["md"], uri=["docs"], search_type="keywords", cwd=indexed)
+    assert [(h["path"], h["start_line"], h["score"]) for h in cli["hits"]] == _hits(res)
+    assert [h.path for h in res.hits] == ["docs/guide.md"]
+
+
+def test_the_readme_example_runs(tree, capsys):
+    """The README's "Python API" example, as written, on a tree of its own."""
+    from pathlib import Path  # noqa: PLC0415
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("\n## Python API\n", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    root = tree({"README.md": "# A tree\n\nHow files are split into chunks.\n",
+                 "src/chunks.py": "def split_chunks(text):\n    return text.split('\\n\\n')\n"})
+    exec(compile(code.replace("path/to/tree", str(root)), "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "README.md 1 " in out and "A tree" in out and "['src/chunks.py']" in out

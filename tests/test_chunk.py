@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ov.chunk import chunk_text, estimate_tokens, kind_of
+from ov.chunk import chunk_text, model_tokens as estimate_tokens
+from ov.kinds import kind_of
 from ov.errors import OvError
 
 STDLIB = Path(sys.modules["os"].__file__).parent

@@ -1,4 +1,4 @@
-"""The CLI builds only the command a run names (`ov.cli._app_for`): it must answer exactly
+"""The CLI builds only the command a run names (`ov.cli.app._app_for`): it must answer exactly
 as the whole app does — help, usage errors and exit codes — for every command."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
-from ov import cli
+from ov.cli import app as cli
 
 COMMANDS = [c.name for c in cli.app.registered_commands]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ov import __version__
-from ov.tiers import TYPES, type_filter
+from ov.kinds import TYPES, type_filter
 
 FILES = {f"src/{name}": f"widget frobnicate in {name}\n"
          for name in ("a.md", "b.markdown", "c.h", "d.c", "e.cpp", "f.vue", "g.js", "h.py",

@@ -1,5 +1,5 @@
 """`ov grep`, `ov glob`, `ov find` and `ov search` (list mode) start without Typer
-(`ov.console.fast`): the parameters it hands the commands must be exactly those the Typer
+(`ov.cli.fast.fast`): the parameters it hands the commands must be exactly those the Typer
 app hands them, for every form of argument click accepts, and whatever it does not fully
 understand (help, usage errors, context mode, an environment variable click reads) must go
 to the Typer app."""
@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from conftest import imported_by
-from ov import cli, console
+from ov.cli import app as cli
+from ov.cli import fast as console
 
 VALID = [
     ["grep", "foo"],
@@ -156,4 +157,4 @@ def test_grep_glob_and_search_start_without_typer(tree):
         r, imported = imported_by(args, t)
         assert r.code == 0 and r.out.startswith("a.txt"), r.err[-500:]
         assert not {m for m in imported if m.split(".")[0] in ("typer", "click")}
-        assert "ov.console" in imported and "ov.cli" not in imported
+        assert "ov.cli.fast" in imported and "ov.cli.app" not in imported

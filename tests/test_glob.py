@@ -180,7 +180,7 @@ def test_compiled_glob_answers_as_wcmatch_does():
     front); the answers must be wcmatch's own, for every flag combination."""
     from wcmatch import glob as wc
 
-    from ov.globs import compile_glob
+    from ov.search.globs import compile_glob
 
     names = ["a.py", "b.PY", ".h.py", "x/.h.py", "src/m.py", "src/pkg/n.py", "src/pkg/n.pyc",
              "d/e/f/g.toml", "d/data/x/y.toml", "data/z.toml", "a b/c d.txt", "x\\y", "q.c",
@@ -201,7 +201,7 @@ def test_compiled_glob_answers_as_wcmatch_does():
 
 
 def test_fields_that_need_stat_are_read_for_the_matches_only(ov, tree, monkeypatch):
-    import ov.fsearch as fs
+    import ov.search.glob as fs
 
     t = tree({"a.py": "xx", "b.txt": "y", "d/c.py": "zzz"})
     seen = []
@@ -218,22 +218,22 @@ def test_fields_that_need_stat_are_read_for_the_matches_only(ov, tree, monkeypat
 
 
 def test_glob_leaves_the_regex_engine_and_ignore_library_unloaded(tree):
-    """`regex` and ov.matcher (~10 ms of imports) serve grep only; pathspec only trees with
+    """`regex` and ov.search.matcher (~10 ms of imports) serve grep only; pathspec only trees with
     ignore files."""
     t = tree({"a.txt": "", "b.py": ""})
     r, modules = imported_by(["glob", "*.txt"], t)
-    assert r.out == "a.txt\n" and not {"regex", "ov.matcher", "pathspec"} & modules
+    assert r.out == "a.txt\n" and not {"regex", "ov.search.matcher", "pathspec"} & modules
 
 
 def test_common_globs_translate_as_wcmatch_does():
     """Globs of plain characters, *, ?, ** components, simple classes and flat braces are
-    translated by ov.globs itself (no wcmatch import); on generated globs and paths its
+    translated by ov.search.globs itself (no wcmatch import); on generated globs and paths its
     answers must be wcmatch's, for every combination of -i and --hidden."""
     import random
 
     from wcmatch import glob as wc
 
-    from ov import globs
+    from ov.search import globs
 
     tokens = ["a", "b", ".", "*", "?", "**", "[ab]", "[!a]", "[a-c]", "[.]", "{a,b}", "{x,.y}",
               "{,a}", "c", "-", "*.py", ".x"]
@@ -261,7 +261,7 @@ def test_common_globs_translate_as_wcmatch_does():
 @pytest.mark.parametrize("pattern", ["a\\*b", "{a,{b,c}}", "{1..3}.txt", "[[:alpha:]]*", "/abs/*",
                                      "a//b", "***/x", "a/./b"])
 def test_other_globs_go_to_wcmatch(pattern):
-    from ov import globs
+    from ov.search import globs
 
     assert globs._simple_forms(pattern) is None
 
@@ -283,7 +283,7 @@ def test_a_common_glob_does_not_import_wcmatch(tree):
 def test_translated_globs_agree_with_wcmatch_on_these_edges(pattern, path):
     from wcmatch import glob as wc
 
-    from ov import globs
+    from ov.search import globs
 
     flags = wc.GLOBSTAR | wc.BRACE | wc.FORCEUNIX
     for hidden in (False, True):

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import imported_by, run_inprocess
-from ov.matcher import binary_cutoff, compile_pattern, spans
+from ov.search.matcher import binary_cutoff, compile_pattern, spans
 
 
 @pytest.fixture
@@ -340,7 +340,7 @@ def _cutoff_by_steps(data: bytes) -> int:
 
 
 def test_binary_files_are_read_only_to_their_first_buffer(tree):
-    from ov.fsearch import read_searched
+    from ov.search.files import read_searched
 
     head = b"x\x00" + b"y" * 70_000
     big = b"z" * 65_536 + b"tail\n" * 30_000  # no NUL: read to the end, however long
@@ -350,7 +350,8 @@ def test_binary_files_are_read_only_to_their_first_buffer(tree):
     assert read_searched(str(t / "big.txt")) == big
     assert read_searched(str(t / "empty.txt")) == b""
     assert read_searched(str(t / "exact.txt")) == b"q" * 65_536
-    from ov import fsearch, matcher
+    from ov.search import files as fsearch
+    from ov.search import matcher
 
     assert fsearch.RG_BUFFER == matcher.RG_BUFFER
 
@@ -529,7 +530,7 @@ def test_required_literals():
 def test_fast_json_equals_the_model_dump(tree):
     import json
 
-    from ov import fsearch
+    from ov.search import files as fsearch
     from ov.render import grep_envelope, to_data
 
     t = tree({"c.txt": "1\n2 m\n3\n4 m m\n", "d.txt": "m\n"})
@@ -540,7 +541,7 @@ def test_fast_json_equals_the_model_dump(tree):
 
 def test_fast_envelope_equals_dumps(tree):
     """The envelope is written as text; it must be exactly what json.dumps gives."""
-    from ov import fsearch
+    from ov.search import files as fsearch
     import io
 
     from ov.render import Out, dumps, grep_envelope, match_json, to_data
@@ -567,7 +568,7 @@ def test_one_pass_records_equal_lines_then_records():
     """line_matches (the no-context path) gives exactly build_matches(matched_lines)."""
     import random
 
-    from ov.matcher import build_matches, line_matches, matched_lines
+    from ov.search.matcher import build_matches, line_matches, matched_lines
 
     rnd = random.Random(7)
     alphabet = ["a", "b", " ", "\n", "\r\n", "ab", "é", "\n\n"]
@@ -641,7 +642,7 @@ def test_a_grep_half_read_leaves_the_garbage_collector_on(tree, monkeypatch):
     iter_grep keeps a working collector."""
     import gc
 
-    from ov import fsearch
+    from ov.search import files as fsearch
 
     root = tree({f"f{i}.txt": "foo\nbar foo\n" for i in range(5)})
     monkeypatch.chdir(root)
@@ -662,7 +663,7 @@ def test_a_plain_string_is_searched_without_regex_and_finds_the_same(pattern, fi
     `regex`; its matches are those `regex` finds."""
     import regex
 
-    from ov.matcher import _Plain
+    from ov.search.matcher import _Plain
 
     p = compile_pattern(pattern, fixed=fixed)
     assert isinstance(p.rx, _Plain)
@@ -674,7 +675,7 @@ def test_a_plain_string_is_searched_without_regex_and_finds_the_same(pattern, fi
 @pytest.mark.parametrize("pattern, kw", [("a.b", {}), ("ab", {"ignore_case": True}),
                                          ("ab", {"word": True}), ("(?i)ab", {})])
 def test_a_pattern_that_is_not_plain_goes_to_regex(pattern, kw):
-    from ov.matcher import _Plain
+    from ov.search.matcher import _Plain
 
     assert not isinstance(compile_pattern(pattern, **kw).rx, _Plain)
 

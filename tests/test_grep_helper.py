@@ -1,4 +1,4 @@
-"""grep's helper process (`ov.fsearch._Helper`): with it, a search gives exactly the records
+"""grep's helper process (`ov.search.helper.Helper`): with it, a search gives exactly the records
 and counts it gives alone (records found by the helper cross the pipe as tuples); a helper block whose names differ from the parent's walk, or
 that never arrives, is searched by the parent."""
 
@@ -9,8 +9,14 @@ import os
 
 import pytest
 
-from ov import fsearch
-from ov.fsearch import _BINARY, _FOUND, _NO_MATCH, _SEARCH, _UNREADABLE, _Helper
+from ov.search import files as fsearch
+from ov.search import helper as helper_mod
+from ov.search.helper import BINARY as _BINARY
+from ov.search.helper import FOUND as _FOUND
+from ov.search.helper import NO_MATCH as _NO_MATCH
+from ov.search.helper import SEARCH as _SEARCH
+from ov.search.helper import UNREADABLE as _UNREADABLE
+from ov.search.helper import Helper as _Helper
 
 
 def _tree(tree, n: int = 120):
@@ -23,13 +29,13 @@ def _tree(tree, n: int = 120):
 
 @pytest.fixture(autouse=True)
 def idle_cores(monkeypatch):
-    """The helper starts only when a core is idle (`_idle_core`); here it always does."""
-    monkeypatch.setattr(fsearch, "_idle_core", lambda: True)
+    """The helper starts only when a core is idle (`idle_core`); here it always does."""
+    monkeypatch.setattr(helper_mod, "idle_core", lambda: True)
 
 
 def test_the_helper_needs_an_idle_core(monkeypatch, tmp_path):
     monkeypatch.undo()
-    monkeypatch.setattr(fsearch.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(helper_mod.os, "sched_getaffinity", lambda pid: {0, 1})
     real_open = open
     loadavg = tmp_path / "loadavg"
 
@@ -38,14 +44,14 @@ def test_the_helper_needs_an_idle_core(monkeypatch, tmp_path):
 
     monkeypatch.setattr("builtins.open", fake_open)
     loadavg.write_text("0.50 0.40 0.30 1/300 4242\n")  # only this process runs
-    assert fsearch._idle_core()
+    assert helper_mod.idle_core()
     loadavg.write_text("0.50 0.40 0.30 2/300 4242\n")  # the other core is busy
-    assert not fsearch._idle_core()
-    monkeypatch.setattr(fsearch.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    assert fsearch._idle_core()
-    monkeypatch.setattr(fsearch.os, "sched_getaffinity", lambda pid: {0})
+    assert not helper_mod.idle_core()
+    monkeypatch.setattr(helper_mod.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert helper_mod.idle_core()
+    monkeypatch.setattr(helper_mod.os, "sched_getaffinity", lambda pid: {0})
     loadavg.write_text("0.50 0.40 0.30 1/300 4242\n")
-    assert not fsearch._idle_core()
+    assert not helper_mod.idle_core()
 
 
 def _run(root, monkeypatch, helper_after, **kw):
@@ -69,8 +75,8 @@ def _run(root, monkeypatch, helper_after, **kw):
                                 {"before": 2, "after": 1, "node_limit": 10},
                                 {"before": 0, "after": 3, "node_limit": 13}])
 def test_helper_gives_the_same_answer(tree, monkeypatch, kw):
-    monkeypatch.setattr(fsearch, "BLOCK", 4)
-    monkeypatch.setattr(fsearch, "SHIP_MAX", 2)  # files with 3 matches are the parent's
+    monkeypatch.setattr(helper_mod, "BLOCK", 4)
+    monkeypatch.setattr(helper_mod, "SHIP_MAX", 2)  # files with 3 matches are the parent's
     root = _tree(tree)
     alone = _run(root, monkeypatch, None, **dict(kw))
     forks, answers = [], []
@@ -93,7 +99,7 @@ def test_helper_gives_the_same_answer(tree, monkeypatch, kw):
 
 
 def test_helper_answers_block_by_block(monkeypatch):
-    monkeypatch.setattr(fsearch, "BLOCK", 4)
+    monkeypatch.setattr(helper_mod, "BLOCK", 4)
     files = [(f"f{i:02}", f"/x/f{i:02}") for i in range(20)]
     answers = {0: (_NO_MATCH, None), 1: (_FOUND, ([(1, "a needle", [(2, 8, "needle")], [], [])], False)),
                2: (_BINARY, None), 3: (_UNREADABLE, None)}
@@ -109,7 +115,7 @@ def test_helper_answers_block_by_block(monkeypatch):
 def test_a_block_that_differs_is_the_parents(monkeypatch):
     """The tree changed between the walks: from the first name that differs, the rest of
     that block is searched by the parent; the next block is the helper's again."""
-    monkeypatch.setattr(fsearch, "BLOCK", 4)
+    monkeypatch.setattr(helper_mod, "BLOCK", 4)
     parent = [f"f{i:02}" for i in range(16)]
     helper = parent[:5] + ["f05-new"] + parent[6:]
     h = _Helper(1, lambda: iter([(n, n) for n in helper]), lambda rel, p: (_NO_MATCH, None))
@@ -121,7 +127,7 @@ def test_a_block_that_differs_is_the_parents(monkeypatch):
 
 
 def test_a_helper_that_dies_leaves_its_blocks_to_the_parent(monkeypatch):
-    monkeypatch.setattr(fsearch, "BLOCK", 4)
+    monkeypatch.setattr(helper_mod, "BLOCK", 4)
 
     def files():
         for i in range(14):  # block 1 is sent when block 3 starts; block 3 never is
@@ -139,7 +145,7 @@ def test_a_helper_that_dies_leaves_its_blocks_to_the_parent(monkeypatch):
 
 def test_cli_grep_over_a_large_tree_uses_the_helper_and_finds_every_match(tree, ov, monkeypatch):
     n = 1500  # past HELPER_AFTER
-    assert n > fsearch.HELPER_AFTER + 4 * fsearch.BLOCK
+    assert n > helper_mod.HELPER_AFTER + 4 * helper_mod.BLOCK
     started = []
     real_init = _Helper.__init__
 
@@ -153,7 +159,7 @@ def test_cli_grep_over_a_large_tree_uses_the_helper_and_finds_every_match(tree, 
     assert r.code == 0
     got = [m["path"] for m in json.loads(r.out)["result"]["matches"]]
     assert got == [f"d{i // 100:02}/f{i:04}.txt" for i in range(0, n, 13)]
-    assert started == [fsearch.HELPER_AFTER // fsearch.BLOCK + 1]
+    assert started == [helper_mod.HELPER_AFTER // helper_mod.BLOCK + 1]
     r = ov("grep", "-c", "-o", "json", "--node-limit", "100000", "hay", cwd=root)
     counts = json.loads(r.out)["result"]["counts"]
     assert len(counts) == n - len(range(0, n, 13)) and set(counts.values()) == {1}
@@ -165,7 +171,7 @@ def test_a_helper_that_cannot_start_leaves_the_search_to_the_parent(tree, monkey
     it would without the helper, and leaves no pipe open."""
     import errno
 
-    monkeypatch.setattr(fsearch, "BLOCK", 4)
+    monkeypatch.setattr(helper_mod, "BLOCK", 4)
     root = _tree(tree)
     alone = _run(root, monkeypatch, None)
     pipes: list[int] = []
@@ -193,7 +199,7 @@ def test_no_helper_is_forked_while_other_threads_run(tree, monkeypatch):
     CPython warns of fork with threads): a process that runs threads searches alone."""
     import threading
 
-    monkeypatch.setattr(fsearch, "BLOCK", 4)
+    monkeypatch.setattr(helper_mod, "BLOCK", 4)
     root = _tree(tree)
     alone = _run(root, monkeypatch, None)
     forks: list[int] = []

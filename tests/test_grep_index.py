@@ -100,7 +100,7 @@ def test_multiline_literal_across_two_chunks(ov, tree):
 def test_a_fresh_index_reads_only_candidates_and_changed_files(ov, tree, monkeypatch):
     """With a fresh index grep opens only the files the trigram table names and those
     changed since indexing (issue 18): an edit in place (same folder mtime), a new file."""
-    from ov import fsearch
+    from ov.search import files as fsearch
 
     files = {f"d{i % 3}/f{i}.txt": f"plain text {i}\nnothing to see\n" for i in range(30)}
     files["d1/hit.txt"] = "the rare_identifier_q is here\n"

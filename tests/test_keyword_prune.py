@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from ov import store as store_mod
-from ov.store import COMMON_DF, RARE_MIN, Filters, Store, or_phrases, split_common
+from ov import bm25
+from ov.bm25 import COMMON_DF, RARE_MIN, split_common
+from ov.store import queries as store_mod
+from ov.store import Filters, Store, or_phrases
 
 FILLER = "river stone cloud lamp chair window garden bridge market paper " * 3
 
@@ -270,4 +272,4 @@ def test_stats_read_across_an_index_run_do_not_break_the_search(paged, monkeypat
     monkeypatch.setattr(store, "term_stats", after_a_deletion)
     got = store.keyword_search('"zebra" OR "data"', Filters(), 64)
     assert len(got) >= 64
-    assert store_mod.bm25_idf(100, 300) == 1e-6
+    assert bm25.bm25_idf(100, 300) == 1e-6

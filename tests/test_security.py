@@ -227,7 +227,7 @@ def test_no_traceback_from_a_real_process_either(tmp_path):
     code = ("import ov.engine, sys\n"
             "def boom(*a, **k): raise RuntimeError('boom')\n"
             "ov.engine.status = boom\n"
-            "from ov.cli import main\n"
+            "from ov.cli.app import main\n"
             "sys.argv = ['ov', 'status']\n"
             "main()\n")
     env = dict(os.environ, **ENV)
@@ -446,7 +446,7 @@ def test_grep_stops_at_its_wall_time_deadline_and_says_how_far_it_got(tmp_path):
 def test_big_files_are_searched_in_blocks_with_the_same_answers(tmp_path, monkeypatch):
     import random
 
-    from ov import fsearch
+    from ov.search import files as fsearch
 
     rng = random.Random(3)
     words = ["alpha", "beta", "gamma", "needle", "ünï", "😀", "omega"]

@@ -118,7 +118,7 @@ def test_progress_goes_to_stderr(ov_proc, tmp_path):
 def test_every_command_accepts_color(ov, root):
     import typer.main
 
-    from ov.cli import app
+    from ov.cli.app import app
 
     cmd = typer.main.get_command(app)
     for name, sub in cmd.commands.items():

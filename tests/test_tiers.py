@@ -6,10 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ov import tiers
 from ov.errors import OvError
-from ov.tiers import (ABSTRACT_CHARS, OVERVIEW_CHARS, abstract, category, file_type,
-                      folder_tiers, front_matter, overview, type_globs)
+from ov import kinds
+from ov.kinds import category, file_type, type_globs
+from ov.tiers import (ABSTRACT_CHARS, OVERVIEW_CHARS, abstract,
+                      folder_tiers, front_matter, overview)
 
 MD = """---
 title: Widget guide
@@ -436,7 +437,7 @@ def test_type_globs():
         type_globs("nope")
     assert e.value.code == "invalid_argument" and e.value.field == "type"
     # A file named by a type's first glob gets a type that shares that glob.
-    for name, globs in tiers.TYPES.items():
+    for name, globs in kinds.TYPES.items():
         sample = globs[0].replace("*", "x").replace("[Mm]", "M").replace("[Gg][Nn][Uu]", "GNU")
         if "[" not in sample:
             assert globs[0] in type_globs(file_type(sample)), (name, sample)

@@ -1,4 +1,4 @@
-"""The vectors a warm index holds in memory (ov.vectors) answer exactly as sqlite-vec does:
+"""The vectors a warm index holds in memory (ov.store.vectors) answer exactly as sqlite-vec does:
 the same ids in the same order with the same distances, under every filter, and again
 after the index changes under them."""
 
@@ -69,7 +69,7 @@ def _warm(root):
 
 @pytest.mark.parametrize("bulk", [True, False])
 def test_the_matrix_gives_the_sql_paths_rows(indexed, monkeypatch, bulk):
-    from ov import vectors
+    from ov.store import vectors
 
     # read from sqlite-vec's blocks at once, or row by row (what a refresh reads)
     monkeypatch.setattr(vectors, "BULK", 0 if bulk else 10**9)
@@ -177,7 +177,7 @@ def test_a_cold_index_holds_no_matrix(indexed, ov_proc):
         ix.search("parse a json file")
         assert ix.store._vectors is None
     res, modules = imported_by(["search", "parse a json file"], indexed)
-    assert res.code == 0 and "ov.vectors" not in modules
+    assert res.code == 0 and "ov.store.vectors" not in modules
 
 
 def test_each_query_computes_its_own_product(indexed):

@@ -1,6 +1,7 @@
-"""The store: the only module that runs SQL.
+"""The queries: every statement the commands run against the index, and nothing else in
+`ov` runs SQL (tests/test_one_home.py holds it).
 
-One SQLite file per tree (`ROOT/.ov/index.db`, owner-only, WAL). It holds:
+The index holds:
 - `files`: one row per indexed file (path relative to the root, size, mtime_ns, content
   hash, created_at = first seen, updated_at = mtime, indexed_at, tags, tiers);
 - `chunks`: spans of each file's decoded text (code-point offsets, lines, the text itself,
@@ -16,265 +17,28 @@ One SQLite file per tree (`ROOT/.ov/index.db`, owner-only, WAL). It holds:
 - `chunks_vec` (sqlite-vec `vec0`, 384 float dims, cosine) partitioned by level, with
   metadata columns so filters run inside the KNN query rather than after its limit.
 
-The stdlib `sqlite3` of several Python builds cannot load extensions; there sqlean-py
-(SQLite with extension loading and FTS5 built in) is used instead.
-
-Numbered migrations move `PRAGMA user_version` forward; an index from a newer `ov` is
-refused rather than misread. The store is handed vectors as float32 bytes and never
-imports the embedder.
+Filters become SQL here (`Filters`), inside each branch, before any limit. The keyword
+ranking's arithmetic (BM25's IDF, the cutoff frequency, FTS5's record decoding) is
+`ov.bm25`'s; this module only reads what it needs. The store is handed vectors as float32
+bytes and never imports the embedder.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import os
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 TYPE_CHECKING = False  # `typing` costs ~2 ms of a grep with an index: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
+from ov.bm25 import (COMMON_DF, RARE_MIN, RESCORE_POOL, TermStats, fts_averages, rescore,
+                     split_common, varint)
 from ov.errors import OvError
-
-SCHEMA_VERSION = 6
-DIM = 384
-BUSY_TIMEOUT_MS = 3000
-KNN_MAX = 4096  # sqlite-vec's largest k
-SENTENCE_LEVEL = 3  # ov.chunk.SENTENCE: rows with a vector and no keyword row
-# chunks.embedded: 1 has a vector, 0 waits for one, NO_VECTOR never gets one (minified,
-# generated, lock and data files: ov.indexer.embeddable), and is left out of the default
-# (hybrid) ranking while keyword search and grep still find it
-NO_VECTOR = -1
-# The trigram rows (grep's `files_tri`, and `chunks_tri`) may be written after the keyword
-# rows (a phase of their own, in the background after a first search), so the level-2
-# chunks with an id above this meta value have none yet. New chunks always take ids above
-# it, and a file's chunks take consecutive ids, so the mark alone says which rows a file
-# and a chunk have.
-TRI_META = "tri_upto"
-FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # chunks_fts's tokenizer
-
-
-# ---- connecting ---------------------------------------------------------------------
-
-
-def _driver():
-    """The sqlite module to use: stdlib when it can load extensions, else sqlean."""
-    if hasattr(sqlite3.Connection, "enable_load_extension"):
-        return sqlite3
-    import sqlean  # noqa: PLC0415 - only where the stdlib cannot load extensions
-
-    return sqlean
-
-
-def driver_name() -> str:
-    return "sqlite3" if _driver() is sqlite3 else "sqlean"
-
-
-def _errors():
-    d = _driver()
-    return d.OperationalError, d.DatabaseError
-
-
-def sqlite_errors() -> tuple[type[Exception], ...]:
-    """The driver's exception types (for callers that must tell a damaged file apart)."""
-    d = _driver()
-    return (d.Error,)
-
-
-def map_error(e: Exception, path: Any = None) -> OvError:
-    """An SQLite exception as ov reports it (a damaged index: with the repair advice)."""
-    return _map_error(e, path)
-
-
-def connect(path: str | Path, *, readonly: bool = False):
-    """Open a connection with sqlite-vec loaded. Errors become OvError."""
-    mod = _driver()
-    op_err, db_err = _errors()
-    try:
-        if readonly:
-            conn = mod.connect(f"file:{Path(path).as_posix()}?mode=ro", uri=True,
-                               timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-        else:
-            conn = mod.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-        conn.isolation_level = None  # explicit BEGIN/COMMIT below
-        conn.enable_load_extension(True)
-        conn.load_extension(_vec_path())
-        conn.enable_load_extension(False)
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        # vector scans read the whole vec0 table: map it rather than page it through a
-        # 2 MB cache (152 -> 73 ms on 100k chunks); a larger page cache helps FTS5 too
-        conn.execute("PRAGMA mmap_size=1073741824")
-        conn.execute("PRAGMA cache_size=-65536")
-    except (op_err, db_err) as e:
-        raise _map_error(e, path) from e
-    return conn
-
-
-def _vec_path() -> str:
-    """sqlite-vec's loadable library, found without importing the package (which imports
-    numpy: ~190 ms a keyword search or grep does not need)."""
-    import importlib.util  # noqa: PLC0415
-
-    spec = importlib.util.find_spec("sqlite_vec")
-    if spec is None or not spec.submodule_search_locations:
-        raise OvError("not_found", "the sqlite-vec package is not installed (pip install sqlite-vec)")
-    return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
-
-
-# What every message about a damaged index advises (doctor's too): the index is a cache,
-# and `ov index --full` rebuilds it from nothing whatever the damage (issue 17).
-REPAIR_ADVICE = "rebuild it with `ov index --full` (the index is only a cache of the files)"
-# An error from an index is taken for damage (a garbage page, a dropped table, a vector
-# blob that cannot be read...: the forms are many, sqlite-vec's included), except these,
-# which only a wrong statement of ov's own can cause: those stay `internal`.
-_OWN_BUGS = ("syntax error", "incomplete input", "wrong number of arguments", "bad parameter",
-             "binding", "ambiguous column", "unrecognized token")
-TABLES = ("meta", "files", "chunks", "sessions", "chunks_fts", "chunks_tri", "files_tri", "chunks_vec")
-
-
-def damaged(path: Any, detail: str) -> OvError:
-    return OvError("invalid_argument", f"{path or 'the index'} is damaged ({detail}); {REPAIR_ADVICE}",
-                   field="db")
-
-
-def _map_error(e: Exception, path: Any = None) -> OvError:
-    msg = str(e)
-    low = msg.lower()
-    if "locked" in low or "busy" in low:
-        return OvError("index_busy", f"the index is busy ({msg}); try again", retryable=True)
-    if "unable to open" in low:
-        return OvError("not_found", f"cannot open the index {path}: {msg}", field="db")
-    if not any(w in low for w in _OWN_BUGS):
-        return damaged(path, msg)
-    return OvError("internal", f"database error: {msg}")
-
-
-# ---- schema ---------------------------------------------------------------------------
-
-
-def _migration_1(conn) -> None:
-    import sqlite_utils  # noqa: PLC0415 - heavy import, needed only when creating a schema
-
-    db = sqlite_utils.Database(conn)
-    db["meta"].create({"key": str, "value": str}, pk="key")
-    db["files"].create(
-        {
-            "id": int, "path": str, "size": int, "mtime_ns": int, "hash": str,
-            "created_at": float, "updated_at": float, "indexed_at": float,
-            "tags": str, "ftype": str, "category": str, "abstract": str, "overview": str,
-        },
-        pk="id", not_null={"path", "size", "mtime_ns", "hash"}, defaults={"tags": "{}"},
-    )
-    db["files"].create_index(["path"], unique=True)
-    db["chunks"].create(
-        {
-            "id": int, "file_id": int, "level": int, "seq": int, "start": int, "end": int,
-            "start_line": int, "end_line": int, "text": str, "hash": str, "embedded": int,
-        },
-        pk="id", foreign_keys=[("file_id", "files", "id")], defaults={"embedded": 0},
-    )
-    db["chunks"].create_index(["file_id", "level", "seq"])
-    db["chunks"].create_index(["hash"])
-    db["chunks"].create_index(["embedded"])
-    db["sessions"].create({"session": str, "turn": int, "uri": str, "served_at": float})
-    db["sessions"].create_index(["session", "turn"])
-    conn.execute(f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='', tokenize='{FTS_TOKENIZE}')")
-    conn.execute("CREATE VIRTUAL TABLE chunks_tri USING fts5(text, content='', tokenize='trigram')")
-    conn.execute(
-        f"CREATE VIRTUAL TABLE chunks_vec USING vec0(chunk_id integer primary key, "
-        f"embedding float[{DIM}] distance_metric=cosine, level integer, ftype text, "
-        f"updated_at float, created_at float)"
-    )
-
-
-def _migration_2(conn) -> None:
-    """Files get a `title` (the first line of their first chunk) that every chunk's keyword
-    row carries: +0.016 nDCG@10 on SciFact train for keywords, neutral on code
-    (docs/BENCHMARKS.md). The contentless keyword table is rebuilt; vectors are kept."""
-    conn.execute("ALTER TABLE files ADD COLUMN title TEXT NOT NULL DEFAULT ''")
-    firsts = conn.execute("SELECT file_id, text FROM chunks WHERE level = 2 AND seq = 0").fetchall()
-    conn.executemany("UPDATE files SET title = ? WHERE id = ?",
-                     [(title_of(text), fid) for fid, text in firsts])
-    conn.execute("DROP TABLE chunks_fts")
-    conn.execute(f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='', tokenize='{FTS_TOKENIZE}')")
-    rows = conn.execute("SELECT c.id, c.text, f.title FROM chunks c JOIN files f ON f.id = c.file_id")
-    while batch := rows.fetchmany(2000):
-        conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
-                         [(cid, keyword_text(text, title)) for cid, text, title in batch])
-
-
-VEC_COLUMNS = "chunk_id, embedding, level, ftype, updated_at, created_at"
-
-
-def _migration_3(conn) -> None:
-    """`chunks_vec` is partitioned by level: a KNN over one level (the passages, or the
-    files' abstracts) then reads only that level's vectors instead of filtering every
-    vector in the index (100,000 vectors, 30 % tier rows: 73 -> 42 ms for the passages,
-    77 -> 18 ms for the abstracts). The vectors are copied over unchanged."""
-    conn.execute(f"CREATE TABLE vec_copy AS SELECT {VEC_COLUMNS} FROM chunks_vec")
-    conn.execute("DROP TABLE chunks_vec")
-    conn.execute(
-        f"CREATE VIRTUAL TABLE chunks_vec USING vec0(chunk_id integer primary key, "
-        f"embedding float[{DIM}] distance_metric=cosine, level integer partition key, "
-        f"ftype text, updated_at float, created_at float)"
-    )
-    conn.execute(f"INSERT INTO chunks_vec({VEC_COLUMNS}) SELECT {VEC_COLUMNS} FROM vec_copy ORDER BY chunk_id")
-    conn.execute("DROP TABLE vec_copy")
-
-
-def _migration_4(conn) -> None:
-    """Nothing to change: from here on `chunks` may hold level-3 rows (a prose file's
-    sentences: a vector each, no keyword row). The version moves so that an older ov,
-    which would feed those rows to FTS5's delete command when it re-indexes a file and so
-    corrupt the keyword table's statistics, refuses the index instead. The next `ov index`
-    gives the prose files their sentences (ov.indexer, SENTENCES_META)."""
-
-
-def _migration_5(conn) -> None:
-    """Files record their ctime_ns and inode beside size and mtime_ns (issue 17): content
-    rewritten with its size kept and its mtime restored was taken for unchanged. Rows
-    from before hold 0 there, which matches no file: they are re-hashed once (same hash:
-    only the times are recorded) and rechecked by their text until then."""
-    have = {r[1] for r in conn.execute("PRAGMA table_info(files)")}
-    for col in ("ctime_ns", "inode"):
-        if col not in have:
-            conn.execute(f"ALTER TABLE files ADD COLUMN {col} INTEGER NOT NULL DEFAULT 0")
-
-
-FILES_TRI_SQL = "CREATE VIRTUAL TABLE files_tri USING fts5(text, content='', tokenize='trigram', detail=none)"
-HASH_INDEX_SQL = "CREATE INDEX idx_chunks_hash ON chunks(hash) WHERE embedded = 1"
-
-
-def _migration_6(conn) -> None:
-    """Keyword indexing at disk speed (issue 13.4). On a 172 MB kernel tree the trigram rows
-    of every passage (`detail=full`) were 447 MB of a 905 MB index and most of its SQL time.
-
-    - grep's prefilter gets `files_tri`: a row per file (rowid = file id) of the file's
-      distinct whitespace-separated runs, `detail=none` (grep asks only which files may hold
-      a literal; positions and counts are never read);
-    - `chunks_tri`, which ranks text without word separators (ov.query `_NOSPACE`), keeps
-      only the passages that hold such text: no other passage can match its queries, but
-      its bm25 statistics (row count, mean length) now count those passages alone;
-    - the text-hash index serves only rows with a vector (what reuse looks up): a
-      keyword-only index had one entry a row for nothing (38 MB on that tree).
-
-    Both trigram tables start empty here and are filled by the next `ov index` or the
-    background worker (`tri_upto` = 0); until then grep reads every file."""
-    for table in ("chunks_tri", "files_tri"):
-        conn.execute(f"DROP TABLE IF EXISTS {table}")
-    conn.execute("CREATE VIRTUAL TABLE chunks_tri USING fts5(text, content='', tokenize='trigram')")
-    conn.execute(FILES_TRI_SQL)
-    conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{TRI_META}', '0')")
-    conn.execute("DROP INDEX IF EXISTS idx_chunks_hash")
-    conn.execute(HASH_INDEX_SQL)
-
-
-MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6]
-
+from ov.store.db import (FTS_TOKENIZE, KNN_MAX, NO_VECTOR, SENTENCE_LEVEL, TRI_META, Database,
+                         _errors, _map_error)
+from ov.store.text import fts_phrase, has_nospace, keyword_text, or_phrases, trigram_doc
 
 # ---- filters --------------------------------------------------------------------------
 
@@ -285,7 +49,7 @@ class Filters:
 
     uris: tuple[str, ...] = ()  # relative paths: a file, or a folder ("" = everything)
     exclude_uris: tuple[str, ...] = ()
-    ftypes: tuple[str, ...] = ()  # file type names (ov.tiers.file_type)
+    ftypes: tuple[str, ...] = ()  # file type names (ov.kinds.file_type)
     after: float | None = None  # epoch seconds
     before: float | None = None
     time_field: str = "updated_at"
@@ -324,7 +88,7 @@ class Filters:
         """The file-type and time filters, on columns `files` and `chunks_vec` share
         (`prefix` = "f." for files; "" inside the vec0 KNN query)."""
         if self.ftypes:
-            stored, globs = self.type_filter()
+            stored, globs = self.stored_types()
             parts.append(f"{prefix}ftype IN ({','.join('?' * len(stored))})")
             params += list(stored)
             if globs and prefix:  # the file's name (its path past the last /) by glob
@@ -347,26 +111,16 @@ class Filters:
     @property
     def restricts_files(self) -> bool:
         return bool((self.uris and "" not in self.uris) or self.exclude_uris or self.tags
-                    or (self.ftypes and self.type_filter()[1]))
+                    or (self.ftypes and self.stored_types()[1]))
 
-    def type_filter(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(stored file types, name globs) of `ftypes` (see `ov.tiers.type_filter`); a
+    def stored_types(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(stored file types, name globs) of `ftypes` (see `ov.kinds.type_filter`); a
         name `TYPES` does not hold is taken as a stored type itself."""
-        from ov.tiers import TYPES, type_filter  # noqa: PLC0415
+        from ov.kinds import TYPES, type_filter  # noqa: PLC0415
 
         known = [t for t in self.ftypes if t in TYPES]
         stored, globs = type_filter(known)
         return (*stored, *(t for t in self.ftypes if t not in TYPES)), globs
-
-
-@dataclass(frozen=True)
-class TermStats:
-    """What the cutoff and the rescoring need to know about a query's words."""
-
-    rows: int  # keyword rows in chunks_fts (every level)
-    avg_len: float  # their mean length in terms
-    terms: dict[str, tuple[str, ...]]  # word -> its index terms (usually one)
-    df: dict[str, int]  # index term -> rows holding it
 
 
 @dataclass
@@ -389,201 +143,15 @@ class ChunkRow:
     inode: int = 0
 
 
-# ---- the index's own files (issue 17) -----------------------------------------------
-# A cloned tree may hold `.ov`, `.ov/index.db` or its companions as links leading
-# anywhere: nothing is written through one. The sidecars SQLite and the lock create.
-SIDECARS = ("-wal", "-shm", "-journal", ".lock")
-_CREATE = os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def _refuse_link(path: Path, what: str) -> None:
-    import stat  # noqa: PLC0415
-
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    except OSError as e:
-        raise OvError("invalid_path", f"{path}: {e.strerror or e}", field="db") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise OvError("invalid_path", f"{path} is a symbolic link; ov writes no {what} through a "
-                      "link (remove it)", field="db")
-    if what != "folder" and not stat.S_ISREG(st.st_mode):
-        raise OvError("invalid_path", f"{path} is not a regular file", field="db")
-    if what == "folder" and not stat.S_ISDIR(st.st_mode):
-        raise OvError("invalid_path", f"{path} is not a folder", field="db")
-
-
-def check_index_files(db_path: Path) -> None:
-    """`invalid_path` when the index's folder (if it is ov's own `.ov`), the database or
-    a sidecar of it is a link or not a regular file."""
-    db_path = Path(db_path)
-    if db_path.parent.name == ".ov":
-        _refuse_link(db_path.parent, "folder")
-        _refuse_link(db_path.parent / ".gitignore", "file")
-    _refuse_link(db_path, "index")
-    for suffix in SIDECARS:
-        _refuse_link(db_path.with_name(db_path.name + suffix), "index")
-
-
-def prepare_index_dir(db_path: Path) -> None:
-    """Make the index's folder (owner-only) and, for ov's own `.ov`, its `.gitignore`
-    (also when the folder was made earlier, e.g. to hold config.toml), refusing links."""
-    db_path = Path(db_path)
-    folder = db_path.parent
-    made = False
-    if not os.path.lexists(folder):
-        folder.mkdir(mode=0o700, parents=True)
-        made = True
-    check_index_files(db_path)
-    ignore = folder / ".gitignore"
-    if (made or folder.name == ".ov") and not os.path.lexists(ignore):
-        try:
-            fd = os.open(ignore, _CREATE | os.O_EXCL, 0o644)
-        except FileExistsError:
-            return
-        except OSError as e:
-            raise OvError("invalid_path", f"{ignore}: {e.strerror or e}", field="db") from None
-        with open(fd, "w") as f:
-            f.write("*\n")
-
-
-def _check_db_file(db_path: Path) -> None:
-    """`invalid_path` for a --db that is not a regular, readable file (a fifo would block
-    SQLite; /proc/self/mem reads fail with EIO)."""
-    import stat  # noqa: PLC0415
-
-    try:
-        st = os.stat(db_path)
-    except OSError as e:
-        raise OvError("not_found", f"no index at {db_path}; run `ov index` ({e.strerror or e})",
-                      field="db") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise OvError("invalid_path", f"{db_path} is a folder, not an index file", field="db")
-    if not stat.S_ISREG(st.st_mode):
-        raise OvError("invalid_path", f"{db_path} is not a regular file", field="db")
-    try:
-        fd = os.open(db_path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        try:
-            os.pread(fd, 100, 0)
-        finally:
-            os.close(fd)
-    except OSError as e:
-        raise OvError("invalid_path", f"{db_path} cannot be read ({e.strerror or e})", field="db") from None
-
-
-def salvage_file_meta(db_path: Path) -> dict[str, tuple[str, float]]:
-    """path -> (tags, created_at) of what a damaged index still yields; {} when nothing."""
-    try:
-        _check_db_file(db_path)
-        conn = connect(db_path, readonly=True)
-    except Exception:
-        return {}
-    out: dict[str, tuple[str, float]] = {}
-    try:
-        for path, tags, created in conn.execute("SELECT path, tags, created_at FROM files"):
-            if isinstance(path, str):
-                out[path] = (tags if isinstance(tags, str) else "{}", created)
-    except Exception:  # a damaged file yields what it yields
-        pass
-    finally:
-        conn.close()
-    return out
-
-
 # ---- the store ----------------------------------------------------------------------
 
 
-class Store:
+class Store(Database):
     """An open index. Use `Store.open(path)` / `Store.create(root)`; close when done."""
 
-    def __init__(self, conn, path: Path) -> None:
-        self.conn = conn
-        self.path = Path(path)
-
-    # -- lifecycle --
-    @classmethod
-    def create(cls, db_path: Path) -> Store:
-        """Open the index at `db_path`, creating it (owner-only) and migrating as needed."""
-        db_path = Path(db_path)
-        prepare_index_dir(db_path)
-        if not db_path.exists():
-            fd = os.open(db_path, _CREATE, 0o600)
-            os.close(fd)
-        _check_db_file(db_path)
-        store = cls(connect(db_path), db_path)
-        try:
-            store._migrate()
-        except BaseException:
-            store.close()
-            raise
-        return store
-
-    @classmethod
-    def open(cls, db_path: Path, *, readonly: bool = False) -> Store:
-        db_path = Path(db_path)
-        _check_db_file(db_path)
-        check_index_files(db_path)  # a reader's connection may create -shm too
-        store = cls(connect(db_path, readonly=readonly), db_path)
-        try:
-            v = store._user_version()
-            if 0 < v < SCHEMA_VERSION and not readonly:
-                store._migrate()  # an index from an older ov is brought up to date in place
-            store._check_version()
-        except BaseException:
-            store.close()
-            raise
-        return store
-
-    def close(self) -> None:
-        try:
-            self.conn.close()
-        except Exception:
-            pass
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def health(self, thorough: bool = False) -> str | None:
-        """What is wrong with this index, or None. Cheap checks (every table there, the
-        file as long as its pages, each plain table's first rows readable); `thorough`
-        adds SQLite's quick_check (seconds on a large index: for `ov index --full`)."""
-        op_err, db_err = _errors()
-        try:
-            names = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master")}
-            missing = [t for t in TABLES if t not in names]
-            if missing:
-                return f"missing table(s): {', '.join(missing)}"
-            wal = Path(f"{self.path}-wal")
-            if not wal.exists() or wal.stat().st_size == 0:  # else pages may sit in the WAL
-                pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
-                size = self.conn.execute("PRAGMA page_size").fetchone()[0]
-                if os.path.getsize(self.path) < pages * size:
-                    return f"the file is shorter than its {pages} pages: truncated"
-            for t in ("meta", "files", "chunks", "sessions"):
-                self.conn.execute(f"SELECT * FROM {t} LIMIT 1").fetchall()
-            self.conn.execute("SELECT count(*) FROM files").fetchone()
-            for t in ("chunks_fts", "chunks_tri", "files_tri"):  # one trigram: detail=none has no phrases
-                self.conn.execute(f"SELECT rowid FROM {t} WHERE {t} MATCH 'zzq' LIMIT 1").fetchall()
-            self.conn.execute("SELECT chunk_id FROM chunks_vec LIMIT 1").fetchall()
-            if thorough:
-                rows = [r[0] for r in self.conn.execute("PRAGMA quick_check").fetchall()]
-                if rows != ["ok"]:
-                    return "; ".join(str(r) for r in rows[:3])
-                for t in ("chunks_fts", "chunks_tri", "files_tri"):
-                    self.conn.execute(f"INSERT INTO {t}({t}, rank) VALUES ('integrity-check', 0)")
-        except (op_err, db_err) as e:
-            if "locked" in str(e).lower() or "busy" in str(e).lower():
-                raise _map_error(e, self.path) from e
-            return str(e)
-        return None
-
-    def checkpoint(self) -> None:
-        """Everything in the main file (before it is renamed into place)."""
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    # Files the last `ov index` walked past and why, for `ov status`: every run walks the
+    # whole tree and meets every such file again, so each run replaces the list.
+    SKIPPED_KEEP = 1000
 
     def restore_file_meta(self, kept: dict[str, tuple[str, float]]) -> None:
         """Tags and first-seen times carried over from a damaged index (by path)."""
@@ -599,95 +167,6 @@ class Store:
                 self.conn.execute("UPDATE files SET tags = ?, created_at = ? WHERE id = ?",
                                   (json.dumps(merged, ensure_ascii=False, sort_keys=True),
                                    created if isinstance(created, (int, float)) else time.time(), fid))
-
-    def _user_version(self) -> int:
-        try:
-            return self.conn.execute("PRAGMA user_version").fetchone()[0]
-        except _errors() as e:
-            raise _map_error(e, self.path) from e
-
-    def _check_version(self) -> int:
-        v = self._user_version()
-        if v > SCHEMA_VERSION:
-            raise OvError("unsupported",
-                          f"the index {self.path} has schema version {v}, newer than this ov "
-                          f"supports ({SCHEMA_VERSION}); upgrade ov or rebuild with `ov index --full`",
-                          field="db")
-        if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") == 0:
-            raise OvError("not_found", f"{self.path} is an empty database, not an ov index; run `ov index`",
-                          field="db")
-        if v == 0:  # tables, but no version: no ov wrote this as it stands
-            raise damaged(self.path, "it has tables but no schema version")
-        if v < SCHEMA_VERSION:
-            raise OvError("unsupported", f"the index {self.path} has schema version {v}; "
-                          "run `ov index` to upgrade it", field="db")
-        return v
-
-    def _migrate(self) -> None:
-        v = self._user_version()
-        if v > SCHEMA_VERSION:
-            self._check_version()
-        try:
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-        except _errors() as e:
-            raise _map_error(e, self.path) from e
-        if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") != 0:
-            raise OvError("invalid_argument", f"{self.path} is an SQLite file but not an ov index",
-                          field="db")
-        upgrade = 0 < v < SCHEMA_VERSION
-        while v < SCHEMA_VERSION:
-            with self.tx():
-                # read again under the write lock: another process may have upgraded the
-                # index since (migration 2 run twice fails; 3 would copy every vector again)
-                v = self._user_version()
-                if v >= SCHEMA_VERSION:
-                    break
-                MIGRATIONS[v](self.conn)
-                v += 1
-                self.conn.execute(f"PRAGMA user_version={v}")
-                self.set_meta("schema_version", str(v))
-        if upgrade:
-            self._reclaim()
-
-    def _reclaim(self) -> None:
-        """Give back the pages an upgrade freed when they are over a quarter of the file
-        (migration 3 copies every vector: 206 of 764 MB on 100,000 vectors; VACUUM took
-        4.8 s). A VACUUM that cannot run now (another connection reading) is left for good:
-        SQLite reuses free pages anyway."""
-        free, pages = self.q1("PRAGMA freelist_count"), self.q1("PRAGMA page_count")
-        if pages and free * 4 > pages:
-            try:
-                self.conn.execute("VACUUM")
-            except _errors():
-                pass
-
-    # -- helpers --
-    def tx(self):
-        return _Tx(self.conn, self.path)
-
-    def q1(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        try:
-            row = self.conn.execute(sql, params).fetchone()
-        except _errors() as e:
-            raise _map_error(e, self.path) from e
-        return row[0] if row else None
-
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        try:
-            return self.conn.execute(sql, params).fetchall()
-        except _errors() as e:
-            raise _map_error(e, self.path) from e
-
-    def get_meta(self, key: str) -> str | None:
-        return self.q1("SELECT value FROM meta WHERE key = ?", (key,))
-
-    def set_meta(self, key: str, value: str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
-
-    # Files the last `ov index` walked past and why, for `ov status`: every run walks the
-    # whole tree and meets every such file again, so each run replaces the list.
-    SKIPPED_KEEP = 1000
 
     def set_skipped(self, skipped: Sequence[tuple[str, str]]) -> None:
         kept = sorted(skipped)[:self.SKIPPED_KEEP]
@@ -968,6 +447,22 @@ class Store:
             "no_vector": self.q1("SELECT count(*) FROM chunks WHERE embedded = ?", (NO_VECTOR,)),
         }
 
+    def file_count(self) -> int:
+        return self.q1("SELECT count(*) FROM files")
+
+    def paths_where(self, filters: Filters) -> set[str]:
+        """Paths of the indexed files that pass `filters`' file conditions (tags, types,
+        times, paths)."""
+        where, params = filters.file_where("f")
+        return {r[0] for r in self.rows(f"SELECT f.path FROM files f WHERE {where}", params)}
+
+    def file_tags(self) -> dict[str, str]:
+        """path -> its tags as stored (a JSON object), for every indexed file."""
+        return dict(self.rows("SELECT path, tags FROM files"))
+
+    def delete_meta(self, key: str) -> None:
+        self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
     def chunk_count(self) -> int:
         """Full-text chunks in the index (recorded by the indexer; counted if missing)."""
         v = self.get_meta("chunks")
@@ -1090,7 +585,7 @@ class Store:
         terms = {w: tuple(toks.get(i, ())) for i, w in enumerate(words)}
         df = {t: self.q1("SELECT doc FROM temp.ov_fts_terms WHERE term = ?", (t,)) or 0
               for t in dict.fromkeys(t for ts in terms.values() for t in ts)}
-        rows, avg_len = _fts_averages(self.q1("SELECT block FROM chunks_fts_data WHERE id = 1"))
+        rows, avg_len = fts_averages(self.q1("SELECT block FROM chunks_fts_data WHERE id = 1"))
         return TermStats(rows, avg_len, terms, df)
 
     def _pruned_search(self, rare: Sequence[str], common: Sequence[str], stats: TermStats,
@@ -1114,22 +609,18 @@ class Store:
 
     def _rescore(self, pool: list[tuple[int, float]], common: Sequence[str],
                  stats: TermStats) -> list[tuple[int, float]]:
-        """`pool` (rows with their rare words' bm25) with the common words' share added,
-        best first, ties by rowid as FTS5's ORDER BY bm25, rowid."""
+        """`pool` with the common words' share of bm25 added (`ov.bm25.rescore`), from
+        each pooled row's length and its occurrences of each common word."""
         ids = json.dumps([cid for cid, _ in pool])
-        dl = {cid: _varint(blob)[0] for cid, blob in self.rows(
+        dl = {cid: varint(blob)[0] for cid, blob in self.rows(
             "SELECT id, sz FROM chunks_fts_docsize WHERE id IN (SELECT value FROM json_each(?))", (ids,))}
-        avg_len = stats.avg_len or 1.0  # no rows counted: the index changed under the query
-        score = dict(pool)
+        hits = []
         for w in common:
             (term,) = stats.terms[w]
-            idf = bm25_idf(stats.rows, stats.df[term])
-            for cid, tf in self.rows(
-                    "SELECT doc, count(*) FROM temp.ov_fts_hits WHERE term = ? AND "
-                    "doc IN (SELECT value FROM json_each(?)) GROUP BY doc", (term, ids)):
-                norm = BM25_K1 * (1 - BM25_B + BM25_B * dl.get(cid, 0) / avg_len)
-                score[cid] += idf * tf * (BM25_K1 + 1) / (tf + norm)
-        return sorted(score.items(), key=lambda r: (-r[1], r[0]))
+            hits.append((term, self.rows(
+                "SELECT doc, count(*) FROM temp.ov_fts_hits WHERE term = ? AND "
+                "doc IN (SELECT value FROM json_each(?)) GROUP BY doc", (term, ids))))
+        return rescore(pool, common, stats, dl, hits)
 
     def vector_search(self, qvec: bytes, filters: Filters, k: int) -> list[tuple[int, float]]:
         """(chunk id, cosine distance) nearest first, filters inside the KNN query; rows
@@ -1191,7 +682,7 @@ class Store:
         with a vector in the files holding `chunk_ids`: a file's semantic evidence read
         exactly, whatever the KNN's depth. With `nearest_only` a caller that reads only
         each file's nearest passage and nearest abstract allows the others to be left out
-        (here they are all read; ov.vectors leaves them out)."""
+        (here they are all read; ov.store.vectors leaves them out)."""
         if not chunk_ids:
             return []
         return self.rows(
@@ -1205,12 +696,7 @@ class Store:
             "ORDER BY p.seq, p.id LIMIT 1), vec_distance_cosine(v.embedding, ?) FROM r "
             "CROSS JOIN chunks_vec v ON v.chunk_id = r.id", (json.dumps(list(chunk_ids)), qvec))
 
-    # -- the vectors, read whole (ov.vectors holds them in memory for a long-lived index) --
-    def snapshot(self):
-        """A read transaction: the reads inside it see one state of the index, whatever
-        other connections commit meanwhile (WAL)."""
-        return _Snapshot(self.conn, self.path)
-
+    # -- the vectors, read whole (ov.store.vectors holds them in memory for a long-lived index) --
     def embedded_count(self) -> int:
         return self.q1("SELECT count(*) FROM chunks WHERE embedded = 1")
 
@@ -1250,7 +736,7 @@ class Store:
     def vector_blocks(self):
         """(block, bytes) of sqlite-vec's storage: each block holds its vectors end to end,
         float32. Reading them is ~10x faster than `SELECT embedding FROM chunks_vec` (a
-        whole-table scan of vec0 reads its rows one by one); ov.vectors checks what it
+        whole-table scan of vec0 reads its rows one by one); ov.store.vectors checks what it
         read against point reads, as the layout is sqlite-vec's own."""
         try:
             yield from self.conn.execute("SELECT rowid, vectors FROM chunks_vec_vector_chunks00")
@@ -1327,9 +813,10 @@ class Store:
         self.conn.execute("UPDATE files SET tags = ? WHERE id = ?",
                           (json.dumps(tags, ensure_ascii=False, sort_keys=True), file_id))
 
-    def trigram_files(self, literals: Sequence[str]) -> set[str] | None:
+    def trigram_files(self, literals: Sequence[str], within_s: float | None = None) -> set[str] | None:
         """Paths of the files whose text may contain every literal; None when no literal
-        says anything (then every file must be read).
+        says anything, or when the query runs past `within_s` seconds of wall time (then
+        every file must be read).
 
         A file's `files_tri` row holds its distinct whitespace-separated runs
         (`trigram_doc`), and each literal splits at whitespace into runs that lie inside
@@ -1346,6 +833,22 @@ class Store:
             for k in [*range(0, len(run) - 2, step), len(run) - 3]:
                 grams[run[k:k + 3]] = None
         match = " AND ".join(fts_phrase(g) for g in sorted(grams))
+        if within_s is None:
+            return self._trigram_paths(match)
+        deadline = time.perf_counter() + within_s
+        self.conn.set_progress_handler(lambda: time.perf_counter() > deadline, 20000)
+        try:
+            return self._trigram_paths(match)
+        except OvError:
+            return None  # interrupted (mapped to an error): read every file
+        except Exception as e:  # the driver's OperationalError("interrupted")
+            if "interrupt" in str(e).lower():
+                return None
+            raise
+        finally:
+            self.conn.set_progress_handler(None, 0)
+
+    def _trigram_paths(self, match: str) -> set[str]:
         return {r[0] for r in self.rows(
             "SELECT f.path FROM files_tri t JOIN files f ON f.id = t.rowid WHERE files_tri MATCH ?",
             (match,))}
@@ -1413,147 +916,9 @@ class Store:
                 if self.q1("SELECT 1 FROM chunks WHERE level = ? LIMIT 1", (lv,)) is not None]
 
 
-class _Tx:
-    """BEGIN IMMEDIATE ... COMMIT, mapping lock errors to index_busy."""
 
-    BEGIN = "BEGIN IMMEDIATE"
-
-    def __init__(self, conn, path) -> None:
-        self.conn = conn
-        self.path = path
-
-    def __enter__(self):
-        try:
-            self.conn.execute(self.BEGIN)
-        except _errors() as e:
-            raise _map_error(e, self.path) from e
-        return self.conn
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            try:
-                self.conn.execute("COMMIT")
-            except _errors() as e:
-                try:  # a COMMIT that fails on a full disk has already rolled back
-                    self.conn.execute("ROLLBACK")
-                except _errors():
-                    pass
-                raise _map_error(e, self.path) from e
-        else:
-            try:
-                self.conn.execute("ROLLBACK")
-            except Exception:
-                pass
-            if isinstance(exc, _errors()):
-                raise _map_error(exc, self.path) from exc
-
-
-class _Snapshot(_Tx):
-    """BEGIN ... COMMIT around reads (a deferred transaction: no lock until the first read)."""
-
-    BEGIN = "BEGIN"
-
-    def __exit__(self, *exc) -> None:
-        try:
-            self.conn.execute("COMMIT")
-        except _errors():
-            pass
-
-
-# ---- text for the keyword tables --------------------------------------------------------
-
-import re as _re  # noqa: E402
-
-_CAMEL = _re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_IDENT = _re.compile(r"\b[A-Za-z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*\b")
-_SEAM = _re.compile(r"[a-z][A-Z]")  # what every _IDENT match holds
-
-
-def keyword_text(text: str, title: str = "") -> str:
-    """The text indexed for BM25: the chunk, its file's title, and camelCase identifiers
-    split into words.
-
-    unicode61 already splits snake_case at `_`; `parseHttpHeader` is indexed as itself
-    and as `parse Http Header` so a query for "http header" finds it. The title (the
-    file's first line: a heading, a signature) keeps a document's subject in every chunk
-    of it, not only the first.
-    """
-    # the seam search first: most text (C, prose) has none, and it costs a tenth of _IDENT's
-    extra = {_CAMEL.sub(" ", m.group(0)) for m in _IDENT.finditer(text)} if _SEAM.search(text) else ()
-    parts = [text]
-    if title:
-        parts.append(title)
-    if extra:
-        parts.append(" ".join(sorted(extra)))
-    return "\n".join(parts)
-
-
-# scripts without word separators (as ov.query's): CJK ideographs, kana, hangul, thai,
-# lao, khmer, myanmar; the only passages `chunks_tri` holds
-_NOSPACE = _re.compile(
-    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]")
-
-
-def has_nospace(text: str) -> bool:
-    """Whether `text` holds a character of a script written without spaces."""
-    return not text.isascii() and _NOSPACE.search(text) is not None
-
-
-def trigram_doc(passages) -> str:
-    """A file's `files_tri` text from its passages ((start, end, text), in file order): its
-    distinct whitespace-separated runs, each once, joined by spaces.
-
-    Passages cover every non-whitespace character of the file and what lies between two
-    of them is whitespace, so a passage touching the next is joined to it as it stands
-    (a long line cut in two) and one that does not is followed by a space: the runs of
-    the result are exactly the file's. A literal's run lies inside one of them, so its
-    trigrams are all in the row. Each run once: the kernel's C repeats its runs about
-    twice, and a row's cost and size follow its characters. Computed from the stored
-    passages, so the row can be deleted (contentless FTS5 wants the same text back)."""
-    parts: list[str] = []
-    end = None
-    for start, stop, text in passages:
-        if end is not None and start != end:
-            parts.append(" ")
-        parts.append(text)
-        end = stop
-    return " ".join(dict.fromkeys("".join(parts).split()))
-
-
-TITLE_MAX = 200
-
-
-def title_of(first_chunk_text: str) -> str:
-    """A file's title: the first line of its first chunk (its first non-blank line)."""
-    return first_chunk_text.split("\n", 1)[0].strip()[:TITLE_MAX]
-
-
-# Lucene's cutoff frequency (CommonTermsQuery): a word held by more than this share of the
-# keyword rows is left out of the OR query while a rarer word remains. FTS5 ranks every row
-# that matches any OR-ed word, about 1 us each: "parse command line arguments" ranks 54% of
-# 100k chunks for "line" alone.
-COMMON_DF = 0.2
-# The cutoff applies only when the rare words fill at least this many rows: the least depth
-# the engine asks of a branch (ov.engine), so that a first page of the default size ranks
-# as it would at any depth.
-RARE_MIN = 64
-RESCORE_POOL = RARE_MIN + 64  # candidates whose order the common words may change
 MAX_GRAMS = 32  # trigrams of a literal run that grep's prefilter asks for (Store.trigram_files)
 TOP_OVERFETCH = 4  # FTS5 rows ranked per wanted chunk before the level check
-BM25_K1 = 1.2  # FTS5's bm25() constants (fts5_aux.c)
-BM25_B = 0.75
-
-
-def split_common(words: Sequence[str], stats: TermStats, cutoff: float) -> tuple[list[str], list[str]]:
-    """(rare, common) words; common = one index term held by more than `cutoff` of the rows.
-    Nothing is common when every word would be (the query keeps them all)."""
-    limit = cutoff * stats.rows
-    common = [w for w in words if len(stats.terms[w]) == 1 and stats.df[stats.terms[w][0]] > limit]
-    rare = [w for w in words if w not in common]
-    # a rare word the index does not hold (a typo) must not empty the query
-    found = any(stats.terms[w] and all(stats.df[t] for t in stats.terms[w]) for w in rare)
-    return (rare, common) if found and common else (list(words), [])
 
 
 def _with_ties(fetch: Callable[[int], list[tuple[int, float]]], limit: int) -> list[tuple[int, float]]:
@@ -1574,48 +939,3 @@ def _with_ties(fetch: Callable[[int], list[tuple[int, float]]], limit: int) -> l
     while end < len(rows) and rows[end][1] == last:
         end += 1
     return rows[:end]
-
-
-def bm25_idf(rows: int, df: int) -> float:
-    """FTS5's bm25 IDF: ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6. N and n come from
-    separate reads (TermStats), between which an index run may delete rows: n > N then
-    means a common word, not an error."""
-    idf = math.log((max(rows - df, 0) + 0.5) / (df + 0.5))
-    return idf if idf > 0 else 1e-6
-
-
-def _varint(b: bytes, i: int = 0) -> tuple[int, int]:
-    """An SQLite varint at b[i:] -> (value, next offset)."""
-    v = 0
-    for k in range(8):
-        c = b[i + k]
-        v = (v << 7) | (c & 0x7F)
-        if c < 0x80:
-            return v, i + k + 1
-    return (v << 8) | b[i + 8], i + 9
-
-
-def _fts_averages(block: bytes | None) -> tuple[int, float]:
-    """(rows, mean row length) from an FTS5 table's averages record (its %_data row 1)."""
-    if not block:
-        return 0, 0.0
-    rows, i = _varint(block)
-    tokens, _ = _varint(block, i)
-    return rows, (tokens / rows if rows else 0.0)
-
-
-_PHRASE = _re.compile(r'"((?:[^"]|"")*)"')
-_OR_OF_PHRASES = _re.compile(r'"(?:[^"]|"")*"(?: OR "(?:[^"]|"")*")*')
-
-
-def or_phrases(match: str) -> list[str] | None:
-    """The words of an OR of `fts_phrase`s, or None for any other FTS5 expression."""
-    if not _OR_OF_PHRASES.fullmatch(match):
-        return None
-    return [m.replace('""', '"') for m in _PHRASE.findall(match)]
-
-
-def fts_phrase(s: str) -> str:
-    """A user string as one quoted FTS5 phrase: never parsed as FTS5 syntax."""
-    return '"' + s.replace('"', '""') + '"'
-

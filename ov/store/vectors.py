@@ -25,7 +25,8 @@ import math
 
 import numpy as np
 
-from ov.store import KNN_MAX, _with_ties
+from ov.store.db import KNN_MAX
+from ov.store.queries import _with_ties
 
 DIM = 384
 # the product and sqlite-vec's loop each differ from the true cosine by at most
@@ -239,7 +240,7 @@ class Vectors:
         """The rows `filters` let through, as Store._vector_search's WHERE does."""
         m = np.isin(self.levels, list(filters.levels)) if filters.levels else self.ids >= 0
         if filters.ftypes:
-            stored, _ = filters.type_filter()
+            stored, _ = filters.stored_types()
             m &= np.isin(self.ftypes, [self.types[t] for t in stored if t in self.types])
         col = self.created if filters.time_field == "created_at" else self.updated
         if filters.after is not None:

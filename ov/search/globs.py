@@ -9,8 +9,8 @@
   glob without `/` matches the name at any depth, a folder's glob covers what is below
   it); `!` excludes; the last glob that matches decides; when any include glob is given,
   a path no glob matches is left out.
-- `type_filter` (for `-t/--type`): the file name matches one of the type's globs
-  (`ov.tiers.type_globs`, ripgrep's type names).
+- `ov.kinds.type_matcher` (for `-t/--type`): the file name matches one of the type's globs
+  (`ov.kinds.type_globs`, ripgrep's type names).
 """
 
 from __future__ import annotations
@@ -251,29 +251,6 @@ class PathFilter:
             if match(rel):
                 return include
         return not self.has_include
-
-
-def type_filter(types: Sequence[str]) -> Callable[[str], bool]:
-    """A predicate on root-relative paths: the file name matches one of `types`' globs."""
-    from wcmatch import fnmatch as wc_fnmatch  # noqa: PLC0415
-
-    from ov.tiers import type_globs  # the type table lives with the file kinds
-
-    globs: list[str] = []
-    for t in types:
-        try:
-            g = tuple(type_globs(t))
-        except (OvError, KeyError, ValueError, LookupError):
-            g = ()
-        if not g:
-            raise OvError("invalid_argument", f"unknown file type {t!r}", field="type")
-        globs.extend(g)
-    matcher = wc_fnmatch.compile(globs, flags=wc_fnmatch.BRACE | wc_fnmatch.DOTMATCH)
-
-    def keep(rel: str) -> bool:
-        return matcher.match(rel.rsplit("/", 1)[-1])
-
-    return keep
 
 
 def norm_rel(path: str) -> str:

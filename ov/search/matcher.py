@@ -1,6 +1,6 @@
 """The matcher of `ov grep`: pattern compilation, required literals, buffer search.
 
-Pure functions over bytes and strings; no file system (that is `ov.fsearch`).
+Pure functions over bytes and strings; no file system (that is `ov.search.files`).
 
 Semantics follow ripgrep's defaults:
 - The `regex` module (V0, MULTILINE), so `\\b \\d \\w` are Unicode-aware. `-i` is

@@ -16,10 +16,12 @@ from typing import Annotated, Optional
 import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
-from ov.console import (build_index, closed_pipe, elapsed_ms, fast, glob_command, grep_command,
-                        open_index, reader_gone, report, run_body, search_command, settle, show,
-                        stop_background)
-from ov.render import FORMATS, Out
+from ov.cli.commands import (build_index, context_command, glob_command, grep_command, open_index,
+                             search_command, stop_background)
+from ov.cli.fast import fast
+from ov.cli.run import report, run_body, settle
+from ov.paths import check_nul
+from ov.render import FORMATS, Out, emit, emit_update
 
 _APP_SETTINGS = dict(
     name="ov",
@@ -82,7 +84,7 @@ ColorOpt = Annotated[
 
 
 def run(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> None:
-    """Run one command body with the shared error handling (`ov.console.run_body`) and
+    """Run one command body with the shared error handling (`ov.cli.run.run_body`) and
     exit with its status."""
     raise typer.Exit(run_body(out_args, body))
 
@@ -126,8 +128,7 @@ def index_cmd(
 
     def body(out: Out) -> int:
         t0 = time.perf_counter()
-        if "\x00" in str(path):
-            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
+        check_nul(str(path))
         if not path.exists():
             raise OvError("not_found", f"{path}: no such folder", field="path")
         if not path.is_dir():
@@ -139,7 +140,7 @@ def index_cmd(
         rep = build_index(out, path, db, embed=not no_embed, full=full,
                           walk_opts=api.walk_options(path, hidden, no_ignore, follow, max_filesize),
                           progress=progress)
-        show(out, rep, t0, lambda: out.notice(api.summary(rep)))
+        emit(out, rep, t0, lambda: out.notice(api.summary(rep)))
         if watch:
             _watch(out, path, db, not no_embed, api.walk_options(path, hidden, no_ignore, follow, max_filesize))
         return EXIT_OK
@@ -158,13 +159,8 @@ def _watch(out: Out, path: Path, db: Optional[Path], embed: bool, walk_opts) -> 
         if first[0]:  # the catch-up, once the watch is set up: nothing saved since is missed
             first[0] = False
             out.notice(f"watching {path.resolve()} (Ctrl-C to stop)")
-        if not (rep.added or rep.updated or rep.removed):
-            return
-        if out.fmt == "jsonl":
-            out.line(rep)
-            out.stdout.flush()
-        else:
-            out.notice(api.summary(rep))
+        if rep.added or rep.updated or rep.removed:
+            emit_update(out, rep, api.summary(rep))
 
     # the catch-up pass (a stat per file) covers what was saved between the build and the
     # moment the OS watch was set up
@@ -191,13 +187,13 @@ def status_cmd(
 
             out.text(status_text(rep) + "\n" + settings_text(rep.settings))
 
-        show(out, rep, t0, text)
+        emit(out, rep, t0, text)
         return EXIT_OK
 
     run((output, json_, color), body)
 
 
-# ---- grep / glob (ov.fsearch) ---------------------------------------------------------
+# ---- grep / glob (ov.search) ----------------------------------------------------------
 # Paths are relative to the search root: the nearest index root above the current
 # folder, else the current folder. The walk has no size cap, as ripgrep.
 
@@ -370,11 +366,13 @@ def search_cmd(
         fail((output, json_, color), OvError("invalid_argument", f"unknown mode {mode!r} (use list or context)",
                                             field="mode"))
     if mode == "context":
-        _context_search(query, search_type, limit, threshold, after, before, time_field, tags, type_,
-                        level, uri, exclude_uri, no_auto_index, max_tokens, detail, session_id,
-                        dedup_turns, {"--cursor": cursor, "--explain": explain,
-                                      "--read-content": read_content, "--all-chunks": all_chunks},
-                        output, json_, db, color)
+        raise typer.Exit(context_command(
+            query=query, search_type=search_type, limit=limit, threshold=threshold, after=after,
+            before=before, time_field=time_field, tags=tags, type_=type_, level=level, uri=uri,
+            exclude_uri=exclude_uri, no_auto_index=no_auto_index, max_tokens=max_tokens,
+            detail=detail, session_id=session_id, dedup_turns=dedup_turns,
+            list_only={"--cursor": cursor, "--explain": explain, "--read-content": read_content,
+                       "--all-chunks": all_chunks}, output=output, json_=json_, db=db, color=color))
     _no_context_options(max_tokens, detail, session_id, dedup_turns, (output, json_, color))
     raise typer.Exit(search_command(
         query=query, search_type=search_type, limit=limit, threshold=threshold, after=after,
@@ -386,7 +384,7 @@ def search_cmd(
 
 # ---- read / tag / manifest ------------------------------------------------------------
 
-# Context mode (`search --mode context`) lives here too: its options below are read by
+# Context mode's options (`search --mode context`, run by commands.context_command) are read by
 # search_cmd (annotations resolve when the app runs, so order does not matter).
 
 MaxTokensOpt = Annotated[Optional[int], typer.Option("--max-tokens", help="Context mode: token budget of the block (default 1600; chars/4).", metavar="N")]
@@ -404,52 +402,6 @@ def _no_context_options(max_tokens, detail, session_id, dedup_turns, out_args) -
                                field=given[0].lstrip("-").replace("-", "_")))
 
 
-def _context_search(query, search_type, limit, threshold, after, before, time_field, tags, types,
-                    level, uri, exclude_uri, no_auto_index, max_tokens, detail, session_id,
-                    dedup_turns, list_only: dict, output, json_, db, color) -> None:
-    def body(out: Out) -> int:
-        from ov import api  # noqa: PLC0415
-        from ov import context as ctx  # noqa: PLC0415
-
-        t0 = time.perf_counter()
-        if uri:
-            raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
-                          "--exclude-uri to leave files out", field="uri")
-        filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
-                                     after=after, before=before, tags=tags, level=level, types=types)
-        det = ctx.parse_detail(detail)
-        if max_tokens is not None:
-            ctx.check_budget(max_tokens)
-        ignored = [name for name, v in list_only.items() if v]
-        with open_index(db, auto_index=not no_auto_index, out=out) as ix:
-            res = ix.context(query, max_tokens=max_tokens, detail=det, session_id=session_id,
-                             dedup_turns=dedup_turns, ignored=ignored, search_type=search_type,
-                             limit=limit, threshold=threshold, exclude_uri=exclude_uri,
-                             filters=filters, cwd=Path.cwd())
-        for w in res.warnings:
-            out.warn(w)
-        for name in ignored:
-            out.warn(f"{name} has no effect with --mode context")
-        if out.fmt == "json":
-            out.envelope(res, elapsed_ms(t0))
-        elif out.fmt == "jsonl":
-            for e in res.entries:
-                out.line(e)
-        else:
-            from ov.render import context_text  # noqa: PLC0415
-
-            out.text(context_text(res))
-            out.stdout.flush()  # a closed pipe stops here, before the summary
-            if reader_gone(out):
-                return closed_pipe(out)
-            s = res.stats
-            out.notice(f"{s.returned} entries, {s.used_tokens}/{s.max_tokens} tokens "
-                       f"({s.candidates} candidates, {s.dropped} dropped, {s.deduped} deduped)")
-        return EXIT_OK if res.entries else EXIT_NONE
-
-    run((output, json_, color), body)
-
-
 @app.command("read")
 def read_cmd(
     path: Annotated[str, typer.Argument(help="An indexed file or folder.", show_default=False)],
@@ -463,11 +415,10 @@ def read_cmd(
 
     def body(out: Out) -> int:
         t0 = time.perf_counter()
-        if "\x00" in path:  # before the index is opened
-            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
+        check_nul(path)  # before the index is opened
         with open_index(db) as ix:
             res = ix.read(path, level, cwd=Path.cwd())
-        show(out, res, t0, lambda: out.text(res.text))
+        emit(out, res, t0, lambda: out.text(res.text))
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -491,8 +442,7 @@ def tag_cmd(
 
         t0 = time.perf_counter()
         pairs = parse_tags(tags)
-        if "\x00" in path:  # before the index is opened
-            raise OvError("invalid_path", "a path may not contain a NUL byte", field="path")
+        check_nul(path)  # before the index is opened
         with open_index(db) as ix:
             res = ix.tag(path, pairs, mode, recursive, cwd=Path.cwd())
 
@@ -501,7 +451,7 @@ def tag_cmd(
 
             out.text(tags_text(res))
 
-        show(out, res, t0, text, res.files)
+        emit(out, res, t0, text, res.files)
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -543,7 +493,7 @@ def manifest_cmd(
 
             out.text(manifest_text(res))
 
-        show(out, res, t0, text)
+        emit(out, res, t0, text)
         return EXIT_OK
 
     run((output, json_, color), body)
@@ -578,7 +528,7 @@ def doctor_cmd(
             out.notice(f"{len(res.checks) - failed} of {len(res.checks)} checks passed" if failed
                        else f"all {len(res.checks)} checks passed")
 
-        show(out, res, t0, text, res.checks)
+        emit(out, res, t0, text, res.checks)
         # A failing doctor should fail a CI step, yet it is a finding, not an error: the
         # report is still the data on stdout, so 1 ("ran, the answer is no") rather than 2.
         return EXIT_OK if res.ok else EXIT_NONE
@@ -663,7 +613,7 @@ def _group() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """The command line in process (tests and scripts call this): grep, glob, find and
-    search through `ov.console.fast`, everything else (and their help and usage errors)
+    search through `ov.cli.fast.fast`, everything else (and their help and usage errors)
     through the Typer app; ends with `sys.exit(status)`. The `ov` command itself is
     `ov/__main__.py`."""
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -1,0 +1,240 @@
+"""The command bodies the fast path (`ov.cli.fast`) and the Typer app (`ov.cli.app`) both
+call: `ov grep`, `ov glob`, `ov find` / `ov search` in list mode, and the index helpers
+the Typer commands share.
+
+Each takes the flags as its parameters (the names of `ov.cli.flags`, which both front
+ends hand over as they are), calls the library (`ov.api`: it merges the flags with the
+tree's config, validates and finds the index) and hands the result to `ov.render`, which
+decides the output. `ov.cli.run.run_body` turns what they raise into an exit status.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from ov.cli.run import Progress, run_body
+from ov.errors import EXIT_NONE, EXIT_OK, OvError
+from ov.render import Out
+
+
+def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = None, fixed: bool = False,
+                 ignore_case: bool = False, word: bool = False, multiline: bool = False,
+                 after: int | None = None, before: int | None = None, context: int | None = None,
+                 globs: Sequence[str] | None = None, types: Sequence[str] | None = None,
+                 exclude_uri: Sequence[str] | None = None, hidden: bool | None = None,
+                 no_ignore: bool = False, node_limit: int | None = None,
+                 level_limit: int | None = None, tags: Sequence[str] | None = None, count: bool = False,
+                 files_with_matches: bool = False, max_columns: int | None = None,
+                 no_index: bool = False, line_number: bool = False,
+                 regexps: Sequence[str] | None = None, invert: bool = False,
+                 max_count: int | None = None, smart_case: bool = False,
+                 case_sensitive: bool = False, with_filename: bool = False,
+                 no_filename: bool = False, null: bool = False, heading: bool | None = None,
+                 files: bool = False,
+                 sort: str | None = None, type_list: bool = False, follow: bool = False,
+                 quiet: bool = False, timeout: float | None = None,
+                 color: str = "auto",
+                 output: str = "text", json_: bool = False) -> int:
+    """`ov grep`: the parameters are the flags' (see ov/cli/app.py's grep_cmd); returns the
+    exit status."""
+    if regexps or files or type_list:  # the first argument is then a PATH (as rg reads it)
+        paths = ([pattern] if pattern is not None else []) + list(paths or [])
+        pattern = None
+    where = dict(globs=globs or (), types=types or (), exclude=exclude_uri or (), hidden=hidden,
+                 no_ignore=no_ignore, max_depth=level_limit, follow=follow, use_index=not no_index)
+
+    def body(out: Out) -> int:
+        from ov import api, config  # noqa: PLC0415
+        from ov import render  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        if sort is not None and sort != "path":
+            raise OvError("invalid_argument", f"--sort {sort}: only `path` (the order results "
+                          "always come in)", field="sort")
+        if type_list:
+            out.stdout.write(render.types_text())
+            return EXIT_OK
+        if files:
+            found, st = api.files(paths or (), node_limit=node_limit, **where)
+            return EXIT_OK if render.emit_files(out, found, st, t0, null) else EXIT_NONE
+        pat, fx = _patterns(pattern, list(regexps or ()), fixed)
+        icase = (ignore_case or (smart_case and not any(c.isupper() for c in pat))) and not case_sensitive
+        how = dict(fixed=fx, ignore_case=icase, word=word, multiline=multiline, invert=invert,
+                   tags=tags or (), **where)
+        if quiet:
+            recs, _ = api.grep(pat, paths or (), node_limit=1, mode="files", **how)
+            return EXIT_OK if next(recs, None) is not None else EXIT_NONE
+        mode = _grep_mode(count, files_with_matches, max_columns)
+        b = before if before is not None else (context or 0)
+        a = after if after is not None else (context or 0)
+        records, st = api.grep(pat, paths or (), before=b, after=a, node_limit=node_limit, mode=mode,
+                               max_count=max_count, **how,
+                               deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout)
+        from ov.search.matcher import gc_paused  # noqa: PLC0415
+
+        # the records hold no cycles, and a run may build millions (see gc_paused); the
+        # pause is held here, where they are read to the end, not across the generator's yields
+        with gc_paused():
+            n = render.emit_grep(out, records, st, mode, t0, context=bool(a or b),
+                                 max_columns=max_columns, null=null,
+                                 filename=with_filename or not no_filename, heading=heading)
+        return EXIT_OK if n or st.binary_matches else EXIT_NONE
+
+    return run_body((output, json_, color), body)
+
+
+def _patterns(pattern: str | None, regexps: list[str], fixed: bool) -> tuple[str, bool]:
+    """(the one pattern to search, fixed) from PATTERN or the -e patterns: several become
+    one alternation (each a group, or each escaped with -F)."""
+    pats = regexps or ([pattern] if pattern is not None else [])
+    if not pats:
+        raise OvError("invalid_argument", "a PATTERN is needed (or -e PATTERN, --files, "
+                      "--type-list)", field="pattern")
+    if len(pats) == 1:
+        return pats[0], fixed
+    if fixed:
+        import re  # noqa: PLC0415
+
+        return "|".join(re.escape(p) for p in pats), False
+    return "|".join(f"(?:{p})" for p in pats), False
+
+
+def _grep_mode(count: bool, files_with_matches: bool, max_columns: int | None) -> str:
+    """"count" (-c), "files" (-l) or "matches"; the flags that exclude each other refused."""
+    if count and files_with_matches:
+        raise OvError("invalid_argument", "-c/--count and -l/--files-with-matches exclude each other",
+                      field="count")
+    if max_columns is not None and max_columns < 1:
+        raise OvError("invalid_argument", "--max-columns must be at least 1", field="max_columns")
+    return "count" if count else "files" if files_with_matches else "matches"
+
+
+def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = False,
+                 hidden: bool | None = None, no_ignore: bool = False, node_limit: int | None = None,
+                 level_limit: int | None = None, fields: str | None = None, simple: bool = False,
+                 exclude_uri: Sequence[str] | None = None, tags: Sequence[str] | None = None,
+                 no_index: bool = False, color: str = "auto", output: str = "text",
+                 json_: bool = False) -> int:
+    """`ov glob`: the parameters are the flags' (see ov/cli/app.py's glob_cmd); returns the
+    exit status."""
+
+    def body(out: Out) -> int:
+        from ov import api  # noqa: PLC0415
+        from ov.render import emit_glob  # noqa: PLC0415
+        from ov.search.glob import parse_fields  # noqa: PLC0415
+        from ov.search.scope import GrepStats  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        flds = parse_fields(fields)
+        st = GrepStats()
+        res = api.glob(pattern, path, ignore_case=ignore_case, hidden=hidden, no_ignore=no_ignore,
+                       max_depth=level_limit, node_limit=node_limit, stats=st,
+                       fields=() if simple else flds, exclude=exclude_uri or (), tags=tags or (),
+                       use_index=not no_index)
+        emit_glob(out, res, st, t0, flds, simple)
+        return EXIT_OK if res.matches else EXIT_NONE
+
+    return run_body((output, json_, color), body)
+
+
+def search_command(*, query: str, search_type: str | None = None, limit: int | None = None,
+                   threshold: float | None = None, after: str | None = None,
+                   before: str | None = None, time_field: str = "updated_at",
+                   tags: Sequence[str] | None = None, type_: Sequence[str] | None = None,
+                   level: str | None = None, cursor: str | None = None, explain: bool = False,
+                   read_content: bool = False, uri: Sequence[str] | None = None,
+                   exclude_uri: Sequence[str] | None = None, all_chunks: bool = False,
+                   no_auto_index: bool = False, output: str = "text", json_: bool = False,
+                   db: Path | None = None, color: str = "auto") -> int:
+    """`ov find` (search_type "semantic") and `ov search` in list mode: the parameters are
+    the flags' (see ov/cli/app.py's find_cmd and search_cmd); returns the exit status."""
+
+    def body(out: Out) -> int:
+        from ov import api  # noqa: PLC0415
+        from ov.render import emit_hits  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
+                                     after=after, before=before, tags=tags, level=level, types=type_)
+        with open_index(db, auto_index=not no_auto_index, out=out) as ix:
+            res = ix.search(query, search_type=search_type, limit=limit, threshold=threshold,
+                            cursor=cursor, explain=explain, all_chunks=all_chunks,
+                            read_content=read_content, uri=uri, exclude_uri=exclude_uri,
+                            filters=filters, cwd=Path.cwd())
+        emit_hits(out, res, query, t0)
+        return EXIT_OK if res.hits else EXIT_NONE
+
+    return run_body((output, json_, color), body)
+
+
+def context_command(*, query: str, search_type: str | None = None, limit: int | None = None,
+                    threshold: float | None = None, after: str | None = None,
+                    before: str | None = None, time_field: str = "updated_at",
+                    tags: Sequence[str] | None = None, type_: Sequence[str] | None = None,
+                    level: str | None = None, uri: Sequence[str] | None = None,
+                    exclude_uri: Sequence[str] | None = None, no_auto_index: bool = False,
+                    max_tokens: int | None = None, detail: str | None = None,
+                    session_id: str | None = None, dedup_turns: int | None = None,
+                    list_only: dict | None = None, output: str = "text", json_: bool = False,
+                    db: Path | None = None, color: str = "auto") -> int:
+    """`ov search --mode context`: the flags as search_command's, with context mode's own;
+    `list_only`: list mode's flags as given (each one set is a warning)."""
+
+    def body(out: Out) -> int:
+        from ov import api  # noqa: PLC0415
+        from ov.render import emit_context  # noqa: PLC0415
+
+        t0 = time.perf_counter()
+        det = api.context_options(detail, max_tokens, uri)  # before the index is opened
+        filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
+                                     after=after, before=before, tags=tags, level=level, types=type_)
+        ignored = [name for name, v in (list_only or {}).items() if v]
+        with open_index(db, auto_index=not no_auto_index, out=out) as ix:
+            res = ix.context(query, max_tokens=max_tokens, detail=det, session_id=session_id,
+                             dedup_turns=dedup_turns, ignored=ignored, search_type=search_type,
+                             limit=limit, threshold=threshold, exclude_uri=exclude_uri,
+                             filters=filters, cwd=Path.cwd())
+        emit_context(out, res, t0, [f"{name} has no effect with --mode context" for name in ignored])
+        return EXIT_OK if res.entries else EXIT_NONE
+
+    return run_body((output, json_, color), body)
+
+
+# ---- the index, for the Typer commands ----------------------------------------------------
+
+
+def build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, full: bool = False,
+                walk_opts=None, progress: bool | None = None):
+    """`api.index` with a progress bar on stderr (a TTY, or --progress)."""
+    from ov import api  # noqa: PLC0415
+
+    shown = out.stderr.isatty() if progress is None else progress
+    return api.index(root, db=db, embed=embed, full=full, walk=walk_opts,
+                     progress=Progress(shown, color=out.stderr_color, stream=out.stderr), warn=out.warn)
+
+def stop_background(out: Out, path: Path, db: Path | None) -> int:
+    """`ov index --stop`: stop the background worker of the index of `path`."""
+    from ov.paths import db_path_for  # noqa: PLC0415
+    from ov.render import emit  # noqa: PLC0415
+    from ov.worker import stop  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    pid = stop(Path(db) if db else db_path_for(Path(path).resolve()))
+    result = {"stopped": pid is not None, "pid": pid}
+    emit(out, result, t0, lambda: out.notice(
+        f"stopped the background worker (pid {pid}); `ov index` completes the index"
+        if pid is not None else "no background worker runs for this index"))
+    return EXIT_OK
+
+def open_index(db: Path | None, *, auto_index: bool = False, out: Out | None = None,
+               readonly: bool = False):
+    """`api.Index.open` for the current folder, with the CLI's notices and progress bar."""
+    from ov import api  # noqa: PLC0415
+
+    if out is None:
+        return api.Index.open(db=db, auto_index=auto_index, readonly=readonly)
+    return api.Index.open(db=db, auto_index=auto_index, readonly=readonly,
+                          progress=Progress(out.stderr.isatty(), color=out.stderr_color, stream=out.stderr),
+                          notice=out.notice, warn=out.warn)

@@ -1,0 +1,249 @@
+"""What kind of file a path names: one answer for reading, tiers, chunking, ranking and
+every `-t/--type` filter.
+
+Three questions, each asked of the name alone (never the content):
+- `kind_of`: "markdown", "rst", "code" or "text" — the rules chunking follows and the
+  keyword weight hybrid fusion gives a file;
+- `file_type`: the ripgrep-style `-t` type name a file is stored under (`TYPES`), with
+  `type_globs`, `type_filter` and `type_names` for the filters built from those names;
+- `category`: code, docs, config, data or other, as context mode reports it.
+
+They used to live in `read`, `tiers` and the API; one module keeps the name tables and
+their answers together, so a new extension is taught to every command at once. Pure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from fnmatch import fnmatchcase
+
+from ov.errors import OvError
+
+# --- kinds of files: the rules chunking follows, the schedule hybrid fusion uses --------
+_MARKDOWN_EXT = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx", ".qmd", ".rmd"})
+_RST_EXT = frozenset({".rst", ".rest"})
+_CODE_EXT = frozenset(
+    """.py .pyi .pyw .pyx .js .mjs .cjs .jsx .ts .mts .cts .tsx .go .rs .java .kt .kts .scala
+    .sc .groovy .gradle .c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .h++ .ino .m .mm .cs .fs .fsx
+    .vb .swift .rb .rake .php .pl .pm .lua .sh .bash .zsh .fish .ksh .ps1 .psm1 .r .jl .dart
+    .ex .exs .erl .hrl .hs .ml .mli .clj .cljs .el .lisp .scm .rkt .nim .zig .v .sv .vhd
+    .vhdl .sql .proto .graphql .gql .tf .hcl .cmake .mk .make .vue .svelte .astro .sol
+    .d .cu .cuh .f .f90 .f95 .pas .ada .adb .ads .asm .s .bat .cmd .awk .sed .tcl .elm .purs
+    .json .jsonc .json5 .yaml .yml .toml .ini .cfg .conf .xml .html .htm .xhtml .css .scss
+    .sass .less .properties .env .plist .csproj .vcxproj .nix .dhall .cue .jsonnet""".split()
+)
+_CODE_NAMES = frozenset(
+    {"makefile", "gnumakefile", "dockerfile", "containerfile", "rakefile", "gemfile",
+     "vagrantfile", "jenkinsfile", "justfile", "cmakelists.txt", "build", "workspace",
+     "meson.build", "procfile", "brewfile", "podfile", "fastfile"}
+)
+
+
+def kind_of(path: str) -> str:
+    """"markdown", "rst", "code" or "text": the rules chunking follows for `path`."""
+    name = os.path.basename(path).lower()
+    ext = os.path.splitext(name)[1]
+    if ext in _MARKDOWN_EXT:
+        return "markdown"
+    if ext in _RST_EXT:
+        return "rst"
+    if ext in _CODE_EXT or name in _CODE_NAMES or name.startswith(("dockerfile.", "makefile.")):
+        return "code"
+    return "text"
+
+
+# --- file types (ripgrep's default type names where they exist) -----------------------
+TYPES: dict[str, tuple[str, ...]] = {
+    "py": ("*.py", "*.pyi", "*.pyw"),
+    "md": ("*.md", "*.markdown", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"),
+    "markdown": ("*.md", "*.markdown", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"),
+    "rst": ("*.rst",),
+    "txt": ("*.txt",),
+    "js": ("*.js", "*.jsx", "*.mjs", "*.cjs", "*.vue"),
+    "ts": ("*.ts", "*.tsx", "*.cts", "*.mts"),
+    "go": ("*.go",),
+    "rust": ("*.rs",),
+    "c": ("*.c", "*.h", "*.H", "*.cats"),
+    "cpp": ("*.C", "*.cc", "*.cpp", "*.cxx", "*.c++", "*.h", "*.hh", "*.hpp", "*.hxx",
+            "*.h++", "*.inl", "*.ipp"),
+    "java": ("*.java", "*.jsp", "*.properties"),
+    "kotlin": ("*.kt", "*.kts"),
+    "scala": ("*.scala", "*.sbt"),
+    "csharp": ("*.cs",),
+    "swift": ("*.swift",),
+    "ruby": ("*.rb", "*.gemspec", "Gemfile", ".irbrc", "Rakefile"),
+    "php": ("*.php", "*.php3", "*.php4", "*.php5", "*.phtml"),
+    "lua": ("*.lua",),
+    "perl": ("*.pl", "*.pm", "*.t"),
+    "sh": ("*.sh", "*.bash", "*.zsh", "*.ksh", ".bashrc", ".bash_profile", ".zshrc",
+           ".profile"),
+    "fish": ("*.fish",),
+    "ps": ("*.ps1", "*.psm1", "*.psd1"),
+    "r": ("*.R", "*.r", "*.Rmd", "*.Rnw"),
+    "julia": ("*.jl",),
+    "dart": ("*.dart",),
+    "elixir": ("*.ex", "*.eex", "*.exs", "*.heex"),
+    "erlang": ("*.erl", "*.hrl"),
+    "haskell": ("*.hs", "*.lhs"),
+    "ocaml": ("*.ml", "*.mli", "*.mll", "*.mly"),
+    "clojure": ("*.clj", "*.cljc", "*.cljs", "*.cljx"),
+    "elisp": ("*.el",),
+    "lisp": ("*.el", "*.jl", "*.lisp", "*.lsp", "*.sc", "*.scm"),
+    "zig": ("*.zig",),
+    "nim": ("*.nim", "*.nimf", "*.nimble", "*.nims"),
+    "sql": ("*.sql", "*.psql"),
+    "protobuf": ("*.proto",),
+    "svelte": ("*.svelte",),
+    "vue": ("*.vue",),
+    "html": ("*.htm", "*.html", "*.ejs"),
+    "css": ("*.css", "*.scss", "*.sass", "*.less"),
+    "xml": ("*.xml", "*.xml.dist", "*.dtd", "*.xsl", "*.xslt", "*.xsd", "*.xjb", "*.rng",
+            "*.sch", "*.xhtml"),
+    "json": ("*.json", "composer.lock", "*.sarif"),
+    "jsonl": ("*.jsonl", "*.ndjson"),
+    "yaml": ("*.yaml", "*.yml"),
+    "toml": ("*.toml", "Cargo.lock"),
+    "config": ("*.cfg", "*.conf", "*.config", "*.ini"),
+    "csv": ("*.csv",),
+    "tsv": ("*.tsv",),
+    "make": ("[Gg][Nn][Uu]makefile", "[Mm]akefile", "[Gg][Nn][Uu]makefile.am",
+             "[Gg][Nn][Uu]makefile.in", "[Mm]akefile.am", "[Mm]akefile.in", "*.mk", "*.mak"),
+    "cmake": ("*.cmake", "CMakeLists.txt"),
+    "docker": ("*Dockerfile*",),
+    "terraform": ("*.tf", "*.tf.json", "*.tfvars"),
+    "nix": ("*.nix",),
+    "tex": ("*.tex", "*.ltx", "*.cls", "*.sty", "*.bib", "*.dtx", "*.ins"),
+    "asciidoc": ("*.adoc", "*.asc", "*.asciidoc"),
+    "org": ("*.org", "*.org_archive"),
+    "diff": ("*.patch", "*.diff"),
+    "log": ("*.log",),
+    "jupyter": ("*.ipynb",),
+    "license": ("COPYING", "COPYING[.-]*", "COPYRIGHT", "COPYRIGHT[.-]*", "EULA",
+                "EULA[.-]*", "licen[cs]e", "licen[cs]e.*", "LICEN[CS]E", "LICEN[CS]E[.-]*",
+                "*[.-]LICEN[CS]E*", "NOTICE", "NOTICE[.-]*", "PATENTS", "PATENTS[.-]*",
+                "UNLICEN[CS]E", "UNLICEN[CS]E[.-]*"),
+}
+
+
+def type_globs(name: str) -> tuple[str, ...]:
+    """The globs of a `-t/--type` name; an unknown name is an `invalid_argument`."""
+    try:
+        return TYPES[name]
+    except KeyError:
+        raise OvError("invalid_argument",
+                      f"unknown file type {name!r} (known: {', '.join(sorted(TYPES))})",
+                      field="type") from None
+
+
+def file_type(path: str) -> str:
+    """The first type in `TYPES` whose globs match the file name; "" when none does."""
+    name = os.path.basename(path)
+    for tname, globs in TYPES.items():
+        for g in globs:
+            if fnmatchcase(name, g):
+                return tname
+    return ""
+
+
+def _sample(glob: str) -> str:
+    """A file name the glob matches: `*` as "x", a `[...]` class as its first character."""
+    return re.sub(r"\[!?([^\]])[^\]]*\]", r"\1", glob).replace("*", "x").replace("?", "x")
+
+
+def type_filter(names) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What `-t NAME...` (names of `TYPES`, OR-ed) asks of an index: (the stored types,
+    the name globs). An index stores one type a file, `file_type`'s first match, so
+    `markdown` files are stored as `md`, `.h` files as `c` and `.vue` files as `js`. The
+    stored types are those of the names' files; where one of them also holds files none of
+    the names covers (`c` for `-t cpp`: its `.c` files), the globs come too, and a file
+    must then match one of them by name; else the globs are ().
+
+    Both `ov grep -t` and the ranked searches read `TYPES`, so they accept the same names
+    and select the same files."""
+    wanted: set[str] = set()
+    stored: dict[str, None] = {}
+    for name in names:
+        globs = type_globs(name)
+        wanted.update(globs)
+        for g in globs:
+            stored.setdefault(file_type(_sample(g)) or name, None)
+    exact = all(set(TYPES.get(t, ())) <= wanted for t in stored)
+    return tuple(stored), (() if exact else tuple(sorted(wanted)))
+
+
+_CATEGORY_BY_TYPE = {
+    "md": "docs", "markdown": "docs", "rst": "docs", "txt": "docs", "tex": "docs",
+    "asciidoc": "docs", "org": "docs", "license": "docs", "html": "docs",
+    "json": "config", "yaml": "config", "toml": "config", "config": "config",
+    "docker": "config", "make": "config", "cmake": "config", "terraform": "config",
+    "nix": "config",
+    "csv": "data", "tsv": "data", "jsonl": "data", "xml": "data", "log": "data",
+    "jupyter": "code", "diff": "other",
+}
+_DOC_NAMES = re.compile(r"^(readme|changelog|changes|history|news|authors|contributing|"
+                        r"contributors|code_of_conduct|security|todo|install|usage|faq)"
+                        r"(\.[\w.-]+)?$", re.I)
+_CONFIG_NAMES = re.compile(r"^(\.(editorconfig|gitignore|gitattributes|gitmodules|ignore|"
+                           r"ovignore|dockerignore|npmrc|env(\..+)?|[\w-]+rc)|"
+                           r"[\w.-]+\.(env|lock|properties|plist))$", re.I)
+_DATA_EXT = frozenset(".csv .tsv .jsonl .ndjson .parquet .arrow .feather .avro .orc .dat "
+                      ".npy .npz .h5 .hdf5 .sqlite .db .xlsx .xls .ods .geojson .pkl "
+                      ".pickle .bin .gz .zip .tar .xz .bz2 .zst .7z .jpg .jpeg .png .gif "
+                      ".webp .svg .pdf .wav .mp3 .mp4".split())
+
+
+def category(path: str) -> str:
+    """"code", "docs", "config", "data" or "other", from the file's name."""
+    name = os.path.basename(path)
+    ext = os.path.splitext(name)[1].lower()
+    if _DOC_NAMES.match(name):
+        return "docs"
+    if _CONFIG_NAMES.match(name):
+        return "config"
+    if ext in _DATA_EXT:
+        return "data"
+    t = file_type(path)
+    if t:
+        return _CATEGORY_BY_TYPE.get(t, "code")
+    return "code" if kind_of(path) == "code" else "other"
+
+
+def type_matcher(types: Sequence[str]) -> Callable[[str], bool]:
+    """A predicate on root-relative paths: the file name matches one of `types`' globs."""
+    from wcmatch import fnmatch as wc_fnmatch  # noqa: PLC0415 - grep -t alone pays for it
+
+    globs: list[str] = []
+    for t in types:
+        try:
+            g = tuple(type_globs(t))
+        except (OvError, KeyError, ValueError, LookupError):
+            g = ()
+        if not g:
+            raise OvError("invalid_argument", f"unknown file type {t!r}", field="type")
+        globs.extend(g)
+    matcher = wc_fnmatch.compile(globs, flags=wc_fnmatch.BRACE | wc_fnmatch.DOTMATCH)
+
+    def keep(rel: str) -> bool:
+        return matcher.match(rel.rsplit("/", 1)[-1])
+
+    return keep
+
+
+def type_names(types: Sequence[str] | None) -> list[str]:
+    """`-t` values: a file type name or an extension (with or without the dot)."""
+    if not types:
+        return []
+    names = []
+    for t in types:
+        t = t.strip().lstrip(".")
+        try:
+            type_globs(t)
+            names.append(t)
+        except OvError:
+            guessed = file_type(f"x.{t}")
+            if not guessed or guessed == "other":
+                raise
+            names.append(guessed)
+    return names

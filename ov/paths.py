@@ -1,0 +1,144 @@
+"""Where things are: the index of a tree, the root a search starts from, and a user's
+path as a path relative to that root. One definition of each, for every command.
+
+- The index lives at `ROOT/.ov/index.db` (`db_path_for`); a command finds the nearest
+  one at or above its scope (`find_index`), as git finds `.git`, or takes `--db`, whose
+  tree is the folder holding `.ov/` or the root recorded in it (`locate`).
+- `ov grep` and `ov glob` search from the nearest index root, else the nearest git work
+  tree, else the current folder (`search_root`).
+- A path the user typed (PATH, `-u/--uri`, `--exclude-uri`) becomes a '/' path relative
+  to the root by `resolve`, which refuses a NUL byte (`check_nul`, the one place that
+  says so), a path outside the root (`invalid_path`) and, where asked, a missing one
+  (`not_found`: a typo must not look like "no results").
+
+It sits above the store because an index found through `--db` may record its root
+inside it; everything else here is path arithmetic.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ov.config import DB_NAME, INDEX_DIRNAME
+from ov.errors import OvError
+
+
+def check_nul(p: str, field: str = "path") -> None:
+    """A NUL byte cannot name a file (and cannot cross execve): `invalid_path`."""
+    if "\x00" in p:
+        raise OvError("invalid_path", f"{p!r}: a path cannot hold a NUL byte", field=field)
+
+
+# ---- the index ---------------------------------------------------------------------------
+
+
+def db_path_for(root: Path) -> Path:
+    """Where the index of the tree at `root` lives."""
+    return root / INDEX_DIRNAME / DB_NAME
+
+
+def find_index(start: Path) -> Path | None:
+    """The nearest `.ov/index.db` at or above `start` (a file or a folder), or None."""
+    p = start if start.is_dir() else start.parent
+    p = p.resolve()
+    for d in (p, *p.parents):
+        candidate = db_path_for(d)
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def index_root_of(db_path: Path) -> Path:
+    """The tree an index belongs to: the folder holding `.ov/`, or the root stored in it."""
+    db_path = Path(db_path).resolve()
+    if db_path.name == DB_NAME and db_path.parent.name == INDEX_DIRNAME:
+        return db_path.parent.parent
+    from ov.store import Store  # noqa: PLC0415 - only an index outside `.ov/` is opened
+
+    with Store.open(db_path) as s:
+        root = s.get_meta("root")
+    if not root:
+        raise OvError("invalid_argument", f"{db_path} does not record its root folder", field="db")
+    return Path(root)
+
+
+def locate(scope: Path | None = None, db: Path | None = None) -> tuple[Path, Path] | None:
+    """(db path, root) of `db`, or of the nearest index at or above `scope` (default: the
+    current folder); None if there is none."""
+    if db is not None:
+        db = Path(db)
+        if not db.exists():
+            raise OvError("not_found", f"no index at {db}", field="db")
+        return db, index_root_of(db)
+    found = find_index(Path.cwd() if scope is None else Path(scope))
+    if found is None:
+        return None
+    return found, found.parent.parent
+
+
+def listing_dir(root: Path) -> Path | None:
+    """Where the walk's listing cache lives (beside the index), or None without an index."""
+    db = db_path_for(root)
+    return db.parent if db.is_file() else None
+
+
+# ---- the search root and a user's paths ---------------------------------------------------
+
+
+def search_root(cwd: Path) -> Path:
+    """The nearest index root at or above `cwd`, else the nearest git work tree (a folder
+    holding `.git`: its ignore files above `cwd` apply, as rg applies them), else `cwd`."""
+    db = find_index(cwd)
+    if db is not None:
+        return db.parent.parent
+    here = cwd.resolve()
+    for d in (here, *here.parents):
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+    return here
+
+
+def _under(path: str, root: str) -> str | None:
+    rel = os.path.relpath(path, root)
+    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        return None
+    return "" if rel == "." else rel.replace(os.sep, "/")
+
+
+def _place(root: Path, cwd: Path, p: str, field: str, links: bool) -> tuple[str, str | None, str]:
+    """(the absolute path `p` names, its root-relative form or None outside, the root)."""
+    check_nul(p, field)
+    a = os.path.normpath(os.path.join(os.fspath(cwd), p))
+    root_s = os.fspath(root.resolve() if links else root)
+    rel = _under(a, root_s)
+    if rel is None and links:
+        rel = _under(os.path.realpath(a), root_s)
+    return a, rel, root_s
+
+
+def resolve(root: Path, cwd: Path, p: str, *, must_exist: bool = True, field: str = "path",
+            links: bool = False) -> str:
+    """`p` (relative to `cwd`, or absolute) as a '/' path relative to `root` ("" = the
+    root). `invalid_path` when it holds a NUL or lies outside the root; `not_found`, with
+    `must_exist`, when nothing is there.
+
+    `links`: the root is an index root, compared with links resolved, and a path that
+    is outside it as written but inside it once its links are resolved (a link into the
+    tree) is taken by its resolved place; ranked search and `read` ask for this. grep and
+    glob compare the path as written, as rg does."""
+    a, rel, root_s = _place(root, cwd, p, field, links)
+    if rel is None:
+        what = "index root" if links else "search root"
+        raise OvError("invalid_path", f"{p}: outside the {what} {root_s}", field=field)
+    if must_exist and not os.path.lexists(a):
+        raise OvError("not_found", f"{p}: no such file or folder", field=field)
+    return rel
+
+
+def inside(root: Path, cwd: Path, p: str, *, must_exist: bool = False) -> str | None:
+    """`resolve` as grep and glob resolve, or None for a path outside `root`."""
+    a, rel, _ = _place(root, cwd, p, "path", False)
+    if rel is not None and must_exist and not os.path.lexists(a):
+        raise OvError("not_found", f"{p}: no such file or folder", field="path")
+    return rel

@@ -1,0 +1,563 @@
+"""`ov grep`'s driver: the files under the PATH arguments, each read once and searched,
+in walk order, up to the node limit; `--files` lists them instead.
+
+`iter_grep` yields records as files are searched (for JSON Lines); `grep` collects them
+into a `GrepResult`. Both stop at the node limit, after checking that one more record
+exists, so `truncated` is never a guess. What a run searches and reports besides its
+records is `ov.search.scope`'s; the index's prefilter and tags, `ov.search.prefilter`;
+the matcher, `ov.search.matcher` (imported by grep only: `--files` and glob need neither
+it nor `regex`); the second process, `ov.search.helper`.
+
+The loop over files (`_grep_files`) is the hot path: its per-file work stays inline,
+and what happens once a run, once a file with matches, or only with a helper is in
+functions of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms of a grep's start
+
+from ov import config
+from ov.config import WalkOptions
+from ov.errors import OvError
+from ov.kinds import type_matcher
+from ov.model import FileCount, GrepResult, Match
+from ov.paths import listing_dir
+from ov.read import decode
+from ov.search import helper as helpers
+from ov.search.globs import PathFilter
+from ov.search.helper import BINARY, BINARY_MATCH, FOUND, NO_MATCH, SEARCH, UNREADABLE
+from ov.search.prefilter import Prefilter, index_candidates, prefiltered, tagged
+from ov.search.scope import (LISTINGS, Candidates, GrepStats, check_excludes, displayer, exclusions,
+                             file_paths, grep_result, grep_walk_options, limited_stats, parse_tags,
+                             plan_roots, walked_entries)
+
+if TYPE_CHECKING:
+    from ov.search.matcher import Pattern
+
+RG_BUFFER = 64 * 1024  # ripgrep's first buffer (ov.search.matcher.RG_BUFFER; a test holds them equal)
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+# A file larger than this is searched a block at a time (issue 17: a 187 MB file took
+# 381-586 MB of RSS read whole), when each line is searched alone (no -U, no context).
+STREAM_BYTES = 32 << 20
+BLOCK_BYTES = 8 << 20
+
+
+class _Big(Exception):
+    """read_searched's signal that the file is over `stream_over` bytes."""
+
+
+def read_searched(abspath: str, stream_over: int | None = None) -> bytes:
+    """The bytes of a file that grep may search.
+
+    Only ripgrep's first buffer (64 KiB) is read when it holds a NUL byte: where ripgrep
+    stops depends on nothing past that NUL (see `binary_cutoff`), so the rest of a
+    binary file is never read. Raw `os.read` calls: no buffered file object per file.
+    O_NONBLOCK: never block on a fifo put where a file was walked.
+    """
+    fd = os.open(abspath, _READ_FLAGS)
+    try:
+        head = os.read(fd, RG_BUFFER)
+        if not head or b"\x00" in head:
+            return head
+        if len(head) < RG_BUFFER:
+            # a short read of a regular file (all the walk yields) is its end: most files
+            # cost one read, not a second to see the end
+            return head
+        size = os.fstat(fd).st_size
+        if stream_over is not None and size > stream_over:
+            raise _Big  # searched a block at a time (search_blocks): memory stays bounded
+        # A larger file in one buffer: pread from the start (64 KiB read twice), rather
+        # than chunks joined (a copy of the whole file: 1.0 of 14 s for drivers/ profiled)
+        data = os.pread(fd, max(size, len(head)) + 1, 0)
+        if len(data) <= size:
+            return data
+        parts = [data]
+        os.lseek(fd, len(data), os.SEEK_SET)
+        while True:  # to the end of the file, however it grew since it was walked
+            chunk = os.read(fd, 1 << 22)
+            if not chunk:
+                break
+            parts.append(chunk)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def search_blocks(pat: Pattern, rel: str, abspath: str, cap: int, mode: str) -> tuple[int, object]:
+    """`_grep_files`'s search of one big file, BLOCK_BYTES at a time, each block cut
+    after its last newline (a UTF-8 character never spans one) and its line numbers
+    shifted by the lines before it: memory stays near two blocks whatever the file's
+    size. A NUL past the first 64 KiB hands the file back to the whole-file search
+    (ripgrep's cut-off depends on where its buffers fell)."""
+    from ov.search.matcher import line_matches, matched_lines  # noqa: PLC0415
+
+    try:
+        fd = os.open(abspath, _READ_FLAGS)
+    except OSError:
+        return UNREADABLE, None
+    lines_before = 0
+    carry = b""
+    records: list = []
+    count = 0
+    first = True
+    try:
+        while True:
+            try:
+                chunk = os.read(fd, BLOCK_BYTES)
+            except OSError:
+                return UNREADABLE, None
+            if b"\x00" in chunk:
+                return SEARCH, None
+            data = carry + chunk
+            if chunk:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:  # one line longer than a block: read on
+                    carry = data
+                    continue
+                block, carry = data[:cut], data[cut:]
+            else:
+                block, carry = data, b""
+            if block and pat.may_match(block):
+                text = decode(block) if first else block.decode("utf-8", "replace")
+                if mode == "files":
+                    if matched_lines(pat, text, 1)[0]:
+                        return FOUND, (1,)
+                elif mode == "count":
+                    count += len(matched_lines(pat, text)[0])
+                else:
+                    got, more = line_matches(pat, rel, text, cap - len(records))
+                    for m in got:
+                        m.line += lines_before
+                    records += got
+                    if more:
+                        return FOUND, (records, True)
+            first = False
+            lines_before += block.count(b"\n")
+            if not chunk:
+                break
+    finally:
+        os.close(fd)
+    if mode == "count":
+        return (FOUND, (count,)) if count else (NO_MATCH, None)
+    if mode == "matches" and records:
+        return FOUND, (records, False)
+    return NO_MATCH, None
+
+
+def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *, excluded,
+                pfilter, tfilter, allowed, may_hold, use_listing: bool = False
+                ) -> Iterator[tuple[str, str]]:
+    """(relative, absolute) paths of the files a grep reads, in walk order."""
+    cache_dir = listing_dir(root) if use_listing else None
+    if may_hold is None:  # size and mtime serve the index prefilter only
+        files = file_paths(root, rels, opts, st, cache_dir)
+    elif isinstance(may_hold, Prefilter):
+        files = prefiltered(file_paths(root, rels, opts, st, cache_dir), may_hold, st)
+    else:
+        files = ((e.path, e.abspath) for e in walked_entries(root, rels, opts, st)
+                 if may_hold(e))
+    if excluded is None and pfilter is None and tfilter is None and allowed is None:
+        yield from files  # no per-path test: one generator less per file
+        return
+    for rel, abspath in files:
+        # Tested again per path: a gitignore line cannot hold every name (a trailing
+        # tab or CR, a newline), so the walk alone does not leave out all of them.
+        if excluded is not None and excluded(rel):
+            continue
+        if pfilter is not None and not pfilter(rel):
+            continue
+        if tfilter is not None and not tfilter(rel):
+            continue
+        if allowed is not None and rel not in allowed:
+            continue
+        yield rel, abspath
+
+
+def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
+              max_count: int | None, named: frozenset[str]) -> Callable[[str, str, int], tuple[int, object]]:
+    """`search(rel, abspath, cap)`: what one file holds, (UNREADABLE | BINARY |
+    NO_MATCH, None), (BINARY_MATCH, NUL offset) or (FOUND, found) where found is (1,)
+    for -l, (count,) for -c, else (records, more): up to `cap` records, and whether more
+    exist."""
+    from ov.search.matcher import (binary_cutoff, build_matches, inverted_matches,  # noqa: PLC0415
+                            line_matches, matched_lines)
+
+    context = before or after
+    may_match = pat.file_test() if not invert else None
+    # a big file is searched a block at a time; context lines, -U, -v and -m want the
+    # whole text
+    stream_over = None if context or pat.multiline or invert or max_count else STREAM_BYTES
+
+    def search(rel: str, abspath: str, cap: int) -> tuple[int, object]:
+        try:
+            try:
+                data = read_searched(abspath, stream_over)
+            except _Big:
+                answer, found = search_blocks(pat, rel, abspath, cap, mode)
+                if answer != SEARCH:
+                    return answer, found
+                data = read_searched(abspath)  # a NUL further on: ripgrep's cut-off applies
+        except OSError:
+            return UNREADABLE, None
+        # The literal test first: most files fail it, and then where a NUL lies matters
+        # not (one pass over their bytes, not two). A file named explicitly is searched
+        # with its NULs read as newlines, which the raw bytes' test cannot speak for.
+        is_named = rel in named
+        if may_match is not None and not is_named and not may_match(data):
+            return NO_MATCH, None
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            if is_named:  # named explicitly: searched whole, and said so (as rg)
+                return _binary_named(pat, invert, rel, abspath, nul)
+            cut = binary_cutoff(data, nul)
+            if cut == 0:
+                return BINARY, None
+            data = data[:cut]
+            if may_match is not None and not may_match(data):
+                return NO_MATCH, None
+        elif is_named and may_match is not None and not may_match(data):
+            return NO_MATCH, None
+        text = decode(data)
+        # -m: a file's own cap is no cut of the result; the node limit's (cap) is
+        each = cap if max_count is None else min(cap, max_count)
+        if invert:
+            records, more = inverted_matches(pat, rel, text, None if mode != "matches" else each)
+            if mode == "files":
+                return (FOUND, (1,)) if records else (NO_MATCH, None)
+            if mode == "count":
+                n = len(records) if max_count is None else min(len(records), max_count)
+                return (FOUND, (n,)) if n else (NO_MATCH, None)
+        elif mode == "files":
+            return (FOUND, (1,)) if matched_lines(pat, text, 1)[0] else (NO_MATCH, None)
+        elif mode == "count":
+            lines, _ = matched_lines(pat, text, max_count)
+            return (FOUND, (len(lines),)) if lines else (NO_MATCH, None)
+        elif context:
+            lines, more = matched_lines(pat, text, each)
+            records = build_matches(rel, text, lines, before, after)
+        else:
+            records, more = line_matches(pat, rel, text, each)
+        if max_count is not None and each == max_count:
+            more = False
+        return (FOUND, (records, more)) if records else (NO_MATCH, None)
+
+    return search
+
+
+def _binary_named(pat: Pattern, invert: bool, rel: str, abspath: str, nul: int) -> tuple[int, object]:
+    """A file named explicitly that holds a NUL: searched whole, its NULs read as newlines;
+    (BINARY_MATCH, the NUL's offset) when it matches, as rg says so."""
+    from ov.search.matcher import inverted_matches, matched_lines  # noqa: PLC0415
+
+    try:
+        with open(abspath, "rb") as fh:
+            whole = fh.read()
+    except OSError:
+        return UNREADABLE, None
+    text = decode(whole.replace(b"\x00", b"\n"))
+    if (invert and inverted_matches(pat, rel, text, 1)[0]) or (
+            not invert and matched_lines(pat, text, 1)[0]):
+        return BINARY_MATCH, nul
+    return BINARY, None
+
+
+def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *,
+                mode: str, before: int, after: int, limit: int, excluded, pfilter, tfilter,
+                allowed, may_hold, helper_after: int | None = helpers.HELPER_AFTER,
+                use_listing: bool = False, invert: bool = False, max_count: int | None = None,
+                named: frozenset[str] = frozenset(), show: Callable[[str], str] = str
+                ) -> Iterator[Match | FileCount]:
+    """The records of the files under `rels` in walk order, up to `limit`: searched here or,
+    past `helper_after` files with a core free, every other block by a forked helper (`ov.search.helper`)."""
+    search = _searcher(pat, mode, before, after, invert, max_count, named)
+    emitted = 0
+    helper: helpers.Helper | None = None
+    files = _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter, tfilter=tfilter,
+                        allowed=allowed, may_hold=may_hold, use_listing=use_listing)
+    alarm = _WallClock(pat, st)
+    try:
+        for i, (rel, abspath) in enumerate(files):
+            if pat.deadline is not None and time.monotonic() > pat.deadline:
+                raise _past_deadline(pat, st)
+            answer = SEARCH
+            if helper is not None:
+                block, offset = divmod(i, helper.size)
+                if helper.owns(block):
+                    answer, found = helper.verdict(block, offset, rel, mode)
+            elif i == helper_after and helpers.idle_core() and helpers.single_threaded():
+                # asked here, once, when a tree is large enough: a small one pays nothing
+                helper = helpers.start(i, search, limit, mode, lambda: _searchable(
+                    root, rels, opts, GrepStats(), excluded=excluded, pfilter=pfilter,
+                    tfilter=tfilter, allowed=allowed, may_hold=may_hold, use_listing=use_listing))
+            if answer == SEARCH:
+                if alarm.active:
+                    alarm.file_deadline = time.monotonic() + pat.timeout * FILE_WALL_FACTOR
+                answer, found = search(rel, abspath, max(1, limit - emitted))
+                alarm.file_deadline = None
+            if answer == UNREADABLE:
+                st.unreadable += 1
+                continue
+            st.searched += 1
+            if answer == BINARY:
+                st.binary += 1
+                continue
+            if answer == BINARY_MATCH:
+                st.binary_matches.append((show(rel), found))  # type: ignore[arg-type]
+                continue
+            if answer != FOUND:
+                continue
+            if emitted >= limit:
+                # One more record would exist: say the limit cut, and stop.
+                st.truncated = True
+                return
+            if mode != "matches":  # -l: (1,); -c: (count,)
+                st.files += 1
+                st.count += found[0]  # type: ignore[index]
+                emitted += 1
+                yield FileCount(rel) if mode == "files" else FileCount(rel, found[0])  # type: ignore[index]
+                continue
+            records, more = found  # type: ignore[misc]
+            room = limit - emitted
+            if len(records) > room:  # a helper's answer, found up to the whole limit
+                got = _within(search, rel, abspath, records, room, bool(before or after))
+                if got is None:
+                    continue
+                records, more = got
+            st.files += 1
+            st.count += len(records)
+            emitted += len(records)
+            yield from records
+            if more:
+                st.truncated = True
+                return
+    except OvError as e:  # a regex past its time: the command's deadline, or the file's
+        alarm.file_deadline = None
+        if e.code == "deadline_exceeded" and pat.deadline is not None \
+                and time.monotonic() >= pat.deadline:
+            raise _past_deadline(pat, st) from None
+        raise
+    finally:
+        alarm.cancel()
+        if helper is not None:
+            helper.close()
+
+
+def _within(search, rel: str, abspath: str, records: list, room: int, context: bool):
+    """A helper's records of one file cut to the `room` left: (records, more), or None
+    when the file changed since the helper read it."""
+    if not context:  # line records do not depend on those after them
+        return records[:room], True
+    # context lines stop at the next match: find them anew
+    again, found = search(rel, abspath, room)
+    if again != FOUND:
+        return None
+    return found
+
+
+# A file's search may take this many times the regex limit in wall time. The limit
+# itself is `regex`'s, in CPU time (5 s ran 17.6 s of wall at load 16, and past 60 s under
+# the test suite's load); held to 5 s of wall, a linear search of 200,000 blank lines
+# failed under that load, so the wall bound is looser.
+FILE_WALL_FACTOR = 4
+
+
+class _WallClock:
+    """The deadlines in wall time: the command's (--timeout), and a file's search at
+    FILE_WALL_FACTOR times the regex limit. `regex`'s own timeout counts CPU time, while a
+    SIGALRM handler's exception interrupts a running regex search: so, in the main thread
+    and with no timer of another user, a timer ticking four times a second raises
+    `deadline_exceeded` when either time is up (`file_deadline` is set around each file's
+    search: an attribute store, no system call per file). Elsewhere the checks against
+    `Pattern.deadline` and `regex`'s timeout stand alone."""
+
+    TICK_S = 0.25
+
+    def __init__(self, pat: Pattern, st: GrepStats) -> None:
+        import signal  # noqa: PLC0415
+        import threading  # noqa: PLC0415
+
+        self.old = None
+        self.active = False
+        self.file_deadline: float | None = None
+        if pat.deadline is None or threading.current_thread() is not threading.main_thread() \
+                or not hasattr(signal, "setitimer") or signal.getitimer(signal.ITIMER_REAL)[0]:
+            return
+
+        def fire(signum, frame):
+            now = time.monotonic()
+            if now >= pat.deadline:  # type: ignore[operator]
+                raise _past_deadline(pat, st)
+            if self.file_deadline is not None and now >= self.file_deadline:
+                self.file_deadline = None
+                raise OvError("deadline_exceeded", f"the pattern ran past "
+                              f"{pat.timeout * FILE_WALL_FACTOR:g} s of wall time on one file",
+                              field="pattern")
+
+        self.old = signal.signal(signal.SIGALRM, fire)
+        self.active = True
+        signal.setitimer(signal.ITIMER_REAL, self.TICK_S, self.TICK_S)
+
+    def cancel(self) -> None:
+        if self.old is not None:
+            import signal  # noqa: PLC0415
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.old)
+            self.old = None
+            self.active = False
+
+
+def _past_deadline(pat: Pattern, st: GrepStats) -> OvError:
+    return OvError("deadline_exceeded",
+                   f"grep ran past its time limit (--timeout) after searching {st.searched} "
+                   f"file(s), {st.count} match(es) found so far", field="timeout")
+
+
+def iter_grep(
+    pattern: str,
+    paths: Sequence[str] = (),
+    *,
+    cwd: Path | None = None,
+    fixed: bool = False,
+    ignore_case: bool = False,
+    word: bool = False,
+    multiline: bool = False,
+    before: int = 0,
+    after: int = 0,
+    globs: Sequence[str] = (),
+    types: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    hidden: bool = False,
+    no_ignore: bool = False,
+    max_depth: int | None = config.DEFAULT_LEVEL_LIMIT,
+    node_limit: int = config.DEFAULT_NODE_LIMIT,
+    mode: str = "matches",
+    tags: Sequence[str] = (),
+    candidates: Candidates | None = None,
+    use_index: bool = True,
+    timeout: float = config.REGEX_TIMEOUT_S,
+    stats: GrepStats | None = None,
+    ignores: Sequence[str] = (),
+    invert: bool = False,
+    max_count: int | None = None,
+    follow: bool = False,
+    deadline_s: float | None = None,
+) -> Iterator[Match | FileCount]:
+    """Search file contents; yield `Match` records (mode "matches"), or `FileCount`
+    records (mode "count": files with their matching-line counts; mode "files": paths).
+
+    `node_limit` caps the records (`stats.truncated` says when it cut); `invert` (-v): the
+    lines without a match; `max_count` (-m): matching lines a file; `follow` (-L): follow
+    symlinks (never out of the root). Past `deadline_s` of wall time,
+    `deadline_exceeded` says how far it got (the records yielded so far stand).
+    """
+    st = _checked(mode, stats, node_limit, max_depth, before, after, max_count, invert,
+                  multiline, deadline_s)
+    started = time.monotonic()
+    from ov.search.matcher import compile_pattern  # noqa: PLC0415
+
+    LISTINGS.clear()  # a listing serves one run (and its helper), never a later one
+    pat = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, word=word,
+                          multiline=multiline, timeout=timeout)
+    if deadline_s is not None:
+        from dataclasses import replace  # noqa: PLC0415
+
+        pat = replace(pat, deadline=started + deadline_s)
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    tag_pairs = parse_tags(tags) if tags else None
+    pfilter = PathFilter(globs) if globs else None
+    tfilter = type_matcher(types) if types else None
+    groups = plan_roots(cwd, paths)
+    check_excludes(groups, cwd, exclude)
+    for root, rels, indexed in groups:
+        st.root = st.root or os.fspath(root)
+        ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
+        allowed = tagged(root, tag_pairs, indexed)
+        hook = candidates if candidates is not None else (
+            index_candidates(root) if use_index and indexed else None)
+        # -v: a file without the pattern is all matches, so nothing may be ruled out
+        may_hold = hook(list(pat.literals), pat.fold) if hook and not invert else None
+        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow)
+        named = frozenset(r for r in rels if r and (root / r).is_file())
+        show = displayer(root, cwd)
+        last = ("", "")
+        for r in _grep_files(pat, root, rels, opts, st, mode=mode, before=before, after=after,
+                             limit=node_limit - st.records, excluded=excluded, pfilter=pfilter,
+                             tfilter=tfilter, allowed=allowed, may_hold=may_hold,
+                             use_listing=use_index and indexed, invert=invert,
+                             max_count=max_count, named=named, show=show):
+            if r.path != last[0]:
+                last = (r.path, show(r.path))
+            r.path = last[1]
+            st.records += 1
+            yield r
+        if st.truncated:
+            return
+
+
+def _checked(mode: str, stats: GrepStats | None, node_limit: int, max_depth: int | None,
+             before: int, after: int, max_count: int | None, invert: bool, multiline: bool,
+             deadline_s: float | None) -> GrepStats:
+    """A grep's options checked (`invalid_argument`), and the run's stats."""
+    if mode not in ("matches", "count", "files"):
+        raise OvError("invalid_argument", f"unknown grep mode {mode!r}", field="mode")
+    st = limited_stats(stats, node_limit, max_depth)
+    if before < 0 or after < 0:
+        raise OvError("invalid_argument", "context must be 0 or more lines", field="context")
+    if max_count is not None and max_count < 1:
+        raise OvError("invalid_argument", "--max-count must be at least 1", field="max_count")
+    if invert and (multiline or before or after):
+        raise OvError("invalid_argument", "-v/--invert-match takes neither -U nor context lines",
+                      field="invert")
+    if deadline_s is not None and not 0 < deadline_s <= 1e6:  # also NaN
+        raise OvError("invalid_argument", "--timeout must be between 0 and 1000000 seconds",
+                      field="timeout")
+    return st
+
+
+def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Sequence[str] = (),
+               types: Sequence[str] = (), exclude: Sequence[str] = (), hidden: bool = False,
+               no_ignore: bool = False, max_depth: int | None = None,
+               node_limit: int = config.DEFAULT_NODE_LIMIT, follow: bool = False,
+               use_index: bool = True, stats: GrepStats | None = None,
+               ignores: Sequence[str] = ()) -> Iterator[str]:
+    """`--files`: the paths grep would search (relative to the current folder), in its
+    order; `node_limit` caps them and `stats.truncated` says when it cut."""
+    st = limited_stats(stats, node_limit, max_depth)
+    LISTINGS.clear()
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    pfilter = PathFilter(globs) if globs else None
+    tfilter = type_matcher(types) if types else None
+    for root, rels, indexed in plan_roots(cwd, paths):
+        st.root = st.root or os.fspath(root)
+        ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
+        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow)
+        show = displayer(root, cwd)
+        for rel, _ in _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter,
+                                  tfilter=tfilter, allowed=None, may_hold=None,
+                                  use_listing=use_index and indexed):
+            if st.records >= node_limit:
+                st.truncated = True
+                return
+            st.records += 1
+            st.files += 1
+            yield show(rel)
+
+
+def grep(pattern: str, paths: Sequence[str] = (), **kw) -> GrepResult:
+    """Run `iter_grep` to the end and collect a `GrepResult` (see `iter_grep` for options)."""
+    st = GrepStats()
+    from ov.search.matcher import gc_paused  # noqa: PLC0415
+
+    with gc_paused():  # see gc_paused: millions of acyclic records
+        records = list(iter_grep(pattern, paths, stats=st, **kw))
+    return grep_result(records, st, kw.get("mode", "matches"))

@@ -1,0 +1,705 @@
+"""The index file: connecting (sqlite3 or sqlean, sqlite-vec loaded), the schema and its
+numbered migrations, the index's own files refused when they are links, transactions,
+and how SQLite's errors are reported.
+
+One SQLite file per tree (`ROOT/.ov/index.db`, owner-only, WAL). The stdlib `sqlite3` of
+several Python builds cannot load extensions; there sqlean-py (SQLite with extension
+loading and FTS5 built in) is used instead. Numbered migrations move `PRAGMA
+user_version` forward; an index from a newer `ov` is refused rather than misread.
+
+`Database` is an open file with these powers and no queries of its own; `Store`
+(`ov.store.queries`) is a `Database` with every query the commands run.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+TYPE_CHECKING = False  # `typing` costs ~2 ms of a grep with an index: annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
+from ov.errors import OvError
+from ov.store.text import keyword_text, title_of
+
+SCHEMA_VERSION = 6
+DIM = 384
+BUSY_TIMEOUT_MS = 3000
+KNN_MAX = 4096  # sqlite-vec's largest k
+SENTENCE_LEVEL = 3  # ov.chunk.SENTENCE: rows with a vector and no keyword row
+# chunks.embedded: 1 has a vector, 0 waits for one, NO_VECTOR never gets one (minified,
+# generated, lock and data files: ov.indexer.embeddable), and is left out of the default
+# (hybrid) ranking while keyword search and grep still find it
+NO_VECTOR = -1
+# The trigram rows (grep's `files_tri`, and `chunks_tri`) may be written after the keyword
+# rows (a phase of their own, in the background after a first search), so the level-2
+# chunks with an id above this meta value have none yet. New chunks always take ids above
+# it, and a file's chunks take consecutive ids, so the mark alone says which rows a file
+# and a chunk have.
+TRI_META = "tri_upto"
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # chunks_fts's tokenizer
+
+# ---- connecting ---------------------------------------------------------------------
+
+
+def _driver():
+    """The sqlite module to use: stdlib when it can load extensions, else sqlean."""
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return sqlite3
+    import sqlean  # noqa: PLC0415 - only where the stdlib cannot load extensions
+
+    return sqlean
+
+
+def driver_name() -> str:
+    return "sqlite3" if _driver() is sqlite3 else "sqlean"
+
+
+def _errors():
+    d = _driver()
+    return d.OperationalError, d.DatabaseError
+
+
+def sqlite_errors() -> tuple[type[Exception], ...]:
+    """The driver's exception types (for callers that must tell a damaged file apart)."""
+    d = _driver()
+    return (d.Error,)
+
+
+def map_error(e: Exception, path: Any = None) -> OvError:
+    """An SQLite exception as ov reports it (a damaged index: with the repair advice)."""
+    return _map_error(e, path)
+
+
+def connect(path: str | Path, *, readonly: bool = False):
+    """Open a connection with sqlite-vec loaded. Errors become OvError."""
+    mod = _driver()
+    op_err, db_err = _errors()
+    try:
+        if readonly:
+            conn = mod.connect(f"file:{Path(path).as_posix()}?mode=ro", uri=True,
+                               timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        else:
+            conn = mod.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        conn.isolation_level = None  # explicit BEGIN/COMMIT below
+        conn.enable_load_extension(True)
+        conn.load_extension(_vec_path())
+        conn.enable_load_extension(False)
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        # vector scans read the whole vec0 table: map it rather than page it through a
+        # 2 MB cache (152 -> 73 ms on 100k chunks); a larger page cache helps FTS5 too
+        conn.execute("PRAGMA mmap_size=1073741824")
+        conn.execute("PRAGMA cache_size=-65536")
+    except (op_err, db_err) as e:
+        raise _map_error(e, path) from e
+    return conn
+
+
+def _vec_path() -> str:
+    """sqlite-vec's loadable library, found without importing the package (which imports
+    numpy: ~190 ms a keyword search or grep does not need)."""
+    import importlib.util  # noqa: PLC0415
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise OvError("not_found", "the sqlite-vec package is not installed (pip install sqlite-vec)")
+    return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
+
+
+def probe_sqlite() -> tuple[str, tuple[int, int] | Exception]:
+    """(SQLite's version, FTS5's answers on a fresh in-memory database: the matches of
+    one porter query and one trigram query, 1 each when it works, or the driver's error
+    when FTS5 cannot be used) for `ov doctor`."""
+    mod = _driver()
+    conn = mod.connect(":memory:")
+    try:
+        version = conn.execute("SELECT sqlite_version()").fetchone()[0]
+        try:
+            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+            conn.execute("CREATE VIRTUAL TABLE tri USING fts5(x, tokenize='trigram')")
+            conn.execute("INSERT INTO t(x) VALUES ('searching the chunked files')")
+            conn.execute("INSERT INTO tri(x) VALUES ('parseHttpHeader')")
+            hits = conn.execute("SELECT count(*) FROM t WHERE t MATCH 'search'").fetchone()[0]
+            tri = conn.execute("SELECT count(*) FROM tri WHERE tri MATCH '\"HttpHead\"'").fetchone()[0]
+            return version, (hits, tri)
+        except mod.Error as e:
+            return version, e
+    finally:
+        conn.close()
+
+
+def probe_vec() -> tuple[str, int] | None:
+    """(sqlite-vec's version, the row a two-row vec0 KNN query ranks first: 2 when it
+    answers right) on a fresh in-memory database, for `ov doctor`; None when the driver
+    cannot load extensions. Loading it may raise anything (a missing wheel, a refusal)."""
+    conn = _driver().connect(":memory:")
+    try:
+        if not hasattr(conn, "enable_load_extension"):
+            return None
+        import sqlite_vec  # noqa: PLC0415
+
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+        version = conn.execute("SELECT vec_version()").fetchone()[0]
+        conn.execute("CREATE VIRTUAL TABLE v USING vec0(e float[2] distance_metric=cosine)")
+        conn.execute("INSERT INTO v(rowid, e) VALUES (1, '[1, 0]'), (2, '[0, 1]')")
+        return version, conn.execute("SELECT rowid FROM v WHERE e MATCH '[0.1, 0.9]' AND k = 1").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def schema_version_of(db_path: Path) -> int:
+    """An index file's schema version (PRAGMA user_version), read without opening it as
+    a store (which refuses an index of another version)."""
+    conn = connect(db_path, readonly=True)
+    try:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        conn.close()
+
+
+# What every message about a damaged index advises (doctor's too): the index is a cache,
+# and `ov index --full` rebuilds it from nothing whatever the damage (issue 17).
+REPAIR_ADVICE = "rebuild it with `ov index --full` (the index is only a cache of the files)"
+# An error from an index is taken for damage (a garbage page, a dropped table, a vector
+# blob that cannot be read...: the forms are many, sqlite-vec's included), except these,
+# which only a wrong statement of ov's own can cause: those stay `internal`.
+_OWN_BUGS = ("syntax error", "incomplete input", "wrong number of arguments", "bad parameter",
+             "binding", "ambiguous column", "unrecognized token")
+TABLES = ("meta", "files", "chunks", "sessions", "chunks_fts", "chunks_tri", "files_tri", "chunks_vec")
+
+
+def damaged(path: Any, detail: str) -> OvError:
+    return OvError("invalid_argument", f"{path or 'the index'} is damaged ({detail}); {REPAIR_ADVICE}",
+                   field="db")
+
+
+def _map_error(e: Exception, path: Any = None) -> OvError:
+    msg = str(e)
+    low = msg.lower()
+    if "locked" in low or "busy" in low:
+        return OvError("index_busy", f"the index is busy ({msg}); try again", retryable=True)
+    if "unable to open" in low:
+        return OvError("not_found", f"cannot open the index {path}: {msg}", field="db")
+    if not any(w in low for w in _OWN_BUGS):
+        return damaged(path, msg)
+    return OvError("internal", f"database error: {msg}")
+
+
+# ---- schema ---------------------------------------------------------------------------
+
+
+def _migration_1(conn) -> None:
+    import sqlite_utils  # noqa: PLC0415 - heavy import, needed only when creating a schema
+
+    db = sqlite_utils.Database(conn)
+    db["meta"].create({"key": str, "value": str}, pk="key")
+    db["files"].create(
+        {
+            "id": int, "path": str, "size": int, "mtime_ns": int, "hash": str,
+            "created_at": float, "updated_at": float, "indexed_at": float,
+            "tags": str, "ftype": str, "category": str, "abstract": str, "overview": str,
+        },
+        pk="id", not_null={"path", "size", "mtime_ns", "hash"}, defaults={"tags": "{}"},
+    )
+    db["files"].create_index(["path"], unique=True)
+    db["chunks"].create(
+        {
+            "id": int, "file_id": int, "level": int, "seq": int, "start": int, "end": int,
+            "start_line": int, "end_line": int, "text": str, "hash": str, "embedded": int,
+        },
+        pk="id", foreign_keys=[("file_id", "files", "id")], defaults={"embedded": 0},
+    )
+    db["chunks"].create_index(["file_id", "level", "seq"])
+    db["chunks"].create_index(["hash"])
+    db["chunks"].create_index(["embedded"])
+    db["sessions"].create({"session": str, "turn": int, "uri": str, "served_at": float})
+    db["sessions"].create_index(["session", "turn"])
+    conn.execute(f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='', tokenize='{FTS_TOKENIZE}')")
+    conn.execute("CREATE VIRTUAL TABLE chunks_tri USING fts5(text, content='', tokenize='trigram')")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE chunks_vec USING vec0(chunk_id integer primary key, "
+        f"embedding float[{DIM}] distance_metric=cosine, level integer, ftype text, "
+        f"updated_at float, created_at float)"
+    )
+
+
+def _migration_2(conn) -> None:
+    """Files get a `title` (the first line of their first chunk) that every chunk's keyword
+    row carries: +0.016 nDCG@10 on SciFact train for keywords, neutral on code
+    (docs/BENCHMARKS.md). The contentless keyword table is rebuilt; vectors are kept."""
+    conn.execute("ALTER TABLE files ADD COLUMN title TEXT NOT NULL DEFAULT ''")
+    firsts = conn.execute("SELECT file_id, text FROM chunks WHERE level = 2 AND seq = 0").fetchall()
+    conn.executemany("UPDATE files SET title = ? WHERE id = ?",
+                     [(title_of(text), fid) for fid, text in firsts])
+    conn.execute("DROP TABLE chunks_fts")
+    conn.execute(f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='', tokenize='{FTS_TOKENIZE}')")
+    rows = conn.execute("SELECT c.id, c.text, f.title FROM chunks c JOIN files f ON f.id = c.file_id")
+    while batch := rows.fetchmany(2000):
+        conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
+                         [(cid, keyword_text(text, title)) for cid, text, title in batch])
+
+
+VEC_COLUMNS = "chunk_id, embedding, level, ftype, updated_at, created_at"
+
+
+def _migration_3(conn) -> None:
+    """`chunks_vec` is partitioned by level: a KNN over one level (the passages, or the
+    files' abstracts) then reads only that level's vectors instead of filtering every
+    vector in the index (100,000 vectors, 30 % tier rows: 73 -> 42 ms for the passages,
+    77 -> 18 ms for the abstracts). The vectors are copied over unchanged."""
+    conn.execute(f"CREATE TABLE vec_copy AS SELECT {VEC_COLUMNS} FROM chunks_vec")
+    conn.execute("DROP TABLE chunks_vec")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE chunks_vec USING vec0(chunk_id integer primary key, "
+        f"embedding float[{DIM}] distance_metric=cosine, level integer partition key, "
+        f"ftype text, updated_at float, created_at float)"
+    )
+    conn.execute(f"INSERT INTO chunks_vec({VEC_COLUMNS}) SELECT {VEC_COLUMNS} FROM vec_copy ORDER BY chunk_id")
+    conn.execute("DROP TABLE vec_copy")
+
+
+def _migration_4(conn) -> None:
+    """Nothing to change: from here on `chunks` may hold level-3 rows (a prose file's
+    sentences: a vector each, no keyword row). The version moves so that an older ov,
+    which would feed those rows to FTS5's delete command when it re-indexes a file and so
+    corrupt the keyword table's statistics, refuses the index instead. The next `ov index`
+    gives the prose files their sentences (ov.indexer, SENTENCES_META)."""
+
+
+def _migration_5(conn) -> None:
+    """Files record their ctime_ns and inode beside size and mtime_ns (issue 17): content
+    rewritten with its size kept and its mtime restored was taken for unchanged. Rows
+    from before hold 0 there, which matches no file: they are re-hashed once (same hash:
+    only the times are recorded) and rechecked by their text until then."""
+    have = {r[1] for r in conn.execute("PRAGMA table_info(files)")}
+    for col in ("ctime_ns", "inode"):
+        if col not in have:
+            conn.execute(f"ALTER TABLE files ADD COLUMN {col} INTEGER NOT NULL DEFAULT 0")
+
+
+FILES_TRI_SQL = "CREATE VIRTUAL TABLE files_tri USING fts5(text, content='', tokenize='trigram', detail=none)"
+HASH_INDEX_SQL = "CREATE INDEX idx_chunks_hash ON chunks(hash) WHERE embedded = 1"
+
+
+def _migration_6(conn) -> None:
+    """Keyword indexing at disk speed (issue 13.4). On a 172 MB kernel tree the trigram rows
+    of every passage (`detail=full`) were 447 MB of a 905 MB index and most of its SQL time.
+
+    - grep's prefilter gets `files_tri`: a row per file (rowid = file id) of the file's
+      distinct whitespace-separated runs, `detail=none` (grep asks only which files may hold
+      a literal; positions and counts are never read);
+    - `chunks_tri`, which ranks text without word separators (ov.query `_NOSPACE`), keeps
+      only the passages that hold such text: no other passage can match its queries, but
+      its bm25 statistics (row count, mean length) now count those passages alone;
+    - the text-hash index serves only rows with a vector (what reuse looks up): a
+      keyword-only index had one entry a row for nothing (38 MB on that tree).
+
+    Both trigram tables start empty here and are filled by the next `ov index` or the
+    background worker (`tri_upto` = 0); until then grep reads every file."""
+    for table in ("chunks_tri", "files_tri"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute("CREATE VIRTUAL TABLE chunks_tri USING fts5(text, content='', tokenize='trigram')")
+    conn.execute(FILES_TRI_SQL)
+    conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{TRI_META}', '0')")
+    conn.execute("DROP INDEX IF EXISTS idx_chunks_hash")
+    conn.execute(HASH_INDEX_SQL)
+
+
+MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6]
+
+# ---- the index's own files (issue 17) -----------------------------------------------
+# A cloned tree may hold `.ov`, `.ov/index.db` or its companions as links leading
+# anywhere: nothing is written through one. The sidecars SQLite and the lock create.
+SIDECARS = ("-wal", "-shm", "-journal", ".lock")
+_CREATE = os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _refuse_link(path: Path, what: str) -> None:
+    import stat  # noqa: PLC0415
+
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise OvError("invalid_path", f"{path}: {e.strerror or e}", field="db") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise OvError("invalid_path", f"{path} is a symbolic link; ov writes no {what} through a "
+                      "link (remove it)", field="db")
+    if what != "folder" and not stat.S_ISREG(st.st_mode):
+        raise OvError("invalid_path", f"{path} is not a regular file", field="db")
+    if what == "folder" and not stat.S_ISDIR(st.st_mode):
+        raise OvError("invalid_path", f"{path} is not a folder", field="db")
+
+
+def check_index_files(db_path: Path) -> None:
+    """`invalid_path` when the index's folder (if it is ov's own `.ov`), the database or
+    a sidecar of it is a link or not a regular file."""
+    db_path = Path(db_path)
+    if db_path.parent.name == ".ov":
+        _refuse_link(db_path.parent, "folder")
+        _refuse_link(db_path.parent / ".gitignore", "file")
+    _refuse_link(db_path, "index")
+    for suffix in SIDECARS:
+        _refuse_link(db_path.with_name(db_path.name + suffix), "index")
+
+
+def prepare_index_dir(db_path: Path) -> None:
+    """Make the index's folder (owner-only) and, for ov's own `.ov`, its `.gitignore`
+    (also when the folder was made earlier, e.g. to hold config.toml), refusing links."""
+    db_path = Path(db_path)
+    folder = db_path.parent
+    made = False
+    if not os.path.lexists(folder):
+        folder.mkdir(mode=0o700, parents=True)
+        made = True
+    check_index_files(db_path)
+    ignore = folder / ".gitignore"
+    if (made or folder.name == ".ov") and not os.path.lexists(ignore):
+        try:
+            fd = os.open(ignore, _CREATE | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return
+        except OSError as e:
+            raise OvError("invalid_path", f"{ignore}: {e.strerror or e}", field="db") from None
+        with open(fd, "w") as f:
+            f.write("*\n")
+
+
+def _check_db_file(db_path: Path) -> None:
+    """`invalid_path` for a --db that is not a regular, readable file (a fifo would block
+    SQLite; /proc/self/mem reads fail with EIO)."""
+    import stat  # noqa: PLC0415
+
+    try:
+        st = os.stat(db_path)
+    except OSError as e:
+        raise OvError("not_found", f"no index at {db_path}; run `ov index` ({e.strerror or e})",
+                      field="db") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise OvError("invalid_path", f"{db_path} is a folder, not an index file", field="db")
+    if not stat.S_ISREG(st.st_mode):
+        raise OvError("invalid_path", f"{db_path} is not a regular file", field="db")
+    try:
+        fd = os.open(db_path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            os.pread(fd, 100, 0)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise OvError("invalid_path", f"{db_path} cannot be read ({e.strerror or e})", field="db") from None
+
+
+def salvage_file_meta(db_path: Path) -> dict[str, tuple[str, float]]:
+    """path -> (tags, created_at) of what a damaged index still yields; {} when nothing."""
+    try:
+        _check_db_file(db_path)
+        conn = connect(db_path, readonly=True)
+    except Exception:
+        return {}
+    out: dict[str, tuple[str, float]] = {}
+    try:
+        for path, tags, created in conn.execute("SELECT path, tags, created_at FROM files"):
+            if isinstance(path, str):
+                out[path] = (tags if isinstance(tags, str) else "{}", created)
+    except Exception:  # a damaged file yields what it yields
+        pass
+    finally:
+        conn.close()
+    return out
+
+# ---- an open index file ---------------------------------------------------------------------
+
+
+class Database:
+    """An open index file: connecting, the schema's version and migrations, health,
+    transactions and the meta table. `Store` (ov.store.queries) adds every query."""
+
+    def __init__(self, conn, path: Path) -> None:
+        self.conn = conn
+        self.path = Path(path)
+
+    # -- lifecycle --
+    @classmethod
+    def create(cls, db_path: Path) -> Database:
+        """Open the index at `db_path`, creating it (owner-only) and migrating as needed."""
+        db_path = Path(db_path)
+        prepare_index_dir(db_path)
+        if not db_path.exists():
+            fd = os.open(db_path, _CREATE, 0o600)
+            os.close(fd)
+        _check_db_file(db_path)
+        store = cls(connect(db_path), db_path)
+        try:
+            store._migrate()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @classmethod
+    def open(cls, db_path: Path, *, readonly: bool = False) -> Database:
+        db_path = Path(db_path)
+        _check_db_file(db_path)
+        check_index_files(db_path)  # a reader's connection may create -shm too
+        store = cls(connect(db_path, readonly=readonly), db_path)
+        try:
+            v = store._user_version()
+            if 0 < v < SCHEMA_VERSION and not readonly:
+                store._migrate()  # an index from an older ov is brought up to date in place
+            store._check_version()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def health(self, thorough: bool = False) -> str | None:
+        """What is wrong with this index, or None. Cheap checks (every table there, the
+        file as long as its pages, each plain table's first rows readable); `thorough`
+        adds SQLite's quick_check (seconds on a large index: for `ov index --full`)."""
+        op_err, db_err = _errors()
+        try:
+            names = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master")}
+            missing = [t for t in TABLES if t not in names]
+            if missing:
+                return f"missing table(s): {', '.join(missing)}"
+            wal = Path(f"{self.path}-wal")
+            if not wal.exists() or wal.stat().st_size == 0:  # else pages may sit in the WAL
+                pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+                size = self.conn.execute("PRAGMA page_size").fetchone()[0]
+                if os.path.getsize(self.path) < pages * size:
+                    return f"the file is shorter than its {pages} pages: truncated"
+            for t in ("meta", "files", "chunks", "sessions"):
+                self.conn.execute(f"SELECT * FROM {t} LIMIT 1").fetchall()
+            self.conn.execute("SELECT count(*) FROM files").fetchone()
+            for t in ("chunks_fts", "chunks_tri", "files_tri"):  # one trigram: detail=none has no phrases
+                self.conn.execute(f"SELECT rowid FROM {t} WHERE {t} MATCH 'zzq' LIMIT 1").fetchall()
+            self.conn.execute("SELECT chunk_id FROM chunks_vec LIMIT 1").fetchall()
+            if thorough:
+                rows = [r[0] for r in self.conn.execute("PRAGMA quick_check").fetchall()]
+                if rows != ["ok"]:
+                    return "; ".join(str(r) for r in rows[:3])
+                for t in ("chunks_fts", "chunks_tri", "files_tri"):
+                    self.conn.execute(f"INSERT INTO {t}({t}, rank) VALUES ('integrity-check', 0)")
+        except (op_err, db_err) as e:
+            if "locked" in str(e).lower() or "busy" in str(e).lower():
+                raise _map_error(e, self.path) from e
+            return str(e)
+        return None
+
+    def checkpoint(self) -> None:
+        """Everything in the main file (before it is renamed into place)."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def _user_version(self) -> int:
+        try:
+            return self.conn.execute("PRAGMA user_version").fetchone()[0]
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
+
+    def _check_version(self) -> int:
+        v = self._user_version()
+        if v > SCHEMA_VERSION:
+            raise OvError("unsupported",
+                          f"the index {self.path} has schema version {v}, newer than this ov "
+                          f"supports ({SCHEMA_VERSION}); upgrade ov or rebuild with `ov index --full`",
+                          field="db")
+        if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") == 0:
+            raise OvError("not_found", f"{self.path} is an empty database, not an ov index; run `ov index`",
+                          field="db")
+        if v == 0:  # tables, but no version: no ov wrote this as it stands
+            raise damaged(self.path, "it has tables but no schema version")
+        if v < SCHEMA_VERSION:
+            raise OvError("unsupported", f"the index {self.path} has schema version {v}; "
+                          "run `ov index` to upgrade it", field="db")
+        return v
+
+    def _migrate(self) -> None:
+        v = self._user_version()
+        if v > SCHEMA_VERSION:
+            self._check_version()
+        try:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
+        if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") != 0:
+            raise OvError("invalid_argument", f"{self.path} is an SQLite file but not an ov index",
+                          field="db")
+        upgrade = 0 < v < SCHEMA_VERSION
+        while v < SCHEMA_VERSION:
+            with self.tx():
+                # read again under the write lock: another process may have upgraded the
+                # index since (migration 2 run twice fails; 3 would copy every vector again)
+                v = self._user_version()
+                if v >= SCHEMA_VERSION:
+                    break
+                MIGRATIONS[v](self.conn)
+                v += 1
+                self.conn.execute(f"PRAGMA user_version={v}")
+                self.set_meta("schema_version", str(v))
+        if upgrade:
+            self._reclaim()
+
+    def _reclaim(self) -> None:
+        """Give back the pages an upgrade freed when they are over a quarter of the file
+        (migration 3 copies every vector: 206 of 764 MB on 100,000 vectors; VACUUM took
+        4.8 s). A VACUUM that cannot run now (another connection reading) is left for good:
+        SQLite reuses free pages anyway."""
+        free, pages = self.q1("PRAGMA freelist_count"), self.q1("PRAGMA page_count")
+        if pages and free * 4 > pages:
+            try:
+                self.conn.execute("VACUUM")
+            except _errors():
+                pass
+
+    def user_version(self) -> int:
+        """The schema version this index's file holds."""
+        return self._user_version()
+
+    def integrity_check(self) -> list:
+        """SQLite's `PRAGMA integrity_check` rows (["ok"] when the pages are sound); the
+        driver's error when a damaged file fails the check itself."""
+        return [r[0] for r in self.conn.execute("PRAGMA integrity_check").fetchall()]
+
+    def versions(self) -> tuple[str, str | None]:
+        """(SQLite's version, sqlite-vec's), for `ov manifest`."""
+        vec = self.q1("SELECT vec_version()")
+        return self.q1("SELECT sqlite_version()"), vec
+
+    def data_version(self) -> int:
+        """SQLite's `PRAGMA data_version`: moves whenever another connection commits."""
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.conn.in_transaction
+
+    # -- helpers --
+    def tx(self):
+        return _Tx(self.conn, self.path)
+
+    def snapshot(self):
+        """A read transaction: the reads inside it see one state of the index, whatever
+        other connections commit meanwhile (WAL)."""
+        return _Snapshot(self.conn, self.path)
+
+    def batches(self):
+        """A write transaction committed in batches (`Batches`): the indexer's lexical
+        pass commits every few hundred files, so a kill loses one batch at most."""
+        return Batches(self.conn)
+
+    def q1(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        try:
+            row = self.conn.execute(sql, params).fetchone()
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
+        return row[0] if row else None
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
+
+    def get_meta(self, key: str) -> str | None:
+        return self.q1("SELECT value FROM meta WHERE key = ?", (key,))
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+
+class _Tx:
+    """BEGIN IMMEDIATE ... COMMIT, mapping lock errors to index_busy."""
+
+    BEGIN = "BEGIN IMMEDIATE"
+
+    def __init__(self, conn, path) -> None:
+        self.conn = conn
+        self.path = path
+
+    def __enter__(self):
+        try:
+            self.conn.execute(self.BEGIN)
+        except _errors() as e:
+            raise _map_error(e, self.path) from e
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            try:
+                self.conn.execute("COMMIT")
+            except _errors() as e:
+                try:  # a COMMIT that fails on a full disk has already rolled back
+                    self.conn.execute("ROLLBACK")
+                except _errors():
+                    pass
+                raise _map_error(e, self.path) from e
+        else:
+            try:
+                self.conn.execute("ROLLBACK")
+            except Exception:
+                pass
+            if isinstance(exc, _errors()):
+                raise _map_error(exc, self.path) from exc
+
+
+class _Snapshot(_Tx):
+    """BEGIN ... COMMIT around reads (a deferred transaction: no lock until the first read)."""
+
+    BEGIN = "BEGIN"
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self.conn.execute("COMMIT")
+        except _errors():
+            pass
+
+
+class Batches:
+    """BEGIN IMMEDIATE at the start; `commit()` ends a batch and begins the next; COMMIT at
+    a normal end, ROLLBACK (of the open batch) at any exception, which goes on. SQLite's
+    errors pass as they are: the indexer maps them itself."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> Batches:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self
+
+    def commit(self) -> None:
+        self.conn.execute("COMMIT")
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if exc_type is None:
+                self.conn.execute("COMMIT")
+                return
+        except BaseException:
+            self._rollback()
+            raise
+        self._rollback()
+
+    def _rollback(self) -> None:
+        try:
+            self.conn.execute("ROLLBACK")
+        except Exception:
+            pass

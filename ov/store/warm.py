@@ -1,0 +1,115 @@
+"""A `Store` that remembers the facts every ranked query re-reads (semantic coverage,
+which counts the chunks table: 7-20 ms a query on the stdlib's 104k rows; the generation;
+meta values) until the index changes. A long-lived `ov.Index` (`ov mcp`) then pays for
+them once per change, not once per query.
+
+"Changed" is SQLite's own word for it: `PRAGMA data_version` moves whenever another
+connection commits (the watcher, `ov index`, a background worker). This connection's own
+writes do not move it, so a transaction of its own (`tx()`, `set_meta`, any open write)
+forgets everything.
+
+With `keep_vectors` it also holds the index's vectors in memory (`ov.store.vectors`) and
+answers vector queries from them, refreshed whenever the remembered facts are forgotten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ov.store.queries import Store
+
+
+class WarmStore(Store):
+    def __init__(self, conn, path: Path) -> None:
+        super().__init__(conn, path)
+        self._facts: dict[Any, Any] = {}
+        self._facts_at: int | None = None
+        self._vectors = None
+
+    def _fact(self, key, compute: Callable[[], Any]) -> Any:
+        at = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        if at != self._facts_at or self.conn.in_transaction:
+            self._facts.clear()
+            self._facts_at = None if self.conn.in_transaction else at
+        if key not in self._facts:
+            value = compute()
+            if self._facts_at is None:
+                return value
+            self._facts[key] = value
+        return self._facts[key]
+
+    def forget(self) -> None:
+        self._facts.clear()
+        self._facts_at = None
+
+    # -- the vectors in memory (ov.store.vectors), once `keep_vectors` asked for them --
+
+    def keep_vectors(self) -> None:
+        if self._vectors is None:
+            from ov.store.vectors import Vectors  # noqa: PLC0415 - numpy: a warm index only
+
+            self._vectors = Vectors()
+        self._held()
+
+    def _held(self):
+        """The vectors, brought up to date when the remembered facts were forgotten;
+        None when the SQL path must answer (none kept, or inside a transaction of this
+        connection, whose uncommitted rows the matrix does not hold)."""
+        if self._vectors is None or self.conn.in_transaction:
+            return None
+        self._fact("vectors", lambda: self._vectors.refresh(self))
+        return self._vectors
+
+    def new_query(self) -> None:
+        """A query starts: the matrix product of the last one is not reused (within a
+        query the same vector is asked for up to three times; across queries a
+        repeated one would skip the product, and a benchmark would time nothing)."""
+        if self._vectors is not None:
+            self._vectors.forget_query()
+
+    def vector_search(self, qvec: bytes, filters, k: int):
+        held = self._held()
+        if held is None or not held.usable_for(qvec):
+            return super().vector_search(qvec, filters, k)
+        allowed = self.allowed_chunk_ids(filters) if filters.restricts_files else None
+        if allowed is not None and not allowed:
+            return []
+        return held.search(qvec, held.mask(filters, allowed), k)
+
+    def file_vector_distances(self, qvec: bytes, chunk_ids, nearest_only: bool = False):
+        held = self._held()
+        if held is None or not held.usable_for(qvec) or not chunk_ids:
+            return super().file_vector_distances(qvec, chunk_ids)
+        return held.file_distances(qvec, self.files_first_passages(chunk_ids), nearest_only)
+
+    def coverage(self) -> tuple[int, int]:
+        return self._fact("coverage", super().coverage)
+
+    def get_meta(self, key: str) -> str | None:
+        return self._fact(("meta", key), lambda: Store.get_meta(self, key))
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.forget()
+        super().set_meta(key, value)
+
+    def tx(self):
+        return _Forgetting(super().tx(), self)
+
+
+class _Forgetting:
+    """A store's transaction that makes its store forget its remembered facts at both ends."""
+
+    def __init__(self, tx, store) -> None:
+        self.tx, self.store = tx, store
+
+    def __enter__(self):
+        self.store.forget()
+        return self.tx.__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            return self.tx.__exit__(*exc)
+        finally:
+            self.store.forget()
