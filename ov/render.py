@@ -626,22 +626,23 @@ def emit_update(out: Out, rep: Any, summary: str) -> None:
         out.notice(summary)
 
 
+def _text_then_notice(out: Out, body: str, notice: str | None, colored: bool = False) -> None:
+    """Text for people, then a notice on stderr, which a closed pipe stops before it."""
+    out.text(body, colored=colored)
+    out.stdout.flush()
+    if out.reader_gone():
+        raise BrokenPipeError
+    if notice:
+        out.notice(notice)
+
+
 def emit_hits(out: Out, res: Any, query: str, t0: float) -> None:
     """A ranked search's hits; in text, a notice of the next page after them."""
     for w in res.warnings:
         out.warn(w)
-    if out.fmt == "json":
-        out.envelope(res, elapsed_ms(t0))
-    elif out.fmt == "jsonl":
-        for h in res.hits:
-            out.line(h)
-    else:
-        out.text(hits_text(res, query, out.color), colored=out.color)
-        out.stdout.flush()  # a closed pipe stops here, before the notice
-        if out.reader_gone():
-            raise BrokenPipeError
-        if res.next_cursor:
-            out.notice(f"more hits: add --cursor {res.next_cursor}")
+    more = f"more hits: add --cursor {res.next_cursor}" if res.next_cursor else None
+    emit(out, res, t0, lambda: _text_then_notice(out, hits_text(res, query, out.color), more, out.color),
+         res.hits)
 
 
 def emit_context(out: Out, res: Any, t0: float, notes: Any = ()) -> None:
@@ -649,19 +650,10 @@ def emit_context(out: Out, res: Any, t0: float, notes: Any = ()) -> None:
     `notes`: warnings of the command line's own, after the result's."""
     for w in (*res.warnings, *notes):
         out.warn(w)
-    if out.fmt == "json":
-        out.envelope(res, elapsed_ms(t0))
-    elif out.fmt == "jsonl":
-        for e in res.entries:
-            out.line(e)
-    else:
-        out.text(context_text(res))
-        out.stdout.flush()  # a closed pipe stops here, before the summary
-        if out.reader_gone():
-            raise BrokenPipeError
-        s = res.stats
-        out.notice(f"{s.returned} entries, {s.used_tokens}/{s.max_tokens} tokens "
-                   f"({s.candidates} candidates, {s.dropped} dropped, {s.deduped} deduped)")
+    s = res.stats
+    counts = (f"{s.returned} entries, {s.used_tokens}/{s.max_tokens} tokens "
+              f"({s.candidates} candidates, {s.dropped} dropped, {s.deduped} deduped)")
+    emit(out, res, t0, lambda: _text_then_notice(out, context_text(res), counts), res.entries)
 
 
 def emit_grep(out: Out, records: Any, st: Any, mode: str, t0: float, *, context: bool = False,

@@ -253,7 +253,7 @@ def grep_cmd(
     output: OutputOpt = "text",
     json_: JsonOpt = False,
 ) -> None:
-    # the parameters are grep_command's, by name (ov.console runs it on the fast path too)
+    # the parameters are grep_command's, by name (ov.cli.fast runs it on the fast path too)
     raise typer.Exit(grep_command(**locals()))
 
 
@@ -280,7 +280,7 @@ def glob_cmd(
     output: OutputOpt = "text",
     json_: JsonOpt = False,
 ) -> None:
-    # the parameters are glob_command's, by name (ov.console runs it on the fast path too)
+    # the parameters are glob_command's, by name (ov.cli.fast runs it on the fast path too)
     raise typer.Exit(glob_command(**locals()))
 
 
@@ -328,7 +328,7 @@ def find_cmd(
     color: ColorOpt = "auto",
 ) -> None:
     """Semantic search: rank files by meaning (vectors only)."""
-    # the parameters are search_command's, by name (ov.console runs it on the fast path too)
+    # the parameters are search_command's, by name (ov.cli.fast runs it on the fast path too)
     raise typer.Exit(search_command(search_type="semantic", **locals()))
 
 

@@ -110,7 +110,7 @@ class _FastArgs:
 
 
 def parse_fast(argv: Sequence[str]) -> tuple[str, dict] | None:
-    """(command, its parameters) for a command line of a command in `ov.flags` (grep, glob,
+    """(command, its parameters) for a command line of a command in `ov.cli.flags` (grep, glob,
     find, search), parsed as click parses it: options anywhere among the arguments, `--`
     ends them, `--opt=value`, short flags clustered (`-iw`, `-A3`), an option's value taken
     from the next argument whatever it looks like, the last of a repeated option kept (all
