@@ -1,6 +1,7 @@
 """grep's helper process (`ov.search.helper.Helper`): with it, a search gives exactly the records
-and counts it gives alone (records found by the helper cross the pipe as tuples); a helper block whose names differ from the parent's walk, or
-that never arrives, is searched by the parent."""
+and counts it gives alone (records found by the helper cross the socket as tuples); the
+tree is walked once, by the parent; a block the helper has no room for, or whose answer
+never arrives, is searched by the parent."""
 
 from __future__ import annotations
 
@@ -69,6 +70,22 @@ def _run(root, monkeypatch, helper_after, **kw):
     return recs, (st.files, st.count, st.searched, st.binary, st.unreadable, st.truncated)
 
 
+def _spy_answers(monkeypatch) -> tuple[list, list]:
+    """(forks, the helper's answers as the parent yields them), recorded."""
+    forks, answers = [], []
+    real_fork, real_answered = os.fork, helper_mod._answered
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+
+    def spy(block, mode):
+        for got in real_answered(block, mode):
+            if block[1] == helper_mod._HELPERS:
+                answers.append(got[2])
+            yield got
+
+    monkeypatch.setattr(helper_mod, "_answered", spy)
+    return forks, answers
+
+
 @pytest.mark.parametrize("kw", [{}, {"mode": "count"}, {"mode": "files"}, {"before": 1, "after": 2},
                                 {"node_limit": 9}, {"node_limit": 14}, {"node_limit": 30, "mode": "files"},
                                 {"node_limit": 12, "mode": "count"},
@@ -77,70 +94,125 @@ def _run(root, monkeypatch, helper_after, **kw):
 def test_helper_gives_the_same_answer(tree, monkeypatch, kw):
     monkeypatch.setattr(helper_mod, "BLOCK", 4)
     monkeypatch.setattr(helper_mod, "SHIP_MAX", 2)  # files with 3 matches are the parent's
+    # the parent searches at most one block ahead of its turn: most blocks are the helper's
+    monkeypatch.setattr(helper_mod, "PENDING", helper_mod.AHEAD + 1)
     root = _tree(tree)
     alone = _run(root, monkeypatch, None, **dict(kw))
-    forks, answers = [], []
-    real_fork, real_verdict = os.fork, _Helper.verdict
-    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
-
-    def spy(self, *a):
-        got = real_verdict(self, *a)
-        answers.append(got[0])
-        return got
-
-    monkeypatch.setattr(_Helper, "verdict", spy)
+    forks, answers = _spy_answers(monkeypatch)
     helped = _run(root, monkeypatch, 10, **dict(kw))
     assert helped == alone
     assert forks == [1]
-    assert _FOUND in answers and _NO_MATCH in answers  # the helper's answers were used
-    if kw.get("mode", "matches") == "matches":
-        assert _SEARCH in answers  # and a file over SHIP_MAX went back to the parent
+    assert answers  # the helper's answers were used
+    if "node_limit" not in kw:  # (a limit may stop the run before the helper finds one)
+        assert _FOUND in answers and _NO_MATCH in answers
+        if kw.get("mode", "matches") == "matches":
+            assert _SEARCH in answers  # and a file over SHIP_MAX went back to the parent
     assert alone[0]  # the tree holds matches past the helper's start
 
 
+def _stream(h, files, ahead=lambda rel, p: (_SEARCH, None)):
+    return [(rel, answer, found) for rel, _, answer, found in h.stream(iter(files), ahead, "files")]
+
+
 def test_helper_answers_block_by_block(monkeypatch):
+    """The parent hands the helper blocks of the files it walked, and yields each file's
+    answer in walk order; a block the helper has no room for is the parent's."""
     monkeypatch.setattr(helper_mod, "BLOCK", 4)
-    files = [(f"f{i:02}", f"/x/f{i:02}") for i in range(20)]
-    answers = {0: (_NO_MATCH, None), 1: (_FOUND, ([(1, "a needle", [(2, 8, "needle")], [], [])], False)),
-               2: (_BINARY, None), 3: (_UNREADABLE, None)}
-    h = _Helper(1, lambda: iter(files), lambda rel, p: answers[int(p[-2:]) % 4])
+    monkeypatch.setattr(helper_mod, "AHEAD", 2)
+    files = [(f"f{i:02}", f"/x/f{i:02}") for i in range(30)]
+    answers = {0: (_NO_MATCH, None), 1: (_FOUND, (1,)), 2: (_BINARY, None), 3: (_UNREADABLE, None)}
+    h = _Helper(lambda rel, p: answers[int(p[-2:]) % 4])
     try:
-        assert not h.owns(0) and h.owns(1) and not h.owns(2) and h.owns(3)
-        for i in (4, 5, 6, 7, 12, 13, 14, 15):
-            assert h.verdict(i // 4, i % 4, f"f{i:02}") == answers[i % 4]
+        got = _stream(h, files, lambda rel, p: (_NO_MATCH, "parent"))
     finally:
         h.close()
+    assert [rel for rel, _, _ in got] == [rel for rel, _ in files]
+    for i, (rel, answer, found) in enumerate(got):
+        # the helper's answer, the parent's found ahead of its turn, or the parent's in turn
+        assert (answer, found) in (answers[i % 4], (_NO_MATCH, "parent"), (_SEARCH, None))
+    assert sum((a, f) == answers[i % 4] for i, (_, a, f) in enumerate(got)) >= 8
 
 
-def test_a_block_that_differs_is_the_parents(monkeypatch):
-    """The tree changed between the walks: from the first name that differs, the rest of
-    that block is searched by the parent; the next block is the helper's again."""
-    monkeypatch.setattr(helper_mod, "BLOCK", 4)
-    parent = [f"f{i:02}" for i in range(16)]
-    helper = parent[:5] + ["f05-new"] + parent[6:]
-    h = _Helper(1, lambda: iter([(n, n) for n in helper]), lambda rel, p: (_NO_MATCH, None))
+def test_a_slow_helper_leaves_blocks_to_the_parent(monkeypatch):
+    """While it waits for the helper's answer to an earlier block, the parent searches its
+    own blocks ahead of their turn; the answers still come in walk order."""
+    import time
+
+    monkeypatch.setattr(helper_mod, "BLOCK", 2)
+    monkeypatch.setattr(helper_mod, "AHEAD", 1)
+    files = [(f"f{i:02}", f"f{i:02}") for i in range(24)]
+    h = _Helper(lambda rel, p: time.sleep(0.02) or (_FOUND, (1,)))
     try:
-        got = [h.verdict(i // 4, i % 4, parent[i])[0] for i in (4, 5, 6, 7, 12, 13)]
-        assert got == [_NO_MATCH, _SEARCH, _SEARCH, _SEARCH, _NO_MATCH, _NO_MATCH]
+        got = _stream(h, files, lambda rel, p: (_NO_MATCH, None))
     finally:
         h.close()
+    assert [rel for rel, _, _ in got] == [rel for rel, _ in files]
+    answers = [a for _, a, _ in got]
+    assert _FOUND in answers and _NO_MATCH in answers
+
+
+def test_the_tree_is_walked_once(tree, monkeypatch, tmp_path):
+    """The helper searches the files the parent walked: it never walks the tree itself,
+    so a tree that changes during a search gives no two lists to reconcile."""
+    monkeypatch.setattr(helper_mod, "BLOCK", 4)
+    root = _tree(tree)
+    alone = _run(root, monkeypatch, None)
+    log = tmp_path / "walks"
+    real = fsearch._searchable
+
+    def searchable(*a, **k):
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        yield from real(*a, **k)
+
+    monkeypatch.setattr(fsearch, "_searchable", searchable)
+    forks, answers = _spy_answers(monkeypatch)
+    assert _run(root, monkeypatch, 10) == alone
+    assert forks == [1] and answers
+    assert log.read_text().split() == [str(os.getpid())]
+
+
+def test_a_file_that_goes_between_walk_and_search(tree, monkeypatch):
+    """A file removed after the walk listed it and before the helper opened it is
+    unreadable, as it would be to the parent alone."""
+    monkeypatch.setattr(helper_mod, "BLOCK", 4)
+    root = _tree(tree)
+    gone = "d03/f090.txt"
+    real = fsearch._searchable
+
+    def searchable(*a, **k):
+        for rel, abspath in real(*a, **k):
+            if rel == gone:
+                os.unlink(abspath)
+            yield rel, abspath
+
+    monkeypatch.setattr(fsearch, "_searchable", searchable)
+    helped = _run(root, monkeypatch, 10)
+    assert helped[1][4] == 1  # one unreadable file
+    assert all(m.path != gone for m in helped[0])
 
 
 def test_a_helper_that_dies_leaves_its_blocks_to_the_parent(monkeypatch):
     monkeypatch.setattr(helper_mod, "BLOCK", 4)
+    seen = []
 
-    def files():
-        for i in range(14):  # block 1 is sent when block 3 starts; block 3 never is
-            yield f"f{i:02}", f"f{i:02}"
-        raise RuntimeError("the helper fails")
+    def check(rel, p):
+        seen.append(rel)
+        if len(seen) > 6:  # in the helper: its second block ends it
+            os._exit(3)
+        return _NO_MATCH, None
 
-    h = _Helper(1, files, lambda rel, p: (_NO_MATCH, None))
+    files = [(f"f{i:02}", f"f{i:02}") for i in range(20)]
+    h = _Helper(check)
     try:
-        assert h.verdict(1, 0, "f04") == (_NO_MATCH, None)
-        assert h.verdict(3, 0, "f12") == (_SEARCH, None)
-        assert h.verdict(5, 1, "f21") == (_SEARCH, None)
+        got = _stream(h, files)
     finally:
         h.close()
+    assert [rel for rel, _, _ in got] == [rel for rel, _ in files]
+    answers = [a for _, a, _ in got]
+    assert answers[:4] == [_NO_MATCH] * 4  # the helper's first block
+    assert answers[4:] == [_SEARCH] * 16  # the rest: the parent's
+    assert not h.alive
 
 
 def test_cli_grep_over_a_large_tree_uses_the_helper_and_finds_every_match(tree, ov, monkeypatch):
@@ -150,7 +222,7 @@ def test_cli_grep_over_a_large_tree_uses_the_helper_and_finds_every_match(tree, 
     real_init = _Helper.__init__
 
     def init(self, *a):
-        started.append(a[0])
+        started.append(1)
         real_init(self, *a)
 
     monkeypatch.setattr(_Helper, "__init__", init)
@@ -159,7 +231,7 @@ def test_cli_grep_over_a_large_tree_uses_the_helper_and_finds_every_match(tree, 
     assert r.code == 0
     got = [m["path"] for m in json.loads(r.out)["result"]["matches"]]
     assert got == [f"d{i // 100:02}/f{i:04}.txt" for i in range(0, n, 13)]
-    assert started == [helper_mod.HELPER_AFTER // helper_mod.BLOCK + 1]
+    assert started == [1]
     r = ov("grep", "-c", "-o", "json", "--node-limit", "100000", "hay", cwd=root)
     counts = json.loads(r.out)["result"]["counts"]
     assert len(counts) == n - len(range(0, n, 13)) and set(counts.values()) == {1}
@@ -168,30 +240,29 @@ def test_cli_grep_over_a_large_tree_uses_the_helper_and_finds_every_match(tree, 
 
 def test_a_helper_that_cannot_start_leaves_the_search_to_the_parent(tree, monkeypatch):
     """fork() can fail (EAGAIN at a process limit, ENOMEM): grep then searches alone, as
-    it would without the helper, and leaves no pipe open."""
+    it would without the helper, and leaves no socket open."""
     import errno
+    import socket
 
     monkeypatch.setattr(helper_mod, "BLOCK", 4)
     root = _tree(tree)
     alone = _run(root, monkeypatch, None)
-    pipes: list[int] = []
-    real_pipe = os.pipe
+    pairs: list = []
+    real_pair = socket.socketpair
 
-    def pipe():
-        fds = real_pipe()
-        pipes.extend(fds)
-        return fds
+    def socketpair():
+        pair = real_pair()
+        pairs.extend(pair)
+        return pair
 
     def no_fork():
         raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(os, "pipe", pipe)
+    monkeypatch.setattr(socket, "socketpair", socketpair)
     monkeypatch.setattr(os, "fork", no_fork)
     assert _run(root, monkeypatch, 10) == alone
-    assert len(pipes) == 2
-    for fd in pipes:
-        with pytest.raises(OSError):
-            os.fstat(fd)
+    assert len(pairs) == 2
+    assert all(s.fileno() == -1 for s in pairs)  # closed
 
 
 def test_no_helper_is_forked_while_other_threads_run(tree, monkeypatch):
