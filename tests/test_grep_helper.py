@@ -286,3 +286,39 @@ def test_no_helper_is_forked_while_other_threads_run(tree, monkeypatch):
         t.join()
     assert forks == []
     assert _run(root, monkeypatch, 10) == alone and forks == [1]  # alone again: it forks
+
+
+def test_what_the_walk_tells_stays_in_its_place(tree, monkeypatch):
+    """The parent's walk runs ahead of its search: a warning it meets past the point where
+    the node limit stops the run is not reported, as it is not without the helper; one
+    before that point is, in its place."""
+    import time
+
+    monkeypatch.setattr(helper_mod, "BLOCK", 4)
+    monkeypatch.setattr(helper_mod, "PENDING", 64)  # the walk may run to the tree's end
+    shipping = helper_mod.shipping
+
+    def slow(*a):  # while the helper dawdles, the parent walks on
+        check = shipping(*a)
+        return lambda rel, p: time.sleep(0.01) or check(rel, p)
+
+    monkeypatch.setattr(helper_mod, "shipping", slow)
+    root = _tree(tree)
+    os.symlink(root / "nowhere", root / "d04" / "zz-broken")  # walked last
+    os.symlink(root / "nowhere", root / "d00" / "a-broken")  # before the helper starts
+
+    def run(helper_after, limit):
+        monkeypatch.chdir(root)
+        orig = fsearch._grep_files
+        monkeypatch.setattr(fsearch, "_grep_files",
+                            lambda *a, **k: orig(*a, **{**k, "helper_after": helper_after}))
+        st = fsearch.GrepStats()
+        recs = list(fsearch.iter_grep("needle", (), node_limit=limit, stats=st, use_index=False,
+                                      follow=True))
+        monkeypatch.setattr(fsearch, "_grep_files", orig)
+        return len(recs), st.warnings, st.truncated
+
+    for limit in (8, 12, 10_000):
+        alone = run(None, limit)
+        assert run(10, limit) == alone
+    assert len(run(None, 10_000)[1]) == 2 and len(run(None, 12)[1]) == 1

@@ -293,9 +293,12 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
         finally:
             alarm.file_deadline = None
 
-    answered = _answered(files, search, ahead, limit, mode, helper_after)
+    answered = _answered(files, st, search, ahead, limit, mode, helper_after)
     try:
         for rel, abspath, answer, found in answered:
+            if rel is None:  # what the walk told on the way (see _noted), in its place
+                _tell(st, abspath)
+                continue
             if pat.deadline is not None and time.monotonic() > pat.deadline:
                 raise _past_deadline(pat, st)
             if answer == SEARCH:
@@ -350,21 +353,46 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
         alarm.cancel()
 
 
-def _answered(files: Iterator[tuple[str, str]], search, ahead, limit: int, mode: str,
-              helper_after: int | None) -> Iterator[tuple[str, str, int, object]]:
+def _answered(files: Iterator[tuple[str, str]], st: GrepStats, search, ahead, limit: int,
+              mode: str, helper_after: int | None) -> Iterator[tuple]:
     """(rel, abspath, answer, found) for each file in walk order: (SEARCH, None) for the
-    caller to search it, or, once a helper runs, an answer found before the file's turn."""
+    caller to search it, or, once a helper runs, an answer found before the file's turn
+    (and then, in their places, the walk's notes: (None, note, NO_MATCH, None))."""
     for i, (rel, abspath) in enumerate(files):
         if i == helper_after and helpers.idle_core() and helpers.single_threaded():
             # asked here, once, when a tree is large enough: a small one pays nothing
             helper = helpers.start(search, limit, mode)
             if helper is not None:
                 try:
-                    yield from helper.stream(chain([(rel, abspath)], files), ahead, mode)
+                    yield from helper.stream(_noted(chain([(rel, abspath)], files), st), ahead,
+                                             mode)
                 finally:
                     helper.close()
                 return
         yield rel, abspath, SEARCH, None
+
+
+def _noted(files: Iterator[tuple[str, str]], st: GrepStats) -> Iterator[tuple]:
+    """`files`, with what the walk tells `st` on the way (warnings, unreadable files, a
+    depth cut) taken back out of `st` and passed along in its place as a (None, note)
+    item: a walk that runs ahead of the search must not report what lies past the point
+    where a node limit stops it."""
+    w = st.warnings
+    n, unreadable, cut = len(w), st.unreadable, st.level_cut
+    for item in chain(files, [None]):
+        if len(w) != n or st.unreadable != unreadable or st.level_cut != cut:
+            yield None, (w[n:], st.unreadable - unreadable, st.level_cut and not cut)
+            del w[n:]
+            st.unreadable, st.level_cut = unreadable, cut
+        if item is not None:
+            yield item
+
+
+def _tell(st: GrepStats, note: tuple) -> None:
+    warnings, unreadable, cut = note
+    st.warnings += warnings
+    st.unreadable += unreadable
+    st.level_cut = st.level_cut or cut
 
 
 def _within(search, rel: str, abspath: str, records: list, room: int, context: bool):

@@ -41,6 +41,7 @@ SHIP_MAX = 16
 # per-file answers of the helper
 NO_MATCH, SEARCH, BINARY, UNREADABLE, FOUND, BINARY_MATCH = 0, 1, 2, 3, 4, 5
 _HEAD = 4  # a message: its length (4 bytes, little-endian), then its marshal body
+_NOTE = (NO_MATCH, None)  # the answer for an item that is no file (see `stream`)
 
 
 def idle_core() -> bool:
@@ -119,7 +120,8 @@ class Helper:
         """(relative path, absolute path, answer, found) for each of `files`, in their
         order: the helper's answer, or the parent's, found by `ahead(rel, abspath)` while
         it waited for the helper, or (SEARCH, None): the caller searches it now. With
-        `mode` "matches", found records come back as `Match` objects."""
+        `mode` "matches", found records come back as `Match` objects. An item whose
+        relative path is None is no file: it passes through in its place, unsearched."""
         queue: deque[list] = deque()  # [files, owner, answers], in walk order
         walking = True
         while True:
@@ -147,7 +149,8 @@ class Helper:
                 continue
             mine = next((b for b in queue if b[1] == _OWN and b[2] is None), None)
             if mine is not None:  # search the parent's next block while the helper works
-                mine[2] = [ahead(rel, abspath) for rel, abspath in mine[0]]
+                mine[2] = [ahead(rel, abspath) if rel is not None else _NOTE
+                           for rel, abspath in mine[0]]
             elif walking and len(queue) < PENDING:
                 block = list(islice(files, BLOCK))
                 walking = bool(block)
@@ -288,6 +291,9 @@ def _serve(sock, check: Callable[[str, str], tuple[int, object]]) -> None:
             return
         answers: list[tuple[int, object]] = []
         for rel, abspath in marshal.loads(body):
+            if rel is None:  # the walk's note, the parent's to read (see `stream`)
+                answers.append(_NOTE)
+                continue
             try:
                 answers.append(check(rel, abspath))
             except BaseException:  # the parent searches it and reports what goes wrong
