@@ -1,7 +1,7 @@
 """grep's helper process (`ov.search.helper.Helper`): with it, a search gives exactly the records
 and counts it gives alone (records found by the helper cross the socket as tuples); the
-tree is walked once, by the parent; a block the helper has no room for, or whose answer
-never arrives, is searched by the parent."""
+tree is walked once (the helper walks on where the parent stood); what the walk tells
+comes in its place; should the helper end early, the parent walks on itself."""
 
 from __future__ import annotations
 
@@ -71,18 +71,18 @@ def _run(root, monkeypatch, helper_after, **kw):
 
 
 def _spy_answers(monkeypatch) -> tuple[list, list]:
-    """(forks, the helper's answers as the parent yields them), recorded."""
+    """(forks, the answers of the files the helper searched), recorded."""
     forks, answers = [], []
-    real_fork, real_answered = os.fork, helper_mod._answered
+    real_fork, real_receive = os.fork, _Helper._receive
     monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
 
-    def spy(block, mode):
-        for got in real_answered(block, mode):
-            if block[1] == helper_mod._HELPERS:
-                answers.append(got[2])
-            yield got
+    def spy(self):
+        got = real_receive(self)
+        if got is not None and got[1] is not None:
+            answers.extend(a for (rel, _), (a, _) in zip(*got) if rel is not None)
+        return got
 
-    monkeypatch.setattr(helper_mod, "_answered", spy)
+    monkeypatch.setattr(_Helper, "_receive", spy)
     return forks, answers
 
 
@@ -91,64 +91,56 @@ def _spy_answers(monkeypatch) -> tuple[list, list]:
                                 {"node_limit": 12, "mode": "count"},
                                 {"before": 2, "after": 1, "node_limit": 10},
                                 {"before": 0, "after": 3, "node_limit": 13}])
-def test_helper_gives_the_same_answer(tree, monkeypatch, kw):
+@pytest.mark.parametrize("ahead", [0, 10**6])  # the helper searches every block, or none
+def test_helper_gives_the_same_answer(tree, monkeypatch, kw, ahead):
     monkeypatch.setattr(helper_mod, "BLOCK", 4)
     monkeypatch.setattr(helper_mod, "SHIP_MAX", 2)  # files with 3 matches are the parent's
-    # the parent searches at most one block ahead of its turn: most blocks are the helper's
-    monkeypatch.setattr(helper_mod, "PENDING", helper_mod.AHEAD + 1)
+    monkeypatch.setattr(helper_mod, "AHEAD", ahead)
     root = _tree(tree)
     alone = _run(root, monkeypatch, None, **dict(kw))
     forks, answers = _spy_answers(monkeypatch)
     helped = _run(root, monkeypatch, 10, **dict(kw))
     assert helped == alone
     assert forks == [1]
+    assert alone[0]  # the tree holds matches past the helper's start
+    if ahead:
+        assert answers == []  # the parent searched every file
+        return
     assert answers  # the helper's answers were used
-    if "node_limit" not in kw:  # (a limit may stop the run before the helper finds one)
+    if "node_limit" not in kw:
         assert _FOUND in answers and _NO_MATCH in answers
         if kw.get("mode", "matches") == "matches":
             assert _SEARCH in answers  # and a file over SHIP_MAX went back to the parent
-    assert alone[0]  # the tree holds matches past the helper's start
 
 
-def _stream(h, files, ahead=lambda rel, p: (_SEARCH, None)):
-    return [(rel, answer, found) for rel, _, answer, found in h.stream(iter(files), ahead, "files")]
-
-
-def test_helper_answers_block_by_block(monkeypatch):
-    """The parent hands the helper blocks of the files it walked, and yields each file's
-    answer in walk order; a block the helper has no room for is the parent's."""
-    monkeypatch.setattr(helper_mod, "BLOCK", 4)
-    monkeypatch.setattr(helper_mod, "AHEAD", 2)
-    files = [(f"f{i:02}", f"/x/f{i:02}") for i in range(30)]
-    answers = {0: (_NO_MATCH, None), 1: (_FOUND, (1,)), 2: (_BINARY, None), 3: (_UNREADABLE, None)}
-    h = _Helper(lambda rel, p: answers[int(p[-2:]) % 4])
-    try:
-        got = _stream(h, files, lambda rel, p: (_NO_MATCH, "parent"))
-    finally:
-        h.close()
-    assert [rel for rel, _, _ in got] == [rel for rel, _ in files]
-    for i, (rel, answer, found) in enumerate(got):
-        # the helper's answer, the parent's found ahead of its turn, or the parent's in turn
-        assert (answer, found) in (answers[i % 4], (_NO_MATCH, "parent"), (_SEARCH, None))
-    assert sum((a, f) == answers[i % 4] for i, (_, a, f) in enumerate(got)) >= 8
-
-
-def test_a_slow_helper_leaves_blocks_to_the_parent(monkeypatch):
-    """While it waits for the helper's answer to an earlier block, the parent searches its
-    own blocks ahead of their turn; the answers still come in walk order."""
+def _stream(h, files, pause: float = 0.0):
     import time
 
-    monkeypatch.setattr(helper_mod, "BLOCK", 2)
+    out = []
+    for rel, _, answer, found in h.stream(iter(files), "files"):
+        out.append((rel, answer, found))
+        time.sleep(pause)  # a parent busy with each file
+    return out
+
+
+def test_the_helper_walks_on_and_sends_block_by_block(monkeypatch):
+    """The helper sends the files of the walk in order, block by block: bare for the
+    parent to search, or, while the parent has AHEAD blocks to search, with its answers."""
+    monkeypatch.setattr(helper_mod, "BLOCK", 4)
     monkeypatch.setattr(helper_mod, "AHEAD", 1)
-    files = [(f"f{i:02}", f"f{i:02}") for i in range(24)]
-    h = _Helper(lambda rel, p: time.sleep(0.02) or (_FOUND, (1,)))
+    files = [(f"f{i:02}", f"/x/f{i:02}") for i in range(40)]
+    answers = {0: (_NO_MATCH, None), 1: (_FOUND, (1,)), 2: (_BINARY, None), 3: (_UNREADABLE, None)}
+    h = _Helper(iter(files), lambda rel, p: answers[int(p[-2:]) % 4])
     try:
-        got = _stream(h, files, lambda rel, p: (_NO_MATCH, None))
+        got = _stream(h, files, pause=0.01)
     finally:
         h.close()
     assert [rel for rel, _, _ in got] == [rel for rel, _ in files]
-    answers = [a for _, a, _ in got]
-    assert _FOUND in answers and _NO_MATCH in answers
+    assert h.finished
+    for i, (rel, answer, found) in enumerate(got):
+        assert (answer, found) in (answers[i % 4], (_SEARCH, None))
+    theirs = sum((a, f) == answers[i % 4] for i, (_, a, f) in enumerate(got))
+    assert 4 <= theirs < 40  # the helper searched blocks while the parent was busy, not all
 
 
 def test_the_tree_is_walked_once(tree, monkeypatch, tmp_path):
@@ -192,8 +184,11 @@ def test_a_file_that_goes_between_walk_and_search(tree, monkeypatch):
     assert all(m.path != gone for m in helped[0])
 
 
-def test_a_helper_that_dies_leaves_its_blocks_to_the_parent(monkeypatch):
+def test_a_helper_that_dies_leaves_the_rest_of_the_walk_to_the_parent(monkeypatch):
+    """The helper ends before the walk does: the parent walks on from where it forked,
+    past the files it already has, and searches the rest itself."""
     monkeypatch.setattr(helper_mod, "BLOCK", 4)
+    monkeypatch.setattr(helper_mod, "AHEAD", 0)  # the helper searches every block
     seen = []
 
     def check(rel, p):
@@ -203,16 +198,16 @@ def test_a_helper_that_dies_leaves_its_blocks_to_the_parent(monkeypatch):
         return _NO_MATCH, None
 
     files = [(f"f{i:02}", f"f{i:02}") for i in range(20)]
-    h = _Helper(check)
+    h = _Helper(iter(files), check)
     try:
-        got = _stream(h, files)
+        got = [(rel, a) for rel, _, a, _ in h.stream(iter(files), "files")]
     finally:
         h.close()
-    assert [rel for rel, _, _ in got] == [rel for rel, _ in files]
-    answers = [a for _, a, _ in got]
+    assert [rel for rel, _ in got] == [rel for rel, _ in files]
+    answers = [a for _, a in got]
     assert answers[:4] == [_NO_MATCH] * 4  # the helper's first block
     assert answers[4:] == [_SEARCH] * 16  # the rest: the parent's
-    assert not h.alive
+    assert not h.finished
 
 
 def test_cli_grep_over_a_large_tree_uses_the_helper_and_finds_every_match(tree, ov, monkeypatch):
@@ -289,20 +284,10 @@ def test_no_helper_is_forked_while_other_threads_run(tree, monkeypatch):
 
 
 def test_what_the_walk_tells_stays_in_its_place(tree, monkeypatch):
-    """The parent's walk runs ahead of its search: a warning it meets past the point where
-    the node limit stops the run is not reported, as it is not without the helper; one
-    before that point is, in its place."""
-    import time
-
+    """The helper's walk runs ahead of the parent's search: a warning it meets reaches
+    the parent in its place, and one past the point where the node limit stops the run
+    is not reported, as it is not without the helper."""
     monkeypatch.setattr(helper_mod, "BLOCK", 4)
-    monkeypatch.setattr(helper_mod, "PENDING", 64)  # the walk may run to the tree's end
-    shipping = helper_mod.shipping
-
-    def slow(*a):  # while the helper dawdles, the parent walks on
-        check = shipping(*a)
-        return lambda rel, p: time.sleep(0.01) or check(rel, p)
-
-    monkeypatch.setattr(helper_mod, "shipping", slow)
     root = _tree(tree)
     os.symlink(root / "nowhere", root / "d04" / "zz-broken")  # walked last
     os.symlink(root / "nowhere", root / "d00" / "a-broken")  # before the helper starts

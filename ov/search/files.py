@@ -278,22 +278,14 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 named: frozenset[str] = frozenset(), show: Callable[[str], str] = str
                 ) -> Iterator[Match | FileCount]:
     """The records of the files under `rels` in walk order, up to `limit`: searched here or,
-    past `helper_after` files with a core free, partly by a forked helper (`ov.search.helper`)."""
+    past `helper_after` files with a core free, the rest of the walk and some of the
+    searches by a forked helper (`ov.search.helper`)."""
     search = _searcher(pat, mode, before, after, invert, max_count, named)
     emitted = 0
     files = _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter, tfilter=tfilter,
                         allowed=allowed, may_hold=may_hold, use_listing=use_listing)
     alarm = _WallClock(pat, st)
-
-    def ahead(rel: str, abspath: str) -> tuple[int, object]:  # a file searched before its turn
-        if alarm.active:
-            alarm.file_deadline = time.monotonic() + pat.timeout * FILE_WALL_FACTOR
-        try:
-            return search(rel, abspath, limit)
-        finally:
-            alarm.file_deadline = None
-
-    answered = _answered(files, st, search, ahead, limit, mode, helper_after)
+    answered = _answered(files, st, search, limit, mode, helper_after)
     try:
         for rel, abspath, answer, found in answered:
             if rel is None:  # what the walk told on the way (see _noted), in its place
@@ -330,7 +322,7 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 continue
             records, more = found  # type: ignore[misc]
             room = limit - emitted
-            if len(records) > room:  # found before its turn, up to the whole limit
+            if len(records) > room:  # the helper's, found up to the whole limit
                 got = _within(search, rel, abspath, records, room, bool(before or after))
                 if got is None:
                     continue
@@ -353,19 +345,19 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
         alarm.cancel()
 
 
-def _answered(files: Iterator[tuple[str, str]], st: GrepStats, search, ahead, limit: int,
-              mode: str, helper_after: int | None) -> Iterator[tuple]:
+def _answered(files: Iterator[tuple[str, str]], st: GrepStats, search, limit: int, mode: str,
+              helper_after: int | None) -> Iterator[tuple]:
     """(rel, abspath, answer, found) for each file in walk order: (SEARCH, None) for the
-    caller to search it, or, once a helper runs, an answer found before the file's turn
-    (and then, in their places, the walk's notes: (None, note, NO_MATCH, None))."""
+    caller to search it, or, once a helper runs, maybe the helper's answer (and then, in
+    their places, the walk's notes: (None, note, NO_MATCH, None))."""
     for i, (rel, abspath) in enumerate(files):
         if i == helper_after and helpers.idle_core() and helpers.single_threaded():
             # asked here, once, when a tree is large enough: a small one pays nothing
-            helper = helpers.start(search, limit, mode)
+            items = _noted(chain([(rel, abspath)], files), st)
+            helper = helpers.start(items, search, limit, mode)
             if helper is not None:
                 try:
-                    yield from helper.stream(_noted(chain([(rel, abspath)], files), st), ahead,
-                                             mode)
+                    yield from helper.stream(items, mode)
                 finally:
                     helper.close()
                 return
@@ -375,8 +367,8 @@ def _answered(files: Iterator[tuple[str, str]], st: GrepStats, search, ahead, li
 def _noted(files: Iterator[tuple[str, str]], st: GrepStats) -> Iterator[tuple]:
     """`files`, with what the walk tells `st` on the way (warnings, unreadable files, a
     depth cut) taken back out of `st` and passed along in its place as a (None, note)
-    item: a walk that runs ahead of the search must not report what lies past the point
-    where a node limit stops it."""
+    item: the helper's walk tells its own copy of `st`, and a walk that runs ahead of
+    the search must not report what lies past the point where a node limit stops it."""
     w = st.warnings
     n, unreadable, cut = len(w), st.unreadable, st.level_cut
     for item in chain(files, [None]):
@@ -396,8 +388,8 @@ def _tell(st: GrepStats, note: tuple) -> None:
 
 
 def _within(search, rel: str, abspath: str, records: list, room: int, context: bool):
-    """Records of one file found before its turn, cut to the `room` left: (records, more),
-    or None when the file changed since it was read."""
+    """The helper's records of one file cut to the `room` left: (records, more), or None
+    when the file changed since the helper read it."""
     if not context:  # line records do not depend on those after them
         return records[:room], True
     # context lines stop at the next match: find them anew

@@ -1,38 +1,34 @@
-"""grep's second process: a forked helper that searches the files the parent hands it.
+"""grep's second process: a forked helper that walks on while the parent searches.
 
-A search of a whole tree is bound by the walk, by one open, read and close per file and
-by the regex engine (a thread pool measured no faster: the GIL). Past the first
-HELPER_AFTER files, with a core idle, grep forks a helper. The tree is walked once, by
-the parent: it hands the helper blocks of BLOCK files over a socket, up to AHEAD blocks
-the helper has not answered, and the helper searches them and answers block by block
-what each file holds (nothing, binary, unreadable, or its records as plain tuples, up
-to SHIP_MAX of them). A block the helper has no room for is the parent's: searched in
-its turn, or before it while the parent waits for an answer to an earlier block (so
-neither process idles while the other has work, whichever of walking and searching
-costs more). The parent yields every file's answer in walk order and builds the
-records, counts and limits from them, so the answer is the one it would find alone. A
-block whose answer never comes (the helper died) is searched by the parent.
+A search of a whole tree is bound by the walk (the ignore rules of each folder, a
+decision for each entry), by one open, read and close per file and by the regex engine
+(a thread pool measured no faster: the GIL). Past the first HELPER_AFTER files, with a
+core idle, grep forks a helper, which goes on with the walk where the parent stood (the
+tree is walked once), and sends the parent the files in walk order, block by block
+over a socket. The parent searches them as they come. While the parent has AHEAD blocks
+or more still to search, the helper searches the next block itself and sends what each
+file holds instead (nothing, binary, unreadable, or its records as plain tuples, up to
+SHIP_MAX of them): so neither process idles, whichever of walking and searching costs
+more. The parent yields every file's answer in walk order and builds the records,
+counts and limits from them, so the answer is the one it would find alone. What the
+walk tells on the way (warnings, unreadable files, a depth cut) travels with the files,
+in its place. Should the helper end before the walk does, the parent walks on itself
+from where it forked, past the files it already has.
 
 The search of one file is the driver's (`ov.search.files`), handed in: this module owns
-the protocol (the answers, the wire form of a record, the schedule, when a helper is
-worth starting).
+the protocol (the answers, the wire form of a record, when a helper is worth starting).
 """
 
 from __future__ import annotations
 
 import os
-from collections import deque
 from collections.abc import Callable, Iterator
 from itertools import islice
 
 from ov.model import ContextLine, Match, Submatch
 
 BLOCK = 64  # files a block
-AHEAD = 3  # blocks handed to the helper and not yet answered, at most
-PENDING = 16  # blocks walked and not yet yielded, at most (the memory of searching ahead)
-# the bytes of block messages the helper has not answered, at most: a socket holds them
-# all, so the parent never waits to send
-SEND_ROOM = 48 << 10
+AHEAD = 3  # blocks of the parent's to search, past which the helper searches a block itself
 HELPER_AFTER = 512
 # A file with more records than this is left to the parent: rebuilding a record from its
 # tuple costs the parent about what finding it does (`\)$`, 234,256 lines: 1.46 s alone,
@@ -41,7 +37,7 @@ SHIP_MAX = 16
 # per-file answers of the helper
 NO_MATCH, SEARCH, BINARY, UNREADABLE, FOUND, BINARY_MATCH = 0, 1, 2, 3, 4, 5
 _HEAD = 4  # a message: its length (4 bytes, little-endian), then its marshal body
-_NOTE = (NO_MATCH, None)  # the answer for an item that is no file (see `stream`)
+_NOTE = (NO_MATCH, None)  # the answer for an item that is no file: the walk's note
 
 
 def idle_core() -> bool:
@@ -80,14 +76,10 @@ def single_threaded() -> bool:
     return threading is None or threading.active_count() == 1
 
 
-# the owner of a block in the parent's queue
-_HELPERS, _OWN = 0, 1
-
-
 class Helper:
     """The forked helper of one grep run (see above); `stream` is the parent's side."""
 
-    def __init__(self, check: Callable[[str, str], tuple[int, object]]) -> None:
+    def __init__(self, items: Iterator[tuple], check: Callable[[str, str], tuple[int, object]]) -> None:
         import socket  # noqa: PLC0415
 
         ours, theirs = socket.socketpair()
@@ -101,154 +93,76 @@ class Helper:
             ours.close()
             code = 1
             try:
-                _serve(theirs, check)
+                _walk_on(theirs, items, check)
                 code = 0
             finally:
                 os._exit(code)  # no flush of the parent's buffers, no atexit
         theirs.close()
-        ours.setblocking(False)
         self.sock = ours
-        self.nosignal = getattr(socket, "MSG_NOSIGNAL", 0)  # a dead helper is no SIGPIPE
-        self.inbox = bytearray()
-        self.unsent = b""  # the end of a message the socket had no room for yet
-        self.sent: deque[list] = deque()  # blocks handed over and not answered, in order
-        self.unanswered = 0  # their message bytes
-        self.alive = True
+        self.inbox = ours.makefile("rb")
+        # a dead helper is no SIGPIPE, and a full socket no wait
+        self.flags = getattr(socket, "MSG_NOSIGNAL", 0) | getattr(socket, "MSG_DONTWAIT", 0)
+        self.received = 0  # files received
+        self.finished = False  # the walk's end received
 
-    def stream(self, files: Iterator[tuple[str, str]], ahead: Callable[[str, str], tuple[int, object]],
-               mode: str) -> Iterator[tuple[str, str, int, object]]:
-        """(relative path, absolute path, answer, found) for each of `files`, in their
-        order: the helper's answer, or the parent's, found by `ahead(rel, abspath)` while
-        it waited for the helper, or (SEARCH, None): the caller searches it now. With
-        `mode` "matches", found records come back as `Match` objects. An item whose
-        relative path is None is no file: it passes through in its place, unsearched."""
-        queue: deque[list] = deque()  # [files, owner, answers], in walk order
-        walking = True
+    def stream(self, items: Iterator[tuple], mode: str) -> Iterator[tuple[str, str, int, object]]:
+        """(relative path, absolute path, answer, found) for each file of the walk past the
+        fork, in walk order: (SEARCH, None) for the caller to search it now, or the
+        helper's answer (with `mode` "matches", records as `Match` objects). An item
+        whose relative path is None is the walk's note, passed on unsearched. `items`
+        is the walk as it stood at the fork: the parent's own, should the helper end
+        early."""
         while True:
-            self._pump(wait=False)
-            while walking and self._room():
-                block = list(islice(files, BLOCK))
-                if not block:
-                    walking = False
-                    break
-                queue.append(self._send([block, _HELPERS, None]))
-                if queue[-1][1] == _OWN:
-                    break  # no room in the socket: the parent's, and no more for now
-            if not queue:
-                if not walking:
-                    return
-                block = list(islice(files, BLOCK))  # the helper took no more (it died)
-                walking = bool(block)
-                if walking:
-                    queue.append([block, _OWN, None])
-                continue
-            front = queue[0]
-            if front[1] == _OWN or front[2] is not None:
-                queue.popleft()
-                yield from _answered(front, mode)
-                continue
-            mine = next((b for b in queue if b[1] == _OWN and b[2] is None), None)
-            if mine is not None:  # search the parent's next block while the helper works
-                mine[2] = [ahead(rel, abspath) if rel is not None else _NOTE
-                           for rel, abspath in mine[0]]
-            elif walking and len(queue) < PENDING:
-                block = list(islice(files, BLOCK))
-                walking = bool(block)
-                if walking:
-                    queue.append([block, _OWN, None])
-            else:
-                self._pump(wait=True)
-
-    def _room(self) -> bool:
-        return self.alive and not self.unsent and len(self.sent) < AHEAD
-
-    def _send(self, block: list) -> list:
-        """Hand `block` to the helper, or keep it for the parent (no room in the socket,
-        no helper): the block, its owner set."""
-        import marshal  # noqa: PLC0415
-
-        body = marshal.dumps(block[0])
-        msg = len(body).to_bytes(_HEAD, "little") + body
-        if self.unanswered + len(msg) > SEND_ROOM:
-            block[1] = _OWN
-            return block
-        try:
-            n = self.sock.send(msg, self.nosignal)
-        except BlockingIOError:
-            block[1] = _OWN
-            return block
-        except OSError:
-            self._lost()
-            block[1] = _OWN
-            return block
-        self.unsent = msg[n:]
-        self.unanswered += len(msg)
-        block.append(len(msg))
-        self.sent.append(block)
-        return block
-
-    def _pump(self, wait: bool) -> None:
-        """Send what is left of a message and take in the helper's answers; with `wait`,
-        until at least one more block is answered (or the helper is gone)."""
-        import marshal  # noqa: PLC0415
-        import select  # noqa: PLC0415
-
-        if wait and not self.sent:
-            return
-        waiting = len(self.sent) if wait else 0
-        while self.alive:
-            if wait:
-                select.select([self.sock], [self.sock] if self.unsent else [], [])
-            if self.unsent:
-                try:
-                    self.unsent = self.unsent[self.sock.send(self.unsent, self.nosignal):]
-                except BlockingIOError:
-                    pass
+            got = self._receive()
+            if got is None:
+                break
+            block, answers = got
+            if answers is None:
+                for rel, abspath in block:
+                    yield rel, abspath, SEARCH if rel is not None else NO_MATCH, None
+                try:  # one block of the parent's searched
+                    self.sock.send(b"\x01", self.flags)
                 except OSError:
-                    self._lost()
-                    return
-            ended = False
-            try:
-                while True:
-                    got = self.sock.recv(1 << 18)
-                    if not got:
-                        ended = True  # the helper ended: its answers so far stand
-                        break
-                    self.inbox += got
-            except BlockingIOError:
-                pass
-            except OSError:
-                ended = True
-            while len(self.inbox) >= _HEAD and self.sent:
-                size = int.from_bytes(self.inbox[:_HEAD], "little")
-                if len(self.inbox) < _HEAD + size:
-                    break
-                try:
-                    answers = marshal.loads(self.inbox[_HEAD:_HEAD + size])
-                except (ValueError, EOFError, TypeError):
-                    self._lost()
-                    return
-                del self.inbox[:_HEAD + size]
-                block = self.sent.popleft()
-                self.unanswered -= block.pop()
-                if isinstance(answers, list) and len(answers) == len(block[0]):
-                    block[2] = answers
-                else:
-                    block[1] = _OWN
-            if ended:
-                self._lost()
-                return
-            if not wait or len(self.sent) < waiting:
-                return
+                    pass
+            else:
+                for (rel, abspath), (answer, found) in zip(block, answers):
+                    if answer == FOUND and mode == "matches":
+                        tuples, more = found
+                        found = ([record(rel, t) for t in tuples], more)
+                    yield rel, abspath, answer, found
+            self.received += sum(rel is not None for rel, _ in block)
+        if self.finished:
+            return
+        skip = self.received  # the helper ended early: the parent walks on past them
+        for rel, abspath in items:
+            if skip:
+                skip -= rel is not None
+                continue
+            yield rel, abspath, SEARCH if rel is not None else NO_MATCH, None
 
-    def _lost(self) -> None:
-        """The helper is gone: the blocks it did not answer are the parent's."""
-        self.alive = False
-        for block in self.sent:
-            block.pop()
-            block[1] = _OWN
-        self.sent.clear()
-        self.unsent = b""
+    def _receive(self) -> tuple[list, list | None] | None:
+        """The helper's next block (its files, their answers or None), or None at the
+        walk's end (`finished`) or when the helper is gone."""
+        import marshal  # noqa: PLC0415
+
+        head = self.inbox.read(_HEAD)
+        if len(head) < _HEAD:
+            return None
+        size = int.from_bytes(head, "little")
+        body = self.inbox.read(size)
+        if len(body) < size:
+            return None
+        try:
+            got = marshal.loads(body)
+        except (ValueError, EOFError, TypeError):
+            return None
+        if got is None:
+            self.finished = True
+            return None
+        block, answers = got
+        if answers is not None and len(answers) != len(block):
+            return None
+        return block, answers
 
     def close(self) -> None:
         try:
@@ -259,47 +173,44 @@ class Helper:
             os.waitpid(self.pid, 0)
         except OSError:
             pass
+        self.inbox.close()
         self.sock.close()
 
 
-def _answered(block: list, mode: str) -> Iterator[tuple[str, str, int, object]]:
-    files, owner, answers = block[0], block[1], block[2]
-    if answers is None:
-        for rel, abspath in files:
-            yield rel, abspath, SEARCH, None
-        return
-    for (rel, abspath), (answer, found) in zip(files, answers):
-        if answer == FOUND and mode == "matches" and owner == _HELPERS:
-            tuples, more = found
-            found = ([record(rel, t) for t in tuples], more)
-        yield rel, abspath, answer, found
-
-
-def _serve(sock, check: Callable[[str, str], tuple[int, object]]) -> None:
-    """The helper's loop: a block of (relative, absolute) paths in, their answers out,
-    until the parent closes the socket."""
+def _walk_on(sock, items: Iterator[tuple], check: Callable[[str, str], tuple[int, object]]) -> None:
+    """The helper's loop: the walk's next block of files sent to the parent, bare while
+    the parent has fewer than AHEAD of them to search, else with their answers; None at
+    the walk's end."""
     import marshal  # noqa: PLC0415
+    import socket  # noqa: PLC0415
 
-    inbox = sock.makefile("rb")
+    dontwait = getattr(socket, "MSG_DONTWAIT", 0)
+    bare = done = 0  # the parent's blocks sent, and searched (one byte back for each)
     while True:
-        head = inbox.read(_HEAD)
-        if len(head) < _HEAD:
-            return
-        size = int.from_bytes(head, "little")
-        body = inbox.read(size)
-        if len(body) < size:
-            return
-        answers: list[tuple[int, object]] = []
-        for rel, abspath in marshal.loads(body):
-            if rel is None:  # the walk's note, the parent's to read (see `stream`)
-                answers.append(_NOTE)
-                continue
-            try:
-                answers.append(check(rel, abspath))
-            except BaseException:  # the parent searches it and reports what goes wrong
-                answers.append((SEARCH, None))
-        body = marshal.dumps(answers)
+        block = list(islice(items, BLOCK))
+        if not block:
+            break
+        try:
+            done += len(sock.recv(1 << 12, dontwait))
+        except BlockingIOError:
+            pass
+        answers = None
+        if bare - done >= AHEAD:
+            answers = []
+            for rel, abspath in block:
+                if rel is None:  # the walk's note
+                    answers.append(_NOTE)
+                    continue
+                try:
+                    answers.append(check(rel, abspath))
+                except BaseException:  # the parent searches it and reports what goes wrong
+                    answers.append((SEARCH, None))
+        else:
+            bare += 1
+        body = marshal.dumps((block, answers))
         sock.sendall(len(body).to_bytes(_HEAD, "little") + body)
+    body = marshal.dumps(None)
+    sock.sendall(len(body).to_bytes(_HEAD, "little") + body)
 
 
 def record_tuple(m: Match) -> tuple:
@@ -332,10 +243,11 @@ def shipping(search: Callable[[str, str, int], tuple[int, object]], limit: int,
     return check
 
 
-def start(search, limit: int, mode: str) -> Helper | None:
-    """A helper for this run, or None when no socket or no fork can be had (EMFILE,
+def start(items: Iterator[tuple], search, limit: int, mode: str) -> Helper | None:
+    """A helper that walks on with `items` (the rest of the walk, notes included: see
+    `ov.search.files._noted`), or None when no socket or no fork can be had (EMFILE,
     EAGAIN): the parent then searches alone."""
     try:
-        return Helper(shipping(search, limit, mode))
+        return Helper(items, shipping(search, limit, mode))
     except OSError:
         return None
