@@ -307,3 +307,37 @@ def test_what_the_walk_tells_stays_in_its_place(tree, monkeypatch):
         alone = run(None, limit)
         assert run(10, limit) == alone
     assert len(run(None, 10_000)[1]) == 2 and len(run(None, 12)[1]) == 1
+
+
+def test_many_index_candidates_start_the_helper_at_the_first_file(tree, monkeypatch):
+    """When the index names at least HELPER_AFTER files, the stat of the others is the
+    helper's from the first file on (it walks on); the answer is the same."""
+    from ov.search.prefilter import Prefilter
+
+    monkeypatch.setattr(helper_mod, "BLOCK", 4)
+    root = _tree(tree)
+    monkeypatch.chdir(root)
+    names = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+    def hook(literals, fold):  # every third file a candidate; the others unknown: read
+        return Prefilter(set(names[::3]), {})
+
+    started = []
+    real_start = helper_mod.start
+    monkeypatch.setattr(helper_mod, "start", lambda *a: started.append(st.searched) or real_start(*a))
+
+    def run(helper_after):
+        orig = fsearch._grep_files
+        monkeypatch.setattr(fsearch, "_grep_files",
+                            lambda *a, **k: orig(*a, **{**k, "helper_after": helper_after}))
+        recs = list(fsearch.iter_grep("needle", (), node_limit=10_000, stats=st, candidates=hook))
+        monkeypatch.setattr(fsearch, "_grep_files", orig)
+        return recs, (st.files, st.count, st.searched, st.binary)
+
+    st = fsearch.GrepStats()
+    alone = run(None)
+    n = len(names[::3])
+    st = fsearch.GrepStats()
+    assert run(n) == alone and started == [0]  # at the first file
+    st = fsearch.GrepStats()
+    assert run(n + 1) == alone and started == [0, n + 1]  # as many as the limit, as before

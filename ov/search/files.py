@@ -285,6 +285,11 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
     files = _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter, tfilter=tfilter,
                         allowed=allowed, may_hold=may_hold, use_listing=use_listing)
     alarm = _WallClock(pat, st)
+    if helper_after is not None and isinstance(may_hold, Prefilter) \
+            and len(may_hold.cands) >= helper_after:
+        # the index names many files: the stat of the others (one lstat each, ~0.1 s on
+        # linux-ad) is the helper's from the first file on, while the parent searches
+        helper_after = 0
     answered = _answered(files, st, search, limit, mode, helper_after)
     try:
         for rel, abspath, answer, found in answered:
