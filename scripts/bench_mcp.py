@@ -305,8 +305,10 @@ def synthetic(syn_root: Path, runs: int) -> dict[str, str]:
     real.embed(["warm up"])
     out = {}
     with api.Index.open(syn_root, db=db, embedder=_RealCostEmbedder(real, bq.FixedEmbedder(bq.SYN_MODEL))) as ix:
-        if hasattr(ix, "keep_vectors"):  # as `ov mcp` does (an older ov has no such call)
-            ix.keep_vectors()
+        # as `ov mcp` does (an older ov has no such calls)
+        for keep in ("keep_keywords", "keep_vectors"):
+            if hasattr(ix, keep):
+                getattr(ix, keep)()
         for st in ("keywords", "semantic", "hybrid"):
             wall: list[float] = []
             cpu: list[float] = []
