@@ -140,6 +140,17 @@ class WarmStore(Store):
             return super().file_vector_distances(qvec, chunk_ids)
         return held.file_distances(qvec, self.files_first_passages(chunk_ids), nearest_only)
 
+    def chunk_paths(self, ids):
+        """Remembered per state of the index (a hybrid query asks for the same rows' paths
+        up to three times, and the next query for many of them again)."""
+        known = self._fact("paths", dict)
+        missing = [i for i in ids if i not in known]
+        if missing:
+            if len(known) > 500_000:
+                known.clear()
+            known.update(super().chunk_paths(missing))
+        return {i: known[i] for i in ids if i in known}
+
     def coverage(self) -> tuple[int, int]:
         return self._fact("coverage", super().coverage)
 
