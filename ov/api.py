@@ -221,6 +221,13 @@ class Index:
         matrix follows the index as other connections change it."""
         self.store.keep_vectors()
 
+    def keep_keywords(self) -> None:
+        """Rank keyword queries from postings held in memory from now on
+        (ov.store.postings): the same hits and scores as FTS5's bm25, each word's rows read
+        once per state of the index instead of ranked by SQLite at every query. For a
+        long-lived index (`ov mcp`)."""
+        self.store.keep_keywords()
+
     def close(self) -> None:
         self.store.close()
 

@@ -384,6 +384,7 @@ def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
         if embedder is not None:
             embedder.embed(["warm up"])  # the first run of a session is slower than the rest
             ix.embedder = embedder
+        ix.keep_keywords()
         if vectors:
             ix.keep_vectors()  # loaded now, not in the first query
         watcher = None

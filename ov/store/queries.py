@@ -529,28 +529,36 @@ class Store(Database):
                       table: str) -> list[tuple[int, float]]:
         fw, fp = filters.file_where("f")
         if fw == "1":
-            # only the level to check: rank the FTS5 rows alone and look up the chunks of
-            # the best few, since joining every matching row costs as much as ranking it
-            # (50 -> 28 ms for two words in 28% of 100k chunks). Exact whenever enough of
-            # them pass; otherwise the join below ranks the passing rows only.
-            k = limit * TOP_OVERFETCH
-            # bm25() is most of a keyword query's time: named once, it is computed once a
-            # row (`SELECT -bm25(t) ... ORDER BY bm25(t)` computed it twice: 425 -> 356 ms
-            # for the 8 benchmark queries on the stdlib, loaded machine)
-            top = [(r[0], -r[1]) for r in self.rows(
-                f"SELECT rowid, bm25({table}) AS s FROM {table} WHERE {table} MATCH ? "
-                f"ORDER BY s, rowid LIMIT ?", (match, k))]
-            ok = {r[0] for r in self.rows(
-                f"SELECT id FROM chunks WHERE id IN (SELECT value FROM json_each(?)) "
-                f"AND {filters.level_where('')}", (json.dumps([r[0] for r in top]),))} if top else set()
-            hits = [(r[0], r[1]) for r in top if r[0] in ok][:limit]
-            if len(hits) == limit or len(top) < k:
+            hits = self._top_at_levels(match, filters, limit, table)
+            if hits is not None:
                 return hits
         sql = (f"SELECT t.rowid, bm25({table}) AS s FROM {table} t "
                f"JOIN chunks c ON c.id = t.rowid JOIN files f ON f.id = c.file_id "
                f"WHERE {table} MATCH ? AND {filters.level_where()} AND {fw} "
                f"ORDER BY s, t.rowid LIMIT ?")
         return [(r[0], -r[1]) for r in self.rows(sql, [match, *fp, limit])]
+
+    def _top_at_levels(self, match: str, filters: Filters, limit: int,
+                       table: str) -> list[tuple[int, float]] | None:
+        """The best `limit` rows of `match` among the levels `filters` allows, when only the
+        level is to be checked; None when too few of the best rows pass (the caller's
+        join ranks the passing rows only). A warm store answers from the postings it
+        holds (`ov.store.postings`)."""
+        # rank the FTS5 rows alone and look up the chunks of the best few, since joining
+        # every matching row costs as much as ranking it (50 -> 28 ms for two words in 28%
+        # of 100k chunks). Exact whenever enough of them pass.
+        k = limit * TOP_OVERFETCH
+        # bm25() is most of a keyword query's time: named once, it is computed once a row
+        # (`SELECT -bm25(t) ... ORDER BY bm25(t)` computed it twice: 425 -> 356 ms for the 8
+        # benchmark queries on the stdlib, loaded machine)
+        top = [(r[0], -r[1]) for r in self.rows(
+            f"SELECT rowid, bm25({table}) AS s FROM {table} WHERE {table} MATCH ? "
+            f"ORDER BY s, rowid LIMIT ?", (match, k))]
+        ok = {r[0] for r in self.rows(
+            f"SELECT id FROM chunks WHERE id IN (SELECT value FROM json_each(?)) "
+            f"AND {filters.level_where('')}", (json.dumps([r[0] for r in top]),))} if top else set()
+        hits = [(r[0], r[1]) for r in top if r[0] in ok][:limit]
+        return hits if len(hits) == limit or len(top) < k else None
 
     def _temp_tables(self) -> None:
         """Per-connection helpers in the temp schema (so read-only connections have them
@@ -570,6 +578,35 @@ class Store(Database):
     def term_stats(self, words: Sequence[str]) -> TermStats:
         """The index terms of each word and how many keyword rows hold each term (one
         vocabulary lookup per term: its doclist is counted, not ranked)."""
+        terms = self._word_terms(words)
+        df = {t: self._term_df(t) for t in dict.fromkeys(t for ts in terms.values() for t in ts)}
+        rows, avg_len = fts_averages(self.fts_averages_block())
+        return TermStats(rows, avg_len, terms, df)
+
+    def _term_df(self, term: str) -> int:
+        """Keyword rows holding index term `term` (its doclist counted, not ranked)."""
+        return self.q1("SELECT doc FROM temp.ov_fts_terms WHERE term = ?", (term,)) or 0
+
+    def fts_averages_block(self) -> bytes | None:
+        """The keyword table's averages record (rows, tokens: `ov.bm25.fts_averages`)."""
+        return self.q1("SELECT block FROM chunks_fts_data WHERE id = 1")
+
+    def fts_rows(self) -> tuple[list[int], list[bytes], list[int], list[bool]]:
+        """Every keyword row's id, ascending, its docsize record, its chunk's level (-1: no
+        chunk) and whether the chunk is NO_VECTOR (what `Filters.level_where` checks)."""
+        rows = self.rows(f"SELECT d.id, d.sz, coalesce(c.level, -1), coalesce(c.embedded = {NO_VECTOR}, 0) "
+                         "FROM chunks_fts_docsize d LEFT JOIN chunks c ON c.id = d.id ORDER BY d.id")
+        return tuple(list(col) for col in zip(*rows)) if rows else ([], [], [], [])
+
+    def term_postings(self, term: str) -> tuple[list[int], list[int]]:
+        """The keyword rows holding index term `term`, ascending, and its occurrences in each."""
+        self._temp_tables()
+        rows = self.rows("SELECT doc, count(*) FROM temp.ov_fts_hits WHERE term = ? "
+                         "GROUP BY doc ORDER BY doc", (term,))
+        return tuple(list(col) for col in zip(*rows)) if rows else ([], [])
+
+    def _word_terms(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Each word's index terms, as the keyword table's tokenizer makes them."""
         self._temp_tables()
         try:
             self.conn.execute("DELETE FROM temp.ov_words")
@@ -582,11 +619,7 @@ class Store(Database):
             self.conn.execute("DELETE FROM temp.ov_words")
         except _errors() as e:
             raise _map_error(e, self.path) from e
-        terms = {w: tuple(toks.get(i, ())) for i, w in enumerate(words)}
-        df = {t: self.q1("SELECT doc FROM temp.ov_fts_terms WHERE term = ?", (t,)) or 0
-              for t in dict.fromkeys(t for ts in terms.values() for t in ts)}
-        rows, avg_len = fts_averages(self.q1("SELECT block FROM chunks_fts_data WHERE id = 1"))
-        return TermStats(rows, avg_len, terms, df)
+        return {w: tuple(toks.get(i, ())) for i, w in enumerate(words)}
 
     def _pruned_search(self, rare: Sequence[str], common: Sequence[str], stats: TermStats,
                        filters: Filters, limit: int) -> list[tuple[int, float]] | None:
@@ -614,13 +647,13 @@ class Store(Database):
         ids = json.dumps([cid for cid, _ in pool])
         dl = {cid: varint(blob)[0] for cid, blob in self.rows(
             "SELECT id, sz FROM chunks_fts_docsize WHERE id IN (SELECT value FROM json_each(?))", (ids,))}
-        hits = []
-        for w in common:
-            (term,) = stats.terms[w]
-            hits.append((term, self.rows(
-                "SELECT doc, count(*) FROM temp.ov_fts_hits WHERE term = ? AND "
-                "doc IN (SELECT value FROM json_each(?)) GROUP BY doc", (term, ids))))
+        hits = [(stats.terms[w][0], self._term_counts(stats.terms[w][0], ids)) for w in common]
         return rescore(pool, common, stats, dl, hits)
+
+    def _term_counts(self, term: str, ids: str) -> list[tuple[int, int]]:
+        """(row, occurrences of `term`) of the keyword rows among `ids` (a JSON list)."""
+        return self.rows("SELECT doc, count(*) FROM temp.ov_fts_hits WHERE term = ? AND "
+                         "doc IN (SELECT value FROM json_each(?)) GROUP BY doc", (term, ids))
 
     def vector_search(self, qvec: bytes, filters: Filters, k: int) -> list[tuple[int, float]]:
         """(chunk id, cosine distance) nearest first, filters inside the KNN query; rows

@@ -81,6 +81,7 @@ class Vectors:
         self.reads = 0  # rows read by refreshes (tests and benchmarks look)
         self.products = 0  # matrix products computed
         self._q: tuple[bytes, tuple] | None = None
+        self._level_masks: dict[tuple, np.ndarray] = {}  # levels -> rows at them, until rows change
 
     @property
     def rows(self) -> int:
@@ -118,6 +119,7 @@ class Vectors:
         matrix grows by an eighth when full and is compacted when a quarter is free.
         Writing a fresh copy of it costs ~150 ms here (the kernel maps its pages in as
         they are first written): a refresh after a saved file should cost that file."""
+        self._level_masks.clear()
         dead = np.flatnonzero(~keep & (self.ids >= 0))
         self.ids[dead], self.file_ids[dead], self.levels[dead] = -1, -1, -1
         self.inv[dead] = 0.0
@@ -238,7 +240,10 @@ class Vectors:
 
     def mask(self, filters, allowed: list[int] | None) -> np.ndarray:
         """The rows `filters` let through, as Store._vector_search's WHERE does."""
-        m = np.isin(self.levels, list(filters.levels)) if filters.levels else self.ids >= 0
+        key = tuple(filters.levels)
+        if key not in self._level_masks:
+            self._level_masks[key] = np.isin(self.levels, list(key)) if key else self.ids >= 0
+        m = self._level_masks[key].copy()
         if filters.ftypes:
             stored, _ = filters.stored_types()
             m &= np.isin(self.ftypes, [self.types[t] for t in stored if t in self.types])

@@ -8,17 +8,23 @@ connection commits (the watcher, `ov index`, a background worker). This connecti
 writes do not move it, so a transaction of its own (`tx()`, `set_meta`, any open write)
 forgets everything.
 
+With `keep_keywords` it ranks keyword queries from postings it holds (`ov.store.postings`:
+FTS5's bm25, the same numbers), read as queries ask for each word and dropped with the
+remembered facts.
+
 With `keep_vectors` it also holds the index's vectors in memory (`ov.store.vectors`) and
 answers vector queries from them, refreshed whenever the remembered facts are forgotten.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ov.store.queries import Store
+from ov.store.text import or_phrases
 
 
 class WarmStore(Store):
@@ -27,6 +33,8 @@ class WarmStore(Store):
         self._facts: dict[Any, Any] = {}
         self._facts_at: int | None = None
         self._vectors = None
+        self._postings = None
+        self._word_terms_seen: dict[str, tuple[str, ...]] = {}
 
     def _fact(self, key, compute: Callable[[], Any]) -> Any:
         at = self.conn.execute("PRAGMA data_version").fetchone()[0]
@@ -43,6 +51,54 @@ class WarmStore(Store):
     def forget(self) -> None:
         self._facts.clear()
         self._facts_at = None
+
+    # -- the keyword postings in memory (ov.store.postings), once `keep_keywords` asked --
+
+    def keep_keywords(self) -> None:
+        if self._postings is None:
+            from ov.store.postings import Postings  # noqa: PLC0415 - numpy: a warm index only
+
+            self._postings = Postings()
+        self._held_postings()
+
+    def _held_postings(self):
+        """The postings of this state of the index; None when the SQL path must answer
+        (none kept, or inside a transaction of this connection)."""
+        if self._postings is None or self.conn.in_transaction:
+            return None
+        self._fact("postings", lambda: self._postings.refresh(self))
+        return self._postings
+
+    def _word_terms(self, words):
+        """The tokenizer's terms of each word, remembered (the tokenizer never changes)."""
+        new = [w for w in dict.fromkeys(words) if w not in self._word_terms_seen]
+        if new:
+            if len(self._word_terms_seen) > 100_000:
+                self._word_terms_seen.clear()
+            self._word_terms_seen.update(super()._word_terms(new))
+        return {w: self._word_terms_seen[w] for w in words}
+
+    def _term_df(self, term):
+        return self._fact(("df", term), lambda: super(WarmStore, self)._term_df(term))
+
+    def fts_averages_block(self):
+        return self._fact("fts_averages", super().fts_averages_block)
+
+    def _top_at_levels(self, match, filters, limit, table):
+        held = self._held_postings() if table == "chunks_fts" else None
+        words = or_phrases(match) if held is not None else None
+        if words:
+            terms = self._word_terms(words)
+            if all(len(t) == 1 for t in terms.values()):
+                return held.top(self, [terms[w][0] for w in words], limit, filters.levels,
+                                filters.vectorless)
+        return super()._top_at_levels(match, filters, limit, table)
+
+    def _term_counts(self, term, ids):
+        held = self._held_postings()
+        if held is None or not held.wanted(term):
+            return super()._term_counts(term, ids)
+        return held.counts(self, term, json.loads(ids))
 
     # -- the vectors in memory (ov.store.vectors), once `keep_vectors` asked for them --
 
@@ -83,6 +139,17 @@ class WarmStore(Store):
         if held is None or not held.usable_for(qvec) or not chunk_ids:
             return super().file_vector_distances(qvec, chunk_ids)
         return held.file_distances(qvec, self.files_first_passages(chunk_ids), nearest_only)
+
+    def chunk_paths(self, ids):
+        """Remembered per state of the index (a hybrid query asks for the same rows' paths
+        up to three times, and the next query for many of them again)."""
+        known = self._fact("paths", dict)
+        missing = [i for i in ids if i not in known]
+        if missing:
+            if len(known) > 500_000:
+                known.clear()
+            known.update(super().chunk_paths(missing))
+        return {i: known[i] for i in ids if i in known}
 
     def coverage(self) -> tuple[int, int]:
         return self._fact("coverage", super().coverage)
