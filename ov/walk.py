@@ -352,11 +352,21 @@ def _matcher(rules: Rules) -> Matcher | None:
 
 _DIR_END, _DIR_END_PATH = "(?:/)\\Z", "(?:/))\\Z"  # a name / path rule for folders only
 _HEAD_UNIT = re.compile(r"\\[^0-9A-Za-z]|[^\\.^$*+?{}\[\]|()]")
+# A regex that cannot match a '/': `[^/]`, positive classes without '/', escaped and plain
+# characters, each with a quantifier or none.
+_ONE_PART = re.compile(r"(?:(?:\[\^/\]|\[[^\^\]/\\][^\]/\\]*\]|\\[^0-9A-Za-z/]"
+                       r"|[^\\.^$\[\](){}|*+?/])(?:[*+?]|\{\d+(?:,\d*)?\})?)*")
+_PATH_ENDS = ("(?:(?:/)|$))\\Z", "(?:/))\\Z")
+# The head of an anchored rule that matches only the names of its own folder (the
+# kernel's root `/*.spec`): no prefix but that folder's own ("") starts with it, and no
+# path starts with a NUL.
+_OWN_FOLDER = "\0"
 
 
 def _literal_head(src: str) -> str:
     """The text every string a path rule matches starts with ("arch/" for
-    `(?:^arch/[^/]+/include/generated(?:/))\\Z`); "" when the rule is not anchored."""
+    `(?:^arch/[^/]+/include/generated(?:/))\\Z`); "" when the rule is not anchored;
+    `_OWN_FOLDER` when it is anchored and cannot match a '/' (`/*.spec`)."""
     while src.startswith("(?:"):
         src = src[3:]
     if not src.startswith("^"):
@@ -367,6 +377,11 @@ def _literal_head(src: str) -> str:
         pos = m.end()
     if pos < len(src) and src[pos] in "?*{" and units:
         units.pop()  # `^ab?`: the last character may be absent
+    if not units:
+        body = src[1:]
+        for end in _PATH_ENDS:
+            if body.endswith(end) and _ONE_PART.fullmatch(body[:-len(end)]):
+                return _OWN_FOLDER
     return "".join(units)
 
 

@@ -211,7 +211,7 @@ def _ov_set(tree: Path, flags: list[str], pat: str, extra: list[str],
 
 def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = False,
              paths: list[str] = (), only: str | None = None,
-             modes: tuple[str, ...] = ("index", "noidx")) -> int:
+             modes: tuple[str, ...] = ("index", "noidx"), base: str | None = None) -> int:
     """The issue 18 suite on one big tree; returns the number of parity mismatches."""
     if "index" in modes and not (tree / ".ov" / "index.db").is_file():
         print(f"{tree}: no index (run `ov index --no-embed` there first)", file=sys.stderr)
@@ -246,10 +246,13 @@ def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = Fa
             del cmds["ov"]
         if "noidx" not in modes:
             cmds.pop("ov-noidx", None)
+        if base:  # the same runs of another checkout's ov, interleaved (a before/after)
+            for k in [k for k in cmds if k != "rg"]:
+                cmds[k + "-base"] = [base, *cmds[k][1:]]
         times: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
         for r in range(runs):
             for k, cmd in cmds.items():
-                if k != "ov-noidx" or r < noidx_runs:
+                if not k.startswith("ov-noidx") or r < noidx_runs:
                     times[k].append(_run_timed(cmd, tree))
         med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
                for k, v in times.items()}
@@ -262,7 +265,7 @@ def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = Fa
         sel = [r for r in rows if r[0] == kind]
         if not sel:
             continue
-        for k in ("ov", "ov-noidx"):
+        for k in ("ov", "ov-noidx", "ov-base", "ov-noidx-base"):
             if k not in sel[0][4]:
                 continue
             wall = statistics.median(r[4][k][0] / r[4]["rg"][0] for r in sel)
@@ -286,6 +289,9 @@ def main() -> int:
                     help="which ov runs to check and time on the big tree: index, noidx or both")
     ap.add_argument("--noidx-common", action="store_true",
                     help="time --no-index on the common patterns too (big tree)")
+    ap.add_argument("--base", metavar="PYTHON",
+                    help="also time `PYTHON -P -m ov` (another checkout's interpreter, e.g. "
+                         "main's venv) in the same runs, for a before/after (big tree)")
     args = ap.parse_args()
     if not shutil.which("rg"):
         print("rg not found (pip install --only-binary :all: ripgrep)", file=sys.stderr)
@@ -293,7 +299,7 @@ def main() -> int:
     if args.tree is not None:
         return 1 if big_tree(args.tree.resolve(), args.runs, args.noidx_runs,
                              args.noidx_common, args.paths, args.only,
-                             tuple(args.modes.split(","))) else 0
+                             tuple(args.modes.split(",")), args.base) else 0
     std = args.stdlib.resolve()
     rg_std = ["-g", "!/site-packages/"]
     ov_std = ["--exclude-uri", "site-packages"]

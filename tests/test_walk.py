@@ -510,3 +510,19 @@ def test_listing_cache_declines_what_it_cannot_answer(tmp_path):
     assert cached_walk(root, WalkOptions(), root / ".ov") is None  # a size cap needs stat
     # a folder the walk leaves out, named explicitly: the caller walks it
     assert cached_walk(root, WalkOptions(max_filesize=None), root / ".ov", start=root / "skip") is None
+
+
+def test_an_anchored_rule_of_one_name_is_asked_in_its_own_folder_only(tmp_path):
+    """`/*.spec` (no '/' can match its star) decides in the folder of its .gitignore, and
+    is not asked below it (the kernel's root has such a line: one regex call a file)."""
+    from ov import walk as w
+
+    root = make_tree(tmp_path, {".gitignore": "/*.spec\n/[ab]*.txt/\n*.o\n",
+                                "x.spec": "", "a1.txt/f": "", "sub/x.spec": "", "sub/a1.txt/f": "",
+                                "sub/deep/y.spec": "", "k.o": "", "sub/k.o": ""})
+    assert paths(root) == ["sub/a1.txt/f", "sub/deep/y.spec", "sub/x.spec"]
+    levels = w._add_folder((), str(root), "", 0, None, lambda m: None)
+    top, sub = w._checks(levels, ""), w._checks(levels, "sub")
+    assert top[0][1][0][6] is not None and top[0][1][1][6] is not None  # path rules asked
+    assert sub[0][1][0][6] is None and sub[0][1][1][6] is None  # not below
+    assert w._literal_head(r"(?:^[^/]*/x(?:/))\Z") == ""  # a rule that can cross a '/'

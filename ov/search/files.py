@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms of a grep's start
 
@@ -277,27 +278,26 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 named: frozenset[str] = frozenset(), show: Callable[[str], str] = str
                 ) -> Iterator[Match | FileCount]:
     """The records of the files under `rels` in walk order, up to `limit`: searched here or,
-    past `helper_after` files with a core free, every other block by a forked helper (`ov.search.helper`)."""
+    past `helper_after` files with a core free, the rest of the walk and some of the
+    searches by a forked helper (`ov.search.helper`)."""
     search = _searcher(pat, mode, before, after, invert, max_count, named)
     emitted = 0
-    helper: helpers.Helper | None = None
     files = _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter, tfilter=tfilter,
                         allowed=allowed, may_hold=may_hold, use_listing=use_listing)
     alarm = _WallClock(pat, st)
+    if helper_after is not None and isinstance(may_hold, Prefilter) \
+            and len(may_hold.cands) >= helper_after:
+        # the index names many files: the stat of the others (one lstat each, ~0.1 s on
+        # linux-ad) is the helper's from the first file on, while the parent searches
+        helper_after = 0
+    answered = _answered(files, st, search, limit, mode, helper_after)
     try:
-        for i, (rel, abspath) in enumerate(files):
+        for rel, abspath, answer, found in answered:
+            if rel is None:  # what the walk told on the way (see _noted), in its place
+                _tell(st, abspath)
+                continue
             if pat.deadline is not None and time.monotonic() > pat.deadline:
                 raise _past_deadline(pat, st)
-            answer = SEARCH
-            if helper is not None:
-                block, offset = divmod(i, helper.size)
-                if helper.owns(block):
-                    answer, found = helper.verdict(block, offset, rel, mode)
-            elif i == helper_after and helpers.idle_core() and helpers.single_threaded():
-                # asked here, once, when a tree is large enough: a small one pays nothing
-                helper = helpers.start(i, search, limit, mode, lambda: _searchable(
-                    root, rels, opts, GrepStats(), excluded=excluded, pfilter=pfilter,
-                    tfilter=tfilter, allowed=allowed, may_hold=may_hold, use_listing=use_listing))
             if answer == SEARCH:
                 if alarm.active:
                     alarm.file_deadline = time.monotonic() + pat.timeout * FILE_WALL_FACTOR
@@ -327,7 +327,7 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 continue
             records, more = found  # type: ignore[misc]
             room = limit - emitted
-            if len(records) > room:  # a helper's answer, found up to the whole limit
+            if len(records) > room:  # the helper's, found up to the whole limit
                 got = _within(search, rel, abspath, records, room, bool(before or after))
                 if got is None:
                     continue
@@ -346,13 +346,54 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
             raise _past_deadline(pat, st) from None
         raise
     finally:
+        answered.close()  # and with it the helper, if one runs
         alarm.cancel()
-        if helper is not None:
-            helper.close()
+
+
+def _answered(files: Iterator[tuple[str, str]], st: GrepStats, search, limit: int, mode: str,
+              helper_after: int | None) -> Iterator[tuple]:
+    """(rel, abspath, answer, found) for each file in walk order: (SEARCH, None) for the
+    caller to search it, or, once a helper runs, maybe the helper's answer (and then, in
+    their places, the walk's notes: (None, note, NO_MATCH, None))."""
+    for i, (rel, abspath) in enumerate(files):
+        if i == helper_after and helpers.idle_core() and helpers.single_threaded():
+            # asked here, once, when a tree is large enough: a small one pays nothing
+            items = _noted(chain([(rel, abspath)], files), st)
+            helper = helpers.start(items, search, limit, mode)
+            if helper is not None:
+                try:
+                    yield from helper.stream(items, mode)
+                finally:
+                    helper.close()
+                return
+        yield rel, abspath, SEARCH, None
+
+
+def _noted(files: Iterator[tuple[str, str]], st: GrepStats) -> Iterator[tuple]:
+    """`files`, with what the walk tells `st` on the way (warnings, unreadable files, a
+    depth cut) taken back out of `st` and passed along in its place as a (None, note)
+    item: the helper's walk tells its own copy of `st`, and a walk that runs ahead of
+    the search must not report what lies past the point where a node limit stops it."""
+    w = st.warnings
+    n, unreadable, cut = len(w), st.unreadable, st.level_cut
+    for item in chain(files, [None]):
+        if len(w) != n or st.unreadable != unreadable or st.level_cut != cut:
+            yield None, (w[n:], st.unreadable - unreadable, st.level_cut and not cut)
+            del w[n:]
+            st.unreadable, st.level_cut = unreadable, cut
+        if item is not None:
+            yield item
+
+
+def _tell(st: GrepStats, note: tuple) -> None:
+    warnings, unreadable, cut = note
+    st.warnings += warnings
+    st.unreadable += unreadable
+    st.level_cut = st.level_cut or cut
 
 
 def _within(search, rel: str, abspath: str, records: list, room: int, context: bool):
-    """A helper's records of one file cut to the `room` left: (records, more), or None
+    """The helper's records of one file cut to the `room` left: (records, more), or None
     when the file changed since the helper read it."""
     if not context:  # line records do not depend on those after them
         return records[:room], True
@@ -465,7 +506,7 @@ def iter_grep(
     started = time.monotonic()
     from ov.search.matcher import compile_pattern  # noqa: PLC0415
 
-    LISTINGS.clear()  # a listing serves one run (and its helper), never a later one
+    LISTINGS.clear()  # a listing serves one run, never a later one
     pat = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, word=word,
                           multiline=multiline, timeout=timeout)
     if deadline_s is not None:

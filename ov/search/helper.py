@@ -1,15 +1,19 @@
-"""grep's second process: a forked helper that searches every other block of files.
+"""grep's second process: a forked helper that walks on while the parent searches.
 
-A search of a whole tree is bound by one open, read and close per file and by the regex
-engine, one file at a time (a thread pool measured no faster: the GIL). Past the first
-HELPER_AFTER files, a forked helper process takes every other block of BLOCK files: it
-walks the same tree in the same order, searches the files of its blocks and sends the
-parent, block by block, what each file holds (nothing, binary, unreadable, or its
-records as plain tuples, up to SHIP_MAX of them). The parent builds the records, counts
-and limits from those, in its own order, so the answer is the one it would find alone.
-A helper block is checked name by name against the parent's own walk, and a block whose
-names differ (the tree changed between the two walks), or that never arrives (the helper
-died), is searched by the parent itself.
+A search of a whole tree is bound by the walk (the ignore rules of each folder, a
+decision for each entry), by one open, read and close per file and by the regex engine
+(a thread pool measured no faster: the GIL). Past the first HELPER_AFTER files, with a
+core idle, grep forks a helper, which goes on with the walk where the parent stood (the
+tree is walked once), and sends the parent the files in walk order, block by block
+over a socket. The parent searches them as they come. While the parent has AHEAD blocks
+or more still to search, the helper searches the next block itself and sends what each
+file holds instead (nothing, binary, unreadable, or its records as plain tuples, up to
+SHIP_MAX of them): so neither process idles, whichever of walking and searching costs
+more. The parent yields every file's answer in walk order and builds the records,
+counts and limits from them, so the answer is the one it would find alone. What the
+walk tells on the way (warnings, unreadable files, a depth cut) travels with the files,
+in its place. Should the helper end before the walk does, the parent walks on itself
+from where it forked, past the files it already has.
 
 The search of one file is the driver's (`ov.search.files`), handed in: this module owns
 the protocol (the answers, the wire form of a record, when a helper is worth starting).
@@ -19,10 +23,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from itertools import islice
 
 from ov.model import ContextLine, Match, Submatch
 
-BLOCK = 64
+BLOCK = 64  # files a block
+AHEAD = 3  # blocks of the parent's to search, past which the helper searches a block itself
 HELPER_AFTER = 512
 # A file with more records than this is left to the parent: rebuilding a record from its
 # tuple costs the parent about what finding it does (`\)$`, 234,256 lines: 1.46 s alone,
@@ -30,6 +36,8 @@ HELPER_AFTER = 512
 SHIP_MAX = 16
 # per-file answers of the helper
 NO_MATCH, SEARCH, BINARY, UNREADABLE, FOUND, BINARY_MATCH = 0, 1, 2, 3, 4, 5
+_HEAD = 4  # a message: its length (4 bytes, little-endian), then its marshal body
+_NOTE = (NO_MATCH, None)  # the answer for an item that is no file: the walk's note
 
 
 def idle_core() -> bool:
@@ -69,106 +77,92 @@ def single_threaded() -> bool:
 
 
 class Helper:
-    """The forked helper of one grep run (see above); `verdict` is the parent's side."""
+    """The forked helper of one grep run (see above); `stream` is the parent's side."""
 
-    def __init__(self, first: int, make_files: Callable[[], Iterator[tuple[str, str]]],
-                 check: Callable[[str, str], tuple[int, object]]) -> None:
-        self.first = first  # the helper's blocks: first, first + 2, first + 4...
-        self.size = BLOCK  # files a block
-        self.block = -1
-        self.answers: tuple[list[str], list[tuple[int, object]]] | None = None
-        rfd, wfd = os.pipe()
+    def __init__(self, items: Iterator[tuple], check: Callable[[str, str], tuple[int, object]]) -> None:
+        import socket  # noqa: PLC0415
+
+        ours, theirs = socket.socketpair()
         try:
             self.pid = os.fork()
         except OSError:  # a process limit, no memory: the caller searches alone
-            os.close(rfd)
-            os.close(wfd)
+            ours.close()
+            theirs.close()
             raise
         if self.pid == 0:  # the helper: never returns
-            os.close(rfd)
+            ours.close()
             code = 1
             try:
-                self._serve(wfd, make_files, check)
+                _walk_on(theirs, items, check)
                 code = 0
             finally:
                 os._exit(code)  # no flush of the parent's buffers, no atexit
-        os.close(wfd)
-        self.pipe = os.fdopen(rfd, "rb")
+        theirs.close()
+        self.sock = ours
+        self.inbox = ours.makefile("rb")
+        # a dead helper is no SIGPIPE, and a full socket no wait
+        self.flags = getattr(socket, "MSG_NOSIGNAL", 0) | getattr(socket, "MSG_DONTWAIT", 0)
+        self.received = 0  # files received
+        self.finished = False  # the walk's end received
 
-    def owns(self, block: int) -> bool:
-        return block >= self.first and (block - self.first) % 2 == 0
-
-    def _serve(self, wfd: int, make_files, check) -> None:
-        import marshal  # noqa: PLC0415
-
-        names: list[str] = []
-        answers: list[tuple[int, object]] = []
-        current = -1
-
-        def send() -> None:
-            body = marshal.dumps((names, answers))
-            msg = b"%d %d\n" % (current, len(body)) + body
-            while msg:
-                msg = msg[os.write(wfd, msg):]
-
-        for i, (rel, abspath) in enumerate(make_files()):
-            block = i // BLOCK
-            if not self.owns(block):
-                continue
-            if block != current:
-                if names:
-                    send()
-                names, answers, current = [], [], block
-            names.append(rel)
-            try:
-                answers.append(check(rel, abspath))
-            except BaseException:  # the parent searches it and reports what goes wrong
-                answers.append((SEARCH, None))
-        if names:
-            send()
-
-    def verdict(self, block: int, offset: int, rel: str, mode: str | None = None) -> tuple[int, object]:
-        """The helper's (answer, records) for the file at `offset` in `block` named
-        `rel`; (SEARCH, None) when the parent must search it itself. With `mode`
-        "matches", the records come back as `Match` objects."""
-        if block != self.block:
-            self.block = block
-            self.answers = self._receive(block)
-        got = self.answers
-        if got is None:
-            return SEARCH, None
-        names, answers = got
-        if offset >= len(names) or names[offset] != rel:
-            self.answers = None  # the trees differ: the parent searches the rest
-            return SEARCH, None
-        answer, found = answers[offset]
-        if answer == FOUND and mode == "matches":
-            tuples, more = found
-            found = ([record(rel, t) for t in tuples], more)
-        return answer, found
-
-    def _receive(self, block: int):
-        import marshal  # noqa: PLC0415
-
+    def stream(self, items: Iterator[tuple], mode: str) -> Iterator[tuple[str, str, int, object]]:
+        """(relative path, absolute path, answer, found) for each file of the walk past the
+        fork, in walk order: (SEARCH, None) for the caller to search it now, or the
+        helper's answer (with `mode` "matches", records as `Match` objects). An item
+        whose relative path is None is the walk's note, passed on unsearched. `items`
+        is the walk as it stood at the fork: the parent's own, should the helper end
+        early."""
         while True:
-            head = self.pipe.readline()
-            if not head:
-                return None  # the helper ended early
-            try:
-                got, size = (int(x) for x in head.split())
-            except ValueError:
-                return None
-            body = self.pipe.read(size)
-            if len(body) != size:
-                return None
-            if got < block:
-                continue  # a block the parent no longer waits for
-            if got > block:
-                return None  # the helper had no files in this block: the walks differ
-            try:
-                return marshal.loads(body)
-            except (ValueError, EOFError, TypeError):
-                return None
+            got = self._receive()
+            if got is None:
+                break
+            block, answers = got
+            if answers is None:
+                for rel, abspath in block:
+                    yield rel, abspath, SEARCH if rel is not None else NO_MATCH, None
+                try:  # one block of the parent's searched
+                    self.sock.send(b"\x01", self.flags)
+                except OSError:
+                    pass
+            else:
+                for (rel, abspath), (answer, found) in zip(block, answers):
+                    if answer == FOUND and mode == "matches":
+                        tuples, more = found
+                        found = ([record(rel, t) for t in tuples], more)
+                    yield rel, abspath, answer, found
+            self.received += sum(rel is not None for rel, _ in block)
+        if self.finished:
+            return
+        skip = self.received  # the helper ended early: the parent walks on past them
+        for rel, abspath in items:
+            if skip:
+                skip -= rel is not None
+                continue
+            yield rel, abspath, SEARCH if rel is not None else NO_MATCH, None
+
+    def _receive(self) -> tuple[list, list | None] | None:
+        """The helper's next block (its files, their answers or None), or None at the
+        walk's end (`finished`) or when the helper is gone."""
+        import marshal  # noqa: PLC0415
+
+        head = self.inbox.read(_HEAD)
+        if len(head) < _HEAD:
+            return None
+        size = int.from_bytes(head, "little")
+        body = self.inbox.read(size)
+        if len(body) < size:
+            return None
+        try:
+            got = marshal.loads(body)
+        except (ValueError, EOFError, TypeError):
+            return None
+        if got is None:
+            self.finished = True
+            return None
+        block, answers = got
+        if answers is not None and len(answers) != len(block):
+            return None
+        return block, answers
 
     def close(self) -> None:
         try:
@@ -179,7 +173,44 @@ class Helper:
             os.waitpid(self.pid, 0)
         except OSError:
             pass
-        self.pipe.close()
+        self.inbox.close()
+        self.sock.close()
+
+
+def _walk_on(sock, items: Iterator[tuple], check: Callable[[str, str], tuple[int, object]]) -> None:
+    """The helper's loop: the walk's next block of files sent to the parent, bare while
+    the parent has fewer than AHEAD of them to search, else with their answers; None at
+    the walk's end."""
+    import marshal  # noqa: PLC0415
+    import socket  # noqa: PLC0415
+
+    dontwait = getattr(socket, "MSG_DONTWAIT", 0)
+    bare = done = 0  # the parent's blocks sent, and searched (one byte back for each)
+    while True:
+        block = list(islice(items, BLOCK))
+        if not block:
+            break
+        try:
+            done += len(sock.recv(1 << 12, dontwait))
+        except BlockingIOError:
+            pass
+        answers = None
+        if bare - done >= AHEAD:
+            answers = []
+            for rel, abspath in block:
+                if rel is None:  # the walk's note
+                    answers.append(_NOTE)
+                    continue
+                try:
+                    answers.append(check(rel, abspath))
+                except BaseException:  # the parent searches it and reports what goes wrong
+                    answers.append((SEARCH, None))
+        else:
+            bare += 1
+        body = marshal.dumps((block, answers))
+        sock.sendall(len(body).to_bytes(_HEAD, "little") + body)
+    body = marshal.dumps(None)
+    sock.sendall(len(body).to_bytes(_HEAD, "little") + body)
 
 
 def record_tuple(m: Match) -> tuple:
@@ -212,11 +243,11 @@ def shipping(search: Callable[[str, str, int], tuple[int, object]], limit: int,
     return check
 
 
-def start(i: int, search, limit: int, mode: str,
-          make_files: Callable[[], Iterator[tuple[str, str]]]) -> Helper | None:
-    """A helper for the blocks after the one holding file `i`, or None when no pipe or no
-    fork can be had (EMFILE, EAGAIN): the parent then searches alone."""
+def start(items: Iterator[tuple], search, limit: int, mode: str) -> Helper | None:
+    """A helper that walks on with `items` (the rest of the walk, notes included: see
+    `ov.search.files._noted`), or None when no socket or no fork can be had (EMFILE,
+    EAGAIN): the parent then searches alone."""
     try:
-        return Helper(i // BLOCK + 1, make_files, shipping(search, limit, mode))
+        return Helper(items, shipping(search, limit, mode))
     except OSError:
         return None

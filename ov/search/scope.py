@@ -212,8 +212,7 @@ def file_paths(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
                                   on_skip=counting_skips(st))
 
 
-# The listings of this run's cached walks (cleared as a run starts): a forked helper
-# inherits them instead of checking the folders a second time.
+# The listings of this run's cached walks (cleared as a run starts).
 LISTINGS: dict[tuple, tuple[list[tuple[str, str, bool]] | None, list[str]]] = {}
 
 
