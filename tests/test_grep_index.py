@@ -133,3 +133,28 @@ def test_a_fresh_index_reads_only_candidates_and_changed_files(ov, tree, monkeyp
     (root / "d0" / "new.txt").write_text("rare_identifier_q new\n")
     assert grep() == ["d0/new.txt", "d1/hit.txt", "d2/f2.txt"]
     assert sorted(opened) == ["d0/new.txt", "d1/hit.txt", "d2/f2.txt"]
+
+
+def test_an_index_grep_cannot_read_is_said_and_every_file_read(ov, tree):
+    """An index from an older ov (or a damaged one) gives grep no prefilter: the answer is
+    the same, and a warning says why the run read every file (not a silent slowdown)."""
+    import sqlite3
+
+    from ov.store import SCHEMA_VERSION
+
+    root = _tree(tree)
+    assert ov("index", root, "--no-embed").code == 0
+    fresh = ov("grep", "-o", "json", "needle", cwd=root)
+    assert fresh.json["result"]["warnings"] == []
+    conn = sqlite3.connect(root / ".ov" / "index.db")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    conn.commit()
+    conn.close()
+    old = ov("grep", "-o", "json", "needle", cwd=root)
+    assert old.code == 0 and old.json["result"]["matches"] == fresh.json["result"]["matches"]
+    (warning,) = old.json["result"]["warnings"]
+    assert "index was not used" in warning and "run `ov index` to upgrade it" in warning
+    text = ov("grep", "needle", cwd=root)
+    assert text.code == 0 and "index was not used" in text.err and text.out == ov(
+        "grep", "--no-index", "needle", cwd=root).out
+    assert ov("grep", "--no-index", "-o", "json", "needle", cwd=root).json["result"]["warnings"] == []

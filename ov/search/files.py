@@ -524,7 +524,7 @@ def iter_grep(
         ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
         allowed = tagged(root, tag_pairs, indexed)
         hook = candidates if candidates is not None else (
-            index_candidates(root) if use_index and indexed else None)
+            index_candidates(root, st.warnings.append) if use_index and indexed else None)
         # -v: a file without the pattern is all matches, so nothing may be ruled out
         may_hold = hook(list(pat.literals), pat.fold) if hook and not invert else None
         opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow)

@@ -11,7 +11,7 @@ either way. `--tags` needs the index (tags live in it): `tag_paths`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ov.errors import OvError
@@ -42,8 +42,10 @@ def tagged(root: Path, tags: dict[str, str] | None, indexed: bool) -> set[str] |
     return tag_paths(root, tags)
 
 
-def index_candidates(root: Path) -> Candidates | None:
-    """The trigram prefilter of the index under `root`, or None without an index."""
+def index_candidates(root: Path, notice: Callable[[str], None] | None = None) -> Candidates | None:
+    """The trigram prefilter of the index under `root`, or None without an index. An index
+    that cannot be read (from an older ov, damaged) is told to `notice` once: grep then
+    reads every file, the same answer, slower, and the user should know why."""
     db = db_path_for(root)
     if not db.is_file():
         return None
@@ -59,8 +61,11 @@ def index_candidates(root: Path) -> Candidates | None:
                 if cands is None:
                     return None
                 fresh = _indexed_states(db, st)
-        except OvError:
-            return None  # a busy or broken index must not break grep; read every file
+        except OvError as e:
+            # a busy or broken index must not break grep: read every file
+            if notice is not None:
+                notice(f"the index was not used, every file was read: {e.message}")
+            return None
 
         return Prefilter(cands, fresh)
 
