@@ -181,3 +181,12 @@ def test_docsize_varints_decode_as_sqlite_writes_them():
     blobs = [enc(v) + b"\x05\x06" for v in values]
     assert [varint(b)[0] for b in blobs] == values
     assert postings_mod._first_varints(blobs).tolist() == values
+
+
+def test_an_index_past_max_rows_is_ranked_by_sql(indexed, monkeypatch):
+    monkeypatch.setattr(postings_mod, "MAX_ROWS", 10)  # this tree has more keyword rows
+    with Store.open(indexed / ".ov" / "index.db", readonly=True) as plain, _warm(indexed) as ix:
+        match = '"parse" OR "file"'
+        assert ix.store.keyword_search(match, Filters(), 50) == plain.keyword_search(match, Filters(), 50)
+        held = ix.store._postings
+        assert not held.usable and not held._terms and len(held.ids) == 0  # nothing read or held

@@ -30,6 +30,10 @@ import numpy as np
 
 from ov.bm25 import BM25_B, BM25_K1, fts_averages
 
+# Past this many keyword rows the SQL path answers: reading every row's length and level
+# again after each change of the index costs ~3 us a row (8.9 s and 1.8 GB at its peak for
+# the Linux kernel's 3.1 million rows), a stall a watched tree would pay at every save.
+MAX_ROWS = 250_000
 MAX_ENTRIES = 4_000_000  # postings held, all terms together (~96 MB)
 
 
@@ -58,6 +62,7 @@ class Postings:
         self.norm = np.zeros(0)  # per slot: k1 * (1 - b + b * D / avgdl)
         self.levels = np.zeros(0, dtype=np.int64)  # per slot: its chunk's level (-1: none)
         self.vectorless = np.zeros(0, dtype=bool)  # per slot: a NO_VECTOR chunk
+        self.usable = True  # False: too many rows to hold (MAX_ROWS), SQL answers
         self.rows = 0  # FTS5's row count and mean length (its averages record)
         self.avg_len = 0.0
         self._allowed: dict[tuple, np.ndarray] = {}
@@ -73,6 +78,10 @@ class Postings:
         self._allowed.clear()
         self._held = 0
         self.rows, self.avg_len = fts_averages(store.fts_averages_block())
+        self.usable = self.rows <= MAX_ROWS
+        if not self.usable:
+            self.ids = self.norm = self.levels = self.vectorless = np.zeros(0)
+            return True
         ids, sizes, levels, vectorless = store.fts_rows()
         self.ids = np.asarray(ids, dtype=np.int64)
         self.levels = np.asarray(levels, dtype=np.int64)

@@ -67,7 +67,7 @@ class WarmStore(Store):
         if self._postings is None or self.conn.in_transaction:
             return None
         self._fact("postings", lambda: self._postings.refresh(self))
-        return self._postings
+        return self._postings if self._postings.usable else None
 
     def _word_terms(self, words):
         """The tokenizer's terms of each word, remembered (the tokenizer never changes)."""
