@@ -644,16 +644,17 @@ class Store(Database):
                  stats: TermStats) -> list[tuple[int, float]]:
         """`pool` with the common words' share of bm25 added (`ov.bm25.rescore`), from
         each pooled row's length and its occurrences of each common word."""
-        ids = json.dumps([cid for cid, _ in pool])
+        ids = [cid for cid, _ in pool]
         dl = {cid: varint(blob)[0] for cid, blob in self.rows(
-            "SELECT id, sz FROM chunks_fts_docsize WHERE id IN (SELECT value FROM json_each(?))", (ids,))}
+            "SELECT id, sz FROM chunks_fts_docsize WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(ids),))}
         hits = [(stats.terms[w][0], self._term_counts(stats.terms[w][0], ids)) for w in common]
         return rescore(pool, common, stats, dl, hits)
 
-    def _term_counts(self, term: str, ids: str) -> list[tuple[int, int]]:
-        """(row, occurrences of `term`) of the keyword rows among `ids` (a JSON list)."""
+    def _term_counts(self, term: str, ids: Sequence[int]) -> list[tuple[int, int]]:
+        """(row, occurrences of `term`) of the keyword rows among `ids`."""
         return self.rows("SELECT doc, count(*) FROM temp.ov_fts_hits WHERE term = ? AND "
-                         "doc IN (SELECT value FROM json_each(?)) GROUP BY doc", (term, ids))
+                         "doc IN (SELECT value FROM json_each(?)) GROUP BY doc", (term, json.dumps(list(ids))))
 
     def vector_search(self, qvec: bytes, filters: Filters, k: int) -> list[tuple[int, float]]:
         """(chunk id, cosine distance) nearest first, filters inside the KNN query; rows

@@ -18,7 +18,6 @@ answers vector queries from them, refreshed whenever the remembered facts are fo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -98,7 +97,7 @@ class WarmStore(Store):
         held = self._held_postings()
         if held is None or not held.wanted(term):
             return super()._term_counts(term, ids)
-        return held.counts(self, term, json.loads(ids))
+        return held.counts(self, term, ids)
 
     # -- the vectors in memory (ov.store.vectors), once `keep_vectors` asked for them --
 
