@@ -350,10 +350,11 @@ def test_binary_files_are_read_only_to_their_first_buffer(tree):
     assert read_searched(str(t / "big.txt")) == big
     assert read_searched(str(t / "empty.txt")) == b""
     assert read_searched(str(t / "exact.txt")) == b"q" * 65_536
+    from ov import grams
     from ov.search import files as fsearch
     from ov.search import matcher
 
-    assert fsearch.RG_BUFFER == matcher.RG_BUFFER
+    assert fsearch.RG_BUFFER == matcher.RG_BUFFER == grams.HEAD
 
 
 def test_work_bounded_patterns_run_without_timeout_and_others_with_it():
