@@ -311,6 +311,16 @@ def _migration_6(conn) -> None:
 
 MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6]
 
+# Tables an index may lack, made when it is opened for writing: no schema version moves,
+# so an older ov keeps reading (and ignores) the index, and a reader copes without them.
+# `big_files`: a row per file `ov index` skipped for its size, its freshness and its byte
+# trigram bitmap (ov.grams), for grep's prefilter (issue 18).
+OPTIONAL_TABLES = {
+    "big_files": "CREATE TABLE IF NOT EXISTS big_files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, "
+                 "mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, inode INTEGER NOT NULL, "
+                 "grams BLOB NOT NULL)",
+}
+
 # ---- the index's own files (issue 17) -----------------------------------------------
 # A cloned tree may hold `.ov`, `.ov/index.db` or its companions as links leading
 # anywhere: nothing is written through one. The sidecars SQLite and the lock create.
@@ -436,6 +446,7 @@ class Database:
         store = cls(connect(db_path), db_path)
         try:
             store._migrate()
+            store._add_optional_tables()
         except BaseException:
             store.close()
             raise
@@ -452,6 +463,8 @@ class Database:
             if 0 < v < SCHEMA_VERSION and not readonly:
                 store._migrate()  # an index from an older ov is brought up to date in place
             store._check_version()
+            if not readonly:
+                store._add_optional_tables()
         except BaseException:
             store.close()
             raise
@@ -556,6 +569,18 @@ class Database:
                 self.set_meta("schema_version", str(v))
         if upgrade:
             self._reclaim()
+
+    def _add_optional_tables(self) -> None:
+        """Make the OPTIONAL_TABLES this index lacks (a write only when one is missing)."""
+        have = {r[0] for r in self.rows("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = [sql for name, sql in OPTIONAL_TABLES.items() if name not in have]
+        if missing:
+            with self.tx():
+                for sql in missing:
+                    self.conn.execute(sql)
+
+    def has_table(self, name: str) -> bool:
+        return self.q1("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)) is not None
 
     def _reclaim(self) -> None:
         """Give back the pages an upgrade freed when they are over a quarter of the file

@@ -15,7 +15,11 @@ The index holds:
   are contentless: `chunks.text` is the one copy of the text, and rows are deleted with
   FTS5's 'delete' command fed the same text, which the stored chunks give back;
 - `chunks_vec` (sqlite-vec `vec0`, 384 float dims, cosine) partitioned by level, with
-  metadata columns so filters run inside the KNN query rather than after its limit.
+  metadata columns so filters run inside the KNN query rather than after its limit;
+- `big_files` (made when an index is opened for writing, ov.store.db OPTIONAL_TABLES): a
+  row per file the last `ov index` skipped for its size, with the (size, mtime_ns,
+  ctime_ns, inode) it was read at and its byte-trigram bitmap (ov.grams), for grep's
+  prefilter.
 
 Filters become SQL here (`Filters`), inside each branch, before any limit. The keyword
 ranking's arithmetic (BM25's IDF, the cutoff frequency, FTS5's record decoding) is
@@ -837,9 +841,7 @@ class Store(Database):
 
     def files_under(self, prefix: str) -> list[dict[str, Any]]:
         """File rows at or under a relative path ("" = all), sorted by path."""
-        cur = self.conn.execute(
-            "SELECT * FROM files WHERE ? = '' OR path = ? OR substr(path, 1, ?) = ? ORDER BY path",
-            (prefix, prefix, len(prefix) + 1, prefix + "/"))
+        cur = self.conn.execute(f"SELECT * FROM files WHERE {_UNDER} ORDER BY path", _under(prefix))
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r)) for r in cur.fetchall()]
 
@@ -886,6 +888,28 @@ class Store(Database):
         return {r[0] for r in self.rows(
             "SELECT f.path FROM files_tri t JOIN files f ON f.id = t.rowid WHERE files_tri MATCH ?",
             (match,))}
+
+    # -- big files: skipped for their size, kept with grep's trigram bitmap (ov.grams) --
+    def big_file_states(self, under: str = "") -> dict[str, tuple[int, int, int, int]]:
+        """path -> (size, mtime_ns, ctime_ns, inode) of the big-file rows at or under a
+        relative path ("" = all)."""
+        return {r[0]: tuple(r[1:]) for r in self.rows(
+            f"SELECT path, size, mtime_ns, ctime_ns, inode FROM big_files WHERE {_UNDER}", _under(under))}
+
+    def put_big_file(self, path: str, state: tuple[int, int, int, int], grams: bytes) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO big_files(path, size, mtime_ns, ctime_ns, inode, grams) "
+                          "VALUES (?, ?, ?, ?, ?, ?)", (path, *state, grams))
+
+    def delete_big_files(self, paths: Sequence[str]) -> None:
+        self.conn.executemany("DELETE FROM big_files WHERE path = ?", [(p,) for p in paths])
+
+    def big_file_grams(self) -> list[tuple[str, tuple[int, int, int, int], bytes]]:
+        """(path, (size, mtime_ns, ctime_ns, inode), bitmap) of every big-file row; none
+        in an index without the table (made by an older ov, or only read since)."""
+        if not self.has_table("big_files"):
+            return []
+        return [(r[0], (r[1], r[2], r[3], r[4]), r[5]) for r in self.rows(
+            "SELECT path, size, mtime_ns, ctime_ns, inode, grams FROM big_files")]
 
     def integrity_ok(self) -> bool:
         return self.q1("PRAGMA integrity_check") == "ok"
@@ -949,6 +973,14 @@ class Store(Database):
         return [lv for lv in (0, 1, 2)
                 if self.q1("SELECT 1 FROM chunks WHERE level = ? LIMIT 1", (lv,)) is not None]
 
+
+
+# a row's path is `prefix` or lies under it ("" = every row): the parameters of `_under`
+_UNDER = "(? = '' OR path = ? OR substr(path, 1, ?) = ?)"
+
+
+def _under(prefix: str) -> tuple[str, str, int, str]:
+    return (prefix, prefix, len(prefix) + 1, prefix + "/")
 
 
 MAX_GRAMS = 32  # trigrams of a literal run that grep's prefilter asks for (Store.trigram_files)
