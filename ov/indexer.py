@@ -11,6 +11,9 @@ the vectors without re-reading anything.
 One indexer at a time: an exclusive lock on `.ov/index.lock`, waited for briefly, then
 `index_busy`. Searches read the WAL's last committed state meanwhile.
 
+Files over the size cap are not indexed, but the keyword phase's last batch keeps a
+byte-trigram bitmap of each (`refresh_big_files`, ov.grams) for grep's prefilter.
+
 Three phases, each committed in batches: the keyword rows (walk, read, chunk, FTS5),
 the trigram rows (grep's prefilter; `ov index` writes them with the keyword rows, a first
 search's budgeted run leaves them), and the vectors. The keyword phase alone answers a
@@ -38,13 +41,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ov import chunk as chunking
-from ov import tiers
+from ov import grams, tiers
 from ov.config import DEFAULT_EMBED_SKIP, INDEX_DIRNAME, WalkOptions, load_config
 from ov.errors import OvError
 from ov.kinds import category, file_type, kind_of
 from ov.model import Chunk, IndexReport
 from ov.paths import db_path_for, index_root_of
-from ov.read import FileText, content_hash, freshness, read_under
+from ov.read import FileText, content_hash, digest_under, freshness, read_under, stat_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
@@ -459,7 +462,7 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
     time budget (`opts.budget_s`, a first answer) or `stop` ends it early, the rest left
     to ov.worker."""
     run = _LexicalPass(store, root, opts, report, progress, warn)
-    deadline = time.monotonic() + opts.budget_s if opts.budget_s is not None else None
+    deadline = run.deadline
     cut = False
     try:
         with store.batches() as batches:
@@ -486,14 +489,18 @@ class _LexicalPass:
         self.known = store.file_states()
         self.seen: set[str] = set()
         self.skipped: list[tuple[str, str]] = []  # (path, reason): `ov status` lists them
+        self.big: list[str] = []  # skipped for their size: grep's bitmaps (refresh_big_files)
         self.pending = 0
         self.last_commit = time.monotonic()
         self.changed_any = False
         self.pools: list = []
         self.relayout = bool(self.known) and store.get_meta(ROWS_META) != ROWS_LAYOUT
+        self.deadline = time.monotonic() + opts.budget_s if opts.budget_s is not None else None
 
     def on_skip(self, path: str, reason: str) -> None:
         self.report.skipped += 1
+        if reason == "size":
+            self.big.append(path)
         # a name that is not UTF-8 (surrogate escapes) is kept as its escaped spelling
         self.skipped.append((path.encode("utf-8", "backslashreplace").decode(), reason))
 
@@ -578,9 +585,45 @@ class _LexicalPass:
             store.set_meta(ROWS_META, ROWS_LAYOUT)
             store.set_skipped(self.skipped)
             store.delete_meta(KEYWORDS_META)
+            refresh_big_files(store, self.root, self.big, store.big_file_states(), full=self.opts.full,
+                              progress=self.progress, deadline=self.deadline)
         if self.changed_any:
             store.bump_generation()
             store.record_chunk_count()
+
+
+def refresh_big_files(store: Store, root: Path, big: list[str], known: dict, *, full: bool = False,
+                      progress: Progress | None = None, deadline: float | None = None) -> None:
+    """Grep's rows of the files a walk skipped for their size (`big`; ov.grams): a file
+    whose (size, mtime_ns, ctime_ns, inode) is its row's (in `known`, the rows the walk
+    covered) costs a stat; any other is read in blocks and its row written (`full`: every
+    one). Rows of `known` the walk did not skip for size (deleted, ignored, under the size
+    cap now), and of files that changed but get no bitmap, are removed. Past `deadline` (a
+    first answer's budget) no more files are read: grep reads them, the same answer."""
+    wanted = set(big)
+    todo = []
+    for rel in dict.fromkeys(big):
+        try:
+            rel.encode("utf-8")  # the index stores names as UTF-8 text
+            state = freshness(stat_under(str(root), rel))
+        except (OSError, UnicodeEncodeError):
+            wanted.discard(rel)
+            continue
+        if full or known.get(rel) != state:
+            todo.append(rel)
+    for n, rel in enumerate(todo, 1):
+        try:
+            late = deadline is not None and time.monotonic() > deadline
+            got = None if late else digest_under(str(root), rel, grams.bitmap)
+        except OSError:
+            got = None
+        if got is None or got[1] is None:  # late, unreadable, written to meanwhile, no bitmap
+            wanted.discard(rel)
+        else:
+            store.put_big_file(rel, *got)
+        if progress:
+            progress("grams", n, len(todo))
+    store.delete_big_files([p for p in known if p not in wanted])
 
 
 def _freshness(entry) -> tuple[int, int, int, int] | None:
@@ -810,11 +853,17 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
     """`index_paths`' lexical part, inside its transaction; True when a row changed."""
     changed = False
     seen: set[str] = set()
+    big: list[str] = []  # skipped for their size: grep's bitmaps
+
+    def on_skip(path: str, why: str) -> None:
+        if why == "size":
+            big.append(path)
+
     for rel in rels:
         full = root / rel
         gone = (not os.path.lexists(full) or is_ignored(root, rel, opts.walk)
                 or (os.path.islink(full) and not opts.walk.follow))
-        entries = [] if gone else walk(root, opts.walk, start=full, on_warning=warn)
+        entries = [] if gone else walk(root, opts.walk, start=full, on_warning=warn, on_skip=on_skip)
         for entry in entries:
             if entry.path in seen:
                 continue
@@ -845,4 +894,6 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
                 store.delete_file(row["id"])
                 report.removed += 1
                 changed = True
+    known = {p: state for rel in rels for p, state in store.big_file_states(rel).items()}
+    refresh_big_files(store, root, big, known)
     return changed

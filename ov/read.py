@@ -25,6 +25,7 @@ import errno
 import os
 import stat
 from bisect import bisect_right
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -193,6 +194,29 @@ def stat_under(root: str, rel: str) -> os.stat_result:
 def read_under(root: str, rel: str, *, max_bytes: int | None = None) -> FileText | None:
     """`read_text` of `root/rel`, refused (`OutsideRoot`) when it is not under the root."""
     return _read_fd(open_under(root, rel), rel, max_bytes)
+
+
+STREAM_BLOCK = 8 << 20
+
+
+def digest_under(root: str, rel: str, digest: Callable[[Iterator[bytes]], object]
+                 ) -> tuple[tuple[int, int, int, int], object] | None:
+    """(freshness, `digest` of the bytes of `root/rel` in blocks of STREAM_BLOCK): a file
+    of any size in bounded memory, opened as `read_under` opens it (`OutsideRoot` when
+    it is not under the root). None when it is not a regular file, or was written to while
+    it was read (the freshness would not be that of the bytes digested)."""
+    fd = open_under(root, rel)
+    try:
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode):
+            return None
+        got = digest(iter(lambda: os.read(fd, STREAM_BLOCK), b""))
+        after = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if freshness(after) != freshness(before):
+        return None
+    return freshness(after), got
 
 
 def read_text(abspath: str, *, max_bytes: int | None = None) -> FileText | None:

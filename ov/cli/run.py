@@ -128,7 +128,8 @@ class Progress:
     seconds and at each phase's end, so a log shows it as it happens."""
 
     LINE_EVERY_S = 1.0
-    LABELS = {"scan": "scanning", "trigram": "grep rows", "embed": "embedding"}
+    LABELS = {"scan": "scanning", "trigram": "grep rows", "grams": "big files' grep bitmaps",
+              "embed": "embedding"}
 
     def __init__(self, enabled: bool, color: bool = True, stream=None) -> None:
         self.enabled = enabled
