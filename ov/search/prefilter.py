@@ -2,10 +2,10 @@
 which files carry the asked tags.
 
 The index, where there is one, only makes grep faster: `index_candidates` returns a
-predicate from the FTS5 trigram table that rules out files which cannot hold the
-pattern's required literals. It trusts the index only for files whose size, mtime,
-ctime and inode are what was indexed; any other file is read, so the answer is the same
-either way. `--tags` needs the index (tags live in it): `tag_paths`.
+predicate from the FTS5 trigram table (and the trigram bitmaps of the files too large to
+index, ov.grams) that rules out files which cannot hold the pattern's required literals.
+It trusts the index only for files whose size, mtime, ctime and inode are what was
+indexed; any other file is read, so the answer is the same either way. `--tags` needs the index (tags live in it): `tag_paths`.
 """
 
 from __future__ import annotations
@@ -53,23 +53,37 @@ def index_candidates(root: Path, notice: Callable[[str], None] | None = None) ->
     def hook(literals: list[str], ignore_case: bool):
         if ignore_case or not literals:
             return None
+        from ov.grams import literal_grams  # noqa: PLC0415
         from ov.store import Store
 
+        wanted = literal_grams(literals)
         try:
             with Store.open(db, readonly=True) as st:
                 cands = st.trigram_files(literals, within_s=TRIGRAM_BUDGET_S)
                 if cands is None:
                     return None
                 fresh = _indexed_states(db, st)
+                big = st.big_file_grams() if wanted else []
         except OvError as e:
             # a busy or broken index must not break grep: read every file
             if notice is not None:
                 notice(f"the index was not used, every file was read: {e.message}")
             return None
 
+        fresh.update(_big_files_ruled_out(big, wanted))
         return Prefilter(cands, fresh)
 
     return hook
+
+
+def _big_files_ruled_out(big: list, wanted: list[int]) -> dict[str, tuple[int, int, int, int]]:
+    """The files `ov index` skipped for their size (`Store.big_file_grams`) whose trigram
+    bitmaps lack one of `wanted` (ov.grams), with the (size, mtime_ns, ctime_ns, inode)
+    they were read at: in `Prefilter.fresh` and not among its candidates, such a file is
+    read only when it changed since, as an indexed file the trigram rows rule out."""
+    from ov.grams import lacks  # noqa: PLC0415
+
+    return {path: state for path, state, bits in big if lacks(bits, wanted)}
 
 
 # A literal of common trigrams ("static inline") makes the trigram query read long
@@ -92,7 +106,8 @@ def _db_signature(db: Path) -> tuple:
 
 
 def _indexed_states(db: Path, store) -> dict[str, tuple[int, int]]:
-    """`store.chunked_states()`, kept beside the index while the index is unchanged: the
+    """`store.chunked_states()` (a dict the caller owns: the copy on disk is written
+    before it returns), kept beside the index while the index is unchanged: the
     query reads every row of `files` (with its tiers' text), 0.24 s of CPU and seconds of
     wall time on the kernel's index at load ~20, against ~20 ms to load the copy."""
     import marshal  # noqa: PLC0415
