@@ -119,6 +119,22 @@ def imported_by(args: list[str], cwd: Path, timeout: float = 60) -> tuple[Result
     return Result(p.returncode, p.stdout, other), modules
 
 
+def spy_reads(monkeypatch, root: Path) -> list[str]:
+    """The files grep reads from now on (paths relative to `root`), in a list that grows
+    as it reads them."""
+    from ov.search import files as fsearch  # noqa: PLC0415
+
+    opened: list[str] = []
+    real = fsearch.read_searched
+
+    def spy(abspath, stream_over=None):
+        opened.append(os.path.relpath(abspath, root).replace(os.sep, "/"))
+        return real(abspath, stream_over)
+
+    monkeypatch.setattr(fsearch, "read_searched", spy)
+    return opened
+
+
 @pytest.fixture
 def ov():
     return run_inprocess

@@ -16,7 +16,7 @@ import random
 
 import pytest
 
-from conftest import imported_by
+from conftest import imported_by, spy_reads
 from ov import grams
 from ov.indexer import IndexOptions, index_paths, index_tree
 from ov.store import Store
@@ -45,16 +45,8 @@ def _spy(monkeypatch, root) -> list[str]:
     """The files grep reads (root-relative), recorded in the returned list."""
     from ov.search import files as fsearch
 
-    opened: list[str] = []
-    real = fsearch.read_searched
-
-    def spy(abspath, stream_over=None):
-        opened.append(os.path.relpath(abspath, root).replace(os.sep, "/"))
-        return real(abspath, stream_over)
-
-    monkeypatch.setattr(fsearch, "read_searched", spy)
     monkeypatch.setattr(fsearch, "search_blocks", lambda *a: pytest.fail("no file here is streamed"))
-    return opened
+    return spy_reads(monkeypatch, root)
 
 
 def _grep(root, opened: list[str], pattern: str, **kw) -> tuple[list, list[str]]:

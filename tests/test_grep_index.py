@@ -11,6 +11,8 @@ import random
 
 import pytest
 
+from conftest import spy_reads
+
 WORDS = ["alpha", "beta", "gamma", "delta", "Needle", "needle", "NEEDLE", "snake_case", "camelCase",
          "über", "日本語", "x = 1", "def f(a, b):", "return a + b"]
 
@@ -110,14 +112,7 @@ def test_a_fresh_index_reads_only_candidates_and_changed_files(ov, tree, monkeyp
         assert ov("index", "--no-embed", ".", cwd=root).code == 0
     finally:
         del os.environ["OV_EMBEDDER"]
-    opened: list[str] = []
-    real = fsearch.read_searched
-
-    def spy(abspath, stream_over=None):
-        opened.append(os.path.relpath(abspath, root).replace(os.sep, "/"))
-        return real(abspath, stream_over)
-
-    monkeypatch.setattr(fsearch, "read_searched", spy)
+    opened = spy_reads(monkeypatch, root)
 
     def grep() -> list[str]:
         opened.clear()
