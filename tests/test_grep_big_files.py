@@ -18,7 +18,7 @@ import pytest
 
 from conftest import imported_by, spy_reads
 from ov import grams
-from ov.indexer import IndexOptions, index_paths, index_tree
+from ov.indexer import IndexOptions, index_paths, index_tree, refresh_big_files, walk_from_config
 from ov.store import Store
 
 CAP = 2000  # max-filesize of the trees below: "big" means over 2 kB here
@@ -69,8 +69,6 @@ def _indexed(tree, files: dict) -> object:
 
 
 def _walk(root):
-    from ov.indexer import walk_from_config
-
     return walk_from_config(root)
 
 
@@ -251,3 +249,15 @@ def test_an_index_from_before_the_table_is_read_as_before_and_gains_its_rows(ov,
     assert set(_rows(root)) == {"big.h"}
     assert _grep(root, opened, "not_there_q") == ([], [])
     assert _grep(root, opened, "needle_q") == ([("big.h", 401), ("s.txt", 1)], ["big.h", "s.txt"])
+
+
+def test_past_a_first_answers_budget_big_files_are_left_to_grep(tree):
+    """A budgeted run (a first search's) reads no big file past its deadline: a changed
+    file's stale row goes, a new file gets none, an unchanged one keeps its row."""
+    root = _indexed(tree, {"a.h": _big_text(1), "b.h": _big_text(2)})
+    with open(root / "a.h", "a") as fh:
+        fh.write("more\n")
+    (root / "c.h").write_text(_big_text(3))
+    with Store.create(_db(root)) as st, st.tx():
+        refresh_big_files(st, root, ["a.h", "b.h", "c.h"], st.big_file_states(), deadline=0.0)
+    assert set(_rows(root)) == {"b.h"}
