@@ -53,8 +53,11 @@ def index_candidates(root: Path, notice: Callable[[str], None] | None = None) ->
     def hook(literals: list[str], ignore_case: bool):
         if ignore_case or not literals:
             return None
+        from ov.journal import ask  # noqa: PLC0415
         from ov.store import Store
 
+        # asked before the index is read: what was not touched by then has its row there
+        touched = ask(db, root)
         try:
             with Store.open(db, readonly=True) as st:
                 cands = st.trigram_files(literals, within_s=TRIGRAM_BUDGET_S)
@@ -67,7 +70,7 @@ def index_candidates(root: Path, notice: Callable[[str], None] | None = None) ->
                 notice(f"the index was not used, every file was read: {e.message}")
             return None
 
-        return Prefilter(cands, fresh)
+        return Prefilter(cands, fresh, touched)
 
     return hook
 
@@ -115,13 +118,17 @@ def _indexed_states(db: Path, store) -> dict[str, tuple[int, int]]:
 class Prefilter:
     """What the index says of a literal: the files whose text may hold it (`cands`), and
     the (size, mtime_ns, ctime_ns, inode) each indexed file had (`fresh`: a restored mtime
-    cannot hide a change); any other file must be read."""
+    cannot hide a change); any other file must be read. With a watcher's change journal
+    (`touched`: the paths changed since the index was brought up to date, `ov.journal`),
+    an indexed file nobody touched is known unchanged without its `lstat`."""
 
-    __slots__ = ("cands", "fresh")
+    __slots__ = ("cands", "fresh", "touched")
 
-    def __init__(self, cands: set[str], fresh: dict[str, tuple[int, int, int, int]]) -> None:
+    def __init__(self, cands: set[str], fresh: dict[str, tuple[int, int, int, int]],
+                 touched: set[str] | None = None) -> None:
         self.cands = cands
         self.fresh = fresh
+        self.touched = touched
 
     def __call__(self, rel: str, size: int, mtime_ns: int, ctime_ns: int, inode: int) -> bool:
         return rel in self.cands or self.fresh.get(rel) != (size, mtime_ns, ctime_ns, inode)
@@ -130,11 +137,15 @@ class Prefilter:
 def prefiltered(files: Iterator[tuple[str, str]], pre: Prefilter,
                  st: GrepStats) -> Iterator[tuple[str, str]]:
     """The files the index cannot rule out: its candidates, and every file whose size,
-    mtime, ctime or inode is not what was indexed (one lstat each; the candidates need none)."""
-    cands, fresh = pre.cands, pre.fresh
+    mtime, ctime or inode is not what was indexed (one lstat each; the candidates need none,
+    nor, with a change journal, the indexed files it says nobody touched)."""
+    cands, fresh, touched = pre.cands, pre.fresh, pre.touched
     lstat = os.lstat
+    trusted = touched is not None
     for rel, abspath in files:
         if rel not in cands:
+            if trusted and rel not in touched and rel in fresh:  # type: ignore[operator]
+                continue
             try:
                 s = lstat(abspath)
             except OSError as err:
