@@ -33,15 +33,12 @@ How it stays exact:
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import json
 import os
-import select
-import socket
 import struct
 import sys
 import threading
+import time
 from pathlib import Path
 
 from ov.walk import ALWAYS_SKIPPED
@@ -71,29 +68,47 @@ def socket_path(db: Path) -> Path:
 
 # -- grep's side -----------------------------------------------------------------------------
 
-def ask(db: Path, root: Path) -> set[str] | None:
+class Changes:
+    """A journal's answer: the paths (relative to the root) touched `since` a point that
+    names one journal and one catch-up (a listing refreshed at that point stays true
+    but for the folders of these paths)."""
+
+    __slots__ = ("since", "paths")
+
+    def __init__(self, since: str, paths: set[str]) -> None:
+        self.since = since
+        self.paths = paths
+
+
+def ask(db: Path, root: Path) -> Changes | None:
     """The paths (relative to `root`) changed since the index was brought up to date, from
     the journal of a watcher running on `root` with the index `db`; None when there is no
     such journal or it cannot vouch for the index (then every file must be checked)."""
     path = socket_path(db)
     if not os.path.exists(path) or len(os.fsencode(path)) > 100:
         return None
+    import _socket  # noqa: PLC0415 - `socket` costs grep ~3 ms more to import, for enums
+
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(ASK_TIMEOUT_S)
-            s.connect(os.fspath(path))
-            parts = []
-            while chunk := s.recv(1 << 16):
-                parts.append(chunk)
+        s.settimeout(ASK_TIMEOUT_S)
+        s.connect(os.fspath(path))
+        parts = []
+        while chunk := s.recv(1 << 16):
+            parts.append(chunk)
         got = json.loads(b"".join(parts))
     except (OSError, ValueError):
         return None
+    finally:
+        s.close()
     if (not isinstance(got, dict) or got.get("protocol") != PROTOCOL or not got.get("ready")
             or got.get("root") != os.fspath(Path(root).resolve())
             or got.get("db") != os.fspath(Path(db).resolve())):
         return None
-    touched = got.get("touched")
-    return set(touched) if isinstance(touched, list) else None
+    touched, since = got.get("touched"), got.get("since")
+    if not isinstance(touched, list) or not isinstance(since, str):
+        return None
+    return Changes(since, set(touched))
 
 
 # -- the watcher's side ----------------------------------------------------------------------
@@ -132,12 +147,13 @@ class Journal:
         self._drain_lock = threading.Lock()  # one reader of the event queue at a time
         self._touched: set[str] = set()
         self._epoch = 0  # bumped by each reset
+        self._id = f"{os.getpid()}-{time.time_ns()}"  # this journal among all that were
         self._ready = False
         self.not_ready = "the watcher's first catch-up has not finished"
         self.wants_catch_up = False
         self._broken: str | None = None  # set for good: nothing but a new journal mends it
         self._stop = threading.Event()
-        self._sock: socket.socket | None = None
+        self._sock = None  # the listening socket
         self._sock_id: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
 
@@ -149,6 +165,7 @@ class Journal:
         it cannot be kept (told to `warn` when that is a surprise)."""
         if not sys.platform.startswith("linux"):
             return None
+        import ctypes.util  # noqa: PLC0415 - the watcher's alone; grep asks over a socket
         sock_path = socket_path(db)
         if len(os.fsencode(sock_path)) > 100:  # sun_path's limit
             return None
@@ -181,6 +198,8 @@ class Journal:
             os.unlink(path)  # a dead watcher's socket, or one another watcher gives up
         except FileNotFoundError:
             pass
+        import socket  # noqa: PLC0415
+
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             s.bind(os.fspath(path))
@@ -266,6 +285,12 @@ class Journal:
         if over:
             self._lost(f"more than {MAX_TOUCHED} paths changed")
 
+    @staticmethod
+    def _libc_errno() -> int:
+        import ctypes  # noqa: PLC0415
+
+        return ctypes.get_errno()
+
     def _add_tree(self, rel: str, touch: bool) -> None:
         """Watch the folder `rel` and every folder under it; with `touch`, every path found
         is touched (a folder that appeared: its files were never seen by the journal)."""
@@ -275,7 +300,7 @@ class Journal:
             path = os.path.join(self.root, d) if d else self.root
             wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), MASK)
             if wd < 0:
-                err = ctypes.get_errno()
+                err = self._libc_errno()
                 if err in (2, 20):  # ENOENT, ENOTDIR: gone or replaced meanwhile (evented)
                     continue
                 self._break(f"no watch on {d or '.'}: {os.strerror(err)}"
@@ -341,6 +366,8 @@ class Journal:
 
     def _serve(self) -> None:
         """Events as they come; each question answered after the queue is read."""
+        import select  # noqa: PLC0415
+
         assert self._sock is not None
         while not self._stop.is_set():
             try:
@@ -357,11 +384,12 @@ class Journal:
                 with conn:
                     self._answer(conn)
 
-    def _answer(self, conn: socket.socket) -> None:
+    def _answer(self, conn) -> None:
         self._drain()  # every change finished before the question was asked
         with self._lock:
             reply = {"protocol": PROTOCOL, "root": self.root, "db": self.db,
                      "ready": self._ready, "not_ready": self.not_ready,
+                     "since": f"{self._id}:{self._epoch}",
                      "touched": list(self._touched) if self._ready else None}
         try:
             conn.settimeout(ASK_TIMEOUT_S)

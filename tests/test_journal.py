@@ -20,7 +20,8 @@ import pytest
 
 from conftest import make_tree
 from ov import api, journal
-from ov.journal import Journal, ask
+from ov.journal import Journal
+from ov.journal import ask as ask_changes
 from ov.paths import db_path_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the journal uses inotify")
@@ -33,6 +34,11 @@ def indexed(tmp_path: Path) -> Path:
     root = make_tree(tmp_path / "t", FILES)
     api.index(root, embed=False)
     return root
+
+
+def ask(db: Path, root: Path) -> set[str] | None:
+    got = ask_changes(db, root)
+    return None if got is None else got.paths
 
 
 def opened(root: Path, ready: bool = True) -> Journal:
@@ -49,7 +55,10 @@ def grep(root: Path, *args: str) -> list[tuple[str, int, str]]:
 
     r = run_inprocess("grep", "-o", "json", *args, cwd=root)
     assert r.code in (0, 1), r.out + r.err
-    return [(m["path"], m["line"], m["content"]) for m in r.json["result"]["matches"]]
+    res = r.json["result"]
+    if "-l" in args:
+        return res["paths"]
+    return [(m["path"], m["line"], m["content"]) for m in res["matches"]]
 
 
 def test_the_journal_vouches_only_after_a_catch_up(tmp_path):
@@ -189,3 +198,42 @@ def test_ov_index_watch_serves_grep_a_journal(tmp_path):
         p.kill()
         p.wait()
         p.stderr.close()
+
+
+ORDERED = {name: "needle_xyz\n" for name in [
+    "b.txt", "a.txt", "A.txt", "a-b/x.txt", "a.b/x.txt", "a/x.txt", "a/b/c/deep.txt", "a/b.txt",
+    "z/1.txt", "z/10.txt", "z/2.txt", "_u/x.txt", "Z.txt"]}
+
+
+def test_the_files_a_journal_picks_come_in_the_walks_order(tmp_path):
+    root = make_tree(tmp_path / "t", {**ORDERED, "big.txt": "x" * 500 + "\nneedle_xyz\n",
+                                      "other/plain.txt": "nothing\n"})
+    api.index(root, embed=False, max_filesize=300)  # big.txt: not indexed, read every time
+    j = opened(root)
+    try:
+        os.makedirs(root / "new" / "deep")
+        (root / "new" / "deep" / "n.txt").write_text("needle_xyz new\n")
+        os.remove(root / "a" / "x.txt")
+        (root / "z" / "3.txt").write_text("needle_xyz 3\n")
+        from ov.search.prefilter import index_candidates
+
+        from ov.search.files import listing_dir
+        from ov.search.scope import GrepStats, grep_walk_options
+
+        pre = index_candidates(root)(["needle_xyz"], False)
+        picked = pre.trusted_files(root, [""], grep_walk_options(False, False, None), GrepStats(),
+                                   listing_dir(root))
+        assert picked is not None  # the journal answered: the listing's way is taken
+        assert [r for r, _ in picked] == ["A.txt", "Z.txt", "_u/x.txt", "a/b/c/deep.txt",
+                                          "a/b.txt", "a-b/x.txt", "a.b/x.txt", "a.txt", "b.txt",
+                                          "big.txt", "new/deep/n.txt", "z/1.txt", "z/10.txt",
+                                          "z/2.txt", "z/3.txt"]
+        for args in (["-F", "needle_xyz"], ["-F", "needle_xyz", "z"], ["-F", "needle_xyz", "a", "new"],
+                     ["-l", "needle_xyz"]):
+            with_journal = grep(root, *args)
+            assert with_journal == grep(root, "--no-index", *args), args
+        assert ("big.txt", 2, "needle_xyz") in grep(root, "-F", "needle_xyz")
+        assert ("new/deep/n.txt", 1, "needle_xyz new") in grep(root, "-F", "needle_xyz")
+        assert not [m for m in grep(root, "-F", "needle_xyz") if m[0] == "a/x.txt"]
+    finally:
+        j.close()
