@@ -84,6 +84,30 @@ def ask(db: Path, root: Path) -> Changes | None:
     """The paths (relative to `root`) changed since the index was brought up to date, from
     the journal of a watcher running on `root` with the index `db`; None when there is no
     such journal or it cannot vouch for the index (then every file must be checked)."""
+    got = _reply(db, root)
+    if got is None or not got.get("ready"):
+        return None
+    touched, since = got.get("touched"), got.get("since")
+    if not isinstance(touched, list) or not isinstance(since, str):
+        return None
+    return Changes(since, set(touched))
+
+
+def status(db: Path, root: Path) -> dict | None:
+    """What `ov status` says of the journal of a watcher running on `root` with the index
+    `db`: {"ready", "not_ready" (why not), "changed" (paths touched since its catch-up)};
+    None when no watcher serves one."""
+    got = _reply(db, root)
+    if got is None:
+        return None
+    touched = got.get("touched")
+    return {"ready": bool(got.get("ready")), "not_ready": str(got.get("not_ready") or ""),
+            "changed": len(touched) if isinstance(touched, list) else None}
+
+
+def _reply(db: Path, root: Path) -> dict | None:
+    """The journal's answer for this root and index, or None (no socket, nobody listening,
+    another tree's journal, a garbled answer)."""
     path = socket_path(db)
     if not os.path.exists(path) or len(os.fsencode(path)) > 100:
         return None
@@ -101,14 +125,11 @@ def ask(db: Path, root: Path) -> Changes | None:
         return None
     finally:
         s.close()
-    if (not isinstance(got, dict) or got.get("protocol") != PROTOCOL or not got.get("ready")
+    if (not isinstance(got, dict) or got.get("protocol") != PROTOCOL
             or got.get("root") != os.fspath(Path(root).resolve())
             or got.get("db") != os.fspath(Path(db).resolve())):
         return None
-    touched, since = got.get("touched"), got.get("since")
-    if not isinstance(touched, list) or not isinstance(since, str):
-        return None
-    return Changes(since, set(touched))
+    return got
 
 
 # -- the watcher's side ----------------------------------------------------------------------
@@ -189,6 +210,8 @@ class Journal:
             warn(f"no change journal: {sock_path}: {e.strerror or e}")
             j._close_fd()
             return None
+        if j._broken is not None:  # served all the same: `ov status` says why it cannot vouch
+            warn(f"the change journal cannot vouch for the index ({j._broken}): grep stats each file")
         j._thread = threading.Thread(target=j._serve, name="ov-journal", daemon=True)
         j._thread.start()
         return j

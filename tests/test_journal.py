@@ -186,14 +186,25 @@ def test_ov_index_watch_serves_grep_a_journal(tmp_path):
         while ask(db, root) is None:
             assert time.monotonic() < deadline, "the journal never vouched for the index"
             time.sleep(0.05)
+        status = subprocess.run([sys.executable, "-m", "ov", "status", "-o", "json"], cwd=root, env=env,
+                                capture_output=True, text=True, timeout=60)
+        import json
+
+        assert json.loads(status.stdout)["result"]["journal"] == {"ready": True, "not_ready": "", "changed": 0}
         (root / "d1" / "f4.txt").write_text("saved needle_xyz\n")
         got = subprocess.run([sys.executable, "-m", "ov", "grep", "-o", "json", "-F", "needle_xyz"],
                              cwd=root, env=env, capture_output=True, text=True, timeout=60)
         assert '"d1/f4.txt"' in got.stdout, got.stdout + got.stderr
         assert grep(root, "-F", "needle_xyz") == grep(root, "--no-index", "-F", "needle_xyz")
+        text = subprocess.run([sys.executable, "-m", "ov", "status"], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=60).stdout
+        assert "change journal:  ready: 1 path changed since the watcher's catch-up" in text, text
         p.send_signal(signal.SIGINT)
         assert p.wait(30) in (0, 130)
         assert not (root / ".ov" / journal.SOCKET_NAME).exists()
+        text = subprocess.run([sys.executable, "-m", "ov", "status"], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=60).stdout
+        assert "change journal:  none (no watcher" in text, text
     finally:
         p.kill()
         p.wait()
