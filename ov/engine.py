@@ -16,6 +16,7 @@ from pathlib import Path
 from ov import rank
 from ov.config import MAX_QUERY_TOKENS
 from ov.errors import OvError
+from ov.journal import status as journal_status
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
                       SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.paths import resolve
@@ -472,6 +473,7 @@ def status(store: Store, root: Path) -> StatusReport:
         skipped=n_skipped, skipped_files=[SkippedFile(p, r) for p, r in skipped],
         coverage=coverage(store), not_embedded_rows=counts["no_vector"],
         trigram_pending=store.trigram_pending(), background=_worker(store),
+        journal=journal_status(store.path, root),
     )
 
 

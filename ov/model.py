@@ -206,6 +206,8 @@ class StatusReport:
     not_embedded_rows: int = 0  # minified, generated, lock and data files' rows (never embedded)
     trigram_pending: int = 0  # chunks whose grep trigram rows are still to be written
     background: dict[str, Any] | None = None  # the running worker: pid, phase, done, total, rate, eta_s
+    # a watcher's change journal (ov.journal.status): ready, not_ready (why), changed
+    journal: dict[str, Any] | None = None
 
 
 @dataclass

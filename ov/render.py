@@ -153,12 +153,22 @@ def status_text(rep) -> str:
         f"embedded:        {rep.embedded_chunks} ({rep.embedded_coverage:.0%})",
         f"vector rows:     {_coverage_text(rep)}",
         f"background:      {_worker_text(rep.background)}",
+        f"change journal:  {_journal_text(rep.journal)}",
         f"stale files:     {rep.stale_files} changed, {rep.missing_files} missing on disk",
         f"model:           {rep.model or '-'}",
         f"schema version:  {rep.schema_version}",
         f"sqlite:          {rep.sqlite_version}, sqlite-vec {rep.vec_version}",
     ]
     return "\n".join(lines + _skipped_lines(rep))
+
+
+def _journal_text(j) -> str:
+    if j is None:
+        return "none (no watcher: grep stats each file the index rules out)"
+    if not j["ready"]:
+        return f"not vouching: {j['not_ready']} (grep stats each file)"
+    return (f"ready: {j['changed']} path{'s' if j['changed'] != 1 else ''} changed since the "
+            "watcher's catch-up (grep reads those, and trusts the index for the rest)")
 
 
 _SKIP_REASONS = {"binary": "binary", "size": "over --max-filesize", "unreadable": "unreadable",

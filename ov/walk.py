@@ -872,16 +872,39 @@ def _build_listing(root_abs: str, opts: WalkOptions, warn) -> dict:
     return {"v": CACHE_VERSION, "root": root_abs, "ign": ign, "dirs": dirs}
 
 
-def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, warn) -> bool:
+def _journal_folders(dirs: dict, touched) -> list[str]:
+    """The listed folders a change journal's touched paths may have changed: each path's
+    folder (a name came or went) and the path itself when it is a listed folder."""
+    out = set()
+    for t in touched:
+        parent = t.rpartition("/")[0]
+        if parent in dirs:
+            out.add(parent)
+        if t in dirs:
+            out.add(t)
+    return sorted(out, reverse=True)
+
+
+def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, warn,
+             changes=None) -> bool:
     """Bring the folders at and below `start_rel` up to date; True when any changed.
-    Raises _Stale when the listing cannot be mended."""
+    Raises _Stale when the listing cannot be mended.
+
+    With a change journal's answer (`changes`, `ov.journal.Changes`) that names the same
+    point as the listing's last refresh (`listing["since"]`), only the folders of the
+    paths it names are looked at (and new folders under them): every other folder is as
+    it was then. Otherwise every folder is stat'ed, and the listing remembers the point."""
     for p, state in listing["ign"].items():
         if _ignore_state(p) != state:
             raise _Stale()
     dirs = listing["dirs"]
     t0 = time.time_ns()
     rescans = 0
-    todo = [start_rel]
+    partial = changes is not None and listing.get("since") == changes.since
+    todo = _journal_folders(dirs, changes.paths) if partial else [start_rel]
+    if changes is not None and not partial:
+        listing["since"] = changes.since
+        listing["changed"] = True
     while todo:
         rel = todo.pop()
         path = os.path.join(root_abs, rel) if rel else root_abs
@@ -918,7 +941,9 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
         names, kinds = rec[1], rec[2]
         for i in range(len(names) - 1, -1, -1):
             if kinds[i] == _DIR:
-                todo.append(f"{rel}/{names[i]}" if rel else names[i])
+                sub = f"{rel}/{names[i]}" if rel else names[i]
+                if not partial or sub not in dirs:  # partial: only folders new to it
+                    todo.append(sub)
     return bool(listing.get("changed"))
 
 
@@ -948,9 +973,10 @@ def _load_listing(path: str, root_abs: str) -> dict | None:
     return data
 
 
-def write_private(path: str, data: bytes) -> None:
+def write_private(path: str, data: bytes) -> bool:
     """Write a cache file beside the index atomically (a new owner-only file, never
-    through a link, renamed into place); a failure only costs speed, so it is swallowed."""
+    through a link, renamed into place); a failure only costs speed, so it is swallowed
+    (False)."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -960,23 +986,25 @@ def write_private(path: str, data: bytes) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
+        return True
     except OSError:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        return False
 
 
-def _save_listing(path: str, listing: dict) -> None:
-    """Write the listing beside the index, atomically; a failure only costs speed."""
+def _save_listing(path: str, listing: dict) -> bool:
+    """Write the listing beside the index, atomically; a failure only costs speed (False)."""
     import marshal  # noqa: PLC0415
 
-    write_private(path, marshal.dumps({k: v for k, v in listing.items() if k != "changed"}))
+    return write_private(path, marshal.dumps({k: v for k, v in listing.items() if k != "changed"}))
 
 
 def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path | None = None,
                 on_warning: Callable[[str], None] | None = None,
-                on_skip: Callable[[str], None] | None = None
+                on_skip: Callable[[str], None] | None = None, changes=None
                 ) -> list[tuple[str, str, bool]] | None:
     """(path relative to `root`, absolute path, is a symlink) of the files and symlinks
     `walk` would meet under folder `start` (default `root`), in its order, through the
@@ -984,7 +1012,8 @@ def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path |
     cannot answer (`follow`, a size cap, a start that is not a walked folder), and the
     caller walks. Symlinks are listed whatever `yield_symlinks` would say: callers that
     do not want them drop them. `max_depth` applies as in `walk`; `on_skip(path)` hears
-    of each folder it leaves unentered."""
+    of each folder it leaves unentered. `changes`: a watcher's change journal's answer
+    (`ov.journal.Changes`), which spares the stat of each folder it does not name."""
     if opts.follow or opts.max_filesize is not None:
         return None
     warn = on_warning or _noop
@@ -993,6 +1022,17 @@ def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path |
     rel0 = "" if rel0 == "." else rel0.replace(os.sep, "/")
     if rel0.startswith("..") or os.path.isabs(rel0):
         return None
+    got = _current_listing(root_abs, opts, cache_dir, rel0, warn, changes)
+    if got is None:
+        return None
+    return _flatten(got[0]["dirs"], root_abs, rel0, opts.max_depth, on_skip or _noop)
+
+
+def _current_listing(root_abs: str, opts: WalkOptions, cache_dir: Path, rel0: str, warn,
+                     changes) -> tuple[dict, tuple | None] | None:
+    """The listing of `root_abs` brought up to date (loaded, mended or built, and saved),
+    and its file's (size, mtime_ns, inode) when the file holds exactly it (None when it
+    could not be written); None when the cache cannot serve folder `rel0`."""
     if not os.path.isdir(cache_dir) or os.path.islink(cache_dir):
         return None
     path = os.path.join(os.fspath(cache_dir), cache_name(opts))
@@ -1002,19 +1042,81 @@ def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path |
         try:
             if rel0 not in listing["dirs"]:
                 return None  # a folder the walk leaves out, named explicitly: walk it
-            changed = _refresh(listing, root_abs, rel0, opts, warn)
+            changed = _refresh(listing, root_abs, rel0, opts, warn, changes)
         except _Stale:
             listing = None
     if listing is None:
         listing = _build_listing(root_abs, opts, warn)
+        if changes is not None:  # built after the journal's point: true since then
+            listing["since"] = changes.since
         changed = True
         if rel0 not in listing["dirs"]:
             _save_listing(path, listing)
             return None
+    sig = None
     if changed:
-        _save_listing(path, listing)
         listing.pop("changed", None)
-    return _flatten(listing["dirs"], root_abs, rel0, opts.max_depth, on_skip or _noop)
+        if _save_listing(path, listing):
+            try:
+                s = os.stat(path)
+                sig = (s.st_size, s.st_mtime_ns, s.st_ino)
+            except OSError:
+                pass
+    else:
+        hit = _LOADED.get(path)
+        sig = hit[0] if hit is not None and hit[1] is listing else None
+    return listing, sig
+
+
+class Listed:
+    """A listing cache's files, asked about one by one (no list of every file is made):
+    whether a path is a listed file, and its place in the walk's order. For grep with a
+    change journal, which reads a handful of files out of the whole tree."""
+
+    def __init__(self, dirs: dict, root_abs: str, sig: tuple | None) -> None:
+        self.dirs = dirs
+        self.root_abs = root_abs
+        self.sig = sig  # the listing file's state, when it holds exactly this listing
+        self._pos: dict[str, dict[str, tuple[int, int]]] = {}
+
+    def _names(self, folder: str) -> dict[str, tuple[int, int]] | None:
+        got = self._pos.get(folder)
+        if got is None:
+            rec = self.dirs.get(folder)
+            if rec is None:
+                return None
+            got = self._pos[folder] = {n: (i, k) for i, (n, k) in enumerate(zip(rec[1], rec[2]))}
+        return got
+
+    def order(self, rel: str) -> tuple[int, ...] | None:
+        """`rel`'s place in the walk (its folders' and its own places), when it is a listed
+        file (not a link) reached from the root; else None."""
+        parts = rel.split("/")
+        key = []
+        folder = ""
+        for i, part in enumerate(parts):
+            names = self._names(folder)
+            got = names.get(part) if names is not None else None
+            if got is None or got[1] != (_FILE if i == len(parts) - 1 else _DIR):
+                return None
+            key.append(got[0])
+            folder = f"{folder}/{part}" if folder else part
+        return tuple(key)
+
+    def files(self) -> list[str]:
+        """Every listed file (not links), in walk order."""
+        return [r for r, _a, link in _flatten(self.dirs, self.root_abs, "", None, _noop) if not link]
+
+
+def listed(root: Path, opts: WalkOptions, cache_dir: Path, *, changes=None,
+           on_warning: Callable[[str], None] | None = None) -> Listed | None:
+    """The listing cache of `root` (made or mended as `cached_walk` does), as a `Listed`;
+    None where `cached_walk` would not answer, or with `max_depth`."""
+    if opts.follow or opts.max_filesize is not None or opts.max_depth is not None:
+        return None
+    root_abs = os.path.abspath(os.fspath(root))
+    got = _current_listing(root_abs, opts, cache_dir, "", on_warning or _noop, changes)
+    return None if got is None else Listed(got[0]["dirs"], root_abs, got[1])
 
 
 def _flatten(dirs: dict, root_abs: str, rel0: str, max_depth: int | None,

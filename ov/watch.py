@@ -18,6 +18,12 @@ Another `ov index` holding the index lock is waited for: the batch stays pending
 retried every `RETRY_S`. Any other failure is reported through `warn` and the watch goes
 on (the next start's catch-up repairs what it missed).
 
+While it watches, a change journal (`ov.journal`, Linux) records every path the OS says
+changed since the last catch-up and answers grep on a socket beside the index, so a grep
+with a fresh index need not `lstat` each file it rules out. The journal vouches for the
+index only after a catch-up that began after it started watching; when it loses events
+(queue overflow, too many changes) it asks for another (`Journal.wants_catch_up`).
+
 watchfiles (and its anyio) is imported only when a watch starts.
 """
 
@@ -33,6 +39,7 @@ from pathlib import Path
 from ov.paths import db_path_for
 from ov.errors import OvError
 from ov.indexer import IndexOptions, index_paths, index_tree
+from ov.journal import Journal
 from ov.model import IndexReport
 from ov.walk import ALWAYS_SKIPPED
 
@@ -96,6 +103,7 @@ class Watcher:
         self.state = WatchState()
         self.stop_event = threading.Event()
         self._thread: threading.Thread | None = None
+        self.journal: Journal | None = None
 
     # -- applying changes --
 
@@ -110,7 +118,10 @@ class Watcher:
     def catch_up(self) -> IndexReport:
         """One incremental pass over the whole tree (at start, or after a config change)."""
         self._model()
+        mark = self.journal.reset() if self.journal is not None else None
         rep = index_tree(self.root, self.db_path, self.opts, warn=self.warn, embedder=self.embedder)
+        if self.journal is not None and mark is not None:
+            self.journal.caught_up(mark)
         self._applied(rep)
         return rep
 
@@ -135,6 +146,12 @@ class Watcher:
     def run(self, catch_up: bool = True) -> None:
         """Watch until `stop()` (blocking). With `catch_up`, first bring the index up to
         date with the tree."""
+        try:
+            self._run(catch_up)
+        finally:
+            self.close_journal()
+
+    def _run(self, catch_up: bool) -> None:
         import watchfiles  # noqa: PLC0415 - only a watch pays for it (and its anyio)
 
         root = str(self.root)
@@ -145,6 +162,9 @@ class Watcher:
 
         pending: set[str] = set()
         whole = False
+        if self.journal is None:
+            # watching before the catch-up starts, so that it can vouch for what follows
+            self.journal = Journal.open(self.root, self.db_path, self.warn)
         events = watchfiles.watch(root, watch_filter=wanted, debounce=DEBOUNCE_MS, step=STEP_MS,
                                   stop_event=self.stop_event, rust_timeout=int(RETRY_S * 1000),
                                   yield_on_timeout=True, raise_interrupt=False,
@@ -162,7 +182,7 @@ class Watcher:
                 break
             rels, all_ = changed_paths(root, (p for _c, p in changes))
             pending |= rels
-            whole = whole or all_
+            whole = whole or all_ or (self.journal is not None and self.journal.wants_catch_up)
             if not pending and not whole:
                 continue
             self.state.pending = len(pending)
@@ -197,6 +217,12 @@ class Watcher:
         self.stop_event.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        self.close_journal()
+
+    def close_journal(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
+            self.journal = None
 
 
 def _chain(first: Iterable, rest: Iterable):

@@ -12,12 +12,17 @@ Timing: each tool runs `--runs` times per pattern on the standard library; the r
 gives medians and the median of the per-pattern ratios ov/rg. ov runs with a node limit
 high enough to return every match, so both print the same work.
 
+A big tree (`--tree`, issue 18's suite) says whether a watcher's change journal served
+grep (it spares grep a stat of each file the index rules out); `--watch` runs
+`ov index --watch --no-embed` on the tree for the length of the run.
+
     python3 scripts/bench_grep.py [--runs 3] [--stdlib DIR] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -209,6 +214,48 @@ def _ov_set(tree: Path, flags: list[str], pat: str, extra: list[str],
     return {(m["path"], m["line"]) for m in d["result"]["matches"]}
 
 
+def journal_line(tree: Path) -> str:
+    """Whether a watcher's change journal serves grep on `tree` (ov.journal)."""
+    from ov.journal import status  # noqa: PLC0415
+
+    j = status(tree / ".ov" / "index.db", tree)
+    if j is None:
+        return "none (grep stats each file the index rules out)"
+    return (f"ready, {j['changed']} paths changed since the catch-up" if j["ready"]
+            else f"not vouching: {j['not_ready']}")
+
+
+class Watching:
+    """`ov index --watch --no-embed` on `tree` for the length of a `with` block, entered
+    once its change journal vouches for the index."""
+
+    def __init__(self, tree: Path) -> None:
+        self.tree = tree
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> Watching:
+        from ov.journal import ask  # noqa: PLC0415
+
+        self.proc = subprocess.Popen([*OV, "index", "--watch", "--no-embed"], cwd=self.tree,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 600
+        while ask(self.tree / ".ov" / "index.db", self.tree) is None:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("ov index --watch did not start a change journal")
+            time.sleep(0.2)
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        import signal  # noqa: PLC0415
+
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
 def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = False,
              paths: list[str] = (), only: str | None = None,
              modes: tuple[str, ...] = ("index", "noidx"), base: str | None = None) -> int:
@@ -217,6 +264,8 @@ def big_tree(tree: Path, runs: int, noidx_runs: int = 1, noidx_common: bool = Fa
         print(f"{tree}: no index (run `ov index --no-embed` there first)", file=sys.stderr)
         return 2
     print(f"tree {tree}; load before: {os.getloadavg()[0]:.2f}")
+    if "index" in modes:
+        print(f"change journal: {journal_line(tree)}")
     paths = list(paths)
     sel = SELECTIVE_ARCH if paths or not (tree / "drivers").is_dir() else SELECTIVE
     cases = [("selective", ["-F"], p) for p in sel] + [("common", f, p) for f, p in COMMON]
@@ -289,6 +338,9 @@ def main() -> int:
                     help="which ov runs to check and time on the big tree: index, noidx or both")
     ap.add_argument("--noidx-common", action="store_true",
                     help="time --no-index on the common patterns too (big tree)")
+    ap.add_argument("--watch", action="store_true",
+                    help="run `ov index --watch --no-embed` on the big tree meanwhile, so that a "
+                         "change journal serves grep (started and stopped here)")
     ap.add_argument("--base", metavar="PYTHON",
                     help="also time `PYTHON -P -m ov` (another checkout's interpreter, e.g. "
                          "main's venv) in the same runs, for a before/after (big tree)")
@@ -297,9 +349,10 @@ def main() -> int:
         print("rg not found (pip install --only-binary :all: ripgrep)", file=sys.stderr)
         return 2
     if args.tree is not None:
-        return 1 if big_tree(args.tree.resolve(), args.runs, args.noidx_runs,
-                             args.noidx_common, args.paths, args.only,
-                             tuple(args.modes.split(",")), args.base) else 0
+        tree = args.tree.resolve()
+        with Watching(tree) if args.watch else contextlib.nullcontext():
+            return 1 if big_tree(tree, args.runs, args.noidx_runs, args.noidx_common, args.paths,
+                                 args.only, tuple(args.modes.split(",")), args.base) else 0
     std = args.stdlib.resolve()
     rg_std = ["-g", "!/site-packages/"]
     ov_std = ["--exclude-uri", "site-packages"]

@@ -14,7 +14,7 @@ import ast
 from pathlib import Path
 
 ORDER = ["errors", "model", "config", "kinds", "walk", "read", "grams", "chunk", "tiers", "embed",
-         "bm25", "store", "paths", "indexer", "watch", "worker", "query", "rank", "context", "search", "engine", "doctor", "api", "render", "mcp", "cli"]
+         "bm25", "store", "paths", "journal", "indexer", "watch", "worker", "query", "rank", "context", "search", "engine", "doctor", "api", "render", "mcp", "cli"]
 SUBORDER = {"store": ["text", "db", "queries", "vectors", "postings", "warm"],
             "search": ["matcher", "globs", "scope", "prefilter", "helper", "files", "glob"],
             "cli": ["flags", "run", "commands", "fast", "app"]}

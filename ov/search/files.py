@@ -162,7 +162,12 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
     if may_hold is None:  # size and mtime serve the index prefilter only
         files = file_paths(root, rels, opts, st, cache_dir)
     elif isinstance(may_hold, Prefilter):
-        files = prefiltered(file_paths(root, rels, opts, st, cache_dir), may_hold, st)
+        # with a change journal, the files to read come from the listing without a pass
+        # over every file; else each file the index rules out is stat'ed
+        picked = (may_hold.trusted_files(root, rels, opts, st, cache_dir)
+                  if cache_dir is not None else None)
+        files = iter(picked) if picked is not None else prefiltered(
+            file_paths(root, rels, opts, st, cache_dir, may_hold.changes), may_hold, st)
     else:
         files = ((e.path, e.abspath) for e in walked_entries(root, rels, opts, st)
                  if may_hold(e))

@@ -195,6 +195,18 @@ class Store(Database):
             "SELECT f.path, f.size, f.mtime_ns, f.ctime_ns, f.inode FROM files f "
             "WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.file_id = f.id)")}
 
+    def chunked_states_of(self, paths) -> dict[str, tuple[int, int, int, int]]:
+        """`chunked_states()` for the given paths only (those indexed with chunks)."""
+        paths = list(paths)
+        out: dict[str, tuple[int, int, int, int]] = {}
+        for i in range(0, len(paths), 500):
+            part = paths[i:i + 500]
+            out.update((r[0], (r[1], r[2], r[3], r[4])) for r in self.rows(
+                "SELECT f.path, f.size, f.mtime_ns, f.ctime_ns, f.inode FROM files f "
+                f"WHERE f.path IN ({','.join('?' * len(part))}) "
+                "AND EXISTS (SELECT 1 FROM chunks c WHERE c.file_id = f.id)", part))
+        return out
+
     def file_states(self) -> dict[str, tuple[int, int, int, str, int, int]]:
         """path -> (id, size, mtime_ns, hash, ctime_ns, inode) for every indexed file."""
         return {r[0]: tuple(r[1:]) for r in self.rows(

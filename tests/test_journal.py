@@ -1,0 +1,250 @@
+"""The watcher's change journal (`ov.journal`): what it vouches for, and grep's use of it.
+
+grep with a fresh index skips the `lstat` of each file the index rules out when a
+watcher's journal says nobody touched it since the index was brought up to date. These
+tests hold the journal's promises (a change is in the answer as soon as its system call
+returned; a new folder is watched and its files touched; lost events withdraw the
+promise) and that grep's answer stays the one it gives without any index.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import make_tree
+from ov import api, journal
+from ov.journal import Journal
+from ov.journal import ask as ask_changes
+from ov.paths import db_path_for
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the journal uses inotify")
+
+FILES = {f"d{i % 3}/f{i}.txt": f"line {i}\nplain text {i}\n" for i in range(30)}
+FILES["d0/sub/kept.txt"] = "needle_xyz was here from the start\n"
+
+
+def indexed(tmp_path: Path) -> Path:
+    root = make_tree(tmp_path / "t", FILES)
+    api.index(root, embed=False)
+    return root
+
+
+def ask(db: Path, root: Path) -> set[str] | None:
+    got = ask_changes(db, root)
+    return None if got is None else got.paths
+
+
+def opened(root: Path, ready: bool = True) -> Journal:
+    """A journal on `root`; with `ready`, vouching as a finished catch-up would make it."""
+    j = Journal.open(root, db_path_for(root))
+    assert j is not None
+    if ready:
+        j.caught_up(j.reset())
+    return j
+
+
+def grep(root: Path, *args: str) -> list[tuple[str, int, str]]:
+    from conftest import run_inprocess
+
+    r = run_inprocess("grep", "-o", "json", *args, cwd=root)
+    assert r.code in (0, 1), r.out + r.err
+    res = r.json["result"]
+    if "-l" in args:
+        return res["paths"]
+    return [(m["path"], m["line"], m["content"]) for m in res["matches"]]
+
+
+def test_the_journal_vouches_only_after_a_catch_up(tmp_path):
+    root = indexed(tmp_path)
+    j = opened(root, ready=False)
+    try:
+        db = db_path_for(root)
+        assert ask(db, root) is None
+        mark = j.reset()
+        assert ask(db, root) is None  # the catch-up is running
+        j.caught_up(mark)
+        assert ask(db, root) == set()
+        assert ask(db, root / "d0") is None  # another root: not this journal's word
+        state = j.state()
+        assert state["ready"] and state["watched_folders"] == 5  # the root, d0, d0/sub, d1, d2
+    finally:
+        j.close()
+    assert not (root / ".ov" / journal.SOCKET_NAME).exists()
+    assert ask(db_path_for(root), root) is None
+
+
+def test_a_change_is_in_the_answer_as_soon_as_it_was_made(tmp_path):
+    root = indexed(tmp_path)
+    j = opened(root)
+    try:
+        db = db_path_for(root)
+        (root / "d1" / "f1.txt").write_text("changed\n")
+        (root / "d2" / "new.txt").write_text("new\n")
+        os.remove(root / "d0" / "f0.txt")
+        os.rename(root / "d0" / "f3.txt", root / "d0" / "f3-renamed.txt")
+        os.chmod(root / "d1" / "f4.txt", 0o600)
+        assert ask(db, root) == {"d1/f1.txt", "d2/new.txt", "d0/f0.txt", "d0/f3.txt",
+                                 "d0/f3-renamed.txt", "d1/f4.txt"}
+        # nothing under .ov or .git is a change of the tree
+        (root / ".ov" / "scratch").write_text("x")
+        (root / ".git").mkdir()
+        (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+        assert ".git" not in ask(db, root) and not any(p.startswith(".ov") for p in ask(db, root))
+    finally:
+        j.close()
+
+
+def test_a_new_folder_is_watched_and_everything_in_it_touched(tmp_path):
+    root = indexed(tmp_path)
+    j = opened(root)
+    try:
+        db = db_path_for(root)
+        os.makedirs(root / "new" / "deep")
+        (root / "new" / "deep" / "a.txt").write_text("a\n")
+        got = ask(db, root)
+        assert {"new", "new/deep", "new/deep/a.txt"} <= got
+        (root / "new" / "deep" / "b.txt").write_text("b\n")  # the new folder is watched
+        assert "new/deep/b.txt" in ask(db, root)
+        # a folder moved in from outside the tree: its files were never seen
+        outside = make_tree(tmp_path / "outside", {"x/y.txt": "y\n"})
+        os.rename(outside / "x", root / "moved")
+        assert {"moved", "moved/y.txt"} <= ask(db, root)
+    finally:
+        j.close()
+
+
+def test_lost_changes_withdraw_the_promise_until_a_catch_up(tmp_path, monkeypatch):
+    root = indexed(tmp_path)
+    monkeypatch.setattr(journal, "MAX_TOUCHED", 2)
+    j = opened(root)
+    try:
+        db = db_path_for(root)
+        for i in range(3):
+            (root / "d0" / f"burst{i}.txt").write_text("x\n")
+        assert ask(db, root) is None
+        assert j.wants_catch_up and "more than 2" in j.state()["not_ready"]
+        j.caught_up(j.reset())
+        assert ask(db, root) == set()
+    finally:
+        j.close()
+
+
+def test_grep_goes_by_the_journal_and_reads_what_it_names(tmp_path):
+    root = indexed(tmp_path)
+    # changed before any journal watched: only the catch-up that the journal's promise
+    # stands on would see it; a journal made ready without one shows that grep trusts it
+    # (no lstat of the files the index rules out)
+    (root / "d1" / "f1.txt").write_text("needle_xyz arrived unseen\n")
+    j = opened(root)
+    try:
+        assert grep(root, "-F", "needle_xyz") == [("d0/sub/kept.txt", 1, "needle_xyz was here from the start")]
+        assert ("d1/f1.txt", 1, "needle_xyz arrived unseen") in grep(root, "--no-index", "-F", "needle_xyz")
+        # a change the journal saw is read at once, before any re-index
+        (root / "d2" / "f2.txt").write_text("now with needle_xyz\n")
+        (root / "d2" / "added.txt").write_text("needle_xyz in a new file\n")
+        assert grep(root, "-F", "needle_xyz") == [
+            ("d0/sub/kept.txt", 1, "needle_xyz was here from the start"),
+            ("d2/added.txt", 1, "needle_xyz in a new file"),
+            ("d2/f2.txt", 1, "now with needle_xyz")]
+    finally:
+        j.close()
+    # without the journal every file is checked again: the unseen change is found
+    assert ("d1/f1.txt", 1, "needle_xyz arrived unseen") in grep(root, "-F", "needle_xyz")
+
+
+def test_a_dead_watchers_socket_is_not_trusted(tmp_path):
+    root = indexed(tmp_path)
+    import socket
+
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(os.fspath(root / ".ov" / journal.SOCKET_NAME))
+    s.close()  # the file stays, nobody listens
+    (root / "d1" / "f1.txt").write_text("needle_xyz\n")
+    assert ask(db_path_for(root), root) is None
+    assert grep(root, "-F", "needle_xyz") == grep(root, "--no-index", "-F", "needle_xyz")
+
+
+def test_ov_index_watch_serves_grep_a_journal(tmp_path):
+    """End to end: `ov index --watch` keeps a journal; a grep run right after a save finds
+    the saved text (read because the journal named it) and gives `--no-index`'s answer."""
+    root = make_tree(tmp_path / "t", FILES)
+    env = {**os.environ, "OV_EMBEDDER": "hash"}
+    p = subprocess.Popen([sys.executable, "-m", "ov", "index", "--watch", "--no-embed", str(root)],
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while "watching" not in (line := p.stderr.readline()):
+            assert line and time.monotonic() < deadline, "ov index --watch did not start"
+        db = db_path_for(root)
+        while ask(db, root) is None:
+            assert time.monotonic() < deadline, "the journal never vouched for the index"
+            time.sleep(0.05)
+        status = subprocess.run([sys.executable, "-m", "ov", "status", "-o", "json"], cwd=root, env=env,
+                                capture_output=True, text=True, timeout=60)
+        import json
+
+        assert json.loads(status.stdout)["result"]["journal"] == {"ready": True, "not_ready": "", "changed": 0}
+        (root / "d1" / "f4.txt").write_text("saved needle_xyz\n")
+        got = subprocess.run([sys.executable, "-m", "ov", "grep", "-o", "json", "-F", "needle_xyz"],
+                             cwd=root, env=env, capture_output=True, text=True, timeout=60)
+        assert '"d1/f4.txt"' in got.stdout, got.stdout + got.stderr
+        assert grep(root, "-F", "needle_xyz") == grep(root, "--no-index", "-F", "needle_xyz")
+        text = subprocess.run([sys.executable, "-m", "ov", "status"], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=60).stdout
+        assert "change journal:  ready: 1 path changed since the watcher's catch-up" in text, text
+        p.send_signal(signal.SIGINT)
+        assert p.wait(30) in (0, 130)
+        assert not (root / ".ov" / journal.SOCKET_NAME).exists()
+        text = subprocess.run([sys.executable, "-m", "ov", "status"], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=60).stdout
+        assert "change journal:  none (no watcher" in text, text
+    finally:
+        p.kill()
+        p.wait()
+        p.stderr.close()
+
+
+ORDERED = {name: "needle_xyz\n" for name in [
+    "b.txt", "a.txt", "A.txt", "a-b/x.txt", "a.b/x.txt", "a/x.txt", "a/b/c/deep.txt", "a/b.txt",
+    "z/1.txt", "z/10.txt", "z/2.txt", "_u/x.txt", "Z.txt"]}
+
+
+def test_the_files_a_journal_picks_come_in_the_walks_order(tmp_path):
+    root = make_tree(tmp_path / "t", {**ORDERED, "big.txt": "x" * 500 + "\nneedle_xyz\n",
+                                      "other/plain.txt": "nothing\n"})
+    api.index(root, embed=False, max_filesize=300)  # big.txt: not indexed, read every time
+    j = opened(root)
+    try:
+        os.makedirs(root / "new" / "deep")
+        (root / "new" / "deep" / "n.txt").write_text("needle_xyz new\n")
+        os.remove(root / "a" / "x.txt")
+        (root / "z" / "3.txt").write_text("needle_xyz 3\n")
+        from ov.search.prefilter import index_candidates
+
+        from ov.search.files import listing_dir
+        from ov.search.scope import GrepStats, grep_walk_options
+
+        pre = index_candidates(root)(["needle_xyz"], False)
+        picked = pre.trusted_files(root, [""], grep_walk_options(False, False, None), GrepStats(),
+                                   listing_dir(root))
+        assert picked is not None  # the journal answered: the listing's way is taken
+        assert [r for r, _ in picked] == ["A.txt", "Z.txt", "_u/x.txt", "a/b/c/deep.txt",
+                                          "a/b.txt", "a-b/x.txt", "a.b/x.txt", "a.txt", "b.txt",
+                                          "big.txt", "new/deep/n.txt", "z/1.txt", "z/10.txt",
+                                          "z/2.txt", "z/3.txt"]
+        for args in (["-F", "needle_xyz"], ["-F", "needle_xyz", "z"], ["-F", "needle_xyz", "a", "new"],
+                     ["-l", "needle_xyz"]):
+            with_journal = grep(root, *args)
+            assert with_journal == grep(root, "--no-index", *args), args
+        assert ("big.txt", 2, "needle_xyz") in grep(root, "-F", "needle_xyz")
+        assert ("new/deep/n.txt", 1, "needle_xyz new") in grep(root, "-F", "needle_xyz")
+        assert not [m for m in grep(root, "-F", "needle_xyz") if m[0] == "a/x.txt"]
+    finally:
+        j.close()
