@@ -11,24 +11,27 @@ How it stays exact:
 - Linux inotify (through ctypes: no dependency). A watch is added on every folder of the
   tree except `.git` and `.ov` (whatever the ignore rules say: a rule can change), before
   the watcher's catch-up pass (`ov.watch.Watcher.catch_up`) starts. Every event names a
-  path; the path goes into `touched`. A folder created or moved in is watched at once and
-  everything in it is touched.
+  path; the path goes into `touched`, numbered in the order seen (`seq`). A folder
+  created or moved in is watched at once and everything in it is touched.
 - `reset()` is called as a catch-up starts (it empties `touched`); `caught_up(mark)` as it
   ends. Once a catch-up that started after the last reset has finished, every file not
   touched since then has the index row of its current state: the journal is `ready`.
 - grep connects to the socket beside the index (`journal.sock`). Before it answers, the
   journal reads every event the kernel has queued: inotify queues an event inside the
   system call that made the change, so every change finished before grep asked is in the
-  answer. grep then reads every touched file (or compares its `lstat` with the index, as
-  without a journal) and skips the files the index rules out and nobody touched.
-- Anything the journal cannot vouch for makes it not ready, and grep does what it does
-  without one (an `lstat` per file): an overflowing event queue, more than MAX_TOUCHED
-  changed paths (both ask the watcher for a new catch-up: `wants_catch_up`), the tree's
-  folder moved, a watch that could not be added (the OS's `max_user_watches`), a network
-  or FUSE file system (changes made on another machine send no event).
+  answer. grep then compares each touched file's `lstat` with the index, finds the other
+  names of a touched file with several links (the index keeps inodes), and skips the
+  files the index rules out and nobody touched (`ov.search.prefilter`).
+- Anything the journal cannot vouch for makes it not ready, and grep stats each file as
+  without one: an overflowing event queue or more than MAX_TOUCHED changed paths (both
+  ask the watcher for a new catch-up: `wants_catch_up`); for good, the tree's folder moved
+  or deleted, a watch that could not be added (the OS's `max_user_watches`), a folder
+  reachable by two paths (a bind mount), a file system mounted or unmounted inside the
+  tree while watching, and a network or FUSE file system holding any of the tree (changes
+  made on another machine send no event).
 - What inotify never reports, the journal cannot know: a file changed through a hard link
-  outside the tree, or written through `mmap` without a `write` (git's fsmonitor shares
-  both limits). `ov index` without `--watch`, or `--no-index`, sees them.
+  from outside the tree, or written through `mmap` without a `write` (git's fsmonitor
+  shares both limits). `ov index` without `--watch`, or `--no-index`, sees them.
 """
 
 from __future__ import annotations
@@ -45,8 +48,10 @@ from ov.walk import ALWAYS_SKIPPED
 
 SOCKET_NAME = "journal.sock"  # beside the index
 MAX_TOUCHED = 200_000  # changed paths held before the journal asks for a catch-up instead
-ASK_TIMEOUT_S = 1.0  # grep's wait for an answer before it stats every file
-PROTOCOL = 1
+# grep's wait for an answer before it stats every file (a healthy journal answers in ~1 ms;
+# a stopped watcher, Ctrl-Z, must not hold every grep up)
+ASK_TIMEOUT_S = 0.25
+PROTOCOL = 2
 
 # inotify(7)
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
@@ -60,6 +65,7 @@ _EVENT = struct.Struct("iIII")
 # file systems whose changes may come from elsewhere, unseen by inotify
 _REMOTE = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "lustre",
            "fuse", "sshfs", "davfs", "virtiofs", "vboxsf", "vmhgfs")
+_MOUNTS = "/proc/self/mounts"
 
 
 def socket_path(db: Path) -> Path:
@@ -69,14 +75,16 @@ def socket_path(db: Path) -> Path:
 # -- grep's side -----------------------------------------------------------------------------
 
 class Changes:
-    """A journal's answer: the paths (relative to the root) touched `since` a point that
-    names one journal and one catch-up (a listing refreshed at that point stays true
-    but for the folders of these paths)."""
+    """A journal's answer: the paths (relative to the root) touched since its catch-up, each
+    with the number of its last event (`paths`), and the number the journal had reached
+    (`seq`); `since` names the journal and its catch-up. A listing refreshed at this answer
+    stays true later but for the folders of paths numbered past `seq`."""
 
-    __slots__ = ("since", "paths")
+    __slots__ = ("since", "seq", "paths")
 
-    def __init__(self, since: str, paths: set[str]) -> None:
+    def __init__(self, since: str, seq: int, paths: dict[str, int]) -> None:
         self.since = since
+        self.seq = seq
         self.paths = paths
 
 
@@ -87,27 +95,28 @@ def ask(db: Path, root: Path) -> Changes | None:
     got = _reply(db, root)
     if got is None or not got.get("ready"):
         return None
-    touched, since = got.get("touched"), got.get("since")
-    if not isinstance(touched, list) or not isinstance(since, str):
+    touched, since, seq = got.get("touched"), got.get("since"), got.get("seq")
+    if (not isinstance(touched, dict) or not isinstance(since, str) or not isinstance(seq, int)
+            or not all(isinstance(v, int) for v in touched.values())):
         return None
-    return Changes(since, set(touched))
+    return Changes(since, seq, touched)
 
 
 def status(db: Path, root: Path) -> dict | None:
     """What `ov status` says of the journal of a watcher running on `root` with the index
     `db`: {"ready", "not_ready" (why not), "changed" (paths touched since its catch-up)};
     None when no watcher serves one."""
-    got = _reply(db, root)
+    got = _reply(db, root, brief=True)
     if got is None:
         return None
-    touched = got.get("touched")
+    changed = got.get("changed")
     return {"ready": bool(got.get("ready")), "not_ready": str(got.get("not_ready") or ""),
-            "changed": len(touched) if isinstance(touched, list) else None}
+            "changed": changed if isinstance(changed, int) else None}
 
 
-def _reply(db: Path, root: Path) -> dict | None:
-    """The journal's answer for this root and index, or None (no socket, nobody listening,
-    another tree's journal, a garbled answer)."""
+def _reply(db: Path, root: Path, brief: bool = False) -> dict | None:
+    """The journal's answer for this root and index (`brief`: without the touched paths),
+    or None (no socket, nobody listening in time, another tree's journal, a garbled answer)."""
     path = socket_path(db)
     if not os.path.exists(path) or len(os.fsencode(path)) > 100:
         return None
@@ -117,6 +126,7 @@ def _reply(db: Path, root: Path) -> dict | None:
     try:
         s.settimeout(ASK_TIMEOUT_S)
         s.connect(os.fspath(path))
+        s.sendall(b"brief\n" if brief else b"full\n")
         parts = []
         while chunk := s.recv(1 << 16):
             parts.append(chunk)
@@ -134,23 +144,35 @@ def _reply(db: Path, root: Path) -> dict | None:
 
 # -- the watcher's side ----------------------------------------------------------------------
 
-def _remote_fs(path: str) -> str | None:
-    """The type of a network or FUSE file system holding `path`, else None."""
-    best, kind = "", None
+def _mounts() -> list[tuple[str, str]]:
+    """(mount point, file system type) of every mount this process sees."""
+    out = []
     try:
-        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
+        with open(_MOUNTS, encoding="utf-8", errors="replace") as f:
             for line in f:
                 fields = line.split()
-                if len(fields) < 3:
-                    continue
-                mnt = fields[1].replace("\\040", " ")
-                if (path == mnt or path.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
-                    best, kind = mnt, fields[2]
+                if len(fields) >= 3:
+                    out.append((fields[1].replace("\\040", " "), fields[2]))
     except OSError:
-        return None
-    if kind and (kind in _REMOTE or kind.startswith("fuse")):
-        return kind
-    return None
+        pass
+    return out
+
+
+def _mounts_touching(root: str) -> tuple[tuple[str, str] | None, frozenset[tuple[str, str]]]:
+    """(the mount holding `root`, the mounts inside it)."""
+    holder: tuple[str, str] | None = None
+    inside = set()
+    for mnt, kind in _mounts():
+        if root == mnt or root.startswith(mnt.rstrip("/") + "/"):
+            if holder is None or len(mnt) >= len(holder[0]):
+                holder = (mnt, kind)
+        elif mnt.startswith(root.rstrip("/") + "/"):
+            inside.add((mnt, kind))
+    return holder, frozenset(inside)
+
+
+def _remote(kind: str) -> bool:
+    return kind in _REMOTE or kind.startswith("fuse")
 
 
 class Journal:
@@ -166,7 +188,8 @@ class Journal:
         self._wds: dict[int, str] = {}  # watch descriptor -> folder, relative ("" the root)
         self._lock = threading.Lock()  # the state below
         self._drain_lock = threading.Lock()  # one reader of the event queue at a time
-        self._touched: set[str] = set()
+        self._touched: dict[str, int] = {}  # path -> number of its last event
+        self._seq = 0
         self._epoch = 0  # bumped by each reset
         self._id = f"{os.getpid()}-{time.time_ns()}"  # this journal among all that were
         self._ready = False
@@ -174,22 +197,25 @@ class Journal:
         self.wants_catch_up = False
         self._broken: str | None = None  # set for good: nothing but a new journal mends it
         self._stop = threading.Event()
-        self._sock = None  # the listening socket
+        self._sock = None  # the listening socket, once its folder exists
+        self._sock_path = socket_path(db)
         self._sock_id: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
+        self._inside: frozenset[tuple[str, str]] = frozenset()  # mounts inside the tree
 
     # -- life --
 
     @classmethod
     def open(cls, root: Path, db: Path, warn=lambda _m: None) -> Journal | None:
-        """A journal watching every folder under `root`, its socket listening; None where
-        it cannot be kept (told to `warn` when that is a surprise)."""
+        """A journal watching every folder under `root`, its socket listening (once the
+        index's folder exists); None where it cannot be kept (told to `warn` when that is a
+        surprise)."""
         if not sys.platform.startswith("linux"):
             return None
-        import ctypes.util  # noqa: PLC0415 - the watcher's alone; grep asks over a socket
-        sock_path = socket_path(db)
-        if len(os.fsencode(sock_path)) > 100:  # sun_path's limit
+        if len(os.fsencode(socket_path(db))) > 100:  # sun_path's limit
             return None
+        import ctypes.util  # noqa: PLC0415 - the watcher's alone; grep asks over a socket
+
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
             fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -199,15 +225,16 @@ class Journal:
             warn(f"no change journal: inotify: {os.strerror(ctypes.get_errno())}")
             return None
         j = cls(root, db, fd, libc)
-        remote = _remote_fs(j.root)
+        holder, j._inside = _mounts_touching(j.root)
+        remote = [k for _m, k in ([holder] if holder else []) + sorted(j._inside) if _remote(k)]
         if remote:
-            j._break(f"the tree is on a {remote} file system, whose changes may come unseen")
+            j._break(f"the tree is on a {remote[0]} file system, whose changes may come unseen")
         else:
             j._add_tree("", touch=False)
         try:
-            j._listen(sock_path)
+            j._listen()
         except OSError as e:
-            warn(f"no change journal: {sock_path}: {e.strerror or e}")
+            warn(f"no change journal: {j._sock_path}: {e.strerror or e}")
             j._close_fd()
             return None
         if j._broken is not None:  # served all the same: `ov status` says why it cannot vouch
@@ -216,7 +243,12 @@ class Journal:
         j._thread.start()
         return j
 
-    def _listen(self, path: Path) -> None:
+    def _listen(self) -> None:
+        """Listen on the socket beside the index; nothing yet while the index's folder does
+        not exist (a first `ov index --watch` makes it in its catch-up: `caught_up` listens)."""
+        path = self._sock_path
+        if self._sock is not None or not path.parent.is_dir():
+            return
         try:
             os.unlink(path)  # a dead watcher's socket, or one another watcher gives up
         except FileNotFoundError:
@@ -228,33 +260,35 @@ class Journal:
             s.bind(os.fspath(path))
             os.chmod(path, 0o600)
             s.listen(16)
+            st = os.stat(path)
         except OSError:
             s.close()
             raise
-        st = os.stat(path)
-        self._sock, self._sock_id = s, (st.st_dev, st.st_ino)
-        self._sock_path = path
+        self._sock_id = (st.st_dev, st.st_ino)
+        self._sock = s
 
     def close(self) -> None:
         """Stop serving, remove the socket (if still ours) and the watches."""
         self._stop.set()
-        if self._thread is not None:
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(2.0)
-        if self._sock is not None:
+        with self._lock:
+            sock, self._sock = self._sock, None
+        if sock is not None:
             try:
                 st = os.stat(self._sock_path)
                 if (st.st_dev, st.st_ino) == self._sock_id:
                     os.unlink(self._sock_path)
             except OSError:
                 pass
-            self._sock.close()
-            self._sock = None
+            sock.close()
         self._close_fd()
 
     def _close_fd(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        with self._drain_lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
 
     # -- what the watcher tells --
 
@@ -271,26 +305,36 @@ class Journal:
 
     def caught_up(self, mark: int) -> None:
         """The catch-up that `reset` returned `mark` for has finished."""
+        try:
+            self._listen()
+        except OSError:
+            pass  # grep goes without: it stats each file
         with self._lock:
             if mark == self._epoch and self._broken is None and not self.wants_catch_up:
                 self._ready = True
                 self.not_ready = ""
 
-    def state(self) -> dict:
-        """What `ov status` and grep are told (grep gets the touched paths too)."""
+    def state(self, brief: bool = True) -> dict:
+        """The answer to grep (`brief`: the number of touched paths, for `ov status`, not
+        the paths), once every queued event is read."""
         self._drain()
         with self._lock:
-            return {"protocol": PROTOCOL, "root": self.root, "db": self.db, "ready": self._ready,
-                    "not_ready": self.not_ready, "watched_folders": len(self._wds),
-                    "touched": len(self._touched)}
+            out = {"protocol": PROTOCOL, "root": self.root, "db": self.db, "ready": self._ready,
+                   "not_ready": self.not_ready, "since": f"{self._id}:{self._epoch}",
+                   "seq": self._seq, "changed": len(self._touched),
+                   "watched_folders": len(self._wds)}
+            if not brief and self._ready:
+                out["touched"] = dict(self._touched)
+            return out
 
     # -- events --
 
     def _break(self, why: str) -> None:
         with self._lock:
-            self._broken = why
+            if self._broken is None:
+                self._broken = why
             self._ready = False
-            self.not_ready = why
+            self.not_ready = self._broken
 
     def _lost(self, why: str) -> None:
         """Changes were lost or are too many to hold: a new catch-up is needed."""
@@ -303,16 +347,11 @@ class Journal:
 
     def _touch(self, rel: str) -> None:
         with self._lock:
-            self._touched.add(rel)
+            self._seq += 1
+            self._touched[rel] = self._seq
             over = len(self._touched) > MAX_TOUCHED
         if over:
             self._lost(f"more than {MAX_TOUCHED} paths changed")
-
-    @staticmethod
-    def _libc_errno() -> int:
-        import ctypes  # noqa: PLC0415
-
-        return ctypes.get_errno()
 
     def _add_tree(self, rel: str, touch: bool) -> None:
         """Watch the folder `rel` and every folder under it; with `touch`, every path found
@@ -323,13 +362,20 @@ class Journal:
             path = os.path.join(self.root, d) if d else self.root
             wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), MASK)
             if wd < 0:
-                err = self._libc_errno()
+                import ctypes  # noqa: PLC0415
+
+                err = ctypes.get_errno()
                 if err in (2, 20):  # ENOENT, ENOTDIR: gone or replaced meanwhile (evented)
                     continue
                 self._break(f"no watch on {d or '.'}: {os.strerror(err)}"
                             + (" (raise fs.inotify.max_user_watches)" if err == 28 else ""))
                 return
-            self._wds[wd] = d
+            was = self._wds.get(wd)
+            if was is not None and was != d and self._same_folder(was, path):
+                # one folder under two paths (a bind mount): an event names only one of them
+                self._break(f"{d} and {was or '.'} are one folder (a bind mount)")
+                return
+            self._wds[wd] = d  # a folder moved within the tree keeps its watch: its new path
             try:
                 with os.scandir(path) as it:
                     for e in it:
@@ -346,15 +392,22 @@ class Journal:
             except OSError:
                 continue  # unreadable: what the walk cannot read, grep does not search
 
+    def _same_folder(self, rel: str, path: str) -> bool:
+        """Is `rel` (still) the folder at `path`?"""
+        try:
+            a = os.stat(os.path.join(self.root, rel) if rel else self.root, follow_symlinks=False)
+            b = os.stat(path, follow_symlinks=False)
+        except OSError:
+            return False
+        return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
     def _drain(self) -> None:
         """Read and record every event the kernel has queued."""
         with self._drain_lock:
             while self._fd >= 0:
                 try:
                     buf = os.read(self._fd, 1 << 16)
-                except BlockingIOError:
-                    return
-                except OSError:
+                except OSError:  # BlockingIOError: the queue is empty
                     return
                 if not buf:
                     return
@@ -387,35 +440,52 @@ class Journal:
             if mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
                 self._add_tree(rel, touch=True)
 
+    def _mounts_moved(self) -> None:
+        """The mount table changed: a file system mounted or unmounted inside the tree hides
+        or shows files with no event."""
+        if _mounts_touching(self.root)[1] != self._inside:
+            self._break("a file system was mounted or unmounted inside the tree "
+                        "(restart the watcher)")
+
     def _serve(self) -> None:
         """Events as they come; each question answered after the queue is read."""
         import select  # noqa: PLC0415
 
-        assert self._sock is not None
-        while not self._stop.is_set():
-            try:
-                ready, _, _ = select.select([self._fd, self._sock], [], [], 0.5)
-            except (OSError, ValueError):
-                return
-            if self._fd in ready:
-                self._drain()
-            if self._sock in ready:
+        try:
+            mounts = open(_MOUNTS, "rb")  # noqa: SIM115 - polled for the table's changes
+            mounts.read()  # read once: select() then says when the table changes
+        except OSError:
+            mounts = None
+        try:
+            while not self._stop.is_set():
+                sock = self._sock
+                watched = [self._fd] + ([sock] if sock is not None else [])
                 try:
-                    conn, _ = self._sock.accept()
-                except OSError:
-                    continue
-                with conn:
-                    self._answer(conn)
+                    ready, _, odd = select.select(watched, [], [mounts] if mounts else [], 0.5)
+                except (OSError, ValueError):
+                    return
+                if odd:
+                    mounts.seek(0)
+                    mounts.read()
+                    self._mounts_moved()
+                if self._fd in ready:
+                    self._drain()
+                if sock is not None and sock in ready:
+                    try:
+                        conn, _ = sock.accept()
+                    except OSError:
+                        continue
+                    with conn:
+                        self._answer(conn)
+        finally:
+            if mounts is not None:
+                mounts.close()
 
     def _answer(self, conn) -> None:
-        self._drain()  # every change finished before the question was asked
-        with self._lock:
-            reply = {"protocol": PROTOCOL, "root": self.root, "db": self.db,
-                     "ready": self._ready, "not_ready": self.not_ready,
-                     "since": f"{self._id}:{self._epoch}",
-                     "touched": list(self._touched) if self._ready else None}
         try:
             conn.settimeout(ASK_TIMEOUT_S)
+            brief = conn.recv(16).startswith(b"brief")
+            reply = self.state(brief=brief)  # reads every queued event first
             conn.sendall(json.dumps(reply).encode("utf-8", "surrogateescape"))
         except OSError:
             pass

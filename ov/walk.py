@@ -872,17 +872,23 @@ def _build_listing(root_abs: str, opts: WalkOptions, warn) -> dict:
     return {"v": CACHE_VERSION, "root": root_abs, "ign": ign, "dirs": dirs}
 
 
-def _journal_folders(dirs: dict, touched) -> list[str]:
-    """The listed folders a change journal's touched paths may have changed: each path's
-    folder (a name came or went) and the path itself when it is a listed folder."""
-    out = set()
-    for t in touched:
+def _journal_folders(dirs: dict, changes, after: int) -> tuple[list[str], set[str]]:
+    """(the listed folders a change journal's paths numbered past `after` may have changed,
+    those of them to list again whatever their mtime): each path's folder (a name came or
+    went: its mtime says so) and the path itself when it is a listed folder (created,
+    moved or replaced: listed again, as two folders swapped with equal mtimes would fool
+    the mtime)."""
+    look, force = set(), set()
+    for t, n in changes.paths.items():
+        if n <= after:
+            continue
         parent = t.rpartition("/")[0]
         if parent in dirs:
-            out.add(parent)
+            look.add(parent)
         if t in dirs:
-            out.add(t)
-    return sorted(out, reverse=True)
+            look.add(t)
+            force.add(t)
+    return sorted(look, reverse=True), force
 
 
 def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, warn,
@@ -890,21 +896,24 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
     """Bring the folders at and below `start_rel` up to date; True when any changed.
     Raises _Stale when the listing cannot be mended.
 
-    With a change journal's answer (`changes`, `ov.journal.Changes`) that names the same
-    point as the listing's last refresh (`listing["since"]`), only the folders of the
-    paths it names are looked at (and new folders under them): every other folder is as
-    it was then. Otherwise every folder is stat'ed, and the listing remembers the point."""
+    With a change journal's answer (`changes`, `ov.journal.Changes`) from the journal and
+    catch-up the listing was last refreshed at (`listing["since"]`), only the folders of
+    the paths touched since that refresh (`listing["seq"]`) are looked at, and the folders
+    new to the listing under them: every other folder is as it was then. Otherwise every
+    folder at and below `start_rel` is stat'ed, and a refresh of the whole tree remembers
+    the journal's point."""
     for p, state in listing["ign"].items():
         if _ignore_state(p) != state:
             raise _Stale()
     dirs = listing["dirs"]
     t0 = time.time_ns()
     rescans = 0
-    partial = changes is not None and listing.get("since") == changes.since
-    todo = _journal_folders(dirs, changes.paths) if partial else [start_rel]
-    if changes is not None and not partial:
-        listing["since"] = changes.since
-        listing["changed"] = True
+    partial = (changes is not None and listing.get("since") == changes.since
+               and isinstance(listing.get("seq"), int))
+    if partial:
+        todo, force = _journal_folders(dirs, changes, listing["seq"])
+    else:
+        todo, force = [start_rel], set()
     while todo:
         rel = todo.pop()
         path = os.path.join(root_abs, rel) if rel else root_abs
@@ -918,7 +927,7 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
                 raise _Stale()
             dirs.pop(rel, None)
             continue
-        if rec is None or rec[0] < 0 or rec[0] != s.st_mtime_ns:
+        if rec is None or rec[0] < 0 or rec[0] != s.st_mtime_ns or rel in force:
             rescans += 1
             if rescans > MAX_RESCANS:
                 raise _Stale()
@@ -944,6 +953,10 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
                 sub = f"{rel}/{names[i]}" if rel else names[i]
                 if not partial or sub not in dirs:  # partial: only folders new to it
                     todo.append(sub)
+    if changes is not None and (partial or start_rel == "") and (
+            listing.get("since"), listing.get("seq")) != (changes.since, changes.seq):
+        listing["since"], listing["seq"] = changes.since, changes.seq
+        listing["changed"] = True
     return bool(listing.get("changed"))
 
 
@@ -1004,7 +1017,7 @@ def _save_listing(path: str, listing: dict) -> bool:
 
 def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path | None = None,
                 on_warning: Callable[[str], None] | None = None,
-                on_skip: Callable[[str], None] | None = None, changes=None
+                on_skip: Callable[[str], None] | None = None
                 ) -> list[tuple[str, str, bool]] | None:
     """(path relative to `root`, absolute path, is a symlink) of the files and symlinks
     `walk` would meet under folder `start` (default `root`), in its order, through the
@@ -1012,8 +1025,7 @@ def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path |
     cannot answer (`follow`, a size cap, a start that is not a walked folder), and the
     caller walks. Symlinks are listed whatever `yield_symlinks` would say: callers that
     do not want them drop them. `max_depth` applies as in `walk`; `on_skip(path)` hears
-    of each folder it leaves unentered. `changes`: a watcher's change journal's answer
-    (`ov.journal.Changes`), which spares the stat of each folder it does not name."""
+    of each folder it leaves unentered."""
     if opts.follow or opts.max_filesize is not None:
         return None
     warn = on_warning or _noop
@@ -1022,7 +1034,7 @@ def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path |
     rel0 = "" if rel0 == "." else rel0.replace(os.sep, "/")
     if rel0.startswith("..") or os.path.isabs(rel0):
         return None
-    got = _current_listing(root_abs, opts, cache_dir, rel0, warn, changes)
+    got = _current_listing(root_abs, opts, cache_dir, rel0, warn, None)
     if got is None:
         return None
     return _flatten(got[0]["dirs"], root_abs, rel0, opts.max_depth, on_skip or _noop)
@@ -1047,8 +1059,8 @@ def _current_listing(root_abs: str, opts: WalkOptions, cache_dir: Path, rel0: st
             listing = None
     if listing is None:
         listing = _build_listing(root_abs, opts, warn)
-        if changes is not None:  # built after the journal's point: true since then
-            listing["since"] = changes.since
+        if changes is not None:  # built after the journal's answer: true as of it
+            listing["since"], listing["seq"] = changes.since, changes.seq
         changed = True
         if rel0 not in listing["dirs"]:
             _save_listing(path, listing)
@@ -1090,14 +1102,21 @@ class Listed:
 
     def order(self, rel: str) -> tuple[int, ...] | None:
         """`rel`'s place in the walk (its folders' and its own places), when it is a listed
-        file (not a link) reached from the root; else None."""
+        file (not a link) reached from the root through folders; else None."""
+        return self._reach(rel, _FILE)
+
+    def is_folder(self, rel: str) -> bool:
+        """Is `rel` a listed folder reached from the root through folders (not links)?"""
+        return not rel or self._reach(rel, _DIR) is not None
+
+    def _reach(self, rel: str, kind: int) -> tuple[int, ...] | None:
         parts = rel.split("/")
         key = []
         folder = ""
         for i, part in enumerate(parts):
             names = self._names(folder)
             got = names.get(part) if names is not None else None
-            if got is None or got[1] != (_FILE if i == len(parts) - 1 else _DIR):
+            if got is None or got[1] != (kind if i == len(parts) - 1 else _DIR):
                 return None
             key.append(got[0])
             folder = f"{folder}/{part}" if folder else part

@@ -118,10 +118,11 @@ class Watcher:
     def catch_up(self) -> IndexReport:
         """One incremental pass over the whole tree (at start, or after a config change)."""
         self._model()
-        mark = self.journal.reset() if self.journal is not None else None
+        journal = self.journal
+        mark = journal.reset() if journal is not None else None
         rep = index_tree(self.root, self.db_path, self.opts, warn=self.warn, embedder=self.embedder)
-        if self.journal is not None and mark is not None:
-            self.journal.caught_up(mark)
+        if journal is not None and mark is not None:
+            journal.caught_up(mark)
         self._applied(rep)
         return rep
 
@@ -220,9 +221,9 @@ class Watcher:
         self.close_journal()
 
     def close_journal(self) -> None:
-        if self.journal is not None:
-            self.journal.close()
-            self.journal = None
+        journal, self.journal = self.journal, None
+        if journal is not None:
+            journal.close()
 
 
 def _chain(first: Iterable, rest: Iterable):

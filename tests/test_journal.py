@@ -10,6 +10,7 @@ promise) and that grep's answer stays the one it gives without any index.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -38,7 +39,7 @@ def indexed(tmp_path: Path) -> Path:
 
 def ask(db: Path, root: Path) -> set[str] | None:
     got = ask_changes(db, root)
-    return None if got is None else got.paths
+    return None if got is None else set(got.paths)
 
 
 def opened(root: Path, ready: bool = True) -> Journal:
@@ -248,3 +249,120 @@ def test_the_files_a_journal_picks_come_in_the_walks_order(tmp_path):
         assert not [m for m in grep(root, "-F", "needle_xyz") if m[0] == "a/x.txt"]
     finally:
         j.close()
+
+
+def same(root: Path, *args: str) -> None:
+    """grep with the journal gives --no-index's answer."""
+    assert grep(root, *args) == grep(root, "--no-index", *args), args
+
+
+def test_the_other_names_of_a_file_with_several_links_are_read(tmp_path):
+    root = indexed(tmp_path)
+    os.link(root / "d0" / "sub" / "kept.txt", root / "d1" / "alias.txt")
+    api.index(root, embed=False)  # both names indexed, one inode
+    j = opened(root)
+    try:
+        with open(root / "d0" / "sub" / "kept.txt", "a") as f:  # inotify names this one only
+            f.write("linked_needle\n")
+        same(root, "-F", "linked_needle")
+        assert [m[0] for m in grep(root, "-F", "linked_needle")] == ["d0/sub/kept.txt", "d1/alias.txt"]
+        with open(root / "d1" / "alias.txt", "a") as f:
+            f.write("second_needle\n")
+        same(root, "-F", "second_needle")
+        assert len(grep(root, "-F", "second_needle")) == 2
+    finally:
+        j.close()
+
+
+def wait_vouching(root: Path, w) -> None:
+    """Wait (60 s at most) until the watcher `w`'s journal vouches for the index."""
+    deadline = time.monotonic() + 60
+    while ask(db_path_for(root), root) is None:
+        assert time.monotonic() < deadline, w.state
+        time.sleep(0.05)
+
+
+def test_a_watcher_that_catches_up_vouches_for_what_changed_before_it(tmp_path):
+    """The real flow: changes made while nothing watched are the catch-up's; a grep of one
+    folder with --level-limit in between does not make the listing vouch for the others."""
+    root = indexed(tmp_path)
+    grep(root, "-F", "needle_xyz")  # the listing is cached
+    (root / "d2" / "new.txt").write_text("needle_xyz unwatched\n")
+    (root / "d1" / "f1.txt").write_text("needle_xyz unwatched edit\n")
+    w = api.watcher(root, embed=False).start()
+    try:
+        wait_vouching(root, w)
+        assert grep(root, "--level-limit", "5", "-F", "needle_xyz", "d0") == [
+            ("d0/sub/kept.txt", 1, "needle_xyz was here from the start")]
+        same(root, "-F", "needle_xyz")
+        assert len(grep(root, "-F", "needle_xyz")) == 3
+    finally:
+        w.stop()
+
+
+def test_a_tree_without_an_index_gets_its_journal_once_the_catch_up_made_one(tmp_path):
+    root = make_tree(tmp_path / "t", FILES)
+    w = api.watcher(root, embed=False).start()
+    try:
+        wait_vouching(root, w)
+    finally:
+        w.stop()
+
+
+def test_names_links_and_swaps_give_the_answer_without_an_index(tmp_path):
+    root = make_tree(tmp_path / "t", {**FILES, "b/x.txt": "needle_xyz b\n", "c/y.txt": "needle_xyz c\n",
+                                      "real/r.txt": "plain\n"})
+    os.symlink("real/r.txt", root / "flnk")
+    api.index(root, embed=False, follow=True)
+    for d in ("b", "c"):
+        os.utime(root / d, ns=(10**18, 10**18))
+    grep(root, "-F", "needle_xyz")  # the listing is cached
+    j = opened(root)
+    try:
+        # a name that is not UTF-8 (the index never holds one)
+        (root / os.fsdecode(b"d0/caf\xe9.txt")).write_text("needle_xyz latin\n")
+        same(root, "-F", "needle_xyz")
+        # -L follows a link to a file whose target changed (the link's name is never evented)
+        (root / "real" / "r.txt").write_text("needle_xyz through the link\n")
+        same(root, "-L", "-F", "needle_xyz")
+        # two folders swapped, their mtimes equal before and after
+        os.rename(root / "b", root / "tmp")
+        os.rename(root / "c", root / "b")
+        os.rename(root / "tmp", root / "c")
+        for d in ("b", "c"):
+            os.utime(root / d, ns=(10**18, 10**18))
+        same(root, "-F", "needle_xyz")
+        # a PATH that is now a link to a folder, where a folder was
+        shutil.rmtree(root / "d2")
+        os.symlink("d1", root / "d2")
+        same(root, "-F", "line", "d2")
+    finally:
+        j.close()
+
+
+def test_no_journal_on_a_tree_a_network_file_system_reaches(tmp_path, monkeypatch):
+    root = indexed(tmp_path)
+    mounts = tmp_path / "mounts"
+    mounts.write_text(f"/dev/sda1 / ext4 rw 0 0\nserver:/x {root}/d1 nfs4 rw 0 0\n")
+    monkeypatch.setattr(journal, "_MOUNTS", str(mounts))
+    j = Journal.open(root, db_path_for(root))
+    try:
+        j.caught_up(j.reset())
+        assert ask(db_path_for(root), root) is None
+        assert "nfs4" in j.state()["not_ready"]
+    finally:
+        j.close()
+
+
+def test_candidates_and_states_come_from_one_state_of_the_index(tmp_path, monkeypatch):
+    from ov.search import prefilter
+
+    root = indexed(tmp_path)
+    db = db_path_for(root)
+    real = prefilter._db_signature
+    moves = iter([("a",), ("b",)])  # a commit between the first try's reads: tried again
+    monkeypatch.setattr(prefilter, "_db_signature", lambda p: next(moves, None) or real(p))
+    pre = prefilter._read_prefilter(db, ["needle_xyz"], None)
+    assert pre is not None and pre.cands == {"d0/sub/kept.txt"}
+    monkeypatch.setattr(prefilter, "_db_signature", lambda p: (time.monotonic_ns(),))
+    assert prefilter._read_prefilter(db, ["needle_xyz"], None) is None  # never still: read all

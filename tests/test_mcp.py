@@ -149,6 +149,8 @@ def test_tools_answer_as_the_cli_does(served):
     got = status["result"]
     assert set(got.pop("watch")) == {"updates", "files_changed", "last_update", "pending", "errors"}
     got.pop("db_bytes"), want.pop("db_bytes")  # the WAL grows as the server writes its catch-up
+    # the server's watcher keeps a change journal; the CLI asks once the server is gone
+    assert set(got.pop("journal")) == {"ready", "not_ready", "changed"} and want.pop("journal", None) is None
     assert got == want
 
 

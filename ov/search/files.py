@@ -167,7 +167,7 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
         picked = (may_hold.trusted_files(root, rels, opts, st, cache_dir)
                   if cache_dir is not None else None)
         files = iter(picked) if picked is not None else prefiltered(
-            file_paths(root, rels, opts, st, cache_dir, may_hold.changes), may_hold, st)
+            file_paths(root, rels, opts, st, cache_dir), may_hold, st)
     else:
         files = ((e.path, e.abspath) for e in walked_entries(root, rels, opts, st)
                  if may_hold(e))

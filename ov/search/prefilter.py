@@ -5,7 +5,9 @@ The index, where there is one, only makes grep faster: `index_candidates` return
 predicate from the FTS5 trigram table (and the trigram bitmaps of the files too large to
 index, ov.grams) that rules out files which cannot hold the pattern's required literals.
 It trusts the index only for files whose size, mtime, ctime and inode are what was
-indexed; any other file is read, so the answer is the same either way. `--tags` needs the index (tags live in it): `tag_paths`.
+indexed, or, while a watcher's change journal vouches (ov.journal), for the files nobody
+touched since the index was brought up to date; any other file is read, so the answer is
+the same either way. `--tags` needs the index (tags live in it): `tag_paths`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ov.config import WalkOptions
 from ov.errors import OvError
 from ov.paths import db_path_for
 from ov.search.scope import Candidates, GrepStats
@@ -22,6 +25,7 @@ from ov.walk import write_private
 
 if TYPE_CHECKING:
     from ov.journal import Changes
+
 
 def tag_paths(root: Path, tags: dict[str, str]) -> set[str]:
     """Paths of the indexed files carrying every tag; `unsupported` without an index."""
@@ -57,33 +61,45 @@ def index_candidates(root: Path, notice: Callable[[str], None] | None = None) ->
     def hook(literals: list[str], ignore_case: bool):
         if ignore_case or not literals:
             return None
-        from ov.grams import literal_grams  # noqa: PLC0415
         from ov.journal import ask  # noqa: PLC0415
-        from ov.store import Store
 
-        wanted = literal_grams(literals)
         # asked before the index is read: what was not touched by then has its row there
         changes = ask(db, root)
         try:
-            with Store.open(db, readonly=True) as st:
-                cands = st.trigram_files(literals, within_s=TRIGRAM_BUDGET_S)
-                if cands is None:
-                    return None
-                big = st.big_file_grams() if wanted else []
-                if changes is not None:  # the states of the touched files alone, for now
-                    return Prefilter(cands, None, changes, db, st.chunked_states_of(changes.paths),
-                                     _big_files_ruled_out(big, wanted))
-                fresh = _indexed_states(db, st)
+            return _read_prefilter(db, literals, changes)
         except OvError as e:
             # a busy or broken index must not break grep: read every file
             if notice is not None:
                 notice(f"the index was not used, every file was read: {e.message}")
             return None
 
-        fresh.update(_big_files_ruled_out(big, wanted))
-        return Prefilter(cands, fresh)
-
     return hook
+
+
+def _read_prefilter(db: Path, literals: list[str], changes: Changes | None) -> Prefilter | None:
+    """The index's word on `literals`, every part of it from one state of the index (the
+    state is checked unchanged around the reads, tried again when a commit came between):
+    candidates from one state and file states from a later one would skip a file indexed
+    in between. None past a few tries (an index written all the while: read every file)."""
+    from ov.grams import literal_grams  # noqa: PLC0415
+    from ov.store import Store  # noqa: PLC0415
+
+    wanted = literal_grams(literals)
+    for _ in range(3):
+        sig = _db_signature(db)
+        with Store.open(db, readonly=True) as st:
+            cands = st.trigram_files(literals, within_s=TRIGRAM_BUDGET_S)
+            if cands is None:
+                return None
+            big_out = _big_files_ruled_out(st.big_file_grams() if wanted else [], wanted)
+            if changes is not None:  # the states of the touched files alone, for now
+                pre = Prefilter(cands, None, big_out, db=db, sig=sig, changes=changes,
+                                touched_states=st.chunked_states_of(changes.paths))
+            else:
+                pre = Prefilter(cands, {**_indexed_states(db, st), **big_out}, big_out)
+        if _db_signature(db) == sig:
+            return pre
+    return None
 
 
 def _big_files_ruled_out(big: list, wanted: list[int]) -> dict[str, tuple[int, int, int, int]]:
@@ -124,146 +140,210 @@ def _indexed_states(db: Path, store) -> dict[str, tuple[int, int]]:
 
     path = db.with_name("states.cache")
     sig = _db_signature(db)
-    try:
-        with open(path, "rb") as f:
-            got = marshal.loads(f.read())
-        if isinstance(got, tuple) and len(got) == 2 and got[0] == sig:
-            return got[1]
-    except (OSError, ValueError, EOFError, TypeError):
-        pass
+    got = _cached(path, sig)
+    if got is not None:
+        return got
     fresh = store.chunked_states()
     if _db_signature(db) == sig:  # not written meanwhile
         write_private(str(path), marshal.dumps((sig, fresh)))
     return fresh
 
 
+def _cached(path: Path, key):
+    """What a cache file beside the index holds for `key` (written as `(key, value)` with
+    marshal), else None."""
+    import marshal  # noqa: PLC0415
+
+    try:
+        with open(path, "rb") as f:
+            got = marshal.loads(f.read())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    if isinstance(got, tuple) and len(got) == 2 and got[0] == key:
+        return got[1]
+    return None
+
+
 class Prefilter:
     """What the index says of a literal: the files whose text may hold it (`cands`), and
     the (size, mtime_ns, ctime_ns, inode) each indexed file had (`fresh`: a restored mtime
-    cannot hide a change); any other file must be read.
+    cannot hide a change), the big files whose bitmaps rule the literal out among them
+    (`big_out`); any other file must be read.
 
     With a watcher's change journal (`changes`: the paths touched since the index was
-    brought up to date, `ov.journal`), an indexed file nobody touched is known unchanged
-    without its `lstat`, and `trusted_files` picks the files to read from the listing
-    cache without going through every file: the candidates, the touched files whose
-    state is not the indexed one (`touched_states`), and the files the index does not
-    hold (`unindexed`) but for the big files their bitmaps rule out (`big_out`, with the
-    states they were read at). `fresh` is then read only if some caller needs all of it."""
+    brought up to date, `ov.journal`), `trusted_files` picks the files to read from the
+    listing cache without a pass over every file: the candidates, the touched files whose
+    state is not the indexed one (`touched_states`), the other names of touched files with
+    several links, and the files the index does not hold (`unindexed`) but the big files
+    their bitmaps rule out. Every file nobody touched is then trusted to the index, unstat'ed.
+    Where that cannot answer, `fresh` is read (from the same state of the index, `sig`, or
+    not at all) and each file is stat'ed, as without a journal."""
 
-    __slots__ = ("cands", "_fresh", "changes", "db", "touched_states", "big_out", "_chunked")
+    __slots__ = ("cands", "_fresh", "big_out", "db", "sig", "changes", "touched_states", "_chunked")
 
     def __init__(self, cands: set[str], fresh: dict[str, tuple[int, int, int, int]] | None,
-                 changes: Changes | None = None, db: Path | None = None,
-                 touched_states: dict[str, tuple[int, int, int, int]] | None = None,
-                 big_out: dict[str, tuple[int, int, int, int]] | None = None) -> None:
+                 big_out: dict[str, tuple[int, int, int, int]] | None = None, *,
+                 db: Path | None = None, sig: tuple | None = None, changes: Changes | None = None,
+                 touched_states: dict[str, tuple[int, int, int, int]] | None = None) -> None:
         self.cands = cands
         self._fresh = fresh
-        self.changes = changes
-        self.db = db
-        self.touched_states = touched_states or {}
         self.big_out = big_out or {}
+        self.db = db
+        self.sig = sig
+        self.changes = changes
+        self.touched_states = touched_states or {}
         self._chunked: dict[str, tuple[int, int, int, int]] | None = None
 
-    def _chunked_states(self) -> dict[str, tuple[int, int, int, int]]:
-        """Every indexed file's state (`_indexed_states`), read once."""
-        if self._chunked is None:
+    def _chunked_states(self) -> dict[str, tuple[int, int, int, int]] | None:
+        """Every indexed file's state, from the state of the index the candidates came from
+        (None when the index moved on since, or cannot be read now)."""
+        if self._chunked is None and self.db is not None:
             from ov.store import Store  # noqa: PLC0415
 
-            assert self.db is not None
-            with Store.open(self.db, readonly=True) as st:
-                self._chunked = _indexed_states(self.db, st)
+            try:
+                with Store.open(self.db, readonly=True) as st:
+                    got = _indexed_states(self.db, st)
+            except OvError:
+                return None
+            if _db_signature(self.db) != self.sig:
+                return None
+            self._chunked = got
         return self._chunked
 
     @property
     def fresh(self) -> dict[str, tuple[int, int, int, int]]:
         if self._fresh is None:
-            self._fresh = {**self._chunked_states(), **self.big_out}
+            # without the states of the candidates' moment, only the bitmaps' own are known
+            self._fresh = {**(self._chunked_states() or {}), **self.big_out}
         return self._fresh
 
     def __call__(self, rel: str, size: int, mtime_ns: int, ctime_ns: int, inode: int) -> bool:
         return rel in self.cands or self.fresh.get(rel) != (size, mtime_ns, ctime_ns, inode)
 
-    def trusted_files(self, root: Path, rels: list[str], opts, st: GrepStats,
+    def trusted_files(self, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
                       cache_dir: Path) -> list[tuple[str, str]] | None:
         """With a change journal: the (relative, absolute) paths to read under the start
         folders `rels`, in walk order, from the listing cache; None when this way cannot
-        answer (no journal, a start that is not a listed folder, `--level-limit`...)."""
+        answer (no journal, a start that is not a folder reached through folders,
+        `--level-limit`, `-L`, the index moved on since the candidates were read...)."""
         if self.changes is None or self.db is None:
             return None
         from ov.walk import listed  # noqa: PLC0415
 
         lst = listed(root, opts, cache_dir, changes=self.changes, on_warning=st.warnings.append)
-        if lst is None or any(r and r not in lst.dirs for r in rels):
+        if lst is None or not all(lst.is_folder(r) for r in rels):
+            return None
+        unindexed = self._unindexed(lst)
+        if unindexed is None:
             return None
         touched, cands, big_out = self.changes.paths, self.cands, self.big_out
         whole = "" in rels
         starts = tuple(r + "/" for r in rels)
-        order = {}
-        for r in (*cands, *touched, *self._unindexed(lst)):
-            if r in order or not (whole or r.startswith(starts)):
-                continue
-            key = lst.order(r)
+
+        def place(r: str) -> tuple[int, ...] | None:
+            return lst.order(r) if whole or r.startswith(starts) else None
+
+        order: dict[str, tuple[int, ...]] = {}
+        settled: set[str] = set()  # decided by their state: read (in `order`) or not
+        linked: set[int] = set()
+        for r in touched:  # read unless still in the state the index (or a bitmap) holds
+            key = place(r)
             if key is None:
                 continue
-            if r not in cands:
-                was = self.touched_states.get(r) or big_out.get(r)
-                if r not in touched:
-                    if r in big_out:  # unchanged since its bitmap was made
-                        continue
-                elif was is not None:
-                    try:
-                        s = os.lstat(os.path.join(lst.root_abs, r))
-                    except OSError as err:
-                        st.warnings.append(f"{r}: {err.strerror or err}")
-                        st.unreadable += 1
-                        continue
-                    if was == (s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino):
-                        continue
-            order[r] = key
+            now = _state(lst.root_abs, r, st)
+            if now is None:
+                continue
+            if now[4] > 1:
+                linked.add(now[3])
+            settled.add(r)
+            if r in cands or (self.touched_states.get(r) or big_out.get(r)) != now[:4]:
+                order[r] = key
+        if linked:  # the other names of a touched file with several links: inotify names one
+            others = self._linked(linked)
+            if others is None:
+                return None
+            for r, was in others.items():
+                key = place(r) if r not in settled else None
+                if key is None:
+                    continue
+                now = _state(lst.root_abs, r, st)
+                settled.add(r)
+                if now is not None and (r in cands or was != now[:4]):
+                    order[r] = key
+        for r in cands:
+            if r not in settled and (key := place(r)) is not None:
+                order[r] = key
+        for r in unindexed:  # a big file nobody touched whose bitmap rules it out: not read
+            if r not in settled and r not in big_out and (key := place(r)) is not None:
+                order[r] = key
         base = lst.root_abs + os.sep
         return [(r, base + r.replace("/", os.sep)) for r in sorted(order, key=order.__getitem__)]
 
-    def _unindexed(self, lst) -> list[str]:
+    def _linked(self, inodes: set[int]) -> dict[str, tuple[int, int, int, int]] | None:
+        """Indexed files and ruled-out big files with one of `inodes`, with the state the
+        index holds; None when the index moved on since the candidates were read."""
+        from ov.store import Store  # noqa: PLC0415
+
+        assert self.db is not None
+        try:
+            with Store.open(self.db, readonly=True) as st:
+                got = st.chunked_states_of_inodes(inodes)
+        except OvError:
+            return None
+        if _db_signature(self.db) != self.sig:
+            return None
+        got.update((r, s) for r, s in self.big_out.items() if s[3] in inodes)
+        return got
+
+    def _unindexed(self, lst) -> list[str] | None:
         """The listed files the index holds no text of, kept beside the index for this
-        state of the index and of the listing (a pass over every file when either moved)."""
+        state of the index and of the listing (a pass over every file when either moved);
+        None when the index moved on since the candidates were read."""
         import marshal  # noqa: PLC0415
 
         assert self.db is not None
         path = self.db.with_name("unindexed.cache")
-        key = (_db_signature(self.db), lst.sig)
+        key = (self.sig, lst.sig)
+        got = _cached(path, key) if lst.sig is not None else None
+        if got is not None:
+            return got
+        indexed = self._chunked_states()  # not `fresh`: what bitmaps rule out depends on the literal
+        if indexed is None:
+            return None
+        out = [r for r in lst.files() if r not in indexed]
         if lst.sig is not None:
-            try:
-                with open(path, "rb") as f:
-                    got = marshal.loads(f.read())
-                if isinstance(got, tuple) and len(got) == 2 and got[0] == key:
-                    return got[1]
-            except (OSError, ValueError, EOFError, TypeError):
-                pass
-        fresh = self._chunked_states()  # not `fresh`: what bitmaps rule out depends on the literal
-        out = [r for r in lst.files() if r not in fresh]
-        if lst.sig is not None and _db_signature(self.db) == key[0]:
             write_private(str(path), marshal.dumps((key, out)))
         return out
+
+
+def _state(root_abs: str, rel: str, st: GrepStats) -> tuple[int, int, int, int, int] | None:
+    """(size, mtime_ns, ctime_ns, inode, links) of a file, None (counted unreadable) when it
+    cannot be stat'ed."""
+    try:
+        s = os.lstat(os.path.join(root_abs, rel))
+    except OSError as err:
+        _unreadable(st, rel, err)
+        return None
+    return (s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino, s.st_nlink)
+
+
+def _unreadable(st: GrepStats, rel: str, err: OSError) -> None:
+    st.warnings.append(f"{rel}: {err.strerror or err}")
+    st.unreadable += 1
 
 
 def prefiltered(files: Iterator[tuple[str, str]], pre: Prefilter,
                  st: GrepStats) -> Iterator[tuple[str, str]]:
     """The files the index cannot rule out: its candidates, and every file whose size,
-    mtime, ctime or inode is not what was indexed (one lstat each; the candidates need none,
-    nor, with a change journal, the indexed files it says nobody touched)."""
+    mtime, ctime or inode is not what was indexed (one lstat each; the candidates need none)."""
     cands, fresh = pre.cands, pre.fresh
-    touched = pre.changes.paths if pre.changes is not None else None
     lstat = os.lstat
-    trusted = touched is not None
     for rel, abspath in files:
         if rel not in cands:
-            if trusted and rel not in touched and rel in fresh:  # type: ignore[operator]
-                continue
             try:
                 s = lstat(abspath)
             except OSError as err:
-                st.warnings.append(f"{rel}: {err.strerror or err}")
-                st.unreadable += 1
+                _unreadable(st, rel, err)
                 continue
             if fresh.get(rel) == (s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino):
                 continue

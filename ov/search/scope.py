@@ -199,13 +199,12 @@ def walked_entries(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats
 
 
 def file_paths(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
-           cache_dir: Path | None = None, changes=None) -> Iterator[tuple[str, str]]:
+           cache_dir: Path | None = None) -> Iterator[tuple[str, str]]:
     """(relative, absolute) paths of the files `walked_entries` would yield, without stat;
-    from the listing cache in `cache_dir` where it can answer (`changes`: a change
-    journal's answer, for the listing to check only the folders it names)."""
+    from the listing cache in `cache_dir` where it can answer."""
     for rel in rels:
         start = root / rel if rel else None
-        listed = cached_listing(root, opts, cache_dir, start, st, changes) if cache_dir is not None else None
+        listed = cached_listing(root, opts, cache_dir, start, st) if cache_dir is not None else None
         if listed is not None:
             yield from ((r, a) for r, a, link in listed if not link)
         else:
@@ -218,7 +217,7 @@ LISTINGS: dict[tuple, tuple[list[tuple[str, str, bool]] | None, list[str]]] = {}
 
 
 def cached_listing(root: Path, opts: WalkOptions, cache_dir: Path, start: Path | None,
-            st: GrepStats, changes=None) -> list[tuple[str, str, bool]] | None:
+            st: GrepStats) -> list[tuple[str, str, bool]] | None:
     from ov.walk import cached_walk  # noqa: PLC0415
 
     key = (os.fspath(root), opts, os.fspath(cache_dir), start and os.fspath(start))
@@ -227,8 +226,7 @@ def cached_listing(root: Path, opts: WalkOptions, cache_dir: Path, start: Path |
             LISTINGS.clear()
         cut: list[str] = []
         LISTINGS[key] = (cached_walk(root, opts, cache_dir, start=start,
-                                    on_warning=st.warnings.append, on_skip=cut.append,
-                                    changes=changes), cut)
+                                    on_warning=st.warnings.append, on_skip=cut.append), cut)
     listed, cut = LISTINGS[key]
     if cut:
         st.level_cut = True

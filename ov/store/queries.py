@@ -196,14 +196,22 @@ class Store(Database):
             "WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.file_id = f.id)")}
 
     def chunked_states_of(self, paths) -> dict[str, tuple[int, int, int, int]]:
-        """`chunked_states()` for the given paths only (those indexed with chunks)."""
-        paths = list(paths)
+        """`chunked_states()` for the given paths only (those indexed with chunks; a name
+        that is not UTF-8 is never indexed)."""
+        return self._chunked_states_in("path", [p for p in paths if _utf8(p)])
+
+    def chunked_states_of_inodes(self, inodes) -> dict[str, tuple[int, int, int, int]]:
+        """`chunked_states()` of the indexed files with one of these inodes (the other
+        names of a file with several links)."""
+        return self._chunked_states_in("inode", list(inodes))
+
+    def _chunked_states_in(self, column: str, values: list) -> dict[str, tuple[int, int, int, int]]:
         out: dict[str, tuple[int, int, int, int]] = {}
-        for i in range(0, len(paths), 500):
-            part = paths[i:i + 500]
+        for i in range(0, len(values), 500):
+            part = values[i:i + 500]
             out.update((r[0], (r[1], r[2], r[3], r[4])) for r in self.rows(
                 "SELECT f.path, f.size, f.mtime_ns, f.ctime_ns, f.inode FROM files f "
-                f"WHERE f.path IN ({','.join('?' * len(part))}) "
+                f"WHERE f.{column} IN ({','.join('?' * len(part))}) "
                 "AND EXISTS (SELECT 1 FROM chunks c WHERE c.file_id = f.id)", part))
         return out
 
@@ -1017,3 +1025,11 @@ def _with_ties(fetch: Callable[[int], list[tuple[int, float]]], limit: int) -> l
     while end < len(rows) and rows[end][1] == last:
         end += 1
     return rows[:end]
+
+
+def _utf8(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
