@@ -154,9 +154,14 @@ def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = Tru
     from ov.watch import Watcher  # noqa: PLC0415
 
     root = Path(path)
-    # the tree's embed-skip settings too, as `index` reads them
-    opts = options_for(root, walk or walk_options(root, hidden, no_ignore, follow, max_filesize), embed=embed)
-    return Watcher(root, db, opts, embedder=embedder, on_update=on_update, warn=warn)
+
+    def settings():  # the tree's embed-skip settings too, as `index` reads them
+        return options_for(root, walk or walk_options(root, hidden, no_ignore, follow, max_filesize),
+                           embed=embed)
+
+    # read again before each catch-up: a change of the tree's config asks for one
+    return Watcher(root, db, settings(), embedder=embedder, on_update=on_update, warn=warn,
+                   settings=settings)
 
 
 # ---- an open index -----------------------------------------------------------------------

@@ -366,3 +366,28 @@ def test_candidates_and_states_come_from_one_state_of_the_index(tmp_path, monkey
     assert pre is not None and pre.cands == {"d0/sub/kept.txt"}
     monkeypatch.setattr(prefilter, "_db_signature", lambda p: (time.monotonic_ns(),))
     assert prefilter._read_prefilter(db, ["needle_xyz"], None) is None  # never still: read all
+
+
+def test_the_journal_feeds_the_watcher_saves_and_config_changes(tmp_path):
+    """On Linux the watcher's changes come from the journal (inotify, changes alone): a save
+    is indexed, and a change of `.ov/config.toml` re-reads the tree."""
+    root = indexed(tmp_path)
+    reports = []
+    w = api.watcher(root, embed=False, on_update=reports.append).start()
+    try:
+        wait_vouching(root, w)
+        assert w.journal is not None and w.journal.complete
+        (root / "d2" / "saved.txt").write_text("omicron_saved\n")
+        deadline = time.monotonic() + 30
+        while not any(r.added for r in reports):
+            assert time.monotonic() < deadline, (reports, w.state)
+            time.sleep(0.05)
+        (root / ".ov" / "config.toml").write_text('ignore = ["d1/"]\n')
+        while not any(r.removed for r in reports):
+            assert time.monotonic() < deadline, (reports, w.state)
+            time.sleep(0.05)
+        with api.Index.open(root) as ix:
+            paths = {h.path for h in ix.search("plain", search_type="keywords", limit=50).hits}
+        assert paths and not any(p.startswith("d1/") for p in paths)
+    finally:
+        w.stop()
