@@ -125,6 +125,8 @@ def test_a_watcher_thread_follows_saves(tmp_path):
                 time.sleep(0.05)
             else:
                 pytest.fail("the saved file was not indexed within 30 s")
+        # a search may index the file first (its lock then makes the watcher retry)
+        wait_for(lambda: w.state.updates >= 2 and w.state.pending == 0, 30)
         assert w.state.errors == [] and w.state.updates >= 2
     finally:
         w.stop()

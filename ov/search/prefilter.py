@@ -222,7 +222,7 @@ class Prefilter:
 
     def trusted_files(self, root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
                       cache_dir: Path) -> list[tuple[str, str]] | None:
-        """With a change journal: the (relative, absolute) paths to read under the start
+        """Given a change journal: the (relative, absolute) paths to read under the start
         folders `rels`, in walk order, from the listing cache; None when this way cannot
         answer (no journal, a start that is not a folder reached through folders,
         `--level-limit`, `-L`, the index moved on since the candidates were read...)."""
