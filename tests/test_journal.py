@@ -200,7 +200,7 @@ def test_ov_index_watch_serves_grep_a_journal(tmp_path):
         text = subprocess.run([sys.executable, "-m", "ov", "status"], cwd=root, env=env,
                               capture_output=True, text=True, timeout=60).stdout
         assert "change journal:  ready: 1 path changed since the watcher's catch-up" in text, text
-        p.send_signal(signal.SIGINT)
+        p.send_signal(signal.SIGTERM)  # as a service manager stops it: the socket goes too
         assert p.wait(30) in (0, 130)
         assert not (root / ".ov" / journal.SOCKET_NAME).exists()
         text = subprocess.run([sys.executable, "-m", "ov", "status"], cwd=root, env=env,

@@ -162,6 +162,14 @@ def _watch(out: Out, path: Path, db: Optional[Path], embed: bool, walk_opts) -> 
         if rep.added or rep.updated or rep.removed:
             emit_update(out, rep, api.summary(rep))
 
+    # a service manager's stop (SIGTERM) ends the watch as Ctrl-C does: the change
+    # journal's socket is removed on the way out
+    import signal  # noqa: PLC0415
+
+    def stop(_sig, _frame) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
     # the catch-up pass (a stat per file) covers what was saved between the build and the
     # moment the OS watch was set up
     api.watcher(path, db=db, embed=embed, walk=walk_opts, on_update=updated, warn=out.warn).run()
