@@ -22,6 +22,8 @@ How it stays exact:
   answer. grep then compares each touched file's `lstat` with the index, finds the other
   names of a touched file with several links (the index keeps inodes), and skips the
   files the index rules out and nobody touched (`ov.search.prefilter`).
+- Past COMPACT_AT touched paths the journal asks the watcher for a catch-up, which lets it
+  forget them (each grep stats every touched path).
 - Anything the journal cannot vouch for makes it not ready, and grep stats each file as
   without one: an overflowing event queue or more than MAX_TOUCHED changed paths (both
   ask the watcher for a new catch-up: `wants_catch_up`); for good, the tree's folder moved
@@ -48,6 +50,9 @@ from ov.walk import ALWAYS_SKIPPED
 
 SOCKET_NAME = "journal.sock"  # beside the index
 MAX_TOUCHED = 200_000  # changed paths held before the journal asks for a catch-up instead
+# past this many touched paths (a branch switch) the watcher is asked for a catch-up, after
+# which they are forgotten: each grep stats every touched path and receives the list
+COMPACT_AT = 20_000
 # grep's wait for an answer before it stats every file (a healthy journal answers in ~1 ms;
 # a stopped watcher, Ctrl-Z, must not hold every grep up)
 ASK_TIMEOUT_S = 0.25
@@ -356,6 +361,8 @@ class Journal:
             self._seq += 1
             self._touched[rel] = self._seq
             over = len(self._touched) > MAX_TOUCHED
+            if len(self._touched) > COMPACT_AT:
+                self.wants_catch_up = True  # still vouching until the catch-up starts
         self._tell(rel)
         if over:
             self._lost(f"more than {MAX_TOUCHED} paths changed")

@@ -391,3 +391,24 @@ def test_the_journal_feeds_the_watcher_saves_and_config_changes(tmp_path):
         assert paths and not any(p.startswith("d1/") for p in paths)
     finally:
         w.stop()
+
+
+def test_many_changes_are_forgotten_after_a_catch_up_the_journal_asks_for(tmp_path, monkeypatch):
+    root = indexed(tmp_path)
+    monkeypatch.setattr(journal, "COMPACT_AT", 5)
+    reports = []
+    w = api.watcher(root, embed=False, on_update=reports.append).start()
+    try:
+        wait_vouching(root, w)
+        for i in range(8):
+            (root / "d0" / f"burst{i}.txt").write_text(f"burst_{i}\n")
+        deadline = time.monotonic() + 30
+        # the burst is indexed by the catch-up it asked for, and then forgotten
+        while not (any(r.added == 8 for r in reports) and (got := ask(db_path_for(root), root))
+                   is not None and len(got) < 5):
+            assert time.monotonic() < deadline, (reports, w.journal.state())
+            time.sleep(0.05)
+        same(root, "-F", "burst_")
+        assert len(grep(root, "-F", "burst_")) == 8
+    finally:
+        w.stop()
