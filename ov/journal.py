@@ -420,6 +420,7 @@ class Journal:
                     continue
                 self._break(f"no watch on {d or '.'}: {os.strerror(err)}"
                             + (" (raise fs.inotify.max_user_watches)" if err == 28 else ""))
+                self.complete = False  # not a source of changes any more (`ov.watch`)
                 return
             was = self._wds.get(wd)
             if was is not None and was != d and self._same_folder(was, path):
@@ -444,10 +445,17 @@ class Journal:
                 continue  # unreadable: what the walk cannot read, grep does not search
 
     def _same_folder(self, rel: str, path: str) -> bool:
-        """Is `rel` (still) the folder at `path`?"""
+        """Is `rel` (still, through folders alone: no link on the way) the folder at `path`?"""
+        import stat  # noqa: PLC0415
+
         try:
-            a = os.stat(os.path.join(self.root, rel) if rel else self.root, follow_symlinks=False)
-            b = os.stat(path, follow_symlinks=False)
+            here = self.root
+            for part in rel.split("/") if rel else []:
+                here = os.path.join(here, part)
+                if not stat.S_ISDIR(os.lstat(here).st_mode):
+                    return False  # a link (or a file) now stands on the old path
+            a = os.lstat(here)
+            b = os.lstat(path)
         except OSError:
             return False
         return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)

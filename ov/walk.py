@@ -912,8 +912,8 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
                and isinstance(listing.get("seq"), int))
     if partial:
         todo, force = _journal_folders(dirs, changes, listing["seq"])
-    else:
-        todo, force = [start_rel], set()
+    else:  # every folder; with a journal, those it names as replaced whatever their mtime
+        todo, force = [start_rel], (_journal_folders(dirs, changes, -1)[1] if changes else set())
     while todo:
         rel = todo.pop()
         path = os.path.join(root_abs, rel) if rel else root_abs
@@ -955,8 +955,12 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
                     todo.append(sub)
     if changes is not None and (partial or start_rel == "") and (
             listing.get("since"), listing.get("seq")) != (changes.since, changes.seq):
-        listing["since"], listing["seq"] = changes.since, changes.seq
-        listing["changed"] = True
+        # the journal's point is written with a change of the listing or a new journal, not
+        # alone: a listing (and the unindexed files') rewritten after every save costs more
+        # than looking again at the folders of the paths touched since the last point
+        if listing.get("changed") or listing.get("since") != changes.since:
+            listing["since"], listing["seq"] = changes.since, changes.seq
+            listing["changed"] = True
     return bool(listing.get("changed"))
 
 

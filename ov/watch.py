@@ -167,7 +167,8 @@ class Watcher:
         if self.journal is None:
             # watching before the catch-up starts, so that it can vouch for what follows
             self.journal = Journal.open(self.root, self.db_path, self.warn)
-        if self.journal is not None and self.journal.complete:
+        from_journal = self.journal is not None and self.journal.complete
+        if from_journal:
             # the journal's own events (every folder watched before the catch-up starts)
             events = self.journal.batches(self.stop_event, STEP_MS / 1000, DEBOUNCE_MS / 1000,
                                           RETRY_S)
@@ -181,9 +182,15 @@ class Watcher:
         if catch_up:
             whole = not self._guarded(lambda: self.catch_up())
             batches = [first] if first else []
-        for changes in _chain(batches, events):
-            if self.stop_event.is_set():
-                break
+        source = _chain(batches, events)
+        while (changes := next(source, None)) is not None and not self.stop_event.is_set():
+            journal = self.journal
+            if from_journal and (journal is None or not journal.complete):
+                # a folder it could not watch (the OS's limit): watchfiles from here on, and
+                # a catch-up for what went unseen
+                self.warn("the change journal could not watch every folder: watching through watchfiles")
+                source, from_journal, whole = self._watchfiles(), False, True
+                next(source, None)  # sets the OS watch up
             rels, all_ = changed_paths(root, (p for _c, p in changes))
             pending |= rels
             whole = whole or all_ or (self.journal is not None and self.journal.wants_catch_up)

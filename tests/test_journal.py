@@ -412,3 +412,98 @@ def test_many_changes_are_forgotten_after_a_catch_up_the_journal_asks_for(tmp_pa
         assert len(grep(root, "-F", "burst_")) == 8
     finally:
         w.stop()
+
+
+def test_what_was_written_through_a_name_grep_does_not_read_is_found_through_the_others(tmp_path):
+    """Hard links again: the name written through is gone, ignored, or outside the PATH."""
+    root = make_tree(tmp_path / "t", {**FILES, ".gitignore": "*.log\n", "s1/a.txt": "plain\n",
+                                      "gone/a.txt": "plain\n", "c.txt": "plain\n"})
+    os.makedirs(root / "s2")
+    os.link(root / "s1" / "a.txt", root / "s2" / "b.txt")
+    os.link(root / "gone" / "a.txt", root / "gone" / "b.txt")
+    os.link(root / "c.txt", root / "c.log")
+    api.index(root, embed=False)
+    j = opened(root)
+    try:
+        with open(root / "s2" / "b.txt", "a") as f:
+            f.write("needle_s2\n")
+        same(root, "-F", "needle_s2", "s1")
+        assert grep(root, "-F", "needle_s2", "s1") == [("s1/a.txt", 2, "needle_s2")]
+        with open(root / "gone" / "b.txt", "a") as f:
+            f.write("needle_gone\n")
+        os.remove(root / "gone" / "b.txt")
+        assert grep(root, "-F", "needle_gone") == [("gone/a.txt", 2, "needle_gone")]
+        with open(root / "c.log", "a") as f:
+            f.write("needle_log\n")
+        assert grep(root, "-F", "needle_log") == [("c.txt", 2, "needle_log")]
+    finally:
+        j.close()
+
+
+def test_folders_swapped_after_a_new_catch_up_are_listed_again(tmp_path):
+    root = make_tree(tmp_path / "t", {**FILES, "a/one.txt": "plain\n", "b/two.txt": "needle_two\n"})
+    api.index(root, embed=False)
+    for d in ("a", "b"):
+        os.utime(root / d, ns=(10**18, 10**18))
+    j = opened(root)
+    try:
+        grep(root, "-F", "needle_two")  # the listing, at the journal's first point
+        j.caught_up(j.reset())  # a new catch-up: the listing's point is an old one now
+        os.rename(root / "a", root / "tmp")
+        os.rename(root / "b", root / "a")
+        os.rename(root / "tmp", root / "b")
+        for d in ("a", "b"):
+            os.utime(root / d, ns=(10**18, 10**18))
+        assert grep(root, "-F", "needle_two") == [("a/two.txt", 1, "needle_two")]
+        same(root, "-F", "needle_two")
+    finally:
+        j.close()
+
+
+def test_a_folder_replaced_by_a_link_to_its_new_place_is_no_bind_mount(tmp_path):
+    root = make_tree(tmp_path / "t", {**FILES, "a/sub/x.txt": "plain\n"})
+    api.index(root, embed=False)
+    j = opened(root)
+    try:
+        os.rename(root / "a", root / "b")
+        os.symlink("b", root / "a")
+        assert ask(db_path_for(root), root) is not None, j.state()
+        same(root, "-F", "plain")
+    finally:
+        j.close()
+
+
+def test_a_folder_the_journal_cannot_watch_hands_the_watcher_to_watchfiles(tmp_path):
+    import ctypes
+
+    root = indexed(tmp_path)
+    reports = []
+    w = api.watcher(root, embed=False, on_update=reports.append).start()
+    try:
+        wait_vouching(root, w)
+        real = w.journal._libc
+
+        class Full:  # the OS's max_user_watches reached
+            def inotify_add_watch(self, *_a):
+                ctypes.set_errno(28)
+                return -1
+
+        w.journal._libc = Full()
+        os.makedirs(root / "new")
+        (root / "new" / "first.txt").write_text("zeta_first\n")
+        deadline = time.monotonic() + 30
+        while ask(db_path_for(root), root) is not None or w.journal.complete:
+            assert time.monotonic() < deadline, w.journal.state()
+            time.sleep(0.05)
+        w.journal._libc = real
+        time.sleep(1.5)  # watchfiles' watch set up
+        (root / "new" / "second.txt").write_text("zeta_second\n")
+        while True:
+            with api.Index.open(root) as ix:
+                got = {h.path for h in ix.search("zeta_first zeta_second", search_type="keywords").hits}
+            if got == {"new/first.txt", "new/second.txt"}:
+                break
+            assert time.monotonic() < deadline, (got, reports)
+            time.sleep(0.1)
+    finally:
+        w.stop()

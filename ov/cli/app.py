@@ -142,15 +142,17 @@ def index_cmd(
                           progress=progress)
         emit(out, rep, t0, lambda: out.notice(api.summary(rep)))
         if watch:
-            _watch(out, path, db, not no_embed, api.walk_options(path, hidden, no_ignore, follow, max_filesize))
+            _watch(out, path, db, not no_embed, dict(hidden=hidden, no_ignore=no_ignore, follow=follow,
+                                                     max_filesize=max_filesize))
         return EXIT_OK
 
     run((output, json_, color), body)
 
 
-def _watch(out: Out, path: Path, db: Optional[Path], embed: bool, walk_opts) -> None:
+def _watch(out: Out, path: Path, db: Optional[Path], embed: bool, flags: dict) -> None:
     """`ov index --watch`: re-index changes until Ctrl-C, a line per batch (a JSON Lines
-    record with -o jsonl)."""
+    record with -o jsonl). The walk's `flags` are given, not the options they make: each
+    catch-up reads the tree's config again (a change of `.ov/config.toml` asks for one)."""
     from ov import api  # noqa: PLC0415
 
     first = [True]
@@ -172,7 +174,7 @@ def _watch(out: Out, path: Path, db: Optional[Path], embed: bool, walk_opts) -> 
     signal.signal(signal.SIGTERM, stop)
     # the catch-up pass (a stat per file) covers what was saved between the build and the
     # moment the OS watch was set up
-    api.watcher(path, db=db, embed=embed, walk=walk_opts, on_update=updated, warn=out.warn).run()
+    api.watcher(path, db=db, embed=embed, on_update=updated, warn=out.warn, **flags).run()
 
 
 @app.command("status")

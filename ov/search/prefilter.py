@@ -245,19 +245,21 @@ class Prefilter:
 
         order: dict[str, tuple[int, ...]] = {}
         settled: set[str] = set()  # decided by their state: read (in `order`) or not
-        linked: set[int] = set()
+        linked: set[int] = set()  # inodes whose other names inotify may not have named
         for r in touched:  # read unless still in the state the index (or a bitmap) holds
+            now = _state(lst.root_abs, r)
+            was = self.touched_states.get(r) or big_out.get(r)
+            if now is None:  # gone: its inode's other names may hold what was written last
+                if was is not None:
+                    linked.add(was[3])
+            elif now[4] > 1:  # whether grep reads this name or not (ignored, outside PATH)
+                linked.add(now[3])
             key = place(r)
             if key is None:
                 continue
-            now = _state(lst.root_abs, r, st)
-            if now is None:
-                continue
-            if now[4] > 1:
-                linked.add(now[3])
             settled.add(r)
-            if r in cands or (self.touched_states.get(r) or big_out.get(r)) != now[:4]:
-                order[r] = key
+            if now is None or r in cands or was != now[:4]:
+                order[r] = key  # one that cannot be stat'ed is read: the read says why not
         if linked:  # the other names of a touched file with several links: inotify names one
             others = self._linked(linked)
             if others is None:
@@ -266,9 +268,9 @@ class Prefilter:
                 key = place(r) if r not in settled else None
                 if key is None:
                     continue
-                now = _state(lst.root_abs, r, st)
+                now = _state(lst.root_abs, r)
                 settled.add(r)
-                if now is not None and (r in cands or was != now[:4]):
+                if now is None or r in cands or was != now[:4]:
                     order[r] = key
         for r in cands:
             if r not in settled and (key := place(r)) is not None:
@@ -316,20 +318,14 @@ class Prefilter:
         return out
 
 
-def _state(root_abs: str, rel: str, st: GrepStats) -> tuple[int, int, int, int, int] | None:
-    """(size, mtime_ns, ctime_ns, inode, links) of a file, None (counted unreadable) when it
-    cannot be stat'ed."""
+def _state(root_abs: str, rel: str) -> tuple[int, int, int, int, int] | None:
+    """(size, mtime_ns, ctime_ns, inode, links) of a file, None when it cannot be stat'ed."""
     try:
         s = os.lstat(os.path.join(root_abs, rel))
-    except OSError as err:
-        _unreadable(st, rel, err)
+    except OSError:
         return None
     return (s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino, s.st_nlink)
 
-
-def _unreadable(st: GrepStats, rel: str, err: OSError) -> None:
-    st.warnings.append(f"{rel}: {err.strerror or err}")
-    st.unreadable += 1
 
 
 def prefiltered(files: Iterator[tuple[str, str]], pre: Prefilter,
@@ -343,7 +339,8 @@ def prefiltered(files: Iterator[tuple[str, str]], pre: Prefilter,
             try:
                 s = lstat(abspath)
             except OSError as err:
-                _unreadable(st, rel, err)
+                st.warnings.append(f"{rel}: {err.strerror or err}")
+                st.unreadable += 1
                 continue
             if fresh.get(rel) == (s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino):
                 continue
