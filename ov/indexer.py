@@ -660,8 +660,6 @@ class _Rows:
     size: int
     mtime_ns: int
     hash: str
-    abstract: str
-    overview: str
     title: str
     tags: dict[str, str]
     ftype: str
@@ -694,12 +692,12 @@ def _prepare(job) -> tuple[str, object, object]:
 
 def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     text = ft.text
-    abstract, overview, tier_rows = tier_chunks(text, path)
+    _, _, tier_rows = tier_chunks(text, path)
     body = chunking.chunk_text(text, path, max_tokens=CHUNK_TOKENS)
     title = title_of(body[0].text) if body else ""
     embed = embeddable(path, text, opts)
     chunks = body + tier_rows  # prose sentences have no rows (VECTOR_LEVELS)
-    return _Rows(ft.size, ft.mtime_ns, ft.hash, abstract, overview, title, _front_matter_tags(text),
+    return _Rows(ft.size, ft.mtime_ns, ft.hash, title, _front_matter_tags(text),
                  file_type(path), category(path), chunks,
                  [content_hash(c.text.encode("utf-8")) for c in chunks],
                  [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL], embed,
@@ -729,17 +727,14 @@ def _write_file(store: Store, path: str, rows: _Rows, state, report: IndexReport
         report.added += 1
     file_id = store.upsert_file(
         path, rows.size, rows.mtime_ns, rows.hash, ftype=rows.ftype, category=rows.category,
-        abstract=rows.abstract, overview=rows.overview, tags=rows.tags, title=rows.title,
-        ctime_ns=rows.ctime_ns, inode=rows.inode)
-    ids = store.insert_chunks(file_id, rows.chunks, rows.hashes, rows.title, embed=rows.embed,
+        tags=rows.tags, title=rows.title, ctime_ns=rows.ctime_ns, inode=rows.inode)
+    ids = store.insert_chunks(file_id, rows.chunks, rows.title, embed=rows.embed,
                               trigrams=trigrams, keywords=rows.keywords, tri_doc=rows.tri_doc)
     if rows.embed:  # only passages and abstracts get vectors (VECTOR_LEVELS)
         store.no_vectors([cid for cid, c in zip(ids, rows.chunks) if not wants_vector(c.level, path)])
     if reuse and rows.embed:
-        report.reused += store.reuse_vectors(
-            [cid for cid, c in zip(ids, rows.chunks) if wants_vector(c.level, path)],
-            {cid: kept[h] for cid, h, c in zip(ids, rows.hashes, rows.chunks)
-             if h in kept and wants_vector(c.level, path)})
+        wanted = {cid: h for cid, h, c in zip(ids, rows.hashes, rows.chunks) if wants_vector(c.level, path)}
+        report.reused += store.reuse_vectors(wanted, {cid: kept[h] for cid, h in wanted.items() if h in kept})
     report.chunks += sum(1 for c in rows.chunks if c.level == 2)
 
 
@@ -764,7 +759,12 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
                 stop: Callable[[], bool] | None = None) -> None:
     """Embed every chunk waiting for a vector, shortest first (similar lengths batch
     well). A text is run through the model once: chunks with the same text hash share its
-    vector, and one already stored elsewhere in the index is copied, not recomputed."""
+    vector, and one already stored elsewhere in the index is copied, not recomputed.
+
+    The pending rows are read EMBED_COMMIT at a time and their text hashed here (a row has
+    no hash until it has a vector). Rows of one text have one length, so they are next to
+    each other in this order: the same batch, or the next, which finds the vector the
+    batch before stored."""
     pending = store.pending_embeddings()
     if not pending:
         return
@@ -779,31 +779,30 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
                           f"this index was embedded with {model!r}, not {embedder.model_id!r}; "
                           "rebuild it with `ov index --full`")
         store.set_meta("model", embedder.model_id)
-    by_hash: dict[str, list[int]] = {}
-    for cid, _, h in pending:
-        by_hash.setdefault(h, []).append(cid)
-    firsts = [ids[0] for ids in by_hash.values()]  # in pending order: shortest first
-    hash_of = {cid: h for cid, _, h in pending}
     total = len(pending)
     done = 0
     if progress:
         progress("embed", 0, total)
-    for start in range(0, len(firsts), EMBED_COMMIT):
+    for start in range(0, total, EMBED_COMMIT):
         if stop and stop():
             return
-        part = firsts[start:start + EMBED_COMMIT]
-        known = store.vectors_by_hash([hash_of[i] for i in part])
-        todo = [i for i in part if hash_of[i] not in known]
-        texts = store.chunk_texts(todo)
-        todo = [i for i in todo if i in texts]
+        texts = store.chunk_texts([cid for cid, _ in pending[start:start + EMBED_COMMIT]])
+        # a row deleted since the list was read (a concurrent change) is not there
+        hash_of = {cid: content_hash(text.encode("utf-8")) for cid, text in texts.items()}
+        by_hash: dict[str, list[int]] = {}
+        for cid, _ in pending[start:start + EMBED_COMMIT]:
+            if cid in hash_of:
+                by_hash.setdefault(hash_of[cid], []).append(cid)
+        known = store.vectors_by_hash(list(by_hash))
+        todo = [ids[0] for h, ids in by_hash.items() if h not in known]
         # batch size: the embedder's default, the fastest and leanest measured (ov/embed.py)
         vecs = embedder.embed([texts[i] for i in todo]) if todo else []
         for i, v in zip(todo, vecs):
             known[hash_of[i]] = v.astype("float32").tobytes()
-        ids = [cid for i in part if hash_of[i] in known for cid in by_hash[hash_of[i]]]
+        ids = [cid for ids in by_hash.values() for cid in ids]
         with store.tx():
-            store.store_vectors(ids, [known[hash_of[cid]] for cid in ids])
-        done += sum(len(by_hash[hash_of[i]]) for i in part)
+            store.store_vectors(ids, [known[hash_of[cid]] for cid in ids], [hash_of[cid] for cid in ids])
+        done += len(pending[start:start + EMBED_COMMIT])
         report.embedded += len(todo)
         report.reused += len(ids) - len(todo)
         if progress:

@@ -264,13 +264,14 @@ def fill_vectors(tree: Path) -> int:
     rng = np.random.default_rng(0)
     n = 0
     with Store.open(tree / ".ov" / "index.db") as store:
-        pending = [cid for cid, _, _ in store.pending_embeddings()]
+        pending = [cid for cid, _ in store.pending_embeddings()]
         for i in range(0, len(pending), 2000):
             ids = pending[i:i + 2000]
             vecs = rng.standard_normal((len(ids), 384)).astype(np.float32)
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
             with store.tx():
-                store.store_vectors(ids, [v.tobytes() for v in vecs])
+                # random vectors: a hash of their own each, so none is taken for another's
+                store.store_vectors(ids, [v.tobytes() for v in vecs], [f"random-{cid}" for cid in ids])
             n += len(ids)
         with store.tx():
             store.set_meta("bench_random_vectors", str(n))

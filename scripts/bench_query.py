@@ -239,12 +239,11 @@ def build_synthetic(root: Path, n_chunks: int, per_file: int = 20, seed: int = 0
             mtime_ns = int((now - rnd.uniform(0, 365 * 86400)) * 1e9)
             os.utime(full, ns=(mtime_ns, mtime_ns))
             fid = store.upsert_file(rel, len(data), mtime_ns, content_hash(data),
-                                    ftype=file_type_of(rel), category="synthetic", abstract="",
-                                    overview="", tags={})
-            ids = store.insert_chunks(fid, chunks, [content_hash(c.text.encode()) for c in chunks])
+                                    ftype=file_type_of(rel), category="synthetic", tags={})
+            ids = store.insert_chunks(fid, chunks)
             vecs = rng.standard_normal((len(ids), 384)).astype(np.float32)
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-            store.store_vectors(ids, [v.tobytes() for v in vecs])
+            store.store_vectors(ids, [v.tobytes() for v in vecs], [content_hash(c.text.encode()) for c in chunks])
             if fi % 200 == 199:
                 store.conn.execute("COMMIT")
                 store.conn.execute("BEGIN IMMEDIATE")

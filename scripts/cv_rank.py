@@ -114,6 +114,7 @@ def embed_subset(dataset: str, workdir: Path, fraction: float, seed: int = 0) ->
     import random  # noqa: PLC0415
 
     from ov.embed import load_embedder  # noqa: PLC0415
+    from ov.read import content_hash  # noqa: PLC0415
 
     bq, base, d, corpus, ext, back, store = _open(dataset, workdir)
     files = sorted(p for (p,) in store.rows("SELECT path FROM files"))
@@ -129,7 +130,8 @@ def embed_subset(dataset: str, workdir: Path, fraction: float, seed: int = 0) ->
         part = rows[i:i + 256]
         vecs = emb.embed([t for _, t in part])
         with store.tx():
-            store.store_vectors([c for c, _ in part], [v.astype("float32").tobytes() for v in vecs])
+            store.store_vectors([c for c, _ in part], [v.astype("float32").tobytes() for v in vecs],
+                                [content_hash(t.encode("utf-8")) for _, t in part])
         log(f"  {i + len(part)}/{len(rows)}")
     store.close()
 

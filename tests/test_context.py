@@ -65,7 +65,9 @@ def _ctx(cli, root, *args):
 def _stored_tiers(root) -> dict[str, tuple[str, str]]:
     con = sqlite3.connect(root / ".ov" / "index.db")
     try:
-        return {p: (a or "", o or "") for p, a, o in con.execute("SELECT path, abstract, overview FROM files")}
+        return {p: (a or "", o or "") for p, a, o in con.execute(  # the level-0 and level-1 rows
+            "SELECT path, (SELECT text FROM chunks WHERE file_id = f.id AND level = 0), "
+            "(SELECT text FROM chunks WHERE file_id = f.id AND level = 1) FROM files f")}
     finally:
         con.close()
 

@@ -32,7 +32,9 @@ def indexed(tree, cli):
 def _stored(root, path):
     con = sqlite3.connect(root / ".ov" / "index.db")
     try:
-        return con.execute("SELECT abstract, overview FROM files WHERE path = ?", (path,)).fetchone()
+        return con.execute("SELECT coalesce((SELECT text FROM chunks WHERE file_id = f.id AND level = 0), ''), "
+                           "coalesce((SELECT text FROM chunks WHERE file_id = f.id AND level = 1), '') "
+                           "FROM files f WHERE path = ?", (path,)).fetchone()
     finally:
         con.close()
 

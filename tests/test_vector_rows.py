@@ -61,11 +61,11 @@ def test_an_index_of_the_older_layout_drops_sentences_and_overview_vectors(small
     with Store.open(db) as st, st.tx():  # what an index of the older layout holds
         fid, blob = st.rows("SELECT c.file_id, v.embedding FROM chunks c JOIN chunks_vec v "
                             "ON v.chunk_id = c.id WHERE c.level = 2 LIMIT 1")[0]
-        (sid,) = st.insert_chunks(fid, [Chunk(9, 20, 3, 3, "Copper lanterns", level=3)], ["h-sentence"])
-        st._insert_vec(sid, blob)
+        (sid,) = st.insert_chunks(fid, [Chunk(9, 20, 3, 3, "Copper lanterns", level=3)])
+        st._insert_vec(sid, blob, "h-sentence")
         for (oid,) in st.rows("SELECT id FROM chunks WHERE level = 1"):
             st.conn.execute("UPDATE chunks SET embedded = 0 WHERE id = ?", (oid,))
-            st._insert_vec(oid, blob)
+            st._insert_vec(oid, blob, f"h-overview-{oid}")
         st.conn.execute("DELETE FROM meta WHERE key = ?", (indexer.ROWS_META,))
         passages = st.q1("SELECT count(*) FROM chunks WHERE level = 2")
     assert ov("find", "copper lanterns", "-o", "json", cwd=root).code == 0  # still answers
@@ -79,3 +79,75 @@ def test_an_index_of_the_older_layout_drops_sentences_and_overview_vectors(small
                      "WHERE c.id IS NULL") == 0
     again = ov("index", root, "-o", "json").json["result"]
     assert again["updated"] == 0 and again["unchanged"] == 3
+
+
+def test_a_row_has_a_text_hash_once_it_has_a_vector_and_tiers_are_kept_once(small, ov):
+    """Schema 7 (issue 13's index size): the hash is written with the vector, and a file's
+    abstract and overview live in its level-0/1 rows only, read back through them."""
+    from ov.read import content_hash
+
+    root, _ = small
+    with Store.open(root / ".ov" / "index.db", readonly=True) as st:
+        rows = st.rows("SELECT level, embedded, text, hash FROM chunks")
+        tiers = st.rows("SELECT abstract, overview FROM files")
+        l0 = st.q1("SELECT c.text FROM chunks c JOIN files f ON f.id = c.file_id "
+                   "WHERE f.path = 'essay.txt' AND c.level = 0")
+    assert all(h == content_hash(t.encode("utf-8")) for _, e, t, h in rows if e == 1)
+    assert all(h is None for _, e, _, h in rows if e != 1)
+    assert any(e == -1 for _, e, _, _ in rows)  # the overviews: keyword rows only, no hash
+    assert tiers and all(t == (None, None) for t in tiers)
+    r = ov("read", "essay.txt", "--level", "0", "-o", "json", cwd=root)
+    assert r.code == 0 and r.json["result"]["text"] == l0 == "On caves"
+    hits = ov("search", "glacier caves", "--level", "0", "-o", "json", cwd=root).json["result"]["hits"]
+    assert hits and all(h["abstract"] == "On caves" for h in hits if h["path"] == "essay.txt")
+
+
+def test_a_keyword_index_holds_no_hashes_and_vectors_come_once_per_text(tree, ov, monkeypatch):
+    """Rows written without vectors carry no hash; the embed phase hashes the pending rows
+    batch by batch, and a text met again in a later batch takes the vector stored before."""
+    root = tree({f"n{i}.txt": PROSE for i in range(5)} | {"tool.py": CODE})
+    assert ov("index", root, "--no-embed").code == 0
+    db = root / ".ov" / "index.db"
+    with Store.open(db, readonly=True) as st:
+        assert st.q1("SELECT count(*) FROM chunks WHERE hash IS NOT NULL") == 0
+        pending = st.q1("SELECT count(*) FROM chunks WHERE embedded = 0")
+        texts = st.q1("SELECT count(DISTINCT text) FROM chunks WHERE embedded = 0")
+    assert pending == 5 * (texts - 2) + 2  # five copies of each prose row, tool.py's two once
+    monkeypatch.setattr(indexer, "EMBED_COMMIT", 2)  # copies of one text fall in several batches
+    rep = ov("index", root, "-o", "json").json["result"]
+    assert rep["embedded"] == texts and rep["reused"] == pending - texts
+    with Store.open(db, readonly=True) as st:
+        assert st.q1("SELECT count(*) FROM chunks WHERE embedded = 0") == 0
+        assert st.q1("SELECT count(DISTINCT hash) FROM chunks WHERE embedded = 1") == texts
+        by_text = st.rows("SELECT c.text, count(DISTINCT v.embedding) FROM chunks c "
+                          "JOIN chunks_vec v ON v.chunk_id = c.id GROUP BY c.text")
+    assert len(by_text) == texts and all(n == 1 for _, n in by_text)
+
+
+def test_an_index_of_schema_6_is_upgraded_and_embedded_as_before(tree, ov):
+    """Schema 6 kept a hash on every row and the tiers in `files` too: the next `ov index`
+    moves it to 7 and embeds its pending rows (hashed again), and reading keeps working."""
+    import sqlite3
+
+    from ov.read import content_hash
+    from ov.store import SCHEMA_VERSION
+
+    root = tree({"essay.txt": PROSE, "copy.txt": PROSE, "tool.py": CODE})
+    assert ov("index", root, "--no-embed").code == 0
+    db = root / ".ov" / "index.db"
+    with Store.open(db) as st, st.tx():  # what schema 6 wrote
+        for cid, text in st.rows("SELECT id, text FROM chunks"):
+            st.conn.execute("UPDATE chunks SET hash = ? WHERE id = ?", (content_hash(text.encode()), cid))
+        st.conn.execute("UPDATE files SET abstract = 'stale copy', overview = 'stale copy'")
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA user_version = 6")
+    con.commit()
+    con.close()
+    rep = ov("index", root, "-o", "json").json["result"]
+    with Store.open(db, readonly=True) as st:
+        texts = st.q1("SELECT count(DISTINCT text) FROM chunks WHERE level IN (0, 2)")
+        assert st.q1("SELECT count(*) FROM chunks WHERE embedded = 0") == 0
+    assert rep["embedded"] == texts
+    assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+    r = ov("read", "essay.txt", "--level", "1", "-o", "json", cwd=root)
+    assert r.code == 0 and "stale copy" not in r.json["result"]["text"] and "caves" in r.json["result"]["text"]

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 from ov.errors import OvError
 from ov.store.text import keyword_text, title_of
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 DIM = 384
 BUSY_TIMEOUT_MS = 3000
 KNN_MAX = 4096  # sqlite-vec's largest k
@@ -309,7 +309,19 @@ def _migration_6(conn) -> None:
     conn.execute(HASH_INDEX_SQL)
 
 
-MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6]
+def _migration_7(conn) -> None:
+    """Nothing to change: from here on a row's text hash is written when it gets its vector
+    (NULL until then: the embed phase hashes the pending rows' text itself), and a file's
+    abstract and overview are read from its level-0 and level-1 rows instead of being kept
+    twice in `files` (issue 13.4: on the kernel tree the hashes of rows that had no vector
+    were 94 MB and the second copy of the tiers 68 MB, together 0.17x of the source). Rows
+    written before keep theirs until their file is re-indexed. The version moves so that an
+    older ov, whose embed phase would take every NULL hash for one text and give all those
+    rows one vector, refuses the index instead."""
+
+
+MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6,
+              _migration_7]
 
 # Tables an index may lack, made when it is opened for writing: no schema version moves,
 # so an older ov keeps reading (and ignores) the index, and a reader copes without them.

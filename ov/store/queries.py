@@ -233,12 +233,13 @@ class Store(Database):
                               [(mtime_ns / 1e9, cid) for (cid,) in ids])
 
     def upsert_file(self, path: str, size: int, mtime_ns: int, hash_: str, *, ftype: str,
-                    category: str, abstract: str, overview: str, tags: dict[str, str] | None,
+                    category: str, tags: dict[str, str] | None,
                     title: str = "", ctime_ns: int = 0, inode: int = 0) -> int:
         """Insert or update a file row (keeping created_at and stored tags); returns its id.
 
         `tags` are front-matter tags read from the file: merged under the tags set by
-        `ov tag`, which win.
+        `ov tag`, which win. The file's abstract and overview are its level-0 and level-1
+        rows (`_TIERS`): the columns of those names stay NULL (schema 7).
         """
         now = time.time()
         row = self.conn.execute("SELECT id, tags FROM files WHERE path = ?", (path,)).fetchone()
@@ -246,20 +247,20 @@ class Store(Database):
             cur = self.conn.execute(
                 "INSERT INTO files(path, size, mtime_ns, hash, created_at, updated_at, indexed_at, "
                 "tags, ftype, category, abstract, overview, title, ctime_ns, inode) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "VALUES (?,?,?,?,?,?,?,?,?,?,NULL,NULL,?,?,?)",
                 (path, size, mtime_ns, hash_, now, mtime_ns / 1e9, now,
                  json.dumps(tags or {}, ensure_ascii=False, sort_keys=True), ftype, category,
-                 abstract, overview, title, ctime_ns, inode))
+                 title, ctime_ns, inode))
             return cur.lastrowid
         file_id, old_tags = row
         merged = dict(tags or {})
         merged.update(json.loads(old_tags or "{}"))
         self.conn.execute(
             "UPDATE files SET size=?, mtime_ns=?, hash=?, updated_at=?, indexed_at=?, tags=?, "
-            "ftype=?, category=?, abstract=?, overview=?, title=?, ctime_ns=?, inode=? WHERE id=?",
+            "ftype=?, category=?, abstract=NULL, overview=NULL, title=?, ctime_ns=?, inode=? WHERE id=?",
             (size, mtime_ns, hash_, mtime_ns / 1e9, now,
-             json.dumps(merged, ensure_ascii=False, sort_keys=True), ftype, category, abstract,
-             overview, title, ctime_ns, inode, file_id))
+             json.dumps(merged, ensure_ascii=False, sort_keys=True), ftype, category,
+             title, ctime_ns, inode, file_id))
         return file_id
 
     def delete_file(self, file_id: int) -> None:
@@ -289,8 +290,7 @@ class Store(Database):
         self.conn.executemany("DELETE FROM chunks_vec WHERE chunk_id = ?", [(r[0],) for r in rows])
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
 
-    def insert_chunks(self, file_id: int, chunks: Sequence[Any], hashes: Sequence[str],
-                      title: str = "", *, embed: bool = True, trigrams: bool = True,
+    def insert_chunks(self, file_id: int, chunks: Sequence[Any], title: str = "", *, embed: bool = True, trigrams: bool = True,
                       keywords: Sequence[str] | None = None, tri_doc: str | None = None) -> list[int]:
         """Insert chunks (objects with start, end, start_line, end_line, text, level).
 
@@ -301,6 +301,7 @@ class Store(Database):
         for theirs (the mark, TRI_META, can only move over a contiguous run of ids).
         `chunks` are all of the file's rows, and `tri_doc`, when given, is
         `trigram_doc` of its passages (computed beside the chunking, out of this process).
+        A row's text hash is written with its vector (`_insert_vec`), not here.
         """
         upto = self.tri_upto()
         top = self.q1("SELECT max(id) FROM chunks") or 0
@@ -308,10 +309,10 @@ class Store(Database):
         ids = list(range(first, first + len(chunks)))
         state = 0 if embed else NO_VECTOR
         self.conn.executemany(
-            "INSERT INTO chunks(id, file_id, level, seq, start, end, start_line, end_line, text, hash, "
-            "embedded) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            [(cid, file_id, c.level, seq, c.start, c.end, c.start_line, c.end_line, c.text, h, state)
-             for seq, (cid, c, h) in enumerate(zip(ids, chunks, hashes))])
+            "INSERT INTO chunks(id, file_id, level, seq, start, end, start_line, end_line, text, "
+            "embedded) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [(cid, file_id, c.level, seq, c.start, c.end, c.start_line, c.end_line, c.text, state)
+             for seq, (cid, c) in enumerate(zip(ids, chunks))])
         # sentence rows (level 3) are vectors only: no keyword rows of their own
         kw_ids = [cid for cid, c in zip(ids, chunks) if c.level != SENTENCE_LEVEL]
         if keywords is None:
@@ -387,26 +388,19 @@ class Store(Database):
         return dict(self.rows("SELECT c.hash, v.embedding FROM chunks c JOIN chunks_vec v ON v.chunk_id = c.id "
                               "WHERE c.file_id = ?", (file_id,)))
 
-    def reuse_vectors(self, chunk_ids: Sequence[int], known: dict[int, bytes] | None = None) -> int:
-        """Give new chunks a vector without embedding them: `known[chunk id]` when given
-        (the caller matched it by text hash), else a stored one of the same text hash.
-        Returns count."""
-        n = 0
+    def reuse_vectors(self, hashes: dict[int, str], known: dict[int, bytes] | None = None) -> int:
+        """Give new chunks (chunk id -> its text hash) a vector without embedding them:
+        `known[chunk id]` when given (the caller matched it by text hash), else a stored one
+        of the same text hash. Returns count."""
         known = known or {}
         if not known and not self.has_vectors():
             return 0
-        for cid in chunk_ids:
-            if cid in known:
-                self._insert_vec(cid, known[cid])
-                n += 1
-                continue
-            row = self.conn.execute(
-                "SELECT v.embedding FROM chunks c JOIN chunks_vec v ON v.chunk_id = c.id "
-                "WHERE c.hash = (SELECT hash FROM chunks WHERE id = ?) AND c.id != ? AND c.embedded = 1 "
-                "LIMIT 1",
-                (cid, cid)).fetchone()
-            if row is not None:
-                self._insert_vec(cid, row[0])
+        stored = self.vectors_by_hash([h for cid, h in hashes.items() if cid not in known])
+        n = 0
+        for cid, h in hashes.items():
+            blob = known.get(cid) or stored.get(h)
+            if blob is not None:
+                self._insert_vec(cid, blob, h)
                 n += 1
         return n
 
@@ -415,18 +409,20 @@ class Store(Database):
         they are not pending (ov.indexer.wants_vector)."""
         self.conn.executemany("UPDATE chunks SET embedded = -1 WHERE id = ?", [(c,) for c in chunk_ids])
 
-    def _insert_vec(self, chunk_id: int, blob: bytes) -> None:
+    def _insert_vec(self, chunk_id: int, blob: bytes, text_hash: str) -> None:
         meta = self.conn.execute(
             "SELECT c.level, f.ftype, f.updated_at, f.created_at FROM chunks c JOIN files f "
             "ON f.id = c.file_id WHERE c.id = ?", (chunk_id,)).fetchone()
         self.conn.execute(
             "INSERT INTO chunks_vec(chunk_id, embedding, level, ftype, updated_at, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)", (chunk_id, blob, meta[0], meta[1] or "", meta[2], meta[3]))
-        self.conn.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (chunk_id,))
+        # the hash is what `vectors_by_hash` finds the vector by; a row without a vector has none
+        self.conn.execute("UPDATE chunks SET embedded = 1, hash = ? WHERE id = ?", (text_hash, chunk_id))
 
-    def pending_embeddings(self) -> list[tuple[int, int, str]]:
-        """(chunk id, text length, text hash) of chunks waiting for a vector, shortest first."""
-        return self.rows("SELECT id, length(text), hash FROM chunks WHERE embedded = 0 "
+    def pending_embeddings(self) -> list[tuple[int, int]]:
+        """(chunk id, text length) of chunks waiting for a vector, shortest first: rows of
+        one text are next to each other (the embed phase hashes them as it goes)."""
+        return self.rows("SELECT id, length(text) FROM chunks WHERE embedded = 0 "
                          "ORDER BY length(text), id")
 
     def vectors_by_hash(self, hashes: Sequence[str]) -> dict[str, bytes]:
@@ -453,12 +449,13 @@ class Store(Database):
                 out[cid] = text
         return out
 
-    def store_vectors(self, ids: Sequence[int], blobs: Sequence[bytes]) -> None:
-        for cid, blob in zip(ids, blobs):
+    def store_vectors(self, ids: Sequence[int], blobs: Sequence[bytes], hashes: Sequence[str]) -> None:
+        """Each row's vector and the hash of the text it was computed from."""
+        for cid, blob, h in zip(ids, blobs, hashes):
             # a chunk deleted since it was read (a concurrent change) is skipped
             if self.conn.execute("SELECT 1 FROM chunks WHERE id = ? AND embedded = 0",
                                  (cid,)).fetchone():
-                self._insert_vec(cid, blob)
+                self._insert_vec(cid, blob, h)
 
     # -- reading for search --
     def counts(self) -> dict[str, int]:
@@ -845,7 +842,7 @@ class Store(Database):
             part = list(ids[i:i + 500])
             for r in self.rows(
                     "SELECT c.id, c.file_id, f.path, c.level, c.start, c.end, c.start_line, c.end_line, "
-                    "c.text, f.size, f.mtime_ns, f.abstract, f.overview, f.tags, f.ctime_ns, f.inode "
+                    f"c.text, f.size, f.mtime_ns, {_TIER.format(0)}, {_TIER.format(1)}, f.tags, f.ctime_ns, f.inode "
                     f"FROM chunks c JOIN files f ON f.id = c.file_id "
                     f"WHERE c.id IN ({','.join('?' * len(part))})", part):
                 out[r[0]] = ChunkRow(*r[:13], tags=json.loads(r[13] or "{}"), ctime_ns=r[14],
@@ -853,7 +850,7 @@ class Store(Database):
         return out
 
     def file_row(self, path: str) -> dict[str, Any] | None:
-        cur = self.conn.execute("SELECT * FROM files WHERE path = ?", (path,))
+        cur = self.conn.execute(f"SELECT {_FILE_COLUMNS} FROM files f WHERE path = ?", (path,))
         row = cur.fetchone()
         if row is None:
             return None
@@ -861,7 +858,8 @@ class Store(Database):
 
     def files_under(self, prefix: str) -> list[dict[str, Any]]:
         """File rows at or under a relative path ("" = all), sorted by path."""
-        cur = self.conn.execute(f"SELECT * FROM files WHERE {_UNDER} ORDER BY path", _under(prefix))
+        cur = self.conn.execute(f"SELECT {_FILE_COLUMNS} FROM files f WHERE {_UNDER} ORDER BY path",
+                                _under(prefix))
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r)) for r in cur.fetchall()]
 
@@ -997,6 +995,12 @@ class Store(Database):
 
 # a row's path is `prefix` or lies under it ("" = every row): the parameters of `_under`
 _UNDER = "(? = '' OR path = ? OR substr(path, 1, ?) = ?)"
+# A file's abstract (level 0) or overview (level 1): its tier row's text, '' without one
+# (schema 7 keeps no second copy in `files`, whose columns of those names stay NULL).
+_TIER = "coalesce((SELECT t.text FROM chunks t WHERE t.file_id = f.id AND t.level = {} ORDER BY t.seq LIMIT 1), '')"
+_FILE_COLUMNS = ("f.id, f.path, f.size, f.mtime_ns, f.hash, f.created_at, f.updated_at, f.indexed_at, "
+                 f"f.tags, f.ftype, f.category, {_TIER.format(0)} AS abstract, "
+                 f"{_TIER.format(1)} AS overview, f.title, f.ctime_ns, f.inode")
 
 
 def _under(prefix: str) -> tuple[str, str, int, str]:
