@@ -762,9 +762,9 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
     vector, and one already stored elsewhere in the index is copied, not recomputed.
 
     The pending rows are read EMBED_COMMIT at a time and their text hashed here (a row has
-    no hash until it has a vector). Rows of one text have one length, so they are next to
-    each other in this order: the same batch, or the next, which finds the vector the
-    batch before stored."""
+    no hash until it has a vector). Copies of a text in one batch share one run of the
+    model; a copy in a later batch finds the vector an earlier batch stored (each batch
+    commits before the next is read)."""
     pending = store.pending_embeddings()
     if not pending:
         return

@@ -420,8 +420,8 @@ class Store(Database):
         self.conn.execute("UPDATE chunks SET embedded = 1, hash = ? WHERE id = ?", (text_hash, chunk_id))
 
     def pending_embeddings(self) -> list[tuple[int, int]]:
-        """(chunk id, text length) of chunks waiting for a vector, shortest first: rows of
-        one text are next to each other (the embed phase hashes them as it goes)."""
+        """(chunk id, text length) of chunks waiting for a vector, shortest first (the embed
+        phase hashes their text as it reads it)."""
         return self.rows("SELECT id, length(text) FROM chunks WHERE embedded = 0 "
                          "ORDER BY length(text), id")
 
