@@ -627,10 +627,10 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
                           "unreadable or binary); run `ov index`", field="path")
         lv = 2 if level is None else level
         return ReadResult(path=rel, level=lv, kind="file", text=got[lv])
-    files, _ = _rows_under(root, store.files_under(rel))
+    lv = 1 if level is None else level
+    files, _ = _rows_under(root, store.files_under(rel, tiers=lv != 2))
     if not files:
         raise OvError("not_found", f"{shown} is not in the index", field="path")
-    lv = 1 if level is None else level
     if lv == 2:
         return ReadResult(path=rel, level=2, kind="folder",
                           text="".join(f["path"] + "\n" for f in files))

@@ -54,8 +54,8 @@ def index_state(db: Path) -> str:
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         try:
             h.update(repr(con.execute("PRAGMA user_version").fetchone()).encode())
-            for sql in ("SELECT path, size, mtime_ns, hash, tags, abstract, overview FROM files ORDER BY path",
-                        "SELECT f.path, c.level, c.seq, c.start, c.end, c.hash, c.embedded FROM chunks c "
+            for sql in ("SELECT path, size, mtime_ns, hash, tags FROM files ORDER BY path",
+                        "SELECT f.path, c.level, c.seq, c.start, c.end, c.text, c.hash, c.embedded FROM chunks c "
                         "JOIN files f ON f.id = c.file_id ORDER BY f.path, c.level, c.seq",
                         "SELECT key, value FROM meta ORDER BY key",
                         "SELECT session, turn, uri FROM sessions ORDER BY session, turn, uri"):

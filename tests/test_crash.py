@@ -135,10 +135,12 @@ def index_content(db: Path) -> dict:
     con = connect(db, readonly=True)
     try:
         files = sorted(con.execute(
-            "SELECT path, size, hash, ftype, category, abstract, overview, tags FROM files").fetchall())
+            "SELECT path, size, hash, ftype, category, tags FROM files").fetchall())
+        # the text of every row (the tiers' too: a file's abstract and overview are its level-0/1
+        # rows), and the hash a row with a vector carries
         chunks = sorted(con.execute(
-            "SELECT f.path, c.level, c.seq, c.start, c.end, c.start_line, c.end_line, c.hash, c.embedded "
-            "FROM chunks c JOIN files f ON f.id = c.file_id").fetchall())
+            "SELECT f.path, c.level, c.seq, c.start, c.end, c.start_line, c.end_line, c.text, c.hash, "
+            "c.embedded FROM chunks c JOIN files f ON f.id = c.file_id").fetchall())
         key = {cid: (p, lv, seq) for cid, p, lv, seq in con.execute(
             "SELECT c.id, f.path, c.level, c.seq FROM chunks c JOIN files f ON f.id = c.file_id")}
         vectors = sorted((key.get(cid, ("<orphan>", cid, 0)), hashlib.sha1(blob).hexdigest())

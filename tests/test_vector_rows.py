@@ -122,6 +122,48 @@ def test_a_keyword_index_holds_no_hashes_and_vectors_come_once_per_text(tree, ov
         by_text = st.rows("SELECT c.text, count(DISTINCT v.embedding) FROM chunks c "
                           "JOIN chunks_vec v ON v.chunk_id = c.id GROUP BY c.text")
     assert len(by_text) == texts and all(n == 1 for _, n in by_text)
+    with Store.open(db, readonly=True) as st:  # and no two texts share one
+        assert st.q1("SELECT count(DISTINCT embedding) FROM chunks_vec") == texts
+
+
+def _invariants(st, legacy: bool = False) -> None:
+    """Every row with a vector carries its text's hash; no other row has one (rows written
+    by schema 6, `legacy`, keep theirs); no overview or sentence row has a vector; one
+    vector per text, and no two texts share one."""
+    from ov.read import content_hash
+
+    rows = st.rows("SELECT c.level, c.embedded, c.text, c.hash, v.embedding FROM chunks c "
+                   "LEFT JOIN chunks_vec v ON v.chunk_id = c.id")
+    assert all(h == content_hash(t.encode("utf-8")) for _, e, t, h, _ in rows if e == 1)
+    assert all((h is None or legacy) and v is None for _, e, _, h, v in rows if e != 1)
+    assert all(lv in (0, 2) for lv, e, _, _, _ in rows if e == 1)
+    by_text: dict[str, set] = {}
+    for _, e, t, _, v in rows:
+        if e == 1:
+            by_text.setdefault(t, set()).add(v)
+    assert all(len(vs) == 1 for vs in by_text.values())
+    assert len({next(iter(vs)) for vs in by_text.values()}) == len(by_text)
+
+
+def test_a_changed_file_keeps_its_unchanged_vectors_with_their_hashes(small, ov):
+    """Re-indexing a changed file gives its unchanged rows their old vectors (by text hash)
+    and the hash with them; only its new text goes through the model."""
+    root, _ = small
+    line = "Amber moss grows slowly on the north walls.\n"  # one line: abstract = overview = passage
+    (root / "short.txt").write_text(line)
+    assert ov("index", root).code == 0
+    with Store.open(root / ".ov" / "index.db", readonly=True) as st:
+        _invariants(st)
+    (root / "short2.txt").write_text(line)  # its passage and abstract reuse, its overview does not
+    (root / "essay.txt").write_text(PROSE + "\nA closing line about amber moss.\n")
+    (root / "tool.py").write_text(CODE + "\n\ndef rest(cave):\n    return None\n")
+    rep = ov("index", root, "-o", "json").json["result"]
+    assert rep["updated"] == 2 and rep["added"] == 1 and rep["reused"] > 0
+    with Store.open(root / ".ov" / "index.db", readonly=True) as st:
+        _invariants(st)
+        new = st.q1("SELECT count(DISTINCT text) FROM chunks WHERE level IN (0, 2) AND text NOT IN "
+                    "(SELECT text FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'copy.txt')")
+    assert 0 < rep["embedded"] <= new
 
 
 def test_an_index_of_schema_6_is_upgraded_and_embedded_as_before(tree, ov):
@@ -150,4 +192,26 @@ def test_an_index_of_schema_6_is_upgraded_and_embedded_as_before(tree, ov):
     assert rep["embedded"] == texts
     assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
     r = ov("read", "essay.txt", "--level", "1", "-o", "json", cwd=root)
-    assert r.code == 0 and "stale copy" not in r.json["result"]["text"] and "caves" in r.json["result"]["text"]
+    # the overview (its level-1 row), not the abstract ("On caves"), nor the old copy in `files`
+    assert r.code == 0 and "stale copy" not in r.json["result"]["text"] and "Copper lanterns" in r.json["result"]["text"]
+    with Store.open(db, readonly=True) as st:
+        _invariants(st, legacy=True)
+
+
+def test_a_schema_6_index_is_read_as_it_stands_by_read_only_commands(tree, ov):
+    """Schema 7 changed no row, so grep's prefilter, `glob --tags` and `ov manifest` read an
+    index of schema 6 without upgrading it (which a read-only open cannot do)."""
+    import sqlite3
+
+    root = tree({"essay.txt": PROSE, "notes/b.md": "---\ntags: [team=amber]\n---\n# B\n\nMoss.\n"})
+    assert ov("index", root, "--no-embed").code == 0
+    db = root / ".ov" / "index.db"
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA user_version = 6")
+    con.commit()
+    con.close()
+    g = ov("grep", "lanterns", "-o", "json", cwd=root)
+    assert g.code == 0 and not g.json.get("warnings") and g.json["result"]["matches"]
+    t = ov("glob", "**/*.md", "--tags", "team=amber", "-o", "json", cwd=root)
+    assert t.code == 0 and t.json["result"]["matches"] == ["notes/b.md"], t.out + t.err
+    assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == 6

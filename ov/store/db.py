@@ -25,6 +25,9 @@ from ov.errors import OvError
 from ov.store.text import keyword_text, title_of
 
 SCHEMA_VERSION = 7
+# The oldest schema a read-only open accepts as it stands (grep's prefilter, `glob --tags`,
+# `ov manifest`): 7 changed no row, only what new rows leave out, and this ov reads both.
+READABLE_FROM = 6
 DIM = 384
 BUSY_TIMEOUT_MS = 3000
 KNN_MAX = 4096  # sqlite-vec's largest k
@@ -474,7 +477,7 @@ class Database:
             v = store._user_version()
             if 0 < v < SCHEMA_VERSION and not readonly:
                 store._migrate()  # an index from an older ov is brought up to date in place
-            store._check_version()
+            store._check_version(readonly=readonly)
             if not readonly:
                 store._add_optional_tables()
         except BaseException:
@@ -538,7 +541,7 @@ class Database:
         except _errors() as e:
             raise _map_error(e, self.path) from e
 
-    def _check_version(self) -> int:
+    def _check_version(self, readonly: bool = False) -> int:
         v = self._user_version()
         if v > SCHEMA_VERSION:
             raise OvError("unsupported",
@@ -550,7 +553,7 @@ class Database:
                           field="db")
         if v == 0:  # tables, but no version: no ov wrote this as it stands
             raise damaged(self.path, "it has tables but no schema version")
-        if v < SCHEMA_VERSION:
+        if v < SCHEMA_VERSION and not (readonly and v >= READABLE_FROM):
             raise OvError("unsupported", f"the index {self.path} has schema version {v}; "
                           "run `ov index` to upgrade it", field="db")
         return v
