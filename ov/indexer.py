@@ -28,6 +28,7 @@ Progress goes through the `progress(phase, done, total)` hook; the CLI draws it.
 
 from __future__ import annotations
 
+import collections
 import errno
 import fcntl
 import fnmatch
@@ -65,6 +66,7 @@ CHUNK_TOKENS = 200
 
 
 INLINE_FILES = 200  # files read in this process before a pool starts (~0.3 s to start one)
+IN_FLIGHT = 512  # files handed to the pool ahead of the writer (`_bounded_imap`)
 TRIGRAM_BATCH = 4000  # chunks per transaction while writing trigram rows
 
 EMBED_SKIP = DEFAULT_EMBED_SKIP  # ov.config: `embed-skip` replaces it
@@ -538,7 +540,7 @@ class _LexicalPass:
             yield from map(_prepare, todo)
             return
         self.pools.append(pool)
-        yield from pool.imap(_prepare, todo, chunksize=8)
+        yield from _bounded_imap(pool, _prepare, todo)
 
     def take(self, path: str, state, prep) -> bool:
         """Store one prepared file (or count why not); True when it counts to the batch."""
@@ -636,6 +638,27 @@ def _freshness(entry) -> tuple[int, int, int, int] | None:
     except OSError:
         return None
     return freshness(st)
+
+
+def _bounded_imap(pool, fn, jobs, window: int | None = None):
+    """`pool.imap(fn, jobs)`, results in order, with at most `window` jobs handed to the pool
+    ahead of the consumer. imap alone takes every job at once and keeps each result until
+    it is taken, so a writer slower than the pool (SQLite has one) held the rows of most of
+    a big tree in memory: 1.5 GB of the parent's on the kernel. Two halves are in flight,
+    so the pool has the next while this one is taken."""
+    half = max(1, (window or IN_FLIGHT) // 2)
+    ahead: collections.deque = collections.deque()
+
+    def hand_out() -> None:
+        part = list(itertools.islice(jobs, half))
+        if part:
+            ahead.append(pool.imap(fn, part, chunksize=8))
+
+    hand_out()
+    hand_out()
+    while ahead:
+        yield from ahead.popleft()
+        hand_out()
 
 
 def _pool():

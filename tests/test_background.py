@@ -278,24 +278,59 @@ def test_worker_off_indexes_everything_first(tree):
 
 
 def test_pool_and_inline_write_the_same_index(tree, monkeypatch):
-    """Files read and chunked in pool processes give the rows reading them here gives."""
+    """Files read and chunked in pool processes give the rows reading them here gives, also
+    when the pool is handed a few files at a time (`IN_FLIGHT`: the results waiting for the
+    writer are bounded)."""
     import ov.indexer as ix
 
     files = _many(12)
     files["big.min.js"] = MINIFIED
     files["bin.dat"] = b"\x00\x01binary"
     rows = []
-    for jobs, inline in (("1", 200), ("2", 0)):
-        root = tree(files, name=f"t{jobs}")
+    bounded = ix._bounded_imap
+    handed: list[int] = []
+
+    def spy(pool, fn, jobs, window=None):  # the pool's files go through the window
+        handed.append(ix.IN_FLIGHT)
+        return bounded(pool, fn, jobs, window)
+
+    monkeypatch.setattr(ix, "_bounded_imap", spy)
+    for jobs, inline, window in (("1", 200, 512), ("2", 0, 512), ("2", 0, 3)):
+        root = tree(files, name=f"t{jobs}-{window}")
         monkeypatch.setenv("OV_INDEX_JOBS", jobs)
         monkeypatch.setattr(ix, "INLINE_FILES", inline)
+        monkeypatch.setattr(ix, "IN_FLIGHT", window)
         rep = ix.index_tree(root, None, IndexOptions(embed=False))
         assert (rep.added, rep.skipped) == (14, 1)
         with Store.open(_db(root)) as s:
             rows.append(s.rows("SELECT f.path, c.level, c.start, c.end, c.text, c.hash, c.embedded "
                                "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY 1, 2, 3, 4"))
             assert s.trigrams_complete()
-    assert rows[0] == rows[1] and rows[0]
+    assert rows[0] == rows[1] == rows[2] and rows[0]
+    assert handed == [512, 3]
+
+
+def test_the_pool_is_handed_files_a_window_ahead_of_the_writer():
+    """pool.imap alone takes every job at once and keeps every result until the writer
+    takes it (1.5 GB on the kernel); `_bounded_imap` hands out at most a window ahead."""
+    import ov.indexer as ix
+
+    pulled = []
+
+    def jobs():
+        for i in range(100):
+            pulled.append(i)
+            yield i
+
+    class Pool:  # imap as the real one gives it: the whole part taken at once, results in order
+        def imap(self, fn, part, chunksize=1):
+            return iter([fn(x) for x in list(part)])
+
+    got = []
+    for r in ix._bounded_imap(Pool(), lambda x: x * 2, jobs(), window=10):
+        got.append(r)
+        assert len(pulled) <= len(got) + 10
+    assert got == [2 * i for i in range(100)]
 
 
 def test_first_search_time_budget_answers_from_what_was_read(tree):
