@@ -797,7 +797,9 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
         embedder = load_embedder("index")
     with store.tx():
         model = store.get_meta("model")
-        if model and model != embedder.model_id:
+        # vectors of two models must not meet; with none left (`--full` re-chunked every
+        # file) the index takes the new model
+        if model and model != embedder.model_id and store.has_vectors():
             raise OvError("unsupported",
                           f"this index was embedded with {model!r}, not {embedder.model_id!r}; "
                           "rebuild it with `ov index --full`")

@@ -215,3 +215,26 @@ def test_a_schema_6_index_is_read_as_it_stands_by_read_only_commands(tree, ov):
     t = ov("glob", "**/*.md", "--tags", "team=amber", "-o", "json", cwd=root)
     assert t.code == 0 and t.json["result"]["matches"] == ["notes/b.md"], t.out + t.err
     assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == 6
+
+
+def test_full_rebuild_takes_another_model_and_a_plain_run_refuses_it(tree):
+    """Vectors of two models never meet in one index: a plain run with another model is
+    refused with the advice to rebuild, and that rebuild (`--full`, every file re-chunked,
+    no old vector left) then takes the new model."""
+    from ov.embed import HashEmbedder
+    from ov.errors import OvError
+
+    class Other(HashEmbedder):
+        model_id = "other-384"
+
+    root = tree({"essay.txt": PROSE, "tool.py": CODE})
+    indexer.index_tree(root, embedder=HashEmbedder())
+    (root / "new.txt").write_text("Violet light in a glacier.\n")
+    with pytest.raises(OvError) as e:
+        indexer.index_tree(root, embedder=Other())
+    assert e.value.code == "unsupported" and "ov index --full" in e.value.message
+    rep = indexer.index_tree(root, opts=indexer.IndexOptions(full=True), embedder=Other())
+    assert rep.embedded > 0
+    with Store.open(root / ".ov" / "index.db", readonly=True) as st:
+        assert st.get_meta("model") == "other-384"
+        assert st.q1("SELECT count(*) FROM chunks WHERE embedded = 0") == 0
