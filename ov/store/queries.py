@@ -239,7 +239,7 @@ class Store(Database):
 
         `tags` are front-matter tags read from the file: merged under the tags set by
         `ov tag`, which win. The file's abstract and overview are its level-0 and level-1
-        rows (`_TIERS`): the columns of those names stay NULL (schema 7).
+        rows (`_TIER`): the columns of those names stay NULL (schema 7).
         """
         now = time.time()
         row = self.conn.execute("SELECT id, tags FROM files WHERE path = ?", (path,)).fetchone()
@@ -290,7 +290,8 @@ class Store(Database):
         self.conn.executemany("DELETE FROM chunks_vec WHERE chunk_id = ?", [(r[0],) for r in rows])
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
 
-    def insert_chunks(self, file_id: int, chunks: Sequence[Any], title: str = "", *, embed: bool = True, trigrams: bool = True,
+    def insert_chunks(self, file_id: int, chunks: Sequence[Any], title: str = "", *,
+                      embed: bool = True, trigrams: bool = True,
                       keywords: Sequence[str] | None = None, tri_doc: str | None = None) -> list[int]:
         """Insert chunks (objects with start, end, start_line, end_line, text, level).
 
