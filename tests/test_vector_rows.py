@@ -126,6 +126,16 @@ def test_a_keyword_index_holds_no_hashes_and_vectors_come_once_per_text(tree, ov
         assert st.q1("SELECT count(DISTINCT embedding) FROM chunks_vec") == texts
 
 
+def _set_version(db, v: int) -> None:
+    """Mark an index as written by the schema `v` (what an older ov's index says of itself)."""
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    con.execute(f"PRAGMA user_version = {v}")
+    con.commit()
+    con.close()
+
+
 def _invariants(st, legacy: bool = False) -> None:
     """Every row with a vector carries its text's hash; no other row has one (rows written
     by schema 6, `legacy`, keep theirs); no overview or sentence row has a vector; one
@@ -181,10 +191,7 @@ def test_an_index_of_schema_6_is_upgraded_and_embedded_as_before(tree, ov):
         for cid, text in st.rows("SELECT id, text FROM chunks"):
             st.conn.execute("UPDATE chunks SET hash = ? WHERE id = ?", (content_hash(text.encode()), cid))
         st.conn.execute("UPDATE files SET abstract = 'stale copy', overview = 'stale copy'")
-    con = sqlite3.connect(db)
-    con.execute("PRAGMA user_version = 6")
-    con.commit()
-    con.close()
+    _set_version(db, 6)
     rep = ov("index", root, "-o", "json").json["result"]
     with Store.open(db, readonly=True) as st:
         texts = st.q1("SELECT count(DISTINCT text) FROM chunks WHERE level IN (0, 2)")
@@ -206,14 +213,13 @@ def test_a_schema_6_index_is_read_as_it_stands_by_read_only_commands(tree, ov):
     root = tree({"essay.txt": PROSE, "notes/b.md": "---\ntags: [team=amber]\n---\n# B\n\nMoss.\n"})
     assert ov("index", root, "--no-embed").code == 0
     db = root / ".ov" / "index.db"
-    con = sqlite3.connect(db)
-    con.execute("PRAGMA user_version = 6")
-    con.commit()
-    con.close()
+    _set_version(db, 6)
     g = ov("grep", "lanterns", "-o", "json", cwd=root)
     assert g.code == 0 and not g.json.get("warnings") and g.json["result"]["matches"]
     t = ov("glob", "**/*.md", "--tags", "team=amber", "-o", "json", cwd=root)
     assert t.code == 0 and t.json["result"]["matches"] == ["notes/b.md"], t.out + t.err
+    m = ov("manifest", "--json", cwd=root)
+    assert m.code == 0 and m.json["result"]["index"]["files"] == 2, m.out + m.err
     assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == 6
 
 
