@@ -135,14 +135,14 @@ def test_an_index_grep_cannot_read_is_said_and_every_file_read(ov, tree):
     the same, and a warning says why the run read every file (not a silent slowdown)."""
     import sqlite3
 
-    from ov.store import SCHEMA_VERSION
+    from ov.store.db import READABLE_FROM
 
     root = _tree(tree)
     assert ov("index", root, "--no-embed").code == 0
     fresh = ov("grep", "-o", "json", "needle", cwd=root)
     assert fresh.json["result"]["warnings"] == []
     conn = sqlite3.connect(root / ".ov" / "index.db")
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    conn.execute(f"PRAGMA user_version = {READABLE_FROM - 1}")  # older than a read-only open reads
     conn.commit()
     conn.close()
     old = ov("grep", "-o", "json", "needle", cwd=root)
