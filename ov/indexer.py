@@ -299,16 +299,15 @@ def wants_vector(level: int, path: str) -> bool:
     return level in VECTOR_LEVELS
 
 
-def tier_chunks(text: str, path: str) -> tuple[str, str, list[Chunk]]:
-    """(abstract, overview, L0/L1 chunk rows). Tier rows carry the tier text, no file span."""
-    abstract = tiers.abstract(text, path)
-    overview = tiers.overview(text, path)
+def tier_chunks(text: str, path: str) -> list[Chunk]:
+    """The L0/L1 chunk rows (a file's abstract and overview are these rows' text, schema 7).
+    Tier rows carry the tier text, no file span."""
     rows = []
-    if abstract:
+    if abstract := tiers.abstract(text, path):
         rows.append(Chunk(0, 0, 1, 1, abstract, level=0))
-    if overview:
+    if overview := tiers.overview(text, path):
         rows.append(Chunk(0, 0, 1, 1, overview, level=1))
-    return abstract, overview, rows
+    return rows
 
 
 def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = IndexOptions(), *,
@@ -688,7 +687,7 @@ class _Rows:
     ftype: str
     category: str
     chunks: list[Chunk]
-    hashes: list[str]
+    hashes: list[str]  # each row's text hash when it may get a vector, else ""
     keywords: list[str]  # chunks_fts text of each non-sentence chunk
     embed: bool
     tri_doc: str  # the file's files_tri row (store.trigram_doc)
@@ -715,14 +714,16 @@ def _prepare(job) -> tuple[str, object, object]:
 
 def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     text = ft.text
-    _, _, tier_rows = tier_chunks(text, path)
+    tier_rows = tier_chunks(text, path)
     body = chunking.chunk_text(text, path, max_tokens=CHUNK_TOKENS)
     title = title_of(body[0].text) if body else ""
     embed = embeddable(path, text, opts)
     chunks = body + tier_rows  # prose sentences have no rows (VECTOR_LEVELS)
     return _Rows(ft.size, ft.mtime_ns, ft.hash, title, _front_matter_tags(text),
                  file_type(path), category(path), chunks,
-                 [content_hash(c.text.encode("utf-8")) for c in chunks],
+                 # only a row that may get a vector needs its hash (reuse, `_write_file`)
+                 [content_hash(c.text.encode("utf-8")) if embed and wants_vector(c.level, path) else ""
+                  for c in chunks],
                  [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL], embed,
                  trigram_doc([(c.start, c.end, c.text) for c in body]), ft.ctime_ns, ft.inode)
 
@@ -811,11 +812,12 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
     for start in range(0, total, EMBED_COMMIT):
         if stop and stop():
             return
-        texts = store.chunk_texts([cid for cid, _ in pending[start:start + EMBED_COMMIT]])
+        part = [cid for cid, _ in pending[start:start + EMBED_COMMIT]]
+        texts = store.chunk_texts(part)
         # a row deleted since the list was read (a concurrent change) is not there
         hash_of = {cid: content_hash(text.encode("utf-8")) for cid, text in texts.items()}
         by_hash: dict[str, list[int]] = {}
-        for cid, _ in pending[start:start + EMBED_COMMIT]:
+        for cid in part:
             if cid in hash_of:
                 by_hash.setdefault(hash_of[cid], []).append(cid)
         known = store.vectors_by_hash(list(by_hash))
@@ -827,7 +829,7 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
         ids = [cid for ids in by_hash.values() for cid in ids]
         with store.tx():
             store.store_vectors(ids, [known[hash_of[cid]] for cid in ids], [hash_of[cid] for cid in ids])
-        done += len(pending[start:start + EMBED_COMMIT])
+        done += len(part)
         report.embedded += len(todo)
         report.reused += len(ids) - len(todo)
         if progress:

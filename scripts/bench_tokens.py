@@ -76,7 +76,7 @@ def main(argv=None) -> int:
             continue
         files += 1
         text, path = ft.text, entry.path
-        _, _, tier_rows = indexer.tier_chunks(text, path)
+        tier_rows = indexer.tier_chunks(text, path)
         body = chunking.chunk_text(text, path, max_tokens=indexer.CHUNK_TOKENS)
         sents = chunking.sentences(text, body) if kind_of(path) != "code" else []
         rows = body + tier_rows + sents
