@@ -294,6 +294,34 @@ def test_estimate_over_estimates_ordinary_text(real_count):
     assert estimate_tokens("") == 2 == real_count("")
 
 
+# pieces of text, joined: letters doubled or not, seams between letters and digits, runs
+# past 100 characters, and whitespace and symbols of every kind
+_TRICKY = st.lists(st.sampled_from(
+    list("aAbBzZ09x_ .-\t\r\n\x01\x0b\x1c\x85\u00a0\u2028\u3000\u00e9\u4e2d\U0001f600")
+    + ["aa", "AA", "a1", "1a", "0x7f", "a" * 101, "Ab" * 60, "9" * 130]), max_size=40).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TRICKY)
+def test_estimate_by_parts_equals_the_one_pattern(text):
+    """`model_tokens` counts by runs of ASCII letters and digits (remembered) and the other
+    characters: always what the one pattern's scan counts, on any text."""
+    from ov.chunk import _TOKEN_RE, _estimate_line
+
+    want = 2 + len(_TOKEN_RE.findall(text))
+    assert estimate_tokens(text) == want
+    assert _estimate_line(text) == want
+    assert estimate_tokens(text) == want  # the runs now remembered
+
+
+def test_estimate_by_parts_on_the_standard_library():
+    from ov.chunk import _TOKEN_RE
+
+    for name in ("argparse.py", "typing.py", "email/architecture.rst", "pydoc_data/topics.py"):
+        for line in (STDLIB / name).read_text(encoding="utf-8").split("\n"):
+            assert estimate_tokens(line) == 2 + len(_TOKEN_RE.findall(line)), line
+
+
 @pytest.mark.parametrize("name", ["argparse.py", "typing.py", "email/architecture.rst",
                                   "json/decoder.py", "turtledemo/__main__.py", "_pydecimal.py",
                                   "unittest/mock.py", "pydoc_data/topics.py"])
