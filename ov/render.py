@@ -43,6 +43,16 @@ def clean(s: str, ends_line: bool = True) -> str:
     return out if ends_line else out[:-1]
 
 
+def clean_name(path: str) -> str:
+    """A file name for text output: `clean`, and newline, tab and CR shown as `\\xNN` too,
+    since a name is one field of a line (JSON, and grep's `-0`, give names as they are)."""
+    if path.isprintable():
+        return path
+    import re  # noqa: PLC0415
+
+    return re.sub("[\x00-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m.group()):02x}", path)
+
+
 def to_data(obj: Any) -> Any:
     """Dataclasses to plain JSON data; optional fields that are None are left out."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -185,7 +195,7 @@ def _skipped_lines(rep) -> list[str]:
         counts[f.reason] = counts.get(f.reason, 0) + 1
     why = ", ".join(f"{n} {_SKIP_REASONS.get(r, r)}" for r, n in sorted(counts.items()))
     lines = [f"skipped:         {rep.skipped} files ({why})"]
-    lines += [f"  {f.path}  ({_SKIP_REASONS.get(f.reason, f.reason)})" for f in rep.skipped_files]
+    lines += [f"  {clean_name(f.path)}  ({_SKIP_REASONS.get(f.reason, f.reason)})" for f in rep.skipped_files]
     if rep.skipped > len(rep.skipped_files):
         lines.append(f"  ... and {rep.skipped - len(rep.skipped_files)} more")
     return lines
@@ -327,7 +337,7 @@ def hit_text(h, pats, color: bool) -> list[str]:
     else:
         i = best_line(lines, pats)
     best = _mark(_cut(lines[i].strip(), pats), pats, color)
-    path = clean(h.path)
+    path = clean_name(h.path)
     if color:
         out = [f"{_PATH_C}{path}{_RESET}:{_LINE_C}{first + i}{_RESET}: {best}"]
     else:
@@ -393,7 +403,7 @@ class GrepPrinter:
             self.w("\n")
         if not self.filename:
             return
-        shown = path if self.null else clean(path)
+        shown = path if self.null else clean_name(path)
         if self.color:
             shown = f"{_PATH_C}{shown}{_RESET}"
         self.w(shown + ("\0" if self.null else "\n"))  # rg: `path\0` then the first line
@@ -402,7 +412,7 @@ class GrepPrinter:
         if not self.filename or self.heading:
             return f"{_LINE_C}{line}{_RESET}{sep}" if self.color else f"{line}{sep}"
         # -0 output is for `xargs -0`, not a terminal: names go out as they are
-        path = path if self.null else clean(path)
+        path = path if self.null else clean_name(path)
         psep = "\0" if self.null else sep
         if self.color:
             return f"{_PATH_C}{path}{_RESET}{psep}{_LINE_C}{line}{_RESET}{sep}"
@@ -443,7 +453,7 @@ class GrepPrinter:
             self._line(m.path, c.line, c.content, "-")
 
     def file_count(self, fc) -> None:
-        path = fc.path if self.null else clean(fc.path)
+        path = fc.path if self.null else clean_name(fc.path)
         p = f"{_PATH_C}{path}{_RESET}" if self.color else path
         if fc.count is None:
             self.w(p + ("\0" if self.null else "\n"))
@@ -456,7 +466,7 @@ class GrepPrinter:
 def glob_text(res, fields: tuple[str, ...] = (), simple: bool = False) -> str:
     """Paths one a line; with fields, the asked fields tab-separated in the asked order."""
     if simple or not fields:
-        return "".join((m if isinstance(m, str) else m.path) + "\n" for m in res.matches)
+        return "".join(clean_name(m if isinstance(m, str) else m.path) + "\n" for m in res.matches)
     rows = []
     for m in res.matches:
         cells = []
@@ -464,7 +474,7 @@ def glob_text(res, fields: tuple[str, ...] = (), simple: bool = False) -> str:
             v = getattr(m, f)
             if f == "tags":
                 v = ",".join(f"{k}={x}" for k, x in sorted((v or {}).items()))
-            cells.append("" if v is None else str(v))
+            cells.append("" if v is None else clean_name(str(v)))  # a cell is one field
         rows.append("\t".join(cells) + "\n")
     return "".join(rows)
 
@@ -479,7 +489,7 @@ def context_text(res) -> str:
 
 def tags_text(res) -> str:
     """`path<TAB>k=v,k=v` a file, in path order."""
-    return "".join(f"{f.path}\t{','.join(f'{k}={v}' for k, v in sorted(f.tags.items()))}\n"
+    return "".join(f"{clean_name(f.path)}\t{','.join(f'{k}={v}' for k, v in sorted(f.tags.items()))}\n"
                    for f in res.files)
 
 

@@ -422,6 +422,25 @@ def test_text_output_escapes_control_characters(tmp_path, color):
     assert m["path"] == ESC_NAME and m["content"] == "ok\rhidden line\r"  # JSON unaffected
 
 
+def test_a_newline_or_tab_in_a_file_name_is_escaped_in_text_output(tmp_path):
+    """A name is one field of a line: its newline and tab are shown as `\\xNN` in text
+    (content lines keep their tabs); JSON and grep's -0 give the name as it is."""
+    root = make_tree(tmp_path / "t", {"new\nline.md": "# A\n\nhello there\n", "tab\tname.md": "hello\tthere\n"})
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    for args in (["grep", "hello"], ["grep", "-l", "hello"], ["grep", "-c", "hello"], ["grep", "--heading", "hello"],
+                 ["glob", "*.md"], ["glob", "*.md", "--simple"], ["glob", "*.md", "--fields", "path,size"],
+                 ["search", "hello", "--search-type", "keywords"]):
+        r = run_inprocess(*args, "--color", "never", cwd=root, env=ENV)
+        assert r.code == 0, (args, r.out, r.err)
+        assert "new\\x0aline.md" in r.out and "tab\\x09name.md" in r.out, (args, r.out)
+        assert "new\nline" not in r.out and "tab\tname" not in r.out, (args, r.out)
+    assert "hello\tthere" in run_inprocess("grep", "there", cwd=root, env=ENV).out
+    r = run_inprocess("grep", "-l", "-0", "hello", cwd=root, env=ENV)
+    assert sorted(r.out.split("\0")[:-1]) == ["new\nline.md", "tab\tname.md"]
+    r = run_inprocess("glob", "*.md", "-o", "json", cwd=root, env=ENV)
+    assert sorted(r.json["result"]["matches"]) == ["new\nline.md", "tab\tname.md"]
+
+
 # ---- issue 17: a grep's deadline is wall time, per command ------------------------------------
 
 def test_grep_stops_at_its_wall_time_deadline_and_says_how_far_it_got(tmp_path):
