@@ -83,10 +83,13 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     use_kw, use_vec, qvec = _plan(store, req, cov, embedder_factory)
     # the default (hybrid) ranking leaves out minified, generated and data files' rows;
     # keyword search still finds them (ov.indexer.embeddable)
-    if req.search_type == "hybrid":
+    overviews = req.search_type == "hybrid" and _no_vector_levels(req)  # -L 1: keyword rows only
+    if req.search_type == "hybrid" and not overviews:
         req = replace(req, filters=replace(req.filters, vectorless=False))
     branches = [b for b, on in (("keywords", use_kw), ("semantic", use_vec)) if on]
-    warnings = coverage_warnings(req.search_type, cov)
+    warnings = coverage_warnings("keywords" if overviews else req.search_type, cov)
+    if overviews:
+        warnings.append("hybrid search ran on keywords alone: overviews (-L 1) have no vectors")
     ranking = _Rankings(store, req, use_kw, use_vec, qvec)
     page, more, segments, checker = _page(ranking, root, req, segments)
     if checker.stale:
@@ -115,6 +118,12 @@ def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory) -> tupl
     use_kw = req.search_type in ("hybrid", "keywords")
     use_vec = req.search_type in ("hybrid", "semantic")
     qvec = None
+    if use_vec and _no_vector_levels(req):
+        if req.search_type == "semantic":
+            raise OvError("unsupported", "overviews (-L 1) have no vectors; semantic search reads "
+                          "abstracts and passages (-L 0,2), or use --search-type keywords for -L 1",
+                          field="level")
+        use_vec = False
     if use_vec:
         if cov["embedded"] == 0:
             # nothing to read: no vectors yet (a worker adds them) or none coming (--no-embed)
@@ -130,6 +139,14 @@ def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory) -> tupl
                 raise OvError("unsupported", f"the index was embedded with {stored!r}, but the "
                               f"query embedder is {model_id!r}; rebuild with `ov index --full`")
     return use_kw, use_vec, qvec
+
+
+def _no_vector_levels(req: SearchRequest) -> bool:
+    """Whether the asked levels hold no row with a vector: overviews (-L 1) are keyword
+    rows only (ov.indexer.VECTOR_LEVELS)."""
+    from ov.indexer import VECTOR_LEVELS  # noqa: PLC0415
+
+    return not set(req.filters.levels) & set(VECTOR_LEVELS)
 
 
 class _Rankings:

@@ -716,7 +716,7 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     text = ft.text
     tier_rows = tier_chunks(text, path)
     body = chunking.chunk_text(text, path, max_tokens=CHUNK_TOKENS)
-    title = title_of(body[0].text) if body else ""
+    title = file_title(text, path, body)
     embed = embeddable(path, text, opts)
     chunks = body + tier_rows  # prose sentences have no rows (VECTOR_LEVELS)
     return _Rows(ft.size, ft.mtime_ns, ft.hash, title, _front_matter_tags(text),
@@ -726,6 +726,22 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
                   for c in chunks],
                  [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL], embed,
                  trigram_doc([(c.start, c.end, c.text) for c in body]), ft.ctime_ns, ft.inode)
+
+
+def file_title(text: str, path: str, body: list[Chunk]) -> str:
+    """A file's title (every keyword row of the file carries it): the first line of its
+    first chunk, past a markdown file's front matter (a chunk of its own, whose first line
+    is `---`), whose `title` key is taken when it has one."""
+    if not body:
+        return ""
+    fm = tiers.front_matter_block(text) if kind_of(path) == "markdown" else None
+    if fm is None or body[0].start != 0:
+        return title_of(body[0].text)
+    named = tiers.front_matter(text).get("title")
+    if isinstance(named, str) and named.strip():
+        return title_of(named)
+    rest = [c for c in body if c.start >= fm[1]]
+    return title_of(rest[0].text) if rest else ""
 
 
 def _index_file(store: Store, path: str, ft: FileText, state, report: IndexReport,

@@ -45,7 +45,7 @@ def _flow_list(v: str) -> list[str]:
     return [_scalar(x) for x in inner.split(",") if x.strip()]
 
 
-def _front_matter_block(text: str) -> tuple[list[str], int] | None:
+def front_matter_block(text: str) -> tuple[list[str], int] | None:
     """The lines between the leading '---' and its closing line, and the text offset after it."""
     if not text.startswith("---"):
         return None
@@ -67,7 +67,7 @@ def front_matter(text: str) -> dict:
     as a dict; `|` and `>` block scalars as text. `tags` comes back as found (a dict,
     a list such as ["k=v", ...] or a string) for the caller to validate. {} when absent.
     """
-    block = _front_matter_block(text)
+    block = front_matter_block(text)
     if block is None:
         return {}
     lines = block[0]
@@ -166,7 +166,7 @@ _HTML_LINE_RE = re.compile(r"^\s*</?[A-Za-z][^>]*>\s*$|^\s*<(?:img|br|hr|p|div|a
 
 def _markdown_blocks(text: str) -> list[tuple[str, int, str]]:
     """("heading", level, text) and ("para", 0, joined text) in order; code and noise skipped."""
-    fm = _front_matter_block(text)
+    fm = front_matter_block(text)
     body = text[fm[1]:] if fm else text
     lines = [ln.rstrip("\r") for ln in body.split("\n")]
     blocks: list[tuple[str, int, str]] = []
@@ -590,7 +590,7 @@ def abstract(text: str, path: str) -> str:
     if not found and kind == "code":
         found = _code_abstract(text, path)
     if not found and kind == "text":
-        fm = _front_matter_block(text)
+        fm = front_matter_block(text)
         body = text[fm[1]:] if fm else text
         paras = [p for p in re.split(r"\n\s*\n", body) if p.strip()]
         found = paras[0] if paras else ""

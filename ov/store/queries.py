@@ -802,27 +802,49 @@ class Store(Database):
             raise _map_error(e, self.path) from e
 
     def files_first_passages(self, chunk_ids: Sequence[int]) -> dict[int, int | None]:
-        """file id -> its first passage's id (None if it has none) for the files holding
-        `chunk_ids` (`file_vector_distances` without the distances)."""
+        """file id -> its lead passage's id (`lead_passages`; None if it has none) for the
+        files holding `chunk_ids` (`file_vector_distances` without the distances)."""
         if not chunk_ids:
             return {}
-        return dict(self.rows(
-            "WITH f AS (SELECT DISTINCT file_id FROM chunks WHERE id IN (SELECT value FROM json_each(?))) "
-            "SELECT f.file_id, (SELECT p.id FROM chunks p WHERE p.file_id = f.file_id AND p.level = 2 "
-            "ORDER BY p.seq, p.id LIMIT 1) FROM f", (json.dumps(list(chunk_ids)),)))
+        fids = [r[0] for r in self.rows("SELECT DISTINCT file_id FROM chunks WHERE id IN "
+                                        "(SELECT value FROM json_each(?))", (json.dumps(list(chunk_ids)),))]
+        lead = self.lead_passages(fids)
+        return {fid: lead.get(fid) for fid in fids}
 
     def first_passages(self, ids: Sequence[int]) -> dict[int, int]:
-        """Tier row id -> the id of its file's first level-2 chunk (the one that holds the
-        file's first line, which the abstract begins with); files without one are left out."""
-        out: dict[int, int] = {}
+        """Tier row id -> the id of its file's lead passage (`lead_passages`: the one the
+        abstract speaks for); files without a passage are left out."""
         if not ids:
+            return {}
+        owner = dict(self.rows("SELECT id, file_id FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+                               (json.dumps(list(ids)),)))
+        lead = self.lead_passages(list(set(owner.values())))
+        return {tid: lead[fid] for tid, fid in owner.items() if fid in lead}
+
+    def lead_passages(self, file_ids: Sequence[int]) -> dict[int, int]:
+        """file id -> the passage its abstract speaks for: its first level-2 chunk, or the
+        next one when that is a markdown file's front matter (a chunk of its own, ov.chunk;
+        the abstract is the title or first paragraph after it, and a hit shown at the
+        front matter's `---` lines says nothing). Files without a passage are left out."""
+        from ov.kinds import kind_of  # noqa: PLC0415
+
+        out: dict[int, int] = {}
+        if not file_ids:
             return out
-        for tid, cid in self.rows(
-                "SELECT t.id, (SELECT c.id FROM chunks c WHERE c.file_id = t.file_id AND c.level = 2 "
-                "ORDER BY c.seq, c.id LIMIT 1) FROM chunks t WHERE t.id IN (SELECT value FROM json_each(?))",
-                (json.dumps(list(ids)),)):
-            if cid is not None:
-                out[tid] = cid
+        rows = self.rows(
+            "WITH f AS (SELECT value AS id FROM json_each(?)), "
+            "l AS (SELECT f.id AS fid, (SELECT p.id FROM chunks p WHERE p.file_id = f.id AND p.level = 2 "
+            "ORDER BY p.seq, p.id LIMIT 1) AS cid FROM f) "
+            "SELECT l.fid, l.cid, c.seq, c.start, substr(c.text, 1, 4), files.path FROM l "
+            "JOIN chunks c ON c.id = l.cid JOIN files ON files.id = l.fid",
+            (json.dumps(list(file_ids)),))
+        for fid, cid, seq, start, head, path in rows:
+            out[fid] = cid
+            if start == 0 and head.rstrip("\r") in ("---\n", "---") and kind_of(path) == "markdown":
+                after = self.q1("SELECT id FROM chunks WHERE file_id = ? AND level = 2 AND (seq > ? OR "
+                                "(seq = ? AND id > ?)) ORDER BY seq, id LIMIT 1", (fid, seq, seq, cid))
+                if after is not None:
+                    out[fid] = after
         return out
 
     def passages_holding(self, ids: Sequence[int]) -> dict[int, int]:

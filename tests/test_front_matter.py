@@ -1,0 +1,80 @@
+"""Markdown front matter in ranked search: a note's hit is shown at the passage that holds
+its text, not at its `---` block, and its title is its heading (or front-matter `title`),
+not `---`."""
+
+from __future__ import annotations
+
+import pytest
+
+from ov.indexer import file_title
+from ov.chunk import chunk_text
+
+NOTES = {
+    "starter.md": "---\ndate: 2024-01-05\ntags: [kitchen]\n---\n# Sourdough starter\n\n"
+                  "Feed the sourdough starter daily with equal weights of flour and water.\n",
+    "bike.md": "---\ndate: 2024-02-01\n---\n# Bicycle chain\n\nClean and oil the bicycle chain every month.\n",
+    "garden.md": "# Tomatoes\n\nWater tomato plants deeply twice a week in summer.\n",
+    "plain.md": "---\ntitle: Named in front matter\n---\nBody text without a heading.\n",
+}
+
+
+def _top(r):
+    assert r.code == 0, (r.out, r.err)
+    return r.json["result"]["hits"][0]
+
+
+@pytest.mark.parametrize("args", [["find"], ["search"], ["search", "--search-type", "keywords"]])
+def test_a_note_is_shown_at_its_text_not_its_front_matter(tree, ov, args):
+    root = tree(NOTES)
+    assert ov("index", ".", cwd=root).code == 0
+    hit = _top(ov(*args, "feed the sourdough starter with flour", "-o", "json", "--explain", cwd=root))
+    assert hit["path"] == "starter.md"
+    assert hit["start_line"] >= 5, hit  # lines 1-4 are the front matter
+
+
+@pytest.mark.model
+def test_a_note_is_shown_at_its_text_with_the_real_model(tree, ov):
+    root = tree(NOTES)
+    assert ov("index", ".", cwd=root).code == 0
+    for query in ("how often should I feed a sourdough starter", "bicycle chain maintenance"):
+        for cmd in ("find", "search"):
+            hit = _top(ov(cmd, query, "-o", "json", cwd=root))
+            assert hit["start_line"] >= 4 and not hit["excerpt"]["text"].startswith("---"), \
+                (cmd, query, hit)
+
+
+def test_the_title_is_past_the_front_matter(tree, ov):
+    import sqlite3
+
+    root = tree(NOTES)
+    assert ov("index", ".", cwd=root).code == 0
+    con = sqlite3.connect(root / ".ov" / "index.db")
+    titles = dict(con.execute("SELECT path, title FROM files"))
+    con.close()
+    assert titles == {"starter.md": "# Sourdough starter", "bike.md": "# Bicycle chain",
+                      "garden.md": "# Tomatoes", "plain.md": "Named in front matter"}
+    for path, want in (("starter.md", "# Sourdough starter"), ("bike.md", "# Bicycle chain"),
+                       ("garden.md", "# Tomatoes"), ("plain.md", "Named in front matter")):
+        text = NOTES[path]
+        assert file_title(text, path, chunk_text(text, path)) == want, path
+    # only markdown has front matter: a YAML document's first line is its title
+    text = "---\nkey: value\n---\nmore: 1\n"
+    assert file_title(text, "a.yaml", chunk_text(text, "a.yaml")) == "---"
+    assert file_title("", "a.md", []) == ""
+
+
+def test_overviews_are_searched_by_keywords_and_say_so(tree, ov):
+    """-L 1 rows (overviews) have no vectors: the hybrid runs on keywords and says so;
+    `find` cannot serve them and says why (`unsupported`), never an empty success."""
+    root = tree(NOTES)
+    assert ov("index", ".", cwd=root).code == 0
+    r = ov("search", "sourdough starter", "-L", "1", "-o", "json", cwd=root)
+    assert r.code == 0, r.out
+    res = r.json["result"]
+    assert res["hits"] and res["hits"][0]["path"] == "starter.md" and res["hits"][0]["level"] == 1
+    assert res["branches"] == ["keywords"] and res["search_type"] == "keywords"
+    assert any("keywords alone" in w and "-L 1" in w for w in res["warnings"]), res["warnings"]
+    r = ov("find", "sourdough starter", "-L", "1", "-o", "json", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "unsupported", r.out
+    r = ov("find", "sourdough starter", "-L", "0,1", "-o", "json", cwd=root)  # abstracts have vectors
+    assert r.code == 0 and r.json["result"]["hits"], r.out
