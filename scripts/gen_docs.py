@@ -410,8 +410,9 @@ def man(app_help: str, cmds: list[Cmd]) -> str:
            "stderr. A closed pipe ends ov quietly with status 0."),
         ".PP",
         _r("The index of a tree lives at ROOT/.ov/index.db; commands find it by walking up from "
-           "the current folder, as git finds .git. Paths in results are relative to the root, "
-           "with / separators. Before a hit is shown its file is rechecked, so a result never "
+           "the current folder, as git finds .git. Paths in results are relative to the current "
+           "folder, as rg prints them (../x for a file outside it), with / separators; JSON "
+           "results name the root once. Before a hit is shown its file is rechecked, so a result never "
            "shows text that is no longer in the file."),
         ".SH COMMANDS",
     ]

@@ -78,3 +78,25 @@ def test_overviews_are_searched_by_keywords_and_say_so(tree, ov):
     assert r.code == 2 and r.json["error"]["code"] == "unsupported", r.out
     r = ov("find", "sourdough starter", "-L", "0,1", "-o", "json", cwd=root)  # abstracts have vectors
     assert r.code == 0 and r.json["result"]["hits"], r.out
+
+
+def test_ranked_paths_are_relative_to_the_current_folder(tree, ov):
+    """find and search print paths as grep does: relative to the current folder (`../x`
+    above it), their JSON naming the root once; a cursor from a subfolder still pages."""
+    root = tree({**NOTES, "sub/inner.md": "# Inner\n\nsourdough notes kept in a subfolder.\n"})
+    assert ov("index", ".", cwd=root).code == 0
+    here = root / "sub"
+    for cmd in ("find", "search"):
+        r = ov(cmd, "sourdough starter", "-o", "json", "-n", "1", cwd=here)
+        assert r.code == 0, r.out
+        res = r.json["result"]
+        assert res["root"] == str(root)
+        paths = [h["path"] for h in res["hits"]]
+        assert paths and all(p == "inner.md" or p.startswith("../") for p in paths), paths
+        assert all((here / p).is_file() for p in paths), paths
+        page2 = ov(cmd, "sourdough starter", "-o", "json", "-n", "1", "--cursor", res["next_cursor"], cwd=here)
+        assert page2.code == 0 and all((here / h["path"]).is_file() for h in page2.json["result"]["hits"])
+        text = ov(cmd, "sourdough starter", "-n", "3", cwd=here).out
+        assert "../starter.md:" in text and "\ninner.md:" in "\n" + text, text
+    grep = ov("grep", "-l", "sourdough", "..", cwd=here).out.split()
+    assert "../starter.md" in grep

@@ -163,6 +163,7 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
                             cursor=cursor, explain=explain, all_chunks=all_chunks,
                             read_content=read_content, uri=uri, exclude_uri=exclude_uri,
                             filters=filters, cwd=Path.cwd())
+            shown_from_here(res, ix.root)
         emit_hits(out, res, query, t0)
         return EXIT_OK if res.hits else EXIT_NONE
 
@@ -200,6 +201,19 @@ def context_command(*, query: str, search_type: str | None = None, limit: int | 
         return EXIT_OK if res.entries else EXIT_NONE
 
     return run_body((output, json_, color), body)
+
+
+def shown_from_here(res, root: Path) -> None:
+    """A ranked result as the command line prints it: each hit's path relative to the
+    current folder, as grep and glob print theirs (`../x` for a file outside it), and the
+    index root named once."""
+    import dataclasses  # noqa: PLC0415
+
+    from ov.search.scope import displayer  # noqa: PLC0415
+
+    show = displayer(root, Path.cwd())
+    res.hits = [dataclasses.replace(h, path=show(h.path)) for h in res.hits]
+    res.root = str(root)
 
 
 # ---- the index, for the Typer commands ----------------------------------------------------
