@@ -82,8 +82,8 @@ class SearchResult:
     stale: int = 0
     plan: dict[str, Any] | None = None  # with --explain
     refused: int | None = None  # index rows leading outside the root, left out (issue 17)
-    # the index root, named once by the command line, whose hits' paths are relative to the
-    # current folder (the library's and `ov mcp`'s are relative to the root)
+    # the index root, named once: the library's and `ov mcp`'s hit paths are relative to
+    # it, the command line's to the current folder
     root: str | None = None
 
 

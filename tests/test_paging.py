@@ -85,6 +85,30 @@ def test_single_branch_pages_equal_one_long_page(ov, corpus, search_type):
         assert seen[: len(first)] == first
 
 
+@pytest.mark.parametrize("query", QUERIES[:4])
+def test_a_hits_score_does_not_depend_on_the_page_size(ov, corpus, query):
+    """A first page of any -n reads the branches equally deep (engine.FIRST_DEPTH): a file
+    scores the same at -n 7 as at -n 49, and pages chained by --cursor are one ranking in
+    score order."""
+    root, _ = corpus
+
+    def hits(n, cursor=None):
+        r = ov("search", query, "-o", "json", "-n", str(n), *(["--cursor", cursor] if cursor else []),
+               cwd=root)
+        res = r.json["result"]
+        return [(h["path"], h["score"]) for h in res["hits"]], res.get("next_cursor")
+
+    long, _ = hits(49)
+    chained, cursor = hits(7)
+    while cursor and len(chained) < 49:
+        more, cursor = hits(7, cursor)
+        chained += more
+    assert chained[:49] == long
+    assert [s for _, s in long] == sorted((s for _, s in long), reverse=True)
+    for n in (1, 3, 10, 25):
+        assert hits(n)[0] == long[:n], n
+
+
 def test_a_cursor_beyond_its_bounds_is_refused(ov, corpus):
     import base64
     import json
@@ -130,7 +154,7 @@ def test_a_later_page_ranks_each_depth_once(ov, corpus, monkeypatch):
     r2 = ov("search", "thread pool", "-o", "json", "-n", "3", "--cursor",
             r.json["result"]["next_cursor"], cwd=root)
     assert r2.code == 0 and r2.json["result"]["hits"]
-    assert depths == [64]
+    assert depths == [engine.FIRST_DEPTH]
 
 
 def test_all_chunks_pages_over_every_level_equal_one_long_page(ov, corpus):

@@ -205,15 +205,14 @@ def context_command(*, query: str, search_type: str | None = None, limit: int | 
 
 def shown_from_here(res, root: Path) -> None:
     """A ranked result as the command line prints it: each hit's path relative to the
-    current folder, as grep and glob print theirs (`../x` for a file outside it), and the
-    index root named once."""
+    current folder, as grep and glob print theirs (`../x` for a file outside it); the
+    result names the index root (`root`)."""
     import dataclasses  # noqa: PLC0415
 
     from ov.search.scope import displayer  # noqa: PLC0415
 
     show = displayer(root, Path.cwd())
     res.hits = [dataclasses.replace(h, path=show(h.path)) for h in res.hits]
-    res.root = str(root)
 
 
 # ---- the index, for the Typer commands ----------------------------------------------------
