@@ -694,6 +694,7 @@ def _walk_start(root: Path, opts: WalkOptions, start: Path | None, warn, skip, p
             rel0, base, st0.st_size, st0.st_mtime_ns, st0.st_mode, os.path.islink(base),
             st0.st_ctime_ns, st0.st_ino),)
     if opts.max_depth is not None and opts.max_depth < 1:
+        skip(rel0 or ".", "depth")  # the start folder itself is left unentered: said, not silent
         return ()
     # The ignore files of the root and of each folder above `start` (the start
     # folder's own are read when it is scanned).
@@ -1148,6 +1149,7 @@ def _flatten(dirs: dict, root_abs: str, rel0: str, max_depth: int | None,
     append = out.append
     sep = os.sep
     if max_depth is not None and max_depth < 1:
+        on_skip(rel0 or ".")
         return out
 
     def visit(rel: str, depth: int) -> None:

@@ -140,6 +140,10 @@ def test_exclude_uri_names_with_whitespace_that_ignore_lines_cannot_hold(ov, tre
 def test_level_limit(ov, t):
     assert ov("glob", "--level-limit", "1", "**/*.py", cwd=t).out == "a.py\n"
     assert ov("glob", "--max-depth", "2", "**/*.py", cwd=t).out == "a.py\nsrc/m.py\n"
+    for pattern in ("*", "**/*.py"):  # 0: nothing listed, and said
+        r = ov("glob", "--level-limit", "0", pattern, "-o", "json", cwd=t)
+        assert r.code == 1 and r.json["result"]["truncated_reason"] == "level_limit", r.out
+        assert "--level-limit" in ov("glob", "--level-limit", "0", pattern, cwd=t).err
 
 
 def test_no_match_and_bad_input(ov, t, tmp_path):

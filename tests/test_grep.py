@@ -222,6 +222,12 @@ def test_level_limit(ov, t):
     assert got == {"a.py", "sub/c.py"}
     got = {p for p, _ in paths_lines(ov("grep", "--json", "--level-limit", "1", "foo", "sub", cwd=t))}
     assert got == {"sub/c.py"}
+    # 0 enters no folder, not even the start: an empty result that says it was cut
+    for args in (["foo"], ["-l", "foo"], ["foo", "sub"]):
+        r = ov("grep", "--json", "--level-limit", "0", *args, cwd=t)
+        assert r.code == 1 and r.json["result"]["truncated"] is True, (args, r.out)
+        assert r.json["result"]["truncated_reason"] == "level_limit"
+        assert "--level-limit" in ov("grep", "--level-limit", "0", *args, cwd=t).err
 
 
 def test_count_and_files_with_matches(ov, t):

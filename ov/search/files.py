@@ -565,7 +565,7 @@ def _checked(mode: str, stats: GrepStats | None, node_limit: int, max_depth: int
         raise OvError("invalid_argument", "-v/--invert-match takes neither -U nor context lines",
                       field="invert")
     if deadline_s is not None and not 0 < deadline_s <= 1e6:  # also NaN
-        raise OvError("invalid_argument", "--timeout must be between 0 and 1000000 seconds",
+        raise OvError("invalid_argument", "--timeout must be more than 0 and at most 1000000 seconds",
                       field="timeout")
     return st
 

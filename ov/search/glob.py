@@ -152,6 +152,8 @@ def glob(
         start_b, depth, user_cut = _glob_walk_plan(pattern, "", max_depth, ignore_case)
         start = None if start_b is None else "/".join(x for x in (rel, start_b) if x)
         cut = len(rel) + 1 if rel else 0
+        if start_b is None and user_cut:
+            st.level_cut = True  # --level-limit 0: not even PATH's own entries (said, as rg does)
     starts = [] if start is None or not os.path.lexists(root / start) else [start]
     if excluded is not None and starts and excluded(start):
         starts = []  # below the start, the walk leaves excluded paths out
