@@ -115,6 +115,36 @@ def test_grep_and_glob_search_an_outside_folder_as_its_own_root_only_when_named(
     assert r.code == 2 and r.json["error"]["code"] == "not_found"
 
 
+def test_mcp_grep_and_glob_refuse_paths_outside_the_served_tree(fenced):
+    # `ov mcp` serves one tree: where the command line searches a folder named outside it
+    # as its own root (the test above), the server's grep and glob refuse such a path,
+    # however it leads out (absolute, climbing, a link), and search what lies inside
+    from ov import api
+    from ov.mcp import Tools
+
+    assert run_inprocess("index", ".", cwd=fenced, env=ENV).code == 0
+    out = fenced.parent / "outside"
+    with api.Index.open(fenced) as ix:
+        tools = Tools(ix)
+        for bad in ("/etc/passwd", "/etc", "..", "../outside", "sub/../../outside", str(out),
+                    str(out / "secret.txt"), "abs_file", "abs_dir", "rel_file", "sub/rel_dir", "hop",
+                    "abs_dir/inner.txt"):
+            for tool, args, field in (
+                    ("grep", {"pattern": f"{MARK}|root", "paths": ["a.txt", bad]}, "paths"),
+                    ("grep", {"pattern": MARK, "paths": [bad], "files_with_matches": True}, "paths"),
+                    ("glob", {"pattern": "*", "path": bad}, "path"),
+                    ("glob", {"pattern": "**", "path": bad, "fields": "path,size"}, "path")):
+                env = tools.call(tool, args)
+                assert env["status"] == "error", (tool, bad, env)
+                assert (env["error"]["code"], env["error"]["field"]) == ("invalid_path", field), (tool, bad)
+                assert MARK not in json.dumps(env) and "root:x:" not in json.dumps(env)
+        inside = [tools.call("grep", {"pattern": "inside", "paths": [p]})["result"]["matches"]
+                  for p in ("inside_link", str(fenced / "a.txt"), "sub/..")]
+        assert [[m["path"] for m in ms] for ms in inside] == [["inside_link"], ["a.txt"], ["a.txt"]]
+        listed = tools.call("glob", {"pattern": "*", "path": "sub"})["result"]["matches"]
+        assert listed == ["sub/b.py", "sub/rel_dir"]  # a link's name, never what it leads to
+
+
 def test_index_folder_and_files_are_owner_only_whatever_the_umask(tmp_path):
     root = make_tree(tmp_path / "t", {"a.txt": "hello\n"})
     env = dict(os.environ, **ENV)
