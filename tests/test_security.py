@@ -498,3 +498,81 @@ def test_big_files_are_searched_in_blocks_with_the_same_answers(tmp_path, monkey
         strip = lambda s: s.rsplit('"usage"', 1)[0]  # noqa: E731
         assert strip(got) == strip(want[tuple(q)]), q
     assert {"big.txt", "crlf.txt", "late-nul.txt"} <= set(calls) and "small.txt" not in calls
+
+
+# ---- files the user cannot read: left out, as if absent ----------------------------------
+
+GUARDED = {"pub.txt": "public hello\n", "priv.txt": "private hello banana secret\n",
+           "sub/x.txt": "hidden hello in a folder\n"}
+HIDDEN = ("banana", "secret", "priv.txt", "x.txt", "sub", "hidden")
+
+
+def _as_another_user(monkeypatch, root: Path, unreadable: tuple[str, ...], unlisted: tuple[str, ...]) -> None:
+    """Play the kernel's answers to a user who may not read the files `unreadable` nor
+    list or search the folders `unlisted`: root reads everything, so the refusals are
+    made at the calls that would meet them (access, open, lstat, stat)."""
+    import errno
+
+    files = {os.path.join(root, p) for p in unreadable}
+    folders = {os.path.join(root, d) for d in unlisted}
+    below = tuple(f + "/" for f in folders)
+    real_access, real_open, real_lstat, real_stat = os.access, os.open, os.lstat, os.stat
+
+    def refused(p, *, opened=True) -> bool:
+        if isinstance(p, int):
+            return False
+        p = os.path.abspath(os.fsdecode(p))
+        return p.startswith(below) or (opened and (p in files or p in folders))
+
+    def denied(p):
+        return PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fsdecode(p))
+
+    def access(p, mode, *a, **k):
+        return False if refused(p) else real_access(p, mode, *a, **k)
+
+    def open_(p, flags, *a, **k):
+        if k.get("dir_fd") is None and refused(p, opened=not flags & getattr(os, "O_PATH", 0)):
+            raise denied(p)
+        return real_open(p, flags, *a, **k)
+
+    def lstat(p, *a, **k):
+        if k.get("dir_fd") is None and refused(p, opened=False):
+            raise denied(p)
+        return real_lstat(p, *a, **k)
+
+    def stat_(p, *a, **k):
+        if k.get("dir_fd") is None and refused(p, opened=False):
+            raise denied(p)
+        return real_stat(p, *a, **k)
+
+    monkeypatch.setattr(os, "access", access)
+    monkeypatch.setattr(os, "open", open_)
+    monkeypatch.setattr(os, "lstat", lstat)
+    monkeypatch.setattr(os, "stat", stat_)
+
+
+@pytest.fixture
+def guarded(tmp_path, monkeypatch) -> tuple[Path, Path]:
+    """(a tree indexed by its owner, then seen by a user who may not read priv.txt nor
+    list sub/; the same tree without those, indexed)."""
+    root = make_tree(tmp_path / "t", GUARDED)
+    bare = make_tree(tmp_path / "bare", {"pub.txt": GUARDED["pub.txt"]})
+    for r in (root, bare):
+        assert run_inprocess("index", ".", cwd=r, env=ENV).code == 0
+    _as_another_user(monkeypatch, root, ("priv.txt",), ("sub",))
+    return root, bare
+
+
+def test_a_file_the_user_cannot_read_is_not_stale(guarded):
+    root, _ = guarded
+    for how in (["--search-type", "keywords"], ["--search-type", "hybrid"], ["--mode", "context"]):
+        r = run_inprocess("search", "hello", *how, "-o", "json", cwd=root, env=ENV)
+        assert r.code == 0, (how, r.out, r.err)
+        res = r.json["result"]
+        assert res["warnings"] == [] and r.err == "", (how, res["warnings"], r.err)
+        assert not [w for w in HIDDEN if w in r.out], (how, r.out)
+        if "hits" in res:
+            assert [h["path"] for h in res["hits"]] == ["pub.txt"] and res["stale"] == 0
+    (root / "pub.txt").unlink()  # a file really gone is still said to be
+    r = run_inprocess("search", "hello", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 1 and r.json["result"]["stale"] == 1
