@@ -563,6 +563,22 @@ def guarded(tmp_path, monkeypatch) -> tuple[Path, Path]:
     return root, bare
 
 
+def test_read_shows_nothing_of_files_the_user_cannot_read(guarded):
+    root, bare = guarded
+    reads = [["read", ".", "-L", lv] for lv in ("0", "1", "2")] + [["read", "."]] + [
+        ["read", p, *lv] for p in ("sub", "priv.txt", "sub/x.txt") for lv in ([], ["-L", "0"], ["-L", "2"])]
+    for args in reads:
+        for fmt in ("json", "text"):
+            got = run_inprocess([*args, "-o", fmt], cwd=root, env=ENV)
+            want = run_inprocess([*args, "-o", fmt], cwd=bare, env=ENV)  # as if absent
+            assert (got.code, got.out.split('"usage"')[0], got.err) == \
+                   (want.code, want.out.split('"usage"')[0], want.err), (args, fmt)
+            if got.code == 0:  # (an error quotes the path asked, and nothing else)
+                assert not [w for w in HIDDEN if w in got.out + got.err], (args, got)
+    r = run_inprocess("read", ".", "-L", "1", cwd=root, env=ENV)
+    assert r.out == "pub.txt — public hello\n"
+
+
 def test_a_file_the_user_cannot_read_is_not_stale(guarded):
     root, _ = guarded
     for how in (["--search-type", "keywords"], ["--search-type", "hybrid"], ["--mode", "context"]):
@@ -576,3 +592,34 @@ def test_a_file_the_user_cannot_read_is_not_stale(guarded):
     (root / "pub.txt").unlink()  # a file really gone is still said to be
     r = run_inprocess("search", "hello", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
     assert r.code == 1 and r.json["result"]["stale"] == 1
+
+
+def test_a_user_without_read_override_sees_only_what_they_can_read(tmp_path):
+    # the kernel's own refusals: the suite's root drops its read override (setpriv), as
+    # an ordinary user has none
+    if os.geteuid() != 0:
+        pytest.skip("making files another user's needs root")
+    from conftest import require_tool
+
+    require_tool("setpriv", "util-linux")
+    root = make_tree(tmp_path / "t", GUARDED)
+    for p, mode in (("priv.txt", 0o600), ("sub/x.txt", 0o600), ("sub", 0o700)):
+        os.chown(root / p, 65534, -1)  # nobody
+        os.chmod(root / p, mode)
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    drop = ["setpriv", "--bounding-set=-dac_override,-dac_read_search",
+            "--inh-caps=-dac_override,-dac_read_search", sys.executable, "-m", "ov"]
+    env = dict(os.environ, **ENV)
+    env.pop("OV_DEBUG", None)
+
+    def run(*args):
+        return subprocess.run([*drop, *args], cwd=root, env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    assert run("grep", "-c", "hello").stdout == "pub.txt:1\n"  # the override is really gone
+    assert run("read", ".", "-L", "1").stdout == "pub.txt — public hello\n"
+    p = run("read", "sub", "-L", "1")
+    assert p.returncode == 2 and p.stdout == "" and "hidden" not in p.stderr
+    p = run("search", "hello", "--search-type", "keywords", "-o", "json")
+    res = json.loads(p.stdout)["result"]
+    assert [h["path"] for h in res["hits"]] == ["pub.txt"] and res["stale"] == 0 and p.stderr == ""
