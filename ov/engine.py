@@ -641,11 +641,15 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
 
 def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadResult:
     """One tier of an indexed file or folder. Default level: 2 for a file (its text, read
-    now), 1 for a folder (its children's abstracts). A folder's level 2 lists its files."""
+    now), 1 for a folder (its children's abstracts). A folder's level 2 lists its files.
+    Files the user cannot read, and folders they cannot list, are answered for as if
+    they were absent (`_may_read`, `_listed`)."""
     if level is not None and level not in (0, 1, 2):
         raise OvError("invalid_argument", f"--level must be 0, 1 or 2, not {level}", field="level")
     shown = rel or "."
     row = store.file_row(rel) if rel else None
+    if row is not None and not _may_read(root, rel):
+        raise OvError("not_found", f"{shown} is not in the index", field="path")  # as if absent
     if row is not None:
         got = _file_tiers(root, row)
         if got is None:
@@ -654,7 +658,7 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
         lv = 2 if level is None else level
         return ReadResult(path=rel, level=lv, kind="file", text=got[lv])
     lv = 1 if level is None else level
-    files, _ = _rows_under(root, store.files_under(rel, tiers=lv != 2))
+    files = _listed(root, rel, _rows_under(root, store.files_under(rel, tiers=lv != 2))[0])
     if not files:
         raise OvError("not_found", f"{shown} is not in the index", field="path")
     if lv == 2:
@@ -662,6 +666,36 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
                           text="".join(f["path"] + "\n" for f in files))
     abstract, overview = _folder_tiers(rel, files)
     return ReadResult(path=rel, level=lv, kind="folder", text=abstract if lv == 0 else overview)
+
+
+def _may_read(root: Path, rel: str) -> bool:
+    """Whether the user may read the file `rel`, or it is gone (a deleted file is no
+    secret: `read` says it cannot be read now). access() answers as the kernel would for
+    the user (ACLs, effective ids), as in rank.Rechecker."""
+    return os.access(os.path.join(root, rel), os.R_OK) or rank.gone(str(root), rel)
+
+
+def _listed(root: Path, rel: str, rows: list[dict]) -> list[dict]:
+    """The rows under the folder `rel` that a listing of it may show: files the user can
+    read, in folders (from `rel` down) the user can list. The rest are left out as if
+    absent, as ranked search leaves them out: a name, an abstract or a count of entries
+    would tell of them. One access() per file and per folder."""
+    listable: dict[str, bool] = {}
+
+    def can_list(folder: str) -> bool:
+        chain = []
+        while folder not in listable:  # up to a folder known, or to `rel`, without recursion
+            chain.append(folder)
+            if folder == rel or not folder:
+                break
+            folder = folder.rpartition("/")[0]
+        for d in reversed(chain):
+            above = d == rel or not d or listable[d.rpartition("/")[0]]
+            listable[d] = above and os.access(os.path.join(root, d), os.R_OK | os.X_OK)
+        return listable[chain[0]] if chain else listable[folder]
+
+    return [f for f in rows if can_list(f["path"].rpartition("/")[0])
+            and os.access(os.path.join(root, f["path"]), os.R_OK)]
 
 
 def _folder_tiers(rel: str, files: list[dict]) -> tuple[str, str]:

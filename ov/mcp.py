@@ -6,7 +6,9 @@ results the `-o json` envelope the command line prints (`{"status":"ok","result"
 "usage":...}`), as the tool's structured content and as its JSON text. A failure is a
 tool result with `isError` and the same `{"status":"error","error":{code, message,
 retryable, field}}` the command line prints; the server goes on. Paths in arguments and
-results are relative to the tree's root.
+results are relative to the tree's root; a path argument that lies outside the tree
+(absolute, climbing, or through a link leading out) is `invalid_path`, grep's and glob's
+too, which on the command line may name any folder.
 
 Warm: one open index (one SQLite connection) and one loaded model for the server's
 life; a query pays only its own work. Ranked queries run one at a time on that
@@ -32,6 +34,8 @@ from typing import Any
 
 from ov import api
 from ov.errors import OvError, debug_enabled
+from ov.paths import resolve
+from ov.read import OutsideRoot, resolve_under
 from ov.render import dumps, to_data
 
 # ---- the tools' arguments: one table, read by the schemas and by the checks ---------------
@@ -245,6 +249,21 @@ class Tools:
         return {"status": "ok", "result": result,
                 "usage": {"elapsed_ms": int((time.perf_counter() - t0) * 1000)}}
 
+    def _in_tree(self, p: str, field: str) -> str:
+        """A grep or glob path argument as a root-relative path ("." for the root), or
+        `invalid_path` when it lies outside the served tree: absolute or climbing out as
+        written (`resolve`, as `read` checks its path), or through a link that leads out
+        now (`resolve_under`). The command line searches any folder a user names, as rg
+        does; the server serves one tree, to a client whose arguments may be any text."""
+        rel = resolve(self.root, self.root, p, must_exist=False, field=field, links=True)
+        if rel:
+            try:
+                resolve_under(str(self.root), rel)
+            except OutsideRoot:
+                raise OvError("invalid_path", f"{p}: leads outside the index root {self.root}",
+                              field=field) from None
+        return rel or "."
+
     def _search(self, query: str, mode: str = "list", max_tokens: int | None = None,
                 detail: str | None = None, session_id: str | None = None,
                 dedup_turns: int | None = None, **options: Any) -> Any:
@@ -279,8 +298,9 @@ class Tools:
             raise OvError("invalid_argument", "count and files_with_matches exclude each other",
                           field="count")
         mode = "count" if count else "files" if files_with_matches else "matches"
+        paths = [self._in_tree(p, "paths") for p in paths or ()]
         records, st = api.grep(
-            pattern, paths or (), cwd=self.root, before=before if before is not None else (context or 0),
+            pattern, paths, cwd=self.root, before=before if before is not None else (context or 0),
             after=after if after is not None else (context or 0), globs=globs or (),
             types=types or (), exclude=exclude_uri or (), max_depth=level_limit, mode=mode,
             tags=tags or (), use_index=not no_index,
@@ -294,6 +314,8 @@ class Tools:
               tags: list[str] | None = None, **options: Any) -> Any:
         from ov.search.glob import parse_fields  # noqa: PLC0415
 
+        if path is not None:
+            path = self._in_tree(path, "path")
         return to_data(api.glob(pattern, path, cwd=self.root, max_depth=level_limit,
                                 fields=parse_fields(fields), exclude=exclude_uri or (),
                                 tags=tags or (), **options))

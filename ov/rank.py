@@ -206,6 +206,20 @@ def fuse(lists: dict[str, list[Cand]], n_chunks: int | None = None) -> list[Cand
     return sort_cands(fused)
 
 
+def gone(root: str, path: str) -> bool:
+    """Whether `root/path` is no longer there (deleted, or a folder on its way replaced).
+    A path the user may not look up (under a folder they cannot search) is not gone: it
+    is unreadable, left out without a word, and never counted as stale, which would say
+    that it exists."""
+    try:
+        os.lstat(os.path.join(root, path))
+    except PermissionError:
+        return False
+    except (OSError, ValueError):
+        return True
+    return False
+
+
 class Rechecker:
     """Checks candidates against the files on disk before they are shown.
 
@@ -268,8 +282,7 @@ class Rechecker:
               ctime_ns: int = 0, inode: int = 0):
         st = self._stat(path)
         if st is None:
-            if path not in self._outside and plain_rel(path) \
-                    and not os.path.lexists(os.path.join(self.root, path)):
+            if path not in self._outside and plain_rel(path) and gone(self.root, path):
                 self.stale += 1
             return None
         if st == (size, mtime_ns, ctime_ns, inode) or start == end:  # unchanged, or a tier row

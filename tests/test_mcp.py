@@ -172,6 +172,10 @@ def test_errors_are_structured_and_the_server_goes_on(served):
         ("grep", {"pattern": 3}, None, "invalid_argument"),
         ("grep", {}, None, "invalid_argument"),
         ("nope", {}, None, "invalid_argument"),
+        # the server serves one tree: nothing outside it is read or listed
+        ("grep", {"pattern": "root", "paths": ["/etc/passwd"]}, None, "invalid_path"),
+        ("glob", {"pattern": "*", "path": "/etc"}, None, "invalid_path"),
+        ("glob", {"pattern": "*", "path": ".."}, None, "invalid_path"),
     ]
 
     async def scenario(s):

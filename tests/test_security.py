@@ -115,6 +115,36 @@ def test_grep_and_glob_search_an_outside_folder_as_its_own_root_only_when_named(
     assert r.code == 2 and r.json["error"]["code"] == "not_found"
 
 
+def test_mcp_grep_and_glob_refuse_paths_outside_the_served_tree(fenced):
+    # `ov mcp` serves one tree: where the command line searches a folder named outside it
+    # as its own root (the test above), the server's grep and glob refuse such a path,
+    # however it leads out (absolute, climbing, a link), and search what lies inside
+    from ov import api
+    from ov.mcp import Tools
+
+    assert run_inprocess("index", ".", cwd=fenced, env=ENV).code == 0
+    out = fenced.parent / "outside"
+    with api.Index.open(fenced) as ix:
+        tools = Tools(ix)
+        for bad in ("/etc/passwd", "/etc", "..", "../outside", "sub/../../outside", str(out),
+                    str(out / "secret.txt"), "abs_file", "abs_dir", "rel_file", "sub/rel_dir", "hop",
+                    "abs_dir/inner.txt"):
+            for tool, args, field in (
+                    ("grep", {"pattern": f"{MARK}|root", "paths": ["a.txt", bad]}, "paths"),
+                    ("grep", {"pattern": MARK, "paths": [bad], "files_with_matches": True}, "paths"),
+                    ("glob", {"pattern": "*", "path": bad}, "path"),
+                    ("glob", {"pattern": "**", "path": bad, "fields": "path,size"}, "path")):
+                env = tools.call(tool, args)
+                assert env["status"] == "error", (tool, bad, env)
+                assert (env["error"]["code"], env["error"]["field"]) == ("invalid_path", field), (tool, bad)
+                assert MARK not in json.dumps(env) and "root:x:" not in json.dumps(env)
+        inside = [tools.call("grep", {"pattern": "inside", "paths": [p]})["result"]["matches"]
+                  for p in ("inside_link", str(fenced / "a.txt"), "sub/..")]
+        assert [[m["path"] for m in ms] for ms in inside] == [["inside_link"], ["a.txt"], ["a.txt"]]
+        listed = tools.call("glob", {"pattern": "*", "path": "sub"})["result"]["matches"]
+        assert listed == ["sub/b.py", "sub/rel_dir"]  # a link's name, never what it leads to
+
+
 def test_index_folder_and_files_are_owner_only_whatever_the_umask(tmp_path):
     root = make_tree(tmp_path / "t", {"a.txt": "hello\n"})
     env = dict(os.environ, **ENV)
@@ -487,3 +517,128 @@ def test_big_files_are_searched_in_blocks_with_the_same_answers(tmp_path, monkey
         strip = lambda s: s.rsplit('"usage"', 1)[0]  # noqa: E731
         assert strip(got) == strip(want[tuple(q)]), q
     assert {"big.txt", "crlf.txt", "late-nul.txt"} <= set(calls) and "small.txt" not in calls
+
+
+# ---- files the user cannot read: left out, as if absent ----------------------------------
+
+GUARDED = {"pub.txt": "public hello\n", "priv.txt": "private hello banana secret\n",
+           "sub/x.txt": "hidden hello in a folder\n"}
+HIDDEN = ("banana", "secret", "priv.txt", "x.txt", "sub", "hidden")
+
+
+def _as_another_user(monkeypatch, root: Path, unreadable: tuple[str, ...], unlisted: tuple[str, ...]) -> None:
+    """Play the kernel's answers to a user who may not read the files `unreadable` nor
+    list or search the folders `unlisted`: root reads everything, so the refusals are
+    made at the calls that would meet them (access, open, lstat, stat)."""
+    import errno
+
+    files = {os.path.join(root, p) for p in unreadable}
+    folders = {os.path.join(root, d) for d in unlisted}
+    below = tuple(f + "/" for f in folders)
+    real_access, real_open, real_lstat, real_stat = os.access, os.open, os.lstat, os.stat
+
+    def refused(p, *, opened=True) -> bool:
+        if isinstance(p, int):
+            return False
+        p = os.path.abspath(os.fsdecode(p))
+        return p.startswith(below) or (opened and (p in files or p in folders))
+
+    def denied(p):
+        return PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fsdecode(p))
+
+    def access(p, mode, *a, **k):
+        return False if refused(p) else real_access(p, mode, *a, **k)
+
+    def open_(p, flags, *a, **k):
+        if k.get("dir_fd") is None and refused(p, opened=not flags & getattr(os, "O_PATH", 0)):
+            raise denied(p)
+        return real_open(p, flags, *a, **k)
+
+    def lstat(p, *a, **k):
+        if k.get("dir_fd") is None and refused(p, opened=False):
+            raise denied(p)
+        return real_lstat(p, *a, **k)
+
+    def stat_(p, *a, **k):
+        if k.get("dir_fd") is None and refused(p, opened=False):
+            raise denied(p)
+        return real_stat(p, *a, **k)
+
+    monkeypatch.setattr(os, "access", access)
+    monkeypatch.setattr(os, "open", open_)
+    monkeypatch.setattr(os, "lstat", lstat)
+    monkeypatch.setattr(os, "stat", stat_)
+
+
+@pytest.fixture
+def guarded(tmp_path, monkeypatch) -> tuple[Path, Path]:
+    """(a tree indexed by its owner, then seen by a user who may not read priv.txt nor
+    list sub/; the same tree without those, indexed)."""
+    root = make_tree(tmp_path / "t", GUARDED)
+    bare = make_tree(tmp_path / "bare", {"pub.txt": GUARDED["pub.txt"]})
+    for r in (root, bare):
+        assert run_inprocess("index", ".", cwd=r, env=ENV).code == 0
+    _as_another_user(monkeypatch, root, ("priv.txt",), ("sub",))
+    return root, bare
+
+
+def test_read_shows_nothing_of_files_the_user_cannot_read(guarded):
+    root, bare = guarded
+    reads = [["read", ".", "-L", lv] for lv in ("0", "1", "2")] + [["read", "."]] + [
+        ["read", p, *lv] for p in ("sub", "priv.txt", "sub/x.txt") for lv in ([], ["-L", "0"], ["-L", "2"])]
+    for args in reads:
+        for fmt in ("json", "text"):
+            got = run_inprocess([*args, "-o", fmt], cwd=root, env=ENV)
+            want = run_inprocess([*args, "-o", fmt], cwd=bare, env=ENV)  # as if absent
+            assert (got.code, got.out.split('"usage"')[0], got.err) == \
+                   (want.code, want.out.split('"usage"')[0], want.err), (args, fmt)
+            if got.code == 0:  # (an error quotes the path asked, and nothing else)
+                assert not [w for w in HIDDEN if w in got.out + got.err], (args, got)
+    r = run_inprocess("read", ".", "-L", "1", cwd=root, env=ENV)
+    assert r.out == "pub.txt — public hello\n"
+
+
+def test_a_file_the_user_cannot_read_is_not_stale(guarded):
+    root, _ = guarded
+    for how in (["--search-type", "keywords"], ["--search-type", "hybrid"], ["--mode", "context"]):
+        r = run_inprocess("search", "hello", *how, "-o", "json", cwd=root, env=ENV)
+        assert r.code == 0, (how, r.out, r.err)
+        res = r.json["result"]
+        assert res["warnings"] == [] and r.err == "", (how, res["warnings"], r.err)
+        assert not [w for w in HIDDEN if w in r.out], (how, r.out)
+        if "hits" in res:
+            assert [h["path"] for h in res["hits"]] == ["pub.txt"] and res["stale"] == 0
+    (root / "pub.txt").unlink()  # a file really gone is still said to be
+    r = run_inprocess("search", "hello", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 1 and r.json["result"]["stale"] == 1
+
+
+def test_a_user_without_read_override_sees_only_what_they_can_read(tmp_path):
+    # the kernel's own refusals: the suite's root drops its read override (setpriv), as
+    # an ordinary user has none
+    if os.geteuid() != 0:
+        pytest.skip("making files another user's needs root")
+    from conftest import require_tool
+
+    require_tool("setpriv", "util-linux")
+    root = make_tree(tmp_path / "t", GUARDED)
+    for p, mode in (("priv.txt", 0o600), ("sub/x.txt", 0o600), ("sub", 0o700)):
+        os.chown(root / p, 65534, -1)  # nobody
+        os.chmod(root / p, mode)
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    drop = ["setpriv", "--bounding-set=-dac_override,-dac_read_search",
+            "--inh-caps=-dac_override,-dac_read_search", sys.executable, "-m", "ov"]
+    env = dict(os.environ, **ENV)
+    env.pop("OV_DEBUG", None)
+
+    def run(*args):
+        return subprocess.run([*drop, *args], cwd=root, env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    assert run("grep", "-c", "hello").stdout == "pub.txt:1\n"  # the override is really gone
+    assert run("read", ".", "-L", "1").stdout == "pub.txt — public hello\n"
+    p = run("read", "sub", "-L", "1")
+    assert p.returncode == 2 and p.stdout == "" and "hidden" not in p.stderr
+    p = run("search", "hello", "--search-type", "keywords", "-o", "json")
+    res = json.loads(p.stdout)["result"]
+    assert [h["path"] for h in res["hits"]] == ["pub.txt"] and res["stale"] == 0 and p.stderr == ""
