@@ -749,7 +749,8 @@ def tag(store: Store, root: Path, rel: str, pairs: tuple[tuple[str, str], ...], 
     if row is not None:
         paths = [rel]
     else:
-        paths = [f["path"] for f in _rows_under(root, store.files_under(rel))[0]]
+        # what the user cannot read is not there for them (`_listed`): neither named nor tagged
+        paths = [f["path"] for f in _listed(root, rel, _rows_under(root, store.files_under(rel))[0])]
         if not paths:
             raise OvError("not_found", f"{shown} is not in the index", field="path")
         if not recursive:

@@ -598,6 +598,16 @@ def test_read_shows_nothing_of_files_the_user_cannot_read(guarded):
     assert r.out == "pub.txt — public hello\n"
 
 
+def test_a_recursive_tag_leaves_alone_what_the_user_cannot_read(guarded):
+    root, bare = guarded
+    for tree in (root, bare):
+        r = run_inprocess("tag", ".", "team=x", "--recursive", "-o", "json", cwd=tree, env=ENV)
+        assert r.code == 0, r.out
+        assert [f["path"] for f in r.json["result"]["files"]] == ["pub.txt"], (tree, r.out)
+    r = run_inprocess("tag", "sub", "team=x", "--recursive", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 2 and r.json["error"]["code"] == "not_found", r.out  # as if absent
+
+
 def test_a_file_the_user_cannot_read_is_not_stale(guarded):
     root, _ = guarded
     for how in (["--search-type", "keywords"], ["--search-type", "hybrid"], ["--mode", "context"]):
