@@ -140,5 +140,8 @@ def inside(root: Path, cwd: Path, p: str, *, must_exist: bool = False) -> str | 
     """`resolve` as grep and glob resolve, or None for a path outside `root`."""
     a, rel, _ = _place(root, cwd, p, "path", False)
     if rel is not None and must_exist and not os.path.lexists(a):
+        if p == "-":  # rg's standard input: said, not "no such file"
+            raise OvError("unsupported", "-: standard input is not searched; ov grep reads files "
+                          "(name them, or pipe into rg or grep)", field="path")
         raise OvError("not_found", f"{p}: no such file or folder", field="path")
     return rel

@@ -691,3 +691,16 @@ def test_a_literal_grep_does_not_import_regex(tree):
     t = tree({"a.txt": "foo\n"})
     r, modules = imported_by(["grep", "foo"], t)
     assert r.out == "a.txt:1:foo\n" and "regex" not in modules
+
+
+def test_standard_input_is_refused_by_name(ov, t):
+    """`-` is rg's standard input; ov reads files, and says so rather than 'no such file'."""
+    r = ov("grep", "foo", "-", "-o", "json", cwd=t)
+    assert r.code == 2 and r.json["error"]["code"] == "unsupported", r.out
+    assert "standard input" in r.json["error"]["message"]
+    (t / "-").write_text("foo here\n")  # a file named so is searched
+    try:
+        r = ov("grep", "-l", "foo", "-", cwd=t)
+        assert r.code == 0 and r.out == "-\n", r.out
+    finally:
+        (t / "-").unlink()
