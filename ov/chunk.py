@@ -192,9 +192,12 @@ def _prose_priorities(lines: list[str], blank: list[bool], kind: str) -> list[in
     if kind == "markdown" and n > 1 and lines[0].rstrip() == "---":
         for j in range(1, n):
             if lines[j].rstrip() in ("---", "..."):
-                start = j + 1  # front matter is a chunk of its own
-                if start < n:
-                    prio[start] = HARD
+                start = j + 1  # front matter is a chunk of its own: the cut goes on the
+                k = start  # first line after it that is not blank (blank lines are no items)
+                while k < n and blank[k]:
+                    k += 1
+                if k < n:
+                    prio[k] = HARD
                 break
     for i in range(start, n):
         line = lines[i]

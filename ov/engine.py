@@ -746,6 +746,8 @@ def tag(store: Store, root: Path, rel: str, pairs: tuple[tuple[str, str], ...], 
                               field="tags")
     shown = rel or "."
     row = store.file_row(rel) if rel else None
+    if row is not None and not _listed(root, "", [{"path": rel}]):
+        raise OvError("not_found", f"{shown} is not in the index", field="path")  # as `read` says
     if row is not None:
         paths = [rel]
     else:

@@ -735,13 +735,14 @@ def file_title(text: str, path: str, body: list[Chunk]) -> str:
     if not body:
         return ""
     fm = tiers.front_matter_block(text) if kind_of(path) == "markdown" else None
-    if fm is None or body[0].start != 0:
+    if fm is None:
         return title_of(body[0].text)
     named = tiers.front_matter(text).get("title")
     if isinstance(named, str) and named.strip():
         return title_of(named)
-    rest = [c for c in body if c.start >= fm[1]]
-    return title_of(rest[0].text) if rest else ""
+    # the first line past the closing `---` that holds text
+    after = text[fm[1]:].lstrip()
+    return title_of(after) if after else ""
 
 
 def _index_file(store: Store, path: str, ft: FileText, state, report: IndexReport,

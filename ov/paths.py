@@ -141,7 +141,7 @@ def inside(root: Path, cwd: Path, p: str, *, must_exist: bool = False) -> str | 
     a, rel, _ = _place(root, cwd, p, "path", False)
     if rel is not None and must_exist and not os.path.lexists(a):
         if p == "-":  # rg's standard input: said, not "no such file"
-            raise OvError("unsupported", "-: standard input is not searched; ov grep reads files "
+            raise OvError("unsupported", "-: standard input is not read; ov searches files "
                           "(name them, or pipe into rg or grep)", field="path")
         raise OvError("not_found", f"{p}: no such file or folder", field="path")
     return rel

@@ -489,8 +489,10 @@ def context_text(res) -> str:
 
 def tags_text(res) -> str:
     """`path<TAB>k=v,k=v` a file, in path order."""
-    return "".join(f"{clean_name(f.path)}\t{','.join(f'{k}={v}' for k, v in sorted(f.tags.items()))}\n"
-                   for f in res.files)
+    def cell(tags: dict) -> str:
+        return clean_name(",".join(f"{k}={v}" for k, v in sorted(tags.items())))
+
+    return "".join(f"{clean_name(f.path)}\t{cell(f.tags)}\n" for f in res.files)
 
 
 def manifest_text(m) -> str:

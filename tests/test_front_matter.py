@@ -100,3 +100,39 @@ def test_ranked_paths_are_relative_to_the_current_folder(tree, ov):
         assert "../starter.md:" in text and "\ninner.md:" in "\n" + text, text
     grep = ov("grep", "-l", "sourdough", "..", cwd=here).out.split()
     assert "../starter.md" in grep
+
+
+SHAPES = {  # path -> (text, the first line of the passage the abstract speaks for)
+    "blank.md": ("---\ntags: [birds]\n---\n\nHerons stalk fish in shallow wetlands at dawn.\n\n## Bread\n\n"
+                 "Bake the sourdough loaf at 220 degrees for forty minutes.\n", 5),
+    "rule.md": ("---\n\nZebras graze on the open plain.\n\n## Part 0\n\nOther text on pottery.\n", 1),
+    "long.md": ("---\n" + "".join(f"field{i}: value number {i} of a long header\n" for i in range(40))
+                + "---\n# Kyoto\n\nShrines and temples of Kyoto.\n", 43),
+    "space.md": ("--- \ntitle: Walrus notes\n---\nWalruses rest on ice floes.\n", 4),
+    "dots.md": ("---\ntitle: x\n...\n\nText after a YAML end marker.\n", 5),
+    "only.md": ("---\ntitle: nothing else\n---\n", 1),
+    "data.yaml": ("---\nkey: value\n---\nmore: 1\n", 1),
+}
+
+
+def test_the_lead_passage_is_the_first_after_the_front_matter(tree, ov):
+    from ov.store import Store
+
+    root = tree({p: t for p, (t, _) in SHAPES.items()})
+    assert ov("index", ".", cwd=root).code == 0
+    with Store.open(root / ".ov" / "index.db") as store:
+        fids = dict(store.rows("SELECT path, id FROM files"))
+        lead = store.lead_passages(list(fids.values()))
+        got = {p: store.q1("SELECT start_line FROM chunks WHERE id = ?", (lead[fids[p]],)) for p in SHAPES}
+        titles = dict(store.rows("SELECT path, title FROM files"))
+    assert got == {p: line for p, (_, line) in SHAPES.items()}
+    assert titles["blank.md"] == "Herons stalk fish in shallow wetlands at dawn."
+    assert titles["long.md"] == "# Kyoto" and titles["space.md"] == "Walrus notes"
+    assert titles["rule.md"] == "---" and titles["only.md"] == "nothing else"
+
+
+def test_front_matter_is_a_chunk_of_its_own_when_a_blank_line_follows():
+    text = SHAPES["blank.md"][0]
+    chunks = chunk_text(text, "blank.md")
+    assert chunks[0].text == "---\ntags: [birds]\n---"
+    assert chunks[1].text.startswith("Herons")

@@ -465,6 +465,8 @@ def test_a_newline_or_tab_in_a_file_name_is_escaped_in_text_output(tmp_path):
         assert "new\\x0aline.md" in r.out and "tab\\x09name.md" in r.out, (args, r.out)
         assert "new\nline" not in r.out and "tab\tname" not in r.out, (args, r.out)
     assert "hello\tthere" in run_inprocess("grep", "there", cwd=root, env=ENV).out
+    r = run_inprocess("tag", "tab\tname.md", "k=a\nb", cwd=root, env=ENV)  # a tag value is one field too
+    assert r.code == 0 and r.out == "tab\\x09name.md\tk=a\\x0ab\n", r.out
     r = run_inprocess("grep", "-l", "-0", "hello", cwd=root, env=ENV)
     assert sorted(r.out.split("\0")[:-1]) == ["new\nline.md", "tab\tname.md"]
     r = run_inprocess("glob", "*.md", "-o", "json", cwd=root, env=ENV)
@@ -606,6 +608,11 @@ def test_a_recursive_tag_leaves_alone_what_the_user_cannot_read(guarded):
         assert [f["path"] for f in r.json["result"]["files"]] == ["pub.txt"], (tree, r.out)
     r = run_inprocess("tag", "sub", "team=x", "--recursive", "-o", "json", cwd=root, env=ENV)
     assert r.code == 2 and r.json["error"]["code"] == "not_found", r.out  # as if absent
+    for path in ("priv.txt", "sub/x.txt"):  # named: as `read` answers, and nothing tagged
+        r = run_inprocess("tag", path, "team=x", "-o", "json", cwd=root, env=ENV)
+        assert r.code == 2 and r.json["error"]["code"] == "not_found", (path, r.out)
+        assert r.json["error"]["message"] == run_inprocess("read", path, "-o", "json", cwd=root,
+                                                            env=ENV).json["error"]["message"]
 
 
 def test_a_file_the_user_cannot_read_is_not_stale(guarded):

@@ -822,10 +822,10 @@ class Store(Database):
         return {tid: lead[fid] for tid, fid in owner.items() if fid in lead}
 
     def lead_passages(self, file_ids: Sequence[int]) -> dict[int, int]:
-        """file id -> the passage its abstract speaks for: its first level-2 chunk, or the
-        next one when that is a markdown file's front matter (a chunk of its own, ov.chunk;
-        the abstract is the title or first paragraph after it, and a hit shown at the
-        front matter's `---` lines says nothing). Files without a passage are left out."""
+        """file id -> the passage its abstract speaks for: its first level-2 chunk, or, in a
+        markdown file with front matter, the first one after it (the abstract is the title
+        or first paragraph after the front matter, and a hit shown at its `---` lines says
+        nothing). Files without a passage are left out."""
         from ov.kinds import kind_of  # noqa: PLC0415
 
         out: dict[int, int] = {}
@@ -835,17 +835,37 @@ class Store(Database):
             "WITH f AS (SELECT value AS id FROM json_each(?)), "
             "l AS (SELECT f.id AS fid, (SELECT p.id FROM chunks p WHERE p.file_id = f.id AND p.level = 2 "
             "ORDER BY p.seq, p.id LIMIT 1) AS cid FROM f) "
-            "SELECT l.fid, l.cid, c.seq, c.start, substr(c.text, 1, 4), files.path FROM l "
+            "SELECT l.fid, l.cid, c.start, substr(c.text, 1, 8), files.path FROM l "
             "JOIN chunks c ON c.id = l.cid JOIN files ON files.id = l.fid",
             (json.dumps(list(file_ids)),))
-        for fid, cid, seq, start, head, path in rows:
+        for fid, cid, start, head, path in rows:
             out[fid] = cid
-            if start == 0 and head.rstrip("\r") in ("---\n", "---") and kind_of(path) == "markdown":
-                after = self.q1("SELECT id FROM chunks WHERE file_id = ? AND level = 2 AND (seq > ? OR "
-                                "(seq = ? AND id > ?)) ORDER BY seq, id LIMIT 1", (fid, seq, seq, cid))
-                if after is not None:
-                    out[fid] = after
+            # only a file whose text opens with a `---` line may have front matter
+            if start == 0 and head.split("\n", 1)[0].rstrip() == "---" and kind_of(path) == "markdown":
+                out[fid] = self._past_front_matter(fid) or cid
         return out
+
+    def _past_front_matter(self, file_id: int) -> int | None:
+        """The first passage after a markdown file's front matter (`ov.tiers`: a `---`
+        line at the top, to the next `---` or `...` line), read from the passages, which
+        are exact slices of the text in file order; None when it has none."""
+        end = None
+        for cid, start, text in self.conn.execute(
+                "SELECT id, start, text FROM chunks WHERE file_id = ? AND level = 2 ORDER BY seq, id",
+                (file_id,)):
+            if end is not None:
+                if start >= end:
+                    return cid
+                continue
+            pos = 0
+            for k, line in enumerate(text.split("\n")):
+                if (start or k) and line.rstrip() in ("---", "..."):
+                    end = start + pos + len(line)  # the closer's end: what follows is the text
+                    break
+                pos += len(line) + 1
+            if end is not None and text[end - start:].strip():
+                return cid  # the text shares this passage (an index chunked before the cut)
+        return None
 
     def passages_holding(self, ids: Sequence[int]) -> dict[int, int]:
         """Sentence row id -> the id of the passage (level-2 chunk) of its file that holds
