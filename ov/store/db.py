@@ -380,7 +380,10 @@ def prepare_index_dir(db_path: Path) -> None:
     folder = db_path.parent
     made = False
     if not os.path.lexists(folder):
-        folder.mkdir(mode=0o700, parents=True)
+        try:
+            folder.mkdir(mode=0o700, parents=True)
+        except OSError as e:  # a read-only tree: said as such, not as an `internal` OSError
+            raise _cannot_create(folder, e) from None
         made = True
     check_index_files(db_path)
     ignore = folder / ".gitignore"
@@ -393,6 +396,13 @@ def prepare_index_dir(db_path: Path) -> None:
             raise OvError("invalid_path", f"{ignore}: {e.strerror or e}", field="db") from None
         with open(fd, "w") as f:
             f.write("*\n")
+
+
+def _cannot_create(path: Path, e: OSError) -> OvError:
+    # invalid_path, as for the index's other files (.gitignore, the lock): a folder the index
+    # cannot be written in is no error of ov's, and DESIGN.md has no code of its own for it
+    return OvError("invalid_path", f"cannot create the index at {path} ({e.strerror or e}): the index "
+                   "needs a folder it can write in; `ov grep` searches without one", field="db")
 
 
 def _check_db_file(db_path: Path) -> None:
@@ -455,7 +465,10 @@ class Database:
         db_path = Path(db_path)
         prepare_index_dir(db_path)
         if not db_path.exists():
-            fd = os.open(db_path, _CREATE, 0o600)
+            try:
+                fd = os.open(db_path, _CREATE, 0o600)
+            except OSError as e:
+                raise _cannot_create(db_path, e) from None
             os.close(fd)
         _check_db_file(db_path)
         store = cls(connect(db_path), db_path)
