@@ -51,6 +51,7 @@ from ov.paths import db_path_for, index_root_of
 from ov.read import FileText, content_hash, digest_under, freshness, read_under, stat_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
+from ov.store.db import Unusable
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -342,8 +343,9 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
         store, problem = _open_checked(db_path, thorough=opts.full)
         if problem is not None:
             if not opts.full:  # an incremental run must not report ok on a damaged index
-                raise damaged(db_path, problem)
-            warn_(f"{db_path} is damaged ({problem}); rebuilding it from nothing")
+                raise problem
+            # the cause alone: this run is the advice the error gives
+            warn_(f"{db_path} {problem.what}; rebuilding it from nothing")
             _rebuild(db_path, root, opts, report, progress, warn_, embedder, stop)
         else:
             try:
@@ -371,25 +373,26 @@ def _fill(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
         embed_phase(store, report, progress, embedder, stop)
 
 
-def _open_checked(db_path: Path, thorough: bool) -> tuple[Store | None, str | None]:
-    """The index at `db_path` opened for writing, or (None, what is wrong with it) when it
-    is damaged (issue 17). `thorough` (for --full) adds SQLite's quick_check; without it
-    the checks are cheap: the tables, the file's length, each table's first rows."""
+def _open_checked(db_path: Path, thorough: bool) -> tuple[Store | None, Unusable | None]:
+    """The index at `db_path` opened for writing, or (None, the error that says what is
+    wrong with it) when it is damaged (issue 17). `thorough` (for --full) adds SQLite's
+    quick_check; without it the checks are cheap: the tables, the file's length, each
+    table's first rows."""
     try:
         store = Store.create(db_path)
     except OvError as e:
         if not thorough or e.code in ("index_busy", "invalid_path") or (
                 "not an ov index" in e.message and db_path.parent.name != INDEX_DIRNAME):
             raise  # its own advice; a link under .ov, a busy index, someone else's database
-        return None, e.message
+        return None, e if isinstance(e, Unusable) else damaged(db_path, e.message)
     except sqlite_errors() as e:
         if not thorough:
             raise damaged(db_path, str(e)) from None
-        return None, str(e)
+        return None, damaged(db_path, str(e))
     problem = store.health(thorough)
     if problem is not None:
         store.close()
-        return None, problem
+        return None, damaged(db_path, problem)
     return store, None
 
 
@@ -859,7 +862,7 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
     with IndexLock(db_path):
         store, problem = _open_checked(db_path, thorough=False)
         if problem is not None:  # `ov index --full` rebuilds it; a watcher must not write into it
-            raise damaged(db_path, problem)
+            raise problem
         try:
             with store.tx():  # one transaction: a search sees all of the batch or none
                 if _refresh_paths(store, root, todo, opts, report, warn_):

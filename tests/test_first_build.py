@@ -30,6 +30,54 @@ def _db(root: Path) -> Path:
     return root / ".ov" / "index.db"
 
 
+def _garbage_page(db: Path) -> None:
+    with open(db, "r+b") as f:  # past the header: the schema's page no longer parses
+        f.seek(100)
+        f.write(b"garbage")
+
+
+def _future(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+
+
+@pytest.mark.parametrize("damage, what", [
+    (_garbage_page, "is damaged (database disk image is malformed)"),
+    (_future, "has schema version 99, newer than this ov supports"),
+])
+def test_index_full_says_in_one_sentence_what_it_rebuilds(tree, damage, what):
+    root = tree(FILES)
+    assert run_inprocess("index", ".", "--no-embed", cwd=root).code == 0
+    db = _db(root)
+    run_inprocess("status", cwd=root)  # the last connection checkpoints: no WAL left
+    damage(db)
+    r = run_inprocess("index", ".", "--no-embed", "--json", cwd=root)
+    assert r.code == 2 and "ov index --full" in r.json["error"]["message"], r.out
+    r = run_inprocess("index", ".", "--full", "--no-embed", cwd=root)
+    assert r.code == 0, r.err
+    warning = [ln for ln in r.err.splitlines() if "rebuilding" in ln]
+    assert len(warning) == 1, r.err
+    assert warning[0].startswith(f"ov: warning: {db} {what}"), warning
+    assert warning[0].endswith("; rebuilding it from nothing"), warning
+    # one sentence: the path once, the cause once, not the advice this run follows
+    assert warning[0].count(str(db)) == 1 and warning[0].count(what) == 1, warning
+    assert "ov index --full" not in warning[0], warning
+
+
+def test_a_damaged_index_is_invalid_argument_on_field_db(tree):
+    """DESIGN.md names no code for a broken index; the one it gets says which argument."""
+    root = tree(FILES)
+    assert run_inprocess("index", ".", "--no-embed", cwd=root).code == 0
+    run_inprocess("status", cwd=root)
+    _garbage_page(_db(root))
+    r = run_inprocess("search", "parse", "--json", cwd=root)
+    assert r.code == 2, r.out
+    err = r.json["error"]
+    assert (err["code"], err["field"], err["retryable"]) == ("invalid_argument", "db", False), err
+    assert "is damaged (" in err["message"] and "ov index --full" in err["message"], err
+
+
 def _read_only(monkeypatch, folder: Path) -> None:
     """`folder` made read-only; for root, whom the mode does not stop, os.mkdir and the
     index file's creation fail there as they would for anyone else."""

@@ -175,9 +175,20 @@ _OWN_BUGS = ("syntax error", "incomplete input", "wrong number of arguments", "b
 TABLES = ("meta", "files", "chunks", "sessions", "chunks_fts", "chunks_tri", "files_tri", "chunks_vec")
 
 
-def damaged(path: Any, detail: str) -> OvError:
-    return OvError("invalid_argument", f"{path or 'the index'} is damaged ({detail}); {REPAIR_ADVICE}",
-                   field="db")
+class Unusable(OvError):
+    """An index file that cannot be used as it stands. `what` says why, as the words after
+    its path ("is damaged (...)"), without the advice: `ov index --full`, which follows that
+    advice, names the cause alone as it rebuilds the file."""
+
+    def __init__(self, code: str, path: Any, what: str, advice: str = "") -> None:
+        super().__init__(code, f"{path or 'the index'} {what}{f'; {advice}' if advice else ''}", field="db")
+        self.what = what
+
+
+def damaged(path: Any, detail: str) -> Unusable:
+    # invalid_argument: DESIGN.md names no code of its own for a broken index; the field
+    # (`db`) says which argument, and the advice what to do
+    return Unusable("invalid_argument", path, f"is damaged ({detail})", REPAIR_ADVICE)
 
 
 def _map_error(e: Exception, path: Any = None) -> OvError:
@@ -557,10 +568,8 @@ class Database:
     def _check_version(self, readonly: bool = False) -> int:
         v = self._user_version()
         if v > SCHEMA_VERSION:
-            raise OvError("unsupported",
-                          f"the index {self.path} has schema version {v}, newer than this ov "
-                          f"supports ({SCHEMA_VERSION}); upgrade ov or rebuild with `ov index --full`",
-                          field="db")
+            raise Unusable("unsupported", self.path, f"has schema version {v}, newer than this ov "
+                           f"supports ({SCHEMA_VERSION})", "upgrade ov or rebuild with `ov index --full`")
         if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") == 0:
             raise OvError("not_found", f"{self.path} is an empty database, not an ov index; run `ov index`",
                           field="db")
@@ -581,8 +590,7 @@ class Database:
         except _errors() as e:
             raise _map_error(e, self.path) from e
         if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") != 0:
-            raise OvError("invalid_argument", f"{self.path} is an SQLite file but not an ov index",
-                          field="db")
+            raise Unusable("invalid_argument", self.path, "is an SQLite file but not an ov index")
         upgrade = 0 < v < SCHEMA_VERSION
         while v < SCHEMA_VERSION:
             with self.tx():
