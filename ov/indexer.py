@@ -51,7 +51,7 @@ from ov.paths import db_path_for, index_root_of
 from ov.read import FileText, content_hash, digest_under, freshness, read_under, stat_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
-from ov.store.db import Unusable
+from ov.store.db import KEYWORDS_META, Unusable
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -62,7 +62,6 @@ EMBED_COMMIT = 256  # chunks per transaction while embedding
 LOCK_WAIT_S = float(os.environ.get("OV_LOCK_WAIT", "3"))
 STOP_WAIT_S = 60.0  # for a stopped background worker to finish its batch and let go
 EMBED_META = "embed"  # "off" after an `ov index --no-embed`: no vectors are coming
-KEYWORDS_META = "keywords_partial"  # set while a budgeted first run left files unread
 CHUNK_TOKENS = 200
 
 
@@ -90,6 +89,9 @@ class IndexOptions:
     # a first answer: the keyword phase stops after this many seconds (committed), and
     # ov.worker indexes the rest; None = the whole tree
     budget_s: float | None = None
+    # no vectors in this run, but the background worker adds them: the index says they
+    # are coming from its first commit (not a --no-embed index, whenever this run is killed)
+    embed_later: bool = False
 
 
 def walk_from_config(root: Path) -> WalkOptions:
@@ -364,8 +366,10 @@ def _fill(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
           stop: Callable[[], bool] | None = None) -> None:
     with store.tx():
         store.set_meta("root", str(root))
-        store.set_meta(EMBED_META, "on" if opts.embed else "off")
+        store.set_meta(EMBED_META, "on" if opts.embed or opts.embed_later else "off")
         store.pin_tri_upto()
+        if not store.file_count():  # no row of another layout: a killed first build's rows are kept
+            store.set_meta(ROWS_META, ROWS_LAYOUT)
     _lexical_phase(store, root, opts, report, progress, warn)
     if opts.trigrams:
         trigram_phase(store, progress, stop)

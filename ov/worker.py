@@ -50,15 +50,14 @@ def enabled() -> bool:
 def first_use(root: Path, db_path: Path, opts: IndexOptions, *, progress: Progress | None = None,
               warn=None) -> tuple[IndexReport, int | None]:
     """Index `root` for a first search: the keyword rows now, the rest by a background
-    worker. Returns (the keyword run's report, the worker's pid or None)."""
-    if not enabled():
-        return index_tree(root, db_path, opts, progress=progress, warn=warn), None
-    report = index_tree(root, db_path, replace(opts, embed=False, trigrams=False,
-                                               budget_s=FIRST_BUDGET_S),
-                        progress=progress, warn=warn)
-    if opts.embed and _model_available(warn):
-        with Store.open(db_path) as store, store.tx():
-            store.set_meta(EMBED_META, "on")  # vectors are coming: not a --no-embed index
+    worker. Returns (the keyword run's report, the worker's pid or None).
+
+    Also what a search does with an index whose first build was killed (ov.store.db
+    `unfinished`): the walk goes on from the files that build committed."""
+    if enabled():
+        later = opts.embed and _model_available(warn)
+        opts = replace(opts, embed=False, embed_later=later, trigrams=False, budget_s=FIRST_BUDGET_S)
+    report = index_tree(root, db_path, opts, progress=progress, warn=warn)
     return report, spawn(db_path)
 
 

@@ -30,6 +30,103 @@ def _db(root: Path) -> Path:
     return root / ".ov" / "index.db"
 
 
+# `python -c HARNESS POINT ARGS...`: the CLI, made to die (as a SIGKILL would: no cleanup)
+# at one point of a first search's build
+HARNESS = r"""
+import os, sys, time
+from ov import indexer
+from ov.store import db
+from ov.cli.app import main
+
+point, args = sys.argv[1], sys.argv[2:]
+
+def die(*_a, **_k):
+    os._exit(9)
+
+if point == "schema":  # the file made, its schema not yet written
+    db.MIGRATIONS[0] = die
+elif point == "first-file":  # the schema and the run's first meta rows written, no file yet
+    indexer._LexicalPass.take = die
+elif point == "after-commit":  # a few files committed, the rest not
+    indexer.COMMIT_FILES = 3
+    commit = indexer._LexicalPass.commit
+    def commit_then_die(self, batches):
+        commit(self, batches)
+        if self.pending == 0:
+            die()
+    indexer._LexicalPass.commit = commit_then_die
+elif point == "slow":  # a build that holds the index a while before its first file
+    take = indexer._LexicalPass.take
+    def slow_take(self, *a):
+        if not self.seen:
+            time.sleep(1.5)
+        return take(self, *a)
+    indexer._LexicalPass.take = slow_take
+main(args)
+"""
+
+
+def _harness(root: Path, point: str, *args: str) -> subprocess.Popen:
+    env = dict(os.environ)
+    env.pop("OV_DEBUG", None)
+    return subprocess.Popen([sys.executable, "-c", HARNESS, point, *args], cwd=root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_worker(root: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while worker_state(_db(root)) is not None:
+        assert time.monotonic() < deadline, "the background worker did not finish"
+        time.sleep(0.1)
+
+
+def _check_usable(root: Path) -> None:
+    """The next search builds what the killed one left and answers from all of it."""
+    r = run_subprocess(["search", "parse mail header", "--json"], cwd=root)
+    assert r.code == 0, (r.out, r.err)
+    res = r.json["result"]
+    assert "zz/target.py" in [h["path"] for h in res["hits"]], res
+    assert res["coverage"]["keywords_complete"] is True, res["coverage"]
+    assert not any("--no-embed" in w for w in res["warnings"]), res["warnings"]
+    # vectors are coming (a worker adds them), so semantic search is not `unsupported`
+    r = run_subprocess(["find", "parse mail header", "--json"], cwd=root)
+    assert r.code in (0, 1), (r.out, r.err)
+    r = run_subprocess(["status", "--json"], cwd=root)
+    assert r.code == 0 and r.json["result"]["files"] == len(FILES), r.out
+    _wait_worker(root)
+
+
+@pytest.mark.parametrize("point", ["schema", "first-file", "after-commit"])
+def test_a_first_search_killed_at_a_point_leaves_an_index_the_next_one_finishes(tree, point):
+    root = tree(FILES)
+    p = _harness(root, point, "search", "parse mail header", "--json")
+    p.communicate(timeout=120)
+    assert p.returncode == 9, "the build was not cut where it should have been"
+    assert _db(root).exists()
+    _check_usable(root)
+
+
+def test_a_first_search_killed_at_random_moments(tmp_path):
+    """As a user's Ctrl-\\ or the OOM killer would: SIGKILL at any moment of the build."""
+    rng = random.Random(5)
+    for round_ in range(4):
+        root = make_tree(tmp_path / f"t{round_}", FILES)
+        env = dict(os.environ)
+        env.pop("OV_DEBUG", None)
+        p = subprocess.Popen([sys.executable, "-m", "ov", "search", "parse mail header"], cwd=root,
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while p.poll() is None and not _db(root).exists():  # the build has begun
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0, 0.6))
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=60)
+        _wait_worker(root)  # a search that ended on its own started one
+        _check_usable(root)
+
+
 def _garbage_page(db: Path) -> None:
     with open(db, "r+b") as f:  # past the header: the schema's page no longer parses
         f.seek(100)

@@ -42,6 +42,13 @@ NO_VECTOR = -1
 # it, and a file's chunks take consecutive ids, so the mark alone says which rows a file
 # and a chunk have.
 TRI_META = "tri_upto"
+# Set while the keyword rows do not cover the tree (ov.indexer): "1" when a first search's
+# time budget left files to the background worker, BUILDING from the moment a new index's
+# schema is written until its first lexical pass ends. The schema and the mark are one
+# transaction, so a build killed at any point leaves no index (an empty file), or one that
+# says it is unfinished; never an empty index that looks complete.
+KEYWORDS_META = "keywords_partial"
+BUILDING = "building"
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # chunks_fts's tokenizer
 
 # ---- connecting ---------------------------------------------------------------------
@@ -416,6 +423,37 @@ def _cannot_create(path: Path, e: OSError) -> OvError:
                    "needs a folder it can write in; `ov grep` searches without one", field="db")
 
 
+def unfinished(db_path: Path) -> bool:
+    """Whether `db_path` holds no finished index, so a first search should build one there:
+    no file, a file without a schema (a build killed before it wrote one) or one marked
+    BUILDING (killed before its first lexical pass ended). A damaged or foreign file is not
+    unfinished: opening it says what is wrong. Read without sqlite-vec: under a millisecond."""
+    from urllib.parse import quote  # noqa: PLC0415
+
+    db_path = Path(db_path)
+    if not os.path.lexists(db_path):
+        return True
+    try:
+        _check_db_file(db_path)
+    except OvError:
+        return False
+    mod = _driver()
+    try:
+        conn = mod.connect(f"file:{quote(db_path.as_posix())}?mode=ro", uri=True,
+                           timeout=BUSY_TIMEOUT_MS / 1000)
+    except mod.Error:
+        return False
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+            return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (KEYWORDS_META,)).fetchone()
+        return row is not None and row[0] == BUILDING
+    except mod.Error:
+        return False
+    finally:
+        conn.close()
+
+
 def _check_db_file(db_path: Path) -> None:
     """`invalid_path` for a --db that is not a regular, readable file (a fifo would block
     SQLite; /proc/self/mem reads fail with EIO)."""
@@ -591,6 +629,9 @@ class Database:
             raise _map_error(e, self.path) from e
         if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") != 0:
             raise Unusable("invalid_argument", self.path, "is an SQLite file but not an ov index")
+        if v == 0:
+            self._create_schema()
+            return
         upgrade = 0 < v < SCHEMA_VERSION
         while v < SCHEMA_VERSION:
             with self.tx():
@@ -605,6 +646,18 @@ class Database:
                 self.set_meta("schema_version", str(v))
         if upgrade:
             self._reclaim()
+
+    def _create_schema(self) -> None:
+        """A new index's schema: every migration and the BUILDING mark in one transaction,
+        so a kill leaves an empty file or the whole schema, marked unfinished."""
+        with self.tx():
+            if self._user_version() != 0:  # made meanwhile by another process
+                return
+            for migration in MIGRATIONS:
+                migration(self.conn)
+            self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self.set_meta("schema_version", str(SCHEMA_VERSION))
+            self.set_meta(KEYWORDS_META, BUILDING)
 
     def _add_optional_tables(self) -> None:
         """Make the OPTIONAL_TABLES this index lacks (a write only when one is missing)."""
