@@ -109,7 +109,8 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
     (a progress bar), entered around the build. `embedder`: one already loaded (else the
     model is loaded when there is something to embed). With `first_use`, the keyword rows
     of what can be read within a time budget now, and the rest by a background worker
-    (ov.worker; `notice` hears its pid)."""
+    (ov.worker; `notice` hears its pid); it returns None when another process built the
+    index meanwhile (this call waited for it)."""
     from ov.indexer import index_tree, options_for  # noqa: PLC0415
 
     root = Path(path)
@@ -215,8 +216,10 @@ class Index:
             else:
                 notice(f"the index at {found[0]} is not built yet; building it (keywords now, "
                        "vectors after)")
-            notice(summary(index(scope if found is None else found[1], db=None if found is None else found[0],
-                                 progress=progress, warn=warn, first_use=True, notice=notice)))
+            rep = index(scope if found is None else found[1], db=None if found is None else found[0],
+                        progress=progress, warn=warn, first_use=True, notice=notice)
+            if rep is not None:  # None: another process built it while this one waited
+                notice(summary(rep))
             found = locate(scope, db)
             if found is None:
                 raise OvError("internal", "the index could not be built")

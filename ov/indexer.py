@@ -315,9 +315,10 @@ def tier_chunks(text: str, path: str) -> list[Chunk]:
 
 def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = IndexOptions(), *,
                progress: Progress | None = None, warn: Callable[[str], None] | None = None,
-               embedder=None, stop: Callable[[], bool] | None = None) -> IndexReport:
+               embedder=None, stop: Callable[[], bool] | None = None, locked: bool = False) -> IndexReport:
     """Build or refresh the index of `root`. Returns what changed. A background worker
-    adding vectors to this index is stopped first (this run does its work)."""
+    adding vectors to this index is stopped first (this run does its work), unless the
+    caller holds the index lock already (`locked`)."""
     t0 = time.perf_counter()
     root = Path(root).resolve()
     if not root.is_dir():
@@ -340,7 +341,8 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
 
         check_available()
     lock = IndexLock(db_path)
-    lock.acquire(STOP_WAIT_S if stop_worker(db_path) else LOCK_WAIT_S)
+    if not locked:
+        lock.acquire(STOP_WAIT_S if stop_worker(db_path) else LOCK_WAIT_S)
     try:
         store, problem = _open_checked(db_path, thorough=opts.full)
         if problem is not None:
@@ -355,7 +357,8 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
             finally:
                 store.close()
     finally:
-        lock.release()
+        if not locked:
+            lock.release()
     report.seconds = round(time.perf_counter() - t0, 3)
     report.warnings = warnings
     return report

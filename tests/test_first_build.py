@@ -127,6 +127,45 @@ def test_a_first_search_killed_at_random_moments(tmp_path):
         _check_usable(root)
 
 
+def test_parallel_first_searches_wait_for_the_one_that_builds(tree):
+    """They wait for the build, however long `ov index` would wait for the lock (here
+    less than the build takes), and answer from it without building again."""
+    root = tree(FILES)
+    first = _harness(root, "slow", "search", "parse mail header", "--json")
+    deadline = time.monotonic() + 60
+    while not _db(root).exists():  # the first one is building
+        assert first.poll() is None and time.monotonic() < deadline
+        time.sleep(0.005)
+    env = dict(os.environ, OV_LOCK_WAIT="0.5")
+    env.pop("OV_DEBUG", None)
+    others = [subprocess.Popen([sys.executable, "-m", "ov", "search", "parse mail header", "--json"],
+                               cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+              for _ in range(2)]
+    answers = []
+    for n, p in enumerate((first, *others)):
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, (out, err)
+        assert n == 0 or "indexed" not in err, err  # no second build
+        answers.append([h["path"] for h in json.loads(out)["result"]["hits"]])
+    assert "zz/target.py" in answers[0] and answers[1] == answers[2] == answers[0]
+    _wait_worker(root)
+
+
+def test_a_first_search_that_waits_too_long_is_index_busy(tree, monkeypatch):
+    """The one who builds never lets go: the others end with the retryable index_busy."""
+    from ov import worker
+
+    root = tree(FILES)
+    (root / ".ov").mkdir()
+    sqlite3.connect(_db(root)).execute("PRAGMA journal_mode=WAL").fetchall()  # made, no schema
+    monkeypatch.setattr(worker, "FIRST_WAIT_S", 0.3, raising=False)
+    with IndexLock(_db(root)):
+        r = run_inprocess("search", "parse mail header", "--json", cwd=root)
+    assert r.code == 2, r.out
+    err = r.json["error"]
+    assert err["code"] == "index_busy" and err["retryable"] is True, err
+
+
 def _garbage_page(db: Path) -> None:
     with open(db, "r+b") as f:  # past the header: the schema's page no longer parses
         f.seek(100)
