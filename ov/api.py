@@ -109,7 +109,8 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
     (a progress bar), entered around the build. `embedder`: one already loaded (else the
     model is loaded when there is something to embed). With `first_use`, the keyword rows
     of what can be read within a time budget now, and the rest by a background worker
-    (ov.worker; `notice` hears its pid)."""
+    (ov.worker; `notice` hears its pid); it returns None when another process built the
+    index meanwhile (this call waited for it)."""
     from ov.indexer import index_tree, options_for  # noqa: PLC0415
 
     root = Path(path)
@@ -197,18 +198,29 @@ class Index:
 
         With `auto_index`, a tree without one gets one built at `path` first (first use);
         `notice` hears that it happens and its summary, `progress` its steps. Without it,
-        a missing index is `not_found`. `embedder`: one already loaded, kept for every
-        query (else the first semantic query loads one, and it is kept too)."""
+        a missing index is `not_found`. An index whose first build was killed is finished
+        the same way (else opening it says it is unfinished). `embedder`: one already
+        loaded, kept for every query (else the first semantic query loads one, and it is
+        kept too)."""
+        from ov.store.db import unfinished  # noqa: PLC0415
+
         scope = Path.cwd() if path is None else Path(path)
         found = locate(scope, db)
-        if found is None:
-            if not auto_index:
-                raise OvError("not_found", f"no index found at or above {scope.resolve()}; run `ov index`",
-                              field="db")
-            notice(f"no index found; building one at {scope.resolve() / '.ov'} (first use: "
-                   "keywords now, vectors after)")
-            notice(summary(index(scope, progress=progress, warn=warn, first_use=True, notice=notice)))
-            found = locate(scope, None)
+        if found is None and not auto_index:
+            raise OvError("not_found", f"no index found at or above {scope.resolve()}; run `ov index`",
+                          field="db")
+        if auto_index and (found is None or unfinished(found[0])):
+            if found is None:
+                notice(f"no index found; building one at {scope.resolve() / '.ov'} (first use: "
+                       "keywords now, vectors after)")
+            else:
+                notice(f"the index at {found[0]} is not built yet; building it (keywords now, "
+                       "vectors after)")
+            rep = index(scope if found is None else found[1], db=None if found is None else found[0],
+                        progress=progress, warn=warn, first_use=True, notice=notice)
+            if rep is not None:  # None: another process built it while this one waited
+                notice(summary(rep))
+            found = locate(scope, db)
             if found is None:
                 raise OvError("internal", "the index could not be built")
         db_path, root = found

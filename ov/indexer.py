@@ -51,6 +51,7 @@ from ov.paths import db_path_for, index_root_of
 from ov.read import FileText, content_hash, digest_under, freshness, read_under, stat_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
+from ov.store.db import KEYWORDS_META, Unusable
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -61,7 +62,6 @@ EMBED_COMMIT = 256  # chunks per transaction while embedding
 LOCK_WAIT_S = float(os.environ.get("OV_LOCK_WAIT", "3"))
 STOP_WAIT_S = 60.0  # for a stopped background worker to finish its batch and let go
 EMBED_META = "embed"  # "off" after an `ov index --no-embed`: no vectors are coming
-KEYWORDS_META = "keywords_partial"  # set while a budgeted first run left files unread
 CHUNK_TOKENS = 200
 
 
@@ -89,6 +89,9 @@ class IndexOptions:
     # a first answer: the keyword phase stops after this many seconds (committed), and
     # ov.worker indexes the rest; None = the whole tree
     budget_s: float | None = None
+    # no vectors in this run, but the background worker adds them: the index says they
+    # are coming from its first commit (not a --no-embed index, whenever this run is killed)
+    embed_later: bool = False
 
 
 def walk_from_config(root: Path) -> WalkOptions:
@@ -312,9 +315,10 @@ def tier_chunks(text: str, path: str) -> list[Chunk]:
 
 def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = IndexOptions(), *,
                progress: Progress | None = None, warn: Callable[[str], None] | None = None,
-               embedder=None, stop: Callable[[], bool] | None = None) -> IndexReport:
+               embedder=None, stop: Callable[[], bool] | None = None, locked: bool = False) -> IndexReport:
     """Build or refresh the index of `root`. Returns what changed. A background worker
-    adding vectors to this index is stopped first (this run does its work)."""
+    adding vectors to this index is stopped first (this run does its work), unless the
+    caller holds the index lock already (`locked`)."""
     t0 = time.perf_counter()
     root = Path(root).resolve()
     if not root.is_dir():
@@ -337,13 +341,15 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
 
         check_available()
     lock = IndexLock(db_path)
-    lock.acquire(STOP_WAIT_S if stop_worker(db_path) else LOCK_WAIT_S)
+    if not locked:
+        lock.acquire(STOP_WAIT_S if stop_worker(db_path) else LOCK_WAIT_S)
     try:
         store, problem = _open_checked(db_path, thorough=opts.full)
         if problem is not None:
             if not opts.full:  # an incremental run must not report ok on a damaged index
-                raise damaged(db_path, problem)
-            warn_(f"{db_path} is damaged ({problem}); rebuilding it from nothing")
+                raise problem
+            # the cause alone: this run is the advice the error gives
+            warn_(f"{db_path} {problem.what}; rebuilding it from nothing")
             _rebuild(db_path, root, opts, report, progress, warn_, embedder, stop)
         else:
             try:
@@ -351,7 +357,8 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
             finally:
                 store.close()
     finally:
-        lock.release()
+        if not locked:
+            lock.release()
     report.seconds = round(time.perf_counter() - t0, 3)
     report.warnings = warnings
     return report
@@ -362,8 +369,10 @@ def _fill(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
           stop: Callable[[], bool] | None = None) -> None:
     with store.tx():
         store.set_meta("root", str(root))
-        store.set_meta(EMBED_META, "on" if opts.embed else "off")
+        store.set_meta(EMBED_META, "on" if opts.embed or opts.embed_later else "off")
         store.pin_tri_upto()
+        if not store.file_count():  # no row of another layout: a killed first build's rows are kept
+            store.set_meta(ROWS_META, ROWS_LAYOUT)
     _lexical_phase(store, root, opts, report, progress, warn)
     if opts.trigrams:
         trigram_phase(store, progress, stop)
@@ -371,25 +380,26 @@ def _fill(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
         embed_phase(store, report, progress, embedder, stop)
 
 
-def _open_checked(db_path: Path, thorough: bool) -> tuple[Store | None, str | None]:
-    """The index at `db_path` opened for writing, or (None, what is wrong with it) when it
-    is damaged (issue 17). `thorough` (for --full) adds SQLite's quick_check; without it
-    the checks are cheap: the tables, the file's length, each table's first rows."""
+def _open_checked(db_path: Path, thorough: bool) -> tuple[Store | None, Unusable | None]:
+    """The index at `db_path` opened for writing, or (None, the error that says what is
+    wrong with it) when it is damaged (issue 17). `thorough` (for --full) adds SQLite's
+    quick_check; without it the checks are cheap: the tables, the file's length, each
+    table's first rows."""
     try:
         store = Store.create(db_path)
     except OvError as e:
         if not thorough or e.code in ("index_busy", "invalid_path") or (
                 "not an ov index" in e.message and db_path.parent.name != INDEX_DIRNAME):
             raise  # its own advice; a link under .ov, a busy index, someone else's database
-        return None, e.message
+        return None, e if isinstance(e, Unusable) else damaged(db_path, e.message)
     except sqlite_errors() as e:
         if not thorough:
             raise damaged(db_path, str(e)) from None
-        return None, str(e)
+        return None, damaged(db_path, str(e))
     problem = store.health(thorough)
     if problem is not None:
         store.close()
-        return None, problem
+        return None, damaged(db_path, problem)
     return store, None
 
 
@@ -876,7 +886,7 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
     with IndexLock(db_path):
         store, problem = _open_checked(db_path, thorough=False)
         if problem is not None:  # `ov index --full` rebuilds it; a watcher must not write into it
-            raise damaged(db_path, problem)
+            raise problem
         try:
             with store.tx():  # one transaction: a search sees all of the batch or none
                 if _refresh_paths(store, root, todo, opts, report, warn_):

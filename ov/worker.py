@@ -31,12 +31,16 @@ from ov.errors import OvError
 from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Progress, complete_index, index_tree,
                         lock_held, stop_worker, worker_file, worker_state)
 from ov.model import IndexReport
-from ov.store import Store
+from ov.store import Store, prepare_index_dir
+from ov.store.db import unfinished
 
 NICE = 10
 # a first search reads files for this long, then answers from the keyword rows written so
 # far (saying how many) and leaves the rest of the tree to the worker
 FIRST_BUDGET_S = float(os.environ.get("OV_FIRST_BUDGET", "6"))
+# a first search that finds another one building the index waits for it this long (its
+# budget, and time to start and to commit), then ends with the retryable `index_busy`
+FIRST_WAIT_S = FIRST_BUDGET_S + 15
 STATE_EVERY_S = 0.5  # how often the state file is rewritten
 LOG_NAME = "worker.log"
 
@@ -48,18 +52,48 @@ def enabled() -> bool:
 
 
 def first_use(root: Path, db_path: Path, opts: IndexOptions, *, progress: Progress | None = None,
-              warn=None) -> tuple[IndexReport, int | None]:
+              warn=None) -> tuple[IndexReport | None, int | None]:
     """Index `root` for a first search: the keyword rows now, the rest by a background
-    worker. Returns (the keyword run's report, the worker's pid or None)."""
-    if not enabled():
-        return index_tree(root, db_path, opts, progress=progress, warn=warn), None
-    report = index_tree(root, db_path, replace(opts, embed=False, trigrams=False,
-                                               budget_s=FIRST_BUDGET_S),
-                        progress=progress, warn=warn)
-    if opts.embed and _model_available(warn):
-        with Store.open(db_path) as store, store.tx():
-            store.set_meta(EMBED_META, "on")  # vectors are coming: not a --no-embed index
+    worker. Returns (the keyword run's report, the worker's pid or None); the report is
+    None when another process finished the index while this one waited for it.
+
+    Also what a search does with an index whose first build was killed (ov.store.db
+    `unfinished`): the walk goes on from the files that build committed."""
+    if enabled():
+        later = opts.embed and _model_available(warn)
+        opts = replace(opts, embed=False, embed_later=later, trigrams=False, budget_s=FIRST_BUDGET_S)
+    prepare_index_dir(db_path)
+    lock = IndexLock(db_path)
+    if not _lock_unless_built(lock, db_path):
+        return None, None
+    try:
+        report = index_tree(root, db_path, opts, progress=progress, warn=warn, locked=True)
+    finally:
+        lock.release()
     return report, spawn(db_path)
+
+
+def _lock_unless_built(lock: IndexLock, db_path: Path) -> bool:
+    """Take the index lock for a first build, waiting while another process builds the
+    index (parallel first searches: one builds, the others wait for it and answer from
+    its index). False, without the lock, when the index is finished meanwhile; a build
+    that outlasts FIRST_WAIT_S is `index_busy`."""
+    deadline = time.monotonic() + FIRST_WAIT_S
+    while unfinished(db_path):
+        try:
+            lock.acquire(0)
+        except OvError as e:
+            if e.code != "index_busy":
+                raise
+            if time.monotonic() > deadline:
+                raise OvError("index_busy", f"another ov is building the index {db_path}; "
+                              "try again when it ends", retryable=True) from None
+            time.sleep(0.05)
+            continue
+        if unfinished(db_path):  # read again under the lock: it may have ended just before
+            return True
+        lock.release()
+    return False
 
 
 def _model_available(warn) -> bool:

@@ -42,6 +42,13 @@ NO_VECTOR = -1
 # it, and a file's chunks take consecutive ids, so the mark alone says which rows a file
 # and a chunk have.
 TRI_META = "tri_upto"
+# Set while the keyword rows do not cover the tree (ov.indexer): "1" when a first search's
+# time budget left files to the background worker, BUILDING from the moment a new index's
+# schema is written until its first lexical pass ends. The schema and the mark are one
+# transaction, so a build killed at any point leaves no index (an empty file), or one that
+# says it is unfinished; never an empty index that looks complete.
+KEYWORDS_META = "keywords_partial"
+BUILDING = "building"
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # chunks_fts's tokenizer
 
 # ---- connecting ---------------------------------------------------------------------
@@ -175,9 +182,20 @@ _OWN_BUGS = ("syntax error", "incomplete input", "wrong number of arguments", "b
 TABLES = ("meta", "files", "chunks", "sessions", "chunks_fts", "chunks_tri", "files_tri", "chunks_vec")
 
 
-def damaged(path: Any, detail: str) -> OvError:
-    return OvError("invalid_argument", f"{path or 'the index'} is damaged ({detail}); {REPAIR_ADVICE}",
-                   field="db")
+class Unusable(OvError):
+    """An index file that cannot be used as it stands. `what` says why, as the words after
+    its path ("is damaged (...)"), without the advice: `ov index --full`, which follows that
+    advice, names the cause alone as it rebuilds the file."""
+
+    def __init__(self, code: str, path: Any, what: str, advice: str = "") -> None:
+        super().__init__(code, f"{path or 'the index'} {what}{f'; {advice}' if advice else ''}", field="db")
+        self.what = what
+
+
+def damaged(path: Any, detail: str) -> Unusable:
+    # invalid_argument: DESIGN.md names no code of its own for a broken index; the field
+    # (`db`) says which argument, and the advice what to do
+    return Unusable("invalid_argument", path, f"is damaged ({detail})", REPAIR_ADVICE)
 
 
 def _map_error(e: Exception, path: Any = None) -> OvError:
@@ -380,7 +398,10 @@ def prepare_index_dir(db_path: Path) -> None:
     folder = db_path.parent
     made = False
     if not os.path.lexists(folder):
-        folder.mkdir(mode=0o700, parents=True)
+        try:
+            folder.mkdir(mode=0o700, parents=True)
+        except OSError as e:  # a read-only tree: said as such, not as an `internal` OSError
+            raise _cannot_create(folder, e) from None
         made = True
     check_index_files(db_path)
     ignore = folder / ".gitignore"
@@ -393,6 +414,44 @@ def prepare_index_dir(db_path: Path) -> None:
             raise OvError("invalid_path", f"{ignore}: {e.strerror or e}", field="db") from None
         with open(fd, "w") as f:
             f.write("*\n")
+
+
+def _cannot_create(path: Path, e: OSError) -> OvError:
+    # invalid_path, as for the index's other files (.gitignore, the lock): a folder the index
+    # cannot be written in is no error of ov's, and DESIGN.md has no code of its own for it
+    return OvError("invalid_path", f"cannot create the index at {path} ({e.strerror or e}): the index "
+                   "needs a folder it can write in; `ov grep` searches without one", field="db")
+
+
+def unfinished(db_path: Path) -> bool:
+    """Whether `db_path` holds no finished index, so a first search should build one there:
+    no file, a file without a schema (a build killed before it wrote one) or one marked
+    BUILDING (killed before its first lexical pass ended). A damaged or foreign file is not
+    unfinished: opening it says what is wrong. Read without sqlite-vec: under a millisecond."""
+    from urllib.parse import quote  # noqa: PLC0415
+
+    db_path = Path(db_path)
+    if not os.path.lexists(db_path):
+        return True
+    try:
+        _check_db_file(db_path)
+    except OvError:
+        return False
+    mod = _driver()
+    try:
+        conn = mod.connect(f"file:{quote(db_path.as_posix())}?mode=ro", uri=True,
+                           timeout=BUSY_TIMEOUT_MS / 1000)
+    except mod.Error:
+        return False
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+            return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (KEYWORDS_META,)).fetchone()
+        return row is not None and row[0] == BUILDING
+    except mod.Error:
+        return False
+    finally:
+        conn.close()
 
 
 def _check_db_file(db_path: Path) -> None:
@@ -455,7 +514,10 @@ class Database:
         db_path = Path(db_path)
         prepare_index_dir(db_path)
         if not db_path.exists():
-            fd = os.open(db_path, _CREATE, 0o600)
+            try:
+                fd = os.open(db_path, _CREATE, 0o600)
+            except OSError as e:
+                raise _cannot_create(db_path, e) from None
             os.close(fd)
         _check_db_file(db_path)
         store = cls(connect(db_path), db_path)
@@ -544,10 +606,8 @@ class Database:
     def _check_version(self, readonly: bool = False) -> int:
         v = self._user_version()
         if v > SCHEMA_VERSION:
-            raise OvError("unsupported",
-                          f"the index {self.path} has schema version {v}, newer than this ov "
-                          f"supports ({SCHEMA_VERSION}); upgrade ov or rebuild with `ov index --full`",
-                          field="db")
+            raise Unusable("unsupported", self.path, f"has schema version {v}, newer than this ov "
+                           f"supports ({SCHEMA_VERSION})", "upgrade ov or rebuild with `ov index --full`")
         if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") == 0:
             raise OvError("not_found", f"{self.path} is an empty database, not an ov index; run `ov index`",
                           field="db")
@@ -568,8 +628,10 @@ class Database:
         except _errors() as e:
             raise _map_error(e, self.path) from e
         if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") != 0:
-            raise OvError("invalid_argument", f"{self.path} is an SQLite file but not an ov index",
-                          field="db")
+            raise Unusable("invalid_argument", self.path, "is an SQLite file but not an ov index")
+        if v == 0:
+            self._create_schema()
+            return
         upgrade = 0 < v < SCHEMA_VERSION
         while v < SCHEMA_VERSION:
             with self.tx():
@@ -584,6 +646,18 @@ class Database:
                 self.set_meta("schema_version", str(v))
         if upgrade:
             self._reclaim()
+
+    def _create_schema(self) -> None:
+        """A new index's schema: every migration and the BUILDING mark in one transaction,
+        so a kill leaves an empty file or the whole schema, marked unfinished."""
+        with self.tx():
+            if self._user_version() != 0:  # made meanwhile by another process
+                return
+            for migration in MIGRATIONS:
+                migration(self.conn)
+            self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self.set_meta("schema_version", str(SCHEMA_VERSION))
+            self.set_meta(KEYWORDS_META, BUILDING)
 
     def _add_optional_tables(self) -> None:
         """Make the OPTIONAL_TABLES this index lacks (a write only when one is missing)."""

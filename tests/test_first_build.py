@@ -1,0 +1,265 @@
+"""The index a first search builds (ov.worker `first_use`): a kill at any point of that
+build leaves an index the next search completes before it answers, parallel first
+searches wait for the one that builds, and an index that cannot be made or used is
+said to be so, in one sentence with its own error code."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import make_tree, run_inprocess, run_subprocess
+from ov.indexer import IndexLock, worker_state
+
+FILES = {f"docs/n{i:02d}.md": f"# Notes {i}\n\nThe tide tables for harbour {i} list high water.\n"
+         for i in range(12)}
+# walked last: the rows a killed build committed never hold it
+FILES["zz/target.py"] = 'def parse_header(line):\n    """Parse one mail header line."""\n    return line\n'
+
+
+def _db(root: Path) -> Path:
+    return root / ".ov" / "index.db"
+
+
+# `python -c HARNESS POINT ARGS...`: the CLI, made to die (as a SIGKILL would: no cleanup)
+# at one point of a first search's build
+HARNESS = r"""
+import os, sys, time
+from ov import indexer
+from ov.store import db
+from ov.cli.app import main
+
+point, args = sys.argv[1], sys.argv[2:]
+
+def die(*_a, **_k):
+    os._exit(9)
+
+if point == "schema":  # the file made, its schema not yet written
+    db.MIGRATIONS[0] = die
+elif point == "first-file":  # the schema and the run's first meta rows written, no file yet
+    indexer._LexicalPass.take = die
+elif point == "after-commit":  # a few files committed, the rest not
+    indexer.COMMIT_FILES = 3
+    commit = indexer._LexicalPass.commit
+    def commit_then_die(self, batches):
+        commit(self, batches)
+        if self.pending == 0:
+            die()
+    indexer._LexicalPass.commit = commit_then_die
+elif point == "slow":  # a build that holds the index a while before its first file
+    take = indexer._LexicalPass.take
+    def slow_take(self, *a):
+        if not self.seen:
+            time.sleep(1.5)
+        return take(self, *a)
+    indexer._LexicalPass.take = slow_take
+main(args)
+"""
+
+
+def _harness(root: Path, point: str, *args: str) -> subprocess.Popen:
+    env = dict(os.environ)
+    env.pop("OV_DEBUG", None)
+    return subprocess.Popen([sys.executable, "-c", HARNESS, point, *args], cwd=root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_worker(root: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while worker_state(_db(root)) is not None:
+        assert time.monotonic() < deadline, "the background worker did not finish"
+        time.sleep(0.1)
+
+
+def _check_usable(root: Path) -> None:
+    """The next search builds what the killed one left and answers from all of it."""
+    r = run_subprocess(["search", "parse mail header", "--json"], cwd=root)
+    assert r.code == 0, (r.out, r.err)
+    res = r.json["result"]
+    assert "zz/target.py" in [h["path"] for h in res["hits"]], res
+    assert res["coverage"]["keywords_complete"] is True, res["coverage"]
+    assert not any("--no-embed" in w for w in res["warnings"]), res["warnings"]
+    # vectors are coming (a worker adds them), so semantic search is not `unsupported`
+    r = run_subprocess(["find", "parse mail header", "--json"], cwd=root)
+    assert r.code in (0, 1), (r.out, r.err)
+    r = run_subprocess(["status", "--json"], cwd=root)
+    assert r.code == 0 and r.json["result"]["files"] == len(FILES), r.out
+    _wait_worker(root)
+
+
+@pytest.mark.parametrize("point", ["schema", "first-file", "after-commit"])
+def test_a_first_search_killed_at_a_point_leaves_an_index_the_next_one_finishes(tree, point):
+    root = tree(FILES)
+    p = _harness(root, point, "search", "parse mail header", "--json")
+    p.communicate(timeout=120)
+    assert p.returncode == 9, "the build was not cut where it should have been"
+    assert _db(root).exists()
+    _check_usable(root)
+
+
+def test_a_first_search_killed_at_random_moments(tmp_path):
+    """As a user's Ctrl-\\ or the OOM killer would: SIGKILL at any moment of the build."""
+    rng = random.Random(5)
+    for round_ in range(4):
+        root = make_tree(tmp_path / f"t{round_}", FILES)
+        env = dict(os.environ)
+        env.pop("OV_DEBUG", None)
+        p = subprocess.Popen([sys.executable, "-m", "ov", "search", "parse mail header"], cwd=root,
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while p.poll() is None and not _db(root).exists():  # the build has begun
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0, 0.6))
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=60)
+        _wait_worker(root)  # a search that ended on its own started one
+        _check_usable(root)
+
+
+def test_parallel_first_searches_wait_for_the_one_that_builds(tree):
+    """They wait for the build, however long `ov index` would wait for the lock (here
+    less than the build takes), and answer from it without building again."""
+    root = tree(FILES)
+    first = _harness(root, "slow", "search", "parse mail header", "--json")
+    deadline = time.monotonic() + 60
+    while not _db(root).exists():  # the first one is building
+        assert first.poll() is None and time.monotonic() < deadline
+        time.sleep(0.005)
+    env = dict(os.environ, OV_LOCK_WAIT="0.5")
+    env.pop("OV_DEBUG", None)
+    others = [subprocess.Popen([sys.executable, "-m", "ov", "search", "parse mail header", "--json"],
+                               cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+              for _ in range(2)]
+    answers = []
+    for n, p in enumerate((first, *others)):
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, (out, err)
+        assert n == 0 or "indexed" not in err, err  # no second build
+        answers.append([h["path"] for h in json.loads(out)["result"]["hits"]])
+    assert "zz/target.py" in answers[0] and answers[1] == answers[2] == answers[0]
+    _wait_worker(root)
+
+
+def test_a_first_search_that_waits_too_long_is_index_busy(tree, monkeypatch):
+    """The one who builds never lets go: the others end with the retryable index_busy."""
+    from ov import worker
+
+    root = tree(FILES)
+    (root / ".ov").mkdir()
+    sqlite3.connect(_db(root)).execute("PRAGMA journal_mode=WAL").fetchall()  # made, no schema
+    monkeypatch.setattr(worker, "FIRST_WAIT_S", 0.3, raising=False)
+    with IndexLock(_db(root)):
+        r = run_inprocess("search", "parse mail header", "--json", cwd=root)
+    assert r.code == 2, r.out
+    err = r.json["error"]
+    assert err["code"] == "index_busy" and err["retryable"] is True, err
+
+
+def _garbage_page(db: Path) -> None:
+    with open(db, "r+b") as f:  # past the header: the schema's page no longer parses
+        f.seek(100)
+        f.write(b"garbage")
+
+
+def _future(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+
+
+@pytest.mark.parametrize("damage, what", [
+    (_garbage_page, "is damaged (database disk image is malformed)"),
+    (_future, "has schema version 99, newer than this ov supports"),
+])
+def test_index_full_says_in_one_sentence_what_it_rebuilds(tree, damage, what):
+    root = tree(FILES)
+    assert run_inprocess("index", ".", "--no-embed", cwd=root).code == 0
+    db = _db(root)
+    run_inprocess("status", cwd=root)  # the last connection checkpoints: no WAL left
+    damage(db)
+    r = run_inprocess("index", ".", "--no-embed", "--json", cwd=root)
+    assert r.code == 2 and "ov index --full" in r.json["error"]["message"], r.out
+    r = run_inprocess("index", ".", "--full", "--no-embed", cwd=root)
+    assert r.code == 0, r.err
+    warning = [ln for ln in r.err.splitlines() if "rebuilding" in ln]
+    assert len(warning) == 1, r.err
+    assert warning[0].startswith(f"ov: warning: {db} {what}"), warning
+    assert warning[0].endswith("; rebuilding it from nothing"), warning
+    # one sentence: the path once, the cause once, not the advice this run follows
+    assert warning[0].count(str(db)) == 1 and warning[0].count(what) == 1, warning
+    assert "ov index --full" not in warning[0], warning
+
+
+def test_a_damaged_index_is_invalid_argument_on_field_db(tree):
+    """DESIGN.md names no code for a broken index; the one it gets says which argument."""
+    root = tree(FILES)
+    assert run_inprocess("index", ".", "--no-embed", cwd=root).code == 0
+    run_inprocess("status", cwd=root)
+    _garbage_page(_db(root))
+    r = run_inprocess("search", "parse", "--json", cwd=root)
+    assert r.code == 2, r.out
+    err = r.json["error"]
+    assert (err["code"], err["field"], err["retryable"]) == ("invalid_argument", "db", False), err
+    assert "is damaged (" in err["message"] and "ov index --full" in err["message"], err
+
+
+def _read_only(monkeypatch, folder: Path) -> None:
+    """`folder` made read-only; for root, whom the mode does not stop, os.mkdir and the
+    index file's creation fail there as they would for anyone else."""
+    folder.chmod(0o555)
+    monkeypatch.setattr("ov.store.db.os", _ReadOnlyOs(folder) if os.geteuid() == 0 else os)
+    if os.geteuid() == 0:
+        real = Path.mkdir
+
+        def mkdir(self, *a, **k):
+            if Path(self).parent == folder:
+                raise PermissionError(13, "Permission denied", str(self))
+            return real(self, *a, **k)
+
+        monkeypatch.setattr(Path, "mkdir", mkdir)
+
+
+class _ReadOnlyOs:
+    """`os` for ov.store.db, refusing to create a file in one folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def open(self, path, flags, *a):
+        if Path(path).parent == self.folder and flags & os.O_CREAT and not os.path.exists(path):
+            raise PermissionError(13, "Permission denied", str(path))
+        return os.open(path, flags, *a)
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+
+@pytest.mark.parametrize("where", ["tree", "index folder"])
+def test_a_folder_the_index_cannot_be_made_in_is_invalid_path(tree, monkeypatch, where):
+    root = tree(FILES)
+    folder = root
+    if where == "index folder":  # `.ov` there (with its .gitignore), the file not
+        folder = root / ".ov"
+        folder.mkdir()
+        (folder / ".gitignore").write_text("*\n")
+    try:
+        _read_only(monkeypatch, folder)
+        for args in (["search", "parse mail header", "--json"], ["index", ".", "--json"]):
+            r = run_inprocess(*args, cwd=root)
+            assert r.code == 2, (args, r.out, r.err)
+            err = r.json["error"]
+            assert err["code"] == "invalid_path" and err["field"] == "db", err
+            assert "Permission denied" in err["message"] and "PermissionError" not in err["message"], err
+    finally:
+        folder.chmod(0o755)
