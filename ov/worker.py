@@ -224,6 +224,22 @@ class _State:
             pass
 
 
+def _orphan_check(db_path: Path):
+    """A check that the index file this worker writes is still the one at `db_path`: after
+    `rm -rf .ov` (or the file replaced) the worker would go on embedding into a deleted
+    file, unseen by `ov status` and beside the next search's own worker. Checked between
+    batches; one stat each."""
+    def ident():
+        try:
+            st = os.stat(db_path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+
+    mine = ident()
+    return lambda: mine is None or ident() != mine
+
+
 def run(db_path: Path) -> int:
     """The worker's body: 0 when done, stopped, or another process holds the index."""
     db_path = Path(db_path)
@@ -239,7 +255,8 @@ def run(db_path: Path) -> int:
     try:
         lock.acquire(0)
         state = _State(db_path)
-        complete_index(db_path, progress=state, stop=lambda: bool(stopping), locked=True)
+        orphaned = _orphan_check(db_path)
+        complete_index(db_path, progress=state, stop=lambda: bool(stopping) or orphaned(), locked=True)
     except OvError as e:
         if e.code == "index_busy" and state is None:
             return 0  # another worker or `ov index` has the index

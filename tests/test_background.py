@@ -351,3 +351,26 @@ def test_first_search_time_budget_answers_from_what_was_read(tree):
         assert s.q1("SELECT count(*) FROM files") == 31
         emb, total = s.coverage()
         assert emb == total and s.trigrams_complete()
+
+
+def test_a_worker_whose_index_was_deleted_or_replaced_stops(tree, monkeypatch):
+    """`rm -rf .ov` under a running worker: it stops at its next batch rather than embed
+    into a deleted file beside the next search's own worker."""
+    from ov import worker
+
+    root = tree({"a.md": "# A\n\nsome text\n"})
+    db = root / ".ov" / "index.db"
+    assert run_subprocess(["index", "--no-embed", "."], cwd=root).code == 0
+    seen = []
+
+    def fake_complete(db_path, progress=None, stop=None, locked=False):
+        seen.append(stop())
+        os.rename(db, db.with_suffix(".old"))  # deleted: the path names nothing
+        seen.append(stop())
+        db.write_bytes(b"")  # another file in its place
+        seen.append(stop())
+        return None
+
+    monkeypatch.setattr(worker, "complete_index", fake_complete)
+    assert worker.run(db) == 0
+    assert seen == [False, True, True]
