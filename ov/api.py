@@ -275,7 +275,8 @@ class Index:
         st, lim = search_settings(self.root, search_type, limit)
         cwd = self.root if cwd is None else cwd  # as for `path`
         f = Filters(uris=scope_paths(self.root, list(uri) if uri else None, cwd, must_exist=True),
-                    exclude_uris=scope_paths(self.root, list(exclude_uri) if exclude_uri else None, cwd),
+                    exclude_uris=scope_paths(self.root, list(exclude_uri) if exclude_uri else None, cwd,
+                                             field="exclude_uri"),
                     **kw)
         return SearchRequest(query=query, search_type=st, limit=lim, threshold=threshold, filters=f,
                              cursor=cursor, explain=explain, all_chunks=all_chunks,
