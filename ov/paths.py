@@ -59,7 +59,8 @@ def index_root_of(db_path: Path) -> Path:
     with Store.open(db_path) as s:
         root = s.get_meta("root")
     if not root:
-        raise OvError("invalid_argument", f"{db_path} does not record its root folder", field="db")
+        raise OvError("invalid_argument", f"{db_path} does not record its root folder (its first "
+                      f"build did not finish); run `ov index --db {db_path}` in the tree", field="db")
     return Path(root)
 
 

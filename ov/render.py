@@ -158,7 +158,10 @@ def status_text(rep) -> str:
     lines = [
         f"root:            {rep.root}",
         f"index:           {rep.db} ({mb:.1f} MB)",
-        f"files:           {rep.files}",
+        f"files:           {rep.files}" + ("" if (rep.coverage or {}).get("keywords_complete", True) else
+                                               " so far: the first build is not finished (`ov index` "
+                                               "finishes it; so does the background worker or the next "
+                                               "search)"),
         f"chunks:          {rep.chunks}",
         f"embedded:        {rep.embedded_chunks} ({rep.embedded_coverage:.0%})",
         f"vector rows:     {_coverage_text(rep)}",

@@ -32,7 +32,7 @@ from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Prog
                         lock_held, stop_worker, worker_file, worker_state)
 from ov.model import IndexReport
 from ov.store import Store, prepare_index_dir
-from ov.store.db import unfinished
+from ov.store.db import stored_setting, unfinished
 
 NICE = 10
 # a first search reads files for this long, then answers from the keyword rows written so
@@ -59,6 +59,8 @@ def first_use(root: Path, db_path: Path, opts: IndexOptions, *, progress: Progre
 
     Also what a search does with an index whose first build was killed (ov.store.db
     `unfinished`): the walk goes on from the files that build committed."""
+    if stored_setting(db_path, EMBED_META) == "off":  # a killed `ov index --no-embed` stays so
+        opts = replace(opts, embed=False)
     if enabled():
         later = opts.embed and _model_available(warn)
         opts = replace(opts, embed=False, embed_later=later, trigrams=False, budget_s=FIRST_BUDGET_S)
@@ -189,8 +191,9 @@ def _open_log(path: Path) -> int | None:
 class _State:
     """The worker's progress, written atomically for `ov status`."""
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, orphaned=lambda: False) -> None:
         self.path = worker_file(db_path)
+        self.orphaned = orphaned  # its index is gone: the folder may be another worker's now
         self.data = {"pid": os.getpid(), "started": time.time(), "phase": "start",
                      "done": 0, "total": 0, "rate": None, "eta_s": None}
         self.phase_t0 = time.monotonic()
@@ -214,7 +217,8 @@ class _State:
         if not force and now - self.written < STATE_EVERY_S:
             return
         self.written = now
-        _write_json(self.path, self.data)
+        if not self.orphaned():
+            _write_json(self.path, self.data)
 
     def remove(self) -> None:
         try:
@@ -224,20 +228,33 @@ class _State:
             pass
 
 
-def _orphan_check(db_path: Path):
-    """A check that the index file this worker writes is still the one at `db_path`: after
+class _Orphaned:
+    """Whether the index file this worker writes is no longer the one at `db_path`: after
     `rm -rf .ov` (or the file replaced) the worker would go on embedding into a deleted
-    file, unseen by `ov status` and beside the next search's own worker. Checked between
-    batches; one stat each."""
-    def ident():
-        try:
-            st = os.stat(db_path)
-        except OSError:
-            return None
-        return st.st_dev, st.st_ino
+    file, unseen by `ov status` and beside the next search's own worker. The worker holds
+    the file open, so its inode number cannot be taken by a new file while it runs.
+    Called between batches; two stats each."""
 
-    mine = ident()
-    return lambda: mine is None or ident() != mine
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+        try:
+            self.fd: int | None = os.open(db_path, os.O_RDONLY)
+        except OSError:
+            self.fd = None
+
+    def __call__(self) -> bool:
+        if self.fd is None:
+            return True
+        try:
+            mine, there = os.fstat(self.fd), os.stat(self.db_path)
+        except OSError:
+            return True
+        return mine.st_nlink == 0 or (mine.st_dev, mine.st_ino) != (there.st_dev, there.st_ino)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 def run(db_path: Path) -> int:
@@ -254,8 +271,8 @@ def run(db_path: Path) -> int:
     state = None
     try:
         lock.acquire(0)
-        state = _State(db_path)
-        orphaned = _orphan_check(db_path)
+        orphaned = _Orphaned(db_path)
+        state = _State(db_path, orphaned)
         complete_index(db_path, progress=state, stop=lambda: bool(stopping) or orphaned(), locked=True)
     except OvError as e:
         if e.code == "index_busy" and state is None:
@@ -265,6 +282,7 @@ def run(db_path: Path) -> int:
     finally:
         if state is not None:
             state.remove()
+            state.orphaned.close()
         lock.release()
     return 0
 

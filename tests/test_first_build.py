@@ -263,3 +263,60 @@ def test_a_folder_the_index_cannot_be_made_in_is_invalid_path(tree, monkeypatch,
             assert "Permission denied" in err["message"] and "PermissionError" not in err["message"], err
     finally:
         folder.chmod(0o755)
+
+
+def test_a_killed_no_embed_index_stays_keywords_only(tree):
+    """`ov index --no-embed` killed after a few files: the next search finishes the
+    keyword rows and keeps the index's own choice (no vectors, no worker)."""
+    root = tree(FILES)
+    p = _harness(root, "after-commit", "index", "--no-embed", ".")
+    p.communicate(timeout=120)
+    assert p.returncode == 9
+    r = run_subprocess(["search", "parse mail header", "--json"], cwd=root)
+    assert r.code == 0, (r.out, r.err)
+    assert "zz/target.py" in [h["path"] for h in r.json["result"]["hits"]]
+    cov = r.json["result"]["coverage"]
+    assert cov["embedded"] == 0 and cov["pending"] == 0, cov  # (a worker may write grep's rows)
+    _wait_worker(root)
+    con = sqlite3.connect(_db(root))
+    try:
+        assert con.execute("SELECT value FROM meta WHERE key = 'embed'").fetchone() == ("off",)
+    finally:
+        con.close()
+    r = run_subprocess(["find", "parse mail header", "--json"], cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "unsupported", r.out
+
+
+def test_an_orphaned_worker_leaves_the_next_workers_state_alone(tree, monkeypatch):
+    """A worker whose index was deleted writes no progress into the folder, which may be
+    another worker's by then, and so never removes that one's state file."""
+    from ov import worker
+
+    root = tree({"a.md": "# A\n\ntext\n"})
+    db = _db(root)
+    assert run_subprocess(["index", "--no-embed", "."], cwd=root).code == 0
+    theirs = {"pid": 1, "started": 0, "phase": "embed", "done": 1, "total": 2}
+
+    def fake_complete(db_path, progress=None, stop=None, locked=False):
+        db.unlink()
+        db.write_bytes(b"")  # a new index in its place, and a new worker's state file
+        worker.worker_file(db).write_text(json.dumps(theirs))
+        progress("embed", 5, 10)  # the orphan's progress after its batch
+        return None
+
+    monkeypatch.setattr(worker, "STATE_EVERY_S", 0)
+    monkeypatch.setattr(worker, "complete_index", fake_complete)
+    assert worker.run(db) == 0
+    assert json.loads(worker.worker_file(db).read_text()) == theirs
+
+
+def test_status_says_a_first_build_is_not_finished(tree):
+    root = tree(FILES)
+    p = _harness(root, "after-commit", "index", "--no-embed", ".")
+    p.communicate(timeout=120)
+    assert p.returncode == 9
+    r = run_subprocess(["status", "--json"], cwd=root)
+    assert r.code == 0 and r.json["result"]["coverage"]["keywords_complete"] is False, r.out
+    assert "not finished" in run_subprocess(["status"], cwd=root).out
+    assert run_subprocess(["index", "--no-embed", "."], cwd=root).code == 0
+    assert "not finished" not in run_subprocess(["status"], cwd=root).out

@@ -454,6 +454,28 @@ def unfinished(db_path: Path) -> bool:
         conn.close()
 
 
+def stored_setting(db_path: Path, key: str) -> str | None:
+    """A meta value of the index at `db_path` as it stands (an unfinished one too), read
+    as `unfinished` reads; None when there is none to read."""
+    from urllib.parse import quote  # noqa: PLC0415
+
+    if not os.path.lexists(db_path):
+        return None
+    mod = _driver()
+    try:
+        conn = mod.connect(f"file:{quote(Path(db_path).as_posix())}?mode=ro", uri=True,
+                           timeout=BUSY_TIMEOUT_MS / 1000)
+    except mod.Error:
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+    except mod.Error:
+        return None
+    finally:
+        conn.close()
+
+
 def _check_db_file(db_path: Path) -> None:
     """`invalid_path` for a --db that is not a regular, readable file (a fifo would block
     SQLite; /proc/self/mem reads fail with EIO)."""
