@@ -659,3 +659,31 @@ def test_a_user_without_read_override_sees_only_what_they_can_read(tmp_path):
     p = run("search", "hello", "--search-type", "keywords", "-o", "json")
     res = json.loads(p.stdout)["result"]
     assert [h["path"] for h in res["hits"]] == ["pub.txt"] and res["stale"] == 0 and p.stderr == ""
+
+
+def test_an_index_the_user_cannot_write_is_not_called_damaged(tmp_path):
+    """An index another user owns (a shared checkout, a read-only volume): the commands
+    that write it say so with invalid_path, never 'damaged, rebuild it'; grep searches
+    without it."""
+    if os.geteuid() != 0:
+        pytest.skip("making files another user's needs root")
+    from conftest import require_tool
+
+    require_tool("setpriv", "util-linux")
+    root = make_tree(tmp_path / "t", {"a.md": "# A\n\nhello there\n", "b.py": "x = 'hello'\n"})
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    for p in (root / ".ov", *(root / ".ov").iterdir()):
+        os.chown(p, 65534, 65534)  # nobody's, read-only for everyone else
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    drop = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner",
+            "--inh-caps=-dac_override,-dac_read_search,-fowner", sys.executable, "-m", "ov"]
+    env = dict(os.environ, **ENV)
+    env.pop("OV_DEBUG", None)
+    for args in (["status", "-o", "json"], ["search", "hello", "-o", "json"]):
+        p = subprocess.run([*drop, *args], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+        err = json.loads(p.stdout)["error"]
+        assert p.returncode == 2 and err["code"] == "invalid_path", (args, p.stdout, p.stderr)
+        assert "damaged" not in err["message"] and "--full" not in err["message"], err
+    p = subprocess.run([*drop, "grep", "-c", "hello"], cwd=root, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0 and p.stdout == "a.md:1\nb.py:1\n" and "damaged" not in p.stderr, p

@@ -205,6 +205,9 @@ def _map_error(e: Exception, path: Any = None) -> OvError:
         return OvError("index_busy", f"the index is busy ({msg}); try again", retryable=True)
     if "unable to open" in low:
         return OvError("not_found", f"cannot open the index {path}: {msg}", field="db")
+    if "readonly database" in low:  # the user may not write the index or its folder: not damage
+        return OvError("invalid_path", f"the index {path} cannot be written by this user ({msg}); "
+                       "`ov grep` searches without it", field="db")
     if not any(w in low for w in _OWN_BUGS):
         return damaged(path, msg)
     return OvError("internal", f"database error: {msg}")
