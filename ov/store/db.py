@@ -431,8 +431,6 @@ def unfinished(db_path: Path) -> bool:
     no file, a file without a schema (a build killed before it wrote one) or one marked
     BUILDING (killed before its first lexical pass ended). A damaged or foreign file is not
     unfinished: opening it says what is wrong. Read without sqlite-vec: under a millisecond."""
-    from urllib.parse import quote  # noqa: PLC0415
-
     db_path = Path(db_path)
     if not os.path.lexists(db_path):
         return True
@@ -440,41 +438,44 @@ def unfinished(db_path: Path) -> bool:
         _check_db_file(db_path)
     except OvError:
         return False
-    mod = _driver()
-    try:
-        conn = mod.connect(f"file:{quote(db_path.as_posix())}?mode=ro", uri=True,
-                           timeout=BUSY_TIMEOUT_MS / 1000)
-    except mod.Error:
-        return False
-    try:
+
+    def read(conn) -> bool:
         if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
             return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (KEYWORDS_META,)).fetchone()
         return row is not None and row[0] == BUILDING
-    except mod.Error:
-        return False
-    finally:
-        conn.close()
+
+    return _peek(db_path, read, False)
 
 
 def stored_setting(db_path: Path, key: str) -> str | None:
     """A meta value of the index at `db_path` as it stands (an unfinished one too), read
     as `unfinished` reads; None when there is none to read."""
-    from urllib.parse import quote  # noqa: PLC0415
-
     if not os.path.lexists(db_path):
         return None
-    mod = _driver()
-    try:
-        conn = mod.connect(f"file:{quote(Path(db_path).as_posix())}?mode=ro", uri=True,
-                           timeout=BUSY_TIMEOUT_MS / 1000)
-    except mod.Error:
-        return None
-    try:
+
+    def read(conn) -> str | None:
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
+
+    return _peek(Path(db_path), read, None)
+
+
+def _peek(db_path: Path, read, failed):
+    """`read(conn)` over a read-only connection without sqlite-vec, or `failed` when the
+    file cannot be opened or read so."""
+    from urllib.parse import quote  # noqa: PLC0415
+
+    mod = _driver()
+    try:
+        conn = mod.connect(f"file:{quote(db_path.as_posix())}?mode=ro", uri=True,
+                           timeout=BUSY_TIMEOUT_MS / 1000)
     except mod.Error:
-        return None
+        return failed
+    try:
+        return read(conn)
+    except mod.Error:
+        return failed
     finally:
         conn.close()
 
