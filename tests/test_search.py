@@ -287,3 +287,12 @@ def test_real_model_ranks_by_meaning(ov, tree):
     r = ov("search", "setting up the software", "-o", "json", cwd=root)
     assert r.json["result"]["hits"][0]["path"] == "docs/install.md"
     assert_exact(root, r.json["result"])
+
+
+def test_a_scope_outside_the_root_names_its_own_flag(tree, ov):
+    root = tree({"a.md": "# A\n\nneedle\n"})
+    assert ov("index", ".", cwd=root).code == 0
+    for flag, field in (("-u", "uri"), ("--exclude-uri", "exclude_uri")):
+        r = ov("search", "needle", flag, "/etc", "-o", "json", cwd=root)
+        assert r.code == 2 and r.json["error"]["code"] == "invalid_path", r.out
+        assert r.json["error"]["field"] == field, (flag, r.out)
