@@ -630,60 +630,67 @@ def test_a_file_the_user_cannot_read_is_not_stale(guarded):
     assert r.code == 1 and r.json["result"]["stale"] == 1
 
 
-def test_a_user_without_read_override_sees_only_what_they_can_read(tmp_path):
-    # the kernel's own refusals: the suite's root drops its read override (setpriv), as
-    # an ordinary user has none
-    if os.geteuid() != 0:
-        pytest.skip("making files another user's needs root")
-    from conftest import require_tool
+def _as_a_user(root: Path, modes: dict[str, int]):
+    """Set `modes` (paths under `root`) and give a runner of `python -m ov ARGS` in `root`
+    as a user without the read and write override: the suite's own user when it is not
+    root, else root with those capabilities dropped (setpriv). The kernel's own refusals,
+    not a simulation. Returns (run, restore the modes)."""
+    drop = []
+    if os.geteuid() == 0:
+        from conftest import require_tool
 
-    require_tool("setpriv", "util-linux")
-    root = make_tree(tmp_path / "t", GUARDED)
-    for p, mode in (("priv.txt", 0o600), ("sub/x.txt", 0o600), ("sub", 0o700)):
-        os.chown(root / p, 65534, -1)  # nobody
-        os.chmod(root / p, mode)
-    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
-    drop = ["setpriv", "--bounding-set=-dac_override,-dac_read_search",
-            "--inh-caps=-dac_override,-dac_read_search", sys.executable, "-m", "ov"]
+        require_tool("setpriv", "util-linux")
+        caps = "-dac_override,-dac_read_search,-fowner"
+        drop = ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+    old = {rel: stat.S_IMODE(os.lstat(root / rel).st_mode) for rel in modes}
+    for rel in sorted(modes, key=lambda r: -r.count("/")):  # deepest first: a folder closes last
+        os.chmod(root / rel, modes[rel])
     env = dict(os.environ, **ENV)
     env.pop("OV_DEBUG", None)
 
     def run(*args):
-        return subprocess.run([*drop, *args], cwd=root, env=env, capture_output=True, text=True,
-                              timeout=120)
+        return subprocess.run([*drop, sys.executable, "-m", "ov", *args], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=120)
 
-    assert run("grep", "-c", "hello").stdout == "pub.txt:1\n"  # the override is really gone
-    assert run("read", ".", "-L", "1").stdout == "pub.txt — public hello\n"
-    p = run("read", "sub", "-L", "1")
-    assert p.returncode == 2 and p.stdout == "" and "hidden" not in p.stderr
-    p = run("search", "hello", "--search-type", "keywords", "-o", "json")
-    res = json.loads(p.stdout)["result"]
-    assert [h["path"] for h in res["hits"]] == ["pub.txt"] and res["stale"] == 0 and p.stderr == ""
+    def restore():
+        for rel in sorted(old, key=lambda r: r.count("/")):
+            os.chmod(root / rel, old[rel])
+
+    return run, restore
+
+
+def test_a_user_without_read_override_sees_only_what_they_can_read(tmp_path):
+    root = make_tree(tmp_path / "t", GUARDED)
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0  # while all is readable
+    run, restore = _as_a_user(root, {"priv.txt": 0o000, "sub/x.txt": 0o000, "sub": 0o000})
+    try:
+        assert run("grep", "-c", "hello").stdout == "pub.txt:1\n"  # the files are really closed
+        assert run("read", ".", "-L", "1").stdout == "pub.txt — public hello\n"
+        p = run("read", "sub", "-L", "1")
+        assert p.returncode == 2 and p.stdout == "" and "hidden" not in p.stderr
+        p = run("search", "hello", "--search-type", "keywords", "-o", "json")
+        res = json.loads(p.stdout)["result"]
+        assert [h["path"] for h in res["hits"]] == ["pub.txt"] and res["stale"] == 0 and p.stderr == ""
+    finally:
+        restore()
 
 
 def test_an_index_the_user_cannot_write_is_not_called_damaged(tmp_path):
-    """An index another user owns (a shared checkout, a read-only volume): the commands
-    that write it say so with invalid_path, never 'damaged, rebuild it'; grep searches
-    without it."""
-    if os.geteuid() != 0:
-        pytest.skip("making files another user's needs root")
-    from conftest import require_tool
-
-    require_tool("setpriv", "util-linux")
+    """An index the user may read but not write (a shared checkout, a read-only volume):
+    the commands that write it say so with invalid_path, never 'damaged, rebuild it'; grep
+    searches without it."""
     root = make_tree(tmp_path / "t", {"a.md": "# A\n\nhello there\n", "b.py": "x = 'hello'\n"})
     assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
-    for p in (root / ".ov", *(root / ".ov").iterdir()):
-        os.chown(p, 65534, 65534)  # nobody's, read-only for everyone else
-        os.chmod(p, 0o755 if p.is_dir() else 0o644)
-    drop = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner",
-            "--inh-caps=-dac_override,-dac_read_search,-fowner", sys.executable, "-m", "ov"]
-    env = dict(os.environ, **ENV)
-    env.pop("OV_DEBUG", None)
-    for args in (["status", "-o", "json"], ["search", "hello", "-o", "json"]):
-        p = subprocess.run([*drop, *args], cwd=root, env=env, capture_output=True, text=True, timeout=120)
-        err = json.loads(p.stdout)["error"]
-        assert p.returncode == 2 and err["code"] == "invalid_path", (args, p.stdout, p.stderr)
-        assert "damaged" not in err["message"] and "--full" not in err["message"], err
-    p = subprocess.run([*drop, "grep", "-c", "hello"], cwd=root, env=env, capture_output=True, text=True,
-                       timeout=120)
-    assert p.returncode == 0 and p.stdout == "a.md:1\nb.py:1\n" and "damaged" not in p.stderr, p
+    ov_dir = root / ".ov"
+    modes = {".ov": 0o555, **{f".ov/{p.name}": 0o444 for p in ov_dir.iterdir()}}
+    run, restore = _as_a_user(root, modes)
+    try:
+        for args in (["status", "-o", "json"], ["search", "hello", "-o", "json"]):
+            p = run(*args)
+            err = json.loads(p.stdout)["error"]
+            assert p.returncode == 2 and err["code"] == "invalid_path", (args, p.stdout, p.stderr)
+            assert "damaged" not in err["message"] and "--full" not in err["message"], err
+        p = run("grep", "-c", "hello")
+        assert p.returncode == 0 and p.stdout == "a.md:1\nb.py:1\n" and "damaged" not in p.stderr, p
+    finally:
+        restore()
