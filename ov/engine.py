@@ -80,10 +80,11 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     generation = store.generation()
     segments = decode_cursor(req.cursor, generation, request) if req.cursor is not None else []
     cov = coverage(store)
-    use_kw, use_vec, qvec = _plan(store, req, cov, embedder_factory)
+    no_vectors = _no_vector_levels(req)  # -L 1: overviews are keyword rows only
+    use_kw, use_vec, qvec = _plan(store, req, cov, embedder_factory, no_vectors)
     # the default (hybrid) ranking leaves out minified, generated and data files' rows;
     # keyword search still finds them (ov.indexer.embeddable)
-    overviews = req.search_type == "hybrid" and _no_vector_levels(req)  # -L 1: keyword rows only
+    overviews = req.search_type == "hybrid" and no_vectors
     if req.search_type == "hybrid" and not overviews:
         req = replace(req, filters=replace(req.filters, vectorless=False))
     branches = [b for b, on in (("keywords", use_kw), ("semantic", use_vec)) if on]
@@ -112,14 +113,15 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     )
 
 
-def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory) -> tuple[bool, bool, bytes | None]:
+def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory,
+          no_vectors: bool) -> tuple[bool, bool, bytes | None]:
     """(read keywords, read vectors, the query's vector): the search type, less what the
     index cannot serve. Semantic search on an index without vectors is `unsupported`
     unless a worker is adding them; a hybrid one reads keywords alone until then."""
     use_kw = req.search_type in ("hybrid", "keywords")
     use_vec = req.search_type in ("hybrid", "semantic")
     qvec = None
-    if use_vec and _no_vector_levels(req):
+    if use_vec and no_vectors:  # the asked levels hold no vector (`_no_vector_levels`)
         if req.search_type == "semantic":
             raise OvError("unsupported", "overviews (-L 1) have no vectors; semantic search reads "
                           "abstracts and passages (-L 0,2), or use --search-type keywords for -L 1",
@@ -746,7 +748,7 @@ def tag(store: Store, root: Path, rel: str, pairs: tuple[tuple[str, str], ...], 
                               field="tags")
     shown = rel or "."
     row = store.file_row(rel) if rel else None
-    if row is not None and not _listed(root, "", [{"path": rel}]):
+    if row is not None and not _may_read(root, rel):
         raise OvError("not_found", f"{shown} is not in the index", field="path")  # as `read` says
     if row is not None:
         paths = [rel]

@@ -846,25 +846,25 @@ class Store(Database):
         return out
 
     def _past_front_matter(self, file_id: int) -> int | None:
-        """The first passage after a markdown file's front matter (`ov.tiers`: a `---`
-        line at the top, to the next `---` or `...` line), read from the passages, which
-        are exact slices of the text in file order; None when it has none."""
-        end = None
-        for cid, start, text in self.conn.execute(
-                "SELECT id, start, text FROM chunks WHERE file_id = ? AND level = 2 ORDER BY seq, id",
-                (file_id,)):
-            if end is not None:
-                if start >= end:
-                    return cid
-                continue
-            pos = 0
-            for k, line in enumerate(text.split("\n")):
-                if (start or k) and line.rstrip() in ("---", "..."):
-                    end = start + pos + len(line)  # the closer's end: what follows is the text
-                    break
-                pos += len(line) + 1
-            if end is not None and text[end - start:].strip():
-                return cid  # the text shares this passage (an index chunked before the cut)
+        """The first passage after a markdown file's front matter (`tiers.front_matter_block`,
+        over the text the passages rebuild: they are exact slices in file order, and what
+        lies between them is blank), or one that holds text after it (an index chunked
+        before the cut); None when the file has no front matter."""
+        from ov.tiers import front_matter_block  # noqa: PLC0415
+
+        rows = self.rows("SELECT id, start, text FROM chunks WHERE file_id = ? AND level = 2 "
+                         "ORDER BY seq, id", (file_id,))
+        parts, at = [], 0
+        for _, start, text in rows:
+            parts += ["\n" * (start - at), text]
+            at = start + len(text)
+        fm = front_matter_block("".join(parts))
+        if fm is None:
+            return None
+        end = fm[1] - 1  # the closing line's end
+        for cid, start, text in rows:
+            if start >= end or text[end - start:].strip():
+                return cid
         return None
 
     def passages_holding(self, ids: Sequence[int]) -> dict[int, int]:
