@@ -231,6 +231,26 @@ def test_minified_lock_and_map_files_are_not_embedded(ov, tree):
     assert st["not_embedded_rows"] > 0
 
 
+def test_hybrid_over_overviews_leaves_out_the_files_not_embedded_not_the_overviews(ov, tree):
+    """`-L 1,2` in the default ranking: overview rows never have a vector, in any file, so
+    they are not what marks a minified file; its passages are. Before, every overview row
+    was left out with the minified files, and `-L 1,2` answered as `-L 2`."""
+    root = tree({
+        "notes.md": "# Zebrafinch care\n\n## Feeding the zebrafinch\n\nSeeds and water every day "
+                    "for the birds in the aviary.\n\n## Housing\n\nA large cage with perches.\n",
+        "app.min.js": "function zebrafinch(){return 1}" + MINIFIED,
+    })
+    assert ov("index", root).code == 0
+    kw = ov("search", "zebrafinch", "-L", "1", "--search-type", "keywords", "--json", cwd=root)
+    assert sorted((h["path"], h["level"]) for h in kw.json["result"]["hits"]) == [
+        ("app.min.js", 1), ("notes.md", 1)]  # both files have an overview row that matches
+    hy = ov("search", "zebrafinch", "-L", "1,2", "--all-chunks", "--json", cwd=root).json["result"]
+    got = {(h["path"], h["level"]) for h in hy["hits"]}
+    assert ("notes.md", 1) in got and ("notes.md", 2) in got, got
+    assert not any(p == "app.min.js" for p, _ in got), got
+    assert hy["warnings"] == []
+
+
 def test_embed_skip_config_replaces_the_list(ov, tree):
     root = tree({"data.csv": "a,b\n1,2\n", "x.min.js": "var q=1;\n", "notes.md": "hello\n"})
     (root / ".ov").mkdir()

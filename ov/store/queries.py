@@ -47,6 +47,15 @@ from ov.store.text import fts_phrase, has_nospace, keyword_text, or_phrases, tri
 # ---- filters --------------------------------------------------------------------------
 
 
+def left_out_sql(prefix: str = "c.") -> str:
+    """SQL: whether a `chunks` row belongs to a file the default ranking leaves out (a
+    NO_VECTOR file: minified, generated, lock, data). An overview row (level 1) never has a
+    vector in any file, so its own mark says nothing: its file's passages decide."""
+    c = prefix
+    return (f"({c}embedded = {NO_VECTOR} AND ({c}level != 1 OR NOT EXISTS (SELECT 1 FROM chunks p "
+            f"WHERE p.file_id = {c}file_id AND p.level = 2 AND p.embedded != {NO_VECTOR})))")
+
+
 @dataclass(frozen=True)
 class Filters:
     """What a ranked query may return; applied inside each branch, before any limit."""
@@ -67,7 +76,8 @@ class Filters:
         """SQL over `chunks` for the levels (and NO_VECTOR rows when they are left out)."""
         lv = ",".join(str(int(x)) for x in self.levels)
         where = f"{prefix}level IN ({lv})"
-        return where if self.vectorless else f"{where} AND {prefix}embedded != {NO_VECTOR}"
+        return where if self.vectorless else f"{where} AND NOT {left_out_sql(prefix)}"
+
 
     def file_where(self, alias: str = "f") -> tuple[str, list[Any]]:
         """SQL over `files` for every filter except levels."""
@@ -579,8 +589,8 @@ class Store(Database):
             f"SELECT rowid, bm25({table}) AS s FROM {table} WHERE {table} MATCH ? "
             f"ORDER BY s, rowid LIMIT ?", (match, k))]
         ok = {r[0] for r in self.rows(
-            f"SELECT id FROM chunks WHERE id IN (SELECT value FROM json_each(?)) "
-            f"AND {filters.level_where('')}", (json.dumps([r[0] for r in top]),))} if top else set()
+            f"SELECT c.id FROM chunks c WHERE c.id IN (SELECT value FROM json_each(?)) "
+            f"AND {filters.level_where()}", (json.dumps([r[0] for r in top]),))} if top else set()
         hits = [(r[0], r[1]) for r in top if r[0] in ok][:limit]
         return hits if len(hits) == limit or len(top) < k else None
 
@@ -617,8 +627,9 @@ class Store(Database):
 
     def fts_rows(self) -> tuple[list[int], list[bytes], list[int], list[bool]]:
         """Every keyword row's id, ascending, its docsize record, its chunk's level (-1: no
-        chunk) and whether the chunk is NO_VECTOR (what `Filters.level_where` checks)."""
-        rows = self.rows(f"SELECT d.id, d.sz, coalesce(c.level, -1), coalesce(c.embedded = {NO_VECTOR}, 0) "
+        chunk) and whether its file is left out of the default ranking (what
+        `Filters.level_where` checks: `left_out_sql`)."""
+        rows = self.rows(f"SELECT d.id, d.sz, coalesce(c.level, -1), coalesce({left_out_sql()}, 0) "
                          "FROM chunks_fts_docsize d LEFT JOIN chunks c ON c.id = d.id ORDER BY d.id")
         return tuple(list(col) for col in zip(*rows)) if rows else ([], [], [], [])
 
