@@ -202,10 +202,16 @@ class Index:
         the same way (else opening it says it is unfinished). `embedder`: one already
         loaded, kept for every query (else the first semantic query loads one, and it is
         kept too)."""
-        from ov.store.db import unfinished  # noqa: PLC0415
+        from ov.store.db import unfinished, writable  # noqa: PLC0415
 
         scope = Path.cwd() if path is None else Path(path)
         found = locate(scope, db)
+        if found is not None and not readonly and not writable(found[0]) and not unfinished(found[0]):
+            # a shared or read-only index: read as it stands (a hit is still checked against
+            # its file); what writes (tag, index, a session's ledger) says it cannot
+            warn(f"the index {found[0]} is read-only for this user: searched as it stands, not "
+                 "updated")
+            readonly = True
         if found is None and not auto_index:
             raise OvError("not_found", f"no index found at or above {scope.resolve()}; run `ov index`",
                           field="db")

@@ -387,6 +387,7 @@ def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
     # hybrid 172 -> 70 ms on 2 shared cores at load 4). Read when numpy loads, just below.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from ov.embed import load_embedder  # noqa: PLC0415
+    from ov.store.db import writable  # noqa: PLC0415
 
     notice = notice or _stderr()
     warn = _stderr("ov: warning: ")
@@ -410,7 +411,9 @@ def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
         if vectors:
             ix.keep_vectors()  # loaded now, not in the first query
         watcher = None
-        if watch:
+        if watch and not writable(ix.store.path):
+            warn("not watching the tree: the index is read-only for this user")
+        elif watch:
             first = [True]
 
             def updated(rep) -> None:

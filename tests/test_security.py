@@ -648,9 +648,9 @@ def _as_a_user(root: Path, modes: dict[str, int]):
     env = dict(os.environ, **ENV)
     env.pop("OV_DEBUG", None)
 
-    def run(*args):
+    def run(*args, input=None):
         return subprocess.run([*drop, sys.executable, "-m", "ov", *args], cwd=root, env=env,
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=120, input=input)
 
     def restore():
         for rel in sorted(old, key=lambda r: r.count("/")):
@@ -675,22 +675,40 @@ def test_a_user_without_read_override_sees_only_what_they_can_read(tmp_path):
         restore()
 
 
-def test_an_index_the_user_cannot_write_is_not_called_damaged(tmp_path):
-    """An index the user may read but not write (a shared checkout, a read-only volume):
-    the commands that write it say so with invalid_path, never 'damaged, rebuild it'; grep
-    searches without it."""
+def test_an_index_the_user_cannot_write_is_read_as_it_stands(tmp_path):
+    """An index the user may read but not write (a shared checkout, a read-only volume): the
+    commands that only read it answer from it, with a warning, through SQLite's immutable
+    open (a WAL index's readers create `-shm`, which the folder refuses); the commands that
+    write it say so with invalid_path, never 'damaged, rebuild it'; grep searches without it."""
     root = make_tree(tmp_path / "t", {"a.md": "# A\n\nhello there\n", "b.py": "x = 'hello'\n"})
-    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=ENV).code == 0
     ov_dir = root / ".ov"
     modes = {".ov": 0o555, **{f".ov/{p.name}": 0o444 for p in ov_dir.iterdir()}}
     run, restore = _as_a_user(root, modes)
     try:
-        for args in (["status", "-o", "json"], ["search", "hello", "-o", "json"]):
+        p = run("status", "-o", "json")
+        assert p.returncode == 0 and json.loads(p.stdout)["result"]["files"] == 2, (p.stdout, p.stderr)
+        p = run("search", "hello", "--search-type", "keywords", "-o", "json")
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        assert sorted(h["path"] for h in json.loads(p.stdout)["result"]["hits"]) == ["a.md", "b.py"]
+        assert "read-only for this user" in p.stderr
+        assert run("read", "a.md").stdout == "# A\n\nhello there\n"
+        for args in (["tag", "a.md", "k=v", "-o", "json"], ["index", "-o", "json"]):
             p = run(*args)
             err = json.loads(p.stdout)["error"]
             assert p.returncode == 2 and err["code"] == "invalid_path", (args, p.stdout, p.stderr)
             assert "damaged" not in err["message"] and "--full" not in err["message"], err
         p = run("grep", "-c", "hello")
         assert p.returncode == 0 and p.stdout == "a.md:1\nb.py:1\n" and "damaged" not in p.stderr, p
+        calls = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                 {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                  "params": {"name": "status", "arguments": {}}}]
+        p = run("mcp", input="".join(json.dumps(c) + "\n" for c in calls))
+        assert "not watching the tree: the index is read-only" in p.stderr and "failed" not in p.stderr, p.stderr
+        answers = {a["id"]: a for a in map(json.loads, p.stdout.splitlines())}
+        assert 1 in answers and "error" not in answers[1], p.stdout
+        assert {f".ov/{x.name}" for x in ov_dir.iterdir()} == set(modes) - {".ov"}  # nothing new
     finally:
         restore()

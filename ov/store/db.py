@@ -89,8 +89,7 @@ def connect(path: str | Path, *, readonly: bool = False):
     op_err, db_err = _errors()
     try:
         if readonly:
-            conn = mod.connect(f"file:{Path(path).as_posix()}?mode=ro", uri=True,
-                               timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+            conn = _connect_ro(mod, Path(path), op_err)
         else:
             conn = mod.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
         conn.isolation_level = None  # explicit BEGIN/COMMIT below
@@ -105,6 +104,32 @@ def connect(path: str | Path, *, readonly: bool = False):
     except (op_err, db_err) as e:
         raise _map_error(e, path) from e
     return conn
+
+
+def _connect_ro(mod, path: Path, op_err):
+    """A read-only connection. An index in a folder this user cannot write (a shared
+    checkout, a read-only volume) cannot be opened so in WAL mode, whose readers create the
+    `-shm` file: it is then read as immutable (no locks, no WAL) when no WAL beside it holds
+    pages, which is how a writer that finished leaves it."""
+    conn = mod.connect(f"file:{path.as_posix()}?mode=ro", uri=True,
+                       timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except op_err as e:
+        wal = Path(f"{path}-wal")
+        low = str(e).lower()
+        if (("readonly" not in low and "unable to open" not in low) or os.access(path.parent, os.W_OK)
+                or (wal.exists() and wal.stat().st_size > 0)):
+            raise
+        conn.close()
+    return mod.connect(f"file:{path.as_posix()}?mode=ro&immutable=1", uri=True,
+                       timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+
+
+def writable(db_path: Path) -> bool:
+    """Whether this user may write the index (its file and its folder, for the journal)."""
+    return os.access(db_path, os.W_OK) and os.access(Path(db_path).parent, os.W_OK)
 
 
 def _vec_path() -> str:
