@@ -51,7 +51,7 @@ from ov.paths import db_path_for, index_root_of
 from ov.read import FileText, content_hash, digest_under, freshness, read_under, stat_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
-from ov.store.db import KEYWORDS_META, Unusable
+from ov.store.db import KEYWORDS_META, SIDECARS, Unusable, check_db_file
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -334,6 +334,8 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
             warn(msg)
 
     prepare_index_dir(db_path)  # refuses links under .ov; writes .ov/.gitignore
+    if os.path.lexists(db_path):
+        check_db_file(db_path)  # not someone's file: refused before a lock file is made beside it
     if opts.embed and embedder is None:
         # a missing model must fail before anything is changed (not after --full cleared
         # the index); the model itself is loaded only when there is something to embed
@@ -489,6 +491,16 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
             pool.terminate()
 
 
+def _own_files(root: Path, db_path: Path) -> set[str]:
+    """The index's own files as tree paths, when `--db` puts them inside the tree (under
+    .ov/ the walk never goes): never indexed, nor re-indexed by a watcher as they change."""
+    try:
+        rel = Path(os.path.abspath(db_path)).relative_to(root).as_posix()
+    except ValueError:
+        return set()
+    return {rel, *(rel + s for s in SIDECARS)}
+
+
 class _LexicalPass:
     """The state of one lexical pass: the files the index knows, those seen on this walk,
     those skipped and why, and what changed since the last commit."""
@@ -498,6 +510,7 @@ class _LexicalPass:
         self.store, self.root, self.opts, self.report = store, root, opts, report
         self.progress, self.warn = progress, warn
         self.known = store.file_states()
+        self.own = _own_files(root, store.path)
         self.seen: set[str] = set()
         self.skipped: list[tuple[str, str]] = []  # (path, reason): `ov status` lists them
         self.big: list[str] = []  # skipped for their size: grep's bitmaps (refresh_big_files)
@@ -528,6 +541,8 @@ class _LexicalPass:
                 shown = entry.path.encode("utf-8", "backslashreplace").decode()
                 self.warn(f"{shown}: file name is not valid UTF-8; skipped")
                 self.on_skip(shown, "name_not_utf8")
+                continue
+            if entry.path in self.own:
                 continue
             state = known.get(entry.path)
             # an index of another row layout re-chunks its files once (ROWS_META)
@@ -881,7 +896,8 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
     warn_ = warn or (lambda _m: None)
     todo = sorted({r for r in (os.path.normpath(str(x)).replace(os.sep, "/") for x in rels)
                    if r not in (".", "") and not r.startswith("../") and r != ".."
-                   and not os.path.isabs(r) and not ALWAYS_SKIPPED.intersection(r.split("/"))})
+                   and not os.path.isabs(r) and not ALWAYS_SKIPPED.intersection(r.split("/"))}
+                  - _own_files(root, db_path))
     prepare_index_dir(db_path)
     with IndexLock(db_path):
         store, problem = _open_checked(db_path, thorough=False)

@@ -190,3 +190,30 @@ def test_a_full_rebuild_of_a_damaged_index_keeps_the_tags_it_can_read(built, tmp
     r = run_inprocess("search", "alpha2", "--tags", "team=docs", "--search-type", "keywords",
                       "-o", "json", cwd=root, env=ENV)
     assert [h["path"] for h in r.json["result"]["hits"]] == ["doc2.md"], r.out
+
+
+def test_a_db_that_is_not_an_sqlite_file_is_refused_never_rebuilt_over(tmp_path):
+    """`--db` naming someone's file (a typo, the arguments swapped) is not a damaged index:
+    nothing advises `--full`, and `ov index --full` refuses it instead of writing an index
+    over it (nor leaves a lock file beside it). Under .ov/ the same bytes are ov's own
+    damaged index, which --full rebuilds (the tests above)."""
+    root = make_tree(tmp_path / "t", {"thesis.md": "# My thesis\n\nchapter one\n"})
+    thesis = root / "thesis.md"
+    before = (thesis.read_bytes(), thesis.stat().st_mode)
+    for args in (["search", "thesis", "--db", "thesis.md"], ["status", "--db", "thesis.md"],
+                 ["index", ".", "--full", "--db", "thesis.md", "--no-embed"]):
+        r = run_inprocess(*args, "-o", "json", cwd=root, env=ENV)
+        err = r.json["error"]
+        assert r.code == 2 and err["code"] == "invalid_path" and err["field"] == "db", (args, r.out)
+        assert "not an ov index" in err["message"] and "--full" not in err["message"], err
+    assert (thesis.read_bytes(), thesis.stat().st_mode) == before
+    assert sorted(p.name for p in root.iterdir()) == ["thesis.md"]
+
+
+def test_an_index_named_inside_the_tree_does_not_index_itself(tmp_path):
+    root = make_tree(tmp_path / "t", {"a.md": "hello\n"})
+    for _ in range(2):
+        r = run_inprocess("index", ".", "--db", "my.db", "--no-embed", "-o", "json", cwd=root, env=ENV)
+        assert r.code == 0 and r.json["result"]["skipped"] == 0, r.out
+    st = run_inprocess("status", "--db", "my.db", "-o", "json", cwd=root, env=ENV).json["result"]
+    assert st["files"] == 1, st

@@ -21,6 +21,7 @@ TYPE_CHECKING = False  # `typing` costs ~2 ms of a grep with an index: annotatio
 if TYPE_CHECKING:
     from typing import Any
 
+from ov.config import INDEX_DIRNAME
 from ov.errors import OvError
 from ov.store.text import keyword_text, title_of
 
@@ -460,7 +461,7 @@ def unfinished(db_path: Path) -> bool:
     if not os.path.lexists(db_path):
         return True
     try:
-        _check_db_file(db_path)
+        check_db_file(db_path)
     except OvError:
         return False
 
@@ -505,7 +506,10 @@ def _peek(db_path: Path, read, failed):
         conn.close()
 
 
-def _check_db_file(db_path: Path) -> None:
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_db_file(db_path: Path) -> None:
     """`invalid_path` for a --db that is not a regular, readable file (a fifo would block
     SQLite; /proc/self/mem reads fail with EIO)."""
     import stat  # noqa: PLC0415
@@ -522,17 +526,23 @@ def _check_db_file(db_path: Path) -> None:
     try:
         fd = os.open(db_path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         try:
-            os.pread(fd, 100, 0)
+            head = os.pread(fd, 16, 0)
         finally:
             os.close(fd)
     except OSError as e:
         raise OvError("invalid_path", f"{db_path} cannot be read ({e.strerror or e})", field="db") from None
+    if head and head != SQLITE_HEADER[:len(head)] and Path(db_path).parent.name != INDEX_DIRNAME:
+        # a --db naming someone's file (a typo, a path swapped with the tree's): not an
+        # index, so not "damaged" either, and `ov index --full` must never write over it.
+        # Under .ov/ a file without the header is ov's own, damaged: --full rebuilds it.
+        raise OvError("invalid_path", f"{db_path} is not an ov index (not an SQLite file); "
+                      "--db names an index file, such as PATH/.ov/index.db", field="db")
 
 
 def salvage_file_meta(db_path: Path) -> dict[str, tuple[str, float]]:
     """path -> (tags, created_at) of what a damaged index still yields; {} when nothing."""
     try:
-        _check_db_file(db_path)
+        check_db_file(db_path)
         conn = connect(db_path, readonly=True)
     except Exception:
         return {}
@@ -570,7 +580,7 @@ class Database:
             except OSError as e:
                 raise _cannot_create(db_path, e) from None
             os.close(fd)
-        _check_db_file(db_path)
+        check_db_file(db_path)
         store = cls(connect(db_path), db_path)
         try:
             store._migrate()
@@ -583,7 +593,7 @@ class Database:
     @classmethod
     def open(cls, db_path: Path, *, readonly: bool = False) -> Database:
         db_path = Path(db_path)
-        _check_db_file(db_path)
+        check_db_file(db_path)
         check_index_files(db_path)  # a reader's connection may create -shm too
         store = cls(connect(db_path, readonly=readonly), db_path)
         try:
