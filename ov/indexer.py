@@ -51,7 +51,7 @@ from ov.paths import db_path_for, index_root_of
 from ov.read import FileText, content_hash, digest_under, freshness, read_under, stat_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
-from ov.store.db import KEYWORDS_META, SIDECARS, Unusable, check_db_file
+from ov.store.db import KEYWORDS_META, SIDECARS, Unusable, check_db_file, salvage_sessions
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -353,6 +353,9 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
             # the cause alone: this run is the advice the error gives
             warn_(f"{db_path} {problem.what}; rebuilding it from nothing")
             _rebuild(db_path, root, opts, report, progress, warn_, embedder, stop)
+        elif opts.full:  # aside too: an interrupted --full must leave the old index whole
+            store.close()
+            _rebuild(db_path, root, opts, report, progress, warn_, embedder, stop)
         else:
             try:
                 _fill(store, root, opts, report, progress, warn_, embedder, stop)
@@ -408,21 +411,39 @@ def _open_checked(db_path: Path, thorough: bool) -> tuple[Store | None, Unusable
 def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
              progress: Progress | None, warn: Callable[[str], None], embedder,
              stop: Callable[[], bool] | None = None) -> None:
-    """A damaged index rebuilt from nothing: a new file beside it, filled, checkpointed,
-    then renamed over it (atomic: a reader sees the old file or the new one). The tags
-    and first-seen times the old file still yields are carried over."""
+    """An index rebuilt from nothing (`--full`, or a damaged one): a new file beside it,
+    filled (vectors included), checkpointed, then renamed over it (atomic: a reader sees
+    the old file or the new one), so an interrupted rebuild leaves the old index as it was
+    and costs its size again in disk while it runs. The tags, first-seen times and
+    context-mode ledgers the old file still yields are carried over."""
     new = db_path.with_name(db_path.name + ".rebuild")
-    for p in (new, *(Path(f"{new}{s}") for s in ("-wal", "-shm", "-journal"))):
-        if os.path.lexists(p):
-            os.unlink(p)
-    kept = salvage_file_meta(db_path)
+    leftovers = (new, *(Path(f"{new}{s}") for s in ("-wal", "-shm", "-journal")))
+
+    def clear() -> None:
+        for p in leftovers:
+            if os.path.lexists(p):
+                os.unlink(p)
+
+    clear()
+    kept, ledgers = salvage_file_meta(db_path), salvage_sessions(db_path)
     store = Store.create(new)
     try:
         _fill(store, root, opts, report, progress, warn, embedder, stop)
-        if kept:
+        if kept:  # counted against the old index, as an in-place run counts: updated, removed
+            now = {p for (p,) in store.rows("SELECT path FROM files")}
+            again = len(now & kept.keys())
+            report.added, report.updated = report.added - again, report.updated + again
+            report.removed += len(kept.keys() - now)
+        if kept or ledgers:
             with store.tx():
                 store.restore_file_meta(kept)
+                store.conn.executemany("INSERT INTO sessions(session, turn, uri, served_at) "
+                                       "VALUES (?, ?, ?, ?)", ledgers)
         store.checkpoint()
+    except BaseException:
+        store.close()
+        clear()  # stopped (Ctrl-C) or failed: the old index stays, and no half of a new one
+        raise
     finally:
         store.close()
     for s in ("-wal", "-shm", "-journal"):  # the old file's: they would be replayed into the new

@@ -217,3 +217,46 @@ def test_an_index_named_inside_the_tree_does_not_index_itself(tmp_path):
         assert r.code == 0 and r.json["result"]["skipped"] == 0, r.out
     st = run_inprocess("status", "--db", "my.db", "-o", "json", cwd=root, env=ENV).json["result"]
     assert st["files"] == 1, st
+
+
+def test_an_interrupted_full_rebuild_leaves_the_old_index_whole(tmp_path, monkeypatch):
+    """`ov index --full` builds its new index beside the old one: stopped in its embedding
+    phase (Ctrl-C), the old index keeps every vector, tag and ledger, and no half-built
+    file is left in its place. It used to rewrite the rows in place first: a Ctrl-C then
+    left an index with no vectors at all, hours of model time on a large tree."""
+    from ov import api
+    from ov.embed import HashEmbedder
+    from ov.store import Store
+
+    monkeypatch.setenv("OV_EMBEDDER", "hash")
+    root = make_tree(tmp_path / "t", FILES)
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    assert run_inprocess("tag", "doc1.md", "team=docs", cwd=root, env=ENV).code == 0
+    assert run_inprocess("search", "alpha1", "--mode", "context", "--session-id", "s1", cwd=root,
+                         env=ENV).code == 0
+    db = root / ".ov" / "index.db"
+
+    def facts():
+        with Store.open(db) as s:
+            return (s.q1("SELECT count(*) FROM chunks WHERE embedded = 1"),
+                    s.rows("SELECT path, tags FROM files ORDER BY path"),
+                    s.rows("SELECT session, uri FROM sessions ORDER BY rowid"))
+
+    before = facts()
+    assert before[0] > 0 and before[2]
+
+    class Interrupted(HashEmbedder):
+        def embed(self, texts, batch_size=16):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        api.index(root, full=True, embedder=Interrupted())
+    assert facts() == before
+    assert sorted(p.name for p in db.parent.iterdir() if "rebuild" in p.name) == []
+    r = run_inprocess("find", "alpha1", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 0 and r.json["result"]["hits"], r.out
+    # a --full that finishes replaces it, keeping the tags and the ledger
+    assert run_inprocess("index", ".", "--full", cwd=root, env=ENV).code == 0
+    after = facts()
+    assert after[1:] == before[1:] and after[0] == before[0]
+    assert not [p.name for p in db.parent.iterdir() if "rebuild" in p.name]

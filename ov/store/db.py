@@ -557,6 +557,21 @@ def salvage_file_meta(db_path: Path) -> dict[str, tuple[str, float]]:
         conn.close()
     return out
 
+
+def salvage_sessions(db_path: Path) -> list[tuple]:
+    """The context-mode ledgers (`sessions` rows) an index still yields; [] when nothing."""
+    try:
+        check_db_file(db_path)
+        conn = connect(db_path, readonly=True)
+    except Exception:
+        return []
+    try:
+        return conn.execute("SELECT session, turn, uri, served_at FROM sessions").fetchall()
+    except Exception:  # a damaged file yields what it yields
+        return []
+    finally:
+        conn.close()
+
 # ---- an open index file ---------------------------------------------------------------------
 
 
