@@ -260,3 +260,23 @@ def test_an_interrupted_full_rebuild_leaves_the_old_index_whole(tmp_path, monkey
     after = facts()
     assert after[1:] == before[1:] and after[0] == before[0]
     assert not [p.name for p in db.parent.iterdir() if "rebuild" in p.name]
+
+
+def test_a_long_lived_index_follows_a_full_rebuild(tmp_path, monkeypatch):
+    """`ov mcp` holds its index open for hours; `ov index --full` renames a new file over
+    it. The open index reads the new file from the next query on (it used to read the
+    replaced one for ever: new text never found, and its held vectors and postings kept)."""
+    from ov import api
+
+    monkeypatch.setenv("OV_EMBEDDER", "hash")
+    root = make_tree(tmp_path / "t", FILES)
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    with api.Index.open(root) as ix:
+        ix.keep_keywords()
+        ix.keep_vectors()
+        assert [h.path for h in ix.search("zanzibar", search_type="keywords").hits] == []
+        (root / "doc3.md").write_text("# Doc 3\n\nzanzibar spice routes\n")
+        assert run_inprocess("index", ".", "--full", cwd=root, env=ENV).code == 0
+        for kind in ("keywords", "semantic", "hybrid"):
+            hits = ix.search("zanzibar spice", search_type=kind).hits
+            assert hits and hits[0].path == "doc3.md", (kind, [h.path for h in hits])

@@ -18,12 +18,21 @@ answers vector queries from them, refreshed whenever the remembered facts are fo
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ov.store.queries import Store
 from ov.store.text import or_phrases
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 class WarmStore(Store):
@@ -34,6 +43,33 @@ class WarmStore(Store):
         self._vectors = None
         self._postings = None
         self._word_terms_seen: dict[str, tuple[str, ...]] = {}
+
+    @classmethod
+    def open(cls, db_path: Path, *, readonly: bool = False) -> WarmStore:
+        store = super().open(db_path, readonly=readonly)
+        store._readonly, store._identity = readonly, _identity(store.path)
+        return store
+
+    def _follow_replacement(self) -> None:
+        """`ov index --full` renames a new file over the index: a long-lived connection
+        would go on reading the old one for ever. Seen at a query's start (one stat), the
+        file is opened again and everything held is dropped (its row ids are not the new
+        file's)."""
+        now = _identity(self.path)
+        if now is None or now == getattr(self, "_identity", now):
+            return
+        fresh = Store.open(self.path, readonly=self._readonly)
+        self.conn, fresh.conn = fresh.conn, self.conn
+        fresh.close()
+        self._identity = now
+        self.forget()
+        self._word_terms_seen.clear()
+        if self._postings is not None:
+            self._postings = None
+            self.keep_keywords()
+        if self._vectors is not None:
+            self._vectors = None
+            self.keep_vectors()
 
     def _fact(self, key, compute: Callable[[], Any]) -> Any:
         at = self.conn.execute("PRAGMA data_version").fetchone()[0]
@@ -121,6 +157,7 @@ class WarmStore(Store):
         """A query starts: the matrix product of the last one is not reused (within a
         query the same vector is asked for up to three times; across queries a
         repeated one would skip the product, and a benchmark would time nothing)."""
+        self._follow_replacement()
         if self._vectors is not None:
             self._vectors.forget_query()
 
