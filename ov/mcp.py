@@ -434,8 +434,22 @@ def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
     return Tools(ix, watcher)
 
 
+def require_packages(watch: bool = True) -> None:
+    """`not_found`, naming what to install, where a package the server needs does not
+    import: checked before the index is built or a worker started, which a server that
+    cannot start should not leave behind."""
+    from ov.doctor import install_hint, server_imports  # noqa: PLC0415
+
+    failed = server_imports(watch)
+    if failed:
+        why = "; ".join(f"{p} ({e})" for p, e in failed.items())
+        raise OvError("not_found", f"ov mcp cannot start: these packages do not import: {why}; "
+                      f"install with: {install_hint(failed)}")
+
+
 def serve(path: Path | None = None, db: Path | None = None, *, watch: bool = True) -> int:
     """Run the server on stdin/stdout until the client closes it; returns an exit status."""
+    require_packages(watch)
     tools = open_tree(path, db, watch=watch)
     try:
         import anyio  # noqa: PLC0415

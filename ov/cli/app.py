@@ -515,7 +515,8 @@ def manifest_cmd(
 @app.command("doctor", help=(
     "Check that ov can run here and say how to fix what cannot: Python, SQLite and FTS5, "
     "extension loading and sqlite-vec, the model files and their sha256, the tokenizer "
-    "settings, onnxruntime and one embedding, and the nearest index's schema and integrity. "
+    "settings, onnxruntime and one embedding, the packages `ov mcp` imports (mcp, anyio, "
+    "watchfiles), and the nearest index's schema and integrity. "
     "Exit 0 when every check passes, 1 when any fails (the report says which and the fix), "
     "2 when doctor itself cannot run."))
 def doctor_cmd(
