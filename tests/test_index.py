@@ -157,6 +157,15 @@ def test_status_text_and_json(ov, tree):
     assert "stale files:     1 changed" in r.out
 
 
+def test_status_json_has_the_worker_and_journal_lines(ov, tree):
+    # the text shows `background: -` and `change journal: none`; JSON says so with nulls
+    root = tree({"a.md": "# A\n\nalpha\n"})
+    index_json(ov, root)
+    res = ov("status", "-o", "json", cwd=root).json["result"]
+    assert "background" in res and res["background"] is None
+    assert "journal" in res and res["journal"] is None
+
+
 def test_status_without_index_is_not_found(ov, tree):
     root = tree({"a.md": "x\n"})
     r = ov("status", "-o", "json", cwd=root)
