@@ -213,6 +213,7 @@ class StatusReport:
     background: dict[str, Any] | None = field(default_factory=lambda: None)
     # a watcher's change journal (ov.journal.status): ready, not_ready (why), changed
     journal: dict[str, Any] | None = field(default_factory=lambda: None)
+    new_files: int = 0  # files on disk `ov index` would add (a rename: one missing, one new)
 
 
 @dataclass

@@ -167,7 +167,8 @@ def status_text(rep) -> str:
         f"vector rows:     {_coverage_text(rep)}",
         f"background:      {_worker_text(rep.background)}",
         f"change journal:  {_journal_text(rep.journal)}",
-        f"stale files:     {rep.stale_files} changed, {rep.missing_files} missing on disk",
+        f"stale files:     {rep.stale_files} changed, {rep.missing_files} missing on disk, "
+        f"{rep.new_files} new (not indexed)",
         f"model:           {rep.model or '-'}",
         f"schema version:  {rep.schema_version}",
         f"sqlite:          {rep.sqlite_version}, sqlite-vec {rep.vec_version}",

@@ -184,8 +184,10 @@ def status_cmd(
     db: DbOpt = None,
     color: ColorOpt = "auto",
 ) -> None:
-    """Show what is indexed: files, chunks, embedding coverage, stale files, sizes, versions,
-    and each setting with where it came from (default, .ov/config.toml or pyproject.toml)."""
+    """Show what is indexed: files, chunks, embedding coverage, stale files (changed, missing,
+    and new files the index lacks), the background worker and the change journal, sizes,
+    versions, and each setting with where it came from (default, .ov/config.toml or
+    pyproject.toml)."""
 
     def body(out: Out) -> int:
         t0 = time.perf_counter()
