@@ -4,7 +4,7 @@
 complete -c ov -f
 complete -c ov -n __fish_use_subcommand -s h -l help -d 'Show the help and exit'
 complete -c ov -n __fish_use_subcommand -a index -d 'Build or refresh the index of PATH (incremental), in the foreground: a background worker started by a first search is stopped and its work done here'
-complete -c ov -n __fish_use_subcommand -a status -d 'Show what is indexed: files, chunks, embedding coverage, stale files, sizes, versions, and each setting with where it came from (default, .ov/config.toml or pyproject.toml)'
+complete -c ov -n __fish_use_subcommand -a status -d 'Show what is indexed: files, chunks, embedding coverage, stale files (changed, missing, and new files the index lacks), the background worker and the change journal, sizes, versions, and each setting with where it came from (default, .ov/config.toml or pyproject.toml)'
 complete -c ov -n __fish_use_subcommand -a grep -d 'Search file contents for a regex (ripgrep syntax and habits)'
 complete -c ov -n __fish_use_subcommand -a glob -d 'List files and symlinks whose path relative to the search root matches a glob: * and ? never cross /, ** spans folders, [...] and {a,b}; case-sensitive unless -i'
 complete -c ov -n __fish_use_subcommand -a find -d 'Semantic search: rank files by meaning (vectors only)'
@@ -12,7 +12,7 @@ complete -c ov -n __fish_use_subcommand -a search -d 'Ranked search: hybrid (key
 complete -c ov -n __fish_use_subcommand -a read -d 'Print one tier of an indexed file or folder'
 complete -c ov -n __fish_use_subcommand -a tag -d 'Set, add or remove k=v tags on indexed files (kept across re-indexing)'
 complete -c ov -n __fish_use_subcommand -a manifest -d 'Describe what this build and the nearest index can serve (modes, tiers, model, limits)'
-complete -c ov -n __fish_use_subcommand -a doctor -d 'Check that ov can run here and say how to fix what cannot: Python, SQLite and FTS5, extension loading and sqlite-vec, the model files and their sha256, the tokenizer settings, onnxruntime and one embedding, and the nearest index\'s schema and integrity'
+complete -c ov -n __fish_use_subcommand -a doctor -d 'Check that ov can run here and say how to fix what cannot: Python, SQLite and FTS5, extension loading and sqlite-vec, the model files and their sha256, the tokenizer settings, onnxruntime and one embedding, the packages `ov mcp` imports (mcp, anyio, watchfiles), and the nearest index\'s schema and integrity'
 complete -c ov -n __fish_use_subcommand -a mcp -d 'Serve the tree at PATH (default: the current folder\'s index root) to an agent over stdio: a Model Context Protocol server with the tools search, find, grep, glob, read and status'
 
 complete -c ov -n '__fish_seen_subcommand_from index' -l no-embed -d 'Build the keyword index only (no vectors)'

@@ -196,6 +196,60 @@ def check_model_run(model: Path | None, tok: Path | None) -> list[Check]:
     return checks
 
 
+# ---- what `ov mcp` imports -------------------------------------------------------------
+
+# The packages `ov mcp` loads and no other command does (pyproject.toml's dependencies):
+# the SDK and its event loop, and watchfiles, which a watch falls back to where the change
+# journal cannot watch (ov.watch). Each with the modules ov imports from it and what pip
+# installs (the SDK's v2 API: ov.mcp).
+SERVER_PACKAGES = {
+    "mcp": (("mcp.types", "mcp.server.lowlevel", "mcp.server.stdio"), "mcp>=2.3,<3"),
+    "anyio": (("anyio", "anyio.to_thread"), "anyio"),
+    "watchfiles": (("watchfiles",), "watchfiles>=1.0"),
+}
+
+
+def server_imports(watch: bool = True) -> dict[str, str]:
+    """The packages `ov mcp` needs that do not import in this Python: name -> why (the
+    ImportError's words). Imported for real, as the server would: a package that is
+    present but broken fails too. Without `watch`, watchfiles is not needed."""
+    import importlib  # noqa: PLC0415
+
+    failed = {}
+    for pkg, (modules, _) in SERVER_PACKAGES.items():
+        if pkg == "watchfiles" and not watch:
+            continue
+        try:
+            for m in modules:
+                importlib.import_module(m)
+        except ImportError as e:  # a missing package, or one of its own dependencies
+            failed[pkg] = str(e)
+    return failed
+
+
+def install_hint(packages) -> str:
+    """The command that installs `packages` (of SERVER_PACKAGES) into the Python ov runs on."""
+    reqs = " ".join(f"'{SERVER_PACKAGES[p][1]}'" for p in packages)
+    return f"{sys.executable} -m pip install {reqs} (or reinstall ov)"
+
+
+def check_server() -> Check:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    failed = server_imports()
+    if failed:
+        why = "; ".join(f"{p}: {e}" for p, e in failed.items())
+        return Check("mcp-server", False, f"`ov mcp` cannot start: {why}", install_hint(failed))
+
+    def ver(p: str) -> str:
+        try:
+            return version(p)
+        except PackageNotFoundError:
+            return "?"
+
+    return Check("mcp-server", True, "`ov mcp` imports " + ", ".join(f"{p} {ver(p)}" for p in SERVER_PACKAGES))
+
+
 # ---- the index ------------------------------------------------------------------------
 
 
@@ -272,5 +326,6 @@ def run_checks(scope: Path, db: Path | None = None) -> DoctorReport:
 
     checks += _guard("model-file", model_files)
     checks += _guard("onnxruntime", lambda: check_model_run(files[1], files[2]))
+    checks += _guard("mcp-server", lambda: [check_server()])
     checks += _guard("index-schema", lambda: check_index(scope, db))
     return DoctorReport(checks, all(c.ok for c in checks))

@@ -25,6 +25,7 @@ The SDK (`mcp`, with pydantic and anyio) is imported only by this module, which 
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import time
@@ -216,6 +217,37 @@ def check_args(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+# The library's checks name the command line's flags ("--limit must be between 1 and
+# 50"); a client of the server knows the tool's arguments. A flag the tool takes as an
+# argument is named as the argument: by its long name with `_` for `-`, or by these.
+_FLAG_ARGS = {"type": "types", "glob": "globs", "invert_match": "invert", "fixed_strings": "fixed",
+              "word_regexp": "word", "after_context": "after", "before_context": "before",
+              "max_depth": "level_limit", "-L": "level", "-U": "multiline", "-v": "invert",
+              "-t": "types", "-n": "limit", "-u": "uri", "-g": "globs", "-A": "after",
+              "-B": "before", "-C": "context", "-F": "fixed", "-i": "ignore_case", "-w": "word",
+              "-c": "count", "-l": "files_with_matches", "-f": "fields", "-e": "pattern"}
+# `-x/--long`, `--long` or `-x`, not inside a word or right after a quote (a value quoted
+# in a message is the user's, kept as given)
+_FLAG = re.compile(r"(?<![\w'\"-])(?:-[A-Za-z0-9]/)?--[a-z][a-z0-9-]*|(?<![\w'\"-])-[A-Za-z0-9](?![\w-])")
+
+
+def as_arguments(err: OvError, tool: str) -> OvError:
+    """`err` with the flags its message names, and its `field`, as `tool`'s arguments (a
+    flag the tool does not take stays as written)."""
+    params = TOOLS.get(tool, {}).get("params", {})
+
+    def arg(flag: str) -> str | None:
+        name = flag[2:].replace("-", "_") if flag.startswith("--") else flag
+        name = _FLAG_ARGS.get(name, name)
+        return name if name in params else None
+
+    message = _FLAG.sub(lambda m: arg(m.group().rpartition("/")[2]) or m.group(), err.message)
+    field = err.field if err.field is None or err.field in params else (arg(err.field) or err.field)
+    if message == err.message and field == err.field:
+        return err
+    return OvError(err.code, message, retryable=err.retryable, field=field)
+
+
 # ---- the tools: each returns a result dataclass (or data) from the API ---------------------
 
 
@@ -238,7 +270,7 @@ class Tools:
                               field="name")
             result = getattr(self, f"_{name}")(**check_args(name, args))
         except OvError as e:
-            return {"status": "error", "error": e.to_dict()}
+            return {"status": "error", "error": as_arguments(e, name).to_dict()}
         except Exception as e:  # a bug: reported, and the server goes on
             if debug_enabled():
                 import traceback  # noqa: PLC0415
@@ -268,8 +300,7 @@ class Tools:
                 detail: str | None = None, session_id: str | None = None,
                 dedup_turns: int | None = None, **options: Any) -> Any:
         if mode == "context":
-            ignored = [f"--{k.replace('_', '-')}" for k in ("cursor", "explain", "read_content", "all_chunks")
-                       if options.pop(k, None)]
+            ignored = [k for k in ("cursor", "explain", "read_content", "all_chunks") if options.pop(k, None)]
             return to_data(self.ix.context(query, max_tokens=max_tokens, detail=detail,
                                            session_id=session_id, dedup_turns=dedup_turns,
                                            ignored=ignored, **options))
@@ -434,8 +465,22 @@ def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
     return Tools(ix, watcher)
 
 
+def require_packages(watch: bool = True) -> None:
+    """`not_found`, naming what to install, where a package the server needs does not
+    import: checked before the index is built or a worker started, which a server that
+    cannot start should not leave behind."""
+    from ov.doctor import install_hint, server_imports  # noqa: PLC0415
+
+    failed = server_imports(watch)
+    if failed:
+        why = "; ".join(f"{p} ({e})" for p, e in failed.items())
+        raise OvError("not_found", f"ov mcp cannot start: these packages do not import: {why}; "
+                      f"install with: {install_hint(failed)}")
+
+
 def serve(path: Path | None = None, db: Path | None = None, *, watch: bool = True) -> int:
     """Run the server on stdin/stdout until the client closes it; returns an exit status."""
+    require_packages(watch)
     tools = open_tree(path, db, watch=watch)
     try:
         import anyio  # noqa: PLC0415

@@ -167,7 +167,8 @@ def status_text(rep) -> str:
         f"vector rows:     {_coverage_text(rep)}",
         f"background:      {_worker_text(rep.background)}",
         f"change journal:  {_journal_text(rep.journal)}",
-        f"stale files:     {rep.stale_files} changed, {rep.missing_files} missing on disk",
+        f"stale files:     {rep.stale_files} changed, {rep.missing_files} missing on disk, "
+        f"{rep.new_files} new (not indexed)",
         f"model:           {rep.model or '-'}",
         f"schema version:  {rep.schema_version}",
         f"sqlite:          {rep.sqlite_version}, sqlite-vec {rep.vec_version}",
@@ -661,24 +662,44 @@ def _text_then_notice(out: Out, body: str, notice: str | None, colored: bool = F
         out.notice(notice)
 
 
+def result_summary(res: Any, records: str, elapsed: int) -> dict:
+    """The last JSON Lines record of a ranked search or a context pack: what its JSON
+    result holds besides the `records` list (the cursor of the next page, counts, coverage,
+    warnings...), so a pipe learns what the envelope would have told it (DESIGN.md: no
+    silent limits). Named as grep's `cut_summary` names its record."""
+    data = to_data(res)
+    data.pop(records)
+    data.pop("rendered", None)  # context mode's block: the entries' texts again, joined
+    return {"type": "summary", **data, "elapsed_ms": elapsed}
+
+
 def emit_hits(out: Out, res: Any, query: str, t0: float) -> None:
-    """A ranked search's hits; in text, a notice of the next page after them."""
+    """A ranked search's hits; in text, a notice of the next page after them; in JSON
+    Lines, a summary record after them (with `next_cursor` where more exist)."""
     for w in res.warnings:
         out.warn(w)
     more = f"more hits: add --cursor {res.next_cursor}" if res.next_cursor else None
     emit(out, res, t0, lambda: _text_then_notice(out, hits_text(res, query, out.color), more, out.color),
-         res.hits)
+         _with_summary(res.hits, lambda: result_summary(res, "hits", elapsed_ms(t0))))
+
+
+def _with_summary(records: Any, summary: Any):
+    """`records`, then the record `summary()` makes once they are written."""
+    yield from records
+    yield summary()
 
 
 def emit_context(out: Out, res: Any, t0: float, notes: Any = ()) -> None:
-    """Context mode's entries; in text, the packed block, then a line of its counts.
+    """Context mode's entries; in text, the packed block, then a line of its counts; in
+    JSON Lines, a summary record after the entries (stats, search_type, warnings...).
     `notes`: warnings of the command line's own, after the result's."""
     for w in (*res.warnings, *notes):
         out.warn(w)
     s = res.stats
     counts = (f"{s.returned} entries, {s.used_tokens}/{s.max_tokens} tokens "
               f"({s.candidates} candidates, {s.dropped} dropped, {s.deduped} deduped)")
-    emit(out, res, t0, lambda: _text_then_notice(out, context_text(res), counts), res.entries)
+    emit(out, res, t0, lambda: _text_then_notice(out, context_text(res), counts),
+         _with_summary(res.entries, lambda: result_summary(res, "entries", elapsed_ms(t0))))
 
 
 def emit_grep(out: Out, records: Any, st: Any, mode: str, t0: float, *, context: bool = False,

@@ -406,8 +406,10 @@ def man(app_help: str, cmds: list[Cmd]) -> str:
         _r("Every command takes -o text|json|jsonl (--json is -o json) and --color "
            "auto|always|never."),
         _r("stdout carries only data: one JSON envelope {\"status\":\"ok\",\"result\":...} with "
-           "-o json, one object a line with -o jsonl; progress, notices and warnings go to "
-           "stderr. A closed pipe ends ov quietly with status 0."),
+           "-o json, one object a line with -o jsonl (after the hits or context entries of "
+           "search or find, and after grep's or glob's records when a limit cut them, a last "
+           "{\"type\":\"summary\",...} record with the rest of the JSON result, such as "
+           "next_cursor); progress, notices and warnings go to stderr. A closed pipe ends ov quietly with status 0."),
         ".PP",
         _r("The index of a tree lives at ROOT/.ov/index.db; commands find it by walking up from "
            "the current folder, as git finds .git. Paths in results are relative to the current "

@@ -241,7 +241,11 @@ def test_text_output_is_the_rendered_block(indexed, cli):
     assert r.out == j["rendered"]
     assert f"{j['stats']['used_tokens']}/500 tokens" in r.err
     rl = cli("search", "cache", "--mode", "context", "-o", "jsonl", "--max-tokens", "500", cwd=indexed)
-    assert [x["uri"] for x in rl.jsonl] == [e["uri"] for e in j["entries"]]
+    *entries, last = rl.jsonl
+    assert [x["uri"] for x in entries] == [e["uri"] for e in j["entries"]]
+    # the last record: the rest of the JSON result (its rendered block is the entries again)
+    assert last["type"] == "summary" and last["stats"] == j["stats"]
+    assert last["search_type"] == j["search_type"] and "rendered" not in last
 
 
 def test_changed_file_serves_current_text(indexed, cli):

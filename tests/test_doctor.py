@@ -19,7 +19,7 @@ from ov.embed import locate_model_files
 from ov.store import SCHEMA_VERSION
 
 NAMES = ["python", "sqlite", "fts5", "sqlite-vec", "model-file", "tokenizer-file",
-         "tokenizer-settings", "onnxruntime", "index-schema", "index-integrity"]
+         "tokenizer-settings", "onnxruntime", "mcp-server", "index-schema", "index-integrity"]
 
 
 def _checks(r) -> dict[str, dict]:
@@ -85,8 +85,8 @@ def test_missing_model_fails_with_fix(ov, indexed):
     for name in ("tokenizer-settings", "onnxruntime"):
         assert by[name]["ok"] is False and by[name]["detail"].startswith("not run")
         assert by[name]["fix"]
-    for name in ("python", "sqlite", "fts5", "sqlite-vec", "tokenizer-file", "index-schema",
-                 "index-integrity"):
+    for name in ("python", "sqlite", "fts5", "sqlite-vec", "tokenizer-file", "mcp-server",
+                 "index-schema", "index-integrity"):
         assert by[name]["ok"] is True, by[name]
     r = ov("doctor", cwd=indexed, env={"OV_MODEL": "/nonexistent/model.onnx"})
     assert r.code == 1

@@ -157,6 +157,34 @@ def test_status_text_and_json(ov, tree):
     assert "stale files:     1 changed" in r.out
 
 
+def test_status_counts_files_the_index_lacks(ov, tree):
+    # a rename is one file missing and one new; new binary and ignored files are not new,
+    # since `ov index` would not add them
+    root = tree({"todo.txt": "buy milk\n", "notes.md": "# N\n", "old.bin": b"a\0b",
+                 ".gitignore": "build/\n"})
+    index_json(ov, root)
+    (root / "todo.txt").rename(root / "errands.txt")
+    (root / "fresh.md").write_text("# new\n")
+    (root / "new.bin").write_bytes(b"x\0y")
+    (root / "build").mkdir()
+    (root / "build" / "out.txt").write_text("ignored\n")
+    res = ov("status", "-o", "json", cwd=root).json["result"]
+    assert (res["stale_files"], res["missing_files"], res["new_files"]) == (0, 1, 2)
+    assert "stale files:     0 changed, 1 missing on disk, 2 new (not indexed)" in ov("status", cwd=root).out
+    index_json(ov, root)
+    res = ov("status", "-o", "json", cwd=root).json["result"]
+    assert (res["stale_files"], res["missing_files"], res["new_files"]) == (0, 0, 0)
+
+
+def test_status_json_has_the_worker_and_journal_lines(ov, tree):
+    # the text shows `background: -` and `change journal: none`; JSON says so with nulls
+    root = tree({"a.md": "# A\n\nalpha\n"})
+    index_json(ov, root)
+    res = ov("status", "-o", "json", cwd=root).json["result"]
+    assert "background" in res and res["background"] is None
+    assert "journal" in res and res["journal"] is None
+
+
 def test_status_without_index_is_not_found(ov, tree):
     root = tree({"a.md": "x\n"})
     r = ov("status", "-o", "json", cwd=root)

@@ -158,11 +158,6 @@ def test_errors_are_structured_and_the_server_goes_on(served):
     root = served
     bad = [  # (tool, arguments, the command line's error for the same request or None, code)
         ("grep", {"pattern": "("}, ["grep", "("], "invalid_pattern"),
-        ("search", {"query": "retry", "cursor": "not-a-cursor"},
-         ["search", "retry", "--cursor", "not-a-cursor"], None),
-        ("search", {"query": "retry", "limit": 500}, ["search", "retry", "-n", "500"], None),
-        ("search", {"query": "retry", "mode": "context", "uri": ["src"]},
-         ["search", "retry", "--mode", "context", "-u", "src"], None),
         ("read", {"path": "../outside.txt"}, ["read", "../outside.txt"], None),
         ("read", {"path": "no/such/file.py"}, ["read", "no/such/file.py"], None),
         ("glob", {"pattern": "[", "path": "nowhere"}, ["glob", "[", "nowhere"], None),
@@ -177,6 +172,25 @@ def test_errors_are_structured_and_the_server_goes_on(served):
         ("glob", {"pattern": "*", "path": "/etc"}, None, "invalid_path"),
         ("glob", {"pattern": "*", "path": ".."}, None, "invalid_path"),
     ]
+    # the command line's checks name its flags; over MCP the same errors name the arguments
+    renamed = [  # (tool, arguments, message, field)
+        ("search", {"query": "retry", "cursor": "not-a-cursor"},
+         "the cursor is not valid; rerun the query without cursor", "cursor"),
+        ("search", {"query": "retry", "limit": 500}, "limit must be between 1 and 50, not 500", "limit"),
+        ("read", {"path": "src/net.py", "level": 5}, "level must be 0, 1 or 2, not 5", "level"),
+        ("search", {"query": "retry", "level": "7"}, "level must be a list of 0, 1 and 2, not '7'", "level"),
+        ("find", {"query": "retry", "threshold": 2}, "threshold must be between 0 and 1", "threshold"),
+        ("search", {"query": "retry", "mode": "context", "uri": ["src"]},
+         "uri does not apply with mode context; use exclude_uri to leave files out", "uri"),
+        ("search", {"query": "retry", "mode": "context", "dedup_turns": 2},
+         "dedup_turns needs session_id", "dedup_turns"),
+        ("search", {"query": "retry", "after": "yesterdayish"},
+         "after: cannot read 'yesterdayish' as a time (use 2h, 7d, 2024-05-01 or ISO 8601)", "after"),
+        ("grep", {"pattern": "x", "invert": True, "context": 1},
+         "invert takes neither multiline nor context lines", "invert"),
+        # the command line's field is its flag's (`type`); the argument is `types`
+        ("find", {"query": "retry", "types": ["nosuchtype"]}, None, "types"),
+    ]
 
     async def scenario(s):
         out = []
@@ -185,10 +199,11 @@ def test_errors_are_structured_and_the_server_goes_on(served):
                 out.append(await call(s, tool, args))
             except Exception as e:  # an unknown tool may be refused by the SDK itself
                 out.append((True, {"status": "error", "error": {"code": "protocol", "message": str(e)}}))
+        got = [await call(s, tool, args) for tool, args, _, _ in renamed]
         alive = await call(s, "grep", {"pattern": "backoff", "fixed": True})
-        return out, alive
+        return out, got, alive
 
-    out, alive = _session(root, scenario)
+    out, got, alive = _session(root, scenario)
     for (tool, args, argv, code), (is_error, env) in zip(bad, out):
         assert is_error and env["status"] == "error", (tool, args, env)
         err = env["error"]
@@ -200,7 +215,11 @@ def test_errors_are_structured_and_the_server_goes_on(served):
         if code is not None:
             assert err["code"] == code, (tool, args, err)
     assert out[0][1]["error"]["field"] == "pattern"
-    assert out[9][1]["error"]["field"] == "limt"
+    assert out[6][1]["error"]["field"] == "limt"
+    for (tool, args, message, field), (is_error, env) in zip(renamed, got):
+        assert is_error and env["error"]["code"] == "invalid_argument", (tool, args, env)
+        assert env["error"]["field"] == field and "--" not in env["error"]["message"], (tool, args)
+        assert message is None or env["error"]["message"] == message, (tool, args)
     assert alive[0] is False and alive[1]["result"]["count"] == 2
 
 

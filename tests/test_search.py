@@ -91,6 +91,28 @@ def test_text_and_jsonl_output(ov, tree):
     assert rows[0]["path"] == "src/net.py" and rows[0]["rank"] == 1
 
 
+@pytest.mark.parametrize("cmd", ["search", "find"])
+def test_jsonl_ends_with_a_summary_of_the_result(ov, tree, cmd):
+    # JSON Lines has no envelope: the last record carries what the JSON result holds
+    # besides the hits, so a pipe can tell more hits exist and fetch the next page
+    root = build(tree)
+    j = ov(cmd, "search a folder", "-n", "2", "-o", "json", cwd=root).json["result"]
+    rows = ov(cmd, "search a folder", "-n", "2", "-o", "jsonl", cwd=root).jsonl
+    hit_rows, last = rows[:-1], rows[-1]
+    assert hit_rows == j["hits"] and all("type" not in h for h in hit_rows)
+    assert last["type"] == "summary" and isinstance(last["elapsed_ms"], int)
+    rest = {k: v for k, v in j.items() if k != "hits"}
+    assert {k: v for k, v in last.items() if k not in ("type", "elapsed_ms")} == rest
+    assert last["next_cursor"] and last["total"] == 2 and last["root"] == str(root)
+    page2 = ov(cmd, "search a folder", "-n", "2", "-o", "jsonl", "--cursor", last["next_cursor"],
+               cwd=root).jsonl
+    assert page2[0]["rank"] == 3 and page2[-1]["type"] == "summary"
+    if cmd == "search":  # no hits: still the summary, and exit 1
+        r = ov(cmd, "zzqxv", "--search-type", "keywords", "-o", "jsonl", cwd=root)
+        assert r.code == 1 and [x["type"] for x in r.jsonl] == ["summary"]
+        assert "next_cursor" not in r.jsonl[0] and r.jsonl[0]["total"] == 0
+
+
 NASTY = ['"', '""', "'", "-", "--", "*", "a*", ":", "col:val", "^", "^start", "(", ")", "(a", "a)",
          "AND", "OR", "NOT", "NEAR", "NEAR(a b)", "a AND", "OR b", "NOT NOT", "{", "}", "+", "!", "?",
          ".", ",", ";", "\\", "/", "a-b", "a - b", "\"unbalanced", "x'y", "@", "#", "$", "%", "&",

@@ -184,8 +184,10 @@ def status_cmd(
     db: DbOpt = None,
     color: ColorOpt = "auto",
 ) -> None:
-    """Show what is indexed: files, chunks, embedding coverage, stale files, sizes, versions,
-    and each setting with where it came from (default, .ov/config.toml or pyproject.toml)."""
+    """Show what is indexed: files, chunks, embedding coverage, stale files (changed, missing,
+    and new files the index lacks), the background worker and the change journal, sizes,
+    versions, and each setting with where it came from (default, .ov/config.toml or
+    pyproject.toml)."""
 
     def body(out: Out) -> int:
         t0 = time.perf_counter()
@@ -515,7 +517,8 @@ def manifest_cmd(
 @app.command("doctor", help=(
     "Check that ov can run here and say how to fix what cannot: Python, SQLite and FTS5, "
     "extension loading and sqlite-vec, the model files and their sha256, the tokenizer "
-    "settings, onnxruntime and one embedding, and the nearest index's schema and integrity. "
+    "settings, onnxruntime and one embedding, the packages `ov mcp` imports (mcp, anyio, "
+    "watchfiles), and the nearest index's schema and integrity. "
     "Exit 0 when every check passes, 1 when any fails (the report says which and the fix), "
     "2 when doctor itself cannot run."))
 def doctor_cmd(
