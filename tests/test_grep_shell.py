@@ -200,3 +200,37 @@ def test_no_heading_when_piped_and_no_heading_wins(ov, t):
     # the heading is text output's: JSON stays one record per match
     r = ov("grep", "--heading", "--json", "needle", "b.txt", cwd=t)
     assert [m["path"] for m in r.json["result"]["matches"]] == ["b.txt"] * 3
+
+
+# -- findings of a new user's review, each checked against rg ------------------------------
+BINS = {"a.bin": b"needle one\n\x00binary\n", "b.bin": b"x\x00y needle\n",
+        "c.bin": b"needle\nneedle\n\x00needle\x00needle\n", "d.bin": b"xa\x00by\n",
+        "e.bin": b"nothing\x00here\n"}
+
+
+@needs_rg
+@pytest.mark.parametrize("flags", [[], ["-l"], ["-c"], ["-c", "-v"], ["-c", "-m", "1"]], ids=str)
+def test_named_binary_files_count_with_l_and_c_as_rg(ov, tree, flags):
+    t = tree(BINS)
+    names = sorted(BINS)
+    for pat in ("needle", "a.b", "a$"):  # a NUL is a character of its line, as in rg
+        ours = ov("grep", *flags, pat, *names, cwd=t)
+        theirs = rg(t, "--sort", "path", *flags, pat, *names)
+        assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout), pat
+        if flags:  # the notice is the line mode's alone
+            assert "binary file matches" not in ours.out + ours.err
+
+
+def test_named_binary_file_quiet_and_json_agree_with_the_exit_code(ov, tree):
+    t = tree(BINS)
+    assert ov("grep", "-q", "needle", "a.bin", cwd=t).code == 0
+    assert ov("grep", "-q", "needle", "e.bin", cwd=t).code == 1
+    r = ov("grep", "-l", "--json", "needle", "a.bin", "b.bin", "e.bin", cwd=t)
+    res = r.json["result"]
+    assert r.code == 0 and res["paths"] == ["a.bin", "b.bin"]
+    assert res["count"] == res["files"] == 2 and res["warnings"] == []
+    r = ov("grep", "-c", "--json", "needle", "c.bin", cwd=t)
+    assert r.code == 0 and r.json["result"]["counts"] == {"c.bin": 3}
+    # line mode keeps rg's notice in place of the lines
+    r = ov("grep", "needle", "a.bin", cwd=t)
+    assert (r.code, r.out) == (0, 'a.bin: binary file matches (found "\\0" byte around offset 11)\n')
