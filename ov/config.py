@@ -19,7 +19,9 @@ MAX_LIMIT = 50
 MAX_QUERY_CHARS = 8192
 MAX_QUERY_TOKENS = 256  # the model's window; longer semantic queries are refused, never cut
 DEFAULT_NODE_LIMIT = 256
-DEFAULT_LEVEL_LIMIT = 10
+# grep and glob cut by depth only when asked (--level-limit): rg and fd have no default
+# cut, and a Java tree passes 10 levels easily (DESIGN.md departs from OpenViking's 10)
+DEFAULT_LEVEL_LIMIT: int | None = None
 DEFAULT_MAX_FILESIZE = 1 << 20  # 1 MiB
 DEFAULT_MAX_TOKENS = 1600  # context mode budget
 # never embedded by default (name globs; the `embed-skip` key replaces the list): minified,

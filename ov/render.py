@@ -503,6 +503,7 @@ def manifest_text(m) -> str:
     where = (f"{idx['root']} ({idx['files']} files, {'with' if idx['vectors'] else 'without'} vectors)"
              if idx else "none found (find/search would build one here)")
     lim = m.limits
+    depth = "none" if lim["level_limit"] is None else lim["level_limit"]
     lines = [
         f"ov {m.ov_version}, index schema {m.schema_version}",
         f"index:         {where}",
@@ -513,7 +514,7 @@ def manifest_text(m) -> str:
         f"model:         {m.model['id']}, {m.model['dims']} dims, max {m.model['max_tokens']} tokens",
         f"limits:        --limit {lim['default_limit']} (max {lim['max_limit']}), query "
         f"{lim['max_query_chars']} chars, node limit {lim['node_limit']}, level limit "
-        f"{lim['level_limit']}, context {lim['default_max_tokens']} tokens",
+        f"{depth}, context {lim['default_max_tokens']} tokens",
         f"grep flags:    {' '.join(m.grep_flags)}",
     ]
     return "\n".join(lines)

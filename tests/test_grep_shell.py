@@ -234,3 +234,19 @@ def test_named_binary_file_quiet_and_json_agree_with_the_exit_code(ov, tree):
     # line mode keeps rg's notice in place of the lines
     r = ov("grep", "needle", "a.bin", cwd=t)
     assert (r.code, r.out) == (0, 'a.bin: binary file matches (found "\\0" byte around offset 11)\n')
+
+
+def test_the_api_cuts_no_depth_by_default_as_the_cli(ov, t):
+    import ov as api
+
+    found, st = api.grep("DEEPEST_MARKER", cwd=t, mode="files")
+    assert [r.path for r in found] == [f"{DEEP}/deepest.txt"]
+    assert not st.truncated and not st.level_cut
+    assert f"{DEEP}/deepest.txt" in list(api.files(cwd=t)[0])
+    res = api.glob("**/deepest.txt", cwd=t)
+    assert res.matches == [f"{DEEP}/deepest.txt"] and not res.truncated
+    assert ov("grep", "-l", "DEEPEST_MARKER", cwd=t).out == f"{DEEP}/deepest.txt\n"
+    # what the manifest says of the depth is what grep and glob do
+    m = ov("manifest", "--json", cwd=t).json["result"]
+    assert m["limits"]["level_limit"] is None
+    assert "level limit none" in ov("manifest", cwd=t).out

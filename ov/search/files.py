@@ -500,7 +500,7 @@ def iter_grep(
     exclude: Sequence[str] = (),
     hidden: bool = False,
     no_ignore: bool = False,
-    max_depth: int | None = config.DEFAULT_LEVEL_LIMIT,
+    max_depth: int | None = None,
     node_limit: int = config.DEFAULT_NODE_LIMIT,
     mode: str = "matches",
     tags: Sequence[str] = (),
