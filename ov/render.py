@@ -727,14 +727,15 @@ def emit_grep(out: Out, records: Any, st: Any, mode: str, t0: float, *, context:
 
 
 def emit_files(out: Out, found: Any, st: Any, t0: float, null: bool = False) -> int:
-    """`ov grep --files`: the paths as they come, one a line (NUL-ended with -0), or
-    their envelope; returns how many."""
+    """`ov grep --files`: the paths as they come, one a line with control characters
+    escaped (NUL-ended and as they are with -0), or their envelope; returns how many."""
     from ov.search.scope import cut_notes, result_of  # noqa: PLC0415
 
     if out.fmt == "json":
+        paths = list(found)  # first: the walk fills `st` (files, root) as it runs
         res = result_of(st)
-        res.paths = list(found)
-        res.count = len(res.paths)
+        res.paths = paths
+        res.count = len(paths)
         emit_run_warnings(out, st)
         out.envelope(res, elapsed_ms(t0))
         return res.count
@@ -743,8 +744,8 @@ def emit_files(out: Out, found: Any, st: Any, t0: float, null: bool = False) -> 
     for p in found:
         if out.fmt == "jsonl":
             out.line({"path": p})
-        else:
-            out.stdout.write(p + end)
+        else:  # -0 output is for `xargs -0`: names go out as they are
+            out.stdout.write((p if null else clean_name(p)) + end)
         n += 1
     emit_run_warnings(out, st)
     if out.fmt == "jsonl" and (st.truncated or st.level_cut):

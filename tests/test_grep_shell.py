@@ -250,3 +250,23 @@ def test_the_api_cuts_no_depth_by_default_as_the_cli(ov, t):
     m = ov("manifest", "--json", cwd=t).json["result"]
     assert m["limits"]["level_limit"] is None
     assert "level limit none" in ov("manifest", cwd=t).out
+
+
+def test_files_escapes_control_characters_in_text_and_its_json_counts(ov, tree):
+    t = tree({"evil\x1b[31mred.txt": "hi\n", "new\nline.txt": "hi\n", "plain.txt": "hi\n"})
+    escaped = "evil\\x1b[31mred.txt\nnew\\x0aline.txt\nplain.txt\n"
+    assert ov("grep", "--files", cwd=t).out == escaped
+    assert ov("grep", "-l", "hi", cwd=t).out == escaped  # as -l and glob print them
+    assert ov("glob", "*", cwd=t).out == escaped
+    # -0 is for xargs -0: the names as they are, as rg prints them
+    assert ov("grep", "--files", "-0", cwd=t).out == \
+        "evil\x1b[31mred.txt\0new\nline.txt\0plain.txt\0"
+    # the JSON of --files has the shape of -l's: the same paths, counts and root
+    files = ov("grep", "--files", "--json", cwd=t).json["result"]
+    listed = ov("grep", "-l", "--json", "hi", cwd=t).json["result"]
+    for key in ("paths", "count", "files", "root", "truncated"):
+        assert files[key] == listed[key], key
+    assert files["count"] == files["files"] == 3 and files["paths"][1] == "new\nline.txt"
+    cut = ov("grep", "--files", "--json", "--node-limit", "1", cwd=t).json["result"]
+    assert cut["truncated"] is True and cut["truncated_reason"] == "node_limit"
+    assert cut["files"] == cut["count"] == 1
