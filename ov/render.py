@@ -447,13 +447,29 @@ class GrepPrinter:
     def match(self, m) -> None:
         for c in m.before_context:
             self._line(m.path, c.line, c.content, "-")
-        # a multi-line match spans several lines: they are one record
-        self._line(m.path, m.line, m.content, ":", m.submatches)
-        extra = m.content.count("\n")
-        if extra:
-            self._last = (m.path, m.line + extra)
+        if "\n" in m.content:
+            self._spanned(m)
+        else:
+            self._line(m.path, m.line, m.content, ":", m.submatches)
         for c in m.after_context:
             self._line(m.path, c.line, c.content, "-")
+
+    def _spanned(self, m) -> None:
+        """A multi-line match (-U) is one record, but each of its lines is printed with
+        its own prefix, as rg prints them; each line's share of the submatches is
+        highlighted."""
+        from ov.model import Submatch  # noqa: PLC0415
+
+        start = 0
+        for i, piece in enumerate(m.content.split("\n")):
+            end = start + len(piece)
+            subs = []
+            for sm in m.submatches:
+                lo, hi = max(sm.start, start), min(sm.end, end)
+                if lo < hi or (sm.start == sm.end and start <= sm.start <= end):
+                    subs.append(Submatch(lo - start, max(lo, hi) - start, sm.text))
+            self._line(m.path, m.line + i, piece, ":", subs)
+            start = end + 1
 
     def file_count(self, fc) -> None:
         path = fc.path if self.null else clean_name(fc.path)

@@ -270,3 +270,22 @@ def test_files_escapes_control_characters_in_text_and_its_json_counts(ov, tree):
     cut = ov("grep", "--files", "--json", "--node-limit", "1", cwd=t).json["result"]
     assert cut["truncated"] is True and cut["truncated_reason"] == "node_limit"
     assert cut["files"] == cut["count"] == 1
+
+
+@needs_rg
+@pytest.mark.parametrize("flags", [[], ["--heading"], ["-C", "1"], ["-0"]], ids=str)
+def test_multiline_match_prefixes_each_of_its_lines_as_rg(ov, tree, flags):
+    t = tree({"rep.txt": "foo\nbar\nfoo\nbaz\nx foo\nbar y foo\nbar\n", "s.txt": "a\nfoo\nbar\n"})
+    for pat in (r"foo\nbar", r"o\n", r"foo\nbar\n\w"):
+        ours = ov("grep", "-U", *flags, pat, cwd=t)
+        theirs = rg(t, "-U", "-n", "-H", "--sort", "path", *flags, pat)
+        assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout), pat
+
+
+def test_multiline_match_highlights_each_lines_share(ov, tree):
+    t = tree({"rep.txt": "x foo\nbar y\n"})
+    r = ov("grep", "-U", "--color", "always", "--no-heading", r"foo\nbar", cwd=t)
+    bold, reset = "\x1b[1;31m", "\x1b[0m"
+    lines = r.out.splitlines()
+    assert len(lines) == 2 and lines[0].endswith(f":x {bold}foo{reset}")
+    assert lines[1].endswith(f":{bold}bar{reset} y") and "\x1b[32m2\x1b[0m" in lines[1]
