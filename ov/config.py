@@ -8,6 +8,7 @@ it by walking up from their scope, as git finds `.git`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +43,9 @@ class WalkOptions:
     max_filesize: int | None = DEFAULT_MAX_FILESIZE  # None: no cap
     max_depth: int | None = None  # None: unlimited; 1 = only the start folder's files
     extra_ignores: tuple[str, ...] = field(default_factory=tuple)  # gitignore-style lines
+    # rg's -g include globs: `override(path)` true keeps an entry that an ignore file or
+    # the hidden-name rule would leave out (a folder so kept is entered)
+    override: Callable[[str], bool] | None = None
 
 
 # ---- config files (issue 7) -------------------------------------------------------------

@@ -289,3 +289,33 @@ def test_multiline_match_highlights_each_lines_share(ov, tree):
     lines = r.out.splitlines()
     assert len(lines) == 2 and lines[0].endswith(f":x {bold}foo{reset}")
     assert lines[1].endswith(f":{bold}bar{reset} y") and "\x1b[32m2\x1b[0m" in lines[1]
+
+
+IGNORED = {".gitignore": "*.log\nbuild/\n", "x.log": "foo log\n", "y.txt": "foo txt\n",
+           "build/b.txt": "foo b\n", "build/b.log": "foo blog\n", "docs/.gitignore": "ignored.md\n",
+           "docs/ignored.md": "foo md\n", "docs/ok.md": "foo ok\n", "sub/s.log": "foo sublog\n",
+           ".hid.log": "foo hidden\n"}
+
+
+@needs_rg
+@pytest.mark.parametrize("indexed", [False, True], ids=["walked", "indexed"])
+def test_an_include_glob_overrides_ignore_files_as_rg(ov, tree, indexed):
+    t = tree(IGNORED)
+    (t / ".git").mkdir()
+    if indexed:  # the listing kept beside an index holds only what the ignore files keep
+        assert ov("index", "--no-embed", cwd=t).code == 0
+    for globs in (["*.log"], ["docs/ignored.md"], ["*.md"], ["*"], ["build/**"], ["build/*"],
+                  ["*.log", "!x.log"], ["!y.txt"], ["sub"]):
+        flags = [a for g in globs for a in ("-g", g)]
+        theirs = rg(t, "--sort", "path", "-l", *flags, "foo")
+        ours = ov("grep", "-l", *flags, "foo", cwd=t)
+        # rg exits 2 when no file was searched at all; ov never lists its own .ov/
+        assert (ours.code, ours.out) == (min(theirs.returncode, 1), _own(theirs.stdout)), globs
+        files = ov("grep", "--files", *flags, cwd=t).out
+        assert files == _own(rg(t, "--sort", "path", "--files", *flags).stdout), globs
+    # without -g the ignore files hold
+    assert ov("grep", "-l", "foo", cwd=t).out == "docs/ok.md\ny.txt\n"
+
+
+def _own(listing: str) -> str:
+    return "".join(ln for ln in listing.splitlines(keepends=True) if not ln.startswith(".ov/"))

@@ -231,7 +231,7 @@ def grep_cmd(
     after: Annotated[Optional[int], typer.Option("-A", "--after-context", help="Lines after each match.", metavar="N")] = None,
     before: Annotated[Optional[int], typer.Option("-B", "--before-context", help="Lines before each match.", metavar="N")] = None,
     context: Annotated[Optional[int], typer.Option("-C", "--context", help="Lines before and after each match.", metavar="N")] = None,
-    globs: Annotated[Optional[list[str]], typer.Option("-g", "--glob", help="Only paths matching this glob; !GLOB excludes (repeatable; gitignore syntax, last match wins).", metavar="GLOB")] = None,
+    globs: Annotated[Optional[list[str]], typer.Option("-g", "--glob", help="Only paths matching this glob; !GLOB excludes (repeatable; gitignore syntax, last match wins). A file or folder a GLOB names is searched even where ignore files or the hidden-name rule leave it out, as rg.", metavar="GLOB")] = None,
     types: Annotated[Optional[list[str]], typer.Option("-t", "--type", help="Only files of this type (ripgrep names: py, rust, md...; repeatable).", metavar="TYPE")] = None,
     exclude_uri: Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder (repeatable).", metavar="PATH")] = None,
     hidden: Annotated[Optional[bool], typer.Option("--hidden/--no-hidden", help="Search dotfiles and dot-folders too (default: the config's hidden, else no).", show_default=False)] = None,

@@ -113,12 +113,12 @@ def check_excludes(groups, cwd: Path, exclude: Sequence[str]) -> None:
 
 def grep_walk_options(hidden: bool, no_ignore: bool, max_depth: int | None,
                excludes: Sequence[str] = (), ignores: Sequence[str] = (),
-               follow: bool = False) -> WalkOptions:
+               follow: bool = False, override=None) -> WalkOptions:
     # Excluded paths become anchored ignore lines, so an excluded folder is never entered;
     # `ignores` are gitignore lines from the tree's config, rooted at the search root.
     lines = tuple("/" + _GLOB_SPECIAL.sub(r"\\\g<0>", e) for e in excludes if e)
     return WalkOptions(hidden=hidden, no_ignore=no_ignore, max_filesize=None, max_depth=max_depth,
-                       extra_ignores=tuple(ignores) + lines, follow=follow)
+                       extra_ignores=tuple(ignores) + lines, follow=follow, override=override)
 
 
 def excluder(excludes: Sequence[str]) -> Callable[[str], bool] | None:
