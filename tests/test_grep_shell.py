@@ -319,3 +319,18 @@ def test_an_include_glob_overrides_ignore_files_as_rg(ov, tree, indexed):
 
 def _own(listing: str) -> str:
     return "".join(ln for ln in listing.splitlines(keepends=True) if not ln.startswith(".ov/"))
+
+
+def test_help_says_a_path_may_lie_outside_the_search_root(ov, t, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "o.txt").write_text("needle outside\n")
+    for cmd in ("grep", "glob"):
+        text = " ".join(ov(cmd, "--help", cwd=t).out.split())
+        assert "must lie inside" not in text and "A PATH may lie anywhere" in text
+        assert "Output paths are relative to the current folder" in text
+    # what the help says: a PATH above the current folder, or outside the tree, is searched
+    assert ov("grep", "-l", "needle", "../a.txt", cwd=t / "sub").out == "../a.txt\n"
+    r = ov("grep", "-l", "needle", str(outside), cwd=t)
+    assert r.code == 0 and r.out == os.path.relpath(outside / "o.txt", t) + "\n"
+    assert ov("glob", "*.txt", "..", cwd=t / "sub").out == "../a.txt\n../b.txt\n"
