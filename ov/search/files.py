@@ -154,11 +154,6 @@ def search_blocks(pat: Pattern, rel: str, abspath: str, cap: int, mode: str) -> 
     return NO_MATCH, None
 
 
-def _override(pfilter: PathFilter | None):
-    """The walk's override for -g include globs (see `PathFilter.overrides`), or None."""
-    return pfilter.overrides if pfilter is not None and pfilter.has_include else None
-
-
 def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *, excluded,
                 pfilter, tfilter, allowed, may_hold, use_listing: bool = False
                 ) -> Iterator[tuple[str, str]]:
@@ -554,8 +549,7 @@ def iter_grep(
             index_candidates(root, st.warnings.append) if use_index and indexed else None)
         # -v: a file without the pattern is all matches, so nothing may be ruled out
         may_hold = hook(list(pat.literals), pat.fold) if hook and not invert else None
-        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow,
-                                 _override(pfilter))
+        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pfilter)
         named = frozenset(r for r in rels if r and (root / r).is_file())
         show = displayer(root, cwd)
         last = ("", "")
@@ -609,8 +603,7 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
     for root, rels, indexed in plan_roots(cwd, paths):
         st.root = st.root or os.fspath(root)
         ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
-        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow,
-                                 _override(pfilter))
+        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pfilter)
         show = displayer(root, cwd)
         for rel, _ in _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter,
                                   tfilter=tfilter, allowed=None, may_hold=None,
