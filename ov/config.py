@@ -8,6 +8,7 @@ it by walking up from their scope, as git finds `.git`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +20,9 @@ MAX_LIMIT = 50
 MAX_QUERY_CHARS = 8192
 MAX_QUERY_TOKENS = 256  # the model's window; longer semantic queries are refused, never cut
 DEFAULT_NODE_LIMIT = 256
-DEFAULT_LEVEL_LIMIT = 10
+# grep and glob cut by depth only when asked (--level-limit): rg and fd have no default
+# cut, and a Java tree passes 10 levels easily (DESIGN.md departs from OpenViking's 10)
+DEFAULT_LEVEL_LIMIT: int | None = None
 DEFAULT_MAX_FILESIZE = 1 << 20  # 1 MiB
 DEFAULT_MAX_TOKENS = 1600  # context mode budget
 # never embedded by default (name globs; the `embed-skip` key replaces the list): minified,
@@ -40,6 +43,9 @@ class WalkOptions:
     max_filesize: int | None = DEFAULT_MAX_FILESIZE  # None: no cap
     max_depth: int | None = None  # None: unlimited; 1 = only the start folder's files
     extra_ignores: tuple[str, ...] = field(default_factory=tuple)  # gitignore-style lines
+    # rg's -g include globs: `override(path)` true keeps an entry that an ignore file or
+    # the hidden-name rule would leave out (a folder so kept is entered)
+    override: Callable[[str], bool] | None = None
 
 
 # ---- config files (issue 7) -------------------------------------------------------------

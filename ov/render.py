@@ -448,13 +448,29 @@ class GrepPrinter:
     def match(self, m) -> None:
         for c in m.before_context:
             self._line(m.path, c.line, c.content, "-")
-        # a multi-line match spans several lines: they are one record
-        self._line(m.path, m.line, m.content, ":", m.submatches)
-        extra = m.content.count("\n")
-        if extra:
-            self._last = (m.path, m.line + extra)
+        if "\n" in m.content:
+            self._spanned(m)
+        else:
+            self._line(m.path, m.line, m.content, ":", m.submatches)
         for c in m.after_context:
             self._line(m.path, c.line, c.content, "-")
+
+    def _spanned(self, m) -> None:
+        """A multi-line match (-U) is one record, but each of its lines is printed with
+        its own prefix, as rg prints them; each line's share of the submatches is
+        highlighted."""
+        from ov.model import Submatch  # noqa: PLC0415
+
+        start = 0
+        for i, piece in enumerate(m.content.split("\n")):
+            end = start + len(piece)
+            subs = []
+            for sm in m.submatches:
+                lo, hi = max(sm.start, start), min(sm.end, end)
+                if lo < hi or (sm.start == sm.end and start <= sm.start <= end):
+                    subs.append(Submatch(lo - start, max(lo, hi) - start, sm.text))
+            self._line(m.path, m.line + i, piece, ":", subs)
+            start = end + 1
 
     def file_count(self, fc) -> None:
         path = fc.path if self.null else clean_name(fc.path)
@@ -504,6 +520,7 @@ def manifest_text(m) -> str:
     where = (f"{idx['root']} ({idx['files']} files, {'with' if idx['vectors'] else 'without'} vectors)"
              if idx else "none found (find/search would build one here)")
     lim = m.limits
+    depth = "none" if lim["level_limit"] is None else lim["level_limit"]
     lines = [
         f"ov {m.ov_version}, index schema {m.schema_version}",
         f"index:         {where}",
@@ -514,7 +531,7 @@ def manifest_text(m) -> str:
         f"model:         {m.model['id']}, {m.model['dims']} dims, max {m.model['max_tokens']} tokens",
         f"limits:        --limit {lim['default_limit']} (max {lim['max_limit']}), query "
         f"{lim['max_query_chars']} chars, node limit {lim['node_limit']}, level limit "
-        f"{lim['level_limit']}, context {lim['default_max_tokens']} tokens",
+        f"{depth}, context {lim['default_max_tokens']} tokens",
         f"grep flags:    {' '.join(m.grep_flags)}",
     ]
     return "\n".join(lines)
@@ -747,14 +764,15 @@ def emit_grep(out: Out, records: Any, st: Any, mode: str, t0: float, *, context:
 
 
 def emit_files(out: Out, found: Any, st: Any, t0: float, null: bool = False) -> int:
-    """`ov grep --files`: the paths as they come, one a line (NUL-ended with -0), or
-    their envelope; returns how many."""
+    """`ov grep --files`: the paths as they come, one a line with control characters
+    escaped (NUL-ended and as they are with -0), or their envelope; returns how many."""
     from ov.search.scope import cut_notes, result_of  # noqa: PLC0415
 
     if out.fmt == "json":
+        paths = list(found)  # first: the walk fills `st` (files, root) as it runs
         res = result_of(st)
-        res.paths = list(found)
-        res.count = len(res.paths)
+        res.paths = paths
+        res.count = len(paths)
         emit_run_warnings(out, st)
         out.envelope(res, elapsed_ms(t0))
         return res.count
@@ -763,8 +781,8 @@ def emit_files(out: Out, found: Any, st: Any, t0: float, null: bool = False) -> 
     for p in found:
         if out.fmt == "jsonl":
             out.line({"path": p})
-        else:
-            out.stdout.write(p + end)
+        else:  # -0 output is for `xargs -0`: names go out as they are
+            out.stdout.write((p if null else clean_name(p)) + end)
         n += 1
     emit_run_warnings(out, st)
     if out.fmt == "jsonl" and (st.truncated or st.level_cut):

@@ -12,7 +12,8 @@ from the config file or `--exclude`), `.ovignore`, `.ignore`, `.gitignore`,
 
 Hidden names (a leading dot) are skipped unless `hidden` is set or an ignore file
 re-includes them by name (`!.github/`, as ripgrep allows); `.git` and `.ov` are always
-skipped. Symlinks are skipped unless `follow` is set (or listed as links with
+skipped. `WalkOptions.override` (grep's `-g` include globs) keeps what the ignore files
+or the hidden-name rule would leave out, as rg's overrides do. Symlinks are skipped unless `follow` is set (or listed as links with
 `yield_symlinks`); followed links never lead outside the root nor into a folder that is
 already on the current path. Per-entry problems (an unreadable folder, a broken link)
 are reported through `on_warning` and the walk goes on.
@@ -517,6 +518,7 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
         return
     first, real_root, n_parts, on_path = begun
     hidden_ok, follow, max_size, max_depth = opts.hidden, opts.follow, opts.max_filesize, opts.max_depth
+    override = opts.override
     lazy = not stat_files and max_size is None
     stack = [first]
     while stack:
@@ -526,7 +528,7 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
             name = e.name
             if name in ALWAYS_SKIPPED:
                 continue
-            if not checks and name[0] == "." and not hidden_ok:
+            if not checks and name[0] == "." and not hidden_ok and override is None:
                 continue  # no rule could re-include it; spares the stat of a link
             rel = prefix + name
             try:
@@ -542,9 +544,8 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
                 warn(f"{rel}: {err.strerror or err}")
                 continue
             verdict = _decide(checks, name, is_dir) if checks else None
-            if verdict:
-                continue
-            if name[0] == "." and not hidden_ok and verdict is not False:
+            if (verdict or (name[0] == "." and not hidden_ok and verdict is not False)) and (
+                    override is None or not override(rel)):
                 continue
             if is_dir:
                 if max_depth is not None and walk_depth >= max_depth:

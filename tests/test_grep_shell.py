@@ -200,3 +200,137 @@ def test_no_heading_when_piped_and_no_heading_wins(ov, t):
     # the heading is text output's: JSON stays one record per match
     r = ov("grep", "--heading", "--json", "needle", "b.txt", cwd=t)
     assert [m["path"] for m in r.json["result"]["matches"]] == ["b.txt"] * 3
+
+
+# -- findings of a new user's review, each checked against rg ------------------------------
+BINS = {"a.bin": b"needle one\n\x00binary\n", "b.bin": b"x\x00y needle\n",
+        "c.bin": b"needle\nneedle\n\x00needle\x00needle\n", "d.bin": b"xa\x00by\n",
+        "e.bin": b"nothing\x00here\n"}
+
+
+@needs_rg
+@pytest.mark.parametrize("flags", [[], ["-l"], ["-c"], ["-c", "-v"], ["-c", "-m", "1"]], ids=str)
+def test_named_binary_files_count_with_l_and_c_as_rg(ov, tree, flags):
+    t = tree(BINS)
+    names = sorted(BINS)
+    for pat in ("needle", "a.b", "a$"):  # a NUL is a character of its line, as in rg
+        ours = ov("grep", *flags, pat, *names, cwd=t)
+        theirs = rg(t, "--sort", "path", *flags, pat, *names)
+        assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout), pat
+        if flags:  # the notice is the line mode's alone
+            assert "binary file matches" not in ours.out + ours.err
+
+
+def test_named_binary_file_quiet_and_json_agree_with_the_exit_code(ov, tree):
+    t = tree(BINS)
+    assert ov("grep", "-q", "needle", "a.bin", cwd=t).code == 0
+    assert ov("grep", "-q", "needle", "e.bin", cwd=t).code == 1
+    r = ov("grep", "-l", "--json", "needle", "a.bin", "b.bin", "e.bin", cwd=t)
+    res = r.json["result"]
+    assert r.code == 0 and res["paths"] == ["a.bin", "b.bin"]
+    assert res["count"] == res["files"] == 2 and res["warnings"] == []
+    r = ov("grep", "-c", "--json", "needle", "c.bin", cwd=t)
+    assert r.code == 0 and r.json["result"]["counts"] == {"c.bin": 3}
+    # line mode keeps rg's notice in place of the lines
+    r = ov("grep", "needle", "a.bin", cwd=t)
+    assert (r.code, r.out) == (0, 'a.bin: binary file matches (found "\\0" byte around offset 11)\n')
+
+
+def test_the_api_cuts_no_depth_by_default_as_the_cli(ov, t):
+    import ov as api
+
+    found, st = api.grep("DEEPEST_MARKER", cwd=t, mode="files")
+    assert [r.path for r in found] == [f"{DEEP}/deepest.txt"]
+    assert not st.truncated and not st.level_cut
+    assert f"{DEEP}/deepest.txt" in list(api.files(cwd=t)[0])
+    res = api.glob("**/deepest.txt", cwd=t)
+    assert res.matches == [f"{DEEP}/deepest.txt"] and not res.truncated
+    assert ov("grep", "-l", "DEEPEST_MARKER", cwd=t).out == f"{DEEP}/deepest.txt\n"
+    # what the manifest says of the depth is what grep and glob do
+    m = ov("manifest", "--json", cwd=t).json["result"]
+    assert m["limits"]["level_limit"] is None
+    assert "level limit none" in ov("manifest", cwd=t).out
+
+
+def test_files_escapes_control_characters_in_text_and_its_json_counts(ov, tree):
+    t = tree({"evil\x1b[31mred.txt": "hi\n", "new\nline.txt": "hi\n", "plain.txt": "hi\n"})
+    escaped = "evil\\x1b[31mred.txt\nnew\\x0aline.txt\nplain.txt\n"
+    assert ov("grep", "--files", cwd=t).out == escaped
+    assert ov("grep", "-l", "hi", cwd=t).out == escaped  # as -l and glob print them
+    assert ov("glob", "*", cwd=t).out == escaped
+    # -0 is for xargs -0: the names as they are, as rg prints them
+    assert ov("grep", "--files", "-0", cwd=t).out == \
+        "evil\x1b[31mred.txt\0new\nline.txt\0plain.txt\0"
+    # the JSON of --files has the shape of -l's: the same paths, counts and root
+    files = ov("grep", "--files", "--json", cwd=t).json["result"]
+    listed = ov("grep", "-l", "--json", "hi", cwd=t).json["result"]
+    for key in ("paths", "count", "files", "root", "truncated"):
+        assert files[key] == listed[key], key
+    assert files["count"] == files["files"] == 3 and files["paths"][1] == "new\nline.txt"
+    cut = ov("grep", "--files", "--json", "--node-limit", "1", cwd=t).json["result"]
+    assert cut["truncated"] is True and cut["truncated_reason"] == "node_limit"
+    assert cut["files"] == cut["count"] == 1
+
+
+@needs_rg
+@pytest.mark.parametrize("flags", [[], ["--heading"], ["-C", "1"], ["-0"]], ids=str)
+def test_multiline_match_prefixes_each_of_its_lines_as_rg(ov, tree, flags):
+    t = tree({"rep.txt": "foo\nbar\nfoo\nbaz\nx foo\nbar y foo\nbar\n", "s.txt": "a\nfoo\nbar\n"})
+    for pat in (r"foo\nbar", r"o\n", r"foo\nbar\n\w"):
+        ours = ov("grep", "-U", *flags, pat, cwd=t)
+        theirs = rg(t, "-U", "-n", "-H", "--sort", "path", *flags, pat)
+        assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout), pat
+
+
+def test_multiline_match_highlights_each_lines_share(ov, tree):
+    t = tree({"rep.txt": "x foo\nbar y\n"})
+    r = ov("grep", "-U", "--color", "always", "--no-heading", r"foo\nbar", cwd=t)
+    bold, reset = "\x1b[1;31m", "\x1b[0m"
+    lines = r.out.splitlines()
+    assert len(lines) == 2 and lines[0].endswith(f":x {bold}foo{reset}")
+    assert lines[1].endswith(f":{bold}bar{reset} y") and "\x1b[32m2\x1b[0m" in lines[1]
+
+
+IGNORED = {".gitignore": "*.log\nbuild/\n", "x.log": "foo log\n", "y.txt": "foo txt\n",
+           "build/b.txt": "foo b\n", "build/b.log": "foo blog\n", "docs/.gitignore": "ignored.md\n",
+           "docs/ignored.md": "foo md\n", "docs/ok.md": "foo ok\n", "sub/s.log": "foo sublog\n",
+           ".hid.log": "foo hidden\n"}
+
+
+@needs_rg
+@pytest.mark.parametrize("indexed", [False, True], ids=["walked", "indexed"])
+def test_an_include_glob_overrides_ignore_files_as_rg(ov, tree, indexed):
+    t = tree(IGNORED)
+    (t / ".git").mkdir()
+    if indexed:  # the listing kept beside an index holds only what the ignore files keep
+        assert ov("index", "--no-embed", cwd=t).code == 0
+    for globs in (["*.log"], ["docs/ignored.md"], ["*.md"], ["*"], ["build/**"], ["build/*"],
+                  ["*.log", "!x.log"], ["!y.txt"], ["sub"]):
+        flags = [a for g in globs for a in ("-g", g)]
+        theirs = rg(t, "--sort", "path", "-l", *flags, "foo")
+        ours = ov("grep", "-l", *flags, "foo", cwd=t)
+        # rg exits 2 when no file was searched at all; ov never lists its own .ov/
+        assert (ours.code, ours.out) == (min(theirs.returncode, 1), _own(theirs.stdout)), globs
+        files = ov("grep", "--files", *flags, cwd=t).out
+        assert files == _own(rg(t, "--sort", "path", "--files", *flags).stdout), globs
+    # without -g the ignore files hold
+    assert ov("grep", "-l", "foo", cwd=t).out == "docs/ok.md\ny.txt\n"
+
+
+def _own(listing: str) -> str:
+    return "".join(ln for ln in listing.splitlines(keepends=True) if not ln.startswith(".ov/"))
+
+
+def test_help_says_a_path_may_lie_outside_the_search_root(ov, t, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "o.txt").write_text("needle outside\n")
+    for cmd in ("grep", "glob"):
+        text = " ".join(ov(cmd, "--help", cwd=t).out.split())
+        assert "must lie inside" not in text and "A PATH may lie anywhere" in text
+        assert "Output paths are relative to the current folder" in text
+    # what the help says: a PATH above the current folder, or outside the tree, is searched
+    assert ov("grep", "-l", "needle", "../a.txt", cwd=t / "sub").out == "../a.txt\n"
+    r = ov("grep", "-l", "needle", str(outside), cwd=t)
+    assert r.code == 0 and r.out == os.path.relpath(outside / "o.txt", t) + "\n"
+    assert ov("glob", "*.txt", "..", cwd=t / "sub").out == "../a.txt\n../b.txt\n"

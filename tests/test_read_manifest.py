@@ -156,7 +156,7 @@ def test_manifest_shape(indexed, cli):
     assert m["levels"] == [0, 1, 2]
     assert m["model"]["max_tokens"] == 256 and m["model"]["dims"] == 384
     assert m["limits"]["max_limit"] == 50 and m["limits"]["max_query_chars"] == 8192
-    assert m["limits"]["node_limit"] == 256 and m["limits"]["level_limit"] == 10
+    assert m["limits"]["node_limit"] == 256 and m["limits"]["level_limit"] is None
     for flag in ("-F", "-i", "-A", "-B", "-C", "--tags", "--exclude-uri", "--node-limit"):
         assert flag in m["grep_flags"]
     t = cli("manifest", cwd=indexed)

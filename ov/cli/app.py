@@ -206,12 +206,14 @@ def status_cmd(
 
 
 # ---- grep / glob (ov.search) ----------------------------------------------------------
-# Paths are relative to the search root: the nearest index root above the current
-# folder, else the current folder. The walk has no size cap, as ripgrep.
+# PATHs may lie anywhere, as for rg (see ov.search.scope.plan_roots). The walk has no size
+# cap, as ripgrep.
 
-_ROOT_NOTE = ("The search root is the nearest folder above the current one holding an index "
-              "(.ov/), else the current folder; PATHs must lie inside it, and output paths are "
-              "relative to it.")
+_ROOT_NOTE = ("A PATH may lie anywhere, as for rg. One under the search root (the nearest "
+              "folder at or above the current one holding an index (.ov/), else the git work "
+              "tree, else the current folder) is searched with that root's ignore files and "
+              "index; one elsewhere from the index root above it, else from itself. Output paths are relative to the "
+              "current folder (../x for a file outside it).")
 
 
 @app.command("grep", help=(
@@ -233,7 +235,7 @@ def grep_cmd(
     after: Annotated[Optional[int], typer.Option("-A", "--after-context", help="Lines after each match.", metavar="N")] = None,
     before: Annotated[Optional[int], typer.Option("-B", "--before-context", help="Lines before each match.", metavar="N")] = None,
     context: Annotated[Optional[int], typer.Option("-C", "--context", help="Lines before and after each match.", metavar="N")] = None,
-    globs: Annotated[Optional[list[str]], typer.Option("-g", "--glob", help="Only paths matching this glob; !GLOB excludes (repeatable; gitignore syntax, last match wins).", metavar="GLOB")] = None,
+    globs: Annotated[Optional[list[str]], typer.Option("-g", "--glob", help="Only paths matching this glob; !GLOB excludes (repeatable; gitignore syntax, last match wins). A file or folder a GLOB names is searched even where ignore files or the hidden-name rule leave it out, as rg.", metavar="GLOB")] = None,
     types: Annotated[Optional[list[str]], typer.Option("-t", "--type", help="Only files of this type (ripgrep names: py, rust, md...; repeatable).", metavar="TYPE")] = None,
     exclude_uri: Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder (repeatable).", metavar="PATH")] = None,
     hidden: Annotated[Optional[bool], typer.Option("--hidden/--no-hidden", help="Search dotfiles and dot-folders too (default: the config's hidden, else no).", show_default=False)] = None,
@@ -270,9 +272,9 @@ def grep_cmd(
 
 
 @app.command("glob", help=(
-    "List files and symlinks whose path relative to the search root matches a glob: * and ? "
-    "never cross /, ** spans folders, [...] and {a,b}; case-sensitive unless -i. Ignore rules "
-    "and hidden files as for grep. " + _ROOT_NOTE))
+    "List files and symlinks whose path relative to PATH (default: the current folder) "
+    "matches a glob: * and ? never cross /, ** spans folders, [...] and {a,b}; "
+    "case-sensitive unless -i. Ignore rules and hidden files as for grep. " + _ROOT_NOTE))
 def glob_cmd(
     pattern: Annotated[str, typer.Argument(help="A glob such as '**/*.py' or 'src/*.{c,h}'.",
                                            show_default=False)],

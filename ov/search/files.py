@@ -158,7 +158,8 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
                 pfilter, tfilter, allowed, may_hold, use_listing: bool = False
                 ) -> Iterator[tuple[str, str]]:
     """(relative, absolute) paths of the files a grep reads, in walk order."""
-    cache_dir = listing_dir(root) if use_listing else None
+    # the listing cache holds what the ignore files keep: an override walks afresh
+    cache_dir = listing_dir(root) if use_listing and opts.override is None else None
     if may_hold is None:  # size and mtime serve the index prefilter only
         files = file_paths(root, rels, opts, st, cache_dir)
     elif isinstance(may_hold, Prefilter):
@@ -216,14 +217,22 @@ def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
             return UNREADABLE, None
         # The literal test first: most files fail it, and then where a NUL lies matters
         # not (one pass over their bytes, not two). A file named explicitly is searched
-        # with its NULs read as newlines, which the raw bytes' test cannot speak for.
+        # whole even past a NUL, which its first buffer's test cannot speak for.
         is_named = rel in named
         if may_match is not None and not is_named and not may_match(data):
             return NO_MATCH, None
         nul = data.find(b"\x00")
-        if nul >= 0:
-            if is_named:  # named explicitly: searched whole, and said so (as rg)
-                return _binary_named(pat, invert, rel, abspath, nul)
+        if nul >= 0 and is_named:
+            # named explicitly: searched whole, as text. rg prints no lines of it but says
+            # "binary file matches"; -l, -c and -q count it as any file (rg -l lists it)
+            data = _whole(abspath, data, nul)
+            if data is None:
+                return UNREADABLE, None
+            if may_match is not None and not may_match(data):
+                return BINARY, None
+            if mode == "matches":
+                return _binary_named(pat, invert, rel, decode(data), nul)
+        elif nul >= 0:
             cut = binary_cutoff(data, nul)
             if cut == 0:
                 return BINARY, None
@@ -259,17 +268,25 @@ def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
     return search
 
 
-def _binary_named(pat: Pattern, invert: bool, rel: str, abspath: str, nul: int) -> tuple[int, object]:
-    """A file named explicitly that holds a NUL: searched whole, its NULs read as newlines;
-    (BINARY_MATCH, the NUL's offset) when it matches, as rg says so."""
-    from ov.search.matcher import inverted_matches, matched_lines  # noqa: PLC0415
-
+def _whole(abspath: str, data: bytes, nul: int) -> bytes | None:
+    """The whole file of which `read_searched` returned `data`, its first NUL at `nul`:
+    only the first buffer when that holds the NUL (None: unreadable)."""
+    if len(data) != RG_BUFFER or nul >= RG_BUFFER:
+        return data
     try:
         with open(abspath, "rb") as fh:
-            whole = fh.read()
+            return fh.read()
     except OSError:
-        return UNREADABLE, None
-    text = decode(whole.replace(b"\x00", b"\n"))
+        return None
+
+
+def _binary_named(pat: Pattern, invert: bool, rel: str, text: str, nul: int) -> tuple[int, object]:
+    """A file named explicitly that holds a NUL, in line mode: (BINARY_MATCH, the NUL's
+    offset) when it matches, as rg then says so rather than printing its lines. Its NULs
+    are plain characters, its lines end at newlines alone: rg 13's answers (`a.b` matches
+    across a NUL, `a$` does not match before one)."""
+    from ov.search.matcher import inverted_matches, matched_lines  # noqa: PLC0415
+
     if (invert and inverted_matches(pat, rel, text, 1)[0]) or (
             not invert and matched_lines(pat, text, 1)[0]):
         return BINARY_MATCH, nul
@@ -484,7 +501,7 @@ def iter_grep(
     exclude: Sequence[str] = (),
     hidden: bool = False,
     no_ignore: bool = False,
-    max_depth: int | None = config.DEFAULT_LEVEL_LIMIT,
+    max_depth: int | None = None,
     node_limit: int = config.DEFAULT_NODE_LIMIT,
     mode: str = "matches",
     tags: Sequence[str] = (),
@@ -532,7 +549,7 @@ def iter_grep(
             index_candidates(root, st.warnings.append) if use_index and indexed else None)
         # -v: a file without the pattern is all matches, so nothing may be ruled out
         may_hold = hook(list(pat.literals), pat.fold) if hook and not invert else None
-        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow)
+        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pfilter)
         named = frozenset(r for r in rels if r and (root / r).is_file())
         show = displayer(root, cwd)
         last = ("", "")
@@ -586,7 +603,7 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
     for root, rels, indexed in plan_roots(cwd, paths):
         st.root = st.root or os.fspath(root)
         ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
-        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow)
+        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pfilter)
         show = displayer(root, cwd)
         for rel, _ in _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter,
                                   tfilter=tfilter, allowed=None, may_hold=None,

@@ -117,7 +117,7 @@ def glob(
     ignore_case: bool = False,
     hidden: bool = False,
     no_ignore: bool = False,
-    max_depth: int | None = config.DEFAULT_LEVEL_LIMIT,
+    max_depth: int | None = None,
     node_limit: int = config.DEFAULT_NODE_LIMIT,
     fields: Sequence[str] = (),
     exclude: Sequence[str] = (),

@@ -252,6 +252,19 @@ class PathFilter:
                 return include
         return not self.has_include
 
+    def overrides(self, rel: str) -> bool:
+        """Whether the last glob to match `rel` is an include glob that names `rel`
+        itself: rg's -g "always overrides any other ignore logic", so the walk keeps
+        such a file or folder (and enters the folder) whatever the ignore files and the
+        hidden-name rule say. A glob that takes `rel` in as a folder above it (`-g src`
+        for `src/a.py`) does not: rg selects no file so, and the ignored files of a
+        folder named to narrow a search are not wanted."""
+        for match, include in self.rules:
+            m = match(rel)
+            if m:
+                return include and m.groupdict().get("ps_d") is None
+        return False
+
 
 def norm_rel(path: str) -> str:
     """A relative path with '/' separators and no leading './'."""

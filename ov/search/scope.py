@@ -29,6 +29,10 @@ from ov.model import FileEntry, GrepResult
 from ov.paths import db_path_for, inside, resolve, search_root
 from ov.walk import walk, walk_paths
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ov.search.globs import PathFilter
+
 # (literals, ignore_case) -> predicate (walked file entry) -> may the file match?
 Candidates = Callable[[list[str], bool], "Callable[[FileEntry], bool] | None"]
 _GLOB_SPECIAL = re.compile(r"[\\*?\[\]!# ]")
@@ -113,12 +117,14 @@ def check_excludes(groups, cwd: Path, exclude: Sequence[str]) -> None:
 
 def grep_walk_options(hidden: bool, no_ignore: bool, max_depth: int | None,
                excludes: Sequence[str] = (), ignores: Sequence[str] = (),
-               follow: bool = False) -> WalkOptions:
+               follow: bool = False, pfilter: PathFilter | None = None) -> WalkOptions:
     # Excluded paths become anchored ignore lines, so an excluded folder is never entered;
-    # `ignores` are gitignore lines from the tree's config, rooted at the search root.
+    # `ignores` are gitignore lines from the tree's config, rooted at the search root;
+    # -g include globs override the ignore rules for what they name (PathFilter.overrides).
     lines = tuple("/" + _GLOB_SPECIAL.sub(r"\\\g<0>", e) for e in excludes if e)
     return WalkOptions(hidden=hidden, no_ignore=no_ignore, max_filesize=None, max_depth=max_depth,
-                       extra_ignores=tuple(ignores) + lines, follow=follow)
+                       extra_ignores=tuple(ignores) + lines, follow=follow,
+                       override=pfilter.overrides if pfilter and pfilter.has_include else None)
 
 
 def excluder(excludes: Sequence[str]) -> Callable[[str], bool] | None:
