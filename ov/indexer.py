@@ -430,15 +430,14 @@ def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
     try:
         _fill(store, root, opts, report, progress, warn, embedder, stop)
         if kept:  # counted against the old index, as an in-place run counts: updated, removed
-            now = {p for (p,) in store.rows("SELECT path FROM files")}
+            now = set(store.file_states())
             again = len(now & kept.keys())
             report.added, report.updated = report.added - again, report.updated + again
             report.removed += len(kept.keys() - now)
         if kept or ledgers:
             with store.tx():
                 store.restore_file_meta(kept)
-                store.conn.executemany("INSERT INTO sessions(session, turn, uri, served_at) "
-                                       "VALUES (?, ?, ?, ?)", ledgers)
+                store.restore_sessions(ledgers)
         store.checkpoint()
     except BaseException:
         store.close()

@@ -167,6 +167,12 @@ class Store(Database):
     # whole tree and meets every such file again, so each run replaces the list.
     SKIPPED_KEEP = 1000
 
+    def restore_sessions(self, rows: Sequence[tuple]) -> None:
+        """Context-mode ledgers carried over from the index a rebuild replaces
+        (`salvage_sessions`: session, turn, uri, served_at)."""
+        self.conn.executemany("INSERT INTO sessions(session, turn, uri, served_at) VALUES (?, ?, ?, ?)",
+                              rows)
+
     def restore_file_meta(self, kept: dict[str, tuple[str, float]]) -> None:
         """Tags and first-seen times carried over from a damaged index (by path)."""
         rows = self.rows("SELECT id, path, tags FROM files")
