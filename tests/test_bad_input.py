@@ -252,7 +252,7 @@ CASES = [
          db="truncated"),
     Case("truncated-index", ["index", "."], "invalid_argument", db="truncated", proc=True),
     Case("header-only-manifest", ["manifest"], "invalid_argument", db="header_only"),
-    Case("db-flag-not-sqlite", ["status", "--db", "a.py"], "invalid_argument"),
+    Case("db-flag-not-sqlite", ["status", "--db", "a.py"], "invalid_path"),  # not an index: never "damaged"
     Case("db-flag-missing", ["search", "foo", "--db", "/nonexistent/index.db"], "not_found"),
     # a missing model file, with the real embedder asked for
     Case("no-model-find", ["find", "foo"], "not_found", proc_only=True, **NO_MODEL),

@@ -274,7 +274,7 @@ CASES = [
     C("db-dev-null", ("search", "x", "--db", "/dev/null"), "invalid_path"),
     C("db-folder", ("status", "--db", "/tmp"), "invalid_path"),
     C("db-missing", ("status", "--db", "/nonexistent/x.db"), "not_found"),
-    C("db-text-file", ("status", "--db", "a.md"), "invalid_argument"),
+    C("db-text-file", ("status", "--db", "a.md"), "invalid_path"),  # not an index: never "damaged"
     C("index-fifo-db", ("index", ".", "--db", "@fifo"), "invalid_path"),
     C("index-missing-path", ("index", "/nonexistent"), "not_found"),
     C("index-file-path", ("index", "a.md"), "invalid_path"),
