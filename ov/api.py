@@ -301,6 +301,11 @@ class Index:
         if hasattr(self.store, "new_query"):  # a warm store (any store may be handed in)
             self.store.new_query()
 
+    def _current(self) -> None:
+        """The index file as it is now (a warm store follows a file renamed over it)."""
+        if hasattr(self.store, "follow_replacement"):
+            self.store.follow_replacement()
+
     def find(self, query: str, **options: Any):
         """Semantic search (`ov find`): vectors only."""
         return self.search(query, **{**options, "search_type": "semantic"})
@@ -333,6 +338,7 @@ class Index:
         """One tier of a file or folder (`ov read`): 0 abstract, 1 overview, 2 full text."""
         from ov.engine import read  # noqa: PLC0415
 
+        self._current()
         return read(self.store, self.root, self.path(path, cwd), level)
 
     def tag(self, path: str, tags: Sequence[str] | Sequence[tuple[str, str]], mode: str = "append",
@@ -342,6 +348,7 @@ class Index:
         from ov.query import parse_tags  # noqa: PLC0415
 
         pairs = tuple(t for t in tags if isinstance(t, tuple)) or parse_tags(list(tags))
+        self._current()
         return tag(self.store, self.root, self.path(path, cwd), pairs, mode, recursive)
 
     def status(self):
@@ -351,12 +358,14 @@ class Index:
         from ov.config import load_config  # noqa: PLC0415
         from ov.engine import status  # noqa: PLC0415
 
+        self._current()
         return replace(status(self.store, self.root), settings=load_config(self.root).settings())
 
     def manifest(self, grep_flags: Sequence[str] = ()):
         """What this build and this index can serve (`ov manifest`)."""
         from ov.engine import manifest  # noqa: PLC0415
 
+        self._current()
         return manifest(self.store, self.root, list(grep_flags))
 
 

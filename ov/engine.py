@@ -502,7 +502,7 @@ def status(store: Store, root: Path) -> StatusReport:
         root=str(root), db=str(store.path), files=counts["files"], chunks=chunks,
         embedded_chunks=counts["embedded"],
         embedded_coverage=round(counts["embedded"] / chunks, 4) if chunks else 0.0,
-        stale_files=stale, missing_files=missing, new_files=_new_files(root, states, skipped),
+        stale_files=stale, missing_files=missing, new_files=_new_files(root, states, skipped, store.path),
         db_bytes=size, model=store.get_meta("model"),
         schema_version=int(store.get_meta("schema_version") or 0),
         sqlite_version=sqlite_version, vec_version=vec,
@@ -513,15 +513,16 @@ def status(store: Store, root: Path) -> StatusReport:
     )
 
 
-def _new_files(root: Path, indexed, skipped) -> int:
+def _new_files(root: Path, indexed, skipped, db_path: Path) -> int:
     """How many files `ov index` would add: those its walk finds that the index has no
     row for, leaving out what the last index skipped (binary, ...) and, past that list's
     first 1,000, binary files (a NUL in the first 8 KiB, the indexer's own test)."""
     from ov.config import load_config  # noqa: PLC0415
     from ov.read import BINARY_SNIFF, is_binary, open_under  # noqa: PLC0415
+    from ov.store.db import own_files  # noqa: PLC0415
     from ov.walk import walk_paths  # noqa: PLC0415
 
-    left_out = {p for p, _ in skipped}
+    left_out = {p for p, _ in skipped} | own_files(root, db_path)
     new = 0
     for rel, _ in walk_paths(root, load_config(root).walk_options()):
         if rel in indexed or rel in left_out:

@@ -36,6 +36,7 @@ import itertools
 import json
 import os
 import signal
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,7 +52,8 @@ from ov.paths import db_path_for, index_root_of
 from ov.read import FileText, content_hash, digest_under, freshness, read_under, stat_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
-from ov.store.db import KEYWORDS_META, SIDECARS, Unusable, check_db_file, salvage_sessions
+from ov.store.db import (KEYWORDS_META, REBUILD_SUFFIX, Unusable, WriteHold, check_db_file, own_files,
+                         salvage_sessions)
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -416,7 +418,7 @@ def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
     the old file or the new one), so an interrupted rebuild leaves the old index as it was
     and costs its size again in disk while it runs. The tags, first-seen times and
     context-mode ledgers the old file still yields are carried over."""
-    new = db_path.with_name(db_path.name + ".rebuild")
+    new = db_path.with_name(db_path.name + REBUILD_SUFFIX)
     leftovers = (new, *(Path(f"{new}{s}") for s in ("-wal", "-shm", "-journal")))
 
     def clear() -> None:
@@ -425,10 +427,15 @@ def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
                 os.unlink(p)
 
     clear()
-    kept, ledgers = salvage_file_meta(db_path), salvage_sessions(db_path)
     store = Store.create(new)
+    hold = WriteHold(db_path)
     try:
         _fill(store, root, opts, report, progress, warn, embedder, stop)
+        # the tags and ledgers are copied last, with the old file's writers held off until
+        # the rename, so a `ov tag` while the rebuild ran is not lost (it waits, or gets
+        # index_busy, from here on)
+        hold.__enter__()
+        kept, ledgers = salvage_file_meta(db_path), salvage_sessions(db_path)
         if kept:  # counted against the old index, as an in-place run counts: updated, removed
             now = set(store.file_states())
             again = len(now & kept.keys())
@@ -440,11 +447,14 @@ def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
                 store.restore_sessions(ledgers)
         store.checkpoint()
     except BaseException:
+        hold.__exit__()
         store.close()
         clear()  # stopped (Ctrl-C) or failed: the old index stays, and no half of a new one
         raise
     finally:
         store.close()
+    _same_mode(db_path, new)
+    hold.__exit__()  # its close checkpoints the old file: before the rename, not after
     for s in ("-wal", "-shm", "-journal"):  # the old file's: they would be replayed into the new
         p = Path(f"{db_path}{s}")
         if os.path.lexists(p):
@@ -454,6 +464,21 @@ def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
         p = Path(f"{new}{s}")
         if os.path.lexists(p):
             os.unlink(p)
+
+
+def _same_mode(old: Path, new: Path) -> None:
+    """The rebuilt file keeps the old one's permission bits and group (an index shared
+    with readers stays readable by them; a new index is owner-only)."""
+    try:
+        st = os.stat(old)
+    except OSError:
+        return
+    try:
+        os.chmod(new, stat.S_IMODE(st.st_mode))
+        if os.stat(new).st_gid != st.st_gid:
+            os.chown(new, -1, st.st_gid)
+    except OSError:  # not allowed: the new file stays owner-only
+        pass
 
 
 def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=None,
@@ -511,16 +536,6 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
             pool.terminate()
 
 
-def _own_files(root: Path, db_path: Path) -> set[str]:
-    """The index's own files as tree paths, when `--db` puts them inside the tree (under
-    .ov/ the walk never goes): never indexed, nor re-indexed by a watcher as they change."""
-    try:
-        rel = Path(os.path.abspath(db_path)).relative_to(root).as_posix()
-    except ValueError:
-        return set()
-    return {rel, *(rel + s for s in SIDECARS)}
-
-
 class _LexicalPass:
     """The state of one lexical pass: the files the index knows, those seen on this walk,
     those skipped and why, and what changed since the last commit."""
@@ -530,7 +545,7 @@ class _LexicalPass:
         self.store, self.root, self.opts, self.report = store, root, opts, report
         self.progress, self.warn = progress, warn
         self.known = store.file_states()
-        self.own = _own_files(root, store.path)
+        self.own = own_files(root, store.path)
         self.seen: set[str] = set()
         self.skipped: list[tuple[str, str]] = []  # (path, reason): `ov status` lists them
         self.big: list[str] = []  # skipped for their size: grep's bitmaps (refresh_big_files)
@@ -542,6 +557,8 @@ class _LexicalPass:
         self.deadline = time.monotonic() + opts.budget_s if opts.budget_s is not None else None
 
     def on_skip(self, path: str, reason: str) -> None:
+        if path in self.own:  # the index itself, named inside the tree: not a file of it
+            return
         self.report.skipped += 1
         if reason == "size":
             self.big.append(path)
@@ -917,7 +934,7 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
     todo = sorted({r for r in (os.path.normpath(str(x)).replace(os.sep, "/") for x in rels)
                    if r not in (".", "") and not r.startswith("../") and r != ".."
                    and not os.path.isabs(r) and not ALWAYS_SKIPPED.intersection(r.split("/"))}
-                  - _own_files(root, db_path))
+                  - own_files(root, db_path))
     prepare_index_dir(db_path)
     with IndexLock(db_path):
         store, problem = _open_checked(db_path, thorough=False)

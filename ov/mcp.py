@@ -220,7 +220,7 @@ def check_args(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
 # The library's checks name the command line's flags ("--limit must be between 1 and
 # 50"); a client of the server knows the tool's arguments. A flag the tool takes as an
 # argument is named as the argument: by its long name with `_` for `-`, or by these.
-_FLAG_ARGS = {"type": "types", "glob": "globs", "invert_match": "invert", "fixed_strings": "fixed",
+_FLAG_ARGS = {"path": "paths", "type": "types", "glob": "globs", "invert_match": "invert", "fixed_strings": "fixed",
               "word_regexp": "word", "after_context": "after", "before_context": "before",
               "max_depth": "level_limit", "-L": "level", "-U": "multiline", "-v": "invert",
               "-t": "types", "-n": "limit", "-u": "uri", "-g": "globs", "-A": "after",
@@ -231,9 +231,10 @@ _FLAG_ARGS = {"type": "types", "glob": "globs", "invert_match": "invert", "fixed
 _FLAG = re.compile(r"(?<![\w'\"-])(?:-[A-Za-z0-9]/)?--[a-z][a-z0-9-]*|(?<![\w'\"-])-[A-Za-z0-9](?![\w-])")
 
 
-def as_arguments(err: OvError, tool: str) -> OvError:
+def as_arguments(err: OvError, tool: str, args: dict[str, Any] | None = None) -> OvError:
     """`err` with the flags its message names, and its `field`, as `tool`'s arguments (a
-    flag the tool does not take stays as written)."""
+    flag the tool does not take stays as written). The text of the call's own string
+    arguments (`args`: a path named `docs/-i`, a pattern) is never touched."""
     params = TOOLS.get(tool, {}).get("params", {})
 
     def arg(flag: str) -> str | None:
@@ -241,11 +242,26 @@ def as_arguments(err: OvError, tool: str) -> OvError:
         name = _FLAG_ARGS.get(name, name)
         return name if name in params else None
 
-    message = _FLAG.sub(lambda m: arg(m.group().rpartition("/")[2]) or m.group(), err.message)
+    kept = _spans_of(err.message, args or {})
+    message = _FLAG.sub(lambda m: m.group() if any(a < m.end() and m.start() < b for a, b in kept)
+                        else arg(m.group().rpartition("/")[2]) or m.group(), err.message)
     field = err.field if err.field is None or err.field in params else (arg(err.field) or err.field)
     if message == err.message and field == err.field:
         return err
     return OvError(err.code, message, retryable=err.retryable, field=field)
+
+
+def _spans_of(message: str, args: dict[str, Any]) -> list[tuple[int, int]]:
+    """Where the call's string arguments (lists of them too) appear in `message`."""
+    values = [v for x in args.values() for v in (x if isinstance(x, list) else [x])
+              if isinstance(v, str) and v]
+    spans = []
+    for v in values:
+        at = message.find(v)
+        while at >= 0:
+            spans.append((at, at + len(v)))
+            at = message.find(v, at + 1)
+    return spans
 
 
 # ---- the tools: each returns a result dataclass (or data) from the API ---------------------
@@ -270,7 +286,7 @@ class Tools:
                               field="name")
             result = getattr(self, f"_{name}")(**check_args(name, args))
         except OvError as e:
-            return {"status": "error", "error": as_arguments(e, name).to_dict()}
+            return {"status": "error", "error": as_arguments(e, name, args).to_dict()}
         except Exception as e:  # a bug: reported, and the server goes on
             if debug_enabled():
                 import traceback  # noqa: PLC0415

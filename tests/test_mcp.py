@@ -190,6 +190,10 @@ def test_errors_are_structured_and_the_server_goes_on(served):
          "invert takes neither multiline nor context lines", "invert"),
         # the command line's field is its flag's (`type`); the argument is `types`
         ("find", {"query": "retry", "types": ["nosuchtype"]}, None, "types"),
+        # a path the user gave is echoed as given, flag-like text in it included
+        ("grep", {"pattern": "x", "paths": ["docs/-i"]}, "docs/-i: no such file or folder", "paths"),
+        ("grep", {"pattern": "x", "paths": ["notes -C draft"]}, "notes -C draft: no such file or folder",
+         "paths"),
     ]
 
     async def scenario(s):
@@ -217,7 +221,8 @@ def test_errors_are_structured_and_the_server_goes_on(served):
     assert out[0][1]["error"]["field"] == "pattern"
     assert out[6][1]["error"]["field"] == "limt"
     for (tool, args, message, field), (is_error, env) in zip(renamed, got):
-        assert is_error and env["error"]["code"] == "invalid_argument", (tool, args, env)
+        code = "not_found" if field == "paths" else "invalid_argument"
+        assert is_error and env["error"]["code"] == code, (tool, args, env)
         assert env["error"]["field"] == field and "--" not in env["error"]["message"], (tool, args)
         assert message is None or env["error"]["message"] == message, (tool, args)
     assert alive[0] is False and alive[1]["result"]["count"] == 2

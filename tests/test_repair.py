@@ -211,12 +211,16 @@ def test_a_db_that_is_not_an_sqlite_file_is_refused_never_rebuilt_over(tmp_path)
 
 
 def test_an_index_named_inside_the_tree_does_not_index_itself(tmp_path):
-    root = make_tree(tmp_path / "t", {"a.md": "hello\n"})
-    for _ in range(2):
-        r = run_inprocess("index", ".", "--db", "my.db", "--no-embed", "-o", "json", cwd=root, env=ENV)
-        assert r.code == 0 and r.json["result"]["skipped"] == 0, r.out
+    """Its files (and a --full rebuild's beside them) are never indexed, skipped or
+    counted as new, even when the index is over the size cap (here 2 KB)."""
+    root = make_tree(tmp_path / "t", {"a.md": "hello\n", ".ov/config.toml": "max-filesize = 2048\n"})
+    for args in ([], [], ["--full"]):
+        r = run_inprocess("index", ".", "--db", "my.db", "--no-embed", "-o", "json", *args, cwd=root, env=ENV)
+        rep = r.json["result"]
+        assert r.code == 0 and rep["skipped"] == 0 and rep["added"] <= 1, r.out
+    assert (root / "my.db").stat().st_size > 2048
     st = run_inprocess("status", "--db", "my.db", "-o", "json", cwd=root, env=ENV).json["result"]
-    assert st["files"] == 1, st
+    assert st["files"] == 1 and st["new_files"] == 0 and st.get("skipped_files", []) == [], st
 
 
 def test_an_interrupted_full_rebuild_leaves_the_old_index_whole(tmp_path, monkeypatch):
@@ -277,6 +281,36 @@ def test_a_long_lived_index_follows_a_full_rebuild(tmp_path, monkeypatch):
         assert [h.path for h in ix.search("zanzibar", search_type="keywords").hits] == []
         (root / "doc3.md").write_text("# Doc 3\n\nzanzibar spice routes\n")
         assert run_inprocess("index", ".", "--full", cwd=root, env=ENV).code == 0
+        # read and status, before any search, see the new file too
+        (root / "new.md").write_text("# New\n\nmarmalade\n")
+        assert run_inprocess("index", ".", "--full", cwd=root, env=ENV).code == 0
+        assert ix.status().files == len(FILES) + 1
+        assert "marmalade" in ix.read("new.md", level=2).text
         for kind in ("keywords", "semantic", "hybrid"):
             hits = ix.search("zanzibar spice", search_type=kind).hits
             assert hits and hits[0].path == "doc3.md", (kind, [h.path for h in hits])
+
+
+def test_a_full_rebuild_keeps_what_was_written_meanwhile_and_the_file_mode(tmp_path, monkeypatch):
+    """A tag written while `--full` builds its new file is carried over (the tags are
+    copied last, with the old file's writers held off until the rename); the rebuilt file
+    keeps the old one's permission bits (an index shared with readers stays readable)."""
+    from ov import api
+    from ov.store import Store
+
+    monkeypatch.setenv("OV_EMBEDDER", "hash")
+    root = make_tree(tmp_path / "t", FILES)
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    db = root / ".ov" / "index.db"
+    os.chmod(db, 0o644)
+    tagged = []
+
+    def progress(phase, done, total):
+        if not tagged:
+            tagged.append(run_inprocess("tag", "doc4.md", "team=ops", cwd=root, env=ENV).code)
+
+    api.index(root, full=True, progress=progress)
+    assert tagged == [0]
+    with Store.open(db) as s:
+        assert s.q1("SELECT tags FROM files WHERE path = 'doc4.md'") == '{"team": "ops"}'
+    assert oct(db.stat().st_mode & 0o777) == oct(0o644)

@@ -656,6 +656,8 @@ def _as_a_user(root: Path, modes: dict[str, int]):
         for rel in sorted(old, key=lambda r: r.count("/")):
             os.chmod(root / rel, old[rel])
 
+    run.drop = drop  # the prefix, for a process of the test's own
+
     return run, restore
 
 
@@ -711,4 +713,59 @@ def test_an_index_the_user_cannot_write_is_read_as_it_stands(tmp_path):
         assert 1 in answers and "error" not in answers[1], p.stdout
         assert {f".ov/{x.name}" for x in ov_dir.iterdir()} == set(modes) - {".ov"}  # nothing new
     finally:
+        restore()
+
+
+READER = """
+import json, sys
+from ov import api
+from ov.errors import OvError
+ix = api.Index.open(sys.argv[1])
+ix.keep_keywords()
+for line in sys.stdin:
+    try:
+        hits = ix.search(line.strip(), search_type="keywords", limit=50).hits
+        print(json.dumps(sorted(h.path for h in hits)), flush=True)
+    except OvError as e:
+        print(json.dumps(e.code), flush=True)
+"""
+
+
+def test_a_long_lived_reader_of_an_index_it_cannot_write_follows_its_owner(tmp_path):
+    """`ov mcp` run by a user who may only read the index: the owner's `ov index` changes
+    the file under an immutable read, which SQLite cannot see. The reader opens the file
+    again when its size or mtime moves; it used to answer from stale pages, then call the
+    index damaged."""
+    root = make_tree(tmp_path / "t", {f"d{i}.md": f"# D{i}\n\nalpha words {i}\n" for i in range(5)})
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=ENV).code == 0
+    ov_dir = root / ".ov"
+    modes = {".ov": 0o755, **{f".ov/{p.name}": 0o644 for p in ov_dir.iterdir()}}
+    run, restore = _as_a_user(root, modes)
+    os.chmod(ov_dir, 0o555)  # the folder closed to the reader only: root, the owner, still writes
+    drop = run.drop
+    env = dict(os.environ, **ENV, PYTHONPATH=str(REPO))
+    reader = subprocess.Popen([*drop, sys.executable, "-c", READER, str(root)], cwd=root, env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def ask(q):
+            reader.stdin.write(q + "\n")
+            reader.stdin.flush()
+            return json.loads(reader.stdout.readline())
+
+        assert ask("alpha") == [f"d{i}.md" for i in range(5)]
+        for i in range(5, 40):
+            (root / f"d{i}.md").write_text(f"# D{i}\n\nalpha words {i} zephyr\n")
+        (root / "d0.md").unlink()
+        os.chmod(ov_dir, 0o755)
+        assert run_inprocess("index", ".", "--no-embed", cwd=root, env=ENV).code == 0
+        os.chmod(ov_dir, 0o555)
+        for p in ov_dir.iterdir():
+            if p.is_file():
+                os.chmod(p, 0o644)
+        assert ask("zephyr") == sorted(f"d{i}.md" for i in range(5, 40))
+        assert ask("alpha") == sorted(f"d{i}.md" for i in range(1, 40))  # d0.md is gone
+    finally:
+        reader.stdin.close()
+        reader.wait(timeout=30)
+        os.chmod(ov_dir, 0o755)
         restore()

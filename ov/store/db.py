@@ -387,6 +387,22 @@ OPTIONAL_TABLES = {
 # A cloned tree may hold `.ov`, `.ov/index.db` or its companions as links leading
 # anywhere: nothing is written through one. The sidecars SQLite and the lock create.
 SIDECARS = ("-wal", "-shm", "-journal", ".lock")
+REBUILD_SUFFIX = ".rebuild"  # `ov index --full` builds the new file beside the old
+
+
+def own_files(root: Path, db_path: Path) -> set[str]:
+    """The index's own files as tree paths, when `--db` puts them inside the tree (under
+    .ov/ no walk goes): never indexed, skipped or counted as new, nor re-indexed by a
+    watcher as they change. `db_path` may be the rebuild's file beside the index."""
+    p = Path(os.path.abspath(db_path))
+    if p.name.endswith(REBUILD_SUFFIX):
+        p = p.with_name(p.name[:-len(REBUILD_SUFFIX)])
+    try:
+        rel = p.relative_to(root).as_posix()
+    except ValueError:
+        return set()
+    names = (rel, rel + REBUILD_SUFFIX)
+    return {*names, *(n + s for n in names for s in SIDECARS)}
 _CREATE = os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -556,6 +572,34 @@ def salvage_file_meta(db_path: Path) -> dict[str, tuple[str, float]]:
     finally:
         conn.close()
     return out
+
+
+class WriteHold:
+    """Other writers of an index held off (`BEGIN IMMEDIATE` on a connection of its own)
+    while the block runs, when the file can be opened and the lock taken within the busy
+    timeout; otherwise nothing is held. Readers go on. For a rebuild's last step: what is
+    read from the old file then (tags, ledgers) is all it will ever hold."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path, self.conn = db_path, None
+
+    def __enter__(self) -> WriteHold:
+        try:
+            check_db_file(self.db_path)
+            self.conn = connect(self.db_path)
+            self.conn.execute("BEGIN IMMEDIATE")
+        except Exception:  # damaged, busy past the timeout: the copy is made unheld
+            self.__exit__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.rollback()
+                self.conn.close()
+            except Exception:
+                pass
+            self.conn = None
 
 
 def salvage_sessions(db_path: Path) -> list[tuple]:

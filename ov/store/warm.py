@@ -23,16 +23,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ov.errors import OvError
 from ov.store.queries import Store
 from ov.store.text import or_phrases
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
+def _identity(path: Path, content: bool = False) -> tuple[int, ...] | None:
+    """The index file's identity: its device and inode, and with `content` its size and
+    mtime too (an immutable read sees no WAL: the file changes when its owner checkpoints)."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return st.st_dev, st.st_ino
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if content else (st.st_dev, st.st_ino)
 
 
 class WarmStore(Store):
@@ -47,18 +50,31 @@ class WarmStore(Store):
     @classmethod
     def open(cls, db_path: Path, *, readonly: bool = False) -> WarmStore:
         store = super().open(db_path, readonly=readonly)
-        store._readonly, store._identity = readonly, _identity(store.path)
+        # a folder this user cannot write: ov.store.db read it as immutable (no locks, no
+        # WAL), so its owner's changes show only by the file's own size and mtime
+        store._readonly = readonly
+        store._immutable = readonly and not os.access(store.path.parent, os.W_OK)
+        store._identity = _identity(store.path, store._immutable)
         return store
 
-    def _follow_replacement(self) -> None:
-        """`ov index --full` renames a new file over the index: a long-lived connection
-        would go on reading the old one for ever. Seen at a query's start (one stat), the
-        file is opened again and everything held is dropped (its row ids are not the new
-        file's)."""
-        now = _identity(self.path)
+    def follow_replacement(self) -> None:
+        """`ov index --full` renames a new file over the index, and the owner of an index
+        read as immutable changes it under this connection: a long-lived connection would
+        go on reading the old one for ever (or pages of both). Seen at a query's start (one
+        stat), the file is opened again and everything held is dropped (its row ids are not
+        the new file's). An immutable index its owner is writing right now cannot be opened
+        again: that is `index_busy`, retryable."""
+        immutable = getattr(self, "_immutable", False)
+        now = _identity(self.path, immutable)
         if now is None or now == getattr(self, "_identity", now):
             return
-        fresh = Store.open(self.path, readonly=self._readonly)
+        try:
+            fresh = Store.open(self.path, readonly=self._readonly)
+        except OvError as e:
+            if not immutable:
+                raise
+            raise OvError("index_busy", f"the index {self.path} is being changed by its owner ({e.message}); "
+                          "try again", retryable=True) from None
         self.conn, fresh.conn = fresh.conn, self.conn
         fresh.close()
         self._identity = now
@@ -157,7 +173,7 @@ class WarmStore(Store):
         """A query starts: the matrix product of the last one is not reused (within a
         query the same vector is asked for up to three times; across queries a
         repeated one would skip the product, and a benchmark would time nothing)."""
-        self._follow_replacement()
+        self.follow_replacement()
         if self._vectors is not None:
             self._vectors.forget_query()
 
