@@ -314,3 +314,23 @@ def test_a_full_rebuild_keeps_what_was_written_meanwhile_and_the_file_mode(tmp_p
     with Store.open(db) as s:
         assert s.q1("SELECT tags FROM files WHERE path = 'doc4.md'") == '{"team": "ops"}'
     assert oct(db.stat().st_mode & 0o777) == oct(0o644)
+
+
+def test_someone_elses_sqlite_database_is_refused_untouched(tmp_path):
+    """`--db` naming another program's SQLite database: refused as not an ov index before
+    anything touches it: no lock file beside it, and not switched to WAL mode (a change
+    written into its header, which SQLite keeps for good)."""
+    root = make_tree(tmp_path / "t", {"a.md": "hello\n"})
+    app = root / "app.db"
+    conn = sqlite3.connect(app)
+    conn.execute("CREATE TABLE users(name TEXT)")
+    conn.execute("INSERT INTO users VALUES ('ada')")
+    conn.commit()
+    conn.close()
+    before = app.read_bytes()
+    for args in (["index", ".", "--db", "app.db", "--no-embed"], ["index", ".", "--full", "--db", "app.db"],
+                 ["search", "hello", "--db", "app.db"], ["status", "--db", "app.db"]):
+        r = run_inprocess(*args, "-o", "json", cwd=root, env=ENV)
+        assert r.code == 2 and "not an ov index" in r.json["error"]["message"], (args, r.out)
+    assert app.read_bytes() == before
+    assert sorted(p.name for p in root.iterdir()) == ["a.md", "app.db"]

@@ -553,6 +553,15 @@ def check_db_file(db_path: Path) -> None:
         # Under .ov/ a file without the header is ov's own, damaged: --full rebuilds it.
         raise OvError("invalid_path", f"{db_path} is not an ov index (not an SQLite file); "
                       "--db names an index file, such as PATH/.ov/index.db", field="db")
+    if head and Path(db_path).parent.name != INDEX_DIRNAME and _foreign(Path(db_path)):
+        # someone's SQLite database: said before anything (a lock file, WAL mode) touches it
+        raise Unusable("invalid_argument", db_path, "is an SQLite file but not an ov index")
+
+
+def _foreign(db_path: Path) -> bool:
+    """An SQLite file with tables and no schema version of ov's: another program's."""
+    return _peek(db_path, lambda c: c.execute("PRAGMA user_version").fetchone()[0] == 0
+                 and c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0, False)
 
 
 def salvage_file_meta(db_path: Path) -> dict[str, tuple[str, float]]:
@@ -742,13 +751,13 @@ class Database:
         v = self._user_version()
         if v > SCHEMA_VERSION:
             self._check_version()
+        if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") != 0:  # before WAL mode, a write
+            raise Unusable("invalid_argument", self.path, "is an SQLite file but not an ov index")
         try:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
         except _errors() as e:
             raise _map_error(e, self.path) from e
-        if v == 0 and self.q1("SELECT count(*) FROM sqlite_master") != 0:
-            raise Unusable("invalid_argument", self.path, "is an SQLite file but not an ov index")
         if v == 0:
             self._create_schema()
             return
