@@ -428,33 +428,29 @@ def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
 
     clear()
     store = Store.create(new)
-    hold = WriteHold(db_path)
     try:
         _fill(store, root, opts, report, progress, warn, embedder, stop)
-        # the tags and ledgers are copied last, with the old file's writers held off until
-        # the rename, so a `ov tag` while the rebuild ran is not lost (it waits, or gets
-        # index_busy, from here on)
-        hold.__enter__()
-        kept, ledgers = salvage_file_meta(db_path), salvage_sessions(db_path)
-        if kept:  # counted against the old index, as an in-place run counts: updated, removed
-            now = set(store.file_states())
-            again = len(now & kept.keys())
-            report.added, report.updated = report.added - again, report.updated + again
-            report.removed += len(kept.keys() - now)
-        if kept or ledgers:
-            with store.tx():
-                store.restore_file_meta(kept)
-                store.restore_sessions(ledgers)
-        store.checkpoint()
+        # the tags and ledgers are copied last, with the old file's writers held off, so a
+        # `ov tag` while the rebuild ran is not lost (from here on it waits, or gets
+        # index_busy); released before the rename, as its close checkpoints the old file
+        with WriteHold(db_path):
+            kept, ledgers = salvage_file_meta(db_path), salvage_sessions(db_path)
+            if kept:  # counted against the old index, as an in-place run counts: updated, removed
+                now = set(store.file_states())
+                again = len(now & kept.keys())
+                report.added, report.updated = report.added - again, report.updated + again
+                report.removed += len(kept.keys() - now)
+            if kept or ledgers:
+                with store.tx():
+                    store.restore_file_meta(kept)
+                    store.restore_sessions(ledgers)
+            store.checkpoint()
+            store.close()
+            _same_mode(db_path, new)
     except BaseException:
-        hold.__exit__()
         store.close()
         clear()  # stopped (Ctrl-C) or failed: the old index stays, and no half of a new one
         raise
-    finally:
-        store.close()
-    _same_mode(db_path, new)
-    hold.__exit__()  # its close checkpoints the old file: before the rename, not after
     for s in ("-wal", "-shm", "-journal"):  # the old file's: they would be replayed into the new
         p = Path(f"{db_path}{s}")
         if os.path.lexists(p):

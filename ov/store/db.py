@@ -547,14 +547,14 @@ def check_db_file(db_path: Path) -> None:
             os.close(fd)
     except OSError as e:
         raise OvError("invalid_path", f"{db_path} cannot be read ({e.strerror or e})", field="db") from None
-    if head and head != SQLITE_HEADER[:len(head)] and Path(db_path).parent.name != INDEX_DIRNAME:
-        # a --db naming someone's file (a typo, a path swapped with the tree's): not an
-        # index, so not "damaged" either, and `ov index --full` must never write over it.
-        # Under .ov/ a file without the header is ov's own, damaged: --full rebuilds it.
+    if not head or Path(db_path).parent.name == INDEX_DIRNAME:
+        return  # under .ov/ a file of any bytes is ov's own: damaged, --full rebuilds it
+    # a --db naming someone's file (a typo, a path swapped with the tree's) is not an index,
+    # so not "damaged" either: said before anything (a lock file, WAL mode, --full) touches it
+    if head != SQLITE_HEADER[:len(head)]:
         raise OvError("invalid_path", f"{db_path} is not an ov index (not an SQLite file); "
                       "--db names an index file, such as PATH/.ov/index.db", field="db")
-    if head and Path(db_path).parent.name != INDEX_DIRNAME and _foreign(Path(db_path)):
-        # someone's SQLite database: said before anything (a lock file, WAL mode) touches it
+    if _foreign(Path(db_path)):
         raise Unusable("invalid_argument", db_path, "is an SQLite file but not an ov index")
 
 
@@ -566,21 +566,25 @@ def _foreign(db_path: Path) -> bool:
 
 def salvage_file_meta(db_path: Path) -> dict[str, tuple[str, float]]:
     """path -> (tags, created_at) of what a damaged index still yields; {} when nothing."""
-    try:
-        check_db_file(db_path)
-        conn = connect(db_path, readonly=True)
-    except Exception:
-        return {}
     out: dict[str, tuple[str, float]] = {}
-    try:
+
+    def read(conn) -> dict[str, tuple[str, float]]:
         for path, tags, created in conn.execute("SELECT path, tags, created_at FROM files"):
             if isinstance(path, str):
                 out[path] = (tags if isinstance(tags, str) else "{}", created)
-    except Exception:  # a damaged file yields what it yields
-        pass
-    finally:
-        conn.close()
-    return out
+        return out
+
+    return _salvage(db_path, read, out)  # failing midway: the rows read before
+
+
+def _salvage(db_path: Path, read, failed):
+    """`read(conn)` over an index about to be replaced (a damaged one too): `_peek`, after
+    the file's own checks; `failed` when it cannot be read."""
+    try:
+        check_db_file(db_path)
+    except OvError:
+        return failed
+    return _peek(Path(db_path), read, failed)
 
 
 class WriteHold:
@@ -613,17 +617,8 @@ class WriteHold:
 
 def salvage_sessions(db_path: Path) -> list[tuple]:
     """The context-mode ledgers (`sessions` rows) an index still yields; [] when nothing."""
-    try:
-        check_db_file(db_path)
-        conn = connect(db_path, readonly=True)
-    except Exception:
-        return []
-    try:
-        return conn.execute("SELECT session, turn, uri, served_at FROM sessions").fetchall()
-    except Exception:  # a damaged file yields what it yields
-        return []
-    finally:
-        conn.close()
+    return _salvage(db_path, lambda c: c.execute("SELECT session, turn, uri, served_at FROM sessions")
+                    .fetchall(), [])
 
 # ---- an open index file ---------------------------------------------------------------------
 

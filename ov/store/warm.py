@@ -46,6 +46,8 @@ class WarmStore(Store):
         self._vectors = None
         self._postings = None
         self._word_terms_seen: dict[str, tuple[str, ...]] = {}
+        self._readonly = self._immutable = False  # how `open` opened it
+        self._identity = _identity(self.path)
 
     @classmethod
     def open(cls, db_path: Path, *, readonly: bool = False) -> WarmStore:
@@ -64,14 +66,13 @@ class WarmStore(Store):
         stat), the file is opened again and everything held is dropped (its row ids are not
         the new file's). An immutable index its owner is writing right now cannot be opened
         again: that is `index_busy`, retryable."""
-        immutable = getattr(self, "_immutable", False)
-        now = _identity(self.path, immutable)
-        if now is None or now == getattr(self, "_identity", now):
+        now = _identity(self.path, self._immutable)
+        if now is None or now == self._identity:
             return
         try:
             fresh = Store.open(self.path, readonly=self._readonly)
         except OvError as e:
-            if not immutable:
+            if not self._immutable:
                 raise
             raise OvError("index_busy", f"the index {self.path} is being changed by its owner ({e.message}); "
                           "try again", retryable=True) from None
