@@ -730,7 +730,18 @@ def _pool():
     # forkserver: no fork of a process with threads (the progress bar's) or SQLite handles
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["ov.indexer"])
-    return ctx.Pool(jobs)
+    # the forkserver and its resource tracker start as `python -c ...`, whose first import
+    # path is the current folder: often the tree being indexed, whose `multiprocessing/` or
+    # `ov/` would run as code. PYTHONSAFEPATH (-P) keeps the folder off it.
+    saved = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        return ctx.Pool(jobs)
+    finally:
+        if saved is None:
+            del os.environ["PYTHONSAFEPATH"]
+        else:
+            os.environ["PYTHONSAFEPATH"] = saved
 
 
 @dataclass

@@ -123,10 +123,14 @@ def spawn(db_path: Path) -> int | None:
         return None
     log = _open_log(db_path.parent / LOG_NAME)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "ov.worker", str(db_path)],
+        # -P: `-m` would put its working folder (the tree's .ov/) first on the import path,
+        # and a cloned tree's `.ov/ov/` would run as ov; PYTHONSAFEPATH does the same for
+        # the processes it starts in turn
+        proc = subprocess.Popen([sys.executable, "-P", "-m", "ov.worker", str(db_path)],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=log if log is not None else subprocess.DEVNULL,
-                                start_new_session=True, close_fds=True, cwd=str(db_path.parent))
+                                start_new_session=True, close_fds=True, cwd=str(db_path.parent),
+                                env={**os.environ, "PYTHONSAFEPATH": "1"})
     finally:
         if log is not None:
             os.close(log)

@@ -16,6 +16,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -769,3 +770,38 @@ def test_a_long_lived_reader_of_an_index_it_cannot_write_follows_its_owner(tmp_p
         reader.wait(timeout=30)
         os.chmod(ov_dir, 0o755)
         restore()
+
+
+def test_a_trees_python_files_never_run_as_code(tmp_path):
+    """A cloned tree is input, not authority: its `multiprocessing/`, `ov/` or `.ov/ov/`
+    must never be imported by ov's own processes. The pool that reads files (a forkserver,
+    started as `python -c`) and the background worker (`python -m`, in `.ov/`) each had
+    their working folder first on the import path."""
+    from ov.indexer import worker_state
+
+    marker = tmp_path / "ran"
+    payload = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n"
+    files = {f"notes/n{i}.txt": f"hello {i}\n" for i in range(400)}
+    for pkg in ("multiprocessing", "ov", ".ov/ov", ".ov/multiprocessing"):
+        files.update({f"{pkg}/__init__.py": payload, f"{pkg}/worker.py": payload,
+                      f"{pkg}/indexer.py": payload, f"{pkg}/forkserver.py": payload})
+    root = make_tree(tmp_path / "t", files)
+    env = {**os.environ, "OV_EMBEDDER": "hash", "OV_INDEX_JOBS": "2"}
+    env.pop("PYTHONSAFEPATH", None)
+
+    def ov(*args: str) -> subprocess.CompletedProcess:
+        # -P: the harness's own `python -m` must not import the tree's ov either (the `ov`
+        # command a user runs starts from its script's folder)
+        return subprocess.run([sys.executable, "-P", "-m", "ov", *args], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    p = ov("search", "hello", "-o", "json")  # first use: keywords now, a worker for vectors
+    assert p.returncode == 0, p.stderr
+    db = root / ".ov" / "index.db"
+    deadline = time.monotonic() + 120
+    while worker_state(db) is not None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for args in (["index", "--no-embed", "--full"], ["index"]):
+        p = ov(*args)
+        assert p.returncode == 0, (args, p.stderr)
+    assert not marker.exists(), marker.read_text()
