@@ -19,6 +19,7 @@ without numpy or onnxruntime.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 TYPE_CHECKING = False  # `typing` costs ~6 ms of a grep's start: annotations only
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 
 from ov.errors import OvError
 from ov.paths import locate
+
+SUPERSEDED_WAIT_S = 5.0  # how long a write follows an `ov index --full` renaming its file
 
 Notice = Callable[[str], None]
 
@@ -301,6 +304,22 @@ class Index:
         if hasattr(self.store, "new_query"):  # a warm store (any store may be handed in)
             self.store.new_query()
 
+    def _writing(self, write):
+        """`write()` again while `ov index --full` replaces the index under it (`Superseded`:
+        the write waited on the old file, and committed nothing): the new file follows
+        within moments of the mark, and the write goes there."""
+        from ov.store.db import Superseded  # noqa: PLC0415
+
+        deadline = time.monotonic() + SUPERSEDED_WAIT_S
+        while True:
+            try:
+                return write()
+            except Superseded:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+                self._current()
+
     def _current(self) -> None:
         """The index file as it is now (a warm store follows a file renamed over it)."""
         if hasattr(self.store, "follow_replacement"):
@@ -319,10 +338,14 @@ class Index:
 
         det = context_options(detail, max_tokens, options.get("uri"))
         req = self.request(query, **options)
-        self._new_query()
-        return context(self.store, self.root, req, max_tokens=max_tokens, detail=det,
-                       session_id=session_id, dedup_turns=dedup_turns, ignored=list(ignored),
-                       embedder_factory=self._embedder)
+
+        def run():
+            self._new_query()
+            return context(self.store, self.root, req, max_tokens=max_tokens, detail=det,
+                           session_id=session_id, dedup_turns=dedup_turns, ignored=list(ignored),
+                           embedder_factory=self._embedder)
+
+        return self._writing(run) if session_id else run()
 
     # -- files --
 
@@ -349,7 +372,8 @@ class Index:
 
         pairs = tuple(t for t in tags if isinstance(t, tuple)) or parse_tags(list(tags))
         self._current()
-        return tag(self.store, self.root, self.path(path, cwd), pairs, mode, recursive)
+        rel = self.path(path, cwd)
+        return self._writing(lambda: tag(self.store, self.root, rel, pairs, mode, recursive))
 
     def status(self):
         """What is indexed (`ov status`), and each setting with where it came from."""

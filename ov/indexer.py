@@ -40,6 +40,7 @@ import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from ov import chunk as chunking
@@ -52,8 +53,8 @@ from ov.paths import db_path_for, index_root_of
 from ov.read import FileText, content_hash, digest_under, freshness, read_under, stat_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
-from ov.store.db import (KEYWORDS_META, REBUILD_SUFFIX, Unusable, WriteHold, check_db_file, own_files,
-                         salvage_sessions)
+from ov.store.db import (KEYWORDS_META, Unusable, WriteHold, check_db_file, clear_rebuild, own_files,
+                         rebuild_path, salvage_sessions, unretire)
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -392,6 +393,7 @@ def _open_checked(db_path: Path, thorough: bool) -> tuple[Store | None, Unusable
     wrong with it) when it is damaged (issue 17). `thorough` (for --full) adds SQLite's
     quick_check; without it the checks are cheap: the tables, the file's length, each
     table's first rows."""
+    clear_rebuild(db_path, stale=True)
     try:
         store = Store.create(db_path)
     except OvError as e:
@@ -418,22 +420,17 @@ def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
     the old file or the new one), so an interrupted rebuild leaves the old index as it was
     and costs its size again in disk while it runs. The tags, first-seen times and
     context-mode ledgers the old file still yields are carried over."""
-    new = db_path.with_name(db_path.name + REBUILD_SUFFIX)
-    leftovers = (new, *(Path(f"{new}{s}") for s in ("-wal", "-shm", "-journal")))
-
-    def clear() -> None:
-        for p in leftovers:
-            if os.path.lexists(p):
-                os.unlink(p)
-
+    new = rebuild_path(db_path)
+    clear = partial(clear_rebuild, db_path)
     clear()
-    store = Store.create(new)
+    store = None
     try:
+        store = Store.create(new)  # inside: a stop while the schema is made leaves nothing either
         _fill(store, root, opts, report, progress, warn, embedder, stop)
         # the tags and ledgers are copied last, with the old file's writers held off, so a
         # `ov tag` while the rebuild ran is not lost (from here on it waits, or gets
         # index_busy); released before the rename, as its close checkpoints the old file
-        with WriteHold(db_path):
+        with WriteHold(db_path) as hold:
             kept, ledgers = salvage_file_meta(db_path), salvage_sessions(db_path)
             if kept:  # counted against the old index, as an in-place run counts: updated, removed
                 now = set(store.file_states())
@@ -447,15 +444,22 @@ def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
             store.checkpoint()
             store.close()
             _same_mode(db_path, new)
+            hold.retire()  # a writer held off until now finds the mark, and tries the new file
     except BaseException:
-        store.close()
+        if store is not None:
+            store.close()
         clear()  # stopped (Ctrl-C) or failed: the old index stays, and no half of a new one
         raise
-    for s in ("-wal", "-shm", "-journal"):  # the old file's: they would be replayed into the new
-        p = Path(f"{db_path}{s}")
-        if os.path.lexists(p):
-            os.unlink(p)
-    os.replace(new, db_path)
+    try:
+        for s in ("-wal", "-shm", "-journal"):  # the old file's: they would be replayed into the new
+            p = Path(f"{db_path}{s}")
+            if os.path.lexists(p):
+                os.unlink(p)
+        os.replace(new, db_path)
+    except BaseException:
+        unretire(db_path)
+        clear()
+        raise
     for s in ("-wal", "-shm"):
         p = Path(f"{new}{s}")
         if os.path.lexists(p):
@@ -464,15 +468,18 @@ def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
 
 def _same_mode(old: Path, new: Path) -> None:
     """The rebuilt file keeps the old one's permission bits and group (an index shared
-    with readers stays readable by them; a new index is owner-only)."""
+    with readers stays readable by them; a new index is owner-only), and its owner when
+    root rebuilds it."""
     try:
         st = os.stat(old)
     except OSError:
         return
     try:
         os.chmod(new, stat.S_IMODE(st.st_mode))
-        if os.stat(new).st_gid != st.st_gid:
-            os.chown(new, -1, st.st_gid)
+        mine = os.stat(new)
+        if (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid):
+            # root rebuilding a user's index (`sudo ov index --full`) leaves it the user's
+            os.chown(new, st.st_uid if os.geteuid() == 0 else -1, st.st_gid)
     except OSError:  # not allowed: the new file stays owner-only
         pass
 
@@ -489,6 +496,7 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
     if not locked:
         lock.acquire(wait_s)
     try:
+        clear_rebuild(db_path, stale=True)
         store = Store.open(db_path)
         try:
             if store.get_meta(KEYWORDS_META):  # a first answer's budget left files unread

@@ -226,9 +226,10 @@ _FLAG_ARGS = {"path": "paths", "type": "types", "glob": "globs", "invert_match":
               "-t": "types", "-n": "limit", "-u": "uri", "-g": "globs", "-A": "after",
               "-B": "before", "-C": "context", "-F": "fixed", "-i": "ignore_case", "-w": "word",
               "-c": "count", "-l": "files_with_matches", "-f": "fields", "-e": "pattern"}
-# `-x/--long`, `--long` or `-x`, not inside a word or right after a quote (a value quoted
-# in a message is the user's, kept as given)
-_FLAG = re.compile(r"(?<![\w'\"-])(?:-[A-Za-z0-9]/)?--[a-z][a-z0-9-]*|(?<![\w'\"-])-[A-Za-z0-9](?![\w-])")
+# `-x/--long`, `--long` or `-x`, not inside a word or a path, nor right after a quote (a
+# value quoted in a message is the user's, kept as given)
+_FLAG = re.compile(r"(?<![\w'\"/-])(?:-[A-Za-z0-9]/)?--[a-z][a-z0-9-]*(?![\w/])"
+                   r"|(?<![\w'\"/-])-[A-Za-z0-9](?![\w/-])")
 
 
 def as_arguments(err: OvError, tool: str, args: dict[str, Any] | None = None) -> OvError:

@@ -354,3 +354,18 @@ def test_other_commands_do_not_load_the_sdk(tmp_path):
 def test_mcp_with_a_missing_folder_is_an_error(tmp_path):
     r = run_inprocess("mcp", str(tmp_path / "nope"), env=ENV)
     assert r.code == 2 and "error[not_found]" in r.err
+
+
+def test_flags_in_a_path_of_an_error_message_are_not_rewritten():
+    """A message's flags are named as the tool's arguments, but a path's parts that look
+    like flags (`/srv/-n/...`, `/x/--limit/`) are the path's."""
+    from ov.errors import OvError
+    from ov.mcp import as_arguments
+
+    def msg(m: str) -> str:
+        return as_arguments(OvError("invalid_argument", m), "search").message
+
+    assert msg("cannot open /srv/-n/.ov/index.db") == "cannot open /srv/-n/.ov/index.db"
+    assert msg("cannot open /srv/--limit/x.db") == "cannot open /srv/--limit/x.db"
+    assert msg("-n/--limit must be between 1 and 50") == "limit must be between 1 and 50"
+    assert msg("--limit must be between 1 and 50") == "limit must be between 1 and 50"

@@ -5,10 +5,15 @@ dropped tables, a future or reset user_version, a garbage WAL or shared-memory f
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -316,15 +321,18 @@ def test_a_full_rebuild_keeps_what_was_written_meanwhile_and_the_file_mode(tmp_p
     assert oct(db.stat().st_mode & 0o777) == oct(0o644)
 
 
-def test_someone_elses_sqlite_database_is_refused_untouched(tmp_path):
+@pytest.mark.parametrize("user_version", [0, 3, 7, 42])
+def test_someone_elses_sqlite_database_is_refused_untouched(tmp_path, user_version):
     """`--db` naming another program's SQLite database: refused as not an ov index before
     anything touches it: no lock file beside it, and not switched to WAL mode (a change
-    written into its header, which SQLite keeps for good)."""
+    written into its header, which SQLite keeps for good). Whatever its own user_version
+    (ov's schema numbers among them): ov's index is told by its meta table's version row."""
     root = make_tree(tmp_path / "t", {"a.md": "hello\n"})
     app = root / "app.db"
     conn = sqlite3.connect(app)
     conn.execute("CREATE TABLE users(name TEXT)")
     conn.execute("INSERT INTO users VALUES ('ada')")
+    conn.execute(f"PRAGMA user_version={user_version}")
     conn.commit()
     conn.close()
     before = app.read_bytes()
@@ -334,3 +342,167 @@ def test_someone_elses_sqlite_database_is_refused_untouched(tmp_path):
         assert r.code == 2 and "not an ov index" in r.json["error"]["message"], (args, r.out)
     assert app.read_bytes() == before
     assert sorted(p.name for p in root.iterdir()) == ["a.md", "app.db"]
+
+
+def test_a_write_held_off_by_a_rebuild_goes_to_the_new_file(tmp_path, monkeypatch):
+    """A tag that waits on the old file while `--full` copies the tags across (the write
+    hold) is not committed into the file about to be renamed over, and lost: the rebuild
+    marks the old file as its last write, and the tag, finding the mark, is written to the
+    new file."""
+    import threading
+
+    from ov import api, indexer
+    from ov.store import Store
+
+    monkeypatch.setenv("OV_EMBEDDER", "hash")
+    root = make_tree(tmp_path / "t", FILES)
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    done: list = []
+
+    def tag_late() -> None:
+        with api.Index.open(root) as ix:
+            done.append(ix.tag("doc4.md", ["late=1"]))
+
+    same_mode = indexer._same_mode
+    started = []
+
+    def slow_same_mode(old, new):
+        started.append(threading.Thread(target=tag_late))
+        started[0].start()
+        time.sleep(0.5)  # the tag is waiting on the old file's write lock by now
+        same_mode(old, new)
+
+    monkeypatch.setattr(indexer, "_same_mode", slow_same_mode)
+    api.index(root, full=True)
+    started[0].join(30)
+    assert len(done) == 1
+    with Store.open(root / ".ov" / "index.db") as s:
+        assert s.q1("SELECT tags FROM files WHERE path = 'doc4.md'") == '{"late": "1"}'
+        assert s.get_meta("superseded") is None
+
+
+def test_a_rebuild_killed_after_its_mark_is_finished_by_the_next_run(tmp_path, monkeypatch):
+    """A rebuild killed between marking the old file and renaming the new one over it:
+    a write then says index_busy (retryable), never succeeds into a file about to go; the
+    next `ov index` (holding the index lock, so no rebuild runs) takes the mark back and
+    removes the half-built file, and writes go on."""
+    from ov import api
+    from ov.store import Store
+
+    monkeypatch.setenv("OV_EMBEDDER", "hash")
+    monkeypatch.setattr(api, "SUPERSEDED_WAIT_S", 0.2)
+    root = make_tree(tmp_path / "t", FILES)
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    db = root / ".ov" / "index.db"
+    with Store.open(db) as s, s.tx():
+        s.set_meta("superseded", "1")
+    shutil.copy(db, db.with_name("index.db.rebuild"))
+    r = run_inprocess("tag", "doc4.md", "k=v", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 2 and r.json["error"]["code"] == "index_busy" and r.json["error"]["retryable"], r.out
+    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
+    assert sorted(p.name for p in db.parent.iterdir() if "rebuild" in p.name) == []
+    r = run_inprocess("tag", "doc4.md", "k=v", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 0, r.out
+    with Store.open(db) as s:
+        assert s.q1("SELECT tags FROM files WHERE path = 'doc4.md'") == '{"k": "v"}'
+
+
+def test_a_file_of_the_users_by_the_rebuild_name_is_kept(tmp_path):
+    """`--db notes.db --full` builds `notes.db.rebuild`: a file of the user's by that name
+    is refused as invalid_path, not removed."""
+    root = make_tree(tmp_path / "t", {"a.md": "hello\n"})
+    assert run_inprocess("index", ".", "--db", "../notes.db", "--no-embed", cwd=root, env=ENV).code == 0
+    mine = tmp_path / "notes.db.rebuild"
+    mine.write_text("my plans\n")
+    r = run_inprocess("index", ".", "--db", "../notes.db", "--full", "--no-embed", "-o", "json",
+                      cwd=root, env=ENV)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_path", r.out
+    assert mine.read_text() == "my plans\n"
+
+
+def test_sigterm_stops_a_full_rebuild_as_ctrl_c_does(tmp_path):
+    """`timeout`, a service manager and an editor stop `ov index` with SIGTERM: a `--full`
+    so stopped removes its half-built file, and the old index stays whole."""
+    files = {f"d{i}/f{j}.md": f"# Note {i} {j}\n\n" + f"word{i} text{j} " * 200 + "\n"
+             for i in range(30) for j in range(20)}
+    root = make_tree(tmp_path / "t", files)
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=ENV).code == 0
+    db = root / ".ov" / "index.db"
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    p = subprocess.Popen([sys.executable, "-m", "ov", "index", ".", "--full"], cwd=root,
+                         env={**os.environ, **ENV, "OV_INDEX_JOBS": "1"},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    rebuild = db.with_name("index.db.rebuild")
+    deadline = time.monotonic() + 60
+    while not rebuild.exists() and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert p.poll() is None, "the rebuild ended before it could be stopped"
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and b"interrupted" in err, (p.returncode, err)
+    assert sorted(x.name for x in db.parent.iterdir() if "rebuild" in x.name) == []
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to own a file as another user")
+def test_root_rebuilding_a_users_index_leaves_it_theirs(tmp_path):
+    """`sudo ov index --full` on a user's index: the new file keeps its owner, group and
+    mode (it used to become root's, 0600, and the user could no longer read it)."""
+    from ov import api
+
+    root = make_tree(tmp_path / "t", FILES)
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=ENV).code == 0
+    db = root / ".ov" / "index.db"
+    os.chown(db, 65534, 65534)
+    os.chmod(db, 0o640)
+    api.index(root, full=True, embed=False)
+    st = db.stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (65534, 65534, 0o640)
+
+
+def test_an_index_named_through_a_linked_folder_does_not_index_itself(tmp_path):
+    """`--db` inside the tree, named through a symbolic link to the tree's folder: the
+    index's own files are still known as its own (the root is resolved, so must they be)."""
+    root = make_tree(tmp_path / "t", {"a.md": "hello\n"})
+    (tmp_path / "link").symlink_to(tmp_path)
+    db = tmp_path / "link" / "t" / "my.db"
+    for _ in range(2):
+        r = run_inprocess("index", ".", "--db", str(db), "--no-embed", "-o", "json", cwd=root, env=ENV)
+        assert r.code == 0 and r.json["result"]["skipped"] == 0 and r.json["result"]["added"] <= 1, r.out
+    st = run_inprocess("status", "--db", str(db), "-o", "json", cwd=root, env=ENV).json["result"]
+    assert st["files"] == 1 and st["new_files"] == 0, st
+
+
+@pytest.mark.parametrize("name", ["a#b", "c%41d", "e?f"])
+def test_an_index_under_a_folder_with_uri_characters_opens_read_only(tmp_path, name):
+    """A read-only open names the file in a URI: `#`, `%` and `?` in the path are quoted
+    (`#` used to cut the path, and SQLite made a stray empty file at the cut)."""
+    root = make_tree(tmp_path / name, FILES)
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=ENV).code == 0
+    r = run_inprocess("manifest", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 0, r.out
+    r = run_inprocess("search", "alpha1", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 0 and r.json["result"]["hits"], r.out
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_damage_read_from_an_immutable_index_its_owner_changed_is_busy(tmp_path):
+    """An index read as immutable (a folder this user cannot write) has no locks: its
+    owner's checkpoint can rewrite a page under a query. A damage error from a file that
+    changed since it was opened is index_busy (retryable), not 'damaged, rebuild it'."""
+    import sqlite3 as sq
+
+    from ov.store import db as dbmod
+
+    f = tmp_path / "index.db"
+    f.write_bytes(b"x" * 4096)
+    dbmod._IMMUTABLE[str(f)] = dbmod._file_state(f)
+    try:
+        err = sq.DatabaseError("database disk image is malformed")
+        assert dbmod.map_error(err, f).code == "invalid_argument"  # unchanged: real damage
+        f.write_bytes(b"y" * 8192)
+        got = dbmod.map_error(err, f)
+        assert got.code == "index_busy" and got.retryable, got.message
+        assert dbmod.map_error(err).code == "index_busy"  # mapped without its path
+    finally:
+        del dbmod._IMMUTABLE[str(f)]

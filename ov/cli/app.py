@@ -137,6 +137,7 @@ def index_cmd(
             return stop_background(out, path, db)
         from ov import api  # noqa: PLC0415
 
+        _term_as_interrupt()
         rep = build_index(out, path, db, embed=not no_embed, full=full,
                           walk_opts=api.walk_options(path, hidden, no_ignore, follow, max_filesize),
                           progress=progress)
@@ -147,6 +148,18 @@ def index_cmd(
         return EXIT_OK
 
     run((output, json_, color), body)
+
+
+def _term_as_interrupt() -> None:
+    """SIGTERM (a service manager's stop, `timeout`, an editor ending its task) ends `ov
+    index` as Ctrl-C does: a `--full` removes its half-built file, a watch the change
+    journal's socket, and the batch being written is rolled back."""
+    import signal  # noqa: PLC0415
+
+    def stop(_sig, _frame) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _watch(out: Out, path: Path, db: Optional[Path], embed: bool, flags: dict) -> None:
@@ -164,14 +177,6 @@ def _watch(out: Out, path: Path, db: Optional[Path], embed: bool, flags: dict) -
         if rep.added or rep.updated or rep.removed:
             emit_update(out, rep, api.summary(rep))
 
-    # a service manager's stop (SIGTERM) ends the watch as Ctrl-C does: the change
-    # journal's socket is removed on the way out
-    import signal  # noqa: PLC0415
-
-    def stop(_sig, _frame) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
     # the catch-up pass (a stat per file) covers what was saved between the build and the
     # moment the OS watch was set up
     api.watcher(path, db=db, embed=embed, on_update=updated, warn=out.warn, **flags).run()

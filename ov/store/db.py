@@ -112,8 +112,11 @@ def _connect_ro(mod, path: Path, op_err):
     checkout, a read-only volume) cannot be opened so in WAL mode, whose readers create the
     `-shm` file: it is then read as immutable (no locks, no WAL) when no WAL beside it holds
     pages, which is how a writer that finished leaves it."""
-    conn = mod.connect(f"file:{path.as_posix()}?mode=ro", uri=True,
-                       timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    from urllib.parse import quote  # noqa: PLC0415 - a path's `#`, `?` or `%` is not the URI's
+
+    uri = f"file:{quote(path.as_posix())}"
+    conn = mod.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                       check_same_thread=False)
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         return conn
@@ -124,8 +127,30 @@ def _connect_ro(mod, path: Path, op_err):
                 or (wal.exists() and wal.stat().st_size > 0)):
             raise
         conn.close()
-    return mod.connect(f"file:{path.as_posix()}?mode=ro&immutable=1", uri=True,
+    _IMMUTABLE[str(path)] = _file_state(path)
+    return mod.connect(f"{uri}?mode=ro&immutable=1", uri=True,
                        timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+
+
+# An index read as immutable -> its file's state then. Its owner's checkpoint rewrites pages
+# under such a reader, which may then read a page half old and half new: an error of
+# damage from a file that changed since is the owner's write, retryable, not damage.
+_IMMUTABLE: dict[str, tuple[int, ...] | None] = {}
+
+
+def _file_state(path: Any) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _changed_under_reader(path: Any) -> bool:
+    """Whether the immutable index at `path` (None: any, for an error no store call
+    mapped) has changed since it was opened."""
+    keys = list(_IMMUTABLE) if path is None else [str(path)] if str(path) in _IMMUTABLE else []
+    return any(_file_state(k) != _IMMUTABLE[k] for k in keys)
 
 
 def writable(db_path: Path) -> bool:
@@ -218,6 +243,16 @@ class Unusable(OvError):
         self.what = what
 
 
+class Superseded(OvError):
+    """A write that waited on an index `ov index --full` has just replaced: the rebuild
+    marked the old file (`SUPERSEDED_META`) as its last write, so nothing is committed into
+    a file about to be renamed over (and lost). Retryable: the next try reads the new file."""
+
+    def __init__(self, path: Any) -> None:
+        super().__init__("index_busy", f"the index {path} was rebuilt by `ov index --full` while "
+                         "this waited to write to it; try again", retryable=True)
+
+
 def damaged(path: Any, detail: str) -> Unusable:
     # invalid_argument: DESIGN.md names no code of its own for a broken index; the field
     # (`db`) says which argument, and the advice what to do
@@ -235,6 +270,9 @@ def _map_error(e: Exception, path: Any = None) -> OvError:
         return OvError("invalid_path", f"the index {path} cannot be written by this user ({msg}); "
                        "`ov grep` searches without it", field="db")
     if not any(w in low for w in _OWN_BUGS):
+        if _changed_under_reader(path):
+            return OvError("index_busy", f"the index {path} changed while it was read (its owner "
+                           f"is updating it: {msg}); try again", retryable=True)
         return damaged(path, msg)
     return OvError("internal", f"database error: {msg}")
 
@@ -388,13 +426,44 @@ OPTIONAL_TABLES = {
 # anywhere: nothing is written through one. The sidecars SQLite and the lock create.
 SIDECARS = ("-wal", "-shm", "-journal", ".lock")
 REBUILD_SUFFIX = ".rebuild"  # `ov index --full` builds the new file beside the old
+SUPERSEDED_META = "superseded"  # the old file's mark, written as the rebuild's last step
+
+
+def rebuild_path(db_path: Path) -> Path:
+    return Path(db_path).with_name(Path(db_path).name + REBUILD_SUFFIX)
+
+
+def clear_rebuild(db_path: Path, stale: bool = False) -> None:
+    """A rebuild's new file and its companions removed (an interrupted `--full`). With
+    `stale`, by a run that holds the index lock, so no rebuild is running: what a killed
+    one left (its file, the old file's `retire` mark) goes. A file by that name that is not
+    an SQLite file nor empty is someone's: `invalid_path`, and nothing is removed."""
+    new = rebuild_path(db_path)
+    try:
+        with open(new, "rb") as f:
+            head = f.read(16)
+    except FileNotFoundError:
+        head = b""
+    except OSError as e:
+        raise OvError("invalid_path", f"{new}: {e.strerror or e}", field="db") from None
+    if head and head != SQLITE_HEADER:
+        raise OvError("invalid_path", f"{new} is not ov's (ov builds a new index under that name); "
+                      "move it away", field="db")
+    for p in (new, *(Path(f"{new}{s}") for s in ("-wal", "-shm", "-journal"))):
+        if os.path.lexists(p):
+            os.unlink(p)
+    if stale and os.path.exists(db_path) and _peek(
+            Path(db_path), lambda c: c.execute("SELECT 1 FROM meta WHERE key = ?",
+                                               (SUPERSEDED_META,)).fetchone() is not None, False):
+        unretire(db_path)
 
 
 def own_files(root: Path, db_path: Path) -> set[str]:
     """The index's own files as tree paths, when `--db` puts them inside the tree (under
     .ov/ no walk goes): never indexed, skipped or counted as new, nor re-indexed by a
     watcher as they change. `db_path` may be the rebuild's file beside the index."""
-    p = Path(os.path.abspath(db_path))
+    p = Path(db_path)
+    p = Path(os.path.realpath(p.parent)) / p.name  # links resolved, as in `root`
     if p.name.endswith(REBUILD_SUFFIX):
         p = p.with_name(p.name[:-len(REBUILD_SUFFIX)])
     try:
@@ -559,9 +628,17 @@ def check_db_file(db_path: Path) -> None:
 
 
 def _foreign(db_path: Path) -> bool:
-    """An SQLite file with tables and no schema version of ov's: another program's."""
-    return _peek(db_path, lambda c: c.execute("PRAGMA user_version").fetchone()[0] == 0
-                 and c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0, False)
+    """An SQLite file with tables but no ov `meta` table holding a schema version: another
+    program's, whatever its own `user_version`. One that cannot be read is not called so
+    (it may be ov's, damaged)."""
+    def read(c) -> bool:
+        names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not names:
+            return False  # empty: nothing of anyone's to lose
+        return "meta" not in names or c.execute(
+            "SELECT 1 FROM meta WHERE key = 'schema_version'").fetchone() is None
+
+    return _peek(db_path, read, False)
 
 
 def salvage_file_meta(db_path: Path) -> dict[str, tuple[str, float]]:
@@ -594,7 +671,18 @@ class WriteHold:
     read from the old file then (tags, ledgers) is all it will ever hold."""
 
     def __init__(self, db_path: Path) -> None:
-        self.db_path, self.conn = db_path, None
+        self.db_path, self.conn, self.retired = db_path, None, False
+
+    def retire(self) -> None:
+        """Mark the old file as replaced, committed as the hold ends: a writer held off
+        meanwhile then finds the mark and writes to the new file instead (`Superseded`)."""
+        if self.conn is not None:
+            try:
+                self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')",
+                                  (SUPERSEDED_META,))
+                self.retired = True
+            except Exception:
+                pass
 
     def __enter__(self) -> WriteHold:
         try:
@@ -608,11 +696,27 @@ class WriteHold:
     def __exit__(self, *exc) -> None:
         if self.conn is not None:
             try:
-                self.conn.rollback()
+                if self.retired:
+                    self.conn.commit()
+                else:
+                    self.conn.rollback()
                 self.conn.close()
             except Exception:
                 pass
             self.conn = None
+
+
+def unretire(db_path: Path) -> None:
+    """The old file's `retire` mark taken back: its rebuild did not replace it (a failed
+    rename, a rebuild killed between its last two steps). Run holding the index lock."""
+    try:
+        conn = connect(db_path)
+        try:
+            conn.execute("DELETE FROM meta WHERE key = ?", (SUPERSEDED_META,))
+        finally:
+            conn.close()
+    except Exception:
+        pass
 
 
 def salvage_sessions(db_path: Path) -> list[tuple]:
@@ -877,6 +981,9 @@ class _Tx:
             self.conn.execute(self.BEGIN)
         except _errors() as e:
             raise _map_error(e, self.path) from e
+        if self.BEGIN == _Tx.BEGIN and self._superseded():
+            self.conn.execute("ROLLBACK")
+            raise Superseded(self.path)
         return self.conn
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -896,6 +1003,17 @@ class _Tx:
                 pass
             if isinstance(exc, _errors()):
                 raise _map_error(exc, self.path) from exc
+
+
+    def _superseded(self) -> bool:
+        try:
+            return self.conn.execute("SELECT 1 FROM meta WHERE key = ?",
+                                     (SUPERSEDED_META,)).fetchone() is not None
+        except _errors() as e:
+            if "no such table" in str(e):  # a new file's first transaction makes the schema
+                return False
+            self.conn.execute("ROLLBACK")
+            raise _map_error(e, self.path) from e
 
 
 class _Snapshot(_Tx):
