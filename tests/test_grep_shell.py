@@ -334,3 +334,17 @@ def test_help_says_a_path_may_lie_outside_the_search_root(ov, t, tmp_path):
     r = ov("grep", "-l", "needle", str(outside), cwd=t)
     assert r.code == 0 and r.out == os.path.relpath(outside / "o.txt", t) + "\n"
     assert ov("glob", "*.txt", "..", cwd=t / "sub").out == "../a.txt\n../b.txt\n"
+
+
+@needs_rg
+@pytest.mark.parametrize("pattern", [
+    "[a-z&&[^aeiou]]{9}", "^[a[bc]]+$", "[a-z--[aeiou]]+", "[a~~b]", "[[:alpha:]&&[^b]]+",
+    "[x[|]]", "[]a]", "[^]a]", "[[:alpha:]]+"])
+@pytest.mark.parametrize("case", [[], ["-i"]])
+def test_nested_classes_and_set_operations_as_rg(ov, tree, pattern, case):
+    """ripgrep's classes nest and take `&&`, `--` and `~~`; read as literal characters
+    (regex V0) they matched other lines, or none, without an error."""
+    t = tree({"t.txt": "bcdfghjklm\nabc\nb]\nA|\nxyz[\n"})
+    ours = ov("grep", *case, "-e", pattern, cwd=t)
+    theirs = rg(t, "-n", "--with-filename", *case, "-e", pattern)
+    assert (ours.code, _lines(ours.out)) == (theirs.returncode, _lines(theirs.stdout)), pattern

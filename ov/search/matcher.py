@@ -5,6 +5,8 @@ Pure functions over bytes and strings; no file system (that is `ov.search.files`
 Semantics follow ripgrep's defaults:
 - The `regex` module (V0, MULTILINE), so `\\b \\d \\w` are Unicode-aware. `-i` is
   IGNORECASE without FULLCASE: simple case folding, as ripgrep (`ß` does not match `SS`).
+  A pattern whose classes nest or use ripgrep's set operations (`[a-z&&[^aeiou]]`,
+  `--`, `~~`) is compiled as V1, which reads them as ripgrep does (`_nested_sets`).
 - A match is per line unless `multiline`: `^`/`$` match at line boundaries, `$` only
   before `\\n` (so `foo$` does not match `foo\\r\\n`, as in ripgrep without --crlf), and
   `\\s`, `[^a]` and the like never run across a newline. The whole decoded buffer is
@@ -158,11 +160,14 @@ def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = Fa
                        False, None, timeout, True, False)
     import regex  # noqa: PLC0415
 
-    src = regex.escape(pattern, special_only=True) if fixed else pattern
+    sets = None if fixed else _nested_sets(pattern)
+    src = regex.escape(pattern, special_only=True) if fixed else sets or pattern
     if not fixed:
         _check_repeats(pattern)
     body = f"(?<!\\w)(?:{src})(?!\\w)" if word else src
     flags = regex.V0 | regex.MULTILINE | (regex.IGNORECASE if ignore_case else 0)
+    if sets is not None:  # V1 reads them; (?-f): its -i folds simply, as V0 and ripgrep do
+        body, flags = "(?-f)" + body, flags & ~regex.V0 | regex.V1
     try:
         rx = regex.compile(body, flags)
     except regex.error as e:
@@ -175,7 +180,7 @@ def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = Fa
     except (OverflowError, RecursionError, ValueError) as e:
         raise OvError("invalid_pattern", f"invalid regex: {e}", field="pattern") from None
 
-    parsed = _parse(src if not fixed else None, pattern if fixed else None)
+    parsed = _parse(src if not fixed and sets is None else None, pattern if fixed else None)
     if not multiline and _names_newline(pattern, fixed, parsed):
         raise OvError("invalid_pattern",
                       'the pattern matches a literal "\\n", which a per-line search never '
@@ -200,6 +205,50 @@ def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = Fa
     bounded = fixed or (parsed is not None and _bounded(parsed) is not None)
     return Pattern(pattern, rx, multiline, tuple(lits), byte_lits, fold, line_lit, timeout,
                    bounded, per_line)
+
+
+def _nested_sets(pattern: str) -> str | None:
+    """The pattern as `regex` V1 reads ripgrep's classes, when one nests a class
+    (`[a[bc]]`) or uses a set operation (`&&` intersection, `--` difference, `~~`
+    symmetric difference), which V0 would read as literal characters (a wrong answer, not
+    an error); None when none does. V1 also reads `||` in a class as union, where ripgrep
+    reads two `|`: those are escaped."""
+    out: list[str] = []
+    depth, i, n, found = 0, 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if c == "[" and (depth == 0 or not pattern.startswith("[:", i)):
+            found = found or depth > 0
+            depth += 1
+            j = i + 1 + (pattern[i + 1:i + 2] == "^")
+            j += pattern[j:j + 1] == "]"  # a `]` first in a class is the character
+            out.append(pattern[i:j])
+            i = j
+            continue
+        if depth and c == "[":  # a POSIX class, [:alpha:]
+            end = pattern.find(":]", i + 2)
+            end = n if end < 0 else end + 2
+            out.append(pattern[i:end])
+            i = end
+            continue
+        if depth and c == "]":
+            depth -= 1
+        elif depth and pattern[i:i + 2] in ("&&", "--", "~~"):
+            found = True
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        elif depth and pattern[i:i + 2] == "||":
+            out.append("\\|\\|")
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out) if found else None
 
 
 # -- required literals ------------------------------------------------------------------
