@@ -10,6 +10,7 @@ flags and renders what these functions return.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -128,12 +129,9 @@ def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory,
                           field="level")
         use_vec = False
     if use_vec:
-        if cov["embedded"] == 0:
-            # nothing to read: no vectors yet (a worker adds them) or none coming (--no-embed)
-            if req.search_type == "semantic" and not cov["pending"]:
-                raise OvError("unsupported",
-                              "this index has no vectors (built with --no-embed); run `ov index` "
-                              "without --no-embed to enable semantic search", field="search_type")
+        if cov["embedded"] == 0 and req.search_type == "semantic":
+            _first_vectors(store, cov)
+        if cov["embedded"] == 0:  # a hybrid one reads keywords alone, and says so
             use_vec = False
         else:
             qvec, model_id = _embed_query(req.query, embedder_factory or _default_embedder)
@@ -158,6 +156,7 @@ def _no_vector_levels(req: SearchRequest) -> bool:
 # for each -n (64 for 10 hits, 204 for 50) one hit scored 0.0046 at -n 7 and 0.0048 at
 # -n 49, and pages of -n 7 chained by --cursor were not in score order.
 FIRST_DEPTH = 256
+FIRST_VECTORS_WAIT_S = 10.0  # a semantic search waits so long for a worker's first vectors
 
 
 class _Rankings:
@@ -226,6 +225,33 @@ def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tup
     else:
         segments = [*segments, (depth, len(page))]
     return page, len(new) > req.limit, segments, checker
+
+
+def _first_vectors(store: Store, cov: dict) -> None:
+    """A semantic search on an index with no vector yet: the first ones a background
+    worker commits are waited for, a few seconds at most (a small tree's first `ov find`
+    then answers), and `cov` is updated. Else an error, never an empty result that a
+    script would read as "nothing matched": `index_busy` (retryable) while a worker adds
+    them, `unsupported` when none are coming."""
+    deadline = time.monotonic() + FIRST_VECTORS_WAIT_S
+    while cov["embedded"] == 0 and cov["pending"] and cov["background"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+        cov.update(coverage(store))
+    if cov["embedded"]:
+        return
+    if cov["background"]:
+        raise OvError("index_busy", f"semantic search has no vectors to read yet: a background worker "
+                      f"is adding them ({cov['pending']} rows; `ov status` shows its progress); try "
+                      "again, or run `ov index` to finish them in the foreground", field="search_type")
+    if cov["pending"]:
+        raise OvError("unsupported", "this index has no vectors yet; run `ov index` to add them",
+                      field="search_type")
+    from ov.indexer import EMBED_META  # noqa: PLC0415
+
+    if cov["embeddable"] == 0 and store.get_meta(EMBED_META) != "off":
+        return  # nothing in it to embed (an empty tree, data files only): no hit, not an error
+    raise OvError("unsupported", "this index has no vectors (built with --no-embed); run `ov index` "
+                  "without --no-embed to enable semantic search", field="search_type")
 
 
 def coverage(store: Store) -> dict:

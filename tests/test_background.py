@@ -394,3 +394,40 @@ def test_a_worker_whose_index_was_deleted_or_replaced_stops(tree, monkeypatch):
     monkeypatch.setattr(worker, "complete_index", fake_complete)
     assert worker.run(db) == 0
     assert seen == [False, True, True]
+
+
+def test_a_first_find_waits_for_the_workers_first_vectors(tree):
+    """`ov find` on a tree with no index: the keyword rows are built, a worker adds the
+    vectors, and the semantic search waits for its first commit (a few seconds at most)
+    rather than answering "no results" (exit 1) from an index with no vector yet."""
+    root = tree({"cat.md": "# Cats\n\nThe cat sat on the mat.\n", "dog.md": "# Dogs\n\nA dog ran.\n"})
+    r = run_subprocess(["find", "cat sat on the mat", "--json"], cwd=root, env={"OV_EMBEDDER": "hash"})
+    assert r.code == 0, r.out + r.err
+    res = r.json["result"]
+    assert res["hits"] and res["coverage"]["embedded"] > 0 and res["branches"] == ["semantic"], res
+    _wait_worker(_db(root))
+
+
+def test_find_with_no_vector_yet_is_busy_not_empty(tree, monkeypatch):
+    """While a worker has committed no vector, past the wait: index_busy (retryable), so a
+    script retries; an index whose vectors are pending with no worker: unsupported, with
+    the command that adds them. Never exit 1, which reads as "nothing matched"."""
+    from ov import api, engine
+
+    monkeypatch.setenv("OV_EMBEDDER", "hash")
+    monkeypatch.setattr(engine, "FIRST_VECTORS_WAIT_S", 0.3)
+    root = tree(_many(3))
+    api.index(root, embed=False)
+    with Store.open(_db(root)) as s, s.tx():
+        s.set_meta("embed", "on")  # vectors pending, as a first search leaves them
+    with api.Index.open(root) as ix:
+        with pytest.raises(api.OvError) as e:
+            ix.find("tide tables")
+        assert e.value.code == "unsupported" and "ov index" in e.value.message
+        monkeypatch.setattr("ov.indexer.worker_state", lambda db: {"pid": 1, "phase": "embedding"})
+        t0 = time.monotonic()
+        with pytest.raises(api.OvError) as e:
+            ix.find("tide tables")
+        assert e.value.code == "index_busy" and e.value.retryable and time.monotonic() - t0 >= 0.3
+        hits = ix.search("tide tables").hits  # hybrid: keywords alone, with its warning
+        assert hits

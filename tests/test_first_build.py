@@ -320,3 +320,26 @@ def test_status_says_a_first_build_is_not_finished(tree):
     assert "not finished" in run_subprocess(["status"], cwd=root).out
     assert run_subprocess(["index", "--no-embed", "."], cwd=root).code == 0
     assert "not finished" not in run_subprocess(["status"], cwd=root).out
+
+
+def test_a_path_outside_the_current_folder_is_searched_in_its_own_index(tmp_path):
+    """`ov search Q -u ../other` from a folder without an index: the index is found above
+    the named path, and the current folder is not indexed first (run from a home folder,
+    that indexed all of it, then refused the path as outside its root)."""
+    other = make_tree(tmp_path / "other", {"a.md": "# A\n\nzanzibar spice routes\n"})
+    here = make_tree(tmp_path / "here", {"b.md": "# B\n\nnothing\n"})
+    assert run_inprocess("index", ".", cwd=other, env={"OV_EMBEDDER": "hash"}).code == 0
+    r = run_inprocess("search", "zanzibar", "-u", "../other/a.md", "-o", "json", cwd=here,
+                      env={"OV_EMBEDDER": "hash"})
+    assert r.code == 0 and [h["path"] for h in r.json["result"]["hits"]] == ["../other/a.md"], r.out
+    assert not (here / ".ov").exists()
+    # an index found from the current folder decides: a path outside its root is refused
+    r = run_inprocess("search", "zanzibar", "-u", str(here), "-o", "json", cwd=other,
+                      env={"OV_EMBEDDER": "hash"})
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_path", r.out
+    # no index from here, none above the path: not_found, and nothing is built
+    third = make_tree(tmp_path / "third", {"c.md": "x\n"})
+    r = run_inprocess("search", "zanzibar", "-u", "../third", "-o", "json", cwd=here,
+                      env={"OV_EMBEDDER": "hash"})
+    assert r.code == 2 and r.json["error"]["code"] == "not_found", r.out
+    assert not (here / ".ov").exists() and not (third / ".ov").exists()

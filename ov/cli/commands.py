@@ -10,6 +10,7 @@ decides the output. `ov.cli.run.run_body` turns what they raise into an exit sta
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -158,7 +159,8 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
         t0 = time.perf_counter()
         filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
                                      after=after, before=before, tags=tags, level=level, types=type_)
-        with open_index(db, auto_index=not no_auto_index, out=out) as ix:
+        scope = _scope_of(uri, db)
+        with open_index(db, auto_index=not no_auto_index and scope is None, out=out, path=scope) as ix:
             res = ix.search(query, search_type=search_type, limit=limit, threshold=threshold,
                             cursor=cursor, explain=explain, all_chunks=all_chunks,
                             read_content=read_content, uri=uri, exclude_uri=exclude_uri,
@@ -241,13 +243,33 @@ def stop_background(out: Out, path: Path, db: Path | None) -> int:
         if pid is not None else "no background worker runs for this index"))
     return EXIT_OK
 
+def _scope_of(uri: Sequence[str] | None, db: Path | None) -> Path | None:
+    """Where a ranked search finds its index: from the current folder (None), unless no
+    index is found from there and every `-u PATH` lies outside it; then from the folder
+    those paths share, and no index is built there on first use (`ov search X -u
+    ~/other/repo` run from an unindexed home folder used to index the home folder first,
+    then refuse the path as outside its root). An index found from the current folder
+    decides: a `-u` outside its root is invalid_path."""
+    from ov.paths import locate  # noqa: PLC0415
+
+    if not uri or db is not None:
+        return None
+    here = Path.cwd().resolve()
+    paths = [Path(os.path.abspath(u)) for u in uri]
+    if any(p == here or here in p.parents for p in paths) or locate(here, None) is not None:
+        return None
+    common = Path(os.path.commonpath([str(p) for p in paths]))
+    return common if common.is_dir() else common.parent
+
+
 def open_index(db: Path | None, *, auto_index: bool = False, out: Out | None = None,
-               readonly: bool = False):
-    """`api.Index.open` for the current folder, with the CLI's notices and progress bar."""
+               readonly: bool = False, path: Path | None = None):
+    """`api.Index.open` for the current folder (or `path`), with the CLI's notices and
+    progress bar."""
     from ov import api  # noqa: PLC0415
 
     if out is None:
-        return api.Index.open(db=db, auto_index=auto_index, readonly=readonly)
-    return api.Index.open(db=db, auto_index=auto_index, readonly=readonly,
+        return api.Index.open(path, db=db, auto_index=auto_index, readonly=readonly)
+    return api.Index.open(path, db=db, auto_index=auto_index, readonly=readonly,
                           progress=Progress(out.stderr.isatty(), color=out.stderr_color, stream=out.stderr),
                           notice=out.notice, warn=out.warn)
