@@ -100,6 +100,7 @@ def test_first_search_answers_from_keywords_and_the_worker_completes(tree):
     assert res["branches"] == ["keywords", "semantic"] and res["warnings"] == []
 
 
+@pytest.mark.model  # the real model: its worker runs for minutes, so it is watched for sure
 def test_status_shows_the_worker_and_index_stop_stops_it(tree):
     from ov.worker import stop
 
