@@ -99,8 +99,9 @@ def test_bare_ov_prints_the_help_on_stderr_and_exits_2(ov):
 def test_an_unknown_option_hints_at_double_dash(ov, tmp_path):
     r = ov("search", "-x", cwd=tmp_path)
     assert r.code == 2
-    assert r.err == ("ov: error[invalid_argument]: No such option: -x (a query or pattern "
-                     "starting with '-' goes after '--': ov search -- -x)\n")
+    assert r.err == ("ov: error[invalid_argument]: No such option: -x (`ov search --help` lists "
+                     "its options; a query or pattern that starts with '-' goes after '--': ov "
+                     "search -- -x)\n")
     r = ov("grep", "--json", "--no-such-flag", "x", cwd=tmp_path)
     assert r.code == 2 and "ov grep -- --no-such-flag" in r.json["error"]["message"]
     r = ov("status", "-x", cwd=tmp_path)  # no query to pass: no hint
@@ -149,3 +150,10 @@ def test_a_skipped_name_that_is_not_utf8_is_listed_escaped(ov, tmp_path):
     assert r.code == 0, r.err
     res = ov("status", "--json", cwd=root).json["result"]
     assert res["skipped_files"] == [{"path": "big\\udcff.txt", "reason": "size"}]
+
+
+def test_index_stop_takes_no_flag_of_a_run(ov, tmp_path):
+    """`ov index --full --stop` used to stop the worker and silently drop --full."""
+    r = ov("index", "--full", "--stop", "--json", cwd=tmp_path)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument" and "--full" in r.json["error"]["message"]
+    assert not (tmp_path / ".ov").exists()

@@ -293,3 +293,14 @@ def test_translated_globs_agree_with_wcmatch_on_these_edges(pattern, path):
     for hidden in (False, True):
         want = wc.globmatch(path, pattern, flags=flags | (wc.DOTGLOB if hidden else 0))
         assert globs.compile_glob(pattern, hidden=hidden)(path) == want
+
+
+@pytest.mark.parametrize("pattern,hint", [("/etc/*.conf", "ov glob '*.conf' /etc"),
+                                          ("../x/*.py", "ov glob 'x/*.py' .."),
+                                          ("/usr/**/lib", "ov glob '**/lib' /usr")])
+def test_a_glob_that_can_match_nothing_is_refused_with_the_form_that_works(ov, tmp_path, pattern, hint):
+    """An absolute glob, or one that climbs out with `..`, matches paths under the folder
+    searched, so never any: it used to answer nothing (exit 1), as if nothing matched."""
+    r = ov("glob", "--json", pattern, cwd=tmp_path)
+    err = r.json["error"]
+    assert r.code == 2 and err["code"] == "invalid_pattern" and hint in err["message"], err

@@ -124,7 +124,7 @@ def _lines(text: str) -> list[str]:
 @pytest.mark.parametrize("flags", [
     ["-v", "needle"], ["-e", "alpha", "-e", "plain"], ["-m", "1", "needle"],
     ["-S", "needle"], ["-S", "Needle"], ["-i", "-s", "needle"], ["-F", "-e", "a.b", "-e", "one"],
-    ["-c", "-v", "needle"], ["-m", "2", "-c", "needle"],
+    ["-c", "-v", "needle"], ["-m", "2", "-c", "needle"], ["-m", "0", "needle"], ["-c", "-m", "0", "needle"],
 ])
 def test_flag_lines_as_rg(ov, t, flags):
     ours = ov("grep", *flags, cwd=t)

@@ -87,6 +87,18 @@ def test_grep_and_glob_never_read_or_list_through_a_link_out(fenced):
         assert "secret" not in r.out and "passwd" not in r.out, (pat, r.out)
 
 
+def test_a_named_link_leading_out_is_not_followed_and_says_so(fenced):
+    """rg searches the target of a link named on its command line; ov never follows a
+    link out of the tree, and says so rather than answering nothing without a word."""
+    for path in ("abs_file", "rel_file", "hop"):
+        r = run_inprocess("grep", "-o", "json", "-c", "outside", path, cwd=fenced, env=ENV)
+        assert r.code == 1 and r.json["result"]["counts"] == {}, (path, r.out)
+        assert [w for w in r.json["result"]["warnings"] if w.startswith(f"{path}: a symbolic link leading "
+                                                                        "outside the tree")], r.out
+    r = run_inprocess("grep", "-o", "json", "inside", "inside_link", cwd=fenced, env=ENV)
+    assert r.code == 0 and r.json["result"]["warnings"] == [], r.out
+
+
 def test_dotdot_and_absolute_scopes_are_refused_by_every_command(fenced):
     assert run_inprocess("index", ".", cwd=fenced, env=ENV).code == 0
     out = fenced.parent / "outside"

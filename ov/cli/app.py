@@ -134,6 +134,12 @@ def index_cmd(
         if not path.is_dir():
             raise OvError("invalid_path", f"{path} is not a folder", field="path")
         if stop:
+            given = [f for f, on in (("--full", full), ("--no-embed", no_embed), ("--watch", watch),
+                                     ("--no-ignore", no_ignore), ("--follow", follow),
+                                     ("--max-filesize", max_filesize is not None)) if on]
+            if given:  # said and ignored would leave the user thinking they ran
+                raise OvError("invalid_argument", f"--stop only stops the background worker; it "
+                              f"takes no {', '.join(given)}", field="stop")
             return stop_background(out, path, db)
         from ov import api  # noqa: PLC0415
 
@@ -648,7 +654,8 @@ def _dash_hint(e: BaseException, argv: list[str]) -> str:
     name = getattr(e, "option_name", None)
     if not name or not argv or argv[0] not in ("search", "find", "grep", "glob"):
         return ""
-    return f" (a query or pattern starting with '-' goes after '--': ov {argv[0]} -- {name})"
+    return (f" (`ov {argv[0]} --help` lists its options; a query or pattern that starts with "
+            f"'-' goes after '--': ov {argv[0]} -- {name})")
 
 
 def typer_main(argv: list[str]) -> int:

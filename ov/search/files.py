@@ -541,6 +541,8 @@ def iter_grep(
     tfilter = type_matcher(types) if types else None
     groups = plan_roots(cwd, paths)
     check_excludes(groups, cwd, exclude)
+    if max_count == 0:  # as rg: no line may match, so nothing is read (the paths are checked)
+        return
     for root, rels, indexed in groups:
         st.root = st.root or os.fspath(root)
         ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
@@ -552,6 +554,7 @@ def iter_grep(
         opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pfilter)
         named = frozenset(r for r in rels if r and (root / r).is_file())
         show = displayer(root, cwd)
+        _links_out(root, rels, show, st.warnings)
         last = ("", "")
         for r in _grep_files(pat, root, rels, opts, st, mode=mode, before=before, after=after,
                              limit=node_limit - st.records, excluded=excluded, pfilter=pfilter,
@@ -567,6 +570,20 @@ def iter_grep(
             return
 
 
+def _links_out(root: Path, rels: Sequence[str], show: Callable[[str], str], warnings: list[str]) -> None:
+    """A PATH named on the command line that is a link leading outside the tree is not
+    followed (DESIGN: never), and says so: rg would search its target, and an answer of
+    nothing without a word reads as "no match"."""
+    real_root = root.resolve()
+    for r in rels:
+        p = root / r
+        if r and p.is_symlink():
+            target = Path(os.path.realpath(p))
+            if target != real_root and real_root not in target.parents:
+                warnings.append(f"{show(r)}: a symbolic link leading outside the tree, not followed "
+                                f"(name its target to search it: {target})")
+
+
 def _checked(mode: str, stats: GrepStats | None, node_limit: int, max_depth: int | None,
              before: int, after: int, max_count: int | None, invert: bool, multiline: bool,
              deadline_s: float | None) -> GrepStats:
@@ -576,8 +593,8 @@ def _checked(mode: str, stats: GrepStats | None, node_limit: int, max_depth: int
     st = limited_stats(stats, node_limit, max_depth)
     if before < 0 or after < 0:
         raise OvError("invalid_argument", "context must be 0 or more lines", field="context")
-    if max_count is not None and max_count < 1:
-        raise OvError("invalid_argument", "--max-count must be at least 1", field="max_count")
+    if max_count is not None and max_count < 0:
+        raise OvError("invalid_argument", "--max-count must be 0 or more", field="max_count")
     if invert and (multiline or before or after):
         raise OvError("invalid_argument", "-v/--invert-match takes neither -U nor context lines",
                       field="invert")

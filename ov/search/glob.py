@@ -109,6 +109,23 @@ def glob_entry(e: FileEntry, fields: Sequence[str], tags: dict[str, str] | None,
     return g
 
 
+def _relative_pattern(pattern: str, path: str | None) -> None:
+    """A glob matches paths relative to the folder searched: one that is absolute or climbs
+    out with `..` can match nothing, so it is refused (as fd refuses a pattern it can
+    never match) with the form that does what was meant."""
+    parts = pattern.split("/")
+    if pattern.startswith("/") or ".." in parts:
+        if pattern.startswith("/"):  # the folder: the parts before the first wildcard
+            wild = [k for k, p in enumerate(parts) if any(c in p for c in "*?[{")]
+            i = (wild[0] if wild else len(parts) - 1) - 1
+        else:  # up to the last `..`
+            i = max(k for k, p in enumerate(parts) if p == "..")
+        folder, rest = "/".join(parts[:i + 1]) or "/", "/".join(parts[i + 1:]) or "*"
+        raise OvError("invalid_pattern", f"the glob {pattern!r} can match nothing: a glob matches "
+                      f"paths under the folder searched{f' ({path})' if path else ''}; name the "
+                      f"folder instead: ov glob {rest!r} {folder}", field="pattern")
+
+
 def glob(
     pattern: str,
     path: str | None = None,
@@ -131,6 +148,7 @@ def glob(
     `matches` holds paths (str), or `GlobEntry` objects when `fields` are asked.
     """
     st = limited_stats(stats, node_limit, max_depth)
+    _relative_pattern(pattern, path)
     match = compile_glob(pattern, ignore_case=ignore_case, hidden=hidden)
     LISTINGS.clear()
     for f in fields:
