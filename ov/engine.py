@@ -99,6 +99,7 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
                         "run `ov index` to refresh")
     if checker.refused:
         warnings.append(_refused_warning(checker.refused))
+    warnings.extend(_size_cap_warning(store))
     return SearchResult(
         search_type="keywords" if branches == ["keywords"] else req.search_type,
         branches=branches,
@@ -225,6 +226,19 @@ def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tup
     else:
         segments = [*segments, (depth, len(page))]
     return page, len(new) > req.limit, segments, checker
+
+
+def _size_cap_warning(store: Store) -> list[str]:
+    """DESIGN's "no silent limits": files the index left out for their size are in no
+    ranked result, which says so (grep reads them)."""
+    total, listed = store.skipped()
+    big = [p for p, why in listed if why == "size"]
+    if not big:
+        return []
+    more = total > len(listed)
+    return [f"{'at least ' if more else ''}{len(big)} file(s) over --max-filesize are not in the index "
+            f"and so in no ranked result ({big[0]}{', ...' if len(big) > 1 or more else ''}); "
+            "`ov status` lists them, `ov grep` searches them"]
 
 
 def _first_vectors(store: Store, cov: dict) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import make_tree, run_inprocess
+
 from ov.read import decode
 
 DOCS = {
@@ -318,3 +320,19 @@ def test_a_scope_outside_the_root_names_its_own_flag(tree, ov):
         r = ov("search", "needle", flag, "/etc", "-o", "json", cwd=root)
         assert r.code == 2 and r.json["error"]["code"] == "invalid_path", r.out
         assert r.json["error"]["field"] == field, (flag, r.out)
+
+
+def test_a_file_over_the_size_cap_is_named_in_every_ranked_result(tmp_path):
+    """DESIGN: a file-size cap that cuts a result says so in-band. A file the index left out
+    for its size is in no ranked result: each says so, and names it."""
+    root = make_tree(tmp_path / "t", {"small.md": "# Small\n\nbigneedle once\n",
+                                      "big.txt": "bigneedle\n" * 150_000})
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env={"OV_EMBEDDER": "hash"}).code == 0
+    r = run_inprocess("search", "bigneedle", "--search-type", "keywords", "-o", "json", cwd=root)
+    res = r.json["result"]
+    assert [h["path"] for h in res["hits"]] == ["small.md"]
+    assert [w for w in res["warnings"] if "over --max-filesize" in w and "big.txt" in w], res["warnings"]
+    (root / "big.txt").write_text("bigneedle\n")
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env={"OV_EMBEDDER": "hash"}).code == 0
+    r = run_inprocess("search", "bigneedle", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert r.json["result"]["warnings"] == [], r.out
