@@ -862,8 +862,11 @@ def manifest(store: Store | None, root: Path | None, grep_flags: list[str]) -> M
 
         model_id = MODEL_ID
     types = ["hybrid", "keywords", "semantic"] if vectors else ["keywords"]
+    import importlib.util  # noqa: PLC0415
+
+    serves = importlib.util.find_spec("mcp") is not None  # `ov mcp` needs the [mcp] extra
     commands = ["index", "status", *(["find"] if vectors else []), "search", "grep", "glob", "read",
-                "tag", "manifest"]
+                "tag", "manifest", "doctor", *(["mcp"] if serves else [])]
     return Manifest(
         ov_version=ov.__version__, schema_version=SCHEMA_VERSION, index=index, commands=commands,
         search_types=types, modes=["list", "context"], levels=levels, grep_flags=list(grep_flags),

@@ -59,3 +59,13 @@ class OvError(Exception):
 def debug_enabled() -> bool:
     """OV_DEBUG=1 asks for tracebacks; unset, empty, 0, false, no and off do not."""
     return os.environ.get("OV_DEBUG", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def shown_bytes(text: str) -> str:
+    """`text` with the bytes a name or an argument held that are not UTF-8 (surrogate
+    escapes) shown as `\\xNN`, as the bytes they were (`lat\\xe9.txt`), not as Python's
+    `\\udce9`; any other unpaired surrogate as `\\uNNNN`. Valid UTF-8 to print or dump."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")

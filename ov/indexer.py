@@ -46,7 +46,7 @@ from pathlib import Path
 from ov import chunk as chunking
 from ov import grams, tiers
 from ov.config import DEFAULT_EMBED_SKIP, INDEX_DIRNAME, WalkOptions, load_config
-from ov.errors import OvError
+from ov.errors import OvError, shown_bytes
 from ov.kinds import category, file_type, kind_of
 from ov.model import Chunk, IndexReport
 from ov.paths import db_path_for, index_root_of
@@ -567,7 +567,7 @@ class _LexicalPass:
         if reason == "size":
             self.big.append(path)
         # a name that is not UTF-8 (surrogate escapes) is kept as its escaped spelling
-        self.skipped.append((path.encode("utf-8", "backslashreplace").decode(), reason))
+        self.skipped.append((shown_bytes(path), reason))
 
     def jobs(self):
         """The files to read, as jobs for `_prepare`; files unchanged by size and mtime
@@ -579,7 +579,7 @@ class _LexicalPass:
             try:
                 entry.path.encode("utf-8")
             except UnicodeEncodeError:  # the index stores names as UTF-8 text
-                shown = entry.path.encode("utf-8", "backslashreplace").decode()
+                shown = shown_bytes(entry.path)
                 self.warn(f"{shown}: file name is not valid UTF-8; skipped")
                 self.on_skip(shown, "name_not_utf8")
                 continue

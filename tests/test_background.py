@@ -192,9 +192,10 @@ def test_progress_lines_when_stderr_is_a_file(tree, tmp_path):
                            timeout=300)
     assert p.returncode == 0
     lines = log.read_text().splitlines()
-    assert any(ln.startswith("ov: scanning ") for ln in lines), lines
+    assert any(ln.startswith("ov: scanning ") and ln.endswith(" files") for ln in lines), lines
     embed = [ln for ln in lines if ln.startswith("ov: embedding ")]
     assert embed and embed[-1].split()[2].split("/")[0] == embed[-1].split()[2].split("/")[1]
+    assert embed[-1].split()[3] == "rows", embed  # each line names what it counts
     assert not any("\x1b" in ln or "\r" in ln for ln in lines)  # plain lines, no bar
 
 

@@ -153,6 +153,7 @@ def test_manifest_shape(indexed, cli):
     assert m["search_types"] == ["hybrid", "keywords", "semantic"]
     assert m["modes"] == ["list", "context"]
     assert "find" in m["commands"] and "read" in m["commands"]
+    assert m["commands"][-2:] == ["doctor", "mcp"]  # every command this build has
     assert m["levels"] == [0, 1, 2]
     assert m["model"]["max_tokens"] == 256 and m["model"]["dims"] == 384
     assert m["limits"]["max_limit"] == 50 and m["limits"]["max_query_chars"] == 8192

@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError, debug_enabled
+from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError, debug_enabled, shown_bytes
 from ov.render import FORMATS, Out
 
 def make_out(output: str, json_flag: bool, color: str = "auto") -> Out:
@@ -37,7 +37,7 @@ def report(out: Out, err: OvError) -> None:
     """Show an error as one line on stderr (text) or one valid UTF-8 JSON object, whatever
     its message quotes: argv bytes that are not UTF-8 arrive as surrogate escapes and
     would make the JSON invalid, a newline would split the line."""
-    msg = err.message.encode("utf-8", "backslashreplace").decode("utf-8")
+    msg = shown_bytes(err.message)
     if out.fmt == "text":
         msg = msg.translate(_CONTROL)
     if msg != err.message:
@@ -130,6 +130,7 @@ class Progress:
     LINE_EVERY_S = 1.0
     LABELS = {"scan": "scanning", "trigram": "grep rows", "grams": "big files' grep bitmaps",
               "embed": "embedding"}
+    UNITS = {"scan": "files", "trigram": "rows", "embed": "rows"}  # what a line counts
 
     def __init__(self, enabled: bool, color: bool = True, stream=None) -> None:
         self.enabled = enabled
@@ -176,9 +177,10 @@ class Progress:
             elapsed = now - self.t0[phase]
             rate = done / elapsed if elapsed > 0 else 0.0
             eta = f", eta {(total - done) / rate:.0f}s" if rate and done < total else ""
-            msg = f"ov: {label} {done}/{total} ({done / total:.0%}){eta}"
+            unit = self.UNITS.get(phase, "")
+            msg = f"ov: {label} {done}/{total}{' ' + unit if unit else ''} ({done / total:.0%}){eta}"
         else:
-            msg = f"ov: {label} {done}"
+            msg = f"ov: {label} {done} {self.UNITS.get(phase, 'done')}"
         try:
             self.stream.write(msg + "\n")
             self.stream.flush()

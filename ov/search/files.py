@@ -15,6 +15,7 @@ functions of its own.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -519,10 +520,9 @@ def iter_grep(
     records (mode "count": files with their matching-line counts; mode "files": paths).
 
     `node_limit` caps the records (`stats.truncated` says when it cut); `invert` (-v): the
-    lines without a match; `max_count` (-m): matching lines a file; `follow` (-L): follow
-    symlinks (never out of the root). Past `deadline_s` of wall time,
-    `deadline_exceeded` says how far it got (the records yielded so far stand).
-    """
+    lines without a match; `max_count` (-m): matching lines a file (0: none, as rg);
+    `follow` (-L): follow symlinks (never out of the root). Past `deadline_s` of wall
+    time, `deadline_exceeded` says how far it got (the records yielded so far stand)."""
     st = _checked(mode, stats, node_limit, max_depth, before, after, max_count, invert,
                   multiline, deadline_s)
     started = time.monotonic()
@@ -532,16 +532,14 @@ def iter_grep(
     pat = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, word=word,
                           multiline=multiline, timeout=timeout)
     if deadline_s is not None:
-        from dataclasses import replace  # noqa: PLC0415
-
-        pat = replace(pat, deadline=started + deadline_s)
+        pat = dataclasses.replace(pat, deadline=started + deadline_s)
     cwd = Path.cwd() if cwd is None else Path(cwd)
     tag_pairs = parse_tags(tags) if tags else None
     pfilter = PathFilter(globs) if globs else None
     tfilter = type_matcher(types) if types else None
     groups = plan_roots(cwd, paths)
     check_excludes(groups, cwd, exclude)
-    if max_count == 0:  # as rg: no line may match, so nothing is read (the paths are checked)
+    if max_count == 0:  # no line may match: nothing is read (the paths are checked)
         return
     for root, rels, indexed in groups:
         st.root = st.root or os.fspath(root)
