@@ -348,3 +348,23 @@ def test_nested_classes_and_set_operations_as_rg(ov, tree, pattern, case):
     ours = ov("grep", *case, "-e", pattern, cwd=t)
     theirs = rg(t, "-n", "--with-filename", *case, "-e", pattern)
     assert (ours.code, _lines(ours.out)) == (theirs.returncode, _lines(theirs.stdout)), pattern
+
+
+@needs_rg
+@pytest.mark.parametrize("flags", [["-n", "needle"], ["-c", "needle"], ["-n", "^needle"], ["-l", "wörld"]],
+                         ids=str)
+def test_utf16_with_a_bom_is_text_as_rg(ov, tree, flags):
+    """rg reads a file that starts with a UTF-16 byte order mark as text (transcoded, the
+    mark dropped); ov read it as binary (its NULs), and a 64 KiB head at most. With an
+    index too: the index skips such a file, and grep must still search it."""
+    t = tree({"u8bom.txt": "\ufeffneedle after a UTF-8 mark\n"})
+    (t / "le.txt").write_bytes("\ufeffhello wörld\nsecond line needle\n".encode("utf-16-le"))
+    (t / "be.txt").write_bytes("\ufeffneedle in big-endian\n".encode("utf-16-be"))
+    (t / "nobom.txt").write_bytes("needle without a mark\n".encode("utf-16-le"))  # binary, as rg
+    (t / "long.txt").write_bytes(("\ufeff" + "filler line\n" * 20000 + "needle far down\n").encode("utf-16-le"))
+    theirs = rg(t, "--with-filename", *flags)
+    for index in (False, True):
+        if index:
+            assert ov("index", ".", "--no-embed", cwd=t).code == 0
+        ours = ov("grep", *flags, cwd=t)
+        assert (ours.code, _lines(ours.out)) == (theirs.returncode, _lines(theirs.stdout)), index

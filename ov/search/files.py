@@ -53,6 +53,9 @@ STREAM_BYTES = 32 << 20
 BLOCK_BYTES = 8 << 20
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16 is read whole, NULs and all, and transcoded
+
+
 class _Big(Exception):
     """read_searched's signal that the file is over `stream_over` bytes."""
 
@@ -68,7 +71,7 @@ def read_searched(abspath: str, stream_over: int | None = None) -> bytes:
     fd = os.open(abspath, _READ_FLAGS)
     try:
         head = os.read(fd, RG_BUFFER)
-        if not head or b"\x00" in head:
+        if not head or (b"\x00" in head and head[:2] not in UTF16_BOMS):
             return head
         if len(head) < RG_BUFFER:
             # a short read of a regular file (all the walk yields) is its end: most files
@@ -190,6 +193,12 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
         yield rel, abspath
 
 
+def _utf16(abspath: str) -> bool:
+    """Whether a file starts with a UTF-16 byte order mark."""
+    with open(abspath, "rb") as f:
+        return f.read(2) in UTF16_BOMS
+
+
 def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
               max_count: int | None, named: frozenset[str]) -> Callable[[str, str, int], tuple[int, object]]:
     """`search(rel, abspath, cap)`: what one file holds, (UNREADABLE | BINARY |
@@ -210,12 +219,15 @@ def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
             try:
                 data = read_searched(abspath, stream_over)
             except _Big:
-                answer, found = search_blocks(pat, rel, abspath, cap, mode)
+                answer, found = (SEARCH, None) if _utf16(abspath) else \
+                    search_blocks(pat, rel, abspath, cap, mode)
                 if answer != SEARCH:
                     return answer, found
                 data = read_searched(abspath)  # a NUL further on: ripgrep's cut-off applies
         except OSError:
             return UNREADABLE, None
+        if data[:2] in UTF16_BOMS:  # as rg: UTF-16 with its BOM is text, searched as UTF-8
+            data = data.decode("utf-16", "replace").encode("utf-8")
         # The literal test first: most files fail it, and then where a NUL lies matters
         # not (one pass over their bytes, not two). A file named explicitly is searched
         # whole even past a NUL, which its first buffer's test cannot speak for.
