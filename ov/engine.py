@@ -471,6 +471,18 @@ class _RankedRows:
         return self.rows.get(cid)
 
 
+def _still_in_time(f, checker: rank.Rechecker, row) -> bool:
+    """`--after`/`--before` on updated_at (the file's mtime) held at index time; a file
+    whose mtime moved since (a `touch -d`, an edit) is judged by the mtime it has now."""
+    if f.time_field == "created_at" or (f.after is None and f.before is None):
+        return True
+    st = checker.state(row.path)
+    if st is None or st[1] == row.mtime_ns:
+        return True
+    now = st[1] / 1e9
+    return (f.after is None or now >= f.after) and (f.before is None or now < f.before)
+
+
 def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need: int) -> list[Hit]:
     hits: list[Hit] = []
     seen_spans: set[tuple[str, int, int]] = set()
@@ -484,7 +496,7 @@ def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need
             continue
         got = checker.check(row.path, row.size, row.mtime_ns, row.start, row.end, row.text,
                             row.ctime_ns, row.inode)
-        if got is None:
+        if got is None or not _still_in_time(req.filters, checker, row):
             continue
         start, end, sl, el, text = ((row.start, row.end, row.start_line, row.end_line, row.text)
                                     if got == "same" else got)

@@ -263,6 +263,10 @@ class Rechecker:
     def readable(self, path: str) -> bool:
         return self._stat(path) is not None
 
+    def state(self, path: str) -> tuple[int, int, int, int] | None:
+        """(size, mtime_ns, ctime_ns, inode) of the file now; None when it cannot be read."""
+        return self._stat(path)
+
     def text(self, path: str) -> str | None:
         if path not in self._texts:
             self._texts[path] = None

@@ -336,3 +336,23 @@ def test_a_file_over_the_size_cap_is_named_in_every_ranked_result(tmp_path):
     assert run_inprocess("index", ".", "--no-embed", cwd=root, env={"OV_EMBEDDER": "hash"}).code == 0
     r = run_inprocess("search", "bigneedle", "--search-type", "keywords", "-o", "json", cwd=root)
     assert r.json["result"]["warnings"] == [], r.out
+
+
+def test_a_time_filter_judges_a_file_by_its_mtime_now(tmp_path):
+    """`--after`/`--before` filter on the mtime the index holds; a file re-stamped since
+    (`touch -d`) was still returned by `--after 2h`. A hit is now judged by its file's
+    mtime at the recheck."""
+    root = make_tree(tmp_path / "t", {"tool.md": "# Tool\n\njson tool helper\n"})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=env).code == 0
+
+    def hits(*flags: str) -> list[str]:
+        r = run_inprocess("search", "json tool", "--search-type", "keywords", *flags, "-o", "json",
+                          cwd=root, env=env)
+        return [h["path"] for h in r.json["result"]["hits"]]
+
+    assert hits("--after", "2h") == ["tool.md"]
+    old = 929_000_000  # 1999
+    os.utime(root / "tool.md", (old, old))
+    assert hits("--after", "2h") == []
+    assert hits() == ["tool.md"]
