@@ -358,3 +358,18 @@ def test_golden_folder(golden_root, cli):
         "server.go — Package server runs the HTTP front end.\n")
     r = cli("read", ".", "-L", "0", cwd=golden_root)
     assert r.out == "4 entries: cache.py, client.ts, guide.md, server.go\n"
+
+
+def test_read_prints_paths_from_the_current_folder(tmp_path):
+    """DESIGN: every printed path is relative to the current folder; `ov read` printed the
+    root-relative one (`json/decoder.py` when run in json/)."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "t", {"json/decoder.py": "x = 1\n", "docs/a.md": "# A\n"})
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env={"OV_EMBEDDER": "hash"}).code == 0
+    r = run_inprocess("read", "../json/decoder.py", "-o", "json", cwd=root / "docs")
+    assert r.code == 0 and r.json["result"]["path"] == "../json/decoder.py", r.out
+    r = run_inprocess("read", "..", "-L", "2", cwd=root / "docs")
+    assert r.code == 0 and r.out.splitlines() == ["a.md", "../json/decoder.py"], r.out
+    r = run_inprocess("read", "docs/a.md", "-o", "json", cwd=root)  # from the root: as before
+    assert r.json["result"]["path"] == "docs/a.md"

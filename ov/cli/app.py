@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
-from ov.cli.commands import (build_index, context_command, glob_command, grep_command, open_index,
+from ov.cli.commands import (build_index, context_command, glob_command, grep_command, open_index, read_from_here,
                              search_command, stop_background)
 from ov.cli.fast import fast
 from ov.cli.run import report, run_body, settle
@@ -442,7 +442,7 @@ def read_cmd(
         t0 = time.perf_counter()
         check_nul(path)  # before the index is opened
         with open_index(db) as ix:
-            res = ix.read(path, level, cwd=Path.cwd())
+            res = read_from_here(ix.read(path, level, cwd=Path.cwd()), ix.root)
         emit(out, res, t0, lambda: out.text(res.text))
         return EXIT_OK
 

@@ -217,6 +217,20 @@ def shown_from_here(res, root: Path) -> None:
     res.hits = [dataclasses.replace(h, path=show(h.path)) for h in res.hits]
 
 
+def read_from_here(res, root: Path):
+    """`ov read`'s result as the command line prints it: its path, and a folder's list of
+    files, relative to the current folder (DESIGN: every printed path is)."""
+    import dataclasses  # noqa: PLC0415
+
+    from ov.search.scope import displayer  # noqa: PLC0415
+
+    show = displayer(root, Path.cwd())
+    text = res.text
+    if res.kind == "folder" and res.level == 2:
+        text = "".join(show(line) + "\n" for line in text.splitlines())
+    return dataclasses.replace(res, path=show(res.path), text=text)
+
+
 # ---- the index, for the Typer commands ----------------------------------------------------
 
 
