@@ -307,7 +307,8 @@ class Index:
     def _writing(self, write):
         """`write()` again while `ov index --full` replaces the index under it (`Superseded`:
         the write waited on the old file, and committed nothing): the new file follows
-        within moments of the mark, and the write goes there."""
+        within moments of the mark, and the write goes there. A mark no running rebuild
+        holds (one was killed between its last two steps) is taken back first."""
         from ov.store.db import Superseded  # noqa: PLC0415
 
         deadline = time.monotonic() + SUPERSEDED_WAIT_S
@@ -317,6 +318,10 @@ class Index:
             except Superseded:
                 if time.monotonic() > deadline:
                     raise
+                from ov.indexer import clear_stale_mark  # noqa: PLC0415
+
+                # no rebuild holds the index lock: its mark was left by one that stopped
+                clear_stale_mark(self.store.path)
                 time.sleep(0.05)
                 self._current()
 

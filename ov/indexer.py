@@ -176,6 +176,22 @@ class IndexLock:
         self.release()
 
 
+def clear_stale_mark(db_path: Path) -> bool:
+    """A `--full` rebuild's mark on the old file (`SUPERSEDED_META`) left by a rebuild
+    that did not finish, taken back when no process holds the index lock (so no rebuild
+    runs); False when one does."""
+    lock = IndexLock(db_path)
+    try:
+        lock.acquire(0)
+    except OvError:
+        return False
+    try:
+        clear_rebuild(db_path, stale=True)
+    finally:
+        lock.release()
+    return True
+
+
 # ---- the background worker's state (ov.worker runs it; here so `ov index` can stop it) ----
 
 
@@ -423,14 +439,14 @@ def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
     new = rebuild_path(db_path)
     clear = partial(clear_rebuild, db_path)
     clear()
-    store = None
+    store, hold = None, WriteHold(db_path)
     try:
         store = Store.create(new)  # inside: a stop while the schema is made leaves nothing either
         _fill(store, root, opts, report, progress, warn, embedder, stop)
         # the tags and ledgers are copied last, with the old file's writers held off, so a
         # `ov tag` while the rebuild ran is not lost (from here on it waits, or gets
         # index_busy); released before the rename, as its close checkpoints the old file
-        with WriteHold(db_path) as hold:
+        with hold:
             kept, ledgers = salvage_file_meta(db_path), salvage_sessions(db_path)
             if kept:  # counted against the old index, as an in-place run counts: updated, removed
                 now = set(store.file_states())
@@ -448,6 +464,8 @@ def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
     except BaseException:
         if store is not None:
             store.close()
+        if hold.retired:  # stopped after the mark was committed: the old file stays the index
+            unretire(db_path)
         clear()  # stopped (Ctrl-C) or failed: the old index stays, and no half of a new one
         raise
     try:
@@ -469,19 +487,29 @@ def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
 def _same_mode(old: Path, new: Path) -> None:
     """The rebuilt file keeps the old one's permission bits and group (an index shared
     with readers stays readable by them; a new index is owner-only), and its owner when
-    root rebuilds it."""
+    root rebuilds it.
+
+    The folder may be another user's (root rebuilding it), who could swap a link or a
+    hard link to any file in for the new one: the changes go through a descriptor of the
+    file opened without following a link, and only to a regular file with one name that
+    this process owns, as the file it made is."""
     try:
         st = os.stat(old)
+        fd = os.open(new, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return
     try:
-        os.chmod(new, stat.S_IMODE(st.st_mode))
-        mine = os.stat(new)
+        mine = os.fstat(fd)
+        if not stat.S_ISREG(mine.st_mode) or mine.st_nlink != 1 or mine.st_uid != os.geteuid():
+            return  # not the file this rebuild made: nothing is changed through it
+        os.fchmod(fd, stat.S_IMODE(st.st_mode))
         if (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid):
             # root rebuilding a user's index (`sudo ov index --full`) leaves it the user's
-            os.chown(new, st.st_uid if os.geteuid() == 0 else -1, st.st_gid)
+            os.fchown(fd, st.st_uid if os.geteuid() == 0 else -1, st.st_gid)
     except OSError:  # not allowed: the new file stays owner-only
         pass
+    finally:
+        os.close(fd)
 
 
 def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=None,
@@ -731,8 +759,10 @@ def _pool():
     INLINE_FILES of a run; `OV_INDEX_JOBS` sets how many, 1 = none). Reading, tiers and chunking are ~85 %
     of the keyword phase's CPU and independent per file; SQLite takes one writer."""
     jobs = int(os.environ.get("OV_INDEX_JOBS", "0") or 0) or min(os.cpu_count() or 1, 4)
-    if jobs <= 1:
-        return None
+    import sys  # noqa: PLC0415
+
+    if jobs <= 1 or (sys.flags.ignore_environment and not sys.flags.safe_path):
+        return None  # (python -E passes -E on: its children would not read PYTHONSAFEPATH)
     import multiprocessing  # noqa: PLC0415 - only a large run pays for it
 
     # forkserver: no fork of a process with threads (the progress bar's) or SQLite handles

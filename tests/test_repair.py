@@ -381,30 +381,37 @@ def test_a_write_held_off_by_a_rebuild_goes_to_the_new_file(tmp_path, monkeypatc
         assert s.get_meta("superseded") is None
 
 
-def test_a_rebuild_killed_after_its_mark_is_finished_by_the_next_run(tmp_path, monkeypatch):
+def test_a_rebuild_killed_after_its_mark_is_finished_by_the_next_writer(tmp_path, monkeypatch):
     """A rebuild killed between marking the old file and renaming the new one over it:
-    a write then says index_busy (retryable), never succeeds into a file about to go; the
-    next `ov index` (holding the index lock, so no rebuild runs) takes the mark back and
-    removes the half-built file, and writes go on."""
+    while a process holds the index lock (a rebuild may be running), a write waits, then
+    says index_busy (retryable), never succeeding into a file about to go; once none holds
+    it, the next write (or `ov index`) takes the mark back, removes the half-built file,
+    and writes."""
     from ov import api
+    from ov.indexer import IndexLock
     from ov.store import Store
 
     monkeypatch.setenv("OV_EMBEDDER", "hash")
-    monkeypatch.setattr(api, "SUPERSEDED_WAIT_S", 0.2)
+    monkeypatch.setattr(api, "SUPERSEDED_WAIT_S", 0.3)
     root = make_tree(tmp_path / "t", FILES)
     assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
     db = root / ".ov" / "index.db"
-    with Store.open(db) as s, s.tx():
-        s.set_meta("superseded", "1")
-    shutil.copy(db, db.with_name("index.db.rebuild"))
-    r = run_inprocess("tag", "doc4.md", "k=v", "-o", "json", cwd=root, env=ENV)
-    assert r.code == 2 and r.json["error"]["code"] == "index_busy" and r.json["error"]["retryable"], r.out
-    assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0
-    assert sorted(p.name for p in db.parent.iterdir() if "rebuild" in p.name) == []
+    for writer in ("tag", "index"):
+        with Store.open(db) as s, s.tx():
+            s.set_meta("superseded", "1")
+        shutil.copy(db, db.with_name("index.db.rebuild"))
+        with IndexLock(db):
+            r = run_inprocess("tag", "doc4.md", "k=v", "-o", "json", cwd=root, env=ENV)
+        assert r.code == 2 and r.json["error"]["code"] == "index_busy" and r.json["error"]["retryable"], r.out
+        args = ["tag", "doc4.md", f"by={writer}"] if writer == "tag" else ["index", "."]
+        assert run_inprocess(*args, cwd=root, env=ENV).code == 0
+        assert sorted(p.name for p in db.parent.iterdir() if "rebuild" in p.name) == []
+        with Store.open(db) as s:
+            assert s.get_meta("superseded") is None
     r = run_inprocess("tag", "doc4.md", "k=v", "-o", "json", cwd=root, env=ENV)
     assert r.code == 0, r.out
     with Store.open(db) as s:
-        assert s.q1("SELECT tags FROM files WHERE path = 'doc4.md'") == '{"k": "v"}'
+        assert s.q1("SELECT tags FROM files WHERE path = 'doc4.md'") == '{"by": "tag", "k": "v"}'
 
 
 def test_a_file_of_the_users_by_the_rebuild_name_is_kept(tmp_path):
@@ -506,3 +513,37 @@ def test_damage_read_from_an_immutable_index_its_owner_changed_is_busy(tmp_path)
         assert dbmod.map_error(err).code == "index_busy"  # mapped without its path
     finally:
         del dbmod._IMMUTABLE[str(f)]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to rebuild another user's index")
+@pytest.mark.parametrize("swap", ["symlink", "hardlink"])
+def test_a_file_swapped_in_for_the_rebuild_is_never_handed_over(tmp_path, monkeypatch, swap):
+    """Root rebuilding a user's index: the user owns .ov/ and can swap a link to any file
+    in for the new one just before its mode and owner are set. Nothing is changed through
+    it (it used to chmod and chown the link's target: any file on the machine, theirs)."""
+    from ov import api, indexer
+
+    root = make_tree(tmp_path / "t", FILES)
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=ENV).code == 0
+    os.chown(root / ".ov" / "index.db", 65534, 65534)
+    victim = tmp_path / "victim"
+    victim.write_text("root's secret\n")
+    os.chmod(victim, 0o600)
+    same_mode = indexer._same_mode
+
+    def swapped(old, new):
+        os.unlink(new)
+        if swap == "symlink":
+            os.symlink(victim, new)
+        else:
+            os.link(victim, new)
+        same_mode(old, new)
+
+    monkeypatch.setattr(indexer, "_same_mode", swapped)
+    try:
+        api.index(root, full=True, embed=False)
+    except Exception:
+        pass  # what the run makes of the swapped file is not the point
+    st = victim.stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (0, 0, 0o600)
+    assert victim.read_text() == "root's secret\n"

@@ -816,4 +816,9 @@ def test_a_trees_python_files_never_run_as_code(tmp_path):
     for args in (["index", "--no-embed", "--full"], ["index"]):
         p = ov(*args)
         assert p.returncode == 0, (args, p.stderr)
+    # python -E: the pool's children would ignore PYTHONSAFEPATH too (ov reads inline then)
+    script = Path(sys.executable).parent / "ov"
+    p = subprocess.run([sys.executable, "-E", str(script), "index", "--no-embed", "--full"], cwd=root,
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
     assert not marker.exists(), marker.read_text()
