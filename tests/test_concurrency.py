@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_inprocess
+from conftest import make_tree, run_inprocess
 
 FILES = 1500
 SEARCHES = 100
@@ -237,3 +237,30 @@ def test_searches_during_a_full_rebuild(big_tree):
     r = run_inprocess("status", "-o", "json", cwd=root, env={"OV_EMBEDDER": "hash"})
     st = r.json["result"]
     assert st["files"] == FILES and st["embedded_coverage"] == 1.0
+
+
+def test_opening_the_index_again_keeps_the_lock_a_long_lived_connection_holds(tmp_path):
+    """`ov mcp` holds a connection for hours and its watcher opens the index again for each
+    batch. Checking the file by a descriptor of ov's own and closing it dropped the held
+    connection's POSIX locks (closing any descriptor of a file drops them all), so another
+    process closing its connection took itself for the last one, checkpointed and removed
+    the WAL under the server: the index was corrupt. The WAL must outlive that process."""
+    import subprocess
+    import sys
+
+    from ov.store import Store
+
+    root = make_tree(tmp_path / "t", {"a.md": "# A\n\nalpha\n"})
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env={"OV_EMBEDDER": "hash"}).code == 0
+    db = root / ".ov" / "index.db"
+    writer = ("import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\n"
+              "c.execute(\"INSERT OR REPLACE INTO meta(key, value) VALUES ('probe', '1')\")\n"
+              "c.commit()\nc.close()\n")
+    with Store.open(db) as held:
+        assert held.q1("SELECT count(*) FROM files") == 1
+        with Store.open(db) as again:  # a watcher's batch
+            assert again.q1("SELECT count(*) FROM files") == 1
+        subprocess.run([sys.executable, "-c", writer, str(db)], check=True, timeout=60)
+        assert os.path.exists(f"{db}-wal"), "another process removed the WAL of a connection in use"
+        assert held.q1("PRAGMA integrity_check") == "ok"
+        assert held.get_meta("probe") == "1"

@@ -572,21 +572,22 @@ def stored_setting(db_path: Path, key: str) -> str | None:
     return _peek(Path(db_path), read, None)
 
 
-def _peek(db_path: Path, read, failed):
-    """`read(conn)` over a read-only connection without sqlite-vec, or `failed` when the
-    file cannot be opened or read so."""
+def _peek(db_path: Path, read, failed, *, immutable: bool = False, why: bool = False):
+    """`read(conn)` over a read-only connection without sqlite-vec, or `failed` (with
+    `why`: the driver's error) when the file cannot be opened or read so. `immutable`:
+    no lock taken and no WAL read (the file's own bytes alone)."""
     from urllib.parse import quote  # noqa: PLC0415
 
     mod = _driver()
     try:
-        conn = mod.connect(f"file:{quote(db_path.as_posix())}?mode=ro", uri=True,
-                           timeout=BUSY_TIMEOUT_MS / 1000)
-    except mod.Error:
-        return failed
+        conn = mod.connect(f"file:{quote(db_path.as_posix())}?mode=ro{'&immutable=1' if immutable else ''}",
+                           uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    except mod.Error as e:
+        return e if why else failed
     try:
         return read(conn)
-    except mod.Error:
-        return failed
+    except mod.Error as e:
+        return e if why else failed
     finally:
         conn.close()
 
@@ -608,21 +609,24 @@ def check_db_file(db_path: Path) -> None:
         raise OvError("invalid_path", f"{db_path} is a folder, not an index file", field="db")
     if not stat.S_ISREG(st.st_mode):
         raise OvError("invalid_path", f"{db_path} is not a regular file", field="db")
-    try:
-        fd = os.open(db_path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        try:
-            head = os.pread(fd, 16, 0)
-        finally:
-            os.close(fd)
-    except OSError as e:
-        raise OvError("invalid_path", f"{db_path} cannot be read ({e.strerror or e})", field="db") from None
-    if not head or Path(db_path).parent.name == INDEX_DIRNAME:
+    # The file is never opened here by a descriptor of ov's own: closing any descriptor of
+    # a file drops every POSIX lock the process holds on it, SQLite's too (its shared lock
+    # on a WAL database, which tells other processes the WAL is in use: `ov mcp` lost it
+    # at every watcher batch, and a search beside it then checkpointed and removed the WAL
+    # under the server, corrupting the index). SQLite's own descriptors defer such a close.
+    if not os.access(db_path, os.R_OK):
+        raise OvError("invalid_path", f"{db_path} cannot be read (permission denied)", field="db")
+    if Path(db_path).parent.name == INDEX_DIRNAME:
         return  # under .ov/ a file of any bytes is ov's own: damaged, --full rebuilds it
     # a --db naming someone's file (a typo, a path swapped with the tree's) is not an index,
     # so not "damaged" either: said before anything (a lock file, WAL mode, --full) touches it
-    if head != SQLITE_HEADER[:len(head)]:
-        raise OvError("invalid_path", f"{db_path} is not an ov index (not an SQLite file); "
-                      "--db names an index file, such as PATH/.ov/index.db", field="db")
+    problem = _peek(Path(db_path), lambda c: c.execute("PRAGMA schema_version").fetchone() and None,
+                    "unreadable", immutable=True, why=True)
+    if problem is not None:
+        if "not a database" in str(problem):
+            raise OvError("invalid_path", f"{db_path} is not an ov index (not an SQLite file); "
+                          "--db names an index file, such as PATH/.ov/index.db", field="db")
+        raise OvError("invalid_path", f"{db_path} cannot be read ({problem})", field="db")
     if _foreign(Path(db_path)):
         raise Unusable("invalid_argument", db_path, "is an SQLite file but not an ov index")
 
