@@ -448,8 +448,13 @@ def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
         embedder = SharedEmbedder(load_embedder("index", threads=QUERY_THREADS))
     ix = api.Index.open(scope, db=db, auto_index=True, notice=notice, warn=warn, embedder=embedder)
     try:
+        from ov.indexer import EMBED_META  # noqa: PLC0415
+
         vectors = bool((ix.manifest().index or {}).get("vectors"))
-        if vectors and embedder is None:
+        # vectors coming (a first use's worker has not committed one yet) count as vectors:
+        # the watcher must not take the index for a --no-embed one and turn embedding off
+        embeds = vectors or ix.store.get_meta(EMBED_META) == "on"
+        if embeds and embedder is None:
             # the "index" profile: slower to load, ~5x faster per query (ov/embed.py)
             embedder = SharedEmbedder(load_embedder("index", threads=QUERY_THREADS))
         if embedder is not None:
@@ -474,7 +479,7 @@ def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
                     notice(f"re-indexed: {rep.added} added, {rep.updated} updated, "
                            f"{rep.removed} removed, {rep.unchanged} unchanged in {rep.seconds:.2f}s")
 
-            watcher = api.watcher(ix.root, db=ix.store.path, embed=vectors, embedder=embedder,
+            watcher = api.watcher(ix.root, db=ix.store.path, embed=embeds, embedder=embedder,
                                   on_update=updated, warn=warn).start()
     except BaseException:
         ix.close()

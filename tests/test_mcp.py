@@ -369,3 +369,30 @@ def test_flags_in_a_path_of_an_error_message_are_not_rewritten():
     assert msg("cannot open /srv/--limit/x.db") == "cannot open /srv/--limit/x.db"
     assert msg("-n/--limit must be between 1 and 50") == "limit must be between 1 and 50"
     assert msg("--limit must be between 1 and 50") == "limit must be between 1 and 50"
+
+
+def test_a_server_on_an_index_whose_vectors_are_coming_adds_them(tmp_path):
+    """A first search leaves keyword rows and a worker for the vectors. A server started
+    before the worker committed any took the index for a --no-embed one: its watcher's
+    catch-up stopped the worker and turned embedding off for good (`find` then said the
+    index was built with --no-embed). The server's catch-up now embeds them."""
+    from ov.store import Store
+
+    root = make_tree(tmp_path / "t", FILES)
+    assert run_inprocess("index", str(root), "--no-embed", env=ENV).code == 0
+    db = root / ".ov" / "index.db"
+    with Store.open(db) as s, s.tx():
+        s.set_meta("embed", "on")  # as a first search leaves it: vectors to come, none yet
+
+    async def embedded(s) -> bool:
+        cov = (await call(s, "status"))[1]["result"]["coverage"]
+        return cov["embedded"] == cov["embeddable"] > 0
+
+    async def scenario(s):
+        await _poll(s, embedded, timeout=120)
+        return await call(s, "find", {"query": "retry failed uploads"})
+
+    is_error, env = _session(root, scenario)
+    assert not is_error and env["result"]["hits"], env
+    with Store.open(db) as s:
+        assert s.get_meta("embed") == "on"
