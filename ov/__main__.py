@@ -14,6 +14,13 @@ def entry() -> None:
     from ov.cli.fast import fast
 
     argv = sys.argv[1:]
+    if sys.stdout is None and argv and argv[0] not in ("-h", "--help"):
+        # started with its standard output closed (`ov ... >&-`): no answer could be read,
+        # so none is worked out (an exit of 0 or 1 would read as one)
+        if sys.stderr is not None:
+            sys.stderr.write("ov: error[invalid_argument]: standard output is closed; nothing "
+                             "could be written\n")
+        run.exit_now(2)
     try:
         code = fast(argv)
         if code is None:

@@ -145,9 +145,13 @@ class Out:
 
     def error(self, err: OvError) -> None:
         if self.fmt in ("json", "jsonl"):
-            self.stdout.write(dumps({"status": "error", "error": err.to_dict()}) + "\n")
-        else:
-            self.stderr.write(f"ov: error[{err.code}]: {clean(err.message)}\n")
+            try:
+                self.stdout.write(dumps({"status": "error", "error": err.to_dict()}) + "\n")
+                self.stdout.flush()
+                return
+            except (OSError, ValueError, AttributeError):  # stdout itself failed: say it on stderr
+                pass
+        self.stderr.write(f"ov: error[{err.code}]: {clean(err.message)}\n")
 
 
 # ---- index / status / ranked search -------------------------------------------------------

@@ -340,3 +340,20 @@ def test_query_words_match_their_forms_not_any_prefix():
     found = lambda text: sorted(m.group(0) for p in pats for m in p.finditer(text))  # noqa: E731
     assert found("a file, the filler, one priority, a match, an event_id") == \
         ["event", "file", "match", "priority"]  # a word ends at "_" too
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "text"])
+def test_output_that_cannot_be_written_is_an_error_not_an_answer(tmp_path, fmt):
+    """A full disk under `-o json > out.json`, or stdout closed: exit 2 and one line on
+    stderr. It was exit 1 with a traceback, which a CI gate reads as "no match found"."""
+    (tmp_path / "a.txt").write_text("kiwi\n")
+    env = {**os.environ, "OV_EMBEDDER": "hash"}
+    env.pop("OV_DEBUG", None)
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "ov", "grep", "-o", fmt, "kiwi"], cwd=tmp_path, env=env,
+                           stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "ov: error[" in p.stderr, p.stderr
+    p = subprocess.run([sys.executable, "-m", "ov", "grep", "-o", fmt, "kiwi"], cwd=tmp_path, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=60,
+                       preexec_fn=lambda: os.close(1))
+    assert p.returncode == 2 and "standard output is closed" in p.stderr, p.stderr

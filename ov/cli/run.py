@@ -101,7 +101,22 @@ def run_body(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> int
         out.stdout.flush()
     except BrokenPipeError:
         code = closed_pipe(out)
+    except (OSError, ValueError, AttributeError) as e:
+        code = output_failed(out.stderr, out.stdout, e)
     return code
+
+
+def output_failed(stderr, stdout, e: BaseException) -> int:
+    """Standard output could not be written (a full disk, a closed descriptor): an error
+    (exit 2) on stderr, never exit 0 or 1, which a script would read as an answer."""
+    why = getattr(e, "strerror", None) or type(e).__name__
+    try:
+        stderr.write(f"ov: error[internal]: cannot write the output ({why})\n")
+        stderr.flush()
+    except (OSError, ValueError):
+        pass
+    _to_devnull(stdout)
+    return EXIT_ERROR
 
 
 def _to_devnull(stream) -> None:
@@ -208,8 +223,10 @@ def settle(code: int) -> int:
         if code == EXIT_NONE:
             code = EXIT_OK
         _to_devnull(sys.stdout)
-    except ValueError:  # stdout was closed under us: nothing left to flush
+    except (ValueError, AttributeError):  # stdout closed under us, or never open: nothing to flush
         pass
+    except OSError as e:  # a full disk: the answer was not written
+        code = output_failed(sys.stderr, sys.stdout, e)
     return code
 
 
@@ -230,6 +247,6 @@ def exit_now(code: object) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (BrokenPipeError, ValueError, OSError):
+        except (BrokenPipeError, ValueError, OSError, AttributeError):  # (None: never open)
             pass
     os._exit(code)
