@@ -373,3 +373,15 @@ def test_read_prints_paths_from_the_current_folder(tmp_path):
     assert r.code == 0 and r.out.splitlines() == ["a.md", "../json/decoder.py"], r.out
     r = run_inprocess("read", "docs/a.md", "-o", "json", cwd=root)  # from the root: as before
     assert r.json["result"]["path"] == "docs/a.md"
+
+
+def test_tag_prints_paths_from_the_current_folder(tmp_path):
+    """`ov tag decoder.py k=v` in json/ answered path 'json/decoder.py'."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "t", {"json/decoder.py": "x = 1\n", "docs/a.md": "# A\n"})
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env={"OV_EMBEDDER": "hash"}).code == 0
+    r = run_inprocess("tag", "decoder.py", "team=core", "-o", "json", cwd=root / "json")
+    assert r.code == 0 and [f["path"] for f in r.json["result"]["files"]] == ["decoder.py"], r.out
+    r = run_inprocess("tag", "..", "-r", "k=v", "-o", "json", cwd=root / "json")
+    assert sorted(f["path"] for f in r.json["result"]["files"]) == ["../docs/a.md", "decoder.py"], r.out

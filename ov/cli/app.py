@@ -17,7 +17,7 @@ import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
 from ov.cli.commands import (build_index, context_command, glob_command, grep_command, open_index, read_from_here,
-                             search_command, stop_background)
+                             search_command, stop_background, tagged_from_here)
 from ov.cli.fast import fast
 from ov.cli.run import report, run_body, settle
 from ov.paths import check_nul
@@ -469,7 +469,7 @@ def tag_cmd(
         pairs = parse_tags(tags)
         check_nul(path)  # before the index is opened
         with open_index(db) as ix:
-            res = ix.tag(path, pairs, mode, recursive, cwd=Path.cwd())
+            res = tagged_from_here(ix.tag(path, pairs, mode, recursive, cwd=Path.cwd()), ix.root)
 
         def text() -> None:
             from ov.render import tags_text  # noqa: PLC0415

@@ -231,6 +231,16 @@ def read_from_here(res, root: Path):
     return dataclasses.replace(res, path=show(res.path), text=text)
 
 
+def tagged_from_here(res, root: Path):
+    """`ov tag`'s result with each file's path relative to the current folder."""
+    import dataclasses  # noqa: PLC0415
+
+    from ov.search.scope import displayer  # noqa: PLC0415
+
+    show = displayer(root, Path.cwd())
+    return dataclasses.replace(res, files=[dataclasses.replace(f, path=show(f.path)) for f in res.files])
+
+
 # ---- the index, for the Typer commands ----------------------------------------------------
 
 
