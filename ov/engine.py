@@ -21,7 +21,7 @@ from ov.journal import status as journal_status
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
                       SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.paths import resolve
-from ov.query import (check_limit, check_query, decode_cursor, encode_cursor, keyword_plan,
+from ov.query import (CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor, keyword_plan,
                       request_key)
 from ov.store import KNN_MAX, Filters, Store
 
@@ -204,11 +204,9 @@ def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tup
         return (h.path, h.level, h.excerpt.start, h.excerpt.end) if req.all_chunks else h.path
 
     shown: set = set()
-    for depth, count in segments:
-        replay, _ = ranking(depth, len(shown) + count, rank.Rechecker(str(root)))
-        fresh = [h for h in replay if key(h) not in shown][:count]
-        shown.update(key(h) for h in fresh)
-    offset = len(shown)
+    for depth, count, last in segments:
+        shown.update(_replayed(ranking, root, depth, count, last, key, shown))
+    offset = sum(count for _, count, _ in segments)
     checker = rank.Rechecker(str(root))
     need = len(shown) + req.limit + 1
     depth = segments[-1][0] if segments else max(FIRST_DEPTH, need * 4)
@@ -221,11 +219,39 @@ def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tup
     page = new[: req.limit]
     for i, h in enumerate(page):
         h.rank = offset + i + 1
+    last = _mark(key(page[-1])) if page else (segments[-1][2] if segments else "")
     if segments and segments[-1][0] == depth:
-        segments = [*segments[:-1], (depth, segments[-1][1] + len(page))]
+        segments = [*segments[:-1], (depth, segments[-1][1] + len(page), last)]
     else:
-        segments = [*segments, (depth, len(page))]
+        segments = [*segments, (depth, len(page), last)]
     return page, len(new) > req.limit, segments, checker
+
+
+def _mark(k) -> str:
+    """A short mark of a hit's key, which the cursor keeps for the last hit it showed."""
+    import hashlib  # noqa: PLC0415
+
+    return hashlib.sha1(repr(k).encode()).hexdigest()[:12]
+
+
+def _replayed(ranking: _Rankings, root: Path, depth: int, count: int, last: str, key, shown: set) -> list:
+    """The keys an earlier page of the cursor showed from its ranking at `depth`: those up
+    to its last hit (`last`) in the ranking's own order, rows taken as the index holds
+    them. Rechecked against the files as they are now, a file deleted or changed since
+    that page would drop out of the replay and the next page skip a hit that was never
+    shown. Without the mark (or when it is not found): the first `count` rechecked."""
+    if last:
+        replay, _ = ranking(depth, CURSOR_MAX_SHOWN, rank.TrustingChecker(str(root)))
+        keys = []
+        for h in replay:
+            k = key(h)
+            if k in shown:
+                continue
+            keys.append(k)
+            if _mark(k) == last:
+                return keys
+    replay, _ = ranking(depth, len(shown) + count, rank.Rechecker(str(root)))
+    return [key(h) for h in replay if key(h) not in shown][:count]
 
 
 def _size_cap_warning(store: Store) -> list[str]:

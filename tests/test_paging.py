@@ -178,3 +178,30 @@ def test_all_chunks_pages_over_every_level_equal_one_long_page(ov, corpus):
         cursor = r.json["result"].get("next_cursor")
         assert cursor, f"the pages ran out after {len(seen)} hits"
     assert seen[:50] == one
+
+
+def test_a_file_deleted_between_pages_skips_no_other_hit(tmp_path):
+    """Page 2 of a cursor replays page 1 to know what it showed. Rechecked against the
+    files now, a file deleted (or changed) between the pages dropped out of the replay, so
+    the replay took one more hit as shown and page 2 never showed it."""
+    from conftest import make_tree, run_inprocess
+
+    files = {f"f{i}.txt": "kiwi " * (10 - i) + f"\nfiller {i}\n" for i in range(1, 7)}
+    root = make_tree(tmp_path / "t", files)
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=env).code == 0
+
+    def page(cursor=None):
+        args = ["search", "kiwi", "--search-type", "keywords", "-n", "2", "-o", "json"]
+        r = run_inprocess(*args, *(["--cursor", cursor] if cursor else []), cwd=root, env=env)
+        res = r.json["result"]
+        return [h["path"] for h in res["hits"]], [h["rank"] for h in res["hits"]], res.get("next_cursor")
+
+    first, _, cursor = page()
+    assert first == ["f1.txt", "f2.txt"]
+    (root / "f2.txt").unlink()  # shown on page 1, gone before page 2
+    second, ranks, cursor = page(cursor)
+    assert second == ["f3.txt", "f4.txt"] and ranks == [3, 4]
+    (root / "f5.txt").unlink()  # not shown yet: dropped from page 3, as it is gone
+    third, _, _ = page(cursor)
+    assert third == ["f6.txt"]
