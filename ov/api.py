@@ -19,6 +19,7 @@ without numpy or onnxruntime.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -209,7 +210,8 @@ class Index:
 
         scope = Path.cwd() if path is None else Path(path)
         found = locate(scope, db)
-        if found is not None and not readonly and not writable(found[0]) and not unfinished(found[0]):
+        if (found is not None and not readonly and os.access(found[0], os.R_OK) and not writable(found[0])
+                and not unfinished(found[0])):
             # a shared or read-only index: read as it stands (a hit is still checked against
             # its file); what writes (tag, index, a session's ledger) says it cannot
             warn(f"the index {found[0]} is read-only for this user: searched as it stands, not "

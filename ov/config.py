@@ -176,6 +176,10 @@ def _read_toml(path: Path, label: str) -> dict | None:
     except ControlFileRefused as e:
         sys.stderr.write(f"ov: warning: {label}: {e.strerror}\n")
         return None
+    except PermissionError:  # another user's owner-only .ov/: its settings are that user's
+        sys.stderr.write(f"ov: warning: {label}: this user cannot read it (its folder is another "
+                         "user's); settings there are not applied\n")
+        return None
     except OSError as e:
         raise OvError("invalid_argument", f"{label}: cannot read it ({e.strerror or e})",
                       field="config") from e

@@ -44,8 +44,11 @@ def find_index(start: Path) -> Path | None:
     p = p.resolve()
     for d in (p, *p.parents):
         candidate = db_path_for(d)
-        if candidate.is_file():
-            return candidate
+        try:
+            if candidate.is_file():
+                return candidate
+        except PermissionError:  # `.ov/` there is another user's (owner-only): the tree's
+            return candidate     # root all the same; opening the index says it cannot be read
     return None
 
 
@@ -78,10 +81,19 @@ def locate(scope: Path | None = None, db: Path | None = None) -> tuple[Path, Pat
     return found, found.parent.parent
 
 
+def usable_index(db: Path) -> bool:
+    """Whether an index file is there for this user to read (another user's owner-only
+    `.ov/` is not: grep and glob then search without it)."""
+    try:
+        return db.is_file() and os.access(db, os.R_OK)
+    except OSError:
+        return False
+
+
 def listing_dir(root: Path) -> Path | None:
     """Where the walk's listing cache lives (beside the index), or None without an index."""
     db = db_path_for(root)
-    return db.parent if db.is_file() else None
+    return db.parent if usable_index(db) else None
 
 
 # ---- the search root and a user's paths ---------------------------------------------------

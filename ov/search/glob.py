@@ -16,7 +16,7 @@ from pathlib import Path
 from ov import config
 from ov.errors import OvError
 from ov.model import FileEntry, GlobEntry, GlobResult
-from ov.paths import db_path_for, listing_dir
+from ov.paths import db_path_for, listing_dir, usable_index
 from ov.search.globs import compile_glob
 from ov.search.prefilter import tagged
 from ov.search.scope import (LISTINGS, GrepStats, cached_listing, check_excludes, displayer,
@@ -40,7 +40,7 @@ def parse_fields(spec: str | None) -> tuple[str, ...]:
 
 def _file_tags(root: Path, paths: list[str]) -> dict[str, dict[str, str]]:
     db = db_path_for(root)
-    if not db.is_file() or not paths:
+    if not usable_index(db) or not paths:
         return {}
     import json
 

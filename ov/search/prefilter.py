@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ov.config import WalkOptions
 from ov.errors import OvError
-from ov.paths import db_path_for
+from ov.paths import db_path_for, usable_index
 from ov.search.scope import Candidates, GrepStats
 from ov.walk import write_private
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 def tag_paths(root: Path, tags: dict[str, str]) -> set[str]:
     """Paths of the indexed files carrying every tag; `unsupported` without an index."""
     db = db_path_for(root)
-    if not db.is_file():
+    if not usable_index(db):
         raise OvError("unsupported", "--tags needs an index (tags live in it): run `ov index` first",
                       field="tags")
     from ov.store import Filters, Store
@@ -55,7 +55,7 @@ def index_candidates(root: Path, notice: Callable[[str], None] | None = None) ->
     that cannot be read (from an older ov, damaged) is told to `notice` once: grep then
     reads every file, the same answer, slower, and the user should know why."""
     db = db_path_for(root)
-    if not db.is_file():
+    if not usable_index(db):
         return None
 
     def hook(literals: list[str], ignore_case: bool):

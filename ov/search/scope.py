@@ -26,7 +26,7 @@ from pathlib import Path
 from ov.config import WalkOptions
 from ov.errors import OvError
 from ov.model import FileEntry, GrepResult
-from ov.paths import db_path_for, inside, resolve, search_root
+from ov.paths import db_path_for, inside, resolve, search_root, usable_index
 from ov.walk import walk, walk_paths
 
 TYPE_CHECKING = False
@@ -101,10 +101,10 @@ def plan_roots(cwd: Path, paths: Sequence[str]) -> list[tuple[Path, list[str], b
             continue
         a = Path(os.path.abspath(os.path.join(os.fspath(cwd), p)))
         root = search_root(a if a.is_dir() else a.parent)
-        if root == a.resolve() or not db_path_for(root).is_file():
+        if root == a.resolve() or not usable_index(db_path_for(root)):
             root = a if a.is_dir() else a.parent
         groups.setdefault(root, []).append(resolve(root, cwd, p))
-    return [(root, _disjoint(rels), db_path_for(root).is_file())
+    return [(root, _disjoint(rels), usable_index(db_path_for(root)))
             for root, rels in groups.items()]
 
 

@@ -543,7 +543,11 @@ def unfinished(db_path: Path) -> bool:
     BUILDING (killed before its first lexical pass ended). A damaged or foreign file is not
     unfinished: opening it says what is wrong. Read without sqlite-vec: under a millisecond."""
     db_path = Path(db_path)
-    if not os.path.lexists(db_path):
+    try:
+        os.lstat(db_path)
+    except PermissionError:
+        return False  # there, another user's: opening it says it cannot be read
+    except OSError:
         return True
     try:
         check_db_file(db_path)
@@ -602,6 +606,9 @@ def check_db_file(db_path: Path) -> None:
 
     try:
         st = os.stat(db_path)
+    except PermissionError as e:
+        raise OvError("invalid_path", f"the index {db_path} cannot be read by this user "
+                      f"({e.strerror}); `ov grep` searches without it", field="db") from None
     except OSError as e:
         raise OvError("not_found", f"no index at {db_path}; run `ov index` ({e.strerror or e})",
                       field="db") from None
