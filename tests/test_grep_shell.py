@@ -125,6 +125,7 @@ def _lines(text: str) -> list[str]:
     ["-v", "needle"], ["-e", "alpha", "-e", "plain"], ["-m", "1", "needle"],
     ["-S", "needle"], ["-S", "Needle"], ["-i", "-s", "needle"], ["-F", "-e", "a.b", "-e", "one"],
     ["-c", "-v", "needle"], ["-m", "2", "-c", "needle"], ["-m", "0", "needle"], ["-c", "-m", "0", "needle"],
+    ["-q", "-m", "0", "needle"], ["-q", "-m", "1", "needle"],
 ])
 def test_flag_lines_as_rg(ov, t, flags):
     ours = ov("grep", *flags, cwd=t)
@@ -339,12 +340,12 @@ def test_help_says_a_path_may_lie_outside_the_search_root(ov, t, tmp_path):
 @needs_rg
 @pytest.mark.parametrize("pattern", [
     "[a-z&&[^aeiou]]{9}", "^[a[bc]]+$", "[a-z--[aeiou]]+", "[a~~b]", "[[:alpha:]&&[^b]]+",
-    "[x[|]]", "[]a]", "[^]a]", "[[:alpha:]]+"])
+    "[x[|]]", "[]a]", "[^]a]", "[[:alpha:]]+", "[[a]-z]"])
 @pytest.mark.parametrize("case", [[], ["-i"]])
 def test_nested_classes_and_set_operations_as_rg(ov, tree, pattern, case):
     """ripgrep's classes nest and take `&&`, `--` and `~~`; read as literal characters
     (regex V0) they matched other lines, or none, without an error."""
-    t = tree({"t.txt": "bcdfghjklm\nabc\nb]\nA|\nxyz[\n"})
+    t = tree({"t.txt": "bcdfghjklm\nabc\nb]\nA|\nxyz[\nk\n-\n"})
     ours = ov("grep", *case, "-e", pattern, cwd=t)
     theirs = rg(t, "-n", "--with-filename", *case, "-e", pattern)
     assert (ours.code, _lines(ours.out)) == (theirs.returncode, _lines(theirs.stdout)), pattern

@@ -396,3 +396,14 @@ def test_a_server_on_an_index_whose_vectors_are_coming_adds_them(tmp_path):
     assert not is_error and env["result"]["hits"], env
     with Store.open(db) as s:
         assert s.get_meta("embed") == "on"
+
+
+def test_mcp_with_stdin_closed_is_an_error_before_any_work(tmp_path):
+    """`ov mcp <&-` indexed the whole tree, then failed with internal AttributeError."""
+    root = make_tree(tmp_path / "t", {"a.md": "# A\n"})
+    env = {**os.environ, **ENV}
+    env.pop("OV_DEBUG", None)
+    p = subprocess.run([sys.executable, "-m", "ov", "mcp"], cwd=root, env=env, capture_output=True,
+                       text=True, timeout=120, stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
+    assert p.returncode == 2 and "standard input is closed" in p.stderr, p.stderr
+    assert not (root / ".ov").exists()

@@ -580,6 +580,9 @@ def mcp_cmd(
 ) -> None:
     # stdout is the protocol's; the output format only shapes an error met before serving
     def body(out: Out) -> int:
+        if sys.stdin is None:  # the protocol's requests come on stdin: nothing to serve
+            raise OvError("invalid_argument", "standard input is closed; `ov mcp` reads its "
+                          "client's requests there")
         from ov.mcp import serve  # noqa: PLC0415 - the MCP SDK loads for this command only
 
         return serve(path, db, watch=not no_watch)

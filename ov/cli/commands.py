@@ -65,7 +65,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         how = dict(fixed=fx, ignore_case=icase, word=word, multiline=multiline, invert=invert,
                    tags=tags or (), **where)
         if quiet:
-            recs, _ = api.grep(pat, paths or (), node_limit=1, mode="files", **how)
+            recs, _ = api.grep(pat, paths or (), node_limit=1, mode="files", max_count=max_count, **how)
             return EXIT_OK if next(recs, None) is not None else EXIT_NONE
         mode = _grep_mode(count, files_with_matches, max_columns)
         b = before if before is not None else (context or 0)

@@ -237,6 +237,10 @@ def _nested_sets(pattern: str) -> str | None:
             continue
         if depth and c == "]":
             depth -= 1
+            if depth and pattern.startswith("-", i + 1) and not pattern.startswith("--", i + 1):
+                out.append("]\\-")  # rg: a `-` after a nested class is the character, V1
+                i += 2             # would make it a range
+                continue
         elif depth and pattern[i:i + 2] in ("&&", "--", "~~"):
             found = True
             out.append(pattern[i:i + 2])
