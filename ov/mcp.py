@@ -26,6 +26,7 @@ The SDK (`mcp`, with pydantic and anyio) is imported only by this module, which 
 from __future__ import annotations
 
 import re
+import os
 import sys
 import threading
 import time
@@ -504,6 +505,7 @@ def serve(path: Path | None = None, db: Path | None = None, *, watch: bool = Tru
     """Run the server on stdin/stdout until the client closes it; returns an exit status."""
     require_packages(watch)
     tools = open_tree(path, db, watch=watch)
+    _stop_on_signals(tools)
     try:
         import anyio  # noqa: PLC0415
 
@@ -513,6 +515,32 @@ def serve(path: Path | None = None, db: Path | None = None, *, watch: bool = Tru
             tools.watcher.stop()
         tools.ix.close()
     return 0
+
+
+def _stop_on_signals(tools: Tools) -> None:
+    """Ctrl-C or SIGTERM ends the server at once: the SDK reads stdin in a thread that a
+    signal does not wake, so it used to live on until the client wrote again. The watcher
+    stops (its change journal's socket is removed) within a few seconds, then the process
+    leaves; a write cut short is rolled back, as after any kill."""
+    import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    def stop(signum, _frame) -> None:
+        code = 128 + signum
+
+        def leave() -> None:
+            try:
+                if tools.watcher is not None:
+                    tools.watcher.stop(timeout=3.0)
+            finally:
+                os._exit(code)
+
+        sys.stderr.write("ov: interrupted\n")
+        threading.Thread(target=leave, daemon=True).start()
+        threading.Timer(5.0, os._exit, (code,)).start()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
 
 
 def _result(envelope: dict[str, Any]):

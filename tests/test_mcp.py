@@ -407,3 +407,26 @@ def test_mcp_with_stdin_closed_is_an_error_before_any_work(tmp_path):
                        text=True, timeout=120, stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
     assert p.returncode == 2 and "standard input is closed" in p.stderr, p.stderr
     assert not (root / ".ov").exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
+def test_ctrl_c_or_sigterm_ends_the_server_at_once(served, sig):
+    """The SDK reads stdin in a thread no signal wakes: after Ctrl-C the server lived on
+    until the client wrote again. It now ends within seconds, its journal socket removed."""
+    env = {**os.environ, **ENV}
+    env.pop("OV_DEBUG", None)
+    p = subprocess.Popen([sys.executable, "-m", "ov", "mcp"], cwd=served, env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        err = ""
+        while "watching" not in err and time.monotonic() < deadline:
+            err += p.stderr.readline()
+        assert "watching" in err, err
+        p.send_signal(sig)
+        p.wait(timeout=15)
+        assert p.returncode == 128 + sig, p.returncode
+        assert not (served / ".ov" / "journal.sock").exists()
+    finally:
+        if p.poll() is None:
+            p.kill()
