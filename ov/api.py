@@ -35,6 +35,11 @@ SUPERSEDED_WAIT_S = 5.0  # how long a write follows an `ov index --full` renamin
 Notice = Callable[[str], None]
 
 
+def _read_only_note(db_path) -> str:
+    return (f"the index {db_path} is read-only for this user: searched as it stands, not updated "
+            "(a changed file is rechecked; a new one is not found)")
+
+
 def _quiet(_msg: str) -> None:
     """The default hook: a library prints nothing of its own."""
 
@@ -186,6 +191,7 @@ class Index:
         self.store = store
         self.root = Path(root)
         self.embedder = embedder  # loaded by the first query that needs it, then kept
+        self.notes: list[str] = []  # said in every ranked result (a read-only index)
 
     def _embedder(self):
         if self.embedder is None:
@@ -214,8 +220,7 @@ class Index:
                 and not unfinished(found[0])):
             # a shared or read-only index: read as it stands (a hit is still checked against
             # its file); what writes (tag, index, a session's ledger) says it cannot
-            warn(f"the index {found[0]} is read-only for this user: searched as it stands, not "
-                 "updated")
+            warn(_read_only_note(found[0]))
             readonly = True
         if found is None and not auto_index:
             raise OvError("not_found", f"no index found at or above {scope.resolve()}; run `ov index`",
@@ -240,7 +245,10 @@ class Index:
             from ov.worker import resume  # noqa: PLC0415
 
             resume(store)  # a worker killed before it finished is started again
-        return cls(store, root, embedder)
+        ix = cls(store, root, embedder)
+        if readonly and found is not None and not writable(found[0]):
+            ix.notes.append(_read_only_note(found[0]))
+        return ix
 
     def keep_vectors(self) -> None:
         """Hold the index's vectors in memory from now on (ov.store.vectors): semantic and hybrid
@@ -300,7 +308,9 @@ class Index:
 
         req = self.request(query, **options)
         self._new_query()
-        return search(self.store, self.root, req, self._embedder)
+        res = search(self.store, self.root, req, self._embedder)
+        res.warnings.extend(self.notes)
+        return res
 
     def _new_query(self) -> None:
         if hasattr(self.store, "new_query"):  # a warm store (any store may be handed in)
@@ -352,7 +362,9 @@ class Index:
                            session_id=session_id, dedup_turns=dedup_turns, ignored=list(ignored),
                            embedder_factory=self._embedder)
 
-        return self._writing(run) if session_id else run()
+        res = self._writing(run) if session_id else run()
+        res.warnings.extend(self.notes)
+        return res
 
     # -- files --
 

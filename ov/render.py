@@ -94,6 +94,7 @@ class Out:
         self.stderr = stderr or sys.stderr
         self.color = use_color(color, self.stdout)
         self.stderr_color = use_color(color, self.stderr)  # progress bars, doctor notes
+        self.warned: set[str] = set()  # a warning said once a command (opening and result)
 
     # -- data -------------------------------------------------------------------------
     def envelope(self, result: Any, elapsed_ms: int) -> None:
@@ -138,6 +139,9 @@ class Out:
 
     # -- stderr -----------------------------------------------------------------------
     def warn(self, msg: str) -> None:
+        if msg in self.warned:
+            return
+        self.warned.add(msg)
         self.stderr.write(f"ov: warning: {clean(msg)}\n")
 
     def notice(self, msg: str) -> None:
