@@ -142,7 +142,7 @@ class Out:
         if msg in self.warned:
             return
         self.warned.add(msg)
-        self.stderr.write(f"ov: warning: {clean(msg)}\n")
+        self.stderr.write(f"ov: warning: {clean_name(msg)}\n")  # one line: a name's newline too
 
     def notice(self, msg: str) -> None:
         self.stderr.write(f"ov: {clean(msg)}\n")

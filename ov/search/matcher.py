@@ -207,12 +207,21 @@ def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = Fa
                    bounded, per_line)
 
 
+# rg's POSIX classes are ASCII only (`regex` reads them as Unicode: [[:alpha:]] took é, Δ)
+_POSIX = {"alpha": r"\x41-\x5a\x61-\x7a", "digit": r"\x30-\x39", "alnum": r"\x30-\x39\x41-\x5a\x61-\x7a",
+          "upper": r"\x41-\x5a", "lower": r"\x61-\x7a", "space": r"\x09-\x0d\x20", "blank": r"\x09\x20",
+          "punct": r"\x21-\x2f\x3a-\x40\x5b-\x60\x7b-\x7e", "word": r"\x30-\x39\x41-\x5a\x61-\x7a\x5f",
+          "xdigit": r"\x30-\x39\x41-\x46\x61-\x66", "cntrl": r"\x00-\x1f\x7f", "print": r"\x20-\x7e",
+          "graph": r"\x21-\x7e", "ascii": r"\x00-\x7f"}
+
+
 def _nested_sets(pattern: str) -> str | None:
     """The pattern as `regex` V1 reads ripgrep's classes, when one nests a class
     (`[a[bc]]`) or uses a set operation (`&&` intersection, `--` difference, `~~`
     symmetric difference), which V0 would read as literal characters (a wrong answer, not
     an error); None when none does. V1 also reads `||` in a class as union, where ripgrep
-    reads two `|`: those are escaped."""
+    reads two `|`: those are escaped. A POSIX class (`[[:alpha:]]`, `[[:^space:]]`) is
+    rewritten as the nested set of its ASCII characters, as ripgrep reads it."""
     out: list[str] = []
     depth, i, n, found = 0, 0, len(pattern), False
     while i < n:
@@ -229,10 +238,16 @@ def _nested_sets(pattern: str) -> str | None:
             out.append(pattern[i:j])
             i = j
             continue
-        if depth and c == "[":  # a POSIX class, [:alpha:]
+        if depth and c == "[":  # a POSIX class, [:alpha:]: ASCII only, as in rg
             end = pattern.find(":]", i + 2)
             end = n if end < 0 else end + 2
-            out.append(pattern[i:end])
+            name = pattern[i + 2:end - 2]
+            ranges = _POSIX.get(name.lstrip("^"))
+            if ranges is None:
+                out.append(pattern[i:end])
+            else:
+                found = True
+                out.append(f"[{'^' if name.startswith('^') else ''}{ranges}]")
             i = end
             continue
         if depth and c == "]":
