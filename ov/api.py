@@ -402,7 +402,8 @@ class Index:
         from ov.engine import status  # noqa: PLC0415
 
         self._current()
-        return replace(status(self.store, self.root), settings=load_config(self.root).settings())
+        return replace(status(self.store, self.root), settings=load_config(self.root).settings(),
+                       warnings=list(self.notes))
 
     def manifest(self, grep_flags: Sequence[str] = ()):
         """What this build and this index can serve (`ov manifest`)."""

@@ -214,6 +214,7 @@ class StatusReport:
     # a watcher's change journal (ov.journal.status): ready, not_ready (why), changed
     journal: dict[str, Any] | None = field(default_factory=lambda: None)
     new_files: int = 0  # files on disk `ov index` would add (a rename: one missing, one new)
+    warnings: list[str] = field(default_factory=list)  # a read-only index says so here too
 
 
 @dataclass

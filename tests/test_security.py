@@ -703,6 +703,7 @@ def test_an_index_the_user_cannot_write_is_read_as_it_stands(tmp_path):
     try:
         p = run("status", "-o", "json")
         assert p.returncode == 0 and json.loads(p.stdout)["result"]["files"] == 2, (p.stdout, p.stderr)
+        assert [w for w in json.loads(p.stdout)["result"]["warnings"] if "read-only" in w], p.stdout
         p = run("search", "hello", "--search-type", "keywords", "-o", "json")
         assert p.returncode == 0, (p.stdout, p.stderr)
         assert sorted(h["path"] for h in json.loads(p.stdout)["result"]["hits"]) == ["a.md", "b.py"]
