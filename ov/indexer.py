@@ -186,7 +186,8 @@ def clear_stale_mark(db_path: Path) -> bool:
     except OvError:
         return False
     try:
-        clear_rebuild(db_path, stale=True)
+        clear_rebuild(db_path)
+        unretire(db_path)  # a writer found the mark, and no rebuild runs
     finally:
         lock.release()
     return True

@@ -439,6 +439,7 @@ def clear_rebuild(db_path: Path, stale: bool = False) -> None:
     one left (its file, the old file's `retire` mark) goes. A file by that name that is not
     an SQLite file nor empty is someone's: `invalid_path`, and nothing is removed."""
     new = rebuild_path(db_path)
+    left = os.path.lexists(new)  # a rebuild stopped between its mark and its rename leaves it
     try:
         with open(new, "rb") as f:
             head = f.read(16)
@@ -452,7 +453,7 @@ def clear_rebuild(db_path: Path, stale: bool = False) -> None:
     for p in (new, *(Path(f"{new}{s}") for s in ("-wal", "-shm", "-journal"))):
         if os.path.lexists(p):
             os.unlink(p)
-    if stale and os.path.exists(db_path) and _peek(
+    if stale and left and os.path.exists(db_path) and _peek(
             Path(db_path), lambda c: c.execute("SELECT 1 FROM meta WHERE key = ?",
                                                (SUPERSEDED_META,)).fetchone() is not None, False):
         unretire(db_path)
