@@ -341,7 +341,9 @@ def test_help_says_a_path_may_lie_outside_the_search_root(ov, t, tmp_path):
 @pytest.mark.parametrize("pattern", [
     "[a-z&&[^aeiou]]{9}", "^[a[bc]]+$", "[a-z--[aeiou]]+", "[a~~b]", "[[:alpha:]&&[^b]]+",
     "[x[|]]", "[]a]", "[^]a]", "[[:alpha:]]+", "[[a]-z]", "[[:^alpha:]]", "^[[:alnum:]_]+$",
-    "[[:word:]&&[^a-z]]+", "[[:punct:]]", "[[:upper:]]", "[[:space:]]x"])
+    "[[:word:]&&[^a-z]]+", "[[:punct:]]", "[[:upper:]]", "[[:space:]]x",
+    # `-`s first in a class are characters; an operator's empty operand is the empty set
+    "[--a]", "[^--a]", "[--a-c]", "[---]", "[a--]", "[a~~]", "[a-z--]", "[~~a]", "[[:alpha:]--a]"])
 @pytest.mark.parametrize("case", [[], ["-i"]])
 def test_nested_classes_and_set_operations_as_rg(ov, tree, pattern, case):
     """ripgrep's classes nest and take `&&`, `--` and `~~`; read as literal characters
@@ -351,6 +353,16 @@ def test_nested_classes_and_set_operations_as_rg(ov, tree, pattern, case):
     ours = ov("grep", *case, "-e", pattern, cwd=t)
     theirs = rg(t, "-n", "--with-filename", *case, "-e", pattern)
     assert (ours.code, _lines(ours.out)) == (theirs.returncode, _lines(theirs.stdout)), pattern
+
+
+@pytest.mark.parametrize("pattern", ["[&&]", "[a&&b]", "[&&a]", "[a&&]", "[&&&]", "[a&&&&b]", "[-&&a]", "[b--b]"])
+def test_a_class_that_holds_no_character_matches_nothing(ov, tree, pattern):
+    """An intersection with nothing is the empty set (rg 14 matches nothing; rg 13 refuses
+    the pattern). `[&&]` was read as the two characters and matched `&&`; `[a&&]` and
+    `[&&&]` were refused as unterminated."""
+    t = tree({"t.txt": "&&\na\nb\n-\n&\n"})
+    r = ov("grep", "-e", pattern, cwd=t)
+    assert (r.code, r.out, r.err) == (1, "", ""), pattern
 
 
 @needs_rg

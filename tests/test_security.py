@@ -97,6 +97,16 @@ def test_a_named_link_leading_out_is_not_followed_and_says_so(fenced):
                                                                         "outside the tree")], r.out
     r = run_inprocess("grep", "-o", "json", "inside", "inside_link", cwd=fenced, env=ENV)
     assert r.code == 0 and r.json["result"]["warnings"] == [], r.out
+    # `grep --files` and `glob` name such a PATH too: they said nothing, and listed nothing
+    for args in (["grep", "--files", "abs_dir"], ["grep", "--files", "rel_file"], ["glob", "*", "abs_dir"],
+                 ["glob", "**", "sub/rel_dir"]):
+        r = run_inprocess(*args, "-o", "json", cwd=fenced, env=ENV)
+        assert r.code == 1 and r.json["result"]["matches"] == [], (args, r.out)
+        assert [w for w in r.json["result"]["warnings"] if w.startswith(f"{args[-1]}: a symbolic link leading "
+                                                                        "outside the tree")], (args, r.out)
+    for args in (["grep", "--files", "inside_link"], ["glob", "*", "sub"]):
+        r = run_inprocess(*args, "-o", "json", cwd=fenced, env=ENV)
+        assert r.code == 0 and r.json["result"]["warnings"] == [], (args, r.out)
 
 
 def test_dotdot_and_absolute_scopes_are_refused_by_every_command(fenced):

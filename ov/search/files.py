@@ -35,7 +35,7 @@ from ov.search.globs import PathFilter
 from ov.search.helper import BINARY, BINARY_MATCH, FOUND, NO_MATCH, SEARCH, UNREADABLE
 from ov.search.prefilter import Prefilter, index_candidates, prefiltered, tagged
 from ov.search.scope import (LISTINGS, Candidates, GrepStats, check_excludes, displayer, exclusions,
-                             file_paths, grep_result, grep_walk_options, limited_stats, parse_tags,
+                             file_paths, grep_result, grep_walk_options, limited_stats, links_out, parse_tags,
                              plan_roots, walked_entries)
 
 if TYPE_CHECKING:
@@ -564,7 +564,7 @@ def iter_grep(
         opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pfilter)
         named = frozenset(r for r in rels if r and (root / r).is_file())
         show = displayer(root, cwd)
-        _links_out(root, rels, show, st.warnings)
+        links_out(root, rels, show, st.warnings)
         last = ("", "")
         for r in _grep_files(pat, root, rels, opts, st, mode=mode, before=before, after=after,
                              limit=node_limit - st.records, excluded=excluded, pfilter=pfilter,
@@ -578,20 +578,6 @@ def iter_grep(
             yield r
         if st.truncated:
             return
-
-
-def _links_out(root: Path, rels: Sequence[str], show: Callable[[str], str], warnings: list[str]) -> None:
-    """A PATH named on the command line that is a link leading outside the tree is not
-    followed (DESIGN: never), and says so: rg would search its target, and an answer of
-    nothing without a word reads as "no match"."""
-    real_root = root.resolve()
-    for r in rels:
-        p = root / r
-        if r and p.is_symlink():
-            target = Path(os.path.realpath(p))
-            if target != real_root and real_root not in target.parents:
-                warnings.append(f"{show(r)}: a symbolic link leading outside the tree, not followed "
-                                f"(name its target to search it: {target})")
 
 
 def _checked(mode: str, stats: GrepStats | None, node_limit: int, max_depth: int | None,
@@ -632,6 +618,7 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
         ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
         opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pfilter)
         show = displayer(root, cwd)
+        links_out(root, rels, show, st.warnings)
         for rel, _ in _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter,
                                   tfilter=tfilter, allowed=None, may_hold=None,
                                   use_listing=use_index and indexed):

@@ -20,7 +20,7 @@ from ov.paths import db_path_for, listing_dir, usable_index
 from ov.search.globs import compile_glob
 from ov.search.prefilter import tagged
 from ov.search.scope import (LISTINGS, GrepStats, cached_listing, check_excludes, displayer,
-                             exclusions, grep_walk_options, limited_stats, parse_tags, plan_roots,
+                             exclusions, grep_walk_options, limited_stats, links_out, parse_tags, plan_roots,
                              unreadable_warning, walked_entries)
 
 GLOB_FIELDS = ("name", "path", "type", "size", "mode", "mtime", "tags")
@@ -162,6 +162,7 @@ def glob(
     ((root, (rel,), indexed),) = groups
     st.root = os.fspath(root)
     ex_rels, excluded, _ = exclusions(root, cwd, exclude, [])
+    links_out(root, [rel], displayer(root, cwd), st.warnings)
     allowed = tagged(root, parse_tags(tags) if tags else None, indexed)  # before the node limit
     if not (root / rel).is_dir():  # a file: listed when its name matches
         start, depth, user_cut = rel, max_depth, False

@@ -128,8 +128,10 @@ def _plain(pattern: str, fixed: bool, ignore_case: bool, word: bool) -> bool:
             and (fixed or _SPECIAL.isdisjoint(pattern)))
 
 
-def _error_message(e: regex.error) -> str:
-    pos = getattr(e, "pos", None)
+def _error_message(e: regex.error, located: bool = True) -> str:
+    """regex's complaint; its position only when it counts in the user's pattern
+    (`located`), not in a rewriting of it (ov's own prefix, ripgrep's classes)."""
+    pos = getattr(e, "pos", None) if located else None
     msg = getattr(e, "msg", None) or str(e)
     return f"invalid regex: {msg} at position {pos}" if pos is not None else f"invalid regex: {msg}"
 
@@ -160,27 +162,27 @@ def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = Fa
                        False, None, timeout, True, False)
     import regex  # noqa: PLC0415
 
-    sets = None if fixed else _nested_sets(pattern)
-    src = regex.escape(pattern, special_only=True) if fixed else sets or pattern
+    src, sets = (regex.escape(pattern, special_only=True), False) if fixed else _nested_sets(pattern)
     if not fixed:
         _check_repeats(pattern)
     body = f"(?<!\\w)(?:{src})(?!\\w)" if word else src
     flags = regex.V0 | regex.MULTILINE | (regex.IGNORECASE if ignore_case else 0)
-    if sets is not None:  # V1 reads them; (?-f): its -i folds simply, as V0 and ripgrep do
+    if sets:  # V1 reads them; (?-f): its -i folds simply, as V0 and ripgrep do
         body, flags = "(?-f)" + body, flags & ~regex.V0 | regex.V1
     try:
         rx = regex.compile(body, flags)
     except regex.error as e:
+        located = not sets and src == pattern and not word
         if word and not fixed:  # report the position in the user's pattern
             try:
                 regex.compile(src, flags)
             except regex.error as e2:
-                e = e2
-        raise OvError("invalid_pattern", _error_message(e), field="pattern") from None
+                e, located = e2, not sets and src == pattern
+        raise OvError("invalid_pattern", _error_message(e, located), field="pattern") from None
     except (OverflowError, RecursionError, ValueError) as e:
         raise OvError("invalid_pattern", f"invalid regex: {e}", field="pattern") from None
 
-    parsed = _parse(src if not fixed and sets is None else None, pattern if fixed else None)
+    parsed = _parse(src if not fixed and not sets else None, pattern if fixed else None)
     if not multiline and _names_newline(pattern, fixed, parsed):
         raise OvError("invalid_pattern",
                       'the pattern matches a literal "\\n", which a per-line search never '
@@ -215,30 +217,50 @@ _POSIX = {"alpha": r"\x41-\x5a\x61-\x7a", "digit": r"\x30-\x39", "alnum": r"\x30
           "graph": r"\x21-\x7e", "ascii": r"\x00-\x7f"}
 
 
-def _nested_sets(pattern: str) -> str | None:
-    """The pattern as `regex` V1 reads ripgrep's classes, when one nests a class
-    (`[a[bc]]`) or uses a set operation (`&&` intersection, `--` difference, `~~`
-    symmetric difference), which V0 would read as literal characters (a wrong answer, not
-    an error); None when none does. V1 also reads `||` in a class as union, where ripgrep
-    reads two `|`: those are escaped. A POSIX class (`[[:alpha:]]`, `[[:^space:]]`) is
-    rewritten as the nested set of its ASCII characters, as ripgrep reads it."""
+_EMPTY = "[^\\x00-\\U0010ffff]"  # a class no character is in (an operand left empty)
+
+
+def _nested_sets(pattern: str) -> tuple[str, bool]:
+    """The pattern with its classes read as ripgrep reads them, and whether it needs
+    `regex` V1: when a class nests another (`[a[bc]]`) or uses a set operation (`&&`
+    intersection, `--` difference, `~~` symmetric difference), which V0 would read as
+    literal characters (a wrong answer, not an error). Also, in either version:
+    - `-`s first in a class (after `[` or `[^`) are characters, as in rg: `[--a]` is
+      `-` or `a`, where `regex` read a range from `-` to `a`;
+    - an operand left empty (`[a--]`, `[&&a]`, `[a&&&&b]`) is the empty set, as in rg
+      (`[a--]` is `a`; an intersection with nothing matches nothing), where `regex`
+      refused the pattern or read the `&`s as characters;
+    - V1 reads `||` in a class as union, where ripgrep reads two `|`: those are escaped;
+    - a POSIX class (`[[:alpha:]]`, `[[:^space:]]`) is rewritten as the nested set of its
+      ASCII characters, as ripgrep reads it."""
     out: list[str] = []
-    depth, i, n, found = 0, 0, len(pattern), False
+    empty: list[bool] = []  # per open class: no item since its start or its last operator
+    i, n, v1 = 0, len(pattern), False
     while i < n:
         c = pattern[i]
         if c == "\\":
             out.append(pattern[i:i + 2])
             i += 2
+            if empty:
+                empty[-1] = False
             continue
-        if c == "[" and (depth == 0 or not pattern.startswith("[:", i)):
-            found = found or depth > 0
-            depth += 1
+        if c == "[" and (not empty or not pattern.startswith("[:", i)):
+            v1 = v1 or bool(empty)
+            if empty:
+                empty[-1] = False
             j = i + 1 + (pattern[i + 1:i + 2] == "^")
-            j += pattern[j:j + 1] == "]"  # a `]` first in a class is the character
-            out.append(pattern[i:j])
-            i = j
+            k = j
+            while pattern[k:k + 1] == "-":
+                k += 1
+            if k == j:
+                k += pattern[j:j + 1] == "]"  # a `]` first in a class is the character
+                out.append(pattern[i:k])
+            else:
+                out.append(pattern[i:j] + "\\-" * (k - j))
+            empty.append(k == j)  # no character taken yet
+            i = k
             continue
-        if depth and c == "[":  # a POSIX class, [:alpha:]: ASCII only, as in rg
+        if empty and c == "[":  # a POSIX class, [:alpha:]: ASCII only, as in rg
             end = pattern.find(":]", i + 2)
             end = n if end < 0 else end + 2
             name = pattern[i + 2:end - 2]
@@ -246,28 +268,36 @@ def _nested_sets(pattern: str) -> str | None:
             if ranges is None:
                 out.append(pattern[i:end])
             else:
-                found = True
+                v1 = True
                 out.append(f"[{'^' if name.startswith('^') else ''}{ranges}]")
+            empty[-1] = False
             i = end
             continue
-        if depth and c == "]":
-            depth -= 1
-            if depth and pattern.startswith("-", i + 1) and not pattern.startswith("--", i + 1):
+        if empty and c == "]":
+            if empty.pop():  # an operator's right operand left empty
+                out.append(_EMPTY)
+            if empty:
+                empty[-1] = False
+            if empty and pattern.startswith("-", i + 1) and not pattern.startswith("--", i + 1):
                 out.append("]\\-")  # rg: a `-` after a nested class is the character, V1
-                i += 2             # would make it a range
+                i += 2              # would make it a range
                 continue
-        elif depth and pattern[i:i + 2] in ("&&", "--", "~~"):
-            found = True
-            out.append(pattern[i:i + 2])
+        elif empty and pattern[i:i + 2] in ("&&", "--", "~~"):
+            v1 = True
+            out.append((_EMPTY if empty[-1] else "") + pattern[i:i + 2])
+            empty[-1] = True
             i += 2
             continue
-        elif depth and pattern[i:i + 2] == "||":
+        elif empty and pattern[i:i + 2] == "||":
             out.append("\\|\\|")
+            empty[-1] = False
             i += 2
             continue
+        elif empty:
+            empty[-1] = False
         out.append(c)
         i += 1
-    return "".join(out) if found else None
+    return "".join(out), v1
 
 
 # -- required literals ------------------------------------------------------------------

@@ -281,3 +281,17 @@ def cut_notes(st: GrepStats, node_limit: int, what: str) -> list[str]:
 
 def unreadable_warning(n: int) -> str:
     return f"{n} file{'s' if n != 1 else ''} could not be read"
+
+
+def links_out(root: Path, rels: Sequence[str], show: Callable[[str], str], warnings: list[str]) -> None:
+    """A PATH named on the command line that is a link leading outside the tree is not
+    followed (DESIGN: never), and says so: rg would search its target, and an answer of
+    nothing without a word reads as "no match"."""
+    real_root = root.resolve()
+    for r in rels:
+        p = root / r
+        if r and p.is_symlink():
+            target = Path(os.path.realpath(p))
+            if target != real_root and real_root not in target.parents:
+                warnings.append(f"{show(r)}: a symbolic link leading outside the tree, not followed "
+                                f"(name its target to search it: {target})")
