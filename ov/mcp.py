@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from ov import api
+from ov.config import MAX_LIMIT
+from ov.context import MAX_BUDGET
 from ov.errors import OvError, debug_enabled
 from ov.paths import resolve
 from ov.read import OutsideRoot, resolve_under
@@ -42,19 +44,23 @@ from ov.render import dumps, to_data
 
 # ---- the tools' arguments: one table, read by the schemas and by the checks ---------------
 
-# name -> (JSON type, description); "array" means an array of strings
-Param = tuple[str, str]
+# name -> (JSON type, description[, more JSON Schema: enum, minimum, maximum]); "array"
+# means an array of strings; "level" (search's tiers) a string or an integer
+Param = tuple
+_AT_LEAST_0 = {"minimum": 0}
 
 _SEARCH_COMMON: dict[str, Param] = {
-    "limit": ("integer", "Hits per page, 1-50 (default 10)."),
-    "threshold": ("number", "Drop hits scoring below this (0-1; scores share one scale across queries)."),
+    "limit": ("integer", "Hits per page, 1-50 (default 10).", {"minimum": 1, "maximum": MAX_LIMIT}),
+    "threshold": ("number", "Drop hits scoring below this (0-1; scores share one scale across queries).",
+                  {"minimum": 0, "maximum": 1}),
     "after": ("string", "Only files changed at or after this time: 2h, 7d, 2024-05-01 or ISO 8601 (UTC)."),
     "before": ("string", "Only files changed before this time (same forms as after)."),
-    "time_field": ("string", "Time used by after/before: updated_at (default) or created_at."),
+    "time_field": ("string", "Time used by after/before: updated_at (default) or created_at.",
+                   {"enum": ["updated_at", "created_at"]}),
     "tags": ("array", "Only files with every one of these k=v tags."),
     "types": ("array", "Only these file types or extensions (py, md, rust, .txt ...)."),
-    "level": ("string", "Tiers searched: 0 abstract, 1 overview, 2 full text, comma-separated "
-                        "(default 2)."),
+    "level": ("level", "Tiers searched: 0 abstract, 1 overview, 2 full text; one, or several "
+                       "comma-separated (\"1,2\"; default 2)."),
     "exclude_uri": ("array", "Leave out these files or folders."),
 }
 _LIST_ONLY: dict[str, Param] = {
@@ -65,13 +71,14 @@ _LIST_ONLY: dict[str, Param] = {
     "all_chunks": ("boolean", "Every matching chunk, not one hit per file."),
 }
 _CONTEXT_ONLY: dict[str, Param] = {
-    "max_tokens": ("integer", "Context mode: token budget of the block (default 1600; chars/4)."),
+    "max_tokens": ("integer", "Context mode: token budget of the block (default 1600; chars/4).",
+                   {"minimum": 1, "maximum": MAX_BUDGET}),
     "detail": ("string", "Context mode: default tier, abstract, overview or full, or JSON per "
                          'category ({"code":"full"}).'),
     "session_id": ("string", "Context mode: record what is served under this id, so later turns "
                              "skip it."),
     "dedup_turns": ("integer", "Context mode: skip entries served to the session in its last K "
-                               "turns (default 1)."),
+                               "turns (default 1).", _AT_LEAST_0),
 }
 
 TOOLS: dict[str, dict[str, Any]] = {
@@ -88,8 +95,10 @@ TOOLS: dict[str, dict[str, Any]] = {
         "required": ["query"],
         "params": {
             "query": ("string", "What to look for, in plain words."),
-            "mode": ("string", "list (ranked hits, default) or context (packed for a prompt)."),
-            "search_type": ("string", "hybrid (default), keywords or semantic."),
+            "mode": ("string", "list (ranked hits, default) or context (packed for a prompt).",
+                     {"enum": ["list", "context"]}),
+            "search_type": ("string", "hybrid (default), keywords or semantic.",
+                            {"enum": ["hybrid", "keywords", "semantic"]}),
             **_SEARCH_COMMON, **_LIST_ONLY, **_CONTEXT_ONLY,
         },
     },
@@ -118,19 +127,19 @@ TOOLS: dict[str, dict[str, Any]] = {
             "ignore_case": ("boolean", "Fold case (Unicode simple folding)."),
             "word": ("boolean", "Only matches with no word character on either side."),
             "multiline": ("boolean", "Let matches span lines."),
-            "before": ("integer", "Lines of context before each match."),
-            "after": ("integer", "Lines of context after each match."),
-            "context": ("integer", "Lines of context before and after each match."),
+            "before": ("integer", "Lines of context before each match.", _AT_LEAST_0),
+            "after": ("integer", "Lines of context after each match.", _AT_LEAST_0),
+            "context": ("integer", "Lines of context before and after each match.", _AT_LEAST_0),
             "globs": ("array", "Only paths matching these globs; !GLOB excludes."),
             "types": ("array", "Only these file types (py, rust, md ...)."),
             "exclude_uri": ("array", "Leave out these files or folders."),
             "hidden": ("boolean", "Search dotfiles and dot-folders too."),
             "no_ignore": ("boolean", "Disregard .gitignore, .ignore and .ovignore."),
-            "node_limit": ("integer", "Most matches (or files) returned (default 256)."),
-            "level_limit": ("integer", "Folder depth below each path (default: no limit)."),
+            "node_limit": ("integer", "Most matches (or files) returned (default 256).", {"minimum": 1}),
+            "level_limit": ("integer", "Folder depth below each path (default: no limit).", _AT_LEAST_0),
             "tags": ("array", "Only indexed files with every one of these k=v tags."),
             "invert": ("boolean", "Lines that do not match."),
-            "max_count": ("integer", "At most this many matching lines per file."),
+            "max_count": ("integer", "At most this many matching lines per file.", _AT_LEAST_0),
             "timeout": ("number", "Seconds before the search stops with deadline_exceeded (default 60)."),
             "count": ("boolean", "Per-file numbers of matching lines instead of matches."),
             "files_with_matches": ("boolean", "Only the paths of files with a match."),
@@ -149,8 +158,8 @@ TOOLS: dict[str, dict[str, Any]] = {
             "ignore_case": ("boolean", "Fold case."),
             "hidden": ("boolean", "Include dotfiles and dot-folders."),
             "no_ignore": ("boolean", "Disregard .gitignore, .ignore and .ovignore."),
-            "node_limit": ("integer", "Most paths returned (default 256)."),
-            "level_limit": ("integer", "Folder depth below path (default: no limit)."),
+            "node_limit": ("integer", "Most paths returned (default 256).", {"minimum": 1}),
+            "level_limit": ("integer", "Folder depth below path (default: no limit).", _AT_LEAST_0),
             "fields": ("string", "Fields per path, comma-separated: name,path,type,size,mode,mtime,tags."),
             "exclude_uri": ("array", "Leave out these files or folders."),
             "tags": ("array", "Only indexed files with every one of these k=v tags."),
@@ -165,7 +174,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         "required": ["path"],
         "params": {
             "path": ("string", "A file or folder, relative to the root."),
-            "level": ("integer", "0 abstract, 1 overview, 2 full text."),
+            "level": ("integer", "0 abstract, 1 overview, 2 full text.", {"enum": [0, 1, 2]}),
         },
     },
     "status": {
@@ -185,9 +194,11 @@ def input_schema(name: str) -> dict[str, Any]:
     """A tool's JSON Schema, from its table."""
     spec = TOOLS[name]
     props = {}
-    for arg, (typ, desc) in spec["params"].items():
+    for arg, (typ, desc, *more) in spec["params"].items():
         props[arg] = ({"type": "array", "items": {"type": "string"}, "description": desc}
-                      if typ == "array" else {"type": typ, "description": desc})
+                      if typ == "array" else {"type": ["string", "integer"], "description": desc}
+                      if typ == "level" else {"type": typ, "description": desc})
+        props[arg].update(*more)
     return {"type": "object", "properties": props, "required": list(spec["required"]),
             "additionalProperties": False}
 
@@ -205,6 +216,10 @@ def check_args(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
         if value is None:
             continue
         typ = spec["params"][arg][0]
+        if typ == "level":  # tiers: "1,2", "2" or 2
+            typ = "string"
+            if isinstance(value, int) and not isinstance(value, bool):
+                value = str(value)
         ok = isinstance(value, _JSON_TYPES[typ]) and not (typ in ("integer", "number") and isinstance(value, bool))
         if typ == "array" and ok:
             ok = all(isinstance(v, str) for v in value)

@@ -371,6 +371,30 @@ def test_flags_in_a_path_of_an_error_message_are_not_rewritten():
     assert msg("--limit must be between 1 and 50") == "limit must be between 1 and 50"
 
 
+def test_schemas_say_the_values_each_argument_takes():
+    """An agent reads the schema before it calls: the choices and bounds the library
+    checks are in it (a `mode` it could only guess; a `limit` of 500 it learns from an
+    error), and search's tiers may be given as the number read takes."""
+    from ov.mcp import check_args, input_schema
+
+    props = {name: input_schema(name)["properties"] for name in ("search", "find", "grep", "glob", "read")}
+    assert props["search"]["mode"]["enum"] == ["list", "context"]
+    assert props["search"]["search_type"]["enum"] == ["hybrid", "keywords", "semantic"]
+    assert props["find"]["time_field"]["enum"] == ["updated_at", "created_at"]
+    assert (props["search"]["limit"]["minimum"], props["search"]["limit"]["maximum"]) == (1, 50)
+    assert (props["find"]["threshold"]["minimum"], props["find"]["threshold"]["maximum"]) == (0, 1)
+    assert props["read"]["level"] == {"type": "integer", "enum": [0, 1, 2],
+                                      "description": props["read"]["level"]["description"]}
+    assert props["search"]["level"]["type"] == ["string", "integer"]
+    assert props["grep"]["node_limit"]["minimum"] == 1 and props["grep"]["context"]["minimum"] == 0
+    assert props["glob"]["level_limit"]["minimum"] == 0
+    assert check_args("search", {"query": "q", "level": 2})["level"] == "2"
+    assert check_args("find", {"query": "q", "level": "1,2"})["level"] == "1,2"
+    for bad in (True, 1.5, ["2"]):
+        with pytest.raises(Exception, match="level must be string"):
+            check_args("search", {"query": "q", "level": bad})
+
+
 def test_a_server_on_an_index_whose_vectors_are_coming_adds_them(tmp_path):
     """A first search leaves keyword rows and a worker for the vectors. A server started
     before the worker committed any took the index for a --no-embed one: its watcher's
