@@ -98,6 +98,18 @@ class Embedder(Protocol):
         ...
 
 
+def import_onnxruntime():
+    """onnxruntime, imported with its telemetry off. Recent builds otherwise write a
+    device id and machine details under ~/.cache/Microsoft and look up a Microsoft host
+    within seconds of the import; `ov` sends nothing anywhere (DESIGN: it works offline).
+    The switch is read once, when the library loads, so it is set before the import; a
+    user who set ORT_DISABLE_TELEMETRY themselves keeps their value."""
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    import onnxruntime  # noqa: PLC0415
+
+    return onnxruntime
+
+
 def _cpu_count() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -175,7 +187,7 @@ class OnnxEmbedder:
             raise OvError("internal", f"model {self.model_path} lacks inputs {sorted(missing)}")
 
     def _make_session(self, profile: str, threads: int):
-        import onnxruntime as ort
+        ort = import_onnxruntime()
 
         so = ort.SessionOptions()
         so.graph_optimization_level = (

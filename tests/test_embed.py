@@ -202,3 +202,33 @@ def test_import_is_cheap():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == ""
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("telemetry", [None, "0"], ids=["unset", "asked-for"])
+def test_loading_the_model_sends_and_keeps_nothing_about_the_machine(tmp_path, monkeypatch, telemetry):
+    """onnxruntime's builds write a device id and machine details under
+    ~/.cache/Microsoft when they load, and look up a Microsoft host seconds later; every
+    ov process that embeds (index, find, search, mcp, the worker, doctor) loaded it so.
+    ov turns that off before the import: a real-model index, find and doctor leave nothing
+    in the user's home. A user who asks for it (ORT_DISABLE_TELEMETRY=0) keeps the choice,
+    which also shows this test sees what it looks for."""
+    from conftest import make_tree, run_subprocess
+
+    home = tmp_path / "home"
+    home.mkdir()
+    root = make_tree(tmp_path / "tree", {"a.md": "# Retry\n\nRetry with backoff.\n"})
+    monkeypatch.delenv("ORT_DISABLE_TELEMETRY", raising=False)
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")}
+    if telemetry is not None:
+        env["ORT_DISABLE_TELEMETRY"] = telemetry
+    r = run_subprocess(["index", "."], cwd=root, env=env)
+    assert r.code == 0, r.err
+    assert run_subprocess(["find", "retry", "-o", "json"], cwd=root, env=env).code == 0
+    assert run_subprocess(["doctor"], cwd=root, env=env).code in (0, 1)
+    left = [str(p.relative_to(home)) for p in home.rglob("*")]
+    kept = [p for p in left if "Microsoft" in p or "onnxruntime" in p]
+    if telemetry is None:
+        assert not kept, left
+    elif not kept:
+        pytest.skip("this onnxruntime keeps nothing even when asked: nothing to turn off")
