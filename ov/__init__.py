@@ -34,3 +34,8 @@ def __getattr__(name: str):
 
         return OvError
     raise AttributeError(f"module 'ov' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The lazy names too (tab completion, `dir(ov)`), with the submodules loaded so far."""
+    return sorted({*globals(), *__all__})

@@ -76,11 +76,15 @@ def search_filters(query: str, *, search_type: str | None = None, limit: int | N
     from ov.query import (TIME_FIELDS, check_limit, check_query, parse_levels,  # noqa: PLC0415
                           parse_tags, parse_time, search_type as norm_type)
 
-    if search_type is not None:
+    query = _text(query, "query")
+    if _text(search_type, "search_type", optional=True) is not None:
         norm_type(search_type)
-    if limit is not None:
+    if _int(limit, "limit") is not None:
         check_limit(limit)
     check_query(query)
+    time_field = _text(time_field, "time_field")
+    after, before = _text(after, "after", optional=True), _text(before, "before", optional=True)
+    level, types = _level(level), _paths(types, "types")
     if time_field not in TIME_FIELDS:
         raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
                       field="time_field")
@@ -100,9 +104,99 @@ def context_options(detail: str | dict | None = None, max_tokens: int | None = N
         raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
                       "--exclude-uri to leave files out", field="uri")
     det = detail if isinstance(detail, dict) else ctx.parse_detail(detail)
-    if max_tokens is not None:
+    if _int(max_tokens, "max_tokens") is not None:
         ctx.check_budget(max_tokens)
     return det
+
+
+# ---- arguments: what a program hands in, checked before anything runs -------------------
+# The command line hands strings and numbers it parsed; a program may hand anything. A
+# wrong type is `invalid_argument` naming the argument, never an AttributeError from deep
+# inside. A lone string (or path) where a list goes is one item, not its characters.
+
+
+def _wrong(field: str, want: str, value: Any) -> OvError:
+    return OvError("invalid_argument", f"{field} must be {want}, not {type(value).__name__} {value!r:.80}",
+                   field=field)
+
+
+def _text(value: Any, field: str, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise _wrong(field, "a string", value)
+    return value
+
+
+def _int(value: Any, field: str) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise _wrong(field, "an integer", value)
+    return value
+
+
+def _number(value: Any, field: str) -> float | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise _wrong(field, "a number", value)
+    return value
+
+
+def _path(value: Any, field: str, optional: bool = False) -> str | None:
+    """A path as the string the command line would hand over (str or os.PathLike)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise _wrong(field, "a path (str or os.PathLike)", value)
+    return value
+
+
+def _paths(value: Any, field: str) -> list[str] | None:
+    """A list of paths or names: a lone one is one item."""
+    if value is None:
+        return None
+    if isinstance(value, (str, os.PathLike)):
+        return [_path(value, field)]
+    if not isinstance(value, (list, tuple, set, frozenset)):
+        raise _wrong(field, "a list of strings", value)
+    return [_path(v, field) for v in value]
+
+
+def _level(value: Any) -> str | None:
+    """search's tiers: "1,2", "2" or 2."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return _text(value, "level", optional=True)
+
+
+def _folder(cwd: Any) -> Path | None:
+    """grep's and glob's current folder: a folder (paths are printed relative to it)."""
+    if cwd is None:
+        return None
+    p = Path(_path(cwd, "cwd"))
+    if not p.is_dir():
+        raise OvError("not_found" if not p.exists() else "invalid_path", f"{p}: cwd must be a folder",
+                      field="cwd")
+    return p
+
+
+_LIST_OPTIONS = ("globs", "types", "exclude", "ignores", "tags")
+_INT_OPTIONS = ("before", "after", "max_count", "max_depth")
+_NUMBER_OPTIONS = ("timeout", "deadline_s")
+
+
+def _options(options: dict[str, Any]) -> dict[str, Any]:
+    """grep's and glob's keyword options with their types checked (lists, counts, times)."""
+    out = dict(options)
+    for k, v in options.items():
+        if k in _LIST_OPTIONS:
+            out[k] = _paths(v, k) or ()
+        elif k in _INT_OPTIONS:
+            _int(v, k)
+        elif k in _NUMBER_OPTIONS and v is not None:
+            if not _number(v, k) > 0:  # also NaN
+                raise OvError("invalid_argument", f"{k} must be more than 0 seconds", field=k)
+    return out
 
 
 # ---- building the index ------------------------------------------------------------------
@@ -122,7 +216,7 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
     index meanwhile (this call waited for it)."""
     from ov.indexer import index_tree, options_for  # noqa: PLC0415
 
-    root = Path(path)
+    root = Path(_path(path, "path"))
     opts = options_for(root, walk or walk_options(root, hidden, no_ignore, follow, max_filesize),
                        embed=embed, full=full)
 
@@ -192,6 +286,7 @@ class Index:
         self.root = Path(root)
         self.embedder = embedder  # loaded by the first query that needs it, then kept
         self.notes: list[str] = []  # said in every ranked result (a read-only index)
+        self.closed = False
 
     def _embedder(self):
         if self.embedder is None:
@@ -204,7 +299,8 @@ class Index:
     def open(cls, path: str | Path | None = None, *, db: Path | None = None, auto_index: bool = False,
              readonly: bool = False, progress=None, notice: Notice = _quiet,
              warn: Notice = _quiet, embedder=None) -> Index:
-        """The nearest index at or above `path` (default: the current folder), or `db`.
+        """The nearest index at or above `path` (default: the current folder; a file's
+        folder; a path that does not exist is `not_found`), or `db`.
 
         With `auto_index`, a tree without one gets one built at `path` first (first use);
         `notice` hears that it happens and its summary, `progress` its steps. Without it,
@@ -214,8 +310,11 @@ class Index:
         kept too)."""
         from ov.store.db import unfinished, writable  # noqa: PLC0415
 
-        scope = Path.cwd() if path is None else Path(path)
-        found = locate(scope, db)
+        scope = Path.cwd() if path is None else Path(_path(path, "path"))
+        if not scope.exists():  # a typo: not a new, empty tree, nor the index of a folder above
+            raise OvError("not_found", f"{scope.resolve()}: no such folder", field="path")
+        scope = scope if scope.is_dir() else scope.parent
+        found = locate(scope, db if db is None else Path(_path(db, "db")))
         if (found is not None and not readonly and os.access(found[0], os.R_OK) and not writable(found[0])
                 and not unfinished(found[0])):
             # a shared or read-only index: read as it stands (a hit is still checked against
@@ -265,7 +364,14 @@ class Index:
         self.store.keep_keywords()
 
     def close(self) -> None:
+        self.closed = True
         self.store.close()
+
+    def _open(self) -> None:
+        """A closed Index says so (its store's errors would read as a damaged index)."""
+        if self.closed:
+            raise OvError("invalid_argument", "this Index is closed; open it again with ov.Index.open",
+                          field="index")
 
     def __enter__(self) -> Index:
         return self
@@ -288,6 +394,10 @@ class Index:
         from ov.engine import SearchRequest, scope_paths  # noqa: PLC0415
         from ov.store import Filters  # noqa: PLC0415
 
+        self._open()
+        _number(threshold, "threshold")
+        _text(cursor, "cursor", optional=True)
+        uri, exclude_uri = _paths(uri, "uri"), _paths(exclude_uri, "exclude_uri")
         kw = filters if filters is not None else search_filters(
             query, search_type=search_type, limit=limit, time_field=time_field, after=after,
             before=before, tags=tags, level=level, types=types)
@@ -339,11 +449,15 @@ class Index:
 
     def _current(self) -> None:
         """The index file as it is now (a warm store follows a file renamed over it)."""
+        self._open()
         if hasattr(self.store, "follow_replacement"):
             self.store.follow_replacement()
 
     def find(self, query: str, **options: Any):
         """Semantic search (`ov find`): vectors only."""
+        if options.get("search_type") not in (None, "semantic"):
+            raise OvError("invalid_argument", "find is semantic search: it takes no search_type "
+                          f"({options['search_type']!r}); use search", field="search_type")
         return self.search(query, **{**options, "search_type": "semantic"})
 
     def context(self, query: str, *, max_tokens: int | None = None, detail: str | dict | None = None,
@@ -353,7 +467,9 @@ class Index:
         `max_tokens`. Returns a `ContextResult`."""
         from ov.engine import context  # noqa: PLC0415
 
-        det = context_options(detail, max_tokens, options.get("uri"))
+        _text(session_id, "session_id", optional=True)
+        _int(dedup_turns, "dedup_turns")
+        det = context_options(detail, max_tokens, _paths(options.get("uri"), "uri"))
         req = self.request(query, **options)
 
         def run():
@@ -374,22 +490,24 @@ class Index:
         passes the current folder), else from the index root."""
         from ov.paths import resolve  # noqa: PLC0415
 
-        return resolve(self.root, self.root if cwd is None else cwd, path, must_exist=False, links=True)
+        return resolve(self.root, self.root if cwd is None else cwd, _path(path, "path"), must_exist=False,
+                       links=True)
 
     def read(self, path: str, level: int | None = None, cwd: Path | None = None):
         """One tier of a file or folder (`ov read`): 0 abstract, 1 overview, 2 full text."""
         from ov.engine import read  # noqa: PLC0415
 
         self._current()
-        return read(self.store, self.root, self.path(path, cwd), level)
+        return read(self.store, self.root, self.path(path, cwd), _int(level, "level"))
 
-    def tag(self, path: str, tags: Sequence[str] | Sequence[tuple[str, str]], mode: str = "append",
+    def tag(self, path: str, tags: str | Sequence[str] | Sequence[tuple[str, str]], mode: str = "append",
             recursive: bool = False, cwd: Path | None = None):
-        """Set, add or remove `k=v` tags (`ov tag`)."""
+        """Set, add or remove tags (`ov tag`): "k=v" strings or (key, value) pairs, checked
+        as the command line checks them (`invalid_argument`)."""
         from ov.engine import tag  # noqa: PLC0415
         from ov.query import parse_tags  # noqa: PLC0415
 
-        pairs = tuple(t for t in tags if isinstance(t, tuple)) or parse_tags(list(tags))
+        pairs = parse_tags(tags)
         self._current()
         rel = self.path(path, cwd)
         return self._writing(lambda: tag(self.store, self.root, rel, pairs, mode, recursive))
@@ -405,12 +523,12 @@ class Index:
         return replace(status(self.store, self.root), settings=load_config(self.root).settings(),
                        warnings=list(self.notes))
 
-    def manifest(self, grep_flags: Sequence[str] = ()):
+    def manifest(self):
         """What this build and this index can serve (`ov manifest`)."""
         from ov.engine import manifest  # noqa: PLC0415
 
         self._current()
-        return manifest(self.store, self.root, list(grep_flags))
+        return manifest(self.store, self.root)
 
 
 # ---- grep and glob: over the files, with or without an index ------------------------------
@@ -434,10 +552,12 @@ def grep(pattern: str, paths: Sequence[str] = (), *, cwd: Path | None = None,
     tree's config unless given; the other options are `ov.search.files.iter_grep`'s."""
     from ov.search import files as driver  # noqa: PLC0415
 
+    pattern, paths, cwd = _text(pattern, "pattern"), _paths(paths, "paths") or (), _folder(cwd)
+    _int(node_limit, "node_limit")
     cfg = _root_config(cwd)
     st = stats if stats is not None else driver.GrepStats()
     records = driver.iter_grep(pattern, paths, cwd=cwd, stats=st,
-                               **cfg.search_options(hidden, node_limit), **options)
+                               **cfg.search_options(hidden, node_limit), **_options(options))
     return records, st
 
 
@@ -455,10 +575,12 @@ def files(paths: Sequence[str] = (), *, cwd: Path | None = None, hidden: bool | 
     Settings merge as for `grep`; the other options are `ov.search.files.iter_files`'."""
     from ov.search import files as driver  # noqa: PLC0415
 
+    paths, cwd = _paths(paths, "paths") or (), _folder(cwd)
+    _int(node_limit, "node_limit")
     cfg = _root_config(cwd)
     st = stats if stats is not None else driver.GrepStats()
     found = driver.iter_files(paths, cwd=cwd, stats=st, **cfg.search_options(hidden, node_limit),
-                              **options)
+                              **_options(options))
     return found, st
 
 
@@ -469,7 +591,11 @@ def glob(pattern: str, path: str | None = None, *, cwd: Path | None = None,
     `grep`; the other options are `ov.search.glob.glob`'s."""
     from ov.search import glob as finder  # noqa: PLC0415
 
+    pattern, path, cwd = _text(pattern, "pattern"), _path(path, "path", optional=True), _folder(cwd)
+    _int(node_limit, "node_limit")
+    if "fields" in options and isinstance(options["fields"], str):
+        options = {**options, "fields": [f.strip() for f in options["fields"].split(",") if f.strip()]}
     cfg = _root_config(cwd)
     st = stats if stats is not None else finder.GrepStats()
     return finder.glob(pattern, path, cwd=cwd, stats=st, **cfg.search_options(hidden, node_limit),
-                       **options)
+                       **_options(options))

@@ -532,7 +532,7 @@ def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need
         if span in seen_spans and row.level == 2:
             continue
         seen_spans.add(span)
-        hit = Hit(rank=0, path=row.path, start_line=sl, end_line=el, score=round(c.score, 6),
+        hit = Hit(rank=0, path=row.path, start_line=sl, end_line=el, score=round(c.score, rank.SCORE_DIGITS),
                   level=row.level, excerpt=Excerpt(text, start, end))
         if req.explain:
             hit.scores = c.branches
@@ -877,7 +877,15 @@ def tag(store: Store, root: Path, rel: str, pairs: tuple[tuple[str, str], ...], 
     return TagResult(mode=mode, files=[TaggedFile(p, t) for p, t in done], count=len(done))
 
 
-def manifest(store: Store | None, root: Path | None, grep_flags: list[str]) -> Manifest:
+def _grep_flags() -> list[str]:
+    """grep's long and short flags, from the command table (ov/cli/flags.py, generated from
+    the command itself), so the library's manifest lists what `ov manifest` lists."""
+    from ov.cli.flags import COMMANDS  # noqa: PLC0415
+
+    return sorted(COMMANDS["grep"]["opts"], key=lambda f: (f.lstrip("-").lower(), f))
+
+
+def manifest(store: Store | None, root: Path | None, grep_flags: list[str] | None = None) -> Manifest:
     """What this build and (when given) this index can serve."""
     import ov  # noqa: PLC0415
     from ov import context as ctx  # noqa: PLC0415
@@ -907,7 +915,7 @@ def manifest(store: Store | None, root: Path | None, grep_flags: list[str]) -> M
                 "tag", "manifest", "doctor", *(["mcp"] if serves else [])]
     return Manifest(
         ov_version=ov.__version__, schema_version=SCHEMA_VERSION, index=index, commands=commands,
-        search_types=types, modes=["list", "context"], levels=levels, grep_flags=list(grep_flags),
+        search_types=types, modes=["list", "context"], levels=levels, grep_flags=list(grep_flags if grep_flags is not None else _grep_flags()),
         model={"id": model_id, "dims": DIM, "max_tokens": MAX_QUERY_TOKENS, "available": vectors},
         limits={"default_limit": DEFAULT_LIMIT, "max_limit": MAX_LIMIT,
                 "max_query_chars": MAX_QUERY_CHARS, "max_query_tokens": MAX_QUERY_TOKENS,

@@ -47,6 +47,11 @@ class OvError(Exception):
         self.retryable = retryable or code == "index_busy"
         self.field = field
 
+    def __reduce__(self):
+        """Pickled and copied whole (a process pool hands a worker's error back so; the
+        default rebuilds from `args`, the message alone, and failed)."""
+        return (_rebuild, (self.code, self.message, self.retryable, self.field))
+
     def to_dict(self) -> dict:
         return {
             "code": self.code,
@@ -54,6 +59,10 @@ class OvError(Exception):
             "retryable": self.retryable,
             "field": self.field,
         }
+
+
+def _rebuild(code: str, message: str, retryable: bool, field: str | None) -> OvError:
+    return OvError(code, message, retryable=retryable, field=field)
 
 
 def debug_enabled() -> bool:

@@ -129,12 +129,22 @@ def parse_time(value: str, field: str, now: datetime | None = None) -> float:
                       field=field) from None
 
 
-def parse_tags(items: list[str] | None) -> tuple[tuple[str, str], ...]:
-    """Strict `k=v` tags; a bare word or an empty key is refused, naming the tag."""
+def parse_tags(items) -> tuple[tuple[str, str], ...]:
+    """Strict `k=v` tags; a bare word or an empty key is refused, naming the tag. The
+    library also takes (key, value) pairs and a lone "k=v" string; they are checked the
+    same way (a pair's key was stored unchecked: a space, a newline, an empty key)."""
+    if isinstance(items, str):
+        items = [items]
     out = []
     for item in items or []:
-        k, sep, v = item.partition("=")
-        if not sep or not k or not _TAG_KEY.match(k):
+        if isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(x, str) for x in item):
+            k, sep, v = item[0], "=", item[1]
+        elif isinstance(item, str):
+            k, sep, v = item.partition("=")
+        else:
+            raise OvError("invalid_argument", f"invalid tag {item!r}: give key=value strings or "
+                          "(key, value) pairs of strings", field="tags")
+        if not sep or not k or not _TAG_KEY.fullmatch(k):
             raise OvError("invalid_argument",
                           f"invalid tag {item!r}: tags are key=value with a key of letters, digits, "
                           "'_', '.', ':' or '-'", field="tags")

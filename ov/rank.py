@@ -159,8 +159,13 @@ def best_per_file(cands: Iterable[Cand]) -> list[Cand]:
     return sort_cands(best.values())
 
 
+SCORE_DIGITS = 6  # a hit's score as results give it (ov.engine rounds it so)
+
+
 def sort_cands(cands: Iterable[Cand]) -> list[Cand]:
-    return sorted(cands, key=lambda c: (-c.score, c.path, c.chunk_id))
+    """Best first; hits whose scores read the same as printed (SCORE_DIGITS) in path order
+    (DESIGN: ties broken by path), not by a difference no one can see."""
+    return sorted(cands, key=lambda c: (-round(c.score, SCORE_DIGITS), c.path, c.chunk_id))
 
 
 def fuse(lists: dict[str, list[Cand]], n_chunks: int | None = None) -> list[Cand]:

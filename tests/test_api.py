@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import ov as lib
+from conftest import make_tree
 from ov.render import to_data
 
 FILES = {
@@ -136,3 +137,59 @@ def test_the_readme_example_runs(tree, capsys):
     exec(compile(code.replace("path/to/tree", str(root)), "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "README.md 1 " in out and "A tree" in out and "['src/chunks.py']" in out
+
+
+def test_wrong_argument_types_are_invalid_argument_naming_the_argument(tmp_path, monkeypatch):
+    """A program may hand anything: a wrong type is `invalid_argument` with its field,
+    not an AttributeError from deep inside; a lone string where a list goes is one item
+    (it was split into characters: `types="md"` asked for type 'm'); paths may be
+    `pathlib.Path`s; a closed Index says so (it said the index was damaged)."""
+    import pathlib
+    import pickle
+
+    import ov
+
+    root = make_tree(tmp_path / "t", {"docs/a.md": "# Retry\n\nretry with backoff\n",
+                                      "src/b.py": "def retry():\n    return 1\n"})
+    monkeypatch.chdir(root)
+    ov.index(".", embed=False)
+    ix = ov.Index.open(".")
+    bad = [(lambda: ix.search(123), "query"), (lambda: ix.search("retry", limit="5"), "limit"),
+           (lambda: ix.search("retry", limit=2.5), "limit"), (lambda: ix.search("retry", threshold="1"), "threshold"),
+           (lambda: ix.context("retry", max_tokens="500"), "max_tokens"),
+           (lambda: ix.read("docs/a.md", level="1"), "level"), (lambda: ix.read(3), "path"),
+           (lambda: ov.grep(None), "pattern"), (lambda: ov.grep("x", node_limit="5"), "node_limit"),
+           (lambda: ov.grep("x", before=1.5), "before"), (lambda: ov.grep("x", timeout=-1), "timeout"),
+           (lambda: ov.glob(None), "pattern"), (lambda: ov.grep("x", cwd=root / "docs" / "a.md"), "cwd"),
+           (lambda: ix.find("retry", search_type="keywords"), "search_type"),
+           (lambda: ix.tag("docs/a.md", [("a b", "c")]), "tags"), (lambda: ix.tag("docs/a.md", [("k\n", "v")]), "tags"),
+           (lambda: ix.tag("docs/a.md", [(1, 2)]), "tags"),
+           (lambda: ov.Index.open(root / "typo", auto_index=True), "path")]
+    for call, field in bad:
+        with pytest.raises(ov.OvError) as ei:
+            call()
+            pytest.fail(f"no error for {field}")
+        assert ei.value.field == field, (field, ei.value.code, ei.value.message)
+        assert ei.value.code in ("invalid_argument", "invalid_path", "not_found"), ei.value.message
+    assert not (root / "typo").exists()  # a typo is not a new, empty tree
+    # a lone string is one item; Path objects are paths; an integer level is a tier
+    assert [h.path for h in ix.search("retry", search_type="keywords", types="md").hits] == ["docs/a.md"]
+    assert [h.path for h in ix.search("retry", search_type="keywords", uri="src").hits] == ["src/b.py"]
+    assert [h.path for h in ix.search("retry", search_type="keywords", uri=pathlib.Path("src")).hits] == ["src/b.py"]
+    assert ix.search("retry", search_type="keywords", level=2).total == ix.search("retry", search_type="keywords").total
+    assert ix.read(pathlib.Path("docs/a.md")).path == "docs/a.md"
+    recs, _ = ov.grep("retry", exclude="docs")
+    assert [r.path for r in recs] == ["src/b.py"]
+    recs, _ = ov.grep("retry", pathlib.Path("docs"))
+    assert [r.path for r in recs] == ["docs/a.md"]
+    assert ix.tag("docs/a.md", "team=core").files[0].tags == {"team": "core"}
+    assert ix.manifest().grep_flags and "--fixed-strings" in ix.manifest().grep_flags
+    # errors cross a process pool whole
+    e = pickle.loads(pickle.dumps(ov.OvError("index_busy", "busy", field="db")))
+    assert (e.code, e.message, e.retryable, e.field) == ("index_busy", "busy", True, "db")
+    ix.close()
+    with pytest.raises(ov.OvError) as ei:
+        ix.status()
+    assert "closed" in ei.value.message and "damaged" not in ei.value.message
+    with pytest.raises(ov.OvError, match="closed"):
+        ix.search("retry")

@@ -345,3 +345,22 @@ def test_a_path_outside_the_current_folder_is_searched_in_its_own_index(tmp_path
                       env={"OV_EMBEDDER": "hash"})
     assert r.code == 2 and r.json["error"]["code"] == "not_found", r.out
     assert not (here / ".ov").exists() and not (third / ".ov").exists()
+
+
+def test_a_subfolder_with_its_own_index_is_searched_in_it(tmp_path):
+    """DESIGN: the index is found by walking up from the scope. `ov search Q -u proj`
+    from an unindexed parent ignored proj's index and indexed the whole current folder
+    (from a home folder: all of it). A `-u` inside an unindexed folder with no index of
+    its own still builds the current folder's on first use."""
+    parent = make_tree(tmp_path / "parent", {"proj/a.md": "# A\n\nalpha needle\n",
+                                             "notes.txt": "unrelated needle\n"})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", cwd=parent / "proj", env=env).code == 0
+    for extra in ([], ["--no-auto-index"]):
+        r = run_inprocess("search", "needle", "-u", "proj", "-o", "json", *extra, cwd=parent, env=env)
+        assert r.code == 0 and [h["path"] for h in r.json["result"]["hits"]] == ["proj/a.md"], r.out
+        assert not (parent / ".ov").exists()
+    other = make_tree(tmp_path / "other", {"sub/b.md": "# B\n\nbeta needle\n", "c.md": "gamma\n"})
+    r = run_inprocess("search", "needle", "-u", "sub", "-o", "json", cwd=other, env=env)
+    assert r.code == 0 and [h["path"] for h in r.json["result"]["hits"]] == ["sub/b.md"], r.out
+    assert (other / ".ov").is_dir()

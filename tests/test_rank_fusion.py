@@ -215,3 +215,15 @@ def test_real_model_a_real_match_passes_a_threshold_a_nonsense_query_does_not(tr
         kept = ov(*cmd, "does vitamin D prevent hip fractures in the elderly", "--threshold", "0.3",
                   "-o", "json", cwd=root).json["result"]["hits"]
         assert [h["path"] for h in kept][:1] == ["vitd.txt"]
+
+
+def test_hits_whose_printed_scores_are_equal_come_in_path_order():
+    """DESIGN: ranked results by score, ties broken by path. Two scores that differ past
+    the printed digits (3.40001e-05 and 3.4e-05 both print as 3.4e-05) came in score
+    order, so equal printed scores were out of path order."""
+    cands = [Cand(1, "z.py", 3.4000012e-05), Cand(2, "a.py", 3.4e-05), Cand(3, "m.py", 0.5),
+             Cand(4, "b.py", 3.4000004e-05), Cand(5, "c.py", 3.3e-05)]
+    got = rank.sort_cands(cands)
+    assert [c.path for c in got] == ["m.py", "a.py", "b.py", "z.py", "c.py"]
+    printed = [round(c.score, rank.SCORE_DIGITS) for c in got]
+    assert printed == sorted(printed, reverse=True)

@@ -482,17 +482,6 @@ def tag_cmd(
     run((output, json_, color), body)
 
 
-def _grep_flags() -> list[str]:
-    """grep's long and short flags, read from the command itself (one table of flags)."""
-    cmd = typer.main.get_command(app)
-    grep = cmd.commands["grep"]  # type: ignore[attr-defined]
-    flags: list[str] = []
-    for p in grep.params:
-        if getattr(p, "param_type_name", "") == "option":
-            flags += [o for o in (*p.opts, *p.secondary_opts) if o not in ("-h", "--help")]
-    return flags
-
-
 @app.command("manifest")
 def manifest_cmd(
     output: OutputOpt = "text",
@@ -508,10 +497,10 @@ def manifest_cmd(
 
         t0 = time.perf_counter()
         if api.locate(None, db) is None:
-            res = manifest(None, None, _grep_flags())
+            res = manifest(None, None)
         else:
             with api.Index.open(db=db, readonly=True) as ix:
-                res = ix.manifest(_grep_flags())
+                res = ix.manifest()
 
         def text() -> None:
             from ov.render import manifest_text  # noqa: PLC0415

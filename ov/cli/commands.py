@@ -268,22 +268,28 @@ def stop_background(out: Out, path: Path, db: Path | None) -> int:
     return EXIT_OK
 
 def _scope_of(uri: Sequence[str] | None, db: Path | None) -> Path | None:
-    """Where a ranked search finds its index: from the current folder (None), unless no
-    index is found from there and every `-u PATH` lies outside it; then from the folder
-    those paths share, and no index is built there on first use (`ov search X -u
-    ~/other/repo` run from an unindexed home folder used to index the home folder first,
-    then refuse the path as outside its root). An index found from the current folder
-    decides: a `-u` outside its root is invalid_path."""
+    """Where a ranked search finds its index (None: from the current folder). DESIGN: by
+    walking up from the scope, as git finds `.git`: from the folder every `-u PATH` shares,
+    when an index is found from there (`ov search X -u proj` from an unindexed parent used
+    `proj`'s index no more: it indexed the whole current folder). Else from the current
+    folder: its index decides (a `-u` outside its root is invalid_path), or, with none,
+    a first use builds one there when the paths lie inside it. Paths outside an unindexed
+    current folder are searched from their own folder with no index built (`ov search X
+    -u ~/other/repo` from an unindexed home folder used to index the home folder)."""
     from ov.paths import locate  # noqa: PLC0415
 
     if not uri or db is not None:
         return None
     here = Path.cwd().resolve()
     paths = [Path(os.path.abspath(u)) for u in uri]
-    if any(p == here or here in p.parents for p in paths) or locate(here, None) is not None:
-        return None
     common = Path(os.path.commonpath([str(p) for p in paths]))
-    return common if common.is_dir() else common.parent
+    scope = common if common.is_dir() else common.parent
+    found, from_here = locate(scope, None), locate(here, None)
+    if found is not None and found != from_here:
+        return scope
+    if from_here is not None or all(p == here or here in p.parents for p in paths):
+        return None
+    return scope
 
 
 def open_index(db: Path | None, *, auto_index: bool = False, out: Out | None = None,

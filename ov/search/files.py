@@ -528,13 +528,16 @@ def iter_grep(
     follow: bool = False,
     deadline_s: float | None = None,
 ) -> Iterator[Match | FileCount]:
-    """Search file contents; yield `Match` records (mode "matches"), or `FileCount`
+    """Search file contents: the `Match` records (mode "matches"), or `FileCount`
     records (mode "count": files with their matching-line counts; mode "files": paths).
 
     `node_limit` caps the records (`stats.truncated` says when it cut); `invert` (-v): the
     lines without a match; `max_count` (-m): matching lines a file (0: none, as rg);
     `follow` (-L): follow symlinks (never out of the root). Past `deadline_s` of wall
-    time, `deadline_exceeded` says how far it got (the records yielded so far stand)."""
+    time, `deadline_exceeded` says how far it got (the records yielded so far stand).
+
+    Bad options, a bad pattern and a missing path raise here, before the records are
+    asked for (not at the first `next()`); the search runs as they are read."""
     st = _checked(mode, stats, node_limit, max_depth, before, after, max_count, invert,
                   multiline, deadline_s)
     started = time.monotonic()
@@ -552,7 +555,23 @@ def iter_grep(
     groups = plan_roots(cwd, paths)
     check_excludes(groups, cwd, exclude)
     if max_count == 0:  # no line may match: nothing is read (the paths are checked)
-        return
+        return _no_records()
+    return _records(pat, groups, st, cwd=cwd, before=before, after=after, exclude=exclude,
+                    hidden=hidden, no_ignore=no_ignore, max_depth=max_depth, node_limit=node_limit,
+                    mode=mode, candidates=candidates, use_index=use_index, ignores=ignores,
+                    invert=invert, max_count=max_count, follow=follow, tag_pairs=tag_pairs,
+                    pfilter=pfilter, tfilter=tfilter)
+
+
+def _no_records() -> Iterator[Match | FileCount]:
+    yield from ()
+
+
+def _records(pat, groups, st: GrepStats, *, cwd: Path, before: int, after: int, exclude: Sequence[str],
+             hidden: bool, no_ignore: bool, max_depth: int | None, node_limit: int, mode: str,
+             candidates: Candidates | None, use_index: bool, ignores: Sequence[str], invert: bool,
+             max_count: int | None, follow: bool, tag_pairs, pfilter, tfilter) -> Iterator[Match | FileCount]:
+    """`iter_grep`'s records, root by root, once its options are checked."""
     for root, rels, indexed in groups:
         st.root = st.root or os.fspath(root)
         ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
