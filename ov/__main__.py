@@ -21,6 +21,11 @@ def entry() -> None:
             sys.stderr.write("ov: error[invalid_argument]: standard output is closed; nothing "
                              "could be written\n")
         run.exit_now(2)
+    try:  # a name's bytes that are not UTF-8 go out as they are, as rg prints them (a
+        # UTF-8 locale's strict stdout refused them, and the whole answer with them)
+        sys.stdout.reconfigure(errors="surrogateescape")
+    except (AttributeError, ValueError):
+        pass
     try:
         code = fast(argv)
         if code is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import os
 import sys
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
@@ -71,7 +72,26 @@ def to_data(obj: Any) -> Any:
 
 
 def dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    """One JSON document, valid UTF-8 whatever it holds: a file name's bytes that are not
+    UTF-8 reach here as surrogate escapes (U+DC80-U+DCFF), which no UTF-8 stream can
+    carry (the output failed, or held raw bytes no JSON reader takes); they are written as
+    JSON's \\udcXX escapes, which Python's json reads back (os.fsencode then gives the
+    name's bytes)."""
+    return _escaped(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(s: str) -> str:
+    if not s.isascii() and _SURROGATE.search(s):
+        s = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
+    return s
+
+
+def _q(s: str) -> str:
+    """A JSON string literal (`dumps`' escapes for surrogates too)."""
+    return _escaped(encode_basestring(s))
 
 
 def use_color(choice: str = "auto", stream: TextIO | None = None) -> bool:
@@ -560,7 +580,7 @@ def doctor_text(res, color: bool = False) -> str:
 
 
 def _ctx_json(lines) -> str:
-    q = encode_basestring
+    q = _q
     return "[" + ",".join(f'{{"line":{c.line},"content":{q(c.content)}}}' for c in lines) + "]"
 
 
@@ -572,7 +592,7 @@ def match_json(m) -> str:
 
 
 def _match_records(matches) -> list[str]:
-    q = encode_basestring
+    q = _q
     parts = []
     add = parts.append
     last_path = None

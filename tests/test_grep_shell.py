@@ -383,3 +383,35 @@ def test_utf16_with_a_bom_is_text_as_rg(ov, tree, flags):
             assert ov("index", ".", "--no-embed", cwd=t).code == 0
         ours = ov("grep", *flags, cwd=t)
         assert (ours.code, _lines(ours.out)) == (theirs.returncode, _lines(theirs.stdout)), index
+
+
+@needs_rg
+@pytest.mark.parametrize("io", ["utf-8:strict", "utf-8:surrogateescape"])
+def test_a_name_that_is_not_utf8_is_printed_as_rg_prints_it(tree, io):
+    """On a UTF-8 locale (a strict stdout) one such name made grep and glob exit 2 with
+    nothing printed; in the C locale their JSON held raw bytes no JSON reader takes. Text
+    now carries the name's bytes as rg prints them; JSON is valid UTF-8, the bytes as
+    \\udcXX escapes that Python's json reads back."""
+    t = tree({"ok.txt": "needle\n"})
+    (t / os.fsdecode(b"bad\xffname.txt")).write_bytes(b"needle\n")
+    env = {**os.environ, "PYTHONIOENCODING": io, "OV_EMBEDDER": "hash"}
+
+    def ov(*args):
+        return subprocess.run([sys.executable, "-m", "ov", *args], cwd=t, env=env, capture_output=True)
+
+    r = ov("grep", "needle")
+    theirs = subprocess.run([RG, "--sort", "path", "--with-filename", "-n", "needle"], cwd=t,
+                            capture_output=True)
+    assert (r.returncode, sorted(r.stdout.splitlines())) == (0, sorted(theirs.stdout.splitlines())), r.stderr
+    r = ov("glob", "*.txt")
+    assert r.returncode == 0 and sorted(r.stdout.splitlines()) == [b"bad\xffname.txt", b"ok.txt"], r.stderr
+    for args, key in ((["grep", "needle", "-o", "json"], "matches"), (["glob", "*.txt", "-o", "json"], "matches"),
+                      (["grep", "-l", "needle", "-o", "json"], "paths")):
+        r = ov(*args)
+        assert r.returncode == 0, r.stderr
+        got = json.loads(r.stdout.decode("utf-8"))["result"][key]  # strict: valid UTF-8
+        names = sorted(os.fsencode(g if isinstance(g, str) else g["path"]) for g in got)
+        assert names == [b"bad\xffname.txt", b"ok.txt"], args
+    r = ov("grep", "needle", "-o", "jsonl")
+    lines = [json.loads(ln.decode("utf-8")) for ln in r.stdout.splitlines()]
+    assert sorted(os.fsencode(d["path"]) for d in lines if "path" in d) == [b"bad\xffname.txt", b"ok.txt"]
