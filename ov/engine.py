@@ -95,8 +95,7 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     ranking = _Rankings(store, req, use_kw, use_vec, qvec)
     page, more, segments, checker = _page(ranking, root, req, segments)
     if checker.stale:
-        warnings.append(f"{checker.stale} hit(s) came from files changed or deleted since indexing; "
-                        "run `ov index` to refresh")
+        warnings.append(_stale_warning(checker.stale, "hit(s)"))
     if checker.refused:
         warnings.append(_refused_warning(checker.refused))
     warnings.extend(_size_cap_warning(store))
@@ -651,6 +650,10 @@ def _file_tiers(root: Path, row: dict) -> tuple[str, str, str] | None:
 MAX_DEDUP_TURNS = 1_000_000
 
 
+def _stale_warning(n: int, what: str) -> str:
+    return f"{n} {what} came from files changed or deleted since indexing; run `ov index` to refresh"
+
+
 def _refused_warning(n: int) -> str:
     return (f"{n} indexed path(s) lead outside the index root now (a forged index, or a link "
             "put in after indexing) and were left out; run `ov index --full`")
@@ -708,8 +711,13 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     cursor = None
     base = SearchRequest(query=req.query, search_type=req.search_type, limit=req.limit,
                          threshold=req.threshold, filters=req.filters, include_tiers=True)
+    ran = None  # what the first page says ran: its search type and its warnings (coverage,
+    # the size cap), the same on every page; stale and refused counts are summed instead
     while len(hits) < req.limit:
         page = search(store, root, replace(base, cursor=cursor), factory)
+        if ran is None:
+            mine = (_stale_warning(page.stale, "hit(s)"), _refused_warning(page.refused or 0))
+            ran = (page.search_type, [w for w in page.warnings if w not in mine])
         stale += page.stale
         refused += page.refused or 0
         for h in page.hits:
@@ -734,9 +742,9 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
                                    {"abstract": got[0], "overview": got[1], "passage": passage,
                                     "full": got[2]}, (h.start_line, h.end_line)))
     packed, dropped = ctx.pack(cands, budget, det)
+    warnings.extend(ran[1] if ran else [])
     if stale:
-        warnings.append(f"{stale} candidate(s) came from files changed or deleted since indexing; "
-                        "run `ov index` to refresh")
+        warnings.append(_stale_warning(stale, "candidate(s)"))
     if refused:
         warnings.append(_refused_warning(refused))
     if session_id is not None:
@@ -750,7 +758,7 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
                          deduped=deduped, max_tokens=budget, used_tokens=sum(p.cost for p in packed),
                          tier_counts=counts, ignored_options=list(ignored or []))
     return ContextResult(entries=entries, rendered=ctx.render(packed), stats=stats,
-                         search_type=req.search_type, session_id=session_id, turn=turn,
+                         search_type=ran[0] if ran else req.search_type, session_id=session_id, turn=turn,
                          warnings=warnings)
 
 

@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from conftest import make_tree, run_inprocess
 from ov import context as ctx
 
 DEPTH = {"uri": -1, "abstract": 0, "overview": 1, "passage": 2, "full": 3}
@@ -274,10 +275,14 @@ def test_estimate_tokens():
     assert ctx.estimate_tokens("") == 0
     assert ctx.estimate_tokens("abcd") == 1
     assert ctx.estimate_tokens("abcde") == 2
-    assert ctx.estimate_tokens("漢字漢字") == 2  # 4 x 1.5 = 6 chars -> 1.5 -> 2
-    assert ctx.estimate_tokens("漢字漢字漢字漢字") == 3  # 12 chars
-    assert ctx.estimate_tokens("\u2fff" * 4) == 1  # below U+3000 counts 1
-    assert ctx.estimate_tokens("\u3000" * 8) == 3
+    # a CJK code point is 1.5 tokens (real tokenizers spend one to two), not 1.5 chars:
+    # a Japanese block of 1,831 model tokens was estimated at 692
+    assert ctx.estimate_tokens("漢字漢字") == 6
+    assert ctx.estimate_tokens("漢字漢字漢") == 8  # 7.5 -> 8
+    assert ctx.estimate_tokens("ab漢字") == 4  # 2 / 4 + 3 = 3.5 -> 4
+    assert ctx.estimate_tokens("\u2fff" * 4) == 1  # below U+3000 counts as a character
+    assert ctx.estimate_tokens("\u3000" * 8) == 12
+    assert ctx.estimate_tokens("é" * 5) == 2
 
 
 def test_pack_defaults_then_deepens_in_score_order():
@@ -415,3 +420,19 @@ def test_context_serves_the_matching_passage(tree, cli):
     assert _passage(full, e) == e["text"] and len(e["text"]) < len(full) // 4
     assert f'tier="passage" lines="{e["start_line"]}-{e["end_line"]}">\n{e["text"]}' in res["rendered"]
     assert res["stats"]["tier_counts"]["passage"] >= 1 and res["stats"]["used_tokens"] <= 400
+
+
+def test_context_mode_says_what_ran_as_list_mode_does(tmp_path):
+    """On a --no-embed index list mode says search_type keywords and warns that the hybrid
+    ran on keywords alone (and names a file left out by --max-filesize); context mode said
+    hybrid with no warning at all."""
+    root = make_tree(tmp_path / "t", {"a.md": "# Split\n\nchunks are split by headings\n",
+                                      "big.txt": "chunks " * 20000})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", "--no-embed", "--max-filesize", "10000", cwd=root, env=env).code == 0
+    listed = run_inprocess("search", "chunks", "-o", "json", cwd=root, env=env).json["result"]
+    packed = run_inprocess("search", "chunks", "--mode", "context", "-o", "json", cwd=root, env=env).json["result"]
+    assert listed["search_type"] == packed["search_type"] == "keywords"
+    assert any("keywords alone" in w for w in packed["warnings"]), packed["warnings"]
+    assert any("big.txt" in w for w in packed["warnings"]), packed["warnings"]
+    assert [w for w in listed["warnings"]] == [w for w in packed["warnings"]]
