@@ -74,7 +74,8 @@ def search_filters(query: str, *, search_type: str | None = None, limit: int | N
     `Filters` fields they parse into (all but the paths, which need the index root)."""
     from ov.kinds import type_names  # noqa: PLC0415
     from ov.query import (TIME_FIELDS, check_limit, check_query, parse_levels,  # noqa: PLC0415
-                          parse_tags, parse_time, search_type as norm_type)
+                          parse_time, search_type as norm_type)
+    from ov.tags import parse_filters  # noqa: PLC0415
 
     query = _text(query, "query")
     if _text(search_type, "search_type", optional=True) is not None:
@@ -88,7 +89,7 @@ def search_filters(query: str, *, search_type: str | None = None, limit: int | N
     if time_field not in TIME_FIELDS:
         raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
                       field="time_field")
-    return dict(levels=parse_levels(level), tags=parse_tags(tags), time_field=time_field,
+    return dict(levels=parse_levels(level), tags=parse_filters(tags), time_field=time_field,
                 after=parse_time(after, "after") if after is not None else None,
                 before=parse_time(before, "before") if before is not None else None,
                 ftypes=tuple(type_names(types)))

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 from ov.config import MAX_LIMIT, MAX_QUERY_CHARS
 from ov.errors import OvError
+from ov.tags import parse_tags  # noqa: F401 - the search options' parser
 from ov.read import blake2b
 from ov.store import KNN_MAX, fts_phrase
 
@@ -31,7 +32,6 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _NOSPACE = re.compile(
     "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+")
-_TAG_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]*$")
 
 
 @dataclass(frozen=True)
@@ -127,29 +127,6 @@ def parse_time(value: str, field: str, now: datetime | None = None) -> float:
     except (OverflowError, ValueError, OSError):  # 0001-01-01T00:00+14:00
         raise OvError("invalid_argument", f"--{field}: {value!r} is outside the years 1 to 9999",
                       field=field) from None
-
-
-def parse_tags(items) -> tuple[tuple[str, str], ...]:
-    """Strict `k=v` tags; a bare word or an empty key is refused, naming the tag. The
-    library also takes (key, value) pairs and a lone "k=v" string; they are checked the
-    same way (a pair's key was stored unchecked: a space, a newline, an empty key)."""
-    if isinstance(items, str):
-        items = [items]
-    out = []
-    for item in items or []:
-        if isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(x, str) for x in item):
-            k, sep, v = item[0], "=", item[1]
-        elif isinstance(item, str):
-            k, sep, v = item.partition("=")
-        else:
-            raise OvError("invalid_argument", f"invalid tag {item!r}: give key=value strings or "
-                          "(key, value) pairs of strings", field="tags")
-        if not sep or not k or not _TAG_KEY.fullmatch(k):
-            raise OvError("invalid_argument",
-                          f"invalid tag {item!r}: tags are key=value with a key of letters, digits, "
-                          "'_', '.', ':' or '-'", field="tags")
-        out.append((k, v))
-    return tuple(out)
 
 
 def parse_levels(value: str | None) -> tuple[int, ...]:

@@ -8,6 +8,8 @@ import sqlite3
 
 import pytest
 
+from conftest import make_tree, run_inprocess
+
 
 @pytest.fixture
 def cli(ov):
@@ -213,3 +215,23 @@ def test_glob_tags_filter_before_the_node_limit(tree, cli):
     assert r.json["result"]["matches"] == [{"path": "f18.md", "tags": {"lang": "en", "team": "docs"}}]
     r = cli("glob", "*.md", "--tags", "bare", "-o", "json", cwd=root)
     assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+
+
+@pytest.mark.parametrize("bad", ["team=", "a b=c", " team = search ", "k=a\nb", "=v", "bare"])
+def test_every_command_reads_a_tags_filter_the_same_way(tmp_path, bad):
+    """grep and glob trimmed `--tags` and refused an empty value; search did the
+    reverse: the same argument was refused by one and answered by the other. One parser
+    now (ov.tags): each is invalid_argument in every command, and `ov tag` refuses a
+    value with a control character too."""
+    root = make_tree(tmp_path / "t", {"a.md": "---\ntags: [team=search]\n---\n# A\n\nneedle\n"})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=env).code == 0
+    for args in (["grep", "needle"], ["glob", "*.md"], ["search", "needle"], ["find", "needle"]):
+        r = run_inprocess(*args, "--tags", bad, "-o", "json", cwd=root, env=env)
+        assert r.code == 2 and r.json["error"]["code"] == "invalid_argument", (args, r.out)
+        assert r.json["error"]["field"] == "tags", (args, r.out)
+    for args in (["grep", "-l", "needle"], ["glob", "*.md"], ["search", "needle", "--search-type", "keywords"]):
+        assert run_inprocess(*args, "--tags", "team=search", cwd=root, env=env).code == 0, args
+    if bad not in ("team=",):  # `ov tag k=` is a remove of the key, and a set refuses it
+        r = run_inprocess("tag", "a.md", bad, "-o", "json", cwd=root, env=env)
+        assert r.code == 2 and r.json["error"]["code"] == "invalid_argument", r.out

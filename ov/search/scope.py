@@ -150,13 +150,11 @@ def exclusions(root: Path, cwd: Path, exclude: Sequence[str],
 
 
 def parse_tags(tags: Sequence[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for t in tags:
-        k, sep, v = t.partition("=")
-        if not sep or not k.strip() or not v.strip():
-            raise OvError("invalid_argument", f"invalid tag filter {t!r} (use key=value)", field="tags")
-        out[k.strip()] = v.strip()
-    return out
+    """`--tags` filters as the other commands read them (ov.tags: strict keys, no trimming;
+    grep and glob used to trim and to refuse an empty value, search the reverse)."""
+    from ov.tags import parse_filters  # noqa: PLC0415
+
+    return dict(parse_filters(tags))
 
 
 def displayer(root: Path, cwd: Path) -> Callable[[str], str]:
