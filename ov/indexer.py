@@ -54,7 +54,8 @@ from ov.read import FileText, content_hash, digest_under, freshness, read_under,
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
 from ov.store.db import (KEYWORDS_META, Unusable, WriteHold, check_db_file, clear_rebuild, own_files,
-                         rebuild_path, salvage_sessions, unretire)
+                         rebuild_path, salvage_front_texts, salvage_sessions, unretire)
+from ov.store.queries import user_tags
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -279,6 +280,23 @@ def stop_worker(db_path: Path) -> bool:
     return True
 
 
+def _user_tags_kept(kept: dict[str, tuple[str, float]], fronts: dict[str, str]) -> dict[str, tuple[str, float]]:
+    """`kept` (path -> (tags, created_at) of the index a rebuild replaces) with only the
+    tags `ov tag` set: those equal to the old front matter's are the file's to say, and
+    the rebuild has read it again (they used to be copied back over it)."""
+    out = {}
+    for path, (tags, created) in kept.items():
+        front = fronts.get(path)
+        if front:
+            try:
+                tags = json.dumps(user_tags(json.loads(tags or "{}"), _front_matter_tags(front)),
+                                  ensure_ascii=False, sort_keys=True)
+            except (ValueError, TypeError):
+                pass
+        out[path] = (tags, created)
+    return out
+
+
 def _front_matter_tags(text: str) -> dict[str, str]:
     """`tags:` from markdown front matter as strict k=v pairs (bare words are left out)."""
     try:
@@ -449,6 +467,7 @@ def _rebuild(db_path: Path, root: Path, opts: IndexOptions, report: IndexReport,
         # index_busy); released before the rename, as its close checkpoints the old file
         with hold:
             kept, ledgers = salvage_file_meta(db_path), salvage_sessions(db_path)
+            kept = _user_tags_kept(kept, salvage_front_texts(db_path))
             if kept:  # counted against the old index, as an in-place run counts: updated, removed
                 now = set(store.file_states())
                 again = len(now & kept.keys())
@@ -869,6 +888,8 @@ def _write_file(store: Store, path: str, rows: _Rows, state, report: IndexReport
     the tree instead of a second one reading the chunks back)."""
     # the vectors of the file's chunks that stay the same are kept (by text hash)
     kept = store.file_vectors(state[0]) if state and reuse and rows.embed else {}
+    # the front-matter tags it had: read from its old first passage, before it goes
+    old_front = _front_matter_tags(store.front_text(state[0])) if state else None
     if state:  # before the row takes its new title: the old keyword rows carry the old one
         store.delete_chunks(state[0])
         report.updated += 1
@@ -876,7 +897,7 @@ def _write_file(store: Store, path: str, rows: _Rows, state, report: IndexReport
         report.added += 1
     file_id = store.upsert_file(
         path, rows.size, rows.mtime_ns, rows.hash, ftype=rows.ftype, category=rows.category,
-        tags=rows.tags, title=rows.title, ctime_ns=rows.ctime_ns, inode=rows.inode)
+        tags=rows.tags, title=rows.title, ctime_ns=rows.ctime_ns, inode=rows.inode, old_front=old_front)
     ids = store.insert_chunks(file_id, rows.chunks, rows.title, embed=rows.embed,
                               trigrams=trigrams, keywords=rows.keywords, tri_doc=rows.tri_doc)
     if rows.embed:  # only passages and abstracts get vectors (VECTOR_LEVELS)

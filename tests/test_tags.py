@@ -235,3 +235,29 @@ def test_every_command_reads_a_tags_filter_the_same_way(tmp_path, bad):
     if bad not in ("team=",):  # `ov tag k=` is a remove of the key, and a set refuses it
         r = run_inprocess("tag", "a.md", bad, "-o", "json", cwd=root, env=env)
         assert r.code == 2 and r.json["error"]["code"] == "invalid_argument", r.out
+
+
+@pytest.mark.parametrize("full", [False, True], ids=["incremental", "full"])
+def test_front_matter_tags_follow_the_file_and_ov_tag_wins(tmp_path, full):
+    """A tag the front matter changed or dropped stayed in the index for good (the stored
+    tags were merged over the ones read again, so the first value read won), even after
+    `ov index --full`. A tag set by `ov tag` still wins over the front matter."""
+    root = make_tree(tmp_path / "t", {"plan.md": "---\ntags: [status=draft, team=core]\n---\n# Plan\n\nbody\n"})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=env).code == 0
+    assert run_inprocess("tag", "plan.md", "owner=me", cwd=root, env=env).code == 0
+    again = ["index", ".", "--no-embed", *(["--full"] if full else [])]
+
+    def tags():
+        r = run_inprocess("glob", "plan.md", "-f", "path,tags", "-o", "json", cwd=root, env=env)
+        return r.json["result"]["matches"][0]["tags"]
+
+    (root / "plan.md").write_text("---\ntags: [status=final]\n---\n# Plan\n\nbody\n")
+    assert run_inprocess(*again, cwd=root, env=env).code == 0
+    assert tags() == {"owner": "me", "status": "final"}
+    r = run_inprocess("search", "body", "--tags", "status=final", "--search-type", "keywords", cwd=root, env=env)
+    assert r.code == 0
+    assert run_inprocess("tag", "plan.md", "team=x", cwd=root, env=env).code == 0
+    (root / "plan.md").write_text("---\ntags: [status=done, team=y]\n---\n# Plan\n\nbody\n")
+    assert run_inprocess(*again, cwd=root, env=env).code == 0
+    assert tags() == {"owner": "me", "status": "done", "team": "x"}

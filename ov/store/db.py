@@ -666,6 +666,23 @@ def salvage_file_meta(db_path: Path) -> dict[str, tuple[str, float]]:
     return _salvage(db_path, read, out)  # failing midway: the rows read before
 
 
+def salvage_front_texts(db_path: Path) -> dict[str, str]:
+    """path -> the start of the file as the index about to be replaced holds it (its first
+    passage when that begins the file: front matter), for the files that have one; what
+    was read before a failure, or {}."""
+    out: dict[str, str] = {}
+
+    def read(conn) -> dict[str, str]:
+        for path, start, text in conn.execute(
+                "SELECT f.path, c.start, c.text FROM files f JOIN chunks c ON c.file_id = f.id "
+                "WHERE c.level = 2 AND c.start = 0 AND c.text LIKE '---%'"):
+            if isinstance(path, str) and isinstance(text, str):
+                out[path] = text
+        return out
+
+    return _salvage(db_path, read, out)
+
+
 def _salvage(db_path: Path, read, failed):
     """`read(conn)` over an index about to be replaced (a damaged one too): `_peek`, after
     the file's own checks; `failed` when it cannot be read."""

@@ -58,6 +58,14 @@ def left_out_sql(prefix: str = "c.") -> str:
             f"WHERE level = 2 AND embedded = {NO_VECTOR})))")
 
 
+def user_tags(stored: dict, old_front: dict[str, str] | None) -> dict:
+    """The stored tags that `ov tag` set: all of them, but for those equal to the file's
+    front-matter tags as last read (`old_front`; None: not known, all are kept)."""
+    if not old_front or not isinstance(stored, dict):
+        return stored if isinstance(stored, dict) else {}
+    return {k: v for k, v in stored.items() if old_front.get(k) != v}
+
+
 @dataclass(frozen=True)
 class Filters:
     """What a ranked query may return; applied inside each branch, before any limit."""
@@ -175,8 +183,16 @@ class Store(Database):
         self.conn.executemany("INSERT INTO sessions(session, turn, uri, served_at) VALUES (?, ?, ?, ?)",
                               rows)
 
+    def front_text(self, file_id: int) -> str:
+        """The start of a file as last indexed: its first passage when it begins the file
+        (where front matter is), else ""."""
+        row = self.conn.execute("SELECT start, text FROM chunks WHERE file_id = ? AND level = 2 "
+                                "ORDER BY start LIMIT 1", (file_id,)).fetchone()
+        return row[1] if row and row[0] == 0 and isinstance(row[1], str) else ""
+
     def restore_file_meta(self, kept: dict[str, tuple[str, float]]) -> None:
-        """Tags and first-seen times carried over from a damaged index (by path)."""
+        """Tags (those set by `ov tag`: `user_tags`) and first-seen times carried over from
+        the index a rebuild replaces (by path)."""
         rows = self.rows("SELECT id, path, tags FROM files")
         for fid, path, tags in rows:
             if path in kept:
@@ -252,11 +268,15 @@ class Store(Database):
 
     def upsert_file(self, path: str, size: int, mtime_ns: int, hash_: str, *, ftype: str,
                     category: str, tags: dict[str, str] | None,
-                    title: str = "", ctime_ns: int = 0, inode: int = 0) -> int:
+                    title: str = "", ctime_ns: int = 0, inode: int = 0,
+                    old_front: dict[str, str] | None = None) -> int:
         """Insert or update a file row (keeping created_at and stored tags); returns its id.
 
         `tags` are front-matter tags read from the file: merged under the tags set by
-        `ov tag`, which win. The file's abstract and overview are its level-0 and level-1
+        `ov tag`, which win. `old_front` are the front-matter tags the file held when it
+        was last indexed: a stored tag equal to one of them came from the front matter,
+        not from `ov tag`, and goes when the front matter drops or changes it (it used to
+        stay, and win over the new value, for good). The file's abstract and overview are its level-0 and level-1
         rows (`_TIER`): the columns of those names stay NULL (schema 7).
         """
         now = time.time()
@@ -272,7 +292,7 @@ class Store(Database):
             return cur.lastrowid
         file_id, old_tags = row
         merged = dict(tags or {})
-        merged.update(json.loads(old_tags or "{}"))
+        merged.update(user_tags(json.loads(old_tags or "{}"), old_front))
         self.conn.execute(
             "UPDATE files SET size=?, mtime_ns=?, hash=?, updated_at=?, indexed_at=?, tags=?, "
             "ftype=?, category=?, abstract=NULL, overview=NULL, title=?, ctime_ns=?, inode=? WHERE id=?",
