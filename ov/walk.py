@@ -749,17 +749,20 @@ def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> 
 
 
 # -- the listing cache ---------------------------------------------------------------------
-# Git's untracked cache, for a tree with an index: each walked folder's mtime and what the
-# walk kept of it (names and kinds, after the ignore and hidden rules), and the state of
-# every ignore file read. A later walk with the same options stats each cached folder and
-# scans again only those whose mtime moved (a name added, removed or renamed moves it);
+# Git's untracked cache, for a tree with an index: each walked folder's mtime and ctime and
+# what the walk kept of it (names and kinds, after the ignore and hidden rules), and the
+# state of every ignore file read. A later walk with the same options lstats each cached
+# folder and scans again only those whose mtime or ctime moved (a name added, removed or
+# renamed moves both; `rsync -a`, `cp -a` and `touch -r` put the mtime back but move the
+# ctime, as git's own check reads it). A cached folder that is no longer a folder (a link
+# put in its place: never followed) makes the listing stale;
 # a changed ignore file, or a folder whose set of ignore files changed, makes the whole
 # listing stale and the tree is walked afresh. A folder modified within RACY_NS of the
 # listing's making is never trusted (its mtime could hide a second change in the same
 # tick). File contents are not the cache's business: callers that need them stat files.
 # The kernel tree (78,255 files, 5,106 folders): the walk cost ~2 s at load ~12, the
 # cached listing ~0.2 s (see docs/BENCHMARKS.md).
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: a folder's (mtime, ctime), ignore files' ctime
 RACY_NS = 2_000_000_000
 _FILE, _DIR, _LINK = 0, 1, 2
 # a listing with more changed folders than this is walked afresh (and written anew)
@@ -778,12 +781,18 @@ def cache_name(opts: WalkOptions) -> str:
     return f"walk-{zlib.crc32(key.encode('utf-8', 'surrogateescape')):08x}.cache"
 
 
-def _ignore_state(path: str) -> tuple[int, int, int] | None:
+def _ignore_state(path: str) -> tuple[int, int, int, int] | None:
     try:
         s = os.stat(path)
     except OSError:
         return None
-    return (s.st_size, s.st_mtime_ns, s.st_ino)
+    return (s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino)
+
+
+def _stamp(s: os.stat_result, t0: int) -> tuple[int, int] | None:
+    """A folder's (mtime, ctime) as the listing keeps it; None when it moved within
+    RACY_NS of `t0` (the same tick could hide a second change)."""
+    return (s.st_mtime_ns, s.st_ctime_ns) if max(s.st_mtime_ns, s.st_ctime_ns) < t0 - RACY_NS else None
 
 
 def _list_folder(path: str, rel: str, depth: int, lv: tuple[Level, ...], hidden_ok: bool,
@@ -855,9 +864,11 @@ def _build_listing(root_abs: str, opts: WalkOptions, warn) -> dict:
     while stack:
         rel, path, lv, depth = stack.pop()
         try:
-            mtime = os.stat(path).st_mtime_ns
+            st = os.stat(path) if not rel else os.lstat(path)
         except OSError as e:
             warn(f"{rel or '.'}: {e.strerror or e}")
+            continue
+        if not stat.S_ISDIR(st.st_mode):  # replaced since its parent was read: never followed
             continue
         got = _list_folder(path, rel, depth, lv, opts.hidden, opts.no_ignore, warn)
         if got is None:
@@ -866,7 +877,7 @@ def _build_listing(root_abs: str, opts: WalkOptions, warn) -> dict:
         for n in present:
             p = os.path.join(path, n)
             ign[p] = _ignore_state(p)
-        dirs[rel] = (mtime if mtime < t0 - RACY_NS else -1, names, kinds, present)
+        dirs[rel] = (_stamp(st, t0), names, kinds, present)
         for name, kind in zip(reversed(names), reversed(kinds)):
             if kind == _DIR:
                 stack.append((f"{rel}/{name}" if rel else name, os.path.join(path, name),
@@ -921,15 +932,15 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
         path = os.path.join(root_abs, rel) if rel else root_abs
         rec = dirs.get(rel)
         try:
-            s = os.stat(path)
+            s = os.stat(path) if not rel else os.lstat(path)  # a link is not a folder here
         except OSError:
             s = None
         if s is None or not stat.S_ISDIR(s.st_mode):
-            if rel == start_rel:
+            if rel == start_rel or s is not None:  # a file or a link in a folder's place
                 raise _Stale()
             dirs.pop(rel, None)
             continue
-        if rec is None or rec[0] < 0 or rec[0] != s.st_mtime_ns or rel in force:
+        if rec is None or rec[0] is None or rec[0] != _stamp(s, t0) or rel in force:
             rescans += 1
             if rescans > MAX_RESCANS:
                 raise _Stale()
@@ -944,8 +955,7 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
             for n in present:
                 p = os.path.join(path, n)
                 listing["ign"][p] = _ignore_state(p)
-            mt = s.st_mtime_ns
-            rec = (mt if mt < t0 - RACY_NS else -1, names, kinds, present)
+            rec = (_stamp(s, t0), names, kinds, present)
             if rec[:3] != dirs.get(rel, (None,))[:3]:
                 listing["changed"] = True
             dirs[rel] = rec

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -526,3 +527,41 @@ def test_an_anchored_rule_of_one_name_is_asked_in_its_own_folder_only(tmp_path):
     assert top[0][1][0][6] is not None and top[0][1][1][6] is not None  # path rules asked
     assert sub[0][1][0][6] is None and sub[0][1][1][6] is None  # not below
     assert w._literal_head(r"(?:^[^/]*/x(?:/))\Z") == ""  # a rule that can cross a '/'
+
+
+def test_listing_cache_sees_changes_whose_mtime_was_put_back(tmp_path, monkeypatch):
+    """`rsync -a`, `cp -a` and `touch -r` put a folder's (or an ignore file's) mtime back:
+    the listing, which read the mtime alone, kept a new file out of grep and glob, listed
+    a deleted one and kept old ignore rules, even after `ov index --full`. A folder put
+    back as a link to outside the tree was listed through, and grep printed a file from
+    outside. The ctime, which no such restore can put back, is read too (as git does),
+    and a link in a folder's place makes the listing stale."""
+    import ov.walk as walk
+
+    monkeypatch.setattr(walk, "RACY_NS", 0)  # trust folders at once (the window is 2 s)
+    outside = make_tree(tmp_path / "outside", {"secret.txt": ""})
+    root = make_tree(tmp_path / "t", {".gitignore": "*.log\n", "docs/a.md": "", "docs/b.md": "",
+                                      "app.log": "", "top.md": ""})
+
+    def restored(path: Path, change) -> None:
+        st = os.stat(path, follow_symlinks=False)
+        time.sleep(0.02)  # past the clock's tick: the ctime moves
+        change()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
+
+    assert _listing(root) == _walked(root) == ["docs/a.md", "docs/b.md", "top.md"]
+    restored(root / "docs", lambda: (root / "docs" / "draft.md").write_text(""))
+    assert "docs/draft.md" in _listing(root) and _listing(root) == _walked(root)
+    restored(root / "docs", lambda: (root / "docs" / "b.md").unlink())
+    assert "docs/b.md" not in _listing(root) and _listing(root) == _walked(root)
+    restored(root / ".gitignore", lambda: (root / ".gitignore").write_text("*.md\n"))  # same size
+    assert _listing(root) == _walked(root) == ["app.log"]
+    (root / ".gitignore").write_text("*.log\n")
+    assert _listing(root) == _walked(root)
+
+    def swap():
+        shutil.rmtree(root / "docs")
+        (root / "docs").symlink_to(outside)
+
+    restored(root, swap)
+    assert _listing(root) == _walked(root) == ["top.md"]
