@@ -794,12 +794,37 @@ def _pool():
     saved = os.environ.get("PYTHONSAFEPATH")
     os.environ["PYTHONSAFEPATH"] = "1"
     try:
+        _quiet_resource_tracker()
         return ctx.Pool(jobs)
     finally:
         if saved is None:
             del os.environ["PYTHONSAFEPATH"]
         else:
             os.environ["PYTHONSAFEPATH"] = saved
+
+
+def _quiet_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker with its stderr on /dev/null. A pool stopped
+    mid-run (a first answer's time budget) leaves its semaphores to the tracker, which
+    unlinks them when this process ends, as is its job, but first printed "There appear to
+    be 6 leaked semaphore objects to clean up at shutdown" on the user's terminal, after
+    the answer. The tracker is started once per process; this only chooses its stderr."""
+    from multiprocessing import resource_tracker  # noqa: PLC0415
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    saved = os.dup(2)
+    try:
+        os.dup2(devnull, 2)
+        resource_tracker.ensure_running()
+    except Exception:
+        pass
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 @dataclass

@@ -4,6 +4,7 @@ line progress off a terminal, and files that are never embedded."""
 from __future__ import annotations
 
 import os
+import subprocess
 import random
 import signal
 import sys
@@ -433,3 +434,21 @@ def test_find_with_no_vector_yet_is_busy_not_empty(tree, monkeypatch):
         assert e.value.code == "index_busy" and e.value.retryable and time.monotonic() - t0 >= 0.3
         hits = ix.search("tide tables").hits  # hybrid: keywords alone, with its warning
         assert hits
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads /proc")
+def test_the_pools_resource_tracker_does_not_write_to_the_users_terminal(tmp_path):
+    """A first search whose time budget stopped the pool mid-run printed, after its answer,
+    multiprocessing's "There appear to be 6 leaked semaphore objects to clean up at
+    shutdown" (seen on a copy of the stdlib, each time): the resource tracker, which
+    cleans such semaphores up when ov ends, wrote on the stderr it inherited. It starts
+    with /dev/null as its stderr now."""
+    code = ("import os, multiprocessing.resource_tracker as rt\n"
+            "from ov.indexer import _pool\n"
+            "p = _pool()\n"
+            "print(os.readlink(f'/proc/{rt._resource_tracker._pid}/fd/2'))\n"
+            "p.terminate()\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=60, env={**os.environ, "OV_INDEX_JOBS": "2"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == os.devnull and "leaked" not in r.stderr, (r.stdout, r.stderr)
