@@ -524,12 +524,13 @@ class Index:
         return replace(status(self.store, self.root), settings=load_config(self.root).settings(),
                        warnings=list(self.notes))
 
-    def manifest(self):
-        """What this build and this index can serve (`ov manifest`)."""
+    def manifest(self, grep_flags: Sequence[str] = ()):
+        """What this build and this index can serve (`ov manifest`). `grep_flags`: the
+        command line's grep flags, which only it knows (`ov manifest` passes them)."""
         from ov.engine import manifest  # noqa: PLC0415
 
         self._current()
-        return manifest(self.store, self.root)
+        return manifest(self.store, self.root, list(grep_flags))
 
 
 # ---- grep and glob: over the files, with or without an index ------------------------------

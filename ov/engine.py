@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ov import rank
-from ov.config import MAX_QUERY_TOKENS
+from ov.config import DEFAULT_MAX_FILESIZE, MAX_QUERY_TOKENS
 from ov.errors import OvError
 from ov.journal import status as journal_status
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
@@ -206,7 +206,7 @@ def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tup
     for depth, count, last in segments:
         shown.update(_replayed(ranking, root, depth, count, last, key, shown))
     offset = sum(count for _, count, _ in segments)
-    checker = rank.Rechecker(str(root))
+    checker = rank.Rechecker(str(root), size_cap(root))
     need = len(shown) + req.limit + 1
     depth = segments[-1][0] if segments else max(FIRST_DEPTH, need * 4)
     while True:
@@ -249,7 +249,7 @@ def _replayed(ranking: _Rankings, root: Path, depth: int, count: int, last: str,
             keys.append(k)
             if _mark(k) == last:
                 return keys
-    replay, _ = ranking(depth, len(shown) + count, rank.Rechecker(str(root)))
+    replay, _ = ranking(depth, len(shown) + count, rank.Rechecker(str(root), size_cap(root)))
     return [key(h) for h in replay if key(h) not in shown][:count]
 
 
@@ -626,16 +626,31 @@ def _worker(store: Store) -> dict | None:
 # ---- context, read, tag, manifest (issue 5) --------------------------------------------------
 
 
+def size_cap(root: Path) -> int | None:
+    """The tree's --max-filesize (its config, else the default; None: no cap)."""
+    from ov.config import load_config  # noqa: PLC0415
+
+    try:
+        cap = load_config(root).walk_options().max_filesize
+    except OvError:
+        return DEFAULT_MAX_FILESIZE
+    return cap
+
+
 def _file_tiers(root: Path, row: dict) -> tuple[str, str, str] | None:
     """(abstract, overview, full text) of an indexed file as it is now on disk; None when
-    it is gone, unreadable or binary. The stored tiers serve while the file is unchanged;
-    a changed file's tiers are rebuilt from what is read, so no tier outlives its text."""
+    it is gone, unreadable or binary, or has grown past the size cap since it was indexed
+    (read whole and cut into tiers, a 100 MB log took 48 s and 1.5 GB). The stored tiers
+    serve while the file is unchanged; a changed file's tiers are rebuilt from what is
+    read, so no tier outlives its text."""
     from ov.read import read_under  # noqa: PLC0415
 
+    cap = size_cap(root)
     try:  # only a file under the root now: the row's path is a hint (issue 17)
         if not os.access(os.path.join(root, row["path"]), os.R_OK):
             return None
-        ft = read_under(str(root), row["path"])
+        ft = read_under(str(root), row["path"],
+                        max_bytes=None if cap is None else max(cap, row["size"] or 0))
     except OSError:
         return None
     if ft is None:
@@ -777,7 +792,8 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
         got = _file_tiers(root, row)
         if got is None:
             raise OvError("not_found", f"{shown} is indexed but cannot be read now (deleted, "
-                          "unreadable or binary); run `ov index`", field="path")
+                          "unreadable, binary, or grown past --max-filesize); run `ov index`",
+                          field="path")
         lv = 2 if level is None else level
         return ReadResult(path=rel, level=lv, kind="file", text=got[lv])
     lv = 1 if level is None else level
@@ -787,8 +803,29 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
     if lv == 2:
         return ReadResult(path=rel, level=2, kind="folder",
                           text="".join(f["path"] + "\n" for f in files))
-    abstract, overview = _folder_tiers(rel, files)
+    abstract, overview = _folder_tiers(rel, _abstracts_now(root, files))
     return ReadResult(path=rel, level=lv, kind="folder", text=abstract if lv == 0 else overview)
+
+
+def _abstracts_now(root: Path, files: list[dict]) -> list[dict]:
+    """The rows with each changed file's abstract as the file gives it now (a folder's
+    tiers listed the abstract a file had when indexed); a file that cannot be read now is
+    left out. One stat a file; a changed file is read (up to the size cap)."""
+    from ov.read import freshness  # noqa: PLC0415
+
+    out = []
+    for f in files:
+        try:
+            now = freshness(os.stat(os.path.join(root, f["path"])))
+        except OSError:
+            continue
+        if now != (f["size"], f["mtime_ns"], f.get("ctime_ns"), f.get("inode")):
+            got = _file_tiers(root, f)
+            if got is None:
+                continue
+            f = {**f, "abstract": got[0], "overview": got[1]}
+        out.append(f)
+    return out
 
 
 def _may_read(root: Path, rel: str) -> bool:
@@ -885,15 +922,7 @@ def tag(store: Store, root: Path, rel: str, pairs: tuple[tuple[str, str], ...], 
     return TagResult(mode=mode, files=[TaggedFile(p, t) for p, t in done], count=len(done))
 
 
-def _grep_flags() -> list[str]:
-    """grep's long and short flags, from the command table (ov/cli/flags.py, generated from
-    the command itself), so the library's manifest lists what `ov manifest` lists."""
-    from ov.cli.flags import COMMANDS  # noqa: PLC0415
-
-    return sorted(COMMANDS["grep"]["opts"], key=lambda f: (f.lstrip("-").lower(), f))
-
-
-def manifest(store: Store | None, root: Path | None, grep_flags: list[str] | None = None) -> Manifest:
+def manifest(store: Store | None, root: Path | None, grep_flags: list[str] = ()) -> Manifest:
     """What this build and (when given) this index can serve."""
     import ov  # noqa: PLC0415
     from ov import context as ctx  # noqa: PLC0415
@@ -923,7 +952,7 @@ def manifest(store: Store | None, root: Path | None, grep_flags: list[str] | Non
                 "tag", "manifest", "doctor", *(["mcp"] if serves else [])]
     return Manifest(
         ov_version=ov.__version__, schema_version=SCHEMA_VERSION, index=index, commands=commands,
-        search_types=types, modes=["list", "context"], levels=levels, grep_flags=list(grep_flags if grep_flags is not None else _grep_flags()),
+        search_types=types, modes=["list", "context"], levels=levels, grep_flags=list(grep_flags),
         model={"id": model_id, "dims": DIM, "max_tokens": MAX_QUERY_TOKENS, "available": vectors},
         limits={"default_limit": DEFAULT_LIMIT, "max_limit": MAX_LIMIT,
                 "max_query_chars": MAX_QUERY_CHARS, "max_query_tokens": MAX_QUERY_TOKENS,

@@ -237,8 +237,9 @@ class Rechecker:
     unchanged only when its (size, mtime_ns, ctime_ns, inode) all match the row's.
     """
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, cap: int | None = None) -> None:
         self.root = root
+        self.cap = cap  # the tree's --max-filesize: a changed file grown past it is not read
         self.stale = 0
         self.refused = 0
         self._texts: dict[str, str | None] = {}
@@ -294,10 +295,20 @@ class Rechecker:
             if path not in self._outside and plain_rel(path) and gone(self.root, path):
                 self.stale += 1
             return None
-        if st == (size, mtime_ns, ctime_ns, inode) or start == end:  # unchanged, or a tier row
+        if st == (size, mtime_ns, ctime_ns, inode):
             return "same"
+        if self.cap is not None and st[0] > max(self.cap, size):
+            # grown past the size cap since indexing: the next `ov index` leaves it out, and
+            # reading it whole to recheck one hit cost seconds and gigabytes (100 MB: 48 s)
+            self.stale += 1
+            return None
         current = self.text(path)
         if current is None:
+            return None
+        if start == end:  # a tier row: its text is the file's abstract or overview as indexed
+            if text in _tiers_now(current, path):
+                return "same"
+            self.stale += 1  # the file no longer says it: never shown as if it did
             return None
         if current[start:end] == text:
             return "same"
@@ -310,6 +321,12 @@ class Rechecker:
         new_end = pos + len(text)
         last = new_end - 1 if new_end > pos else pos
         return (pos, new_end, li.line_of(pos), li.line_of(last), text)
+
+
+def _tiers_now(text: str, path: str) -> tuple[str, str]:
+    from ov import tiers  # noqa: PLC0415
+
+    return tiers.abstract(text, path), tiers.overview(text, path)
 
 
 class TrustingChecker(Rechecker):

@@ -183,7 +183,6 @@ def test_wrong_argument_types_are_invalid_argument_naming_the_argument(tmp_path,
     recs, _ = ov.grep("retry", pathlib.Path("docs"))
     assert [r.path for r in recs] == ["docs/a.md"]
     assert ix.tag("docs/a.md", "team=core").files[0].tags == {"team": "core"}
-    assert ix.manifest().grep_flags and "--fixed-strings" in ix.manifest().grep_flags
     # errors cross a process pool whole
     e = pickle.loads(pickle.dumps(ov.OvError("index_busy", "busy", field="db")))
     assert (e.code, e.message, e.retryable, e.field) == ("index_busy", "busy", True, "db")

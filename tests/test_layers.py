@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ORDER = ["errors", "model", "config", "kinds", "walk", "read", "grams", "chunk", "tiers", "embed",
+ORDER = ["errors", "model", "config", "tags", "kinds", "walk", "read", "grams", "chunk", "tiers", "embed",
          "bm25", "store", "paths", "journal", "indexer", "watch", "worker", "query", "rank", "context", "search", "engine", "doctor", "api", "render", "mcp", "cli"]
 SUBORDER = {"store": ["text", "db", "queries", "vectors", "postings", "warm"],
             "search": ["matcher", "globs", "scope", "prefilter", "helper", "files", "glob"],

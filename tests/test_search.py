@@ -356,3 +356,49 @@ def test_a_time_filter_judges_a_file_by_its_mtime_now(tmp_path):
     os.utime(root / "tool.md", (old, old))
     assert hits("--after", "2h") == []
     assert hits() == ["tool.md"]
+
+
+def test_a_tier_hit_of_a_changed_file_is_not_its_old_abstract(tmp_path):
+    """`-L 0`/`-L 1` hits and folder tiers showed the abstract a file had when indexed,
+    with stale 0 and no warning, after the file was edited: a tier row's file was never
+    rechecked. A tier the file no longer gives is dropped and counted as stale; one it
+    still gives is shown."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "t", {
+        "src/mod4.py": '"""Module 4: handles the frobnication of widget number 4."""\n\ndef frob(x):\n    return x\n',
+        "src/mod5.py": '"""Module 5: parses quokka headers."""\n\ndef parse(s):\n    return s\n'})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", cwd=root, env=env).code == 0
+    p = root / "src" / "mod4.py"
+    p.write_text(p.read_text().replace("handles the frobnication of widget number 4",
+                                       "manages the teleportation of gadget 4"))
+    (root / "src" / "mod5.py").write_text((root / "src" / "mod5.py").read_text() + "\n# a comment\n")
+    r = run_inprocess("search", "-L", "0", "--search-type", "keywords", "frobnication widget", "-o", "json",
+                      cwd=root, env=env)
+    assert r.json["result"]["hits"] == [] and r.json["result"]["stale"] == 1, r.out
+    r = run_inprocess("search", "-L", "0", "--search-type", "keywords", "quokka", "-o", "json", cwd=root, env=env)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["src/mod5.py"], r.out  # changed, same abstract
+    listing = run_inprocess("read", "src", "--level", "1", cwd=root, env=env).out
+    assert "teleportation" in listing and "frobnication" not in listing, listing
+
+
+def test_a_file_grown_past_the_size_cap_is_not_read_whole_to_recheck_a_hit(tmp_path):
+    """A file indexed small that grew huge was read whole (and cut into tiers) by search,
+    context mode and read: a 100 MB log took 48 s and 1.5 GB. Grown past --max-filesize,
+    its hits are dropped as stale (the next `ov index` leaves it out) and read says why."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "t", {"notes.md": "# Keepers\n\nKeepers polished brass every evening.\n",
+                                      "other.md": "# Other\n\ntides\n", ".ov/config.toml": "max-filesize = 4096\n"})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", cwd=root, env=env).code == 0
+    with open(root / "notes.md", "a") as f:
+        f.write("log line: keepers polished brass\n" * 2000)  # 66 KB, past the 4 KB cap
+    r = run_inprocess("search", "--search-type", "keywords", "keepers polished brass", "-o", "json",
+                      cwd=root, env=env)
+    assert r.json["result"]["hits"] == [] and r.json["result"]["stale"] == 1, r.out
+    r = run_inprocess("search", "--mode", "context", "keepers polished brass", "-o", "json", cwd=root, env=env)
+    assert "notes.md" not in [e["uri"] for e in r.json["result"]["entries"]], r.out
+    r = run_inprocess("read", "notes.md", "--level", "0", "-o", "json", cwd=root, env=env)
+    assert r.code == 2 and "max-filesize" in r.json["error"]["message"], r.out

@@ -482,6 +482,14 @@ def tag_cmd(
     run((output, json_, color), body)
 
 
+def _grep_flags() -> list[str]:
+    """grep's long and short flags, from the command table (ov/cli/flags.py, generated from
+    the command itself)."""
+    from ov.cli.flags import COMMANDS  # noqa: PLC0415
+
+    return sorted(COMMANDS["grep"]["opts"], key=lambda f: (f.lstrip("-").lower(), f))
+
+
 @app.command("manifest")
 def manifest_cmd(
     output: OutputOpt = "text",
@@ -497,10 +505,10 @@ def manifest_cmd(
 
         t0 = time.perf_counter()
         if api.locate(None, db) is None:
-            res = manifest(None, None)
+            res = manifest(None, None, _grep_flags())
         else:
             with api.Index.open(db=db, readonly=True) as ix:
-                res = ix.manifest()
+                res = ix.manifest(_grep_flags())
 
         def text() -> None:
             from ov.render import manifest_text  # noqa: PLC0415
