@@ -551,11 +551,16 @@ def grep(pattern: str, paths: Sequence[str] = (), *, cwd: Path | None = None,
     """Search file contents (`ov grep`); returns (records, stats). The records stream
     (`Match`, or `FileCount` with `mode` "count"/"files"); `stats` fills as they are read
     and says when `node_limit` cut. `hidden`, `node_limit` and ignore lines come from the
-    tree's config unless given; the other options are `ov.search.files.iter_grep`'s."""
+    tree's config unless given; the other options are `ov.search.files.iter_grep`'s.
+    `deadline_s` bounds the whole run in wall time as `ov grep --timeout` does (default
+    60 s; None: no bound); `timeout` is the per-file regex limit (default 5 s of CPU)."""
     from ov.search import files as driver  # noqa: PLC0415
+
+    from ov.config import GREP_TIMEOUT_S  # noqa: PLC0415
 
     pattern, paths, cwd = _text(pattern, "pattern"), _paths(paths, "paths") or (), _folder(cwd)
     _int(node_limit, "node_limit")
+    options.setdefault("deadline_s", GREP_TIMEOUT_S)  # as `ov grep --timeout` (None: no limit)
     cfg = _root_config(cwd)
     st = stats if stats is not None else driver.GrepStats()
     records = driver.iter_grep(pattern, paths, cwd=cwd, stats=st,

@@ -304,3 +304,14 @@ def test_a_glob_that_can_match_nothing_is_refused_with_the_form_that_works(ov, t
     r = ov("glob", "--json", pattern, cwd=tmp_path)
     err = r.json["error"]
     assert r.code == 2 and err["code"] == "invalid_pattern" and hint in err["message"], err
+
+
+def test_a_glob_over_the_length_limit_is_refused_at_once(tmp_path):
+    """Compiling a glob costs time in its length squared (a million characters: minutes);
+    one past the limit a query has (8,192 characters) is invalid_pattern, at once."""
+    import ov
+
+    with pytest.raises(ov.OvError) as ei:
+        ov.glob("a" * 200_000, cwd=tmp_path)
+    assert ei.value.code == "invalid_pattern" and "8192" in ei.value.message
+    assert ov.glob("a" * 8192, cwd=tmp_path).matches == []

@@ -170,6 +170,11 @@ def test_follow_and_type_list(ov, t):
     assert _lines(got) == _lines(rg(t, "-L", "-l", "needle in sub").stdout)
     r = ov("grep", "--type-list", cwd=t)
     assert r.code == 0 and any(ln.startswith("py: ") for ln in r.lines)
+    # with -o json / jsonl it is data, not the text listing (which no JSON reader takes)
+    r = ov("grep", "--type-list", "-o", "json", cwd=t)
+    assert r.code == 0 and "*.py" in r.json["result"]["types"]["py"]
+    recs = [json.loads(ln) for ln in ov("grep", "--type-list", "-o", "jsonl", cwd=t).out.splitlines()]
+    assert {"type": "py", "globs": r.json["result"]["types"]["py"]} in recs
 
 
 def test_quiet_and_files_in_json(ov, t):

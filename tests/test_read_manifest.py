@@ -373,6 +373,11 @@ def test_read_prints_paths_from_the_current_folder(tmp_path):
     assert r.code == 0 and r.out.splitlines() == ["a.md", "../json/decoder.py"], r.out
     r = run_inprocess("read", "docs/a.md", "-o", "json", cwd=root)  # from the root: as before
     assert r.json["result"]["path"] == "docs/a.md"
+    # a folder is named as cd reaches it: `ov read .` in docs/ is ".", not "../docs"
+    for where, arg, want in ((root / "docs", ".", "."), (root / "docs", "..", ".."), (root, "docs", "docs"),
+                             (root / "json", "../docs", "../docs")):
+        r = run_inprocess("read", arg, "-o", "json", cwd=where)
+        assert r.code == 0 and r.json["result"]["path"] == want, (where, arg, r.out)
 
 
 def test_tag_prints_paths_from_the_current_folder(tmp_path):

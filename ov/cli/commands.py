@@ -54,8 +54,17 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         if sort is not None and sort != "path":
             raise OvError("invalid_argument", f"--sort {sort}: only `path` (the order results "
                           "always come in)", field="sort")
-        if type_list:
-            out.stdout.write(render.types_text())
+        if type_list:  # (JSON: {"types": {name: [globs]}}; JSON Lines: a record a type)
+            from ov.kinds import TYPES  # noqa: PLC0415
+
+            if out.fmt == "json":
+                out.envelope({"types": {k: list(v) for k, v in sorted(TYPES.items())}},
+                             int((time.perf_counter() - t0) * 1000))
+            elif out.fmt == "jsonl":
+                for k, v in sorted(TYPES.items()):
+                    out.line({"type": k, "globs": list(v)})
+            else:
+                out.stdout.write(render.types_text())
             return EXIT_OK
         if files:
             found, st = api.files(paths or (), node_limit=node_limit, **where)
@@ -228,7 +237,10 @@ def read_from_here(res, root: Path):
     text = res.text
     if res.kind == "folder" and res.level == 2:
         text = "".join(show(line) + "\n" for line in text.splitlines())
-    return dataclasses.replace(res, path=show(res.path), text=text)
+    # a folder is named from here as cd would reach it (`ov read .` in docs/ is ".", not ../docs)
+    shown = (os.path.relpath(os.path.join(root, res.path), Path.cwd()).replace(os.sep, "/")
+             if res.kind == "folder" else show(res.path))
+    return dataclasses.replace(res, path=shown, text=text)
 
 
 def tagged_from_here(res, root: Path):

@@ -25,10 +25,16 @@ from ov.errors import OvError
 # needs neither.
 
 
+MAX_GLOB_CHARS = 8192  # as a query's limit (ov.config.MAX_QUERY_CHARS); a million took minutes
+
+
 def check_glob(pattern: str, field: str = "pattern") -> None:
     """Refuse an empty glob or one with an unclosed `[` or `{` (with its position)."""
     if not pattern:
         raise OvError("invalid_pattern", "empty glob", field=field)
+    if len(pattern) > MAX_GLOB_CHARS:  # compiling one costs time in its length squared
+        raise OvError("invalid_pattern", f"the glob is {len(pattern)} characters; at most "
+                      f"{MAX_GLOB_CHARS}", field=field)
     i, n = 0, len(pattern)
     braces: list[int] = []
     while i < n:
