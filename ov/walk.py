@@ -169,10 +169,72 @@ def _root_levels(root: str, opts: WalkOptions, warn: Callable[[str], None]) -> t
         if rules:
             levels.append((_EXTRA, 0, "", rules))
     if not opts.no_ignore:
-        rules = _read_rules(os.path.join(root, ".git", "info", "exclude"), ".git/info/exclude", warn)
+        top = git_top_above(root)
+        exclude_at = top if top is not None else root
+        rules = _read_rules(os.path.join(exclude_at, ".git", "info", "exclude"), ".git/info/exclude", warn)
         if rules:
-            levels.append((_EXCLUDE, 0, "", rules))
+            levels.append((_EXCLUDE, 0, "" if top is None else _ABOVE + _down(top, root), rules))
+        for folder, depth in _folders_above(root, top):
+            for fname, kind in _PER_FOLDER:
+                rules = _read_rules(os.path.join(folder, fname), os.path.join(folder, fname), warn)
+                if rules:
+                    levels.append((kind, depth, _ABOVE + _down(folder, root), rules))
+        levels.sort(key=lambda lv: (lv[0], -lv[1]))
     return tuple(levels)
+
+
+# A root inside a git work tree (an index made in a subfolder of a repository: a first
+# `ov search` run there makes one) keeps the ignore files of the folders above it, up to
+# the work tree's top, and the top's .git/info/exclude, as git, rg and fd apply them: with
+# the root's own alone, grep and glob listed git-ignored files and the index held them.
+# Such a level's base is _ABOVE and the path from its folder down to the root.
+_ABOVE = "\0"
+
+
+def git_top_above(root: str) -> str | None:
+    """The top of the git work tree `root` lies inside, when it is above `root` (a folder
+    holding `.git`); None when `root` is the top or in no work tree."""
+    if os.path.exists(os.path.join(root, ".git")):
+        return None
+    d = os.path.dirname(root)
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        up = os.path.dirname(d)
+        if up == d:
+            return None
+        d = up
+
+
+def _folders_above(root: str, top: str | None) -> list[tuple[str, int]]:
+    """(folder, depth) from `top` down to `root`'s parent; depths below 0, the top's the
+    lowest (a deeper ignore file outranks a shallower one, as inside the tree)."""
+    if top is None:
+        return []
+    out = []
+    d, depth = os.path.dirname(root), -1
+    while True:
+        out.append((d, depth))
+        if d == top or os.path.dirname(d) == d:
+            return out
+        d, depth = os.path.dirname(d), depth - 1
+
+
+def _down(folder: str, root: str) -> str:
+    return os.path.relpath(root, folder).replace(os.sep, "/")
+
+
+def parent_ignore_files(root: str, opts: WalkOptions) -> list[str]:
+    """The ignore files above `root` that its walk reads (the listing cache watches them)."""
+    if opts.no_ignore:
+        return []
+    top = git_top_above(root)
+    if top is None:
+        return []
+    files = [os.path.join(top, ".git", "info", "exclude")]
+    for folder, _ in _folders_above(root, top):
+        files += [os.path.join(folder, fname) for fname, _ in _PER_FOLDER]
+    return files
 
 
 def _add_folder(levels: tuple[Level, ...], folder: str, rel: str, depth: int,
@@ -205,6 +267,8 @@ def _checks(levels: tuple[Level, ...], rel: str) -> tuple[tuple[str, Matcher], .
             prefix = ""
         elif not base:
             prefix = rel + "/"
+        elif base[0] == _ABOVE:  # a folder above the root: the path from there down
+            prefix = base[1:] + "/" + (rel + "/" if rel else "")
         else:
             prefix = rel[len(base) + 1:] + "/"
         if any(_may_decide(r, prefix) for r in rules):
@@ -762,7 +826,7 @@ def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> 
 # tick). File contents are not the cache's business: callers that need them stat files.
 # The kernel tree (78,255 files, 5,106 folders): the walk cost ~2 s at load ~12, the
 # cached listing ~0.2 s (see docs/BENCHMARKS.md).
-CACHE_VERSION = 2  # 2: a folder's (mtime, ctime), ignore files' ctime
+CACHE_VERSION = 3  # 2: a folder's (mtime, ctime), ignore files' ctime; 3: files above the root
 RACY_NS = 2_000_000_000
 _FILE, _DIR, _LINK = 0, 1, 2
 # a listing with more changed folders than this is walked afresh (and written anew)
@@ -860,6 +924,8 @@ def _build_listing(root_abs: str, opts: WalkOptions, warn) -> dict:
     if not opts.no_ignore:
         p = os.path.join(root_abs, ".git", "info", "exclude")
         ign[p] = _ignore_state(p)
+        for p in parent_ignore_files(root_abs, opts):
+            ign[p] = _ignore_state(p)
     stack = [("", root_abs, _root_levels(root_abs, opts, warn), 0)]
     while stack:
         rel, path, lv, depth = stack.pop()

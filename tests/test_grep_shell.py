@@ -420,3 +420,39 @@ def test_a_name_that_is_not_utf8_is_printed_as_rg_prints_it(tree, io):
     r = ov("grep", "needle", "-o", "jsonl")
     lines = [json.loads(ln.decode("utf-8")) for ln in r.stdout.splitlines()]
     assert sorted(os.fsencode(d["path"]) for d in lines if "path" in d) == [b"bad\xffname.txt", b"ok.txt"]
+
+
+@needs_rg
+def test_an_index_in_a_subfolder_of_a_repository_keeps_the_repositorys_ignore_rules(tmp_path):
+    """A first `ov search` in a subfolder of a git repository makes its index there; grep
+    and glob then took that folder for the top and dropped the ignore files above it (git's
+    .gitignore, .git/info/exclude), listing git-ignored files, and the index held them. The
+    ignore files above the root, up to the work tree's top, apply as rg applies them."""
+    repo = tmp_path / "repo"
+    (repo / ".git" / "info").mkdir(parents=True)
+    (repo / ".git" / "info" / "exclude").write_text("*.tmp\n")
+    (repo / ".gitignore").write_text("*.log\nsub/gen/\n")
+    files = {"sub/debug.log": "needle in log\n", "sub/a.md": "needle in md\n", "sub/gen/g.txt": "needle gen\n",
+             "sub/x.tmp": "needle tmp\n", "sub/deep/b.md": "needle deep\n", "sub/deep/c.log": "needle\n"}
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    sub = repo / "sub"
+    env = {**os.environ, "OV_EMBEDDER": "hash"}
+
+    def ov(*args):
+        return subprocess.run([sys.executable, "-m", "ov", *args], cwd=sub, env=env, capture_output=True, text=True)
+
+    want = sorted(rg(sub, "-l", "needle").stdout.splitlines())
+    assert want == ["a.md", "deep/b.md"]
+    assert sorted(ov("grep", "-l", "needle").stdout.splitlines()) == want
+    assert ov("search", "needle").returncode == 0  # first use: the index is made in sub/
+    assert (sub / ".ov").is_dir()
+    ov("index", "--stop")
+    for args in (["grep", "-l", "needle"], ["grep", "--no-index", "-l", "needle"]):
+        assert sorted(ov(*args).stdout.splitlines()) == want, args
+    assert sorted(ov("glob", "**/*.*").stdout.splitlines()) == want
+    r = ov("status", "-o", "json")
+    assert json.loads(r.stdout)["result"]["files"] == 2, r.stdout  # the index holds no ignored file
+    (repo / ".gitignore").write_text("*.log\n")  # a change above the root is seen
+    assert sorted(ov("grep", "-l", "needle").stdout.splitlines()) == ["a.md", "deep/b.md", "gen/g.txt"]
