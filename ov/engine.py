@@ -575,16 +575,19 @@ def status(store: Store, root: Path) -> StatusReport:
     sqlite_version, vec = store.versions()
     chunks = counts["chunks"]
     n_skipped, skipped = store.skipped()
+    cov = coverage(store)
     return StatusReport(
         root=str(root), db=str(store.path), files=counts["files"], chunks=chunks,
         embedded_chunks=counts["embedded"],
-        embedded_coverage=round(counts["embedded"] / chunks, 4) if chunks else 0.0,
+        # of the rows that get a vector, as `coverage.ratio` (1.0 on a finished index): the
+        # share of all rows read 0.47 on a finished one, and a script waiting for 1.0 waited
+        embedded_coverage=cov["ratio"] if chunks else 0.0,
         stale_files=stale, missing_files=missing, new_files=_new_files(root, states, skipped, store.path),
         db_bytes=size, model=store.get_meta("model"),
         schema_version=int(store.get_meta("schema_version") or 0),
         sqlite_version=sqlite_version, vec_version=vec,
         skipped=n_skipped, skipped_files=[SkippedFile(p, r) for p, r in skipped],
-        coverage=coverage(store), not_embedded_rows=counts["no_vector"],
+        coverage=cov, not_embedded_rows=counts["no_vector"],
         trigram_pending=store.trigram_pending(), background=_worker(store),
         journal=journal_status(store.path, root),
     )

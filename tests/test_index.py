@@ -498,3 +498,18 @@ def test_an_index_from_schema_1_is_migrated_in_place(ov, tree):
     assert rep["updated"] == 1
     with Store.open(db) as s:
         s.conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 0)")
+
+
+def test_status_embedded_coverage_is_one_on_a_finished_index(tmp_path):
+    """`embedded_coverage` was the share of every row, overview rows (which never get a
+    vector) included: 0.47 on a finished index, beside `coverage.ratio` 1.0, and a script
+    waiting for 1.0 waited for ever. It is the share of the rows that get a vector."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "t", {f"d{i}.md": f"# Guide {i}\n\n## Install\n\nSteps {i}.\n\n## Use\n\nRun it.\n"
+                                      for i in range(4)})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", cwd=root, env=env).code == 0
+    st = run_inprocess("status", "-o", "json", cwd=root, env=env).json["result"]
+    assert st["not_embedded_rows"] > 0 or st["embedded_chunks"] < st["chunks"], st  # rows with no vector exist
+    assert st["embedded_coverage"] == st["coverage"]["ratio"] == 1.0, st
