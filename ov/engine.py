@@ -576,13 +576,14 @@ def status(store: Store, root: Path) -> StatusReport:
     chunks = counts["chunks"]
     n_skipped, skipped = store.skipped()
     cov = coverage(store)
+    walked = _new_files(root, states, skipped, store.path)
     return StatusReport(
         root=str(root), db=str(store.path), files=counts["files"], chunks=chunks,
         embedded_chunks=counts["embedded"],
         # of the rows that get a vector, as `coverage.ratio` (1.0 on a finished index): the
         # share of all rows read 0.47 on a finished one, and a script waiting for 1.0 waited
         embedded_coverage=cov["ratio"] if chunks else 0.0,
-        stale_files=stale, missing_files=missing, new_files=_new_files(root, states, skipped, store.path),
+        stale_files=stale, missing_files=missing, new_files=walked[0], excluded_files=walked[1],
         db_bytes=size, model=store.get_meta("model"),
         schema_version=int(store.get_meta("schema_version") or 0),
         sqlite_version=sqlite_version, vec_version=vec,
@@ -593,10 +594,12 @@ def status(store: Store, root: Path) -> StatusReport:
     )
 
 
-def _new_files(root: Path, indexed, skipped, db_path: Path) -> int:
-    """How many files `ov index` would add: those its walk finds that the index has no
-    row for, leaving out what the last index skipped (binary, ...) and, past that list's
-    first 1,000, binary files (a NUL in the first 8 KiB, the indexer's own test)."""
+def _new_files(root: Path, indexed, skipped, db_path: Path) -> tuple[int, int]:
+    """(how many files `ov index` would add, how many indexed ones it would leave out now).
+    New: those its walk finds that the index has no row for, leaving out what the last
+    index skipped (binary, ...) and, past that list's first 1,000, binary files (a NUL in
+    the first 8 KiB, the indexer's own test). Left out: indexed files still on disk that
+    the walk no longer yields (ignored now, or over the size cap)."""
     from ov.config import load_config  # noqa: PLC0415
     from ov.read import BINARY_SNIFF, is_binary, open_under  # noqa: PLC0415
     from ov.store.db import own_files  # noqa: PLC0415
@@ -604,8 +607,12 @@ def _new_files(root: Path, indexed, skipped, db_path: Path) -> int:
 
     left_out = {p for p, _ in skipped} | own_files(root, db_path)
     new = 0
+    walked: set[str] = set()
     for rel, _ in walk_paths(root, load_config(root).walk_options()):
-        if rel in indexed or rel in left_out:
+        if rel in indexed:
+            walked.add(rel)
+            continue
+        if rel in left_out:
             continue
         try:
             rel.encode("utf-8")  # a name that is not UTF-8 is never indexed
@@ -617,7 +624,8 @@ def _new_files(root: Path, indexed, skipped, db_path: Path) -> int:
         except (OSError, UnicodeEncodeError, ValueError):  # unreadable, or gone since the walk
             continue
         new += not is_binary(head)
-    return new
+    excluded = sum(1 for p in indexed if p not in walked and os.path.isfile(os.path.join(root, p)))
+    return new, excluded
 
 
 def _worker(store: Store) -> dict | None:

@@ -214,6 +214,9 @@ class StatusReport:
     # a watcher's change journal (ov.journal.status): ready, not_ready (why), changed
     journal: dict[str, Any] | None = field(default_factory=lambda: None)
     new_files: int = 0  # files on disk `ov index` would add (a rename: one missing, one new)
+    # indexed files still on disk that `ov index` would now leave out (an ignore rule, the
+    # size cap or a setting changed since): search ranks them until then
+    excluded_files: int = 0
     warnings: list[str] = field(default_factory=list)  # a read-only index says so here too
 
 

@@ -198,7 +198,8 @@ def status_text(rep) -> str:
         f"background:      {_worker_text(rep.background)}",
         f"change journal:  {_journal_text(rep.journal)}",
         f"stale files:     {rep.stale_files} changed, {rep.missing_files} missing on disk, "
-        f"{rep.new_files} new (not indexed)",
+        f"{rep.new_files} new (not indexed)"
+        + (f", {rep.excluded_files} now left out (ignored or over the size cap)" if rep.excluded_files else ""),
         f"model:           {rep.model or '-'}",
         f"schema version:  {rep.schema_version}",
         f"sqlite:          {rep.sqlite_version}, sqlite-vec {rep.vec_version}",

@@ -513,3 +513,24 @@ def test_status_embedded_coverage_is_one_on_a_finished_index(tmp_path):
     st = run_inprocess("status", "-o", "json", cwd=root, env=env).json["result"]
     assert st["not_embedded_rows"] > 0 or st["embedded_chunks"] < st["chunks"], st  # rows with no vector exist
     assert st["embedded_coverage"] == st["coverage"]["ratio"] == 1.0, st
+
+
+def test_status_counts_indexed_files_that_ov_index_would_now_leave_out(tmp_path):
+    """After a .gitignore or config change, `ov status` said the index was current but for
+    the one edited file, while `ov index` then removed three: the files still on disk
+    that the walk no longer yields are counted (`excluded_files`)."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "t", {"docs/p1.md": "# One\n\nbrass\n", "docs/p2.md": "# Two\n\nbrass\n",
+                                      "secret.py": "x = 1\n", "keep.md": "# Keep\n\nbrass\n"})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=env).code == 0
+    (root / "docs" / ".gitignore").write_text("p2.md\n")
+    (root / ".ov" / "config.toml").write_text('ignore = ["secret.py"]\n')
+    (root / "docs" / "p1.md").unlink()
+    st = run_inprocess("status", "-o", "json", cwd=root, env=env).json["result"]
+    assert (st["excluded_files"], st["missing_files"], st["new_files"]) == (2, 1, 0), st
+    assert "2 now left out" in run_inprocess("status", cwd=root, env=env).out
+    r = run_inprocess("index", ".", "--no-embed", "-o", "json", cwd=root, env=env)
+    assert r.json["result"]["removed"] == 3, r.out
+    assert run_inprocess("status", "-o", "json", cwd=root, env=env).json["result"]["excluded_files"] == 0
