@@ -951,10 +951,26 @@ def manifest(store: Store | None, root: Path | None, grep_flags: list[str] = ())
         model_id = store.get_meta("model")
         index = {"root": str(root), "db": str(store.path), "files": store.counts()["files"],
                  "vectors": vectors}
-    if model_id is None:
-        from ov.embed import MODEL_ID  # noqa: PLC0415
+    from ov.embed import MODEL_ID, check_available  # noqa: PLC0415
 
-        model_id = MODEL_ID
+    model_id = model_id or MODEL_ID
+    try:  # the model files can be found (cheap: no model is loaded)
+        check_available()
+        model_found = True
+    except OvError:
+        model_found = False
+    # the defaults a search here takes: the tree's config over the built-in ones (an
+    # invalid config is the error every other command gives)
+    limit, node_limit, default_type = DEFAULT_LIMIT, DEFAULT_NODE_LIMIT, "hybrid"
+    if root is not None:
+        from ov.config import load_config  # noqa: PLC0415
+
+        cfg = load_config(root)
+        default_type, limit = cfg.ranked_options()
+        node_limit = cfg.search_options()["node_limit"]
+        default_type, limit = default_type or "hybrid", limit or DEFAULT_LIMIT
+        node_limit = node_limit or DEFAULT_NODE_LIMIT
+    vectors = vectors and model_found  # semantic search needs both
     types = ["hybrid", "keywords", "semantic"] if vectors else ["keywords"]
     import importlib.util  # noqa: PLC0415
 
@@ -964,9 +980,10 @@ def manifest(store: Store | None, root: Path | None, grep_flags: list[str] = ())
     return Manifest(
         ov_version=ov.__version__, schema_version=SCHEMA_VERSION, index=index, commands=commands,
         search_types=types, modes=["list", "context"], levels=levels, grep_flags=list(grep_flags),
-        model={"id": model_id, "dims": DIM, "max_tokens": MAX_QUERY_TOKENS, "available": vectors},
-        limits={"default_limit": DEFAULT_LIMIT, "max_limit": MAX_LIMIT,
+        model={"id": model_id, "dims": DIM, "max_tokens": MAX_QUERY_TOKENS, "available": vectors,
+               "files_found": model_found},
+        limits={"default_limit": limit, "max_limit": MAX_LIMIT, "default_search_type": default_type,
                 "max_query_chars": MAX_QUERY_CHARS, "max_query_tokens": MAX_QUERY_TOKENS,
-                "node_limit": DEFAULT_NODE_LIMIT, "level_limit": DEFAULT_LEVEL_LIMIT,
+                "node_limit": node_limit, "level_limit": DEFAULT_LEVEL_LIMIT,
                 "default_max_tokens": DEFAULT_MAX_TOKENS, "max_max_tokens": ctx.MAX_BUDGET},
         categories=list(ctx.CATEGORIES), detail_tiers=list(ctx.TIERS))

@@ -390,3 +390,26 @@ def test_tag_prints_paths_from_the_current_folder(tmp_path):
     assert r.code == 0 and [f["path"] for f in r.json["result"]["files"]] == ["decoder.py"], r.out
     r = run_inprocess("tag", "..", "-r", "k=v", "-o", "json", cwd=root / "json")
     assert sorted(f["path"] for f in r.json["result"]["files"]) == ["../docs/a.md", "decoder.py"], r.out
+
+
+def test_manifest_says_what_this_tree_and_build_will_do(tmp_path, monkeypatch):
+    """The manifest gave the built-in defaults whatever the tree's config said, said the
+    model was available when its files were missing (every semantic search then failed),
+    and answered ok over a config every other command refuses."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "t", {f"f{i}.txt": f"needle {i}\n" for i in range(3)})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", cwd=root, env=env).code == 0
+    (root / ".ov" / "config.toml").write_text('limit = 2\nnode-limit = 3\nsearch-type = "keywords"\n')
+    m = run_inprocess("manifest", "-o", "json", cwd=root, env=env).json["result"]
+    assert (m["limits"]["default_limit"], m["limits"]["node_limit"], m["limits"]["default_search_type"]) == \
+        (2, 3, "keywords")
+    (root / ".ov" / "config.toml").write_text('limit = "x"\n')
+    r = run_inprocess("manifest", "-o", "json", cwd=root, env=env)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+    (root / ".ov" / "config.toml").unlink()
+    monkeypatch.delenv("OV_EMBEDDER", raising=False)
+    m = run_inprocess("manifest", "-o", "json", cwd=root, env={"OV_MODEL": str(tmp_path / "none.onnx")}).json["result"]
+    assert m["model"]["files_found"] is False and m["model"]["available"] is False
+    assert m["search_types"] == ["keywords"] and "find" not in m["commands"]
