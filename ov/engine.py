@@ -48,7 +48,20 @@ def scope_paths(root: Path, uris: list[str] | None, cwd: Path | None = None, *,
     """`-u/--uri` values → paths relative to the root; refused if outside it (and, with
     `must_exist`, if missing: a typo must not look like "no results")."""
     cwd = cwd or Path.cwd()
-    return tuple(resolve(root, cwd, u, must_exist=must_exist, field=field, links=True) for u in uris or [])
+
+    def one(u: str) -> str:
+        rel = resolve(root, cwd, u, must_exist=must_exist, field=field, links=True)
+        if field == "exclude_uri" and not os.path.lexists(os.path.join(root, rel)):
+            # a result's uri is root-relative: handed back from a subfolder, it still names
+            # the file it came from (it named a file below the subfolder, and none is there)
+            try:
+                alt = resolve(root, root, u, must_exist=True, field=field, links=True)
+            except OvError:
+                return rel
+            return alt
+        return rel
+
+    return tuple(one(u) for u in uris or [])
 
 
 # ---- search --------------------------------------------------------------------------------
@@ -99,6 +112,7 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     if checker.refused:
         warnings.append(_refused_warning(checker.refused))
     warnings.extend(_size_cap_warning(store))
+    warnings.extend(_scope_warnings(store, root, req.filters))
     return SearchResult(
         search_type="keywords" if branches == ["keywords"] else req.search_type,
         branches=branches,
@@ -264,6 +278,17 @@ def _size_cap_warning(store: Store) -> list[str]:
     return [f"{'at least ' if more else ''}{len(big)} file(s) over --max-filesize are not in the index "
             f"and so in no ranked result ({big[0]}{', ...' if len(big) > 1 or more else ''}); "
             "`ov status` lists them, `ov grep` searches them"]
+
+
+def _scope_warnings(store: Store, root: Path, f) -> list[str]:
+    """A `-u` that holds no indexed file (an ignored, hidden or binary file, one over the
+    size cap, or new since `ov index`) answered "no results" without a word; an
+    `--exclude-uri` that names nothing left nothing out without one."""
+    out = [f"-u {u}: no indexed file there (ignored, hidden, binary, over --max-filesize, or new "
+           "since `ov index`); `ov grep` searches it" for u in f.uris if u and not store.has_files_under(u)]
+    out += [f"--exclude-uri {u}: no such file or folder, so nothing was left out for it"
+            for u in f.exclude_uris if u and not os.path.lexists(os.path.join(root, u))]
+    return out
 
 
 def _first_vectors(store: Store, cov: dict) -> None:

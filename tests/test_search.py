@@ -402,3 +402,26 @@ def test_a_file_grown_past_the_size_cap_is_not_read_whole_to_recheck_a_hit(tmp_p
     assert "notes.md" not in [e["uri"] for e in r.json["result"]["entries"]], r.out
     r = run_inprocess("read", "notes.md", "--level", "0", "-o", "json", cwd=root, env=env)
     assert r.code == 2 and "max-filesize" in r.json["error"]["message"], r.out
+
+
+def test_a_scope_that_names_nothing_indexed_says_so(tmp_path):
+    """`-u` naming an ignored file answered "no results" with no warning (rg finds the
+    match); an `--exclude-uri` naming nothing left nothing out silently; a result's uri
+    (root-relative) handed back as --exclude-uri from a subfolder named a file below it,
+    and nothing was left out. Each is said, and the uri is taken from the root."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "t", {".gitignore": "*.log\n", "x.log": "needle log\n",
+                                      "docs/a.md": "needle doc\n", "src/b.py": "needle = 1\n"})
+    (root / ".git").mkdir()
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", cwd=root, env=env).code == 0
+    r = run_inprocess("search", "needle", "-u", "x.log", "-o", "json", cwd=root, env=env)
+    assert r.code == 1 and any(w.startswith("-u x.log: no indexed file") for w in r.json["result"]["warnings"])
+    kw = ["--search-type", "keywords", "-o", "json"]
+    r = run_inprocess("search", "needle", *kw, "--exclude-uri", "src/b.py", cwd=root / "docs", env=env)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["a.md"] and r.json["result"]["warnings"] == [], r.out
+    r = run_inprocess("search", "needle", *kw, "--exclude-uri", "nope.txt", cwd=root / "docs", env=env)
+    assert any("nope.txt: no such file or folder" in w for w in r.json["result"]["warnings"]), r.out
+    r = run_inprocess("search", "needle", *kw, "-u", "docs", cwd=root, env=env)
+    assert r.json["result"]["warnings"] == [], r.out

@@ -948,6 +948,10 @@ class Store(Database):
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r)) for r in cur.fetchall()]
 
+    def has_files_under(self, prefix: str) -> bool:
+        """Whether any file is indexed at or under a relative path ("" = anywhere)."""
+        return self.conn.execute(f"SELECT 1 FROM files WHERE {_UNDER} LIMIT 1", _under(prefix)).fetchone() is not None
+
     def set_tags(self, file_id: int, tags: dict[str, str]) -> None:
         self.conn.execute("UPDATE files SET tags = ? WHERE id = ?",
                           (json.dumps(tags, ensure_ascii=False, sort_keys=True), file_id))
