@@ -269,13 +269,6 @@ def settings_text(settings: dict) -> str:
     return "\n".join(lines)
 
 
-def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
-
-
 # ---- ranked hits in text: the evidence ------------------------------------------------------
 # A hit is shown as the line that best matches the query (`path:line: text`, which editors
 # and `cut -d:` still read), then the lines of its excerpt around it, numbered as grep's
@@ -361,7 +354,8 @@ def hit_text(h, pats, color: bool) -> list[str]:
     elif h.excerpt.text:
         lines, first = h.excerpt.text.split("\n"), h.start_line
     else:  # an abstract or overview hit (-L 0/1): its tier text has no line numbers
-        lines, first = [_first_line(h.abstract or h.overview or "")], 1
+        tier = (h.overview if h.level == 1 else h.abstract) or h.abstract or h.overview or ""
+        lines, first = [ln for ln in tier.split("\n") if ln.strip()] or [""], 1
     # CRLF files; control characters escaped before any colour is added
     lines = [clean(ln[:-1] if ln.endswith("\r") else ln) for ln in lines]
     while len(lines) > 1 and not lines[-1].strip():
@@ -373,7 +367,12 @@ def hit_text(h, pats, color: bool) -> list[str]:
         i = best_line(lines, pats)
     best = _mark(_cut(lines[i].strip(), pats), pats, color)
     path = clean_name(h.path)
-    if color:
+    if not h.excerpt.text and h.content is None:
+        # a tier's text has no line of its own: `path: [abstract] text`, never `path:1:`,
+        # which said the file's first line held it
+        tier = "[abstract]" if h.level == 0 else "[overview]"
+        out = [f"{_PATH_C}{path}{_RESET}: {tier} {best}" if color else f"{path}: {tier} {best}"]
+    elif color:
         out = [f"{_PATH_C}{path}{_RESET}:{_LINE_C}{first + i}{_RESET}: {best}"]
     else:
         out = [f"{path}:{first + i}: {best}"]

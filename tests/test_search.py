@@ -425,3 +425,19 @@ def test_a_scope_that_names_nothing_indexed_says_so(tmp_path):
     assert any("nope.txt: no such file or folder" in w for w in r.json["result"]["warnings"]), r.out
     r = run_inprocess("search", "needle", *kw, "-u", "docs", cwd=root, env=env)
     assert r.json["result"]["warnings"] == [], r.out
+
+
+def test_a_tier_hit_in_text_names_its_tier_not_a_line(tmp_path):
+    """`-L 0`/`-L 1` hits printed `path:1: text`, which says the file's first line holds
+    the text (its line 1 was `---` or a docstring's quotes). They print `path: [abstract]`
+    or `path: [overview]` and the tier's best line."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "t", {"src/mod.py": '"""Parses quokka headers."""\n\n\ndef parse_quokka(s):\n'
+                                                    '    return s\n\n\ndef other():\n    pass\n'})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", cwd=root, env=env).code == 0
+    out = run_inprocess("search", "-L", "0", "--search-type", "keywords", "quokka", cwd=root, env=env).out
+    assert out.startswith("src/mod.py: [abstract] Parses quokka headers."), out
+    out = run_inprocess("search", "-L", "1", "--search-type", "keywords", "parse_quokka", cwd=root, env=env).out
+    assert out.startswith("src/mod.py: [overview] ") and "parse_quokka" in out.splitlines()[0], out
