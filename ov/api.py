@@ -288,6 +288,7 @@ class Index:
         self.embedder = embedder  # loaded by the first query that needs it, then kept
         self.notes: list[str] = []  # said in every ranked result (a read-only index)
         self.closed = False
+        self.readonly_asked = False  # Index.open(readonly=True): a write is the caller's mistake
 
     def _embedder(self):
         if self.embedder is None:
@@ -311,6 +312,7 @@ class Index:
         kept too)."""
         from ov.store.db import unfinished, writable  # noqa: PLC0415
 
+        asked_readonly = readonly
         scope = Path.cwd() if path is None else Path(_path(path, "path"))
         if not scope.exists():  # a typo: not a new, empty tree, nor the index of a folder above
             raise OvError("not_found", f"{scope.resolve()}: no such folder", field="path")
@@ -346,6 +348,7 @@ class Index:
 
             resume(store)  # a worker killed before it finished is started again
         ix = cls(store, root, embedder)
+        ix.readonly_asked = asked_readonly
         if readonly and found is not None and not writable(found[0]):
             ix.notes.append(_read_only_note(found[0]))
         return ix
@@ -510,6 +513,9 @@ class Index:
 
         pairs = parse_tags(tags)
         self._current()
+        if self.readonly_asked:
+            raise OvError("invalid_argument", "this Index was opened with readonly=True; open it "
+                          "without it to tag", field="readonly")
         rel = self.path(path, cwd)
         return self._writing(lambda: tag(self.store, self.root, rel, pairs, mode, recursive))
 

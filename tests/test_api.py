@@ -183,6 +183,9 @@ def test_wrong_argument_types_are_invalid_argument_naming_the_argument(tmp_path,
     recs, _ = ov.grep("retry", pathlib.Path("docs"))
     assert [r.path for r in recs] == ["docs/a.md"]
     assert ix.tag("docs/a.md", "team=core").files[0].tags == {"team": "core"}
+    with ov.Index.open(root, readonly=True) as ro:  # the caller's choice, said as such
+        with pytest.raises(ov.OvError, match="readonly=True"):
+            ro.tag("docs/a.md", "team=x")
     # errors cross a process pool whole
     e = pickle.loads(pickle.dumps(ov.OvError("index_busy", "busy", field="db")))
     assert (e.code, e.message, e.retryable, e.field) == ("index_busy", "busy", True, "db")
