@@ -41,15 +41,22 @@ _BOM = b"\xef\xbb\xbf"
 _READ_ATTEMPTS = 3
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
 def is_binary(head: bytes) -> bool:
-    """A NUL byte in the first 8 KiB marks a binary file (git's and ripgrep's rule)."""
-    return head.find(b"\x00", 0, BINARY_SNIFF) != -1
+    """A NUL byte in the first 8 KiB marks a binary file (git's and ripgrep's rule), but
+    for UTF-16 with its byte order mark, which is text (ripgrep transcodes it; `decode`)."""
+    return head.find(b"\x00", 0, BINARY_SNIFF) != -1 and head[:2] not in UTF16_BOMS
 
 
 def decode(data: bytes) -> str:
-    """UTF-8 with a BOM stripped; invalid bytes become U+FFFD so offsets stay consistent."""
+    """UTF-8 with a BOM stripped, or UTF-16 by its BOM (as ripgrep reads it: such files were
+    grep's but never the index's); invalid bytes become U+FFFD so offsets stay consistent."""
     if data.startswith(_BOM):
         data = data[3:]
+    elif data[:2] in UTF16_BOMS:
+        return data.decode("utf-16", errors="replace")
     return data.decode("utf-8", errors="replace")
 
 

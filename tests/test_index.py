@@ -534,3 +534,24 @@ def test_status_counts_indexed_files_that_ov_index_would_now_leave_out(tmp_path)
     r = run_inprocess("index", ".", "--no-embed", "-o", "json", cwd=root, env=env)
     assert r.json["result"]["removed"] == 3, r.out
     assert run_inprocess("status", "-o", "json", cwd=root, env=env).json["result"]["excluded_files"] == 0
+
+
+def test_utf16_files_with_a_bom_are_indexed_as_text(tmp_path):
+    """grep reads UTF-16 with its byte order mark as rg does, but the index skipped such a
+    file as binary: ranked search never found it. It is decoded by its mark now, and its
+    hits and excerpts are the file's text."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "t", {"a.md": "# Other\n\nneedle plain\n"})
+    (root / "le.md").write_bytes("\ufeff# Harbour\n\nhello wörld\nsecond line needle\n".encode("utf-16-le"))
+    (root / "be.txt").write_bytes("\ufeffneedle in big-endian\n".encode("utf-16-be"))
+    (root / "bin.dat").write_bytes(b"needle\x00\x01\x02")  # a NUL and no mark: binary, as before
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", cwd=root, env=env).code == 0
+    r = run_inprocess("search", "needle", "--search-type", "keywords", "-o", "json", cwd=root, env=env)
+    hits = {h["path"]: h for h in r.json["result"]["hits"]}
+    assert set(hits) == {"a.md", "le.md", "be.txt"}, r.out
+    assert "second line needle" in hits["le.md"]["excerpt"]["text"] and "\ufeff" not in hits["le.md"]["excerpt"]["text"]
+    assert run_inprocess("read", "le.md", cwd=root, env=env).out.startswith("# Harbour\n")
+    st = run_inprocess("status", "-o", "json", cwd=root, env=env).json["result"]
+    assert [s["path"] for s in st["skipped_files"]] == ["bin.dat"]
