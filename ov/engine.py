@@ -182,6 +182,7 @@ class _Rankings:
     def __init__(self, store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec) -> None:
         self.store, self.req, self.use_kw, self.use_vec, self.qvec = store, req, use_kw, use_vec, qvec
         self.at: dict[int, tuple[list[rank.Cand], _RankedRows, bool]] = {}
+        self.cap = size_cap(store)  # a recheck reads no changed file past it
 
     def __call__(self, depth: int, need: int, checker: rank.Rechecker) -> tuple[list[Hit], bool]:
         if depth not in self.at:
@@ -220,7 +221,7 @@ def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tup
     for depth, count, last in segments:
         shown.update(_replayed(ranking, root, depth, count, last, key, shown))
     offset = sum(count for _, count, _ in segments)
-    checker = rank.Rechecker(str(root), size_cap(root))
+    checker = rank.Rechecker(str(root), ranking.cap)
     need = len(shown) + req.limit + 1
     depth = segments[-1][0] if segments else max(FIRST_DEPTH, need * 4)
     while True:
@@ -263,7 +264,7 @@ def _replayed(ranking: _Rankings, root: Path, depth: int, count: int, last: str,
             keys.append(k)
             if _mark(k) == last:
                 return keys
-    replay, _ = ranking(depth, len(shown) + count, rank.Rechecker(str(root), size_cap(root)))
+    replay, _ = ranking(depth, len(shown) + count, rank.Rechecker(str(root), ranking.cap))
     return [key(h) for h in replay if key(h) not in shown][:count]
 
 
@@ -662,18 +663,14 @@ def _worker(store: Store) -> dict | None:
 # ---- context, read, tag, manifest (issue 5) --------------------------------------------------
 
 
-def size_cap(root: Path) -> int | None:
-    """The tree's --max-filesize (its config, else the default; None: no cap)."""
-    from ov.config import load_config  # noqa: PLC0415
-
-    try:
-        cap = load_config(root).walk_options().max_filesize
-    except OvError:
-        return DEFAULT_MAX_FILESIZE
-    return cap
+def size_cap(store: Store) -> int | None:
+    """The --max-filesize the index was last built with (None: no cap, or an index that
+    does not say: a changed file is then read whole, as before)."""
+    v = store.get_meta("max_filesize")
+    return int(v) if v and v.isdigit() else None
 
 
-def _file_tiers(root: Path, row: dict) -> tuple[str, str, str] | None:
+def _file_tiers(root: Path, row: dict, cap: int | None = None) -> tuple[str, str, str] | None:
     """(abstract, overview, full text) of an indexed file as it is now on disk; None when
     it is gone, unreadable or binary, or has grown past the size cap since it was indexed
     (read whole and cut into tiers, a 100 MB log took 48 s and 1.5 GB). The stored tiers
@@ -681,7 +678,6 @@ def _file_tiers(root: Path, row: dict) -> tuple[str, str, str] | None:
     read, so no tier outlives its text."""
     from ov.read import read_under  # noqa: PLC0415
 
-    cap = size_cap(root)
     try:  # only a file under the root now: the row's path is a hint (issue 17)
         if not os.access(os.path.join(root, row["path"]), os.R_OK):
             return None
@@ -691,7 +687,8 @@ def _file_tiers(root: Path, row: dict) -> tuple[str, str, str] | None:
         return None
     if ft is None:
         return None
-    if ft.freshness == (row["size"], row["mtime_ns"], row.get("ctime_ns"), row.get("inode")):
+    if ft.freshness == (row["size"], row["mtime_ns"], row.get("ctime_ns"), row.get("inode")) or (
+            row.get("hash") and ft.hash == row["hash"]):  # unchanged, or the same bytes (a touch)
         return row["abstract"] or "", row["overview"] or "", ft.text
     from ov import tiers  # noqa: PLC0415
 
@@ -781,9 +778,10 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
         cursor = page.next_cursor
 
     cands = []
+    cap = size_cap(store)
     for h in hits:
         row = store.file_row(h.path)
-        got = _file_tiers(root, row) if row else None
+        got = _file_tiers(root, row, cap) if row else None
         if got is None:  # search's recheck has already left out rows outside the root
             stale += 1
             continue
@@ -825,7 +823,7 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
     if row is not None and not _may_read(root, rel):
         raise OvError("not_found", f"{shown} is not in the index", field="path")  # as if absent
     if row is not None:
-        got = _file_tiers(root, row)
+        got = _file_tiers(root, row, size_cap(store))
         if got is None:
             raise OvError("not_found", f"{shown} is indexed but cannot be read now (deleted, "
                           "unreadable, binary, or grown past --max-filesize); run `ov index`",
@@ -839,11 +837,11 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
     if lv == 2:
         return ReadResult(path=rel, level=2, kind="folder",
                           text="".join(f["path"] + "\n" for f in files))
-    abstract, overview = _folder_tiers(rel, _abstracts_now(root, files))
+    abstract, overview = _folder_tiers(rel, _abstracts_now(root, files, size_cap(store)))
     return ReadResult(path=rel, level=lv, kind="folder", text=abstract if lv == 0 else overview)
 
 
-def _abstracts_now(root: Path, files: list[dict]) -> list[dict]:
+def _abstracts_now(root: Path, files: list[dict], cap: int | None) -> list[dict]:
     """The rows with each changed file's abstract as the file gives it now (a folder's
     tiers listed the abstract a file had when indexed); a file that cannot be read now is
     left out. One stat a file; a changed file is read (up to the size cap)."""
@@ -856,7 +854,7 @@ def _abstracts_now(root: Path, files: list[dict]) -> list[dict]:
         except OSError:
             continue
         if now != (f["size"], f["mtime_ns"], f.get("ctime_ns"), f.get("inode")):
-            got = _file_tiers(root, f)
+            got = _file_tiers(root, f, cap)
             if got is None:
                 continue
             f = {**f, "abstract": got[0], "overview": got[1]}

@@ -71,6 +71,7 @@ CHUNK_TOKENS = 200
 
 INLINE_FILES = 200  # files read in this process before a pool starts (~0.3 s to start one)
 IN_FLIGHT = 512  # files handed to the pool ahead of the writer (`_bounded_imap`)
+CAP_META = "max_filesize"  # the --max-filesize of the last run ("none": no cap)
 TRIGRAM_BATCH = 4000  # chunks per transaction while writing trigram rows
 
 EMBED_SKIP = DEFAULT_EMBED_SKIP  # ov.config: `embed-skip` replaces it
@@ -413,6 +414,9 @@ def _fill(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
     with store.tx():
         store.set_meta("root", str(root))
         store.set_meta(EMBED_META, "on" if opts.embed or opts.embed_later else "off")
+        # the size cap this run kept files under: a search does not read a changed file past
+        # it (or past the file's own indexed size) to recheck a hit (ov.engine.size_cap)
+        store.set_meta(CAP_META, str(opts.walk.max_filesize) if opts.walk.max_filesize else "none")
         store.pin_tri_upto()
         if not store.file_count():  # no row of another layout: a killed first build's rows are kept
             store.set_meta(ROWS_META, ROWS_LAYOUT)

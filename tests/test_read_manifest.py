@@ -125,10 +125,11 @@ def test_search_levels_0_1(indexed, cli):
         assert h["excerpt"] == {"text": "", "start": 0, "end": 0}
         if h["level"] == 1:
             assert h["overview"] == o
-    # text mode shows the abstract's first line for a tier hit
+    # text mode names a tier hit's tier (never a line the text is not on) and shows its text
     t = cli("search", "header parsing", "-L", "0,1", "--search-type", "keywords", cwd=indexed)
     first = hits[0]
-    assert t.lines[0] == f"{first['path']}:1: {first['abstract'].strip().splitlines()[0].strip()}"
+    tier = "[abstract]" if first["level"] == 0 else "[overview]"
+    assert t.lines[0].startswith(f"{first['path']}: {tier} "), t.lines[0]
     only2 = cli("search", "header parsing", "-L", "2", "--json", cwd=indexed).json["result"]["hits"]
     assert {h["level"] for h in only2} == {2}
 

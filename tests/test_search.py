@@ -441,3 +441,19 @@ def test_a_tier_hit_in_text_names_its_tier_not_a_line(tmp_path):
     assert out.startswith("src/mod.py: [abstract] Parses quokka headers."), out
     out = run_inprocess("search", "-L", "1", "--search-type", "keywords", "parse_quokka", cwd=root, env=env).out
     assert out.startswith("src/mod.py: [overview] ") and "parse_quokka" in out.splitlines()[0], out
+
+
+def test_a_file_indexed_under_a_larger_size_cap_flag_keeps_its_hits_when_it_grows(tmp_path):
+    """The recheck's cap is the one the index was built with (`ov index --max-filesize`),
+    not the tree's config: a 1.5 MB file indexed under a 5 MB flag lost its hits, and read
+    refused it, once it grew by a byte."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "t", {"big.log": "zanzibar quokka notes\n\n" + "alpha beta gamma\n" * 90_000})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", "--no-embed", "--max-filesize", "5000000", cwd=root, env=env).code == 0
+    with open(root / "big.log", "a") as f:
+        f.write("appended line\n")
+    r = run_inprocess("search", "zanzibar quokka", "--search-type", "keywords", "-o", "json", cwd=root, env=env)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["big.log"], r.out
+    assert run_inprocess("read", "big.log", "--level", "0", cwd=root, env=env).code == 0
