@@ -38,11 +38,21 @@ def parse_tags(items) -> tuple[tuple[str, str], ...]:
 
 
 def parse_filters(items) -> tuple[tuple[str, str], ...]:
-    """`--tags` filters: tags as `parse_tags` reads them, each with a value (no file has
-    an empty one, so `k=` could only match nothing)."""
-    pairs = parse_tags(items)
-    for k, v in pairs:
-        if v == "":
-            raise OvError("invalid_argument", f"invalid tag filter '{k}=': a filter needs a value",
+    """`--tags` filters: `k=v`, matched exactly. Front matter stores keys `ov tag` would
+    refuse (`área`, `owner name`) and empty values (`draft=`), and a filter must reach
+    them: any key but an empty one, any value, neither with a control character. One
+    reading for every command (grep and glob trimmed and refused an empty value; search
+    and find did the reverse)."""
+    if isinstance(items, str):
+        items = [items]
+    out = []
+    for item in items or []:
+        if not isinstance(item, str):
+            raise OvError("invalid_argument", f"invalid tag filter {item!r}: give key=value strings",
                           field="tags")
-    return pairs
+        k, sep, v = item.partition("=")
+        if not sep or not k or _BAD_VALUE.search(item):
+            raise OvError("invalid_argument", f"invalid tag filter {item!r}: use key=value (no control "
+                          "characters; matched exactly)", field="tags")
+        out.append((k, v))
+    return tuple(out)
