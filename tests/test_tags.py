@@ -268,3 +268,24 @@ def test_front_matter_tags_follow_the_file_and_ov_tag_wins(tmp_path, full):
     (root / "plan.md").write_text("---\ntags: [status=done, team=y]\n---\n# Plan\n\nbody\n")
     assert run_inprocess(*again, cwd=root, env=env).code == 0
     assert tags() == {"owner": "me", "status": "done", "team": "x"}
+
+
+def test_front_matter_longer_than_a_passage_is_followed_too(tmp_path):
+    """The front matter as last indexed was read from the file's first passage alone: one
+    longer than a passage parsed as none, so its tags stayed stale for good."""
+    summary = " ".join(f"Sentence {i} of a long summary about canary releases." for i in range(60))
+    text = "---\ntitle: Deploying\nsummary: >\n  " + summary + "\ntags: [team=core, stage=draft]\n---\n# Deploy\n\ncanaries\n"
+    from ov.store import Store
+
+    root = make_tree(tmp_path / "t", {"deploy.md": text})
+    env = {"OV_EMBEDDER": "hash"}
+    for full in ([], ["--full"]):
+        assert run_inprocess("index", ".", "--no-embed", *full, cwd=root, env=env).code == 0
+        with Store.open(root / ".ov" / "index.db") as s:  # the front matter spans passages
+            assert s.q1("SELECT count(*) FROM chunks WHERE level = 2 AND start < ?", (len(text) - 30,)) > 1
+        (root / "deploy.md").write_text(text := text.replace("stage=draft", "stage=final")
+                                        if "draft" in text else text.replace("stage=final", "stage=done"))
+        assert run_inprocess("index", ".", "--no-embed", *full, cwd=root, env=env).code == 0
+        r = run_inprocess("glob", "deploy.md", "-f", "path,tags", "-o", "json", cwd=root, env=env)
+        want = "final" if not full else "done"
+        assert r.json["result"]["matches"][0]["tags"] == {"stage": want, "team": "core"}, (full, r.out)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 from ov.config import INDEX_DIRNAME
 from ov.errors import OvError
-from ov.store.text import keyword_text, title_of
+from ov.store.text import FRONT_CHARS, front_of, keyword_text, title_of
 
 SCHEMA_VERSION = 7
 # The oldest schema a read-only open accepts as it stands (grep's prefilter, `glob --tags`,
@@ -673,11 +673,15 @@ def salvage_front_texts(db_path: Path) -> dict[str, str]:
     out: dict[str, str] = {}
 
     def read(conn) -> dict[str, str]:
-        for path, start, text in conn.execute(
-                "SELECT f.path, c.start, c.text FROM files f JOIN chunks c ON c.file_id = f.id "
-                "WHERE c.level = 2 AND c.start = 0 AND c.text LIKE '---%'"):
-            if isinstance(path, str) and isinstance(text, str):
-                out[path] = text
+        rows: dict[str, list] = {}
+        for path, start, end, text in conn.execute(
+                "SELECT f.path, c.start, c.end, c.text FROM files f JOIN chunks c ON c.file_id = f.id "
+                "WHERE c.level = 2 AND c.start < ? AND f.id IN (SELECT file_id FROM chunks "
+                "WHERE level = 2 AND start = 0 AND text LIKE '---%') ORDER BY f.path, c.start",
+                (FRONT_CHARS,)):
+            if isinstance(path, str):
+                rows.setdefault(path, []).append((start, end, text))
+        out.update({path: front_of(parts) for path, parts in rows.items()})
         return out
 
     return _salvage(db_path, read, out)

@@ -42,7 +42,7 @@ from ov.bm25 import (COMMON_DF, RARE_MIN, RESCORE_POOL, TermStats, fts_averages,
 from ov.errors import OvError
 from ov.store.db import (FTS_TOKENIZE, KNN_MAX, NO_VECTOR, SENTENCE_LEVEL, TRI_META, Database,
                          _errors, _map_error)
-from ov.store.text import fts_phrase, has_nospace, keyword_text, or_phrases, trigram_doc
+from ov.store.text import FRONT_CHARS, front_of, fts_phrase, has_nospace, keyword_text, or_phrases, trigram_doc
 
 # ---- filters --------------------------------------------------------------------------
 
@@ -184,11 +184,12 @@ class Store(Database):
                               rows)
 
     def front_text(self, file_id: int) -> str:
-        """The start of a file as last indexed: its first passage when it begins the file
-        (where front matter is), else ""."""
-        row = self.conn.execute("SELECT start, text FROM chunks WHERE file_id = ? AND level = 2 "
-                                "ORDER BY start LIMIT 1", (file_id,)).fetchone()
-        return row[1] if row and row[0] == 0 and isinstance(row[1], str) else ""
+        """The start of a file as last indexed, where front matter is: its passages from
+        the first (when that begins the file) up to FRONT_CHARS, joined as the file had
+        them (front matter longer than a passage spans several)."""
+        return front_of(self.conn.execute(
+            "SELECT start, end, text FROM chunks WHERE file_id = ? AND level = 2 AND start < ? "
+            "ORDER BY start", (file_id, FRONT_CHARS)).fetchall())
 
     def restore_file_meta(self, kept: dict[str, tuple[str, float]]) -> None:
         """Tags (those set by `ov tag`: `user_tags`) and first-seen times carried over from

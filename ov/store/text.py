@@ -91,3 +91,21 @@ def or_phrases(match: str) -> list[str] | None:
 def fts_phrase(s: str) -> str:
     """A user string as one quoted FTS5 phrase: never parsed as FTS5 syntax."""
     return '"' + s.replace('"', '""') + '"'
+
+
+FRONT_CHARS = 65536  # how much of a file's start its front matter is looked for in
+
+
+def front_of(passages) -> str:
+    """A file's start from its passages ((start, end, text), in order, the first at 0):
+    a gap between two is whitespace, kept as a newline (a front matter's lines stay lines)."""
+    parts: list[str] = []
+    end = 0
+    for start, stop, text in passages:
+        if not isinstance(text, str) or (not parts and start != 0):
+            break
+        if parts and start > end:
+            parts.append("\n")
+        parts.append(text)
+        end = stop
+    return "".join(parts)
