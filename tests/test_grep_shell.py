@@ -348,13 +348,17 @@ def test_help_says_a_path_may_lie_outside_the_search_root(ov, t, tmp_path):
     "[x[|]]", "[]a]", "[^]a]", "[[:alpha:]]+", "[[a]-z]", "[[:^alpha:]]", "^[[:alnum:]_]+$",
     "[[:word:]&&[^a-z]]+", "[[:punct:]]", "[[:upper:]]", "[[:space:]]x",
     # `-`s first in a class are characters; an operator's empty operand is the empty set
-    "[--a]", "[^--a]", "[--a-c]", "[---]", "[a--]", "[a~~]", "[a-z--]", "[~~a]", "[[:alpha:]--a]"])
+    "[--a]", "[^--a]", "[--a-c]", "[---]", "[a--]", "[a~~]", "[a-z--]", "[~~a]", "[[:alpha:]--a]",
+    # operators apply left to right; `]-` first is two characters; `[:` opening no POSIX
+    # class is a nested class
+    "[a-c~~b--b]", "[^a-c--b&&c]", "[a-d--b--c]", "[]-a]", "[^]-a]", "[[]-b]]", "[]-]",
+    "[[:]]", "[[:alpha]]", "[[:foo:]]", "[:alpha:]", "[[:alpha:][:digit:]]"])
 @pytest.mark.parametrize("case", [[], ["-i"]])
 def test_nested_classes_and_set_operations_as_rg(ov, tree, pattern, case):
     """ripgrep's classes nest and take `&&`, `--` and `~~`; read as literal characters
     (regex V0) they matched other lines, or none, without an error. Its POSIX classes are
     ASCII only (regex's took é and Δ for letters)."""
-    t = tree({"t.txt": "bcdfghjklm\nabc\nb]\nA|\nxyz[\nk\n-\né\nΔelta\n_x\n9\n a x\n"})
+    t = tree({"t.txt": "bcdfghjklm\nabc\nb]\nA|\nxyz[\nk\n-\né\nΔelta\n_x\n9\n a x\n^\n:\n&\nd\n"})
     ours = ov("grep", *case, "-e", pattern, cwd=t)
     theirs = rg(t, "-n", "--with-filename", *case, "-e", pattern)
     assert (ours.code, _lines(ours.out)) == (theirs.returncode, _lines(theirs.stdout)), pattern

@@ -220,81 +220,98 @@ _POSIX = {"alpha": r"\x41-\x5a\x61-\x7a", "digit": r"\x30-\x39", "alnum": r"\x30
 _EMPTY = "[^\\x00-\\U0010ffff]"  # a class no character is in (an operand left empty)
 
 
+_POSIX_AT = re.compile(r"\[:(\^?)([a-z]+):\]")
+
+
 def _nested_sets(pattern: str) -> tuple[str, bool]:
     """The pattern with its classes read as ripgrep reads them, and whether it needs
     `regex` V1: when a class nests another (`[a[bc]]`) or uses a set operation (`&&`
     intersection, `--` difference, `~~` symmetric difference), which V0 would read as
     literal characters (a wrong answer, not an error). Also, in either version:
     - `-`s first in a class (after `[` or `[^`) are characters, as in rg: `[--a]` is
-      `-` or `a`, where `regex` read a range from `-` to `a`;
+      `-` or `a`, where `regex` read a range from `-` to `a`; so is a `-` right after a
+      first `]` (`[]-a]` is `]`, `-` or `a`, not the range from `]` to `a`);
     - an operand left empty (`[a--]`, `[&&a]`, `[a&&&&b]`) is the empty set, as in rg
       (`[a--]` is `a`; an intersection with nothing matches nothing), where `regex`
       refused the pattern or read the `&`s as characters;
+    - set operations apply left to right, as in rg (`[a-c~~b--b]` is `(a-c ~~ b) -- b`);
+      V1 binds `--` tighter than `&&` and `&&` than `~~`, so each earlier part is nested;
     - V1 reads `||` in a class as union, where ripgrep reads two `|`: those are escaped;
     - a POSIX class (`[[:alpha:]]`, `[[:^space:]]`) is rewritten as the nested set of its
-      ASCII characters, as ripgrep reads it."""
+      ASCII characters, as ripgrep reads it; `[:` that opens no known one (`[[:]]`,
+      `[[:alpha]]`) is a nested class, as in rg."""
     out: list[str] = []
-    empty: list[bool] = []  # per open class: no item since its start or its last operator
+    # per open class: [no item since its start or its last operator, where its content
+    # starts in `out`, how many operators it has had]
+    open_: list[list] = []
     i, n, v1 = 0, len(pattern), False
     while i < n:
         c = pattern[i]
         if c == "\\":
             out.append(pattern[i:i + 2])
             i += 2
-            if empty:
-                empty[-1] = False
+            if open_:
+                open_[-1][0] = False
             continue
-        if c == "[" and (not empty or not pattern.startswith("[:", i)):
-            v1 = v1 or bool(empty)
-            if empty:
-                empty[-1] = False
+        posix = _POSIX_AT.match(pattern, i) if open_ and c == "[" else None
+        if posix is not None and posix.group(2) in _POSIX:  # ASCII only, as in rg
+            v1 = True
+            out.append(f"[{posix.group(1)}{_POSIX[posix.group(2)]}]")
+            open_[-1][0] = False
+            i = posix.end()
+            continue
+        if c == "[":
+            v1 = v1 or bool(open_)
+            if open_:
+                open_[-1][0] = False
             j = i + 1 + (pattern[i + 1:i + 2] == "^")
             k = j
             while pattern[k:k + 1] == "-":
                 k += 1
-            if k == j:
-                k += pattern[j:j + 1] == "]"  # a `]` first in a class is the character
-                out.append(pattern[i:k])
-            else:
+            if k > j:
                 out.append(pattern[i:j] + "\\-" * (k - j))
-            empty.append(k == j)  # no character taken yet
+            elif pattern[j:j + 1] == "]":  # a `]` first in a class is the character
+                k = j + 1
+                dash = pattern.startswith("-", k) and not pattern.startswith("--", k)
+                out.append(pattern[i:k] + ("\\-" if dash else ""))
+                k += dash
+            elif pattern[j:j + 1] == ":":  # `[:` that is no POSIX class: the character (V1
+                out.append(pattern[i:j] + "\\:")  # would read `[:foo:]` as one and refuse it)
+                k = j + 1
+            else:
+                out.append(pattern[i:j])
+            open_.append([k == j, len(out), 0])  # no character taken yet
             i = k
             continue
-        if empty and c == "[":  # a POSIX class, [:alpha:]: ASCII only, as in rg
-            end = pattern.find(":]", i + 2)
-            end = n if end < 0 else end + 2
-            name = pattern[i + 2:end - 2]
-            ranges = _POSIX.get(name.lstrip("^"))
-            if ranges is None:
-                out.append(pattern[i:end])
-            else:
-                v1 = True
-                out.append(f"[{'^' if name.startswith('^') else ''}{ranges}]")
-            empty[-1] = False
-            i = end
-            continue
-        if empty and c == "]":
-            if empty.pop():  # an operator's right operand left empty
+        if open_ and c == "]":
+            empty, _, _ = open_.pop()
+            if empty:  # an operator's right operand left empty
                 out.append(_EMPTY)
-            if empty:
-                empty[-1] = False
-            if empty and pattern.startswith("-", i + 1) and not pattern.startswith("--", i + 1):
+            if open_:
+                open_[-1][0] = False
+            if open_ and pattern.startswith("-", i + 1) and not pattern.startswith("--", i + 1):
                 out.append("]\\-")  # rg: a `-` after a nested class is the character, V1
-                i += 2              # would make it a range
+                i += 2               # would make it a range
                 continue
-        elif empty and pattern[i:i + 2] in ("&&", "--", "~~"):
+        elif open_ and pattern[i:i + 2] in ("&&", "--", "~~"):
             v1 = True
-            out.append((_EMPTY if empty[-1] else "") + pattern[i:i + 2])
-            empty[-1] = True
+            top = open_[-1]
+            if top[0]:
+                out.append(_EMPTY)
+            if top[2]:  # left to right: what came before is the left operand, nested
+                out.insert(top[1], "[")
+                out.append("]")
+            out.append(pattern[i:i + 2])
+            top[0], top[2] = True, top[2] + 1
             i += 2
             continue
-        elif empty and pattern[i:i + 2] == "||":
+        elif open_ and pattern[i:i + 2] == "||":
             out.append("\\|\\|")
-            empty[-1] = False
+            open_[-1][0] = False
             i += 2
             continue
-        elif empty:
-            empty[-1] = False
+        elif open_:
+            open_[-1][0] = False
         out.append(c)
         i += 1
     return "".join(out), v1
