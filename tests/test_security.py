@@ -105,6 +105,11 @@ def test_a_named_link_leading_out_is_not_followed_and_says_so(fenced):
         assert r.code == 1 and r.json["result"]["matches"] == [], (args, r.out)
         assert [w for w in r.json["result"]["warnings"] if w.startswith(f"{args[-1]}: a symbolic link leading "
                                                                         "outside the tree")], (args, r.out)
+    # a path that goes through such a link (abs_dir/inner.txt) is said too
+    for args in (["grep", "outside", "abs_dir/inner.txt"], ["glob", "*", "sub/rel_dir/inner.txt"]):
+        r = run_inprocess(*args, "-o", "json", cwd=fenced, env=ENV)
+        assert r.code == 1 and r.json["result"]["matches"] == [], (args, r.out)
+        assert [w for w in r.json["result"]["warnings"] if "a symbolic link leading outside" in w], (args, r.out)
     for args in (["grep", "--files", "inside_link"], ["glob", "*", "sub"]):
         r = run_inprocess(*args, "-o", "json", cwd=fenced, env=ENV)
         assert r.code == 0 and r.json["result"]["warnings"] == [], (args, r.out)

@@ -289,3 +289,15 @@ def test_front_matter_longer_than_a_passage_is_followed_too(tmp_path):
         r = run_inprocess("glob", "deploy.md", "-f", "path,tags", "-o", "json", cwd=root, env=env)
         want = "final" if not full else "done"
         assert r.json["result"]["matches"][0]["tags"] == {"stage": want, "team": "core"}, (full, r.out)
+
+
+def test_grep_files_honours_tags(tmp_path):
+    """`ov grep --files --tags` listed every file whatever the filter, and never checked it."""
+    root = make_tree(tmp_path / "t", {"a.md": "---\ntags: [team=core]\n---\n# A\n\nneedle\n", "b.md": "needle\n"})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=env).code == 0
+    r = run_inprocess("grep", "--files", "--tags", "team=core", cwd=root, env=env)
+    assert (r.code, r.out) == (0, "a.md\n"), r.out
+    assert run_inprocess("grep", "--files", "--tags", "nosuch=tag", cwd=root, env=env).code == 1
+    assert run_inprocess("grep", "--files", "--tags", "bare", cwd=root, env=env).code == 2
+    assert run_inprocess("grep", "--files", cwd=root, env=env).out == "a.md\nb.md\n"

@@ -67,7 +67,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
                 out.stdout.write(render.types_text())
             return EXIT_OK
         if files:
-            found, st = api.files(paths or (), node_limit=node_limit, **where)
+            found, st = api.files(paths or (), node_limit=node_limit, tags=tags or (), **where)
             return EXIT_OK if render.emit_files(out, found, st, t0, null) else EXIT_NONE
         pat, fx = _patterns(pattern, list(regexps or ()), fixed)
         icase = (ignore_case or (smart_case and not any(c.isupper() for c in pat))) and not case_sensitive

@@ -624,10 +624,12 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
                no_ignore: bool = False, max_depth: int | None = None,
                node_limit: int = config.DEFAULT_NODE_LIMIT, follow: bool = False,
                use_index: bool = True, stats: GrepStats | None = None,
-               ignores: Sequence[str] = ()) -> Iterator[str]:
+               ignores: Sequence[str] = (), tags: Sequence[str] = ()) -> Iterator[str]:
     """`--files`: the paths grep would search (relative to the current folder), in its
-    order; `node_limit` caps them and `stats.truncated` says when it cut."""
+    order; `node_limit` caps them and `stats.truncated` says when it cut; `tags` keeps
+    the indexed files carrying every one (as grep's search does)."""
     st = limited_stats(stats, node_limit, max_depth)
+    tag_pairs = parse_tags(tags) if tags else None
     LISTINGS.clear()
     cwd = Path.cwd() if cwd is None else Path(cwd)
     pfilter = PathFilter(globs) if globs else None
@@ -638,8 +640,9 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
         opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pfilter)
         show = displayer(root, cwd)
         links_out(root, rels, show, st.warnings)
+        allowed = tagged(root, tag_pairs, indexed)
         for rel, _ in _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter,
-                                  tfilter=tfilter, allowed=None, may_hold=None,
+                                  tfilter=tfilter, allowed=allowed, may_hold=None,
                                   use_listing=use_index and indexed):
             if st.records >= node_limit:
                 st.truncated = True

@@ -288,7 +288,7 @@ def links_out(root: Path, rels: Sequence[str], show: Callable[[str], str], warni
     real_root = root.resolve()
     for r in rels:
         p = root / r
-        if r and p.is_symlink():
+        if r and (p.is_symlink() or os.path.realpath(p) != os.path.abspath(p)):  # a link on the way
             target = Path(os.path.realpath(p))
             if target != real_root and real_root not in target.parents:
                 warnings.append(f"{show(r)}: a symbolic link leading outside the tree, not followed "
