@@ -104,7 +104,14 @@ def context_options(detail: str | dict | None = None, max_tokens: int | None = N
     if uri:
         raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
                       "--exclude-uri to leave files out", field="uri")
-    det = detail if isinstance(detail, dict) else ctx.parse_detail(detail)
+    if isinstance(detail, dict):  # checked as the command line's JSON form is
+        import json  # noqa: PLC0415
+
+        try:
+            detail = json.dumps(detail)
+        except (TypeError, ValueError):
+            raise _wrong("detail", "a tier name or a {category: tier} object", detail) from None
+    det = ctx.parse_detail(_text(detail, "detail", optional=True))
     if _int(max_tokens, "max_tokens") is not None:
         ctx.check_budget(max_tokens)
     return det
@@ -358,6 +365,7 @@ class Index:
         queries then take the same hits from a matrix product instead of sqlite-vec's scan.
         For a long-lived index (`ov mcp`): the load costs more than one query saves. The
         matrix follows the index as other connections change it."""
+        self._open()
         self.store.keep_vectors()
 
     def keep_keywords(self) -> None:
@@ -365,6 +373,7 @@ class Index:
         (ov.store.postings): the same hits and scores as FTS5's bm25, each word's rows read
         once per state of the index instead of ranked by SQLite at every query. For a
         long-lived index (`ov mcp`)."""
+        self._open()
         self.store.keep_keywords()
 
     def close(self) -> None:
@@ -494,8 +503,8 @@ class Index:
         passes the current folder), else from the index root."""
         from ov.paths import resolve  # noqa: PLC0415
 
-        return resolve(self.root, self.root if cwd is None else cwd, _path(path, "path"), must_exist=False,
-                       links=True)
+        cwd = self.root if cwd is None else Path(_path(cwd, "cwd"))
+        return resolve(self.root, cwd, _path(path, "path"), must_exist=False, links=True)
 
     def read(self, path: str, level: int | None = None, cwd: Path | None = None):
         """One tier of a file or folder (`ov read`): 0 abstract, 1 overview, 2 full text."""
@@ -606,8 +615,10 @@ def glob(pattern: str, path: str | None = None, *, cwd: Path | None = None,
 
     pattern, path, cwd = _text(pattern, "pattern"), _path(path, "path", optional=True), _folder(cwd)
     _int(node_limit, "node_limit")
-    if "fields" in options and isinstance(options["fields"], str):
-        options = {**options, "fields": [f.strip() for f in options["fields"].split(",") if f.strip()]}
+    if "fields" in options:  # "path,size" as the command line takes it, or a list
+        f = options["fields"]
+        options = {**options, "fields": [x.strip() for x in f.split(",") if x.strip()] if isinstance(f, str)
+                   else _paths(f, "fields") or []}
     cfg = _root_config(cwd)
     st = stats if stats is not None else finder.GrepStats()
     return finder.glob(pattern, path, cwd=cwd, stats=st, **cfg.search_options(hidden, node_limit),

@@ -50,7 +50,7 @@ class OvError(Exception):
     def __reduce__(self):
         """Pickled and copied whole (a process pool hands a worker's error back so; the
         default rebuilds from `args`, the message alone, and failed)."""
-        return (_rebuild, (self.code, self.message, self.retryable, self.field))
+        return (_rebuild, (type(self), self.code, self.message, self.retryable, self.field))
 
     def to_dict(self) -> dict:
         return {
@@ -61,8 +61,12 @@ class OvError(Exception):
         }
 
 
-def _rebuild(code: str, message: str, retryable: bool, field: str | None) -> OvError:
-    return OvError(code, message, retryable=retryable, field=field)
+def _rebuild(cls: type, code: str, message: str, retryable: bool, field: str | None) -> OvError:
+    """An OvError (or a subclass of it: its class is kept) from its pickled parts."""
+    err = cls.__new__(cls)
+    Exception.__init__(err, message)
+    err.code, err.message, err.retryable, err.field = code, message, retryable, field
+    return err
 
 
 def debug_enabled() -> bool:

@@ -15,8 +15,12 @@ def parse_tags(items) -> tuple[tuple[str, str], ...]:
     """Strict `k=v` tags; a bare word or an empty key is refused, naming the tag. The
     library also takes (key, value) pairs and a lone "k=v" string; they are checked the
     same way (a pair's key was stored unchecked: a space, a newline, an empty key)."""
-    if isinstance(items, str):
-        items = [items]
+    if isinstance(items, str) or (isinstance(items, tuple) and len(items) == 2
+                                   and all(isinstance(x, str) for x in items) and "=" not in items[0]):
+        items = [items]  # one "k=v", or one (key, value) pair
+    if items is not None and not isinstance(items, (list, tuple, set, frozenset)):
+        raise OvError("invalid_argument", f"invalid tags {items!r}: give key=value strings or "
+                      "(key, value) pairs of strings", field="tags")
     out = []
     for item in items or []:
         if isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(x, str) for x in item):

@@ -164,7 +164,10 @@ def test_wrong_argument_types_are_invalid_argument_naming_the_argument(tmp_path,
            (lambda: ix.find("retry", search_type="keywords"), "search_type"),
            (lambda: ix.tag("docs/a.md", [("a b", "c")]), "tags"), (lambda: ix.tag("docs/a.md", [("k\n", "v")]), "tags"),
            (lambda: ix.tag("docs/a.md", [(1, 2)]), "tags"),
-           (lambda: ov.Index.open(root / "typo", auto_index=True), "path")]
+           (lambda: ov.Index.open(root / "typo", auto_index=True), "path"),
+           (lambda: ix.context("retry", detail=5), "detail"), (lambda: ix.context("retry", detail={"zzz": "full"}), "detail"),
+           (lambda: ix.read("docs/a.md", cwd=5), "cwd"), (lambda: ix.tag("docs/a.md", 5), "tags"),
+           (lambda: ov.glob("*", fields=5), "fields"), (lambda: ov.files(["nope"]), "path")]
     for call, field in bad:
         with pytest.raises(ov.OvError) as ei:
             call()
@@ -186,12 +189,18 @@ def test_wrong_argument_types_are_invalid_argument_naming_the_argument(tmp_path,
     with ov.Index.open(root, readonly=True) as ro:  # the caller's choice, said as such
         with pytest.raises(ov.OvError, match="readonly=True"):
             ro.tag("docs/a.md", "team=x")
-    # errors cross a process pool whole
+    assert ix.tag("docs/a.md", ("owner", "me")).files[0].tags["owner"] == "me"  # one pair
+    # errors cross a process pool whole, their class kept
     e = pickle.loads(pickle.dumps(ov.OvError("index_busy", "busy", field="db")))
     assert (e.code, e.message, e.retryable, e.field) == ("index_busy", "busy", True, "db")
+    from ov.store.db import Superseded
+
+    assert type(pickle.loads(pickle.dumps(Superseded(root / "x.db")))) is Superseded
     ix.close()
     with pytest.raises(ov.OvError) as ei:
         ix.status()
     assert "closed" in ei.value.message and "damaged" not in ei.value.message
     with pytest.raises(ov.OvError, match="closed"):
         ix.search("retry")
+    with pytest.raises(ov.OvError, match="closed"):
+        ix.keep_vectors()

@@ -627,14 +627,23 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
                ignores: Sequence[str] = (), tags: Sequence[str] = ()) -> Iterator[str]:
     """`--files`: the paths grep would search (relative to the current folder), in its
     order; `node_limit` caps them and `stats.truncated` says when it cut; `tags` keeps
-    the indexed files carrying every one (as grep's search does)."""
+    the indexed files carrying every one (as grep's search does). Bad options and missing
+    paths raise here, before the paths are asked for."""
     st = limited_stats(stats, node_limit, max_depth)
     tag_pairs = parse_tags(tags) if tags else None
     LISTINGS.clear()
     cwd = Path.cwd() if cwd is None else Path(cwd)
     pfilter = PathFilter(globs) if globs else None
     tfilter = type_matcher(types) if types else None
-    for root, rels, indexed in plan_roots(cwd, paths):
+    groups = plan_roots(cwd, paths)
+    return _file_paths(groups, st, cwd, exclude, hidden, no_ignore, max_depth, node_limit, follow,
+                       use_index, ignores, tag_pairs, pfilter, tfilter)
+
+
+def _file_paths(groups, st: GrepStats, cwd: Path, exclude, hidden, no_ignore, max_depth, node_limit,
+                follow, use_index, ignores, tag_pairs, pfilter, tfilter) -> Iterator[str]:
+    """`iter_files`' paths, root by root, once its options are checked."""
+    for root, rels, indexed in groups:
         st.root = st.root or os.fspath(root)
         ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
         opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pfilter)
