@@ -808,7 +808,7 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
                          tier_counts=counts, ignored_options=list(ignored or []))
     return ContextResult(entries=entries, rendered=ctx.render(packed), stats=stats,
                          search_type=ran[0] if ran else req.search_type, session_id=session_id, turn=turn,
-                         warnings=warnings)
+                         warnings=warnings, stale=stale)
 
 
 def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadResult:
@@ -942,6 +942,9 @@ def tag(store: Store, root: Path, rel: str, pairs: tuple[tuple[str, str], ...], 
     row = store.file_row(rel) if rel else None
     if row is not None and not _may_read(root, rel):
         raise OvError("not_found", f"{shown} is not in the index", field="path")  # as `read` says
+    if row is not None and rank.gone(str(root), rel):  # a tag on a file no longer there would
+        raise OvError("not_found", f"{shown} is indexed but no longer on disk; run `ov index`",
+                      field="path")  # be said done, and go with its row at the next index
     if row is not None:
         paths = [rel]
     else:

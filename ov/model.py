@@ -269,6 +269,7 @@ class ContextResult:
     session_id: str | None = None
     turn: int | None = None
     warnings: list[str] = field(default_factory=list)
+    stale: int = 0  # candidates whose file changed or went since indexing (DESIGN: said)
 
 
 @dataclass

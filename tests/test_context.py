@@ -436,3 +436,18 @@ def test_context_mode_says_what_ran_as_list_mode_does(tmp_path):
     assert any("keywords alone" in w for w in packed["warnings"]), packed["warnings"]
     assert any("big.txt" in w for w in packed["warnings"]), packed["warnings"]
     assert [w for w in listed["warnings"]] == [w for w in packed["warnings"]]
+
+
+def test_context_mode_counts_what_went_stale(tmp_path):
+    """DESIGN: the result says how many hits were stale; context mode said it only in a
+    warning's words. It has `stale` as list mode does; `ov tag` on a file gone since
+    indexing is not_found, not a tag said done."""
+    root = make_tree(tmp_path / "t", {"a.md": "# Brass\n\nkeepers polished brass\n",
+                                      "b.md": "# More\n\nkeepers polished brass again\n"})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", cwd=root, env=env).code == 0
+    (root / "b.md").unlink()
+    r = run_inprocess("search", "keepers polished brass", "--mode", "context", "-o", "json", cwd=root, env=env)
+    assert r.json["result"]["stale"] == 1 and [e["uri"] for e in r.json["result"]["entries"]] == ["a.md"], r.out
+    r = run_inprocess("tag", "b.md", "k=v", "-o", "json", cwd=root, env=env)
+    assert r.code == 2 and r.json["error"]["code"] == "not_found", r.out

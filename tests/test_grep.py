@@ -485,7 +485,12 @@ def test_tags_without_index_is_unsupported(ov, t):
 
 def test_bad_numbers(ov, t):
     assert ov("grep", "--json", "--node-limit", "0", "x", cwd=t).json["error"]["code"] == "invalid_argument"
-    assert ov("grep", "--json", "--max-columns", "0", "x", cwd=t).json["error"]["code"] == "invalid_argument"
+    assert ov("grep", "--json", "--max-columns", "-1", "x", cwd=t).json["error"]["code"] == "invalid_argument"
+    # 0 is no limit, as in rg
+    assert ov("grep", "--max-columns", "0", "x", cwd=t).code in (0, 1)
+    for flag, field in (("-A", "after"), ("-B", "before"), ("-C", "context")):
+        r = ov("grep", "--json", flag, "-1", "x", cwd=t)
+        assert r.json["error"]["field"] == field, (flag, r.out)
     assert ov("grep", "-o", "xml", "x", cwd=t).code == 2
 
 

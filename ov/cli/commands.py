@@ -77,6 +77,9 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             recs, _ = api.grep(pat, paths or (), node_limit=1, mode="files", max_count=max_count, **how)
             return EXIT_OK if next(recs, None) is not None else EXIT_NONE
         mode = _grep_mode(count, files_with_matches, max_columns)
+        cols = max_columns or None  # 0: no limit, as rg reads it
+        if context is not None and context < 0:
+            raise OvError("invalid_argument", "-C/--context must be 0 or more lines", field="context")
         b = before if before is not None else (context or 0)
         a = after if after is not None else (context or 0)
         records, st = api.grep(pat, paths or (), before=b, after=a, node_limit=node_limit, mode=mode,
@@ -88,7 +91,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         # pause is held here, where they are read to the end, not across the generator's yields
         with gc_paused():
             n = render.emit_grep(out, records, st, mode, t0, context=bool(a or b),
-                                 max_columns=max_columns, null=null,
+                                 max_columns=cols, null=null,
                                  filename=with_filename or not no_filename, heading=heading)
         return EXIT_OK if n or st.binary_matches else EXIT_NONE
 
@@ -116,8 +119,9 @@ def _grep_mode(count: bool, files_with_matches: bool, max_columns: int | None) -
     if count and files_with_matches:
         raise OvError("invalid_argument", "-c/--count and -l/--files-with-matches exclude each other",
                       field="count")
-    if max_columns is not None and max_columns < 1:
-        raise OvError("invalid_argument", "--max-columns must be at least 1", field="max_columns")
+    if max_columns is not None and max_columns < 0:
+        raise OvError("invalid_argument", "--max-columns must be 0 (no limit, as in rg) or more",
+                      field="max_columns")
     return "count" if count else "files" if files_with_matches else "matches"
 
 

@@ -607,7 +607,9 @@ def _checked(mode: str, stats: GrepStats | None, node_limit: int, max_depth: int
         raise OvError("invalid_argument", f"unknown grep mode {mode!r}", field="mode")
     st = limited_stats(stats, node_limit, max_depth)
     if before < 0 or after < 0:
-        raise OvError("invalid_argument", "context must be 0 or more lines", field="context")
+        which = "after" if after < 0 else "before"
+        raise OvError("invalid_argument", f"-{which[0].upper()}/--{which}-context must be 0 or more lines",
+                      field=which)
     if max_count is not None and max_count < 0:
         raise OvError("invalid_argument", "--max-count must be 0 or more", field="max_count")
     if invert and (multiline or before or after):
