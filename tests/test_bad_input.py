@@ -468,3 +468,16 @@ def test_a_file_name_that_is_not_utf8_does_not_stop_the_index(tmp_path):
     assert "bad" in p.stderr  # the file left out is named
     r = run_inprocess("search", "hello", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
     assert [h["path"] for h in r.json["result"]["hits"]] == ["ok.txt"]
+
+
+def test_a_usage_error_names_its_argument(tmp_path):
+    """`-n abc`, `--timeout abc` or a missing query gave field null, where every other
+    error names the argument a script should fix."""
+    from conftest import run_inprocess
+
+    for args, field in ((["search", "x", "-n", "abc"], "limit"), (["grep", "--timeout", "abc", "x"], "timeout"),
+                        (["search"], "query"), (["read", "a.md", "--level", "x"], "level")):
+        r = run_inprocess(*args, "-o", "json", cwd=tmp_path, env={"OV_EMBEDDER": "hash"})
+        assert r.code == 2 and r.json["error"]["field"] == field, (args, r.out)
+    r = run_inprocess("grep", "--nosuch", "x", "-o", "json", cwd=tmp_path)
+    assert r.code == 2 and r.json["error"]["field"] is None, r.out  # about no argument

@@ -649,6 +649,13 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(settle(code))
 
 
+def _usage_field(e: BaseException) -> str | None:
+    """The argument a usage error is about (`-n abc`: limit), as every other error names
+    it; None for one about no argument (an unknown option, a missing command)."""
+    name = getattr(getattr(e, "param", None), "name", None)
+    return name.rstrip("_") if isinstance(name, str) and name else None  # (`json_`)
+
+
 def _dash_hint(e: BaseException, argv: list[str]) -> str:
     """For an unknown option, how to pass a query or pattern that starts with `-`."""
     name = getattr(e, "option_name", None)
@@ -674,7 +681,8 @@ def typer_main(argv: list[str]) -> int:
             sys.stderr.write(e.format_message().rstrip("\n") + "\n")
             return EXIT_ERROR
         msg = e.format_message().replace("\n", " ").strip() + _dash_hint(e, argv)
-        report(Out("json" if _wants_json(argv) else "text"), OvError("invalid_argument", msg))
+        report(Out("json" if _wants_json(argv) else "text"), OvError("invalid_argument", msg,
+                                                                     field=_usage_field(e)))
         return EXIT_ERROR
     except _ABORT:
         sys.stderr.write("ov: interrupted\n")
