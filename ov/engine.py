@@ -728,6 +728,34 @@ def _memo(factory):
     return get
 
 
+def _context_hits(store: Store, root: Path, req: SearchRequest, served: set, factory):
+    """Context mode's candidates: ranked pages read until `req.limit` hits not served to the
+    session before. (hits, deduped, stale, refused, ran): `ran` is what the first page says
+    ran, its search type and its warnings (coverage, the size cap), the same on every page;
+    stale and refused counts are summed instead."""
+    hits: list[Hit] = []
+    deduped = stale = refused = 0
+    cursor, ran = None, None
+    base = SearchRequest(query=req.query, search_type=req.search_type, limit=req.limit,
+                         threshold=req.threshold, filters=req.filters, include_tiers=True)
+    while len(hits) < req.limit:
+        page = search(store, root, replace(base, cursor=cursor), factory)
+        if ran is None:
+            mine = (_stale_warning(page.stale, "hit(s)"), _refused_warning(page.refused or 0))
+            ran = (page.search_type, [w for w in page.warnings if w not in mine])
+        stale += page.stale
+        refused += page.refused or 0
+        for h in page.hits:
+            if h.path in served:
+                deduped += 1
+            elif len(hits) < req.limit:
+                hits.append(h)
+        if not page.next_cursor:
+            break
+        cursor = page.next_cursor
+    return hits, deduped, stale, refused, ran
+
+
 def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | None = None,
             detail: str | dict | None = None, session_id: str | None = None,
             dedup_turns: int | None = None, ignored: list[str] | None = None,
@@ -753,29 +781,8 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
                     if session_id is not None else (None, set()))
 
     factory = _memo(embedder_factory or _default_embedder)  # one model load for every page
-    hits: list[Hit] = []
-    deduped = stale = refused = 0
     warnings: list[str] = []
-    cursor = None
-    base = SearchRequest(query=req.query, search_type=req.search_type, limit=req.limit,
-                         threshold=req.threshold, filters=req.filters, include_tiers=True)
-    ran = None  # what the first page says ran: its search type and its warnings (coverage,
-    # the size cap), the same on every page; stale and refused counts are summed instead
-    while len(hits) < req.limit:
-        page = search(store, root, replace(base, cursor=cursor), factory)
-        if ran is None:
-            mine = (_stale_warning(page.stale, "hit(s)"), _refused_warning(page.refused or 0))
-            ran = (page.search_type, [w for w in page.warnings if w not in mine])
-        stale += page.stale
-        refused += page.refused or 0
-        for h in page.hits:
-            if h.path in served:
-                deduped += 1
-            elif len(hits) < req.limit:
-                hits.append(h)
-        if not page.next_cursor:
-            break
-        cursor = page.next_cursor
+    hits, deduped, stale, refused, ran = _context_hits(store, root, req, served, factory)
 
     cands = []
     cap = size_cap(store)

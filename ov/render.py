@@ -683,10 +683,21 @@ def emit_run_warnings(out: Out, st: Any) -> None:
 
 
 def cut_summary(st: Any, elapsed: int, count: int | None = None) -> dict:
-    """The last JSON Lines record of a run a limit cut (DESIGN.md: no silent limits)."""
+    """The last JSON Lines record of a run a limit cut, or that has warnings (DESIGN.md: no
+    silent limits; a binary file's match or an unreadable file reached stderr alone)."""
+    from ov.search.scope import binary_note, unreadable_warning  # noqa: PLC0415
+
+    warnings = list(st.warnings) + [binary_note(p, off) for p, off in st.binary_matches]
+    if st.unreadable:
+        warnings.append(unreadable_warning(st.unreadable))
+    cut = bool(st.truncated or st.level_cut)
     return {"type": "summary", "count": st.count if count is None else count,
-            "files": st.files, "truncated": True, "truncated_reason": st.truncated_reason,
-            "root": st.root or None, "elapsed_ms": elapsed}
+            "files": st.files, "truncated": cut, "truncated_reason": st.truncated_reason if cut else None,
+            "warnings": warnings, "root": st.root or None, "elapsed_ms": elapsed}
+
+
+def _summary_due(st: Any) -> bool:
+    return bool(st.truncated or st.level_cut or st.warnings or st.binary_matches or st.unreadable)
 
 
 def emit_update(out: Out, rep: Any, summary: str) -> None:
@@ -770,7 +781,7 @@ def emit_grep(out: Out, records: Any, st: Any, mode: str, t0: float, *, context:
             line(r)
             n += 1
         emit_run_warnings(out, st)
-        if st.truncated or st.level_cut:
+        if _summary_due(st):
             out.line(cut_summary(st, elapsed_ms(t0)))
     else:
         # rg's habit: grouped under a heading on a terminal, path:line:text in a pipe
@@ -815,7 +826,7 @@ def emit_files(out: Out, found: Any, st: Any, t0: float, null: bool = False) -> 
             out.stdout.write((p if null else clean_name(p)) + end)
         n += 1
     emit_run_warnings(out, st)
-    if out.fmt == "jsonl" and (st.truncated or st.level_cut):
+    if out.fmt == "jsonl" and _summary_due(st):
         out.line(cut_summary(st, elapsed_ms(t0), count=n))
     for note in cut_notes(st, st.node_limit, "files"):  # text and JSON Lines
         out.warn(note)

@@ -81,9 +81,15 @@ def test_node_limit_cut_is_reported_in_every_format(ov, t):
     assert len(r.lines) == 2 and "stopped at --node-limit 2" in r.err and "--node-limit N" in r.err
     r = ov("glob", "-o", "jsonl", "--node-limit", "1", "**/*.txt", cwd=t)
     assert r.jsonl[-1]["type"] == "summary" and r.jsonl[-1]["truncated_reason"] == "node_limit"
-    # no cut: no summary record, no note
+    # no cut and no warning: no summary record, no note
     r = ov("grep", "-o", "jsonl", "beta", cwd=t)
     assert [rec.get("type") for rec in r.jsonl] == [None] and r.err == ""
+    # a warning (a binary file named explicitly matches) reached stderr alone: JSON Lines
+    # ends with a summary that carries it, as JSON carries it among its warnings
+    (t / "b.bin").write_bytes(b"beta\x00\x01")
+    r = ov("grep", "-o", "jsonl", "beta", "b.bin", cwd=t)
+    assert r.code == 0 and r.jsonl[-1]["type"] == "summary" and r.jsonl[-1]["truncated"] is False, r.out
+    assert r.jsonl[-1]["warnings"] and "binary file matches" in r.jsonl[-1]["warnings"][0]
 
 
 # -- paths relative to the current folder ---------------------------------------------------

@@ -110,6 +110,9 @@ def build_control(base: Path) -> Path:
     (root / ".ov").mkdir()
     (root / ".ov" / "config.toml").symlink_to("/dev/zero")
     (root / "pyproject.toml").symlink_to("/dev/urandom")
+    # indexed here, not by whichever case runs first: pytest-xdist may hand `control-status`
+    # to a process where no `control-index` ran (it then met no index at all)
+    assert run_inprocess("index", ".", cwd=root, env={"OV_EMBEDDER": "hash"}).code == 0
     return root
 
 
@@ -191,7 +194,8 @@ CASES = [
     C("grep-node-limit-0", ("grep", "--node-limit", "0", "hello"), "invalid_argument"),
     C("grep-node-limit-big", ("grep", "--node-limit", BIG, "hello"), "result"),
     C("grep-level-limit-neg", ("grep", "--level-limit", "-1", "hello"), "invalid_argument"),
-    C("grep-max-columns-0", ("grep", "--max-columns", "0", "hello"), "invalid_argument"),
+    C("grep-max-columns-0", ("grep", "--max-columns", "0", "hello"), "result"),  # no limit, as rg
+    C("grep-max-columns-neg", ("grep", "--max-columns", "-1", "hello"), "invalid_argument"),
     C("grep-timeout-nan", ("grep", "--timeout", "nan", "hello"), "invalid_argument"),
     C("grep-timeout-zero", ("grep", "--timeout", "0", "hello"), "invalid_argument"),
     C("grep-timeout-huge", ("grep", "--timeout", "1e400", "hello"), "invalid_argument"),

@@ -223,6 +223,24 @@ _EMPTY = "[^\\x00-\\U0010ffff]"  # a class no character is in (an operand left e
 _POSIX_AT = re.compile(r"\[:(\^?)([a-z]+):\]")
 
 
+def _class_head(pattern: str, i: int) -> tuple[str, int]:
+    """The opening of the class at `i` as ripgrep reads it (`[`, `[^`, and the characters
+    that are literal only there: `-`s, a `]` and a `-` after it, `:` of no POSIX class),
+    rewritten for `regex`; and where the class's own items start."""
+    j = i + 1 + (pattern[i + 1:i + 2] == "^")
+    k = j
+    while pattern[k:k + 1] == "-":
+        k += 1
+    if k > j:
+        return pattern[i:j] + "\\-" * (k - j), k
+    if pattern[j:j + 1] == "]":  # a `]` first in a class is the character
+        dash = pattern.startswith("-", j + 1) and not pattern.startswith("--", j + 1)
+        return pattern[i:j + 1] + ("\\-" if dash else ""), j + 1 + dash
+    if pattern[j:j + 1] == ":":  # `[:` that is no POSIX class: the character (V1 would
+        return pattern[i:j] + "\\:", j + 1  # read `[:foo:]` as one and refuse it)
+    return pattern[i:j], j
+
+
 def _nested_sets(pattern: str) -> tuple[str, bool]:
     """The pattern with its classes read as ripgrep reads them, and whether it needs
     `regex` V1: when a class nests another (`[a[bc]]`) or uses a set operation (`&&`
@@ -264,23 +282,9 @@ def _nested_sets(pattern: str) -> tuple[str, bool]:
             v1 = v1 or bool(open_)
             if open_:
                 open_[-1][0] = False
-            j = i + 1 + (pattern[i + 1:i + 2] == "^")
-            k = j
-            while pattern[k:k + 1] == "-":
-                k += 1
-            if k > j:
-                out.append(pattern[i:j] + "\\-" * (k - j))
-            elif pattern[j:j + 1] == "]":  # a `]` first in a class is the character
-                k = j + 1
-                dash = pattern.startswith("-", k) and not pattern.startswith("--", k)
-                out.append(pattern[i:k] + ("\\-" if dash else ""))
-                k += dash
-            elif pattern[j:j + 1] == ":":  # `[:` that is no POSIX class: the character (V1
-                out.append(pattern[i:j] + "\\:")  # would read `[:foo:]` as one and refuse it)
-                k = j + 1
-            else:
-                out.append(pattern[i:j])
-            open_.append([k == j, len(out), 0])  # no character taken yet
+            head, k = _class_head(pattern, i)
+            out.append(head)
+            open_.append([head in ("[", "[^"), len(out), 0])  # no character taken yet
             i = k
             continue
         if open_ and c == "]":
