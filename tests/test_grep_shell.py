@@ -358,7 +358,9 @@ def test_help_says_a_path_may_lie_outside_the_search_root(ov, t, tmp_path):
     # operators apply left to right; `]-` first is two characters; `[:` opening no POSIX
     # class is a nested class
     "[a-c~~b--b]", "[^a-c--b&&c]", "[a-d--b--c]", "[]-a]", "[^]-a]", "[[]-b]]", "[]-]",
-    "[[:]]", "[[:alpha]]", "[[:foo:]]", "[:alpha:]", "[[:alpha:][:digit:]]"])
+    "[[:]]", "[[:alpha]]", "[[:foo:]]", "[:alpha:]", "[[:alpha:][:digit:]]",
+    # a first `-`, `]` or `[:` belongs to the left operand of chained operators
+    "[-ab&&b--x]", "[]ab&&a--x]", "[[:ab&&a--x]]", "[^-ab&&b--x]", "[^--&&\\[\\d--]"])
 @pytest.mark.parametrize("case", [[], ["-i"]])
 def test_nested_classes_and_set_operations_as_rg(ov, tree, pattern, case):
     """ripgrep's classes nest and take `&&`, `--` and `~~`; read as literal characters

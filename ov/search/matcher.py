@@ -223,22 +223,27 @@ _EMPTY = "[^\\x00-\\U0010ffff]"  # a class no character is in (an operand left e
 _POSIX_AT = re.compile(r"\[:(\^?)([a-z]+):\]")
 
 
-def _class_head(pattern: str, i: int) -> tuple[str, int]:
-    """The opening of the class at `i` as ripgrep reads it (`[`, `[^`, and the characters
-    that are literal only there: `-`s, a `]` and a `-` after it, `:` of no POSIX class),
-    rewritten for `regex`; and where the class's own items start."""
+# how tightly `regex` V1 binds each set operator (`--` the tightest); rg applies them left
+# to right, so an operator binding tighter than one before it gets that part nested
+_BINDS = {"~~": 1, "&&": 2, "--": 3}
+
+
+def _class_head(pattern: str, i: int) -> tuple[str, str, int]:
+    """The opening of the class at `i` as ripgrep reads it: its bracket (`[` or `[^`), the
+    characters that are literal only there (`-`s, a `]` and a `-` after it, `:` of no
+    POSIX class) rewritten for `regex`, and where the class's other items start."""
     j = i + 1 + (pattern[i + 1:i + 2] == "^")
-    k = j
+    bracket, k = pattern[i:j], j
     while pattern[k:k + 1] == "-":
         k += 1
     if k > j:
-        return pattern[i:j] + "\\-" * (k - j), k
+        return bracket, "\\-" * (k - j), k
     if pattern[j:j + 1] == "]":  # a `]` first in a class is the character
         dash = pattern.startswith("-", j + 1) and not pattern.startswith("--", j + 1)
-        return pattern[i:j + 1] + ("\\-" if dash else ""), j + 1 + dash
+        return bracket, "]" + ("\\-" if dash else ""), j + 1 + dash
     if pattern[j:j + 1] == ":":  # `[:` that is no POSIX class: the character (V1 would
-        return pattern[i:j] + "\\:", j + 1  # read `[:foo:]` as one and refuse it)
-    return pattern[i:j], j
+        return bracket, "\\:", j + 1  # read `[:foo:]` as one and refuse it)
+    return bracket, "", j
 
 
 def _nested_sets(pattern: str) -> tuple[str, bool]:
@@ -282,9 +287,10 @@ def _nested_sets(pattern: str) -> tuple[str, bool]:
             v1 = v1 or bool(open_)
             if open_:
                 open_[-1][0] = False
-            head, k = _class_head(pattern, i)
+            bracket, head, k = _class_head(pattern, i)
+            out.append(bracket)  # the left operand, if an operator nests it, starts after it
+            open_.append([not head, len(out), 9])  # no character taken yet; no operator yet
             out.append(head)
-            open_.append([head in ("[", "[^"), len(out), 0])  # no character taken yet
             i = k
             continue
         if open_ and c == "]":
@@ -299,14 +305,15 @@ def _nested_sets(pattern: str) -> tuple[str, bool]:
                 continue
         elif open_ and pattern[i:i + 2] in ("&&", "--", "~~"):
             v1 = True
-            top = open_[-1]
+            top, op = open_[-1], pattern[i:i + 2]
             if top[0]:
                 out.append(_EMPTY)
-            if top[2]:  # left to right: what came before is the left operand, nested
-                out.insert(top[1], "[")
+            if top[2] < _BINDS[op]:  # left to right: what came before is the left operand;
+                out.insert(top[1], "[")  # nested where V1 would bind this operator tighter
                 out.append("]")
-            out.append(pattern[i:i + 2])
-            top[0], top[2] = True, top[2] + 1
+                top[2] = _BINDS[op]
+            out.append(op)
+            top[0], top[2] = True, min(top[2], _BINDS[op])
             i += 2
             continue
         elif open_ and pattern[i:i + 2] == "||":
