@@ -664,10 +664,20 @@ def _worker(store: Store) -> dict | None:
 
 
 def size_cap(store: Store) -> int | None:
-    """The --max-filesize the index was last built with (None: no cap, or an index that
-    does not say: a changed file is then read whole, as before)."""
+    """The --max-filesize the index was last built with (None: no cap). An index made
+    before it was recorded: the tree's config, else the default (as before)."""
     v = store.get_meta("max_filesize")
-    return int(v) if v and v.isdigit() else None
+    if v is not None:
+        return int(v) if v.isdigit() else None
+    root = store.get_meta("root")
+    if not root:
+        return DEFAULT_MAX_FILESIZE
+    from ov.config import load_config  # noqa: PLC0415
+
+    try:
+        return load_config(Path(root)).walk_options().max_filesize
+    except OvError:
+        return DEFAULT_MAX_FILESIZE
 
 
 def _file_tiers(root: Path, row: dict, cap: int | None = None) -> tuple[str, str, str] | None:

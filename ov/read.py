@@ -45,9 +45,12 @@ UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def is_binary(head: bytes) -> bool:
-    """A NUL byte in the first 8 KiB marks a binary file (git's and ripgrep's rule), but
-    for UTF-16 with its byte order mark, which is text (ripgrep transcodes it; `decode`)."""
-    return head.find(b"\x00", 0, BINARY_SNIFF) != -1 and head[:2] not in UTF16_BOMS
+    """A NUL byte in the first 8 KiB marks a binary file (git's and ripgrep's rule). UTF-16
+    with its byte order mark is judged as ripgrep judges it: transcoded first (`decode`),
+    then a NUL character in it marks it binary (a UTF-16 mark before binary bytes)."""
+    if head[:2] in UTF16_BOMS:
+        return "\x00" in head[:2 * BINARY_SNIFF].decode("utf-16", errors="replace")
+    return head.find(b"\x00", 0, BINARY_SNIFF) != -1
 
 
 def decode(data: bytes) -> str:

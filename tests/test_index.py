@@ -555,3 +555,19 @@ def test_utf16_files_with_a_bom_are_indexed_as_text(tmp_path):
     assert run_inprocess("read", "le.md", cwd=root, env=env).out.startswith("# Harbour\n")
     st = run_inprocess("status", "-o", "json", cwd=root, env=env).json["result"]
     assert [s["path"] for s in st["skipped_files"]] == ["bin.dat"]
+
+
+def test_a_utf16_mark_before_binary_bytes_is_binary_as_grep_reads_it(tmp_path):
+    """A file that starts with a UTF-16 mark but holds NUL characters once transcoded (or
+    is binary after the mark) is binary to rg and ov grep; the index took it as text."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "t", {})
+    (root / "nul16.txt").write_bytes(b"\xff\xfe" + "zebra one\n\x00\x00 two zebra\n".encode("utf-16-le"))
+    (root / "fake.dat").write_bytes(b"\xff\xfe" + bytes(range(256)) * 4)
+    (root / "ok16.txt").write_bytes("\ufeffzebra fine\n".encode("utf-16-le"))
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=env).code == 0
+    r = run_inprocess("search", "zebra", "--search-type", "keywords", "-o", "json", cwd=root, env=env)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["ok16.txt"], r.out
+    assert run_inprocess("grep", "-l", "zebra", cwd=root, env=env).out == "ok16.txt\n"
