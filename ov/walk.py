@@ -826,7 +826,7 @@ def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> 
 # tick). File contents are not the cache's business: callers that need them stat files.
 # The kernel tree (78,255 files, 5,106 folders): the walk cost ~2 s at load ~12, the
 # cached listing ~0.2 s (see docs/BENCHMARKS.md).
-CACHE_VERSION = 3  # 2: a folder's (mtime, ctime), ignore files' ctime; 3: files above the root
+CACHE_VERSION = 4  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above
 RACY_NS = 2_000_000_000
 _FILE, _DIR, _LINK = 0, 1, 2
 # a listing with more changed folders than this is walked afresh (and written anew)
@@ -948,7 +948,8 @@ def _build_listing(root_abs: str, opts: WalkOptions, warn) -> dict:
             if kind == _DIR:
                 stack.append((f"{rel}/{name}" if rel else name, os.path.join(path, name),
                               sub_lv, depth + 1))
-    return {"v": CACHE_VERSION, "root": root_abs, "ign": ign, "dirs": dirs}
+    top = None if opts.no_ignore else git_top_above(root_abs)
+    return {"v": CACHE_VERSION, "root": root_abs, "ign": ign, "dirs": dirs, "top": top}
 
 
 def _journal_folders(dirs: dict, changes, after: int) -> tuple[list[str], set[str]]:
@@ -984,6 +985,8 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
     for p, state in listing["ign"].items():
         if _ignore_state(p) != state:
             raise _Stale()
+    if not opts.no_ignore and listing.get("top") != git_top_above(root_abs):
+        raise _Stale()  # a work tree made (or gone) above the root: other ignore files apply
     dirs = listing["dirs"]
     t0 = time.time_ns()
     rescans = 0

@@ -565,3 +565,18 @@ def test_listing_cache_sees_changes_whose_mtime_was_put_back(tmp_path, monkeypat
 
     restored(root, swap)
     assert _listing(root) == _walked(root) == ["top.md"]
+
+
+def test_listing_cache_sees_a_work_tree_made_above_the_root(tmp_path, monkeypatch):
+    """A `.git` made above the root (git init ..) brings that tree's ignore files in: the
+    listing, which kept no word of the folders above, went on listing what they ignore."""
+    import ov.walk as walk
+
+    monkeypatch.setattr(walk, "RACY_NS", 0)
+    make_tree(tmp_path / "t", {".gitignore": "a.txt\n", "sub/a.txt": "", "sub/b.txt": ""})
+    root = tmp_path / "t" / "sub"
+    assert _listing(root) == _walked(root) == ["a.txt", "b.txt"]
+    (tmp_path / "t" / ".git").mkdir()
+    assert _listing(root) == _walked(root) == ["b.txt"]
+    (tmp_path / "t" / ".git").rmdir()
+    assert _listing(root) == _walked(root) == ["a.txt", "b.txt"]
