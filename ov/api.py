@@ -188,7 +188,7 @@ def _folder(cwd: Any) -> Path | None:
     return p
 
 
-_LIST_OPTIONS = ("globs", "types", "exclude", "ignores", "tags")
+_LIST_OPTIONS = ("globs", "types", "exclude", "ignores")  # (tags: ov.tags reads pairs too)
 _INT_OPTIONS = ("before", "after", "max_count", "max_depth")
 _NUMBER_OPTIONS = ("timeout", "deadline_s")
 

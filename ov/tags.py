@@ -47,13 +47,16 @@ def parse_filters(items) -> tuple[tuple[str, str], ...]:
     them: any key but an empty one, any value, neither with a control character. One
     reading for every command (grep and glob trimmed and refused an empty value; search
     and find did the reverse)."""
-    if isinstance(items, str):
-        items = [items]
+    if isinstance(items, str) or (isinstance(items, tuple) and len(items) == 2
+                                   and all(isinstance(x, str) for x in items) and "=" not in items[0]):
+        items = [items]  # one "k=v", or one (key, value) pair
     out = []
     for item in items or []:
+        if isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(x, str) for x in item):
+            item = f"{item[0]}={item[1]}"  # the library's (key, value) form
         if not isinstance(item, str):
-            raise OvError("invalid_argument", f"invalid tag filter {item!r}: give key=value strings",
-                          field="tags")
+            raise OvError("invalid_argument", f"invalid tag filter {item!r}: give key=value strings "
+                          "or (key, value) pairs", field="tags")
         k, sep, v = item.partition("=")
         if not sep or not k or _BAD_VALUE.search(item):
             raise OvError("invalid_argument", f"invalid tag filter {item!r}: use key=value (no control "

@@ -301,3 +301,22 @@ def test_grep_files_honours_tags(tmp_path):
     assert run_inprocess("grep", "--files", "--tags", "nosuch=tag", cwd=root, env=env).code == 1
     assert run_inprocess("grep", "--files", "--tags", "bare", cwd=root, env=env).code == 2
     assert run_inprocess("grep", "--files", cwd=root, env=env).out == "a.md\nb.md\n"
+
+
+def test_the_same_key_twice_is_and_in_every_command_and_pairs_are_filters_too(tmp_path):
+    """`--tags team=core --tags team=xx` is AND (nothing matches) in search; grep and glob
+    kept the last one. The library takes (key, value) pairs as filters, as `tag` does."""
+    import ov
+
+    root = make_tree(tmp_path / "t", {"c.md": "---\ntags: [team=core]\n---\n# C\n\nquokka\n"})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=env).code == 0
+    both = ["--tags", "team=core", "--tags", "team=xx"]
+    for args in (["grep", "-l", "quokka"], ["glob", "*.md"], ["search", "quokka", "--search-type", "keywords"]):
+        assert run_inprocess(*args, *both, cwd=root, env=env).code == 1, args
+        assert run_inprocess(*args, "--tags", "team=core", cwd=root, env=env).code == 0, args
+    recs, _ = ov.grep("quokka", cwd=root, tags=[("team", "core")])
+    assert [r.path for r in recs] == ["c.md"]
+    assert ov.glob("*.md", cwd=root, tags=("team", "core")).matches == ["c.md"]
+    with ov.Index.open(root) as ix:
+        assert [h.path for h in ix.search("quokka", search_type="keywords", tags=[("team", "core")]).hits] == ["c.md"]

@@ -36,7 +36,7 @@ def tag_paths(root: Path, tags: dict[str, str]) -> set[str]:
     from ov.store import Filters, Store
 
     with Store.open(db, readonly=True) as st:
-        return st.paths_where(Filters(tags=tuple(sorted(tags.items()))))
+        return st.paths_where(Filters(tags=tuple(tags.items()) if isinstance(tags, dict) else tuple(tags)))
 
 
 def tagged(root: Path, tags: dict[str, str] | None, indexed: bool) -> set[str] | None:

@@ -149,12 +149,12 @@ def exclusions(root: Path, cwd: Path, exclude: Sequence[str],
     return ex_rels, excluded, rels
 
 
-def parse_tags(tags: Sequence[str]) -> dict[str, str]:
-    """`--tags` filters as the other commands read them (ov.tags: strict keys, no trimming;
-    grep and glob used to trim and to refuse an empty value, search the reverse)."""
+def parse_tags(tags: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """`--tags` filters as the other commands read them (ov.tags.parse_filters), every one
+    kept: `--tags team=a --tags team=b` is both (AND), as search reads it, not the last."""
     from ov.tags import parse_filters  # noqa: PLC0415
 
-    return dict(parse_filters(tags))
+    return parse_filters(tags)
 
 
 def displayer(root: Path, cwd: Path) -> Callable[[str], str]:
