@@ -113,6 +113,8 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
         warnings.append(_refused_warning(checker.refused))
     warnings.extend(_size_cap_warning(store))
     warnings.extend(_scope_warnings(store, root, req.filters))
+    if not page and not store.has_files_under(""):
+        warnings.append(_empty_index_warning(root))
     return SearchResult(
         search_type="keywords" if branches == ["keywords"] else req.search_type,
         branches=branches,
@@ -279,6 +281,17 @@ def _size_cap_warning(store: Store) -> list[str]:
     return [f"{'at least ' if more else ''}{len(big)} file(s) over --max-filesize are not in the index "
             f"and so in no ranked result ({big[0]}{', ...' if len(big) > 1 or more else ''}); "
             "`ov status` lists them, `ov grep` searches them"]
+
+
+def _empty_index_warning(root: Path) -> str:
+    """An index that holds no file answers nothing: say why it may be empty (a home
+    folder's dotfiles repository whose .gitignore is `*` ignores every file below it)."""
+    from ov.walk import git_top_above  # noqa: PLC0415
+
+    top = git_top_above(str(root))
+    where = f"ignore files here or above, up to the git work tree at {top}" if top else "ignore files"
+    return (f"the index holds no file: every file may be ignored ({where}), hidden, binary or over "
+            "--max-filesize; `ov index --no-ignore` indexes ignored files, `ov status` lists what was skipped")
 
 
 def _scope_warnings(store: Store, root: Path, f) -> list[str]:

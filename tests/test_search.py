@@ -457,3 +457,15 @@ def test_a_file_indexed_under_a_larger_size_cap_flag_keeps_its_hits_when_it_grow
     r = run_inprocess("search", "zanzibar quokka", "--search-type", "keywords", "-o", "json", cwd=root, env=env)
     assert [h["path"] for h in r.json["result"]["hits"]] == ["big.log"], r.out
     assert run_inprocess("read", "big.log", "--level", "0", cwd=root, env=env).code == 0
+
+
+def test_an_empty_index_says_why_it_may_be_empty(tmp_path):
+    """In a home folder whose dotfiles repository ignores `*`, a first search indexed
+    nothing (rg: "No files were searched") and answered no results without a word."""
+    from conftest import make_tree, run_inprocess
+
+    home = make_tree(tmp_path / "h", {".gitignore": "*\n", "proj/src/a.py": "hello = 1\n"})
+    (home / ".git").mkdir()
+    r = run_inprocess("search", "hello", "-o", "json", cwd=home / "proj", env={"OV_EMBEDDER": "hash", "OV_BACKGROUND": "0"})
+    assert r.code == 1 and r.json["result"]["hits"] == [], r.out
+    assert any(w.startswith("the index holds no file") and str(home) in w for w in r.json["result"]["warnings"]), r.out
