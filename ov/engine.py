@@ -989,8 +989,10 @@ def tag(store: Store, root: Path, rel: str, pairs: tuple[tuple[str, str], ...], 
     return TagResult(mode=mode, files=[TaggedFile(p, t) for p, t in done], count=len(done))
 
 
-def manifest(store: Store | None, root: Path | None, grep_flags: list[str] = ()) -> Manifest:
-    """What this build and (when given) this index can serve."""
+def manifest(store: Store | None, root: Path | None, grep_flags: list[str] = (),
+             config_root: Path | None = None) -> Manifest:
+    """What this build and (when given) this index can serve; defaults from the config of
+    `root` (else of `config_root`: the tree a command would run in without an index)."""
     import ov  # noqa: PLC0415
     from ov import context as ctx  # noqa: PLC0415
     from ov.config import (DEFAULT_LEVEL_LIMIT, DEFAULT_LIMIT, DEFAULT_MAX_TOKENS,  # noqa: PLC0415
@@ -1018,10 +1020,10 @@ def manifest(store: Store | None, root: Path | None, grep_flags: list[str] = ())
     # the defaults a search here takes: the tree's config over the built-in ones (an
     # invalid config is the error every other command gives)
     limit, node_limit, default_type = DEFAULT_LIMIT, DEFAULT_NODE_LIMIT, "hybrid"
-    if root is not None:
+    if (root or config_root) is not None:
         from ov.config import load_config  # noqa: PLC0415
 
-        cfg = load_config(root)
+        cfg = load_config(root or config_root)
         default_type, limit = cfg.ranked_options()
         node_limit = cfg.search_options()["node_limit"]
         default_type, limit = default_type or "hybrid", limit or DEFAULT_LIMIT

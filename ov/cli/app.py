@@ -505,7 +505,9 @@ def manifest_cmd(
 
         t0 = time.perf_counter()
         if api.locate(None, db) is None:
-            res = manifest(None, None, _grep_flags())
+            from ov.paths import search_root  # noqa: PLC0415
+
+            res = manifest(None, None, _grep_flags(), config_root=search_root(Path.cwd()))
         else:
             with api.Index.open(db=db, readonly=True) as ix:
                 res = ix.manifest(_grep_flags())
