@@ -44,7 +44,14 @@ ALWAYS_SKIPPED = frozenset({".git", ".ov"})
 # whatever the folder depth; within a kind the deepest folder wins.
 _EXTRA, _OVIGNORE, _IGNORE, _GITIGNORE, _EXCLUDE = range(5)
 _PER_FOLDER = ((".ovignore", _OVIGNORE), (".ignore", _IGNORE), (".gitignore", _GITIGNORE))
-_PER_FOLDER_NAMES = frozenset(n for n, _ in _PER_FOLDER)
+# a folder holding `.git` (a repository inside the tree) has its own .git/info/exclude
+_PER_FOLDER_NAMES = frozenset([*(n for n, _ in _PER_FOLDER), ".git"])
+_GIT_EXCLUDE = os.path.join(".git", "info", "exclude")
+
+
+def _watched(name: str) -> str:
+    """The file the listing cache watches for an ignore-file name present in a folder."""
+    return _GIT_EXCLUDE if name == ".git" else name
 
 # A compiled rule: (regex search, ignores, tested against "path/" for folders).
 Rule = tuple[Callable, bool, bool]
@@ -248,6 +255,11 @@ def _add_folder(levels: tuple[Level, ...], folder: str, rel: str, depth: int,
         rules = _read_rules(os.path.join(folder, fname), f"{rel}/{fname}" if rel else fname, warn)
         if rules:
             new.append((kind, depth, rel, rules))
+    if rel and (names is None or ".git" in names):  # a repository inside the tree (the root's
+        # own, or its work tree's top's, is read by _root_levels)
+        rules = _read_rules(os.path.join(folder, _GIT_EXCLUDE), f"{rel}/.git/info/exclude", warn)
+        if rules:
+            new.append((_EXCLUDE, depth, rel, rules))
     if len(new) == len(levels):
         return levels
     new.sort(key=lambda lv: (lv[0], -lv[1]))
@@ -826,7 +838,7 @@ def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> 
 # tick). File contents are not the cache's business: callers that need them stat files.
 # The kernel tree (78,255 files, 5,106 folders): the walk cost ~2 s at load ~12, the
 # cached listing ~0.2 s (see docs/BENCHMARKS.md).
-CACHE_VERSION = 4  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above
+CACHE_VERSION = 5  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude
 RACY_NS = 2_000_000_000
 _FILE, _DIR, _LINK = 0, 1, 2
 # a listing with more changed folders than this is walked afresh (and written anew)
@@ -941,7 +953,7 @@ def _build_listing(root_abs: str, opts: WalkOptions, warn) -> dict:
             continue
         names, kinds, present, sub_lv = got
         for n in present:
-            p = os.path.join(path, n)
+            p = os.path.join(path, _watched(n))
             ign[p] = _ignore_state(p)
         dirs[rel] = (_stamp(st, t0), names, kinds, present)
         for name, kind in zip(reversed(names), reversed(kinds)):
@@ -1022,7 +1034,7 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
             if rec is not None and present != rec[3]:
                 raise _Stale()  # an ignore file came or went: decisions below may move
             for n in present:
-                p = os.path.join(path, n)
+                p = os.path.join(path, _watched(n))
                 listing["ign"][p] = _ignore_state(p)
             rec = (_stamp(s, t0), names, kinds, present)
             if rec[:3] != dirs.get(rel, (None,))[:3]:

@@ -468,3 +468,28 @@ def test_an_index_in_a_subfolder_of_a_repository_keeps_the_repositorys_ignore_ru
     assert json.loads(r.stdout)["result"]["files"] == 2, r.stdout  # the index holds no ignored file
     (repo / ".gitignore").write_text("*.log\n")  # a change above the root is seen
     assert sorted(ov("grep", "-l", "needle").stdout.splitlines()) == ["a.md", "deep/b.md", "gen/g.txt"]
+
+
+@needs_rg
+def test_a_repository_inside_the_tree_keeps_its_own_git_exclude(tmp_path):
+    """rg reads the .git/info/exclude of a repository nested in the tree for its files;
+    ov read only the root's (or its work tree top's). The listing cache watches it too."""
+    inner = tmp_path / "n" / "inner"
+    (inner / ".git" / "info").mkdir(parents=True)
+    (inner / ".git" / "info" / "exclude").write_text("q.txt\n")
+    for name in ("q.txt", "k.txt"):
+        (inner / name).write_text("hello\n")
+    root = tmp_path / "n"
+    env = {**os.environ, "OV_EMBEDDER": "hash"}
+
+    def ov(*args):
+        return subprocess.run([sys.executable, "-m", "ov", *args], cwd=root, env=env, capture_output=True, text=True)
+
+    want = sorted(rg(root, "-l", "hello").stdout.splitlines())
+    assert want == ["inner/k.txt"]
+    assert sorted(ov("grep", "-l", "hello").stdout.splitlines()) == want
+    assert ov("index", ".", "--no-embed").returncode == 0
+    assert sorted(ov("grep", "-l", "hello").stdout.splitlines()) == want
+    assert json.loads(ov("status", "-o", "json").stdout)["result"]["files"] == 1
+    (inner / ".git" / "info" / "exclude").write_text("")
+    assert sorted(ov("grep", "-l", "hello").stdout.splitlines()) == ["inner/k.txt", "inner/q.txt"]
