@@ -360,7 +360,9 @@ def test_help_says_a_path_may_lie_outside_the_search_root(ov, t, tmp_path):
     "[a-c~~b--b]", "[^a-c--b&&c]", "[a-d--b--c]", "[]-a]", "[^]-a]", "[[]-b]]", "[]-]",
     "[[:]]", "[[:alpha]]", "[[:foo:]]", "[:alpha:]", "[[:alpha:][:digit:]]",
     # a first `-`, `]` or `[:` belongs to the left operand of chained operators
-    "[-ab&&b--x]", "[]ab&&a--x]", "[[:ab&&a--x]]", "[^-ab&&b--x]", "[^--&&\\[\\d--]"])
+    "[-ab&&b--x]", "[]ab&&a--x]", "[[:ab&&a--x]]", "[^-ab&&b--x]", "[^--&&\\[\\d--]",
+    # a `[` that ends a range is the character, not a nested class
+    "[!-[x]]", "[!-[]"])
 @pytest.mark.parametrize("case", [[], ["-i"]])
 def test_nested_classes_and_set_operations_as_rg(ov, tree, pattern, case):
     """ripgrep's classes nest and take `&&`, `--` and `~~`; read as literal characters

@@ -276,6 +276,11 @@ def _nested_sets(pattern: str) -> tuple[str, bool]:
             if open_:
                 open_[-1][0] = False
             continue
+        if open_ and c == "[" and out and out[-1] == "-":  # a range's end: `[!-[x]` is `!` to `[`,
+            out.append("\\[")                             # as in rg, not a nested class
+            open_[-1][0] = False
+            i += 1
+            continue
         posix = _POSIX_AT.match(pattern, i) if open_ and c == "[" else None
         if posix is not None and posix.group(2) in _POSIX:  # ASCII only, as in rg
             v1 = True
