@@ -181,8 +181,8 @@ def _root_levels(root: str, opts: WalkOptions, warn: Callable[[str], None]) -> t
         rules = _read_rules(os.path.join(exclude_at, ".git", "info", "exclude"), ".git/info/exclude", warn)
         if rules:
             levels.append((_EXCLUDE, 0, "" if top is None else _ABOVE + _down(top, root), rules))
-        for folder, depth in _folders_above(root, top):
-            for fname, kind in _PER_FOLDER:
+        for folder, depth, files in _folders_above(root, top):
+            for fname, kind in files:
                 rules = _read_rules(os.path.join(folder, fname), os.path.join(folder, fname), warn)
                 if rules:
                     levels.append((kind, depth, _ABOVE + _down(folder, root), rules))
@@ -194,6 +194,8 @@ def _root_levels(root: str, opts: WalkOptions, warn: Callable[[str], None]) -> t
 # `ov search` run there makes one) keeps the ignore files of the folders above it, up to
 # the work tree's top, and the top's .git/info/exclude, as git, rg and fd apply them: with
 # the root's own alone, grep and glob listed git-ignored files and the index held them.
+# Above the work tree's top (or above a root in none), only `.ignore` and `.ovignore`
+# apply, as rg reads `.ignore` in every parent folder and `.gitignore` only inside git.
 # Such a level's base is _ABOVE and the path from its folder down to the root.
 _ABOVE = "\0"
 
@@ -213,18 +215,23 @@ def git_top_above(root: str) -> str | None:
         d = up
 
 
-def _folders_above(root: str, top: str | None) -> list[tuple[str, int]]:
-    """(folder, depth) from `top` down to `root`'s parent; depths below 0, the top's the
-    lowest (a deeper ignore file outranks a shallower one, as inside the tree)."""
-    if top is None:
-        return []
+_OUTSIDE_GIT = tuple((n, k) for n, k in _PER_FOLDER if n != ".gitignore")
+
+
+def _folders_above(root: str, top: str | None) -> list[tuple[str, int, tuple]]:
+    """(folder, depth, ignore files read there) for every folder above `root`, its parent
+    first; depths below 0 (a deeper ignore file outranks a shallower one, as inside the
+    tree). Up to the work tree's `top` every ignore file; above it `.ignore`, `.ovignore`."""
     out = []
-    d, depth = os.path.dirname(root), -1
+    d, depth, inside = os.path.dirname(root), -1, top is not None
     while True:
-        out.append((d, depth))
-        if d == top or os.path.dirname(d) == d:
+        out.append((d, depth, _PER_FOLDER if inside else _OUTSIDE_GIT))
+        if d == top:
+            inside = False
+        up = os.path.dirname(d)
+        if up == d:
             return out
-        d, depth = os.path.dirname(d), depth - 1
+        d, depth = up, depth - 1
 
 
 def _down(folder: str, root: str) -> str:
@@ -236,11 +243,9 @@ def parent_ignore_files(root: str, opts: WalkOptions) -> list[str]:
     if opts.no_ignore:
         return []
     top = git_top_above(root)
-    if top is None:
-        return []
-    files = [os.path.join(top, ".git", "info", "exclude")]
-    for folder, _ in _folders_above(root, top):
-        files += [os.path.join(folder, fname) for fname, _ in _PER_FOLDER]
+    files = [os.path.join(top, ".git", "info", "exclude")] if top is not None else []
+    for folder, _, names in _folders_above(root, top):
+        files += [os.path.join(folder, fname) for fname, _ in names]
     return files
 
 
@@ -838,7 +843,7 @@ def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> 
 # tick). File contents are not the cache's business: callers that need them stat files.
 # The kernel tree (78,255 files, 5,106 folders): the walk cost ~2 s at load ~12, the
 # cached listing ~0.2 s (see docs/BENCHMARKS.md).
-CACHE_VERSION = 5  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude
+CACHE_VERSION = 6  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude
 RACY_NS = 2_000_000_000
 _FILE, _DIR, _LINK = 0, 1, 2
 # a listing with more changed folders than this is walked afresh (and written anew)

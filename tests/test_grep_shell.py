@@ -495,3 +495,29 @@ def test_a_repository_inside_the_tree_keeps_its_own_git_exclude(tmp_path):
     assert json.loads(ov("status", "-o", "json").stdout)["result"]["files"] == 1
     (inner / ".git" / "info" / "exclude").write_text("")
     assert sorted(ov("grep", "-l", "hello").stdout.splitlines()) == ["inner/k.txt", "inner/q.txt"]
+
+
+@needs_rg
+def test_ignore_files_of_every_parent_folder_apply_as_rg_reads_them(tmp_path):
+    """rg reads `.ignore` in every folder above the search root, and `.gitignore` only up
+    to the git work tree's top; ov read none above a work tree's top, nor any outside git."""
+    outer = tmp_path / "t"
+    (outer / "repo" / "sub").mkdir(parents=True)
+    (outer / ".ignore").write_text("r.txt\n")
+    (outer / ".gitignore").write_text("q.txt\n")  # above the work tree: not read (rg neither)
+    (outer / "repo" / ".git").mkdir()
+    for name in ("q.txt", "r.txt", "s.txt"):
+        (outer / "repo" / "sub" / name).write_text("hello\n")
+    plain = tmp_path / "p" / "sub"  # no git anywhere
+    plain.mkdir(parents=True)
+    (plain.parent / ".ignore").write_text("x.txt\n")
+    (plain.parent / ".gitignore").write_text("y.txt\n")
+    for name in ("x.txt", "y.txt", "z.txt"):
+        (plain / name).write_text("hello\n")
+    env = {**os.environ, "OV_EMBEDDER": "hash"}
+    for where in (outer / "repo", plain):
+        ours = subprocess.run([sys.executable, "-m", "ov", "grep", "-l", "hello"], cwd=where, env=env,
+                              capture_output=True, text=True)
+        theirs = rg(where, "-l", "hello")
+        assert sorted(ours.stdout.splitlines()) == sorted(theirs.stdout.splitlines()), where
+    assert sorted(rg(outer / "repo", "-l", "hello").stdout.splitlines()) == ["sub/q.txt", "sub/s.txt"]
