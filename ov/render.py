@@ -846,7 +846,7 @@ def emit_glob(out: Out, res: Any, st: Any, t0: float, fields: tuple[str, ...] = 
     else:
         for m in res.matches:
             out.line(m if not isinstance(m, str) else {"path": m})
-        if res.truncated:
+        if res.truncated or _summary_due(st):
             out.line(cut_summary(st, elapsed_ms(t0), count=res.count))
     out.stdout.flush()
     if out.reader_gone():

@@ -15,6 +15,8 @@ def parse_tags(items) -> tuple[tuple[str, str], ...]:
     """Strict `k=v` tags; a bare word or an empty key is refused, naming the tag. The
     library also takes (key, value) pairs and a lone "k=v" string; they are checked the
     same way (a pair's key was stored unchecked: a space, a newline, an empty key)."""
+    if isinstance(items, dict):  # {key: value}: its pairs
+        items = list(items.items())
     if isinstance(items, str) or (isinstance(items, tuple) and len(items) == 2
                                    and all(isinstance(x, str) for x in items) and "=" not in items[0]):
         items = [items]  # one "k=v", or one (key, value) pair
@@ -47,6 +49,8 @@ def parse_filters(items) -> tuple[tuple[str, str], ...]:
     them: any key but an empty one, any value, neither with a control character. One
     reading for every command (grep and glob trimmed and refused an empty value; search
     and find did the reverse)."""
+    if isinstance(items, dict):  # {key: value}: its pairs
+        items = list(items.items())
     if isinstance(items, str) or (isinstance(items, tuple) and len(items) == 2
                                    and all(isinstance(x, str) for x in items) and "=" not in items[0]):
         items = [items]  # one "k=v", or one (key, value) pair

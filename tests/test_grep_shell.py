@@ -362,7 +362,9 @@ def test_help_says_a_path_may_lie_outside_the_search_root(ov, t, tmp_path):
     # a first `-`, `]` or `[:` belongs to the left operand of chained operators
     "[-ab&&b--x]", "[]ab&&a--x]", "[[:ab&&a--x]]", "[^-ab&&b--x]", "[^--&&\\[\\d--]",
     # a `[` that ends a range is the character, not a nested class
-    "[!-[x]]", "[!-[]"])
+    "[!-[x]]", "[!-[]",
+    # `[^^`: the second caret is the character, also as a nested left operand
+    "[^^x&&a--b]", "[^^a~~b--c]", "[a[^^x&&a--b]]", "[^^a]"])
 @pytest.mark.parametrize("case", [[], ["-i"]])
 def test_nested_classes_and_set_operations_as_rg(ov, tree, pattern, case):
     """ripgrep's classes nest and take `&&`, `--` and `~~`; read as literal characters
@@ -521,3 +523,24 @@ def test_ignore_files_of_every_parent_folder_apply_as_rg_reads_them(tmp_path):
         theirs = rg(where, "-l", "hello")
         assert sorted(ours.stdout.splitlines()) == sorted(theirs.stdout.splitlines()), where
     assert sorted(rg(outer / "repo", "-l", "hello").stdout.splitlines()) == ["sub/q.txt", "sub/s.txt"]
+
+
+def test_quiet_checks_its_options_and_glob_jsonl_carries_warnings(tmp_path):
+    """`ov grep -q -C -1` exited 0 (rg: an error); `ov glob -o jsonl` dropped a run's
+    warnings that grep's JSON Lines and glob's JSON carry; `-g` with no value named no
+    field and suggested `--`."""
+    from conftest import run_inprocess
+
+    t = tmp_path / "t"
+    t.mkdir()
+    (t / "a.txt").write_text("alpha\n")
+    (tmp_path / "outside.txt").write_text("alpha\n")
+    (t / "out.txt").symlink_to(tmp_path / "outside.txt")
+    assert run_inprocess("grep", "-q", "-C", "-1", "alpha", cwd=t).code == 2
+    assert run_inprocess("grep", "-q", "--max-columns", "-1", "alpha", cwd=t).code == 2
+    assert run_inprocess("grep", "-q", "alpha", cwd=t).code == 0
+    r = run_inprocess("glob", "*.txt", "out.txt", "-o", "jsonl", cwd=t)
+    last = json.loads(r.out.splitlines()[-1])
+    assert last["type"] == "summary" and "leading outside the tree" in last["warnings"][0], r.out
+    r = run_inprocess("grep", "x", "-o", "json", "-g", cwd=t)
+    assert r.json["error"]["field"] == "globs" and "--" not in r.json["error"]["message"].split("argument")[-1], r.out

@@ -651,18 +651,33 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(settle(code))
 
 
-def _usage_field(e: BaseException) -> str | None:
-    """The argument a usage error is about (`-n abc`: limit), as every other error names
-    it; None for one about no argument (an unknown option, a missing command)."""
-    name = getattr(getattr(e, "param", None), "name", None)
+def _usage_field(e: BaseException, argv: list[str]) -> str | None:
+    """The argument a usage error is about (`-n abc`: limit; `-g` with no value: globs), as
+    every other error names it; None for one about no argument (an unknown option, a
+    missing command)."""
+    name = getattr(getattr(e, "param", None), "name", None) or _known_option(e, argv)
     return name.rstrip("_") if isinstance(name, str) and name else None  # (`json_`)
+
+
+def _known_option(e: BaseException, argv: list[str]) -> str | None:
+    """The parameter a known option's misuse is about (`-g` given no value), from the
+    command's flag table; None for an unknown option."""
+    if type(e).__name__ != "BadOptionUsage":  # (NoSuchOption: an option the command lacks)
+        return None
+    opt = getattr(e, "option_name", None) or ""
+    from ov.cli.flags import COMMANDS  # noqa: PLC0415
+
+    known = COMMANDS.get(argv[0] if argv else "", {}).get("opts", {}).get(opt)
+    if known:
+        return known[0]
+    return opt.lstrip("-").replace("-", "_") if opt.startswith("--") else None
 
 
 def _dash_hint(e: BaseException, argv: list[str]) -> str:
     """For an unknown option, how to pass a query or pattern that starts with `-`."""
     name = getattr(e, "option_name", None)
-    if not name or not argv or argv[0] not in ("search", "find", "grep", "glob"):
-        return ""
+    if not name or not argv or argv[0] not in ("search", "find", "grep", "glob") or _known_option(e, argv):
+        return ""  # (a known option missing its value is not a query that starts with '-')
     return (f" (`ov {argv[0]} --help` lists its options; a query or pattern that starts with "
             f"'-' goes after '--': ov {argv[0]} -- {name})")
 
@@ -684,7 +699,7 @@ def typer_main(argv: list[str]) -> int:
             return EXIT_ERROR
         msg = e.format_message().replace("\n", " ").strip() + _dash_hint(e, argv)
         report(Out("json" if _wants_json(argv) else "text"), OvError("invalid_argument", msg,
-                                                                     field=_usage_field(e)))
+                                                                     field=_usage_field(e, argv)))
         return EXIT_ERROR
     except _ABORT:
         sys.stderr.write("ov: interrupted\n")

@@ -73,15 +73,16 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         icase = (ignore_case or (smart_case and not any(c.isupper() for c in pat))) and not case_sensitive
         how = dict(fixed=fx, ignore_case=icase, word=word, multiline=multiline, invert=invert,
                    tags=tags or (), **where)
-        if quiet:
-            recs, _ = api.grep(pat, paths or (), node_limit=1, mode="files", max_count=max_count, **how)
-            return EXIT_OK if next(recs, None) is not None else EXIT_NONE
-        mode = _grep_mode(count, files_with_matches, max_columns)
+        mode = _grep_mode(count, files_with_matches, max_columns)  # checked with -q too (rg)
         cols = max_columns or None  # 0: no limit, as rg reads it
         if context is not None and context < 0:
             raise OvError("invalid_argument", "-C/--context must be 0 or more lines", field="context")
         b = before if before is not None else (context or 0)
         a = after if after is not None else (context or 0)
+        if quiet:
+            recs, _ = api.grep(pat, paths or (), node_limit=1, mode="files", max_count=max_count,
+                               before=b, after=a, **how)
+            return EXIT_OK if next(recs, None) is not None else EXIT_NONE
         records, st = api.grep(pat, paths or (), before=b, after=a, node_limit=node_limit, mode=mode,
                                max_count=max_count, **how,
                                deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout)

@@ -243,6 +243,8 @@ def _class_head(pattern: str, i: int) -> tuple[str, str, int]:
         return bracket, "]" + ("\\-" if dash else ""), j + 1 + dash
     if pattern[j:j + 1] == ":":  # `[:` that is no POSIX class: the character (V1 would
         return bracket, "\\:", j + 1  # read `[:foo:]` as one and refuse it)
+    if j > i + 1 and pattern[j:j + 1] == "^":  # `[^^`: the second is the character (nested as
+        return bracket, "\\^", j + 1         # a left operand, `[^` would negate it)
     return bracket, "", j
 
 
