@@ -248,6 +248,20 @@ def _class_head(pattern: str, i: int) -> tuple[str, str, int]:
     return bracket, "", j
 
 
+def _operator(out: list[str], top: list, op: str) -> None:
+    """A set operator of the open class `top` ([empty, left operand's start, binding]):
+    an empty operand before it is the empty set, and what came before is the left operand,
+    nested where regex V1 would bind this operator tighter (rg applies them left to right)."""
+    if top[0]:
+        out.append(_EMPTY)
+    if top[2] < _BINDS[op]:
+        out.insert(top[1], "[")
+        out.append("]")
+        top[2] = _BINDS[op]
+    out.append(op)
+    top[0], top[2] = True, min(top[2], _BINDS[op])
+
+
 def _nested_sets(pattern: str) -> tuple[str, bool]:
     """The pattern with its classes read as ripgrep reads them, and whether it needs
     `regex` V1: when a class nests another (`[a[bc]]`) or uses a set operation (`&&`
@@ -312,15 +326,7 @@ def _nested_sets(pattern: str) -> tuple[str, bool]:
                 continue
         elif open_ and pattern[i:i + 2] in ("&&", "--", "~~"):
             v1 = True
-            top, op = open_[-1], pattern[i:i + 2]
-            if top[0]:
-                out.append(_EMPTY)
-            if top[2] < _BINDS[op]:  # left to right: what came before is the left operand;
-                out.insert(top[1], "[")  # nested where V1 would bind this operator tighter
-                out.append("]")
-                top[2] = _BINDS[op]
-            out.append(op)
-            top[0], top[2] = True, min(top[2], _BINDS[op])
+            _operator(out, open_[-1], pattern[i:i + 2])
             i += 2
             continue
         elif open_ and pattern[i:i + 2] == "||":
