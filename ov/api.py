@@ -155,7 +155,7 @@ def _path(value: Any, field: str, optional: bool = False) -> str | None:
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if not isinstance(value, str):
-        raise _wrong(field, "a path (str or os.PathLike)", value)
+        raise _wrong(field, "a string or path", value)
     return value
 
 
@@ -418,7 +418,7 @@ class Index:
         cwd = self.root if cwd is None else cwd  # as for `path`
         f = Filters(uris=scope_paths(self.root, list(uri) if uri else None, cwd, must_exist=True),
                     exclude_uris=scope_paths(self.root, list(exclude_uri) if exclude_uri else None, cwd,
-                                             field="exclude_uri"),
+                                             field="exclude_uri", from_root=True),
                     **kw)
         return SearchRequest(query=query, search_type=st, limit=lim, threshold=threshold, filters=f,
                              cursor=cursor, explain=explain, all_chunks=all_chunks,

@@ -44,14 +44,14 @@ class SearchRequest:
 
 
 def scope_paths(root: Path, uris: list[str] | None, cwd: Path | None = None, *,
-                must_exist: bool = False, field: str = "uri") -> tuple[str, ...]:
+                must_exist: bool = False, field: str = "uri", from_root: bool = False) -> tuple[str, ...]:
     """`-u/--uri` values → paths relative to the root; refused if outside it (and, with
     `must_exist`, if missing: a typo must not look like "no results")."""
     cwd = cwd or Path.cwd()
 
     def one(u: str) -> str:
         rel = resolve(root, cwd, u, must_exist=must_exist, field=field, links=True)
-        if field == "exclude_uri" and not os.path.lexists(os.path.join(root, rel)):
+        if from_root and not os.path.lexists(os.path.join(root, rel)):
             # a result's uri is root-relative: handed back from a subfolder, it still names
             # the file it came from (it named a file below the subfolder, and none is there)
             try:
@@ -679,7 +679,9 @@ def _worker(store: Store) -> dict | None:
 def size_cap(store: Store) -> int | None:
     """The --max-filesize the index was last built with (None: no cap). An index made
     before it was recorded: the tree's config, else the default (as before)."""
-    v = store.get_meta("max_filesize")
+    from ov.store.db import CAP_META  # noqa: PLC0415
+
+    v = store.get_meta(CAP_META)
     if v is not None:
         return int(v) if v.isdigit() else None
     root = store.get_meta("root")

@@ -53,7 +53,7 @@ from ov.paths import db_path_for, index_root_of
 from ov.read import FileText, content_hash, digest_under, freshness, read_under, stat_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
-from ov.store.db import (KEYWORDS_META, Unusable, WriteHold, check_db_file, clear_rebuild, own_files,
+from ov.store.db import (CAP_META, KEYWORDS_META, Unusable, WriteHold, check_db_file, clear_rebuild, own_files,
                          rebuild_path, salvage_front_texts, salvage_sessions, unretire)
 from ov.store.queries import user_tags
 from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
@@ -71,7 +71,6 @@ CHUNK_TOKENS = 200
 
 INLINE_FILES = 200  # files read in this process before a pool starts (~0.3 s to start one)
 IN_FLIGHT = 512  # files handed to the pool ahead of the writer (`_bounded_imap`)
-CAP_META = "max_filesize"  # the --max-filesize of the last run ("none": no cap)
 TRIGRAM_BATCH = 4000  # chunks per transaction while writing trigram rows
 
 EMBED_SKIP = DEFAULT_EMBED_SKIP  # ov.config: `embed-skip` replaces it

@@ -922,9 +922,11 @@ def _list_folder(path: str, rel: str, depth: int, lv: tuple[Level, ...], hidden_
     return names, kinds, ign, lv
 
 
-def _levels_above(root_abs: str, rel: str, opts: WalkOptions, warn) -> tuple[Level, ...]:
-    """The ignore levels in force for the entries of folder `rel`, its own files aside."""
-    levels = _root_levels(root_abs, opts, warn)
+def _levels_above(root_abs: str, rel: str, opts: WalkOptions, warn,
+                  levels: tuple[Level, ...] | None = None) -> tuple[Level, ...]:
+    """The ignore levels in force for the entries of folder `rel`, its own files aside
+    (`levels`: the root's, when the caller has them: they read files above the root)."""
+    levels = _root_levels(root_abs, opts, warn) if levels is None else levels
     if opts.no_ignore or not rel:
         return levels
     parts = rel.split("/")
@@ -1004,6 +1006,7 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
             raise _Stale()
     if not opts.no_ignore and listing.get("top") != git_top_above(root_abs):
         raise _Stale()  # a work tree made (or gone) above the root: other ignore files apply
+    base = _root_levels(root_abs, opts, warn)  # once: each rescanned folder starts from it
     dirs = listing["dirs"]
     t0 = time.time_ns()
     rescans = 0
@@ -1031,7 +1034,7 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
             if rescans > MAX_RESCANS:
                 raise _Stale()
             got = _list_folder(path, rel, rel.count("/") + 1 if rel else 0,
-                               _levels_above(root_abs, rel, opts, warn), opts.hidden,
+                               _levels_above(root_abs, rel, opts, warn, base), opts.hidden,
                                opts.no_ignore, warn)
             if got is None:
                 raise _Stale()

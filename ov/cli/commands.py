@@ -58,8 +58,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             from ov.kinds import TYPES  # noqa: PLC0415
 
             if out.fmt == "json":
-                out.envelope({"types": {k: list(v) for k, v in sorted(TYPES.items())}},
-                             int((time.perf_counter() - t0) * 1000))
+                out.envelope({"types": {k: list(v) for k, v in sorted(TYPES.items())}}, render.elapsed_ms(t0))
             elif out.fmt == "jsonl":
                 for k, v in sorted(TYPES.items()):
                     out.line({"type": k, "globs": list(v)})

@@ -49,6 +49,9 @@ TRI_META = "tri_upto"
 # transaction, so a build killed at any point leaves no index (an empty file), or one that
 # says it is unfinished; never an empty index that looks complete.
 KEYWORDS_META = "keywords_partial"
+# the --max-filesize `ov index` last ran with ("none": no cap): a search reads no changed
+# file past it to recheck a hit (ov.engine.size_cap)
+CAP_META = "max_filesize"
 BUILDING = "building"
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # chunks_fts's tokenizer
 

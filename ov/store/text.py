@@ -59,14 +59,20 @@ def trigram_doc(passages) -> str:
     trigrams are all in the row. Each run once: the kernel's C repeats its runs about
     twice, and a row's cost and size follow its characters. Computed from the stored
     passages, so the row can be deleted (contentless FTS5 wants the same text back)."""
+    return " ".join(dict.fromkeys(joined(passages, " ").split()))
+
+
+def joined(passages, gap: str) -> str:
+    """Passages ((start, end, text), in file order) as one text, `gap` where the file had
+    whitespace between two (they cover every non-space character of what they span)."""
     parts: list[str] = []
     end = None
     for start, stop, text in passages:
         if end is not None and start != end:
-            parts.append(" ")
+            parts.append(gap)
         parts.append(text)
         end = stop
-    return " ".join(dict.fromkeys("".join(parts).split()))
+    return "".join(parts)
 
 
 TITLE_MAX = 200
@@ -97,15 +103,15 @@ FRONT_CHARS = 65536  # how much of a file's start its front matter is looked for
 
 
 def front_of(passages) -> str:
-    """A file's start from its passages ((start, end, text), in order, the first at 0):
-    a gap between two is whitespace, kept as a newline (a front matter's lines stay lines)."""
-    parts: list[str] = []
-    end = 0
-    for start, stop, text in passages:
-        if not isinstance(text, str) or (not parts and start != 0):
+    """A file's start from its passages ((start, end, text), in order): "" unless the first
+    begins the file; a gap between two kept as a newline (a front matter's lines stay
+    lines). Read from an index row by row: a text that is not a string ends it."""
+    passages = list(passages)
+    if not passages or passages[0][0] != 0:
+        return ""
+    good = []
+    for p in passages:
+        if not isinstance(p[2], str):
             break
-        if parts and start > end:
-            parts.append("\n")
-        parts.append(text)
-        end = stop
-    return "".join(parts)
+        good.append(p)
+    return joined(good, "\n")
