@@ -685,9 +685,9 @@ def emit_run_warnings(out: Out, st: Any) -> None:
 def cut_summary(st: Any, elapsed: int, count: int | None = None) -> dict:
     """The last JSON Lines record of a run a limit cut, or that has warnings (DESIGN.md: no
     silent limits; a binary file's match or an unreadable file reached stderr alone)."""
-    from ov.search.scope import binary_note, unreadable_warning  # noqa: PLC0415
+    from ov.search.scope import binary_notes, unreadable_warning  # noqa: PLC0415
 
-    warnings = list(st.warnings) + [binary_note(p, off) for p, off in st.binary_matches]
+    warnings = list(st.warnings) + binary_notes(st)
     if st.unreadable:
         warnings.append(unreadable_warning(st.unreadable))
     cut = bool(st.truncated or st.level_cut)
@@ -697,7 +697,8 @@ def cut_summary(st: Any, elapsed: int, count: int | None = None) -> dict:
 
 
 def _summary_due(st: Any) -> bool:
-    return bool(st.truncated or st.level_cut or st.warnings or st.binary_matches or st.unreadable)
+    return bool(st.truncated or st.level_cut or st.warnings or st.binary_matches or st.binary_stopped
+                or st.unreadable)
 
 
 def emit_update(out: Out, rep: Any, summary: str) -> None:
@@ -765,7 +766,7 @@ def emit_grep(out: Out, records: Any, st: Any, mode: str, t0: float, *, context:
               heading: bool | None = None) -> int:
     """A grep's records as they stream (text, JSON Lines), or its envelope once all are
     read (JSON), then its warnings and cuts; returns how many records there were."""
-    from ov.search.scope import binary_note, cut_notes, grep_result  # noqa: PLC0415
+    from ov.search.scope import binary_notes, cut_notes, grep_result  # noqa: PLC0415
 
     n = 0
     if out.fmt == "json":
@@ -792,15 +793,15 @@ def emit_grep(out: Out, records: Any, st: Any, mode: str, t0: float, *, context:
         for r in records:
             write(r)
             n += 1
-        for path, offset in st.binary_matches:  # rg's words, on stdout as rg puts them
-            out.stdout.write(binary_note(path, offset) + "\n")
+        for note in binary_notes(st):  # rg's words, on stdout as rg puts them
+            out.stdout.write(note + "\n")
         out.stdout.flush()
         emit_run_warnings(out, st)
     for note in cut_notes(st, st.node_limit, "matches" if mode == "matches" else "files"):
         out.warn(note)  # JSON carries the cut in its result
     if out.fmt == "jsonl":  # JSON has them among its warnings
-        for path, offset in st.binary_matches:
-            out.warn(binary_note(path, offset))
+        for note in binary_notes(st):
+            out.warn(note)
     return n
 
 

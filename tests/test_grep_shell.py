@@ -544,3 +544,35 @@ def test_quiet_checks_its_options_and_glob_jsonl_carries_warnings(tmp_path):
     assert last["type"] == "summary" and "leading outside the tree" in last["warnings"][0], r.out
     r = run_inprocess("grep", "x", "-o", "json", "-g", cwd=t)
     assert r.json["error"]["field"] == "globs" and "--" not in r.json["error"]["message"].split("argument")[-1], r.out
+
+
+# -- a NUL past rg's first buffer in a file found by the walk ------------------------------
+LATE = (b"needle one\nneedle two\n" + (b"y" * 99 + b"\n") * 3000
+        + b"needle three\n\x00bin\nneedle four\n")  # 300 KB: the NUL is not in the first buffer
+
+
+@needs_rg
+@pytest.mark.parametrize("flags", [[], ["-m", "1"], ["-m", "5"], ["-c"], ["-c", "-m", "1"],
+                                   ["-c", "-m", "3"], ["-l"], ["-v", "-c"]], ids=str)
+def test_walked_file_stopped_at_a_late_nul_as_rg(ov, tree, flags):
+    # rg prints the matches before the buffer that holds the NUL, then says it stopped;
+    # -c counts no line of such a file unless -m ended its search first
+    t = tree({"a.txt": "needle a\n", "z.txt": LATE})
+    args = [*flags, "needle"] if "-v" not in flags else [*flags, "nothing-like-it"]
+    ours = ov("grep", *args, cwd=t)
+    theirs = rg(t, "--sort", "path", "-n", *args)
+    assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout)
+
+
+def test_walked_file_stopped_at_a_late_nul_is_said_in_json(ov, tree):
+    t = tree({"a.txt": "needle a\n", "z.txt": LATE})
+    note = 'z.txt: WARNING: stopped searching binary file after match (found "\\0" byte around offset 300035)'
+    r = ov("grep", "--json", "needle", cwd=t)
+    res = r.json["result"]
+    assert r.code == 0 and [(m["path"], m["line"]) for m in res["matches"]] == [
+        ("a.txt", 1), ("z.txt", 1), ("z.txt", 2)]
+    assert res["warnings"] == [note]
+    r = ov("grep", "-o", "jsonl", "needle", cwd=t)
+    assert r.jsonl[-1]["type"] == "summary" and r.jsonl[-1]["warnings"] == [note]
+    # -m that ends the search before the NUL: nothing to say
+    assert ov("grep", "--json", "-m", "2", "needle", cwd=t).json["result"]["warnings"] == []

@@ -144,7 +144,7 @@ def search_blocks(pat: Pattern, rel: str, abspath: str, cap: int, mode: str) -> 
                         m.line += lines_before
                     records += got
                     if more:
-                        return FOUND, (records, True)
+                        return FOUND, (records, True, -1)
             first = False
             lines_before += block.count(b"\n")
             if not chunk:
@@ -154,7 +154,7 @@ def search_blocks(pat: Pattern, rel: str, abspath: str, cap: int, mode: str) -> 
     if mode == "count":
         return (FOUND, (count,)) if count else (NO_MATCH, None)
     if mode == "matches" and records:
-        return FOUND, (records, False)
+        return FOUND, (records, False, -1)
     return NO_MATCH, None
 
 
@@ -203,8 +203,9 @@ def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
               max_count: int | None, named: frozenset[str]) -> Callable[[str, str, int], tuple[int, object]]:
     """`search(rel, abspath, cap)`: what one file holds, (UNREADABLE | BINARY |
     NO_MATCH, None), (BINARY_MATCH, NUL offset) or (FOUND, found) where found is (1,)
-    for -l, (count,) for -c, else (records, more): up to `cap` records, and whether more
-    exist."""
+    for -l, (count,) for -c, else (records, more, stopped): up to `cap` records, whether
+    more exist, and the offset of the NUL that ended the search of a walked file after
+    them (-1: none; rg then says it stopped)."""
     from ov.search.matcher import (binary_cutoff, build_matches, inverted_matches,  # noqa: PLC0415
                             line_matches, matched_lines)
 
@@ -232,6 +233,7 @@ def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
         # not (one pass over their bytes, not two). A file named explicitly is searched
         # whole even past a NUL, which its first buffer's test cannot speak for.
         is_named = rel in named
+        stopped = -1
         if may_match is not None and not is_named and not may_match(data):
             return NO_MATCH, None
         nul = data.find(b"\x00")
@@ -250,11 +252,19 @@ def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
             if cut == 0:
                 return BINARY, None
             data = data[:cut]
+            stopped = nul  # what was searched ends before the NUL: rg says so after a match
             if may_match is not None and not may_match(data):
                 return NO_MATCH, None
         elif is_named and may_match is not None and not may_match(data):
             return NO_MATCH, None
         text = decode(data)
+
+        def at_nul(n: int) -> bool:
+            """Whether rg's search of this walked file, `n` lines found, went on to the NUL
+            that ended it (-m can end it first): rg then says it stopped after a match,
+            and -c counts no line of the file (rg 13: the count is dropped with it)."""
+            return stopped >= 0 and (max_count is None or n < max_count)
+
         # -m: a file's own cap is no cut of the result; the node limit's (cap) is
         each = cap if max_count is None else min(cap, max_count)
         if invert:
@@ -263,12 +273,12 @@ def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
                 return (FOUND, (1,)) if records else (NO_MATCH, None)
             if mode == "count":
                 n = len(records) if max_count is None else min(len(records), max_count)
-                return (FOUND, (n,)) if n else (NO_MATCH, None)
+                return (FOUND, (n,)) if n and not at_nul(n) else (NO_MATCH, None)
         elif mode == "files":
             return (FOUND, (1,)) if matched_lines(pat, text, 1)[0] else (NO_MATCH, None)
         elif mode == "count":
             lines, _ = matched_lines(pat, text, max_count)
-            return (FOUND, (len(lines),)) if lines else (NO_MATCH, None)
+            return (FOUND, (len(lines),)) if lines and not at_nul(len(lines)) else (NO_MATCH, None)
         elif context:
             lines, more = matched_lines(pat, text, each)
             records = build_matches(rel, text, lines, before, after)
@@ -276,7 +286,9 @@ def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
             records, more = line_matches(pat, rel, text, each)
         if max_count is not None and each == max_count:
             more = False
-        return (FOUND, (records, more)) if records else (NO_MATCH, None)
+        if not records:
+            return NO_MATCH, None
+        return FOUND, (records, more, stopped if not more and at_nul(len(records)) else -1)
 
     return search
 
@@ -360,13 +372,15 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 emitted += 1
                 yield FileCount(rel) if mode == "files" else FileCount(rel, found[0])  # type: ignore[index]
                 continue
-            records, more = found  # type: ignore[misc]
+            records, more, stopped = found  # type: ignore[misc]
             room = limit - emitted
             if len(records) > room:  # the helper's, found up to the whole limit
                 got = _within(search, rel, abspath, records, room, bool(before or after))
                 if got is None:
                     continue
-                records, more = got
+                records, more, stopped = got
+            if stopped >= 0 and not more:
+                st.binary_stopped.append((show(rel), stopped))
             st.files += 1
             st.count += len(records)
             emitted += len(records)
@@ -428,10 +442,11 @@ def _tell(st: GrepStats, note: tuple) -> None:
 
 
 def _within(search, rel: str, abspath: str, records: list, room: int, context: bool):
-    """The helper's records of one file cut to the `room` left: (records, more), or None
+    """The helper's records of one file cut to the `room` left: (records, more, NUL offset
+    or -1), or None
     when the file changed since the helper read it."""
     if not context:  # line records do not depend on those after them
-        return records[:room], True
+        return records[:room], True, -1
     # context lines stop at the next match: find them anew
     again, found = search(rel, abspath, room)
     if again != FOUND:

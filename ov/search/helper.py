@@ -127,8 +127,8 @@ class Helper:
             else:
                 for (rel, abspath), (answer, found) in zip(block, answers):
                     if answer == FOUND and mode == "matches":
-                        tuples, more = found
-                        found = ([record(rel, t) for t in tuples], more)
+                        tuples, more, stopped = found
+                        found = ([record(rel, t) for t in tuples], more, stopped)
                     yield rel, abspath, answer, found
             self.received += sum(rel is not None for rel, _ in block)
         if self.finished:
@@ -234,10 +234,10 @@ def shipping(search: Callable[[str, str, int], tuple[int, object]], limit: int,
         # one record past SHIP_MAX says the file is the parent's, without finding the rest
         answer, found = search(rel, abspath, min(limit, SHIP_MAX + 1))
         if answer == FOUND and mode == "matches":
-            records, more = found  # type: ignore[misc]
+            records, more, stopped = found  # type: ignore[misc]
             if len(records) > SHIP_MAX:
                 return SEARCH, None
-            found = ([record_tuple(r) for r in records], more)
+            found = ([record_tuple(r) for r in records], more, stopped)
         return answer, found
 
     return check

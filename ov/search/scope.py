@@ -54,6 +54,9 @@ class GrepStats:
     # files named explicitly that hold a NUL and a match: (shown path, NUL offset), said
     # as rg says it ("binary file matches") rather than searched line by line
     binary_matches: list[tuple[str, int]] = field(default_factory=list)
+    # walked files whose search stopped at a NUL after printing a match (ripgrep quits a
+    # binary file it was not named: the lines after it are not searched), said as rg says it
+    binary_stopped: list[tuple[str, int]] = field(default_factory=list)
     level_cut: bool = False  # --level-limit left a folder unentered
     root: str = ""  # the (first) search root
 
@@ -242,7 +245,7 @@ def result_of(st: GrepStats) -> GrepResult:
     res = GrepResult(matches=[], count=st.count, files=st.files,
                      truncated=st.truncated or st.level_cut, warnings=list(st.warnings),
                      truncated_reason=st.truncated_reason, root=st.root or None)
-    res.warnings += [binary_note(p, off) for p, off in st.binary_matches]
+    res.warnings += binary_notes(st)
     return res
 
 
@@ -264,6 +267,14 @@ def grep_result(records: Sequence, st: GrepStats, mode: str = "matches") -> Grep
 def binary_note(path: str, offset: int) -> str:
     """rg's words for a binary file named explicitly that holds a match."""
     return f'{path}: binary file matches (found "\\0" byte around offset {offset})'
+
+
+def binary_notes(st: GrepStats) -> list[str]:
+    """rg's lines for the binary files of a run: those named explicitly that match, then
+    the walked ones whose search a NUL stopped after a match (in the order searched)."""
+    return [binary_note(p, off) for p, off in st.binary_matches] + [
+        f'{p}: WARNING: stopped searching binary file after match (found "\\0" byte around offset {off})'
+        for p, off in st.binary_stopped]
 
 
 def cut_notes(st: GrepStats, node_limit: int, what: str) -> list[str]:
