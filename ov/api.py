@@ -48,12 +48,17 @@ def _quiet(_msg: str) -> None:
 
 
 def walk_options(root: Path, hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
-                 max_filesize: int | None = None):
-    """Walk options for indexing `root`: the flags, else the tree's config, else defaults."""
-    from ov.config import load_config  # noqa: PLC0415
+                 max_filesize: int | str | None = None):
+    """Walk options for indexing `root`: the flags, else the tree's config, else defaults.
+    `max_filesize` is bytes, or a size as rg takes it ("2M": K, M and G are powers of 1,024)."""
+    from ov.config import load_config, parse_size  # noqa: PLC0415
 
-    if max_filesize is not None and max_filesize <= 0:
-        raise OvError("invalid_argument", "--max-filesize must be positive", field="max_filesize")
+    if max_filesize is not None:
+        size = parse_size(max_filesize)
+        if size is None:
+            raise OvError("invalid_argument", f"--max-filesize must be a positive number of bytes, or a "
+                          f"size such as 2M (K, M, G), not {max_filesize!r}", field="max_filesize")
+        max_filesize = size
     return load_config(root).walk_options(hidden, no_ignore, follow, max_filesize)
 
 
@@ -257,7 +262,7 @@ def summary(r) -> str:
 
 def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
             hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
-            max_filesize: int | None = None, walk=None, embedder=None, on_update=None,
+            max_filesize: int | str | None = None, walk=None, embedder=None, on_update=None,
             warn: Notice = _quiet):
     """A `Watcher` that keeps the index of `path` fresh: `.run()` blocks, `.start()` runs
     it in a thread, `.stop()` ends it. Each batch of saved, added or deleted files is

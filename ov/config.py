@@ -64,11 +64,31 @@ def _positive_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v > 0
 
 
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_size(v: object) -> int | None:
+    """A size in bytes as rg's --max-filesize takes it: a positive integer, or digits
+    with a suffix K, M or G (KiB, MiB, GiB; either case), as text. None: not a size."""
+    if _positive_int(v):
+        return v  # type: ignore[return-value]
+    if not isinstance(v, str):
+        return None
+    t = v.strip().upper()
+    unit = t[-1:] if t[-1:] in ("K", "M", "G") else ""
+    digits = t[:len(t) - len(unit)].strip()
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 18:
+        return None
+    n = int(digits) * _SIZE_UNITS[unit]
+    return n if n > 0 else None
+
+
 # key -> (built-in default, type description, check)
 SETTINGS: dict[str, tuple[object, str, object]] = {
     "ignore": ((), "a list of gitignore lines",
                lambda v: isinstance(v, list) and all(isinstance(x, str) and "\x00" not in x for x in v)),
-    "max-filesize": (DEFAULT_MAX_FILESIZE, "a positive integer (bytes)", _positive_int),
+    "max-filesize": (DEFAULT_MAX_FILESIZE, "a positive number of bytes, or a size such as \"2M\" (K, M, G)",
+                     lambda v: parse_size(v) is not None),
     "hidden": (False, "true or false", lambda v: isinstance(v, bool)),
     "search-type": (DEFAULT_SEARCH_TYPE, "one of " + ", ".join(SEARCH_TYPE_NAMES),
                     lambda v: isinstance(v, str) and v in SEARCH_TYPE_NAMES),
@@ -229,6 +249,6 @@ def load_config(root: Path) -> Config:
         layers.append((ov_label, _check_table(ov_toml, str(root / ov_label))))
     for source, table in layers:  # later layers win
         for key, v in table.items():
-            values[key] = tuple(v) if isinstance(v, list) else v
+            values[key] = tuple(v) if isinstance(v, list) else parse_size(v) if key == "max-filesize" else v
             sources[key] = source
     return Config(values, sources)

@@ -157,3 +157,19 @@ def test_index_stop_takes_no_flag_of_a_run(ov, tmp_path):
     r = ov("index", "--full", "--stop", "--json", cwd=tmp_path)
     assert r.code == 2 and r.json["error"]["code"] == "invalid_argument" and "--full" in r.json["error"]["message"]
     assert not (tmp_path / ".ov").exists()
+
+
+def test_index_max_filesize_takes_a_size_as_rg(ov, tmp_path):
+    """`ov index --max-filesize 20M` (rg's form) was refused as not an integer."""
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n")
+    (root / "big.txt").write_bytes(b"word\n" * 1000)  # 5,000 bytes
+    assert ov("index", ".", "--no-embed", "--max-filesize", "4K", cwd=root).code == 0
+    res = ov("status", "--json", cwd=root).json["result"]
+    assert res["skipped_files"] == [{"path": "big.txt", "reason": "size"}]
+    assert ov("index", ".", "--no-embed", "--max-filesize", "1M", cwd=root).code == 0
+    assert ov("status", "--json", cwd=root).json["result"]["skipped_files"] == []
+    r = ov("index", ".", "--no-embed", "--max-filesize", "1.5M", "--json", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+    assert r.json["error"]["field"] == "max_filesize" and "2M" in r.json["error"]["message"]

@@ -88,7 +88,10 @@ def test_pyproject_without_tool_ov_is_ignored(tmp_path):
     ("limit = 51\n", "limit", "from 1 to 50"),
     ("limit = 2.5\n", "limit", "from 1 to 50"),
     ("node-limit = -1\n", "node-limit", "positive integer"),
-    ("max-filesize = true\n", "max-filesize", "positive integer"),
+    ("max-filesize = true\n", "max-filesize", "positive number of bytes"),
+    ("max-filesize = '2X'\n", "max-filesize", "such as \"2M\""),
+    ("max-filesize = '1.5M'\n", "max-filesize", "such as \"2M\""),
+    ("max-filesize = 0\n", "max-filesize", "positive number of bytes"),
     ("search-type = 'fuzzy'\n", "search-type", "hybrid, keywords, lexical, semantic"),
     ("ignore = 'build/'\n", "ignore", "list of gitignore lines"),
     ("ignore = [1, 2]\n", "ignore", "list of gitignore lines"),
@@ -271,3 +274,15 @@ def test_status_shows_where_each_setting_came_from(ov, tmp_path):
         f"  embed-skip    = {json.dumps(list(DEFAULT_EMBED_SKIP))}  (default)",
         "  embed-long-lines = true  (default)",
     ]
+
+
+@pytest.mark.parametrize(("given", "size"), [(4096, 4096), ("4096", 4096), ("2K", 2048), ("2k", 2048),
+                                             ("3M", 3 << 20), (" 1G ", 1 << 30)])
+def test_max_filesize_takes_sizes_as_rg(tmp_path, given, size):
+    # rg's --max-filesize takes K, M and G suffixes; the config and the flag take them too
+    from ov.config import parse_size
+
+    assert parse_size(given) == size
+    _ov_toml(tmp_path, f"max-filesize = {given!r}\n" if isinstance(given, str) else f"max-filesize = {given}\n")
+    cfg = load_config(tmp_path)
+    assert cfg.values["max-filesize"] == size and cfg.walk_options().max_filesize == size

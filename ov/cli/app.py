@@ -114,7 +114,7 @@ def index_cmd(
     hidden: Annotated[Optional[bool], typer.Option("--hidden/--no-hidden", help="Include hidden files and folders (default: the config's hidden, else no).", show_default=False)] = None,
     no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Do not read .gitignore/.ignore/.ovignore files.")] = False,
     follow: Annotated[bool, typer.Option("-L", "--follow", help="Follow symlinks (never outside the root).")] = False,
-    max_filesize: Annotated[Optional[int], typer.Option("--max-filesize", help="Skip files larger than this many bytes (default: the config's max-filesize, else 1 MiB).", metavar="BYTES")] = None,
+    max_filesize: Annotated[Optional[str], typer.Option("--max-filesize", help="Skip files larger than this: bytes, or a size such as 2M (K, M, G as in rg; default: the config's max-filesize, else 1 MiB).", metavar="SIZE")] = None,
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr: a bar on a terminal, else a line per second (default: on a terminal).", show_default=False)] = None,
     stop: Annotated[bool, typer.Option("--stop", help="Stop the background worker adding vectors to the index of PATH, and exit.")] = False,
     watch: Annotated[bool, typer.Option("--watch", help="After indexing, keep watching: re-index each saved, added or deleted file until interrupted.")] = False,
