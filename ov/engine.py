@@ -21,8 +21,8 @@ from ov.journal import status as journal_status
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
                       SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.paths import resolve
-from ov.query import (CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor, keyword_plan,
-                      request_key)
+from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor,
+                      keyword_plan, request_key)
 from ov.store import KNN_MAX, Filters, Store
 
 
@@ -107,6 +107,10 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
         warnings.append("hybrid search ran on keywords alone: overviews (-L 1) have no vectors")
     ranking = _Rankings(store, req, use_kw, use_vec, qvec)
     page, more, segments, checker = _page(ranking, root, req, segments)
+    if ranking.cut_short:
+        warnings.append(f"ranked the best {KNN_MAX if use_vec else KEYWORD_MAX_DEPTH:,} rows of each branch: "
+                        "files whose best match lies deeper are not listed (a narrower query, -t or "
+                        "-u finds them; `ov grep` lists every file)")
     if checker.stale:
         warnings.append(_stale_warning(checker.stale, "hit(s)"))
     if checker.refused:
@@ -172,6 +176,7 @@ def _no_vector_levels(req: SearchRequest) -> bool:
 # for each -n (64 for 10 hits, 204 for 50) one hit scored 0.0046 at -n 7 and 0.0048 at
 # -n 49, and pages of -n 7 chained by --cursor were not in score order.
 FIRST_DEPTH = 256
+KEYWORD_MAX_DEPTH = CURSOR_MAX_DEPTH  # rows a keyword-only ranking reads at most (ov.query)
 FIRST_VECTORS_WAIT_S = 10.0  # a semantic search waits so long for a worker's first vectors
 
 
@@ -185,6 +190,7 @@ class _Rankings:
         self.store, self.req, self.use_kw, self.use_vec, self.qvec = store, req, use_kw, use_vec, qvec
         self.at: dict[int, tuple[list[rank.Cand], _RankedRows, bool]] = {}
         self.cap = size_cap(store)  # a recheck reads no changed file past it
+        self.cut_short = False  # the last page ran out of rows to read before the branches did
 
     def __call__(self, depth: int, need: int, checker: rank.Rechecker) -> tuple[list[Hit], bool]:
         if depth not in self.at:
@@ -194,10 +200,13 @@ class _Rankings:
             if len(branch_lists) == 1 and not exhausted and cut is not None:
                 # each kind maps a raw score to its own probability, so a file not read yet
                 # (its raw score past the last one read) may outscore a read one of another
-                # kind: only what scores above every kind's score at that cut is final
+                # kind: only what scores at least every kind's score at that cut is final.
+                # At it, not above it: a row not read can at most tie it (and thousands of
+                # rows of one score, a log's repeated lines, left nothing above it at any
+                # depth: the search answered nothing)
                 (name,) = branch_lists
                 bound = max(rank.branch_score(name, cut, p) for p in ("a.py", "a.txt"))
-                ranked = [c for c in ranked if c.score > bound]
+                ranked = [c for c in ranked if c.score >= bound]
             rows = _RankedRows(self.store, [c.chunk_id for c in ranked], need * 3 + 50)
             self.at[depth] = (ranked, rows, exhausted)
         ranked, rows, exhausted = self.at[depth]
@@ -226,12 +235,16 @@ def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tup
     checker = rank.Rechecker(str(root), ranking.cap)
     need = len(shown) + req.limit + 1
     depth = segments[-1][0] if segments else max(FIRST_DEPTH, need * 4)
+    # sqlite-vec reads at most KNN_MAX vectors; keywords alone read deeper, or the passages
+    # of a few big files that repeat a word (a log) could hide every other file holding it
+    top = KNN_MAX if ranking.use_vec else KEYWORD_MAX_DEPTH
     while True:
         hits, exhausted = ranking(depth, need, checker)
         new = [h for h in hits if key(h) not in shown]
-        if len(new) > req.limit or exhausted or depth >= KNN_MAX:
+        if len(new) > req.limit or exhausted or depth >= top:
             break
-        depth = min(KNN_MAX, depth * 4)
+        depth = min(top, depth * 4)
+    ranking.cut_short = not exhausted and len(new) <= req.limit
     page = new[: req.limit]
     for i, h in enumerate(page):
         h.rank = offset + i + 1

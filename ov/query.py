@@ -151,7 +151,8 @@ def request_key(*parts) -> str:
 # pages ranked at one depth (ov.engine.search). Depths grow by x4 from 64 to 4,096, so a
 # real cursor holds at most five segments; anything beyond these bounds is not ours.
 CURSOR_MAX_SEGMENTS = 8
-CURSOR_MAX_DEPTH = KNN_MAX  # no page is ranked deeper than the branches can be read
+CURSOR_MAX_DEPTH = 16 * KNN_MAX  # no page is ranked deeper than the branches can be read
+# (vectors: KNN_MAX, sqlite-vec's largest k; keywords alone: this, ov.engine)
 CURSOR_MAX_SHOWN = 100_000
 
 

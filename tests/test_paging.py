@@ -205,3 +205,19 @@ def test_a_file_deleted_between_pages_skips_no_other_hit(tmp_path):
     (root / "f5.txt").unlink()  # not shown yet: dropped from page 3, as it is gone
     third, _, _ = page(cursor)
     assert third == ["f6.txt"]
+
+
+@pytest.mark.parametrize("search_type", ["keywords", "hybrid"])
+def test_a_word_repeated_through_a_big_file_hides_no_other_file(ov, tree, search_type):
+    """A log repeating a word in thousands of passages, each scoring alike: the search
+    answered nothing at all (every row tied the cut, and only rows above it counted), and
+    read deeper, the log's passages still filled every row read before the other files."""
+    root = tree({"big.log": "unicorn rainbow line\n" * 300_000,  # ~7,700 passages, one score
+                 "a.txt": "a small unicorn file\n", "b/c.md": "# notes\n\nthe unicorn again\n",
+                 "other.txt": "nothing to see\n"})
+    assert ov("index", root, "--no-embed", "--max-filesize", "10M").code == 0
+    r = ov("search", "unicorn", "--search-type", search_type, "-o", "json", cwd=root)
+    assert r.code == 0
+    res = r.json["result"]
+    assert sorted(h["path"] for h in res["hits"]) == ["a.txt", "b/c.md", "big.log"]
+    assert not any("not listed" in w for w in res["warnings"])
