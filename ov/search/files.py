@@ -578,6 +578,11 @@ def iter_grep(
                     pfilter=pfilter, tfilter=tfilter)
 
 
+def _from_cwd(pfilter: PathFilter | None, root: Path, cwd: Path) -> PathFilter | None:
+    """The -g globs as rg reads them, from the current folder (PathFilter.under)."""
+    return pfilter.under(os.fspath(root), os.path.abspath(os.fspath(cwd))) if pfilter else None
+
+
 def _no_records() -> Iterator[Match | FileCount]:
     yield from ()
 
@@ -590,6 +595,7 @@ def _records(pat, groups, st: GrepStats, *, cwd: Path, before: int, after: int, 
     for root, rels, indexed in groups:
         st.root = st.root or os.fspath(root)
         ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
+        pfilter = _from_cwd(pfilter, root, cwd)
         allowed = tagged(root, tag_pairs, indexed)
         hook = candidates if candidates is not None else (
             index_candidates(root, st.warnings.append) if use_index and indexed else None)
@@ -663,6 +669,7 @@ def _file_paths(groups, st: GrepStats, cwd: Path, exclude, hidden, no_ignore, ma
     for root, rels, indexed in groups:
         st.root = st.root or os.fspath(root)
         ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
+        pfilter = _from_cwd(pfilter, root, cwd)
         opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pfilter)
         show = displayer(root, cwd)
         links_out(root, rels, show, st.warnings)

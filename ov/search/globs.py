@@ -228,13 +228,17 @@ def _literal_tails(pattern: str) -> tuple[str, ...]:
 
 
 class PathFilter:
-    """ripgrep's `-g/--glob` overrides over root-relative paths."""
+    """ripgrep's `-g/--glob` overrides over root-relative paths. As in rg, a glob is read
+    from the current folder: below it (`under`), a path is matched without the current
+    folder's own part (`-g 'deep/*.py'` run in `src/` of a repository whose top is the
+    root takes `src/deep/n.py`); a path outside it is matched as the root sees it."""
 
     def __init__(self, globs: Sequence[str]) -> None:
         from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern  # noqa: PLC0415
 
         self.rules: list[tuple[Callable, bool]] = []  # (regex match, include), last first
         self.has_include = False
+        self.base = ""  # the current folder's root-relative path and '/', when below the root
         for g in globs:
             include = not g.startswith("!")
             body = g if include else g[1:]
@@ -252,7 +256,22 @@ class PathFilter:
     def __bool__(self) -> bool:
         return bool(self.rules)
 
+    def under(self, root: str, cwd: str) -> PathFilter:
+        """This filter as read from `cwd` for the paths of `root` (both absolute)."""
+        import copy  # noqa: PLC0415
+
+        inner = os.path.relpath(cwd, root)
+        if inner == "." or inner == ".." or inner.startswith(".." + os.sep):
+            return self
+        out = copy.copy(self)
+        out.base = inner.replace(os.sep, "/") + "/"
+        return out
+
+    def _local(self, rel: str) -> str:
+        return rel[len(self.base):] if self.base and rel.startswith(self.base) else rel
+
     def __call__(self, rel: str) -> bool:
+        rel = self._local(rel)
         for match, include in self.rules:
             if match(rel):
                 return include
@@ -265,6 +284,7 @@ class PathFilter:
         hidden-name rule say. A glob that takes `rel` in as a folder above it (`-g src`
         for `src/a.py`) does not: rg selects no file so, and the ignored files of a
         folder named to narrow a search are not wanted."""
+        rel = self._local(rel)
         for match, include in self.rules:
             m = match(rel)
             if m:
