@@ -252,8 +252,13 @@ def parent_ignore_files(root: str, opts: WalkOptions) -> list[str]:
 def _add_folder(levels: tuple[Level, ...], folder: str, rel: str, depth: int,
                 names: frozenset[str] | set[str] | None, warn: Callable[[str], None]
                 ) -> tuple[Level, ...]:
-    """`levels` plus the ignore files of `folder` (names None: probe for them)."""
+    """`levels` plus the ignore files of `folder` (names None: probe for them). A folder
+    holding `.git` is a repository of its own: as in git and rg, the `.gitignore` files
+    and `.git/info/exclude` of the folders above it stop there (`.ignore`, `.ovignore` and
+    the extra rules go on)."""
     new = list(levels)
+    if rel and (".git" in names if names is not None else os.path.lexists(os.path.join(folder, ".git"))):
+        new = [lv for lv in new if lv[0] not in (_GITIGNORE, _EXCLUDE)]
     for fname, kind in _PER_FOLDER:
         if names is not None and fname not in names:
             continue
@@ -265,7 +270,7 @@ def _add_folder(levels: tuple[Level, ...], folder: str, rel: str, depth: int,
         rules = _read_rules(os.path.join(folder, _GIT_EXCLUDE), f"{rel}/.git/info/exclude", warn)
         if rules:
             new.append((_EXCLUDE, depth, rel, rules))
-    if len(new) == len(levels):
+    if new == list(levels):
         return levels
     new.sort(key=lambda lv: (lv[0], -lv[1]))
     return tuple(new)
@@ -843,7 +848,7 @@ def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> 
 # tick). File contents are not the cache's business: callers that need them stat files.
 # The kernel tree (78,255 files, 5,106 folders): the walk cost ~2 s at load ~12, the
 # cached listing ~0.2 s (see docs/BENCHMARKS.md).
-CACHE_VERSION = 6  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude
+CACHE_VERSION = 7  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude; 7: no .gitignore across an inner repository
 RACY_NS = 2_000_000_000
 _FILE, _DIR, _LINK = 0, 1, 2
 # a listing with more changed folders than this is walked afresh (and written anew)

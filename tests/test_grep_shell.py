@@ -576,3 +576,32 @@ def test_walked_file_stopped_at_a_late_nul_is_said_in_json(ov, tree):
     assert r.jsonl[-1]["type"] == "summary" and r.jsonl[-1]["warnings"] == [note]
     # -m that ends the search before the NUL: nothing to say
     assert ov("grep", "--json", "-m", "2", "needle", cwd=t).json["result"]["warnings"] == []
+
+
+@needs_rg
+@pytest.mark.parametrize("args", [["-g", "deep/*.py", "hit"], ["-g", "/top.py", "hit"],
+                                  ["-g", "!deep/*.py", "hit"], ["--files", "-g", "!deep/*.py"],
+                                  ["-g", "**/n.py", "hit"], ["-g", "*.py", "hit"]], ids=str)
+def test_globs_are_read_from_the_current_folder_as_rg(ov, tree, args):
+    # in a subfolder of a repository the root is the repository's top; rg reads -g from
+    # the current folder (a glob with a '/' found nothing, a '!' one excluded nothing)
+    t = tree({"src/deep/n.py": "hit\n", "src/top.py": "hit\n", "top.py": "hit\n"})
+    subprocess.run(["git", "init", "-q", str(t)], check=True)
+    ours = ov("grep", *args, cwd=t / "src")
+    theirs = rg(t / "src", "--sort", "path", "-n", *args)
+    assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout)
+
+
+@needs_rg
+@pytest.mark.parametrize("args", [["hit"], ["--files"], ["-l", "hit", "inner"]], ids=str)
+def test_an_inner_repository_is_not_ignored_by_the_outer_gitignore_as_rg(ov, tree, args):
+    # git and rg stop a repository's .gitignore at a repository inside it; .ignore goes on
+    t = tree({".gitignore": "*.log\n", ".ignore": "x.txt\n", "a.log": "hit\n", "b.txt": "hit\n",
+              "inner/b.log": "hit\n", "inner/x.txt": "hit\n", "inner/c.txt": "hit\n"})
+    subprocess.run(["git", "init", "-q", str(t)], check=True)
+    subprocess.run(["git", "init", "-q", str(t / "inner")], check=True)
+    ours = ov("grep", *args, cwd=t)
+    theirs = rg(t, "--sort", "path", "-n", *args)
+    assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout)
+    assert "inner/b.log" in ours.out and "inner/x.txt" not in ours.out
+    assert ov("glob", "**/*.log", cwd=t).out == "inner/b.log\n"
