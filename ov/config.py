@@ -38,7 +38,7 @@ class WalkOptions:
     """How a tree is walked (shared by `index`, `grep` and `glob`)."""
 
     hidden: bool = False  # include dotfiles and dot-folders (never .git/ or .ov/)
-    no_ignore: bool = False  # disregard .gitignore/.ignore/.ovignore/.git/info/exclude
+    no_ignore: bool = False  # disregard .gitignore/.ignore/.rgignore/.ovignore/.git/info/exclude
     follow: bool = False  # follow symlinks (never outside the root, never in a loop)
     max_filesize: int | None = DEFAULT_MAX_FILESIZE  # None: no cap
     max_depth: int | None = None  # None: unlimited; 1 = only the start folder's files

@@ -4,9 +4,10 @@ Ignore rules follow git, read through `pathspec`: a `.gitignore` in any folder h
 rules relative to that folder, `.git/info/exclude` holds rules for the root, and within
 one file the last matching line wins (`!` re-includes). A folder that is excluded is
 never entered, so nothing below it can be re-included (git's rule). As in ripgrep,
-`.ignore` and `.ovignore` use the same syntax with higher precedence: the kinds are
-asked in the order extra rules (`WalkOptions.extra_ignores`, rooted at the walk root,
-from the config file or `--exclude`), `.ovignore`, `.ignore`, `.gitignore`,
+`.ignore`, `.rgignore` and `.ovignore` use the same syntax with higher precedence: the
+kinds are asked in the order extra rules (`WalkOptions.extra_ignores`, rooted at the walk
+root, from the config file or `--exclude`), `.ovignore`, `.rgignore` (ripgrep's own, read
+so that what a user hid from rg stays hidden), `.ignore`, `.gitignore`,
 `.git/info/exclude`; within a kind the deepest folder with a matching line decides.
 `--no-ignore` drops the files but keeps the extra rules, which the user typed.
 
@@ -42,8 +43,9 @@ ALWAYS_SKIPPED = frozenset({".git", ".ov"})
 
 # Ignore-file kinds in precedence order (ripgrep's): earlier kinds win over later ones
 # whatever the folder depth; within a kind the deepest folder wins.
-_EXTRA, _OVIGNORE, _IGNORE, _GITIGNORE, _EXCLUDE = range(5)
-_PER_FOLDER = ((".ovignore", _OVIGNORE), (".ignore", _IGNORE), (".gitignore", _GITIGNORE))
+_EXTRA, _OVIGNORE, _RGIGNORE, _IGNORE, _GITIGNORE, _EXCLUDE = range(6)
+_PER_FOLDER = ((".ovignore", _OVIGNORE), (".rgignore", _RGIGNORE), (".ignore", _IGNORE),
+               (".gitignore", _GITIGNORE))
 # a folder holding `.git` (a repository inside the tree) has its own .git/info/exclude
 _PER_FOLDER_NAMES = frozenset([*(n for n, _ in _PER_FOLDER), ".git"])
 _GIT_EXCLUDE = os.path.join(".git", "info", "exclude")
@@ -194,7 +196,7 @@ def _root_levels(root: str, opts: WalkOptions, warn: Callable[[str], None]) -> t
 # `ov search` run there makes one) keeps the ignore files of the folders above it, up to
 # the work tree's top, and the top's .git/info/exclude, as git, rg and fd apply them: with
 # the root's own alone, grep and glob listed git-ignored files and the index held them.
-# Above the work tree's top (or above a root in none), only `.ignore` and `.ovignore`
+# Above the work tree's top (or above a root in none), only `.ignore`, `.rgignore` and `.ovignore`
 # apply, as rg reads `.ignore` in every parent folder and `.gitignore` only inside git.
 # Such a level's base is _ABOVE and the path from its folder down to the root.
 _ABOVE = "\0"
@@ -221,7 +223,7 @@ _OUTSIDE_GIT = tuple((n, k) for n, k in _PER_FOLDER if n != ".gitignore")
 def _folders_above(root: str, top: str | None) -> list[tuple[str, int, tuple]]:
     """(folder, depth, ignore files read there) for every folder above `root`, its parent
     first; depths below 0 (a deeper ignore file outranks a shallower one, as inside the
-    tree). Up to the work tree's `top` every ignore file; above it `.ignore`, `.ovignore`."""
+    tree). Up to the work tree's `top` every ignore file; above it `.ignore`, `.rgignore`, `.ovignore`."""
     out = []
     d, depth, inside = os.path.dirname(root), -1, top is not None
     while True:
@@ -848,7 +850,8 @@ def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> 
 # tick). File contents are not the cache's business: callers that need them stat files.
 # The kernel tree (78,255 files, 5,106 folders): the walk cost ~2 s at load ~12, the
 # cached listing ~0.2 s (see docs/BENCHMARKS.md).
-CACHE_VERSION = 7  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude; 7: no .gitignore across an inner repository
+CACHE_VERSION = 8  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude; 7: no .gitignore across an inner repository;
+# 8: .rgignore
 RACY_NS = 2_000_000_000
 _FILE, _DIR, _LINK = 0, 1, 2
 # a listing with more changed folders than this is walked afresh (and written anew)

@@ -49,7 +49,7 @@ from ov.walk import ALWAYS_SKIPPED
 STEP_MS = 50  # quiet time that ends a batch: a single save is indexed ~50 ms after it
 DEBOUNCE_MS = 1000  # longest a burst is gathered before its first part is indexed
 RETRY_S = 1.0  # how often a batch blocked by another indexer is retried
-RULE_FILES = frozenset({".gitignore", ".ignore", ".ovignore"})
+RULE_FILES = frozenset({".gitignore", ".ignore", ".rgignore", ".ovignore"})
 
 Notice = Callable[[str], None]
 

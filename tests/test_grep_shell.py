@@ -605,3 +605,15 @@ def test_an_inner_repository_is_not_ignored_by_the_outer_gitignore_as_rg(ov, tre
     assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout)
     assert "inner/b.log" in ours.out and "inner/x.txt" not in ours.out
     assert ov("glob", "**/*.log", cwd=t).out == "inner/b.log\n"
+
+
+@needs_rg
+def test_rgignore_is_read_as_rg_reads_it(ov, tree):
+    # above .ignore and .gitignore: what a user hid from rg stays hidden, a '!' re-includes
+    t = tree({".rgignore": "secret.txt\n", ".gitignore": "*.txt\n", "secret.txt": "hit\n",
+              "ok.md": "hit\n", "sub2/.rgignore": "!*.txt\n", "sub2/a.txt": "hit\n"})
+    subprocess.run(["git", "init", "-q", str(t)], check=True)
+    ours = ov("grep", "hit", cwd=t)
+    theirs = rg(t, "--sort", "path", "-n", "hit")
+    assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout) == (0, "ok.md:1:hit\nsub2/a.txt:1:hit\n")
+    assert "secret.txt" not in ov("glob", "**", cwd=t).out
