@@ -617,3 +617,14 @@ def test_rgignore_is_read_as_rg_reads_it(ov, tree):
     theirs = rg(t, "--sort", "path", "-n", "hit")
     assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout) == (0, "ok.md:1:hit\nsub2/a.txt:1:hit\n")
     assert "secret.txt" not in ov("glob", "**", cwd=t).out
+
+
+@needs_rg
+@pytest.mark.parametrize("args", [["-g", "*.py", "hit", "a.txt", "src"], ["-t", "py", "hit", "a.txt"],
+                                  ["-g", "!a.txt", "hit", "a.txt"], ["--files", "-t", "py", "a.txt"]], ids=str)
+def test_a_file_named_is_searched_whatever_g_and_t_say_as_rg(ov, tree, args):
+    t = tree({"a.txt": "hit\n", "src/n.py": "hit\n", "src/m.txt": "hit\n"})
+    ours = ov("grep", *args, cwd=t)
+    theirs = rg(t, "--sort", "path", "-n", "-H", *args)  # ov names a file named alone (README)
+    assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout)
+    assert "a.txt" in ours.out

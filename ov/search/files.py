@@ -159,9 +159,10 @@ def search_blocks(pat: Pattern, rel: str, abspath: str, cap: int, mode: str) -> 
 
 
 def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *, excluded,
-                pfilter, tfilter, allowed, may_hold, use_listing: bool = False
-                ) -> Iterator[tuple[str, str]]:
-    """(relative, absolute) paths of the files a grep reads, in walk order."""
+                pfilter, tfilter, allowed, may_hold, use_listing: bool = False,
+                named: frozenset[str] = frozenset()) -> Iterator[tuple[str, str]]:
+    """(relative, absolute) paths of the files a grep reads, in walk order. A file named
+    on the command line (`named`) is searched whatever -g and -t say, as rg searches it."""
     # the listing cache holds what the ignore files keep: an override walks afresh
     cache_dir = listing_dir(root) if use_listing and opts.override is None else None
     if may_hold is None:  # size and mtime serve the index prefilter only
@@ -184,9 +185,9 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
         # tab or CR, a newline), so the walk alone does not leave out all of them.
         if excluded is not None and excluded(rel):
             continue
-        if pfilter is not None and not pfilter(rel):
+        if pfilter is not None and not pfilter(rel) and rel not in named:
             continue
-        if tfilter is not None and not tfilter(rel):
+        if tfilter is not None and not tfilter(rel) and rel not in named:
             continue
         if allowed is not None and rel not in allowed:
             continue
@@ -330,7 +331,7 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
     search = _searcher(pat, mode, before, after, invert, max_count, named)
     emitted = 0
     files = _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter, tfilter=tfilter,
-                        allowed=allowed, may_hold=may_hold, use_listing=use_listing)
+                        allowed=allowed, may_hold=may_hold, use_listing=use_listing, named=named)
     alarm = _WallClock(pat, st)
     if helper_after is not None and isinstance(may_hold, Prefilter) \
             and len(may_hold.cands) >= helper_after:
@@ -674,9 +675,10 @@ def _file_paths(groups, st: GrepStats, cwd: Path, exclude, hidden, no_ignore, ma
         show = displayer(root, cwd)
         links_out(root, rels, show, st.warnings)
         allowed = tagged(root, tag_pairs, indexed)
+        named = frozenset(r for r in rels if r and (root / r).is_file())
         for rel, _ in _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter,
                                   tfilter=tfilter, allowed=allowed, may_hold=None,
-                                  use_listing=use_index and indexed):
+                                  use_listing=use_index and indexed, named=named):
             if st.records >= node_limit:
                 st.truncated = True
                 return
