@@ -42,6 +42,7 @@ complete -c ov -n '__fish_seen_subcommand_from status' -l help -d 'Show this mes
 complete -c ov -n '__fish_seen_subcommand_from grep' -s F -l fixed-strings -d 'PATTERN is a plain string'
 complete -c ov -n '__fish_seen_subcommand_from grep' -s i -l ignore-case -d 'Fold case (Unicode simple folding)'
 complete -c ov -n '__fish_seen_subcommand_from grep' -s w -l word-regexp -d 'Only matches with no word character on either side'
+complete -c ov -n '__fish_seen_subcommand_from grep' -s x -l line-regexp -d 'Only matches that are a whole line (wins over -w)'
 complete -c ov -n '__fish_seen_subcommand_from grep' -s U -l multiline -d 'Let matches span lines'
 complete -c ov -n '__fish_seen_subcommand_from grep' -s A -l after-context -x -d 'Lines after each match'
 complete -c ov -n '__fish_seen_subcommand_from grep' -s B -l before-context -x -d 'Lines before each match'

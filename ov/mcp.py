@@ -126,6 +126,7 @@ TOOLS: dict[str, dict[str, Any]] = {
             "fixed": ("boolean", "The pattern is a plain string."),
             "ignore_case": ("boolean", "Fold case (Unicode simple folding)."),
             "word": ("boolean", "Only matches with no word character on either side."),
+            "line": ("boolean", "Only matches that are a whole line (wins over word)."),
             "multiline": ("boolean", "Let matches span lines."),
             "before": ("integer", "Lines of context before each match.", _AT_LEAST_0),
             "after": ("integer", "Lines of context after each match.", _AT_LEAST_0),
@@ -237,10 +238,10 @@ def check_args(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
 # 50"); a client of the server knows the tool's arguments. A flag the tool takes as an
 # argument is named as the argument: by its long name with `_` for `-`, or by these.
 _FLAG_ARGS = {"path": "paths", "type": "types", "glob": "globs", "invert_match": "invert", "fixed_strings": "fixed",
-              "word_regexp": "word", "after_context": "after", "before_context": "before",
+              "word_regexp": "word", "line_regexp": "line", "after_context": "after", "before_context": "before",
               "max_depth": "level_limit", "-L": "level", "-U": "multiline", "-v": "invert",
               "-t": "types", "-n": "limit", "-u": "uri", "-g": "globs", "-A": "after",
-              "-B": "before", "-C": "context", "-F": "fixed", "-i": "ignore_case", "-w": "word",
+              "-B": "before", "-C": "context", "-F": "fixed", "-i": "ignore_case", "-w": "word", "-x": "line",
               "-c": "count", "-l": "files_with_matches", "-f": "fields", "-e": "pattern"}
 # `-x/--long`, `--long` or `-x`, not inside a word or a path, nor right after a quote (a
 # value quoted in a message is the user's, kept as given)

@@ -628,3 +628,43 @@ def test_a_file_named_is_searched_whatever_g_and_t_say_as_rg(ov, tree, args):
     theirs = rg(t, "--sort", "path", "-n", "-H", *args)  # ov names a file named alone (README)
     assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout)
     assert "a.txt" in ours.out
+
+
+@needs_rg
+@pytest.mark.parametrize("args", [["-x", "foo"], ["-x", "-F", "foo bar"], ["-x", "-i", "FOO"], ["-x", "fo+|bar"],
+                                  ["-x", "-v", "foo"], ["-x", "-c", "foo"], ["-x", ".*"], ["-x", "-e", "foo", "-e", "a.c"]],
+                         ids=str)
+def test_line_regexp_as_rg(ov, tree, args):
+    t = tree({"a.txt": "foo\nfoo bar\nabc\nfoo\r\nxfoo\n\nbar\n"})  # "foo\r" is no whole-line foo
+    ours = ov("grep", *args, cwd=t)
+    theirs = rg(t, "--sort", "path", "-n", "-H", *args)
+    # (rg's output is read as text here, which turns its "\r\n" into "\n")
+    assert (ours.code, ours.out.replace("\r\n", "\n")) == (theirs.returncode, theirs.stdout)
+
+
+def test_line_regexp_wins_over_word_and_reaches_the_library(ov, tree):
+    t = tree({"a.txt": "foo\nfoo bar\n"})
+    assert ov("grep", "-x", "-w", "fo+", cwd=t).out == "a.txt:1:foo\n"  # rg's documented rule
+    import ov as api
+
+    found, _ = api.grep("fo+", cwd=t, line=True)
+    assert [(m.path, m.line) for m in found] == [("a.txt", 1)]
+
+
+@needs_rg
+@pytest.mark.parametrize("pat", [r"\x{41}", r"[\x{41}-\x{43}]", r"\u{200B}", r"\U{1F600}", r"\x41"])
+def test_code_point_escapes_as_rg(ov, tree, pat):
+    # rg's braced escapes were refused ("incomplete escape \x")
+    t = tree({"a.txt": "A\nB\n\u200b\n\U0001F600 smile\nnone\n"})
+    ours = ov("grep", pat, cwd=t)
+    theirs = rg(t, "--sort", "path", "-n", "-H", pat)
+    assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout) and ours.code == 0
+
+
+def test_word_edges_as_rg_14(ov, tree):
+    t = tree({"a.txt": "word here\nsword\nwordy\n"})
+    assert ov("grep", r"\<word", cwd=t).out == "a.txt:1:word here\na.txt:3:wordy\n"
+    assert ov("grep", r"word\>", cwd=t).out == "a.txt:1:word here\na.txt:2:sword\n"
+    assert ov("grep", r"[\<]", cwd=t).code == 1  # in a class, the character
+    r = ov("grep", "--json", r"\x{D800}", cwd=t)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_pattern"

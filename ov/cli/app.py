@@ -242,6 +242,7 @@ def grep_cmd(
     fixed: Annotated[bool, typer.Option("-F", "--fixed-strings", help="PATTERN is a plain string.")] = False,
     ignore_case: Annotated[bool, typer.Option("-i", "--ignore-case", help="Fold case (Unicode simple folding).")] = False,
     word: Annotated[bool, typer.Option("-w", "--word-regexp", help="Only matches with no word character on either side.")] = False,
+    line_regexp: Annotated[bool, typer.Option("-x", "--line-regexp", help="Only matches that are a whole line (wins over -w).")] = False,
     multiline: Annotated[bool, typer.Option("-U", "--multiline", help="Let matches span lines.")] = False,
     after: Annotated[Optional[int], typer.Option("-A", "--after-context", help="Lines after each match.", metavar="N")] = None,
     before: Annotated[Optional[int], typer.Option("-B", "--before-context", help="Lines before each match.", metavar="N")] = None,

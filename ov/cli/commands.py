@@ -21,7 +21,8 @@ from ov.render import Out
 
 
 def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = None, fixed: bool = False,
-                 ignore_case: bool = False, word: bool = False, multiline: bool = False,
+                 ignore_case: bool = False, word: bool = False, line_regexp: bool = False,
+                 multiline: bool = False,
                  after: int | None = None, before: int | None = None, context: int | None = None,
                  globs: Sequence[str] | None = None, types: Sequence[str] | None = None,
                  exclude_uri: Sequence[str] | None = None, hidden: bool | None = None,
@@ -70,7 +71,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             return EXIT_OK if render.emit_files(out, found, st, t0, null) else EXIT_NONE
         pat, fx = _patterns(pattern, list(regexps or ()), fixed)
         icase = (ignore_case or (smart_case and not any(c.isupper() for c in pat))) and not case_sensitive
-        how = dict(fixed=fx, ignore_case=icase, word=word, multiline=multiline, invert=invert,
+        how = dict(fixed=fx, ignore_case=icase, word=word, line=line_regexp, multiline=multiline, invert=invert,
                    tags=tags or (), **where)
         mode = _grep_mode(count, files_with_matches, max_columns)  # checked with -q too (rg)
         cols = max_columns or None  # 0: no limit, as rg reads it

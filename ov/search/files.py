@@ -522,6 +522,7 @@ def iter_grep(
     fixed: bool = False,
     ignore_case: bool = False,
     word: bool = False,
+    line: bool = False,
     multiline: bool = False,
     before: int = 0,
     after: int = 0,
@@ -561,7 +562,7 @@ def iter_grep(
 
     LISTINGS.clear()  # a listing serves one run, never a later one
     pat = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, word=word,
-                          multiline=multiline, timeout=timeout)
+                          multiline=multiline, timeout=timeout, line=line)
     if deadline_s is not None:
         pat = dataclasses.replace(pat, deadline=started + deadline_s)
     cwd = Path.cwd() if cwd is None else Path(cwd)

@@ -17,7 +17,8 @@ Semantics follow ripgrep's defaults:
   as ripgrep sees each line alone. A pattern that names a newline literally is
   refused, as ripgrep refuses it.
 - `-w` wraps the pattern in half word boundaries, `(?<!\\w)(?:pat)(?!\\w)`, as ripgrep 14
-  does (`\\b{start-half}`/`\\b{end-half}`), so `-w -- -x` works.
+  does (`\\b{start-half}`/`\\b{end-half}`), so `-w -- -x` works; `-x` wraps it in
+  `^(?:pat)$` and wins over `-w`, as in rg.
 - Every match call runs with `timeout=`, running past it is `deadline_exceeded`, unless
   the pattern's work per start position is bounded by its shape (`_bounded`).
 
@@ -123,7 +124,7 @@ _SPECIAL = frozenset("\\.^$*+?{}[]|()\n")
 
 
 def _plain(pattern: str, fixed: bool, ignore_case: bool, word: bool) -> bool:
-    """Whether `pattern` is a plain string `_Plain` can search."""
+    """Whether `pattern` is a plain string `_Plain` can search (`word`: -w or -x)."""
     return (bool(pattern) and not ignore_case and not word and "\n" not in pattern
             and (fixed or _SPECIAL.isdisjoint(pattern)))
 
@@ -154,9 +155,11 @@ def _check_repeats(pattern: str) -> None:
 
 def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = False,
                     word: bool = False, multiline: bool = False,
-                    timeout: float = 5.0) -> Pattern:
-    """Compile a grep pattern; a bad one raises OvError("invalid_pattern", field="pattern")."""
-    if _plain(pattern, fixed, ignore_case, word):
+                    timeout: float = 5.0, line: bool = False) -> Pattern:
+    """Compile a grep pattern; a bad one raises OvError("invalid_pattern", field="pattern").
+    `word` (-w): no word character on either side of a match; `line` (-x): a match is a
+    whole line (and `word` is then moot, as in rg)."""
+    if _plain(pattern, fixed, ignore_case, word or line):
         lits = (pattern,)
         return Pattern(pattern, _Plain(pattern), multiline, lits, _byte_literals(list(lits), False),
                        False, None, timeout, True, False)
@@ -165,15 +168,16 @@ def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = Fa
     src, sets = (regex.escape(pattern, special_only=True), False) if fixed else _nested_sets(pattern)
     if not fixed:
         _check_repeats(pattern)
-    body = f"(?<!\\w)(?:{src})(?!\\w)" if word else src
+    wrapped = word or line
+    body = f"^(?:{src})$" if line else f"(?<!\\w)(?:{src})(?!\\w)" if word else src
     flags = regex.V0 | regex.MULTILINE | (regex.IGNORECASE if ignore_case else 0)
     if sets:  # V1 reads them; (?-f): its -i folds simply, as V0 and ripgrep do
         body, flags = "(?-f)" + body, flags & ~regex.V0 | regex.V1
     try:
         rx = regex.compile(body, flags)
     except regex.error as e:
-        located = not sets and src == pattern and not word
-        if word and not fixed:  # report the position in the user's pattern
+        located = not sets and src == pattern and not wrapped
+        if wrapped and not fixed:  # report the position in the user's pattern
             try:
                 regex.compile(src, flags)
             except regex.error as e2:
@@ -262,6 +266,26 @@ def _operator(out: list[str], top: list, op: str) -> None:
     top[0], top[2] = True, min(top[2], _BINDS[op])
 
 
+_BRACED = re.compile(r"[xuU]\{([0-9A-Fa-f]{1,8})\}")
+
+
+def _rg_escape(pattern: str, i: int, in_class: bool) -> tuple[str, int] | None:
+    """rg's escapes that `regex` reads otherwise, at the backslash `pattern[i]`: (their
+    `regex` spelling, where the pattern goes on), or None. `\\x{1F600}`, `\\u{200B}` and
+    `\\U{41}` are code points (refused by `regex`); `\\<` and `\\>` outside a class are the
+    start and end of a word, as in rg 14 (`regex` read them as the characters)."""
+    m = _BRACED.match(pattern, i + 1)
+    if m:
+        cp = int(m.group(1), 16)
+        if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
+            raise OvError("invalid_pattern", f"invalid regex: {m.group(0)!r} is not a Unicode "
+                          "code point", field="pattern")
+        return f"\\U{cp:08x}", m.end()
+    if not in_class and pattern[i + 1:i + 2] in ("<", ">"):
+        return (r"\b(?=\w)" if pattern[i + 1] == "<" else r"\b(?<=\w)"), i + 2
+    return None
+
+
 def _nested_sets(pattern: str) -> tuple[str, bool]:
     """The pattern with its classes read as ripgrep reads them, and whether it needs
     `regex` V1: when a class nests another (`[a[bc]]`) or uses a set operation (`&&`
@@ -287,8 +311,9 @@ def _nested_sets(pattern: str) -> tuple[str, bool]:
     while i < n:
         c = pattern[i]
         if c == "\\":
-            out.append(pattern[i:i + 2])
-            i += 2
+            got = _rg_escape(pattern, i, bool(open_))
+            out.append(got[0] if got else pattern[i:i + 2])
+            i = got[1] if got else i + 2
             if open_:
                 open_[-1][0] = False
             continue
