@@ -412,6 +412,11 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
             kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
             for cid, s in res:
                 kw[cid] = max(kw.get(cid, 0.0), s)
+        # a note's front matter block (its tags, its title) speaks for the note's first
+        # passage, where the hit is shown: its `---` lines say nothing (ov.indexer.front_block)
+        for front, lead in store.front_leads(list(kw)).items():
+            raw = kw.pop(front)
+            kw[lead] = max(kw.get(lead, 0.0), raw)
         lists["keywords"] = [_cand(cid, "keywords", raw, 0.0) for cid, raw in kw.items()]
     if use_vec:
         res = store.vector_search(qvec, req.filters, depth)

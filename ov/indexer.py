@@ -325,7 +325,11 @@ def _front_matter_tags(text: str) -> dict[str, str]:
 # of another layout (older: prose sentence rows, overview vectors) re-chunks each file once,
 # its passages and abstracts keeping their vectors by text hash
 ROWS_META = "rows"
-ROWS_LAYOUT = "2"
+ROWS_LAYOUT = "3"
+# From these layouts only files of these kinds have other rows now: only they are
+# re-chunked (3: a markdown file's front matter block has no vector, `front_block`). From
+# any other, every file is.
+RESPLIT_KINDS = {"2": frozenset({"markdown"})}
 
 
 # The rows given a vector: passages (level 2) and abstracts (level 0). Overviews (level 1)
@@ -608,7 +612,9 @@ class _LexicalPass:
         self.last_commit = time.monotonic()
         self.changed_any = False
         self.pools: list = []
-        self.relayout = bool(self.known) and store.get_meta(ROWS_META) != ROWS_LAYOUT
+        layout = store.get_meta(ROWS_META)
+        self.relayout = bool(self.known) and layout != ROWS_LAYOUT
+        self.resplit_kinds = RESPLIT_KINDS.get(layout or "")  # None: every kind
         self.deadline = time.monotonic() + opts.budget_s if opts.budget_s is not None else None
 
     def on_skip(self, path: str, reason: str) -> None:
@@ -638,7 +644,8 @@ class _LexicalPass:
                 continue
             state = known.get(entry.path)
             # an index of another row layout re-chunks its files once (ROWS_META)
-            resplit = self.relayout and state is not None
+            resplit = self.relayout and state is not None and (
+                self.resplit_kinds is None or kind_of(entry.path) in self.resplit_kinds)
             if (not opts.full and state and not resplit
                     and (state[1], state[2], state[4], state[5]) == _freshness(entry)):
                 self.seen.add(entry.path)
@@ -867,6 +874,18 @@ def _prepare(job) -> tuple[str, object, object]:
     return path, state, _file_rows(path, ft, opts)
 
 
+def front_block(text: str, path: str, body: list[Chunk]) -> bool:
+    """Whether a file's first passage is its markdown front matter alone, before other
+    passages. Such a block gets no vector: YAML's `title:` and `tags:` lines were closer
+    to most queries of a notes vault than the notes' text, so its `---` lines were the hit
+    and context mode's entry (a keyword hit on it is shown at the passage after it,
+    ov.engine; its title and tags stay on every keyword row and in the tags)."""
+    if len(body) < 2 or body[0].start != 0 or kind_of(path) != "markdown":
+        return False
+    fm = tiers.front_matter_block(text)
+    return fm is not None and body[0].end <= fm[1]
+
+
 def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     text = ft.text
     tier_rows = tier_chunks(text, path)
@@ -874,11 +893,12 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     title = file_title(text, path, body)
     embed = embeddable(path, text, opts)
     chunks = body + tier_rows  # prose sentences have no rows (VECTOR_LEVELS)
+    skip = 0 if front_block(text, path, body) else -1  # the one row of a vector level without one
     return _Rows(ft.size, ft.mtime_ns, ft.hash, title, _front_matter_tags(text),
                  file_type(path), category(path), chunks,
                  # only a row that may get a vector needs its hash (reuse, `_write_file`)
-                 [content_hash(c.text.encode("utf-8")) if embed and wants_vector(c.level, path) else ""
-                  for c in chunks],
+                 [content_hash(c.text.encode("utf-8")) if embed and wants_vector(c.level, path) and i != skip
+                  else "" for i, c in enumerate(chunks)],
                  [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL], embed,
                  trigram_doc([(c.start, c.end, c.text) for c in body]), ft.ctime_ns, ft.inode)
 
@@ -928,10 +948,11 @@ def _write_file(store: Store, path: str, rows: _Rows, state, report: IndexReport
         tags=rows.tags, title=rows.title, ctime_ns=rows.ctime_ns, inode=rows.inode, old_front=old_front)
     ids = store.insert_chunks(file_id, rows.chunks, rows.title, embed=rows.embed,
                               trigrams=trigrams, keywords=rows.keywords, tri_doc=rows.tri_doc)
-    if rows.embed:  # only passages and abstracts get vectors (VECTOR_LEVELS)
-        store.no_vectors([cid for cid, c in zip(ids, rows.chunks) if not wants_vector(c.level, path)])
+    if rows.embed:  # only passages and abstracts get vectors (VECTOR_LEVELS), not front matter
+        store.no_vectors([cid for cid, h, c in zip(ids, rows.hashes, rows.chunks)
+                          if not wants_vector(c.level, path) or not h])
     if reuse and rows.embed:
-        wanted = {cid: h for cid, h, c in zip(ids, rows.hashes, rows.chunks) if wants_vector(c.level, path)}
+        wanted = {cid: h for cid, h, c in zip(ids, rows.hashes, rows.chunks) if wants_vector(c.level, path) and h}
         report.reused += store.reuse_vectors(wanted, {cid: kept[h] for cid, h in wanted.items() if h in kept})
     report.chunks += sum(1 for c in rows.chunks if c.level == 2)
 

@@ -136,3 +136,30 @@ def test_front_matter_is_a_chunk_of_its_own_when_a_blank_line_follows():
     chunks = chunk_text(text, "blank.md")
     assert chunks[0].text == "---\ntags: [birds]\n---"
     assert chunks[1].text.startswith("Herons")
+
+
+DUNE = ("---\ntitle: Dune\ntags:\n  - books\n  - scifi\n---\n\n# Dune, Frank Herbert\n\n"
+        "Paul Atreides on the desert planet Arrakis; the spice melange; the Fremen.\n")
+
+
+def test_the_front_matter_block_is_never_the_hit_nor_the_context(tree, ov):
+    """In a notes vault the YAML block (title, tags) was the closest passage to most
+    queries: hits showed `---` and context mode spent its budget on it."""
+    from ov.store import Store
+
+    root = tree({"Dune.md": DUNE, "only.md": "---\ntitle: a note of front matter alone\n---\n",
+                 "plain.md": "# Tomatoes\n\nWater them.\n"})
+    assert ov("index", ".", cwd=root).code == 0
+    with Store.open(root / ".ov" / "index.db") as store:
+        rows = dict(store.rows("SELECT f.path || ':' || c.start_line, c.embedded FROM chunks c "
+                               "JOIN files f ON f.id = c.file_id WHERE c.level = 2"))
+    assert rows["Dune.md:1"] != 1 and rows["Dune.md:8"] == 1  # the block has no vector
+    assert rows["only.md:1"] == 1  # a note of front matter alone keeps its one passage
+    for args in (["search", "scifi books", "--search-type", "keywords"], ["search", "scifi books"],
+                 ["find", "science fiction"]):
+        hit = _top(ov(*args, "-o", "json", cwd=root))
+        if hit["path"] == "Dune.md":
+            assert hit["start_line"] == 8 and not hit["excerpt"]["text"].startswith("---"), (args, hit)
+    # a budget too small for whole files: the passage served is the note's text
+    r = ov("search", "scifi books", "--mode", "context", "--max-tokens", "30", cwd=root)
+    assert r.code == 0 and "Dune.md" in r.out and "tags:" not in r.out, r.out

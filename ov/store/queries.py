@@ -861,6 +861,17 @@ class Store(Database):
         lead = self.lead_passages(list(set(owner.values())))
         return {tid: lead[fid] for tid, fid in owner.items() if fid in lead}
 
+    def front_leads(self, ids: Sequence[int]) -> dict[int, int]:
+        """Of the passages `ids`, each that is a markdown file's front matter block (the
+        first passage, before its lead passage) -> that lead passage (`lead_passages`)."""
+        if not ids:
+            return {}
+        rows = self.rows("SELECT id, file_id FROM chunks WHERE id IN (SELECT value FROM json_each(?)) "
+                         "AND level = 2 AND start = 0 AND substr(text, 1, 3) = '---'",
+                         (json.dumps(list(ids)),))
+        lead = self.lead_passages(list({f for _, f in rows})) if rows else {}
+        return {cid: lead[f] for cid, f in rows if lead.get(f, cid) != cid}
+
     def lead_passages(self, file_ids: Sequence[int]) -> dict[int, int]:
         """file id -> the passage its abstract speaks for: its first level-2 chunk, or, in a
         markdown file with front matter, the first one after it (the abstract is the title
