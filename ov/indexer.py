@@ -1024,6 +1024,9 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
         ids = [cid for ids in by_hash.values() for cid in ids]
         with store.tx():
             store.store_vectors(ids, [known[hash_of[cid]] for cid in ids], [hash_of[cid] for cid in ids])
+            # new vectors change every hybrid and semantic ranking: a cursor made before
+            # them is refused (its next page would skip hits the new ranking puts first)
+            store.bump_generation()
         done += len(part)
         report.embedded += len(todo)
         report.reused += len(ids) - len(todo)

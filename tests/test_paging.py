@@ -221,3 +221,18 @@ def test_a_word_repeated_through_a_big_file_hides_no_other_file(ov, tree, search
     res = r.json["result"]
     assert sorted(h["path"] for h in res["hits"]) == ["a.txt", "b/c.md", "big.log"]
     assert not any("not listed" in w for w in res["warnings"])
+
+
+def test_a_cursor_made_before_vectors_were_added_is_refused(ov, tree):
+    """Vectors change every hybrid ranking: a cursor of the keywords-alone ranking led a
+    next page past the best hits of the new one (a first search's background worker
+    adds them while a user pages)."""
+    root = tree({f"f{i:02d}.md": f"# Note {i}\n\nzebra notes number {i} about stripes\n" for i in range(12)})
+    assert ov("index", root, "--no-embed").code == 0
+    r = ov("search", "zebra", "-o", "json", "-n", "3", cwd=root)
+    cur = r.json["result"]["next_cursor"]
+    assert cur and "no vectors" in " ".join(r.json["result"]["warnings"])
+    assert ov("index", root).code == 0  # the vectors come
+    r = ov("search", "zebra", "-o", "json", "-n", "3", "--cursor", cur, cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+    assert "changed since this cursor" in r.json["error"]["message"]
