@@ -127,14 +127,19 @@ TYPES: dict[str, tuple[str, ...]] = {
 }
 
 
+_EXTENSION = re.compile(r"\.[A-Za-z0-9_+~-]{1,32}")
+
+
 def type_globs(name: str) -> tuple[str, ...]:
-    """The globs of a `-t/--type` name; an unknown name is an `invalid_argument`."""
-    try:
+    """The globs of a `-t/--type` name, or of an extension given with its dot (`.canvas`,
+    as `type_names` gives one no type holds); anything else is an `invalid_argument`."""
+    if name in TYPES:
         return TYPES[name]
-    except KeyError:
-        raise OvError("invalid_argument",
-                      f"unknown file type {name!r} (known: {', '.join(sorted(TYPES))})",
-                      field="type") from None
+    if _EXTENSION.fullmatch(name):
+        return (f"*{name}",)
+    raise OvError("invalid_argument",
+                  f"unknown file type {name!r} (known: {', '.join(sorted(TYPES))}; "
+                  "or an extension such as .canvas)", field="type")
 
 
 def file_type(path: str) -> str:
@@ -164,12 +169,16 @@ def type_filter(names) -> tuple[tuple[str, ...], tuple[str, ...]]:
     and select the same files."""
     wanted: set[str] = set()
     stored: dict[str, None] = {}
+    exact = True
     for name in names:
         globs = type_globs(name)
         wanted.update(globs)
         for g in globs:
-            stored.setdefault(file_type(_sample(g)) or name, None)
-    exact = all(set(TYPES.get(t, ())) <= wanted for t in stored)
+            # an extension no type holds: its files are stored with no type (""), among
+            # every other such file, so its glob must select them
+            exact &= name in TYPES
+            stored.setdefault(file_type(_sample(g)) or (name if name in TYPES else ""), None)
+    exact = exact and all(set(TYPES.get(t, ())) <= wanted for t in stored)
     return tuple(stored), (() if exact else tuple(sorted(wanted)))
 
 
@@ -215,14 +224,8 @@ def type_matcher(types: Sequence[str]) -> Callable[[str], bool]:
     from wcmatch import fnmatch as wc_fnmatch  # noqa: PLC0415 - grep -t alone pays for it
 
     globs: list[str] = []
-    for t in types:
-        try:
-            g = tuple(type_globs(t))
-        except (OvError, KeyError, ValueError, LookupError):
-            g = ()
-        if not g:
-            raise OvError("invalid_argument", f"unknown file type {t!r}", field="type")
-        globs.extend(g)
+    for t in type_names(types):  # the names the ranked searches take, extensions too
+        globs.extend(type_globs(t))
     matcher = wc_fnmatch.compile(globs, flags=wc_fnmatch.BRACE | wc_fnmatch.DOTMATCH)
 
     def keep(rel: str) -> bool:
@@ -232,18 +235,25 @@ def type_matcher(types: Sequence[str]) -> Callable[[str], bool]:
 
 
 def type_names(types: Sequence[str] | None) -> list[str]:
-    """`-t` values: a file type name or an extension (with or without the dot)."""
+    """`-t` values: a file type name or an extension. An extension of a known type is
+    that type (`yml`, `.yml`: `yaml`); one no type holds is taken given with its dot
+    (`.canvas`), while a bare unknown name is refused (a misspelt type would select
+    nothing), saying how to ask for the extension."""
     if not types:
         return []
     names = []
-    for t in types:
-        t = t.strip().lstrip(".")
-        try:
-            type_globs(t)
+    for raw in types:
+        t = raw.strip().lstrip(".")
+        if t in TYPES:
             names.append(t)
-        except OvError:
-            guessed = file_type(f"x.{t}")
-            if not guessed or guessed == "other":
-                raise
+            continue
+        guessed = file_type(f"x.{t}")
+        if guessed and guessed != "other":
             names.append(guessed)
+        elif raw.strip().startswith(".") and _EXTENSION.fullmatch("." + t):
+            names.append("." + t)
+        else:
+            ext = f"; files named *.{t}: .{t}" if _EXTENSION.fullmatch("." + t) else ""
+            raise OvError("invalid_argument", f"unknown file type {raw!r} (known: "
+                          f"{', '.join(sorted(TYPES))}{ext})", field="type")
     return names

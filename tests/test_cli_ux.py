@@ -173,3 +173,22 @@ def test_index_max_filesize_takes_a_size_as_rg(ov, tmp_path):
     r = ov("index", ".", "--no-embed", "--max-filesize", "1.5M", "--json", cwd=root)
     assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
     assert r.json["error"]["field"] == "max_filesize" and "2M" in r.json["error"]["message"]
+
+
+def test_type_takes_an_extension_no_type_holds_with_its_dot(ov, tmp_path):
+    """README and DESIGN: -t takes a type name or an extension, in every command;
+    `-t canvas` and `-t lock` were refused (a bare unknown name still is: a misspelt type
+    would select nothing, so the error says how to ask for the extension)."""
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / "a.canvas").write_text('{"idea": 1}\n')
+    (root / "poetry.lock").write_text("idea\n")
+    (root / "b.md").write_text("idea\n")
+    (root / "c.yml").write_text("idea: 1\n")
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    for t, want in ((".canvas", ["a.canvas"]), (".lock", ["poetry.lock"]), ("yml", ["c.yml"]), (".yml", ["c.yml"])):
+        assert ov("grep", "-l", "-t", t, "idea", cwd=root).out.split() == want, t
+        r = ov("search", "idea", "--search-type", "keywords", "-t", t, "-o", "json", cwd=root)
+        assert [h["path"] for h in r.json["result"]["hits"]] == want, t
+    r = ov("search", "idea", "-t", "canvas", "-o", "json", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument" and ".canvas" in r.json["error"]["message"]

@@ -207,8 +207,7 @@ def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
     for -l, (count,) for -c, else (records, more, stopped): up to `cap` records, whether
     more exist, and the offset of the NUL that ended the search of a walked file after
     them (-1: none; rg then says it stopped)."""
-    from ov.search.matcher import (binary_cutoff, build_matches, inverted_matches,  # noqa: PLC0415
-                            line_matches, matched_lines)
+    from ov.search.matcher import binary_cutoff  # noqa: PLC0415
 
     context = before or after
     may_match = pat.file_test() if not invert else None
@@ -258,40 +257,47 @@ def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
                 return NO_MATCH, None
         elif is_named and may_match is not None and not may_match(data):
             return NO_MATCH, None
-        text = decode(data)
-
-        def at_nul(n: int) -> bool:
-            """Whether rg's search of this walked file, `n` lines found, went on to the NUL
-            that ended it (-m can end it first): rg then says it stopped after a match,
-            and -c counts no line of the file (rg 13: the count is dropped with it)."""
-            return stopped >= 0 and (max_count is None or n < max_count)
-
-        # -m: a file's own cap is no cut of the result; the node limit's (cap) is
-        each = cap if max_count is None else min(cap, max_count)
-        if invert:
-            records, more = inverted_matches(pat, rel, text, None if mode != "matches" else each)
-            if mode == "files":
-                return (FOUND, (1,)) if records else (NO_MATCH, None)
-            if mode == "count":
-                n = len(records) if max_count is None else min(len(records), max_count)
-                return (FOUND, (n,)) if n and not at_nul(n) else (NO_MATCH, None)
-        elif mode == "files":
-            return (FOUND, (1,)) if matched_lines(pat, text, 1)[0] else (NO_MATCH, None)
-        elif mode == "count":
-            lines, _ = matched_lines(pat, text, max_count)
-            return (FOUND, (len(lines),)) if lines and not at_nul(len(lines)) else (NO_MATCH, None)
-        elif context:
-            lines, more = matched_lines(pat, text, each)
-            records = build_matches(rel, text, lines, before, after)
-        else:
-            records, more = line_matches(pat, rel, text, each)
-        if max_count is not None and each == max_count:
-            more = False
-        if not records:
-            return NO_MATCH, None
-        return FOUND, (records, more, stopped if not more and at_nul(len(records)) else -1)
+        return _answer(pat, rel, decode(data), mode, cap, max_count, invert, before, after, stopped)
 
     return search
+
+
+def _answer(pat: Pattern, rel: str, text: str, mode: str, cap: int, max_count: int | None,
+            invert: bool, before: int, after: int, stopped: int) -> tuple[int, object]:
+    """`_searcher`'s answer for a file's text (see there); `stopped`: the offset of the NUL
+    that ended the search of a walked file, or -1."""
+    from ov.search.matcher import build_matches, inverted_matches, line_matches, matched_lines  # noqa: PLC0415
+
+    def at_nul(n: int) -> bool:
+        """Whether rg's search of this walked file, `n` lines found, went on to the NUL
+        that ended it (-m can end it first): rg then says it stopped after a match, and
+        -c counts no line of the file (rg 13: the count is dropped with it)."""
+        return stopped >= 0 and (max_count is None or n < max_count)
+
+    # -m: a file's own cap is no cut of the result; the node limit's (cap) is
+    each = cap if max_count is None else min(cap, max_count)
+    if invert:
+        records, more = inverted_matches(pat, rel, text, None if mode != "matches" else each)
+        if mode == "files":
+            return (FOUND, (1,)) if records else (NO_MATCH, None)
+        if mode == "count":
+            n = len(records) if max_count is None else min(len(records), max_count)
+            return (FOUND, (n,)) if n and not at_nul(n) else (NO_MATCH, None)
+    elif mode == "files":
+        return (FOUND, (1,)) if matched_lines(pat, text, 1)[0] else (NO_MATCH, None)
+    elif mode == "count":
+        lines, _ = matched_lines(pat, text, max_count)
+        return (FOUND, (len(lines),)) if lines and not at_nul(len(lines)) else (NO_MATCH, None)
+    elif before or after:
+        lines, more = matched_lines(pat, text, each)
+        records = build_matches(rel, text, lines, before, after)
+    else:
+        records, more = line_matches(pat, rel, text, each)
+    if max_count is not None and each == max_count:
+        more = False
+    if not records:
+        return NO_MATCH, None
+    return FOUND, (records, more, stopped if not more and at_nul(len(records)) else -1)
 
 
 def _whole(abspath: str, data: bytes, nul: int) -> bytes | None:

@@ -138,13 +138,13 @@ class Filters:
                     or (self.ftypes and self.stored_types()[1]))
 
     def stored_types(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(stored file types, name globs) of `ftypes` (see `ov.kinds.type_filter`); a
-        name `TYPES` does not hold is taken as a stored type itself."""
+        """(stored file types, name globs) of `ftypes` (see `ov.kinds.type_filter`): type
+        names and extensions (`.canvas`); any other name is taken as a stored type itself."""
         from ov.kinds import TYPES, type_filter  # noqa: PLC0415
 
-        known = [t for t in self.ftypes if t in TYPES]
+        known = [t for t in self.ftypes if t in TYPES or t.startswith(".")]
         stored, globs = type_filter(known)
-        return (*stored, *(t for t in self.ftypes if t not in TYPES)), globs
+        return (*stored, *(t for t in self.ftypes if t not in known)), globs
 
 
 @dataclass
