@@ -191,9 +191,9 @@ def status_text(rep) -> str:
                                                "finishes it; so does the background worker or the next "
                                                "search)"),
         f"chunks:          {rep.chunks}",
-        f"embedded:        {rep.embedded_chunks} of {rep.chunks} chunks have a vector "
-        f"({rep.embedded_coverage:.0%} of those that get one; overview rows, and minified or data "
-        "files' rows, never get a vector)",
+        f"embedded:        {rep.embedded_chunks} of {rep.chunks} chunks have a vector; of the rows "
+        f"that get one (passages, abstracts), {rep.embedded_coverage:.0%} have it (overview rows, and "
+        "minified or data files' rows, never get a vector)",
         f"vector rows:     {_coverage_text(rep)}",
         f"background:      {_worker_text(rep.background)}",
         f"change journal:  {_journal_text(rep.journal)}",

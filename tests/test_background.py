@@ -452,3 +452,18 @@ def test_the_pools_resource_tracker_does_not_write_to_the_users_terminal(tmp_pat
                        timeout=60, env={**os.environ, "OV_INDEX_JOBS": "2"})
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == os.devnull and "leaked" not in r.stderr, (r.stdout, r.stderr)
+
+
+def test_embedding_progress_is_told_within_a_commit(tree, tmp_path):
+    """A line of `--progress` came once per 256-row commit: 12-31 s apart at the model's
+    speed on a loaded machine, where the flag promises a line a second."""
+    from ov.indexer import EMBED_COMMIT, EMBED_STEP, IndexOptions, index_tree
+
+    root = tree(_many(60))
+    told: list[tuple[int, int | None]] = []
+    index_tree(root, None, IndexOptions(), progress=lambda phase, done, total: told.append((done, total))
+               if phase == "embed" else None)
+    steps = [d for d, _ in told]
+    assert steps == sorted(steps) and steps[-1] == told[-1][1]
+    assert told[-1][1] < EMBED_COMMIT  # one commit in all: what is told between is the steps
+    assert len([d for d in steps if 0 < d < told[-1][1]]) >= told[-1][1] // EMBED_STEP - 1
