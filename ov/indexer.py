@@ -609,6 +609,7 @@ class _LexicalPass:
         self.seen: set[str] = set()
         self.skipped: list[tuple[str, str]] = []  # (path, reason): `ov status` lists them
         self.big: list[str] = []  # skipped for their size: grep's bitmaps (refresh_big_files)
+        self.added: list[tuple[str, str]] = []  # (path, content hash) of the files new to the index
         self.pending = 0
         self.last_commit = time.monotonic()
         self.changed_any = False
@@ -683,6 +684,8 @@ class _LexicalPass:
             # a first answer's budgeted run leaves the trigram rows to ov.worker
             _write_file(self.store, path, prep, state, self.report, reuse=not self.opts.full,
                         trigrams=self.opts.trigrams and self.opts.budget_s is None)
+            if state is None:
+                self.added.append((path, prep.hash))
             self.changed_any = True
         self.pending += 1
         return True
@@ -703,11 +706,15 @@ class _LexicalPass:
             store.set_meta(KEYWORDS_META, "1")
             report.partial = True
         else:
+            moved: dict[str, dict] = {}  # content hash -> the `ov tag` tags of a file gone
             for path, state in self.known.items():
                 if path not in self.seen:
+                    if tags := _own_tags(store, state[0]):
+                        moved.setdefault(state[3], tags)
                     store.delete_file(state[0])
                     report.removed += 1
                     self.changed_any = True
+            _carry_tags(store, self.added, moved)
             store.set_meta(ROWS_META, ROWS_LAYOUT)
             store.set_skipped(self.skipped)
             store.delete_meta(KEYWORDS_META)
@@ -716,6 +723,22 @@ class _LexicalPass:
         if self.changed_any:
             store.bump_generation()
             store.record_chunk_count()
+
+
+def _own_tags(store: Store, file_id: int) -> dict:
+    """The tags `ov tag` gave a file (not its front matter's)."""
+    return user_tags(store.tags_of(file_id), _front_matter_tags(store.front_text(file_id)))
+
+
+def _carry_tags(store: Store, added: list[tuple[str, str]], moved: dict[str, dict]) -> None:
+    """A file renamed or moved (gone from one path, new at another with the same content
+    in one run) keeps the tags `ov tag` gave it, as its vectors are kept: `ov tag` says
+    its tags are kept across re-indexing, and a notes app renames notes all the time."""
+    for path, h in added:
+        tags = moved.get(h)
+        row = store.file_row(path) if tags else None
+        if row:  # as `ov tag` wins over front matter
+            store.set_tags(row["id"], {**store.tags_of(row["id"]), **tags})
 
 
 def refresh_big_files(store: Store, root: Path, big: list[str], known: dict, *, full: bool = False,

@@ -320,3 +320,21 @@ def test_the_same_key_twice_is_and_in_every_command_and_pairs_are_filters_too(tm
     assert ov.glob("*.md", cwd=root, tags=("team", "core")).matches == ["c.md"]
     with ov.Index.open(root) as ix:
         assert [h.path for h in ix.search("quokka", search_type="keywords", tags=[("team", "core")]).hits] == ["c.md"]
+
+
+def test_a_renamed_or_moved_file_keeps_its_tags(ov, tree):
+    """Tags of `ov tag` were lost when a note was renamed or moved, though its vectors were
+    reused (the help says tags are kept across re-indexing)."""
+    root = tree({"Recipes/loaf.md": "---\ntags: [status=draft]\n---\n# Country loaf\n\nFlour, water, salt.\n",
+                 "Recipes/soup.md": "# Soup\n\nLeeks.\n", "other.md": "# Other\n\nText.\n"})
+    assert ov("index", ".", cwd=root).code == 0
+    assert ov("tag", "Recipes", "cuisine=baking", "--recursive", cwd=root).code == 0
+    (root / "Bread").mkdir()
+    (root / "Recipes/loaf.md").rename(root / "Bread/Country Loaf.md")
+    (root / "Recipes/soup.md").rename(root / "Recipes/leek soup.md")
+    (root / "Recipes/leek soup.md").write_text("# Soup\n\nLeeks and potatoes.\n")  # renamed and edited
+    assert ov("index", ".", cwd=root).code == 0
+    tags = {r["path"]: r.get("tags") for r in ov("glob", "**/*.md", "-f", "path,tags", "-o", "jsonl", cwd=root).jsonl}
+    assert tags["Bread/Country Loaf.md"] == {"cuisine": "baking", "status": "draft"}
+    assert not tags.get("Recipes/leek soup.md")  # another content: another file
+    assert not tags.get("other.md")

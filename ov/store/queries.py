@@ -964,6 +964,10 @@ class Store(Database):
         """Whether any file is indexed at or under a relative path ("" = anywhere)."""
         return self.conn.execute(f"SELECT 1 FROM files WHERE {_UNDER} LIMIT 1", _under(prefix)).fetchone() is not None
 
+    def tags_of(self, file_id: int) -> dict[str, str]:
+        """A file's tags as stored (`ov tag`'s and its front matter's)."""
+        return json.loads(self.q1("SELECT tags FROM files WHERE id = ?", (file_id,)) or "{}")
+
     def set_tags(self, file_id: int, tags: dict[str, str]) -> None:
         self.conn.execute("UPDATE files SET tags = ? WHERE id = ?",
                           (json.dumps(tags, ensure_ascii=False, sort_keys=True), file_id))
