@@ -288,10 +288,13 @@ def query_pattern(query: str):
 
     from ov.query import STOPWORDS  # noqa: PLC0415
 
-    words = list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", query.lower()) if len(w) > 1))
+    words = list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", fold(query)) if len(w) > 1))
     words = [w for w in words if w not in STOPWORDS] or words
     pats = []
     for w in words:
+        if any(c >= "\u3000" for c in w):  # CJK: no spaces between words, so any place
+            pats.append(re.compile(re.escape(w)))
+            continue
         # the shortest of the word and its forms without an English ending, kept to four
         # letters or more: "files" -> "file" (not "fil", which would find "filler")
         forms = [w[:-len(end)] for end in ("ies", "es", "s", "ing", "ed") if w.endswith(end)]
@@ -300,11 +303,23 @@ def query_pattern(query: str):
     return pats
 
 
+def fold(text: str) -> str:
+    """`text` lower-cased without its accents, as the keyword index reads it (unicode61
+    `remove_diacritics 2`): "Poêle" -> "poele", so the line shown is the one that matched
+    a query typed without them."""
+    import unicodedata  # noqa: PLC0415
+
+    if text.isascii():
+        return text.lower()
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()
+
+
 def best_line(lines: list[str], pats) -> int:
     """The index of the line holding the most distinct query words (then the most
     matches; the first of equals); without any match, the first non-blank line."""
     best, best_key = None, (0, 0)
     for i, line in enumerate(lines):
+        line = fold(line)
         hits = [len(p.findall(line)) for p in pats]
         key = (sum(1 for n in hits if n), sum(hits))
         if key > best_key:

@@ -73,3 +73,17 @@ def test_pages_of_tied_hits_neither_repeat_nor_skip(ov, tree, search_type, query
     assert len(paged) == 100
     assert [p for p, _, _ in paged] == [f"f{i:03d}.txt" for i in range(100)]
     assert paged[:50] == _pages(ov, root, args, 50)[:50]
+
+
+def test_the_line_shown_is_the_one_that_matched_without_accents_or_inside_cjk(ov, tree):
+    """The keyword index folds accents and finds CJK words inside a run; the line marked
+    as the match did neither, and showed the passage's first line (the matching one left
+    out of the excerpt)."""
+    root = tree({"cuisine.md": "# Notes de cuisine\n\nPremière ligne.\nDeuxième ligne.\nTroisième ligne.\n"
+                               "Quatrième ligne.\nFaire fondre le beurre dans la poêle.\n",
+                 "ml.md": "# 机器学习笔记\n\n第一段：数据准备。\n梯度下降是一种优化算法，用于最小化损失函数。\n"})
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    for query, want in (("poele", "cuisine.md:7: Faire fondre"), ("POÊLE", "cuisine.md:7: Faire fondre"),
+                        ("优化算法", "ml.md:4: 梯度下降")):
+        r = ov("search", query, "--search-type", "keywords", cwd=root)
+        assert r.code == 0 and r.out.startswith(want), (query, r.out)
