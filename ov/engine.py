@@ -119,6 +119,8 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     warnings.extend(_scope_warnings(store, root, req.filters))
     if not page and not store.has_files_under(""):
         warnings.append(_empty_index_warning(root))
+    elif not page and req.cursor is None:
+        warnings.extend(_behind_warning(store, root))
     return SearchResult(
         search_type="keywords" if branches == ["keywords"] else req.search_type,
         branches=branches,
@@ -305,6 +307,17 @@ def _empty_index_warning(root: Path) -> str:
     where = f"ignore files here or above, up to the git work tree at {top}" if top else "ignore files"
     return (f"the index holds no file: every file may be ignored ({where}), hidden, binary or over "
             "--max-filesize; `ov index --no-ignore` indexes ignored files, `ov status` lists what was skipped")
+
+
+def _behind_warning(store: Store, root: Path) -> list[str]:
+    """An empty answer says when the tree holds files the index lacks (a `git checkout`,
+    files copied in): a script reading no hits cannot tell "nothing matches" from "not
+    indexed yet". A walk of the tree, as `ov status` makes, paid only when nothing matched."""
+    new, _ = _new_files(root, store.file_states(), store.skipped()[1], store.path)
+    if not new:
+        return []
+    return [f"{new} file(s) in the tree are not in the index yet (new since it was built, or "
+            "changed from ignored): `ov index` adds them, `ov grep` searches them now"]
 
 
 def _scope_warnings(store: Store, root: Path, f) -> list[str]:

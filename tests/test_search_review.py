@@ -87,3 +87,17 @@ def test_the_line_shown_is_the_one_that_matched_without_accents_or_inside_cjk(ov
                         ("优化算法", "ml.md:4: 梯度下降")):
         r = ov("search", query, "--search-type", "keywords", cwd=root)
         assert r.code == 0 and r.out.startswith(want), (query, r.out)
+
+
+def test_an_empty_answer_says_when_the_tree_has_files_the_index_lacks(ov, tree):
+    """After a `git checkout` brought new files, a search answered nothing, exit 1, with no
+    word that the index was behind; a CI job reading the JSON could not tell."""
+    root = tree({"a.txt": "alpha\n"})
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    (root / "new.txt").write_text("zebrafish\n")
+    r = ov("search", "zebrafish", "-o", "json", cwd=root)
+    assert r.code == 1 and any("1 file(s) in the tree are not in the index" in w for w in r.json["result"]["warnings"])
+    r = ov("search", "alpha", "-o", "json", cwd=root)  # an answer: no walk, no word
+    assert r.code == 0 and not any("not in the index" in w for w in r.json["result"]["warnings"])
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    assert ov("search", "zebrafish", "-o", "json", cwd=root).code == 0
