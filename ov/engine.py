@@ -755,7 +755,8 @@ MAX_DEDUP_TURNS = 1_000_000
 
 
 def _stale_warning(n: int, what: str) -> str:
-    return f"{n} {what} came from files changed or deleted since indexing; run `ov index` to refresh"
+    return (f"{n} {what} lay in files changed or deleted since indexing: those still there are shown "
+            "where their text is now, the others left out; run `ov index` to refresh")
 
 
 def _refused_warning(n: int) -> str:
