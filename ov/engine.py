@@ -19,7 +19,7 @@ from ov.config import DEFAULT_MAX_FILESIZE, MAX_QUERY_TOKENS
 from ov.errors import OvError
 from ov.journal import status as journal_status
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
-                      SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
+                      SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.paths import resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor,
                       keyword_plan, request_key)
@@ -897,7 +897,10 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
     lv = 1 if level is None else level
     files = _listed(root, rel, _rows_under(root, store.files_under(rel, tiers=lv != 2))[0])
     if not files:
-        raise OvError("not_found", f"{shown} is not in the index", field="path")
+        why = dict(store.skipped()[1]).get(rel) if rel and _may_read(root, rel) else None
+        raise OvError("not_found", f"{shown} is not in the index" + (
+            f": the last `ov index` skipped it ({SKIP_REASONS.get(why, why)}; `ov grep` searches it)"
+            if why else ""), field="path")
     if lv == 2:
         return ReadResult(path=rel, level=2, kind="folder",
                           text="".join(f["path"] + "\n" for f in files))

@@ -175,6 +175,11 @@ class IndexReport:
     warnings: list[str] = field(default_factory=list)
 
 
+# Why `ov index` left a file out, in words (`SkippedFile.reason` -> text)
+SKIP_REASONS = {"binary": "binary", "size": "over --max-filesize", "unreadable": "unreadable",
+                "outside_root": "link leading outside the root", "name_not_utf8": "name not valid UTF-8"}
+
+
 @dataclass(frozen=True)
 class SkippedFile:
     """A file the last `ov index` left out, and why: "binary", "size" (over

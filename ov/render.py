@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 from ov.errors import OvError
+from ov.model import SKIP_REASONS
 
 FORMATS = ("text", "json", "jsonl")
 
@@ -216,9 +217,6 @@ def _journal_text(j) -> str:
             "watcher's catch-up (grep reads those, and trusts the index for the rest)")
 
 
-_SKIP_REASONS = {"binary": "binary", "size": "over --max-filesize", "unreadable": "unreadable",
-                 "outside_root": "link leading outside the root",
-                 "name_not_utf8": "name not valid UTF-8"}
 
 
 def _skipped_lines(rep) -> list[str]:
@@ -228,9 +226,9 @@ def _skipped_lines(rep) -> list[str]:
     counts: dict[str, int] = {}
     for f in rep.skipped_files:
         counts[f.reason] = counts.get(f.reason, 0) + 1
-    why = ", ".join(f"{n} {_SKIP_REASONS.get(r, r)}" for r, n in sorted(counts.items()))
+    why = ", ".join(f"{n} {SKIP_REASONS.get(r, r)}" for r, n in sorted(counts.items()))
     lines = [f"skipped:         {rep.skipped} files ({why})"]
-    lines += [f"  {clean_name(f.path)}  ({_SKIP_REASONS.get(f.reason, f.reason)})" for f in rep.skipped_files]
+    lines += [f"  {clean_name(f.path)}  ({SKIP_REASONS.get(f.reason, f.reason)})" for f in rep.skipped_files]
     if rep.skipped > len(rep.skipped_files):
         lines.append(f"  ... and {rep.skipped - len(rep.skipped_files)} more")
     return lines

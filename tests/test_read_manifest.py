@@ -414,3 +414,14 @@ def test_manifest_says_what_this_tree_and_build_will_do(tmp_path, monkeypatch):
     m = run_inprocess("manifest", "-o", "json", cwd=root, env={"OV_MODEL": str(tmp_path / "none.onnx")}).json["result"]
     assert m["model"]["files_found"] is False and m["model"]["available"] is False
     assert m["search_types"] == ["keywords"] and "find" not in m["commands"]
+
+
+def test_read_of_a_skipped_file_says_why(ov, tree):
+    """`ov read` of a file the index skipped said only 'not in the index'."""
+    root = tree({"a.md": "# A\n", "big.txt": "x" * 5000 + "\n", "bin.dat": b"\x00\x01binary"})
+    assert ov("index", ".", "--no-embed", "--max-filesize", "4K", cwd=root).code == 0
+    r = ov("read", "big.txt", "-o", "json", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "not_found"
+    assert "skipped it (over --max-filesize" in r.json["error"]["message"]
+    assert "skipped it (binary" in ov("read", "bin.dat", "-o", "json", cwd=root).json["error"]["message"]
+    assert "skipped" not in ov("read", "none.md", "-o", "json", cwd=root).json["error"]["message"]
