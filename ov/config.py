@@ -65,13 +65,14 @@ def _positive_int(v: object) -> bool:
 
 
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+MAX_SIZE = 1 << 50  # 1 PiB: past any file, and within what a read and SQLite take
 
 
 def parse_size(v: object) -> int | None:
     """A size in bytes as rg's --max-filesize takes it: a positive integer, or digits
     with a suffix K, M or G (KiB, MiB, GiB; either case), as text. None: not a size."""
     if _positive_int(v):
-        return v  # type: ignore[return-value]
+        return v if v <= MAX_SIZE else None  # type: ignore[return-value,operator]
     if not isinstance(v, str):
         return None
     t = v.strip().upper()
@@ -80,7 +81,7 @@ def parse_size(v: object) -> int | None:
     if not digits.isascii() or not digits.isdigit() or len(digits) > 18:
         return None
     n = int(digits) * _SIZE_UNITS[unit]
-    return n if n > 0 else None
+    return n if 0 < n <= MAX_SIZE else None
 
 
 # key -> (built-in default, type description, check)

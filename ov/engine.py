@@ -91,11 +91,13 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     if req.threshold is not None and not 0.0 <= req.threshold <= 1.0:
         raise OvError("invalid_argument", "--threshold must be between 0 and 1", field="threshold")
     request = request_key(req.query, req.search_type, req.threshold, req.filters, req.all_chunks)
-    generation = store.generation()
-    segments = decode_cursor(req.cursor, generation, request) if req.cursor is not None else []
     cov = coverage(store)
     no_vectors = _no_vector_levels(req)  # -L 1: overviews are keyword rows only
     use_kw, use_vec, qvec = _plan(store, req, cov, embedder_factory, no_vectors)
+    # new vectors change a ranking that reads them, not a keywords-only one: its cursor
+    # stays valid while a background worker adds them
+    generation = store.generation() + (f"/{store.vectors_generation()}" if use_vec else "")
+    segments = decode_cursor(req.cursor, generation, request) if req.cursor is not None else []
     # the default (hybrid) ranking leaves out minified, generated and data files' rows;
     # keyword search still finds them (ov.indexer.embeddable)
     overviews = req.search_type == "hybrid" and no_vectors
@@ -313,7 +315,7 @@ def _behind_warning(store: Store, root: Path) -> list[str]:
     """An empty answer says when the tree holds files the index lacks (a `git checkout`,
     files copied in): a script reading no hits cannot tell "nothing matches" from "not
     indexed yet". A walk of the tree, as `ov status` makes, paid only when nothing matched."""
-    new, _ = _new_files(root, store.file_states(), store.skipped()[1], store.path)
+    new, _ = _new_files(root, store.file_states(), store.skipped()[1], store.path, size_cap(store))
     if not new:
         return []
     return [f"{new} file(s) in the tree are not in the index yet (new since it was built, or "
@@ -664,12 +666,13 @@ def status(store: Store, root: Path) -> StatusReport:
     )
 
 
-def _new_files(root: Path, indexed, skipped, db_path: Path) -> tuple[int, int]:
+def _new_files(root: Path, indexed, skipped, db_path: Path, cap: int | None | bool = False) -> tuple[int, int]:
     """(how many files `ov index` would add, how many indexed ones it would leave out now).
     New: those its walk finds that the index has no row for, leaving out what the last
     index skipped (binary, ...) and, past that list's first 1,000, binary files (a NUL in
     the first 8 KiB, the indexer's own test). Left out: indexed files still on disk that
-    the walk no longer yields (ignored now, or over the size cap)."""
+    the walk no longer yields (ignored now, or over the size cap). The walk is the
+    tree's config's, or with `cap` (bytes; None: none) the size cap the index was built with."""
     from ov.config import load_config  # noqa: PLC0415
     from ov.read import BINARY_SNIFF, is_binary, open_under  # noqa: PLC0415
     from ov.store.db import own_files  # noqa: PLC0415
@@ -678,7 +681,10 @@ def _new_files(root: Path, indexed, skipped, db_path: Path) -> tuple[int, int]:
     left_out = {p for p, _ in skipped} | own_files(root, db_path)
     new = 0
     walked: set[str] = set()
-    for rel, _ in walk_paths(root, load_config(root).walk_options()):
+    opts = load_config(root).walk_options()
+    if cap is not False:  # the size cap the index was built with (`size_cap`), not the config's
+        opts = replace(opts, max_filesize=cap)
+    for rel, _ in walk_paths(root, opts):
         if rel in indexed:
             walked.add(rel)
             continue

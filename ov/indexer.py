@@ -706,11 +706,11 @@ class _LexicalPass:
             store.set_meta(KEYWORDS_META, "1")
             report.partial = True
         else:
-            moved: dict[str, dict] = {}  # content hash -> the `ov tag` tags of a file gone
+            moved: dict[str, dict | None] = {}  # content hash -> the `ov tag` tags of a file gone
             for path, state in self.known.items():
                 if path not in self.seen:
-                    if tags := _own_tags(store, state[0]):
-                        moved.setdefault(state[3], tags)
+                    # two files gone with one content: whose tags go where is not known
+                    moved[state[3]] = _own_tags(store, state[0]) if state[3] not in moved else None
                     store.delete_file(state[0])
                     report.removed += 1
                     self.changed_any = True
@@ -734,8 +734,13 @@ def _carry_tags(store: Store, added: list[tuple[str, str]], moved: dict[str, dic
     """A file renamed or moved (gone from one path, new at another with the same content
     in one run) keeps the tags `ov tag` gave it, as its vectors are kept: `ov tag` says
     its tags are kept across re-indexing, and a notes app renames notes all the time."""
+    arrivals: dict[str, int] = {}
+    for _, h in added:
+        arrivals[h] = arrivals.get(h, 0) + 1
     for path, h in added:
-        tags = moved.get(h)
+        # one file gone and one come with the same content: a move (two empty notes made
+        # where one tagged empty note was deleted take nobody's tags)
+        tags = moved.get(h) if arrivals[h] == 1 else None
         row = store.file_row(path) if tags else None
         if row:  # as `ov tag` wins over front matter
             store.set_tags(row["id"], {**store.tags_of(row["id"]), **tags})
@@ -1054,9 +1059,9 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
         ids = [cid for ids in by_hash.values() for cid in ids]
         with store.tx():
             store.store_vectors(ids, [known[hash_of[cid]] for cid in ids], [hash_of[cid] for cid in ids])
-            # new vectors change every hybrid and semantic ranking: a cursor made before
-            # them is refused (its next page would skip hits the new ranking puts first)
-            store.bump_generation()
+            # new vectors change every hybrid and semantic ranking: a cursor of one made
+            # before them is refused (its next page would skip hits the new ranking puts first)
+            store.bump_vectors()
         done += len(part)
         report.embedded += len(todo)
         report.reused += len(ids) - len(todo)

@@ -249,7 +249,9 @@ def _read_fd(fd: int, abspath: str, max_bytes: int | None) -> FileText | None:
                 raise FileTooLarge(abspath, max_bytes)
             if attempt:
                 f.seek(0)
-            data = f.read() if max_bytes is None else f.read(max_bytes + 1)
+            # at most the cap and a byte more (a file growing past it), never a buffer of the
+            # cap's size: `--max-filesize 100G` asked Python for 100 GB up front
+            data = f.read() if max_bytes is None else f.read(min(max_bytes, before.st_size + (1 << 20)) + 1)
             if max_bytes is not None and len(data) > max_bytes:
                 raise FileTooLarge(abspath, max_bytes)
             after = os.fstat(fd)

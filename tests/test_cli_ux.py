@@ -192,3 +192,14 @@ def test_type_takes_an_extension_no_type_holds_with_its_dot(ov, tmp_path):
         assert [h["path"] for h in r.json["result"]["hits"]] == want, t
     r = ov("search", "idea", "-t", "canvas", "-o", "json", cwd=root)
     assert r.code == 2 and r.json["error"]["code"] == "invalid_argument" and ".canvas" in r.json["error"]["message"]
+
+
+def test_a_huge_max_filesize_reads_files_as_they_are(ov, tmp_path):
+    """`--max-filesize 100G` asked Python for a 100 GB buffer (MemoryError, exit 2)."""
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nalpha\n")
+    r = ov("index", ".", "--no-embed", "--max-filesize", "100G", "-o", "json", cwd=root)
+    assert r.code == 0, r.out + r.err
+    r = ov("index", ".", "--no-embed", "--max-filesize", "999999999999999999G", "-o", "json", cwd=root)
+    assert r.code == 2 and r.json["error"]["field"] == "max_filesize"

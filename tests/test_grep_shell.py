@@ -644,7 +644,7 @@ def test_line_regexp_as_rg(ov, tree, args):
 
 def test_line_regexp_wins_over_word_and_reaches_the_library(ov, tree):
     t = tree({"a.txt": "foo\nfoo bar\n"})
-    assert ov("grep", "-x", "-w", "fo+", cwd=t).out == "a.txt:1:foo\n"  # rg's documented rule
+    assert ov("grep", "-x", "-w", "fo+", cwd=t).out == "a.txt:1:foo\n"  # -x wins (rg 13: the last given)
     import ov as api
 
     found, _ = api.grep("fo+", cwd=t, line=True)
@@ -668,3 +668,18 @@ def test_word_edges_as_rg_14(ov, tree):
     assert ov("grep", r"[\<]", cwd=t).code == 1  # in a class, the character
     r = ov("grep", "--json", r"\x{D800}", cwd=t)
     assert r.code == 2 and r.json["error"]["code"] == "invalid_pattern"
+
+
+@needs_rg
+@pytest.mark.parametrize("order", [[".", "../../other"], ["../../other", "."]], ids=str)
+def test_globs_from_the_current_folder_with_several_roots_as_rg(ov, tree, order):
+    # the first root's folder prefix was kept for the next root: the order of PATHs changed
+    # what -g selected
+    t = tree({"repo/src/x/a.py": "hit\n", "repo/src/b.py": "hit\n", "other/src/x/c.py": "hit\n",
+              "other/x/d.py": "hit\n"})
+    subprocess.run(["git", "init", "-q", str(t / "repo")], check=True)
+    for glob in ("x/*.py", "!x/*.py"):
+        ours = ov("grep", "-l", "-g", glob, "hit", *order, cwd=t / "repo" / "src")
+        theirs = rg(t / "repo" / "src", "--sort", "path", "-l", "-g", glob, "hit", *order)
+        # (rg prints `./x` for a file under the PATH `.`; ov prints paths from the current folder)
+        assert sorted(ours.out.split()) == sorted(p.removeprefix("./") for p in theirs.stdout.split()), glob

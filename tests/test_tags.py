@@ -338,3 +338,16 @@ def test_a_renamed_or_moved_file_keeps_its_tags(ov, tree):
     assert tags["Bread/Country Loaf.md"] == {"cuisine": "baking", "status": "draft"}
     assert not tags.get("Recipes/leek soup.md")  # another content: another file
     assert not tags.get("other.md")
+
+
+def test_tags_go_to_no_file_when_a_move_is_not_one_to_one(ov, tree):
+    """A tagged empty note deleted and two empty notes made: both took its tags."""
+    root = tree({"a.md": "", "keep.md": "# Keep\n"})
+    assert ov("index", ".", cwd=root).code == 0
+    assert ov("tag", "a.md", "secret=yes", cwd=root).code == 0
+    (root / "a.md").unlink()
+    (root / "b.md").write_text("")
+    (root / "c.md").write_text("")
+    assert ov("index", ".", cwd=root).code == 0
+    tags = {r["path"]: r.get("tags") for r in ov("glob", "*.md", "-f", "path,tags", "-o", "jsonl", cwd=root).jsonl}
+    assert not tags.get("b.md") and not tags.get("c.md")

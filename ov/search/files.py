@@ -603,19 +603,19 @@ def _records(pat, groups, st: GrepStats, *, cwd: Path, before: int, after: int, 
     for root, rels, indexed in groups:
         st.root = st.root or os.fspath(root)
         ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
-        pfilter = _from_cwd(pfilter, root, cwd)
+        pf = _from_cwd(pfilter, root, cwd)  # each root's own: another root is no cwd's
         allowed = tagged(root, tag_pairs, indexed)
         hook = candidates if candidates is not None else (
             index_candidates(root, st.warnings.append) if use_index and indexed else None)
         # -v: a file without the pattern is all matches, so nothing may be ruled out
         may_hold = hook(list(pat.literals), pat.fold) if hook and not invert else None
-        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pfilter)
+        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pf)
         named = frozenset(r for r in rels if r and (root / r).is_file())
         show = displayer(root, cwd)
         links_out(root, rels, show, st.warnings)
         last = ("", "")
         for r in _grep_files(pat, root, rels, opts, st, mode=mode, before=before, after=after,
-                             limit=node_limit - st.records, excluded=excluded, pfilter=pfilter,
+                             limit=node_limit - st.records, excluded=excluded, pfilter=pf,
                              tfilter=tfilter, allowed=allowed, may_hold=may_hold,
                              use_listing=use_index and indexed, invert=invert,
                              max_count=max_count, named=named, show=show):
@@ -677,13 +677,13 @@ def _file_paths(groups, st: GrepStats, cwd: Path, exclude, hidden, no_ignore, ma
     for root, rels, indexed in groups:
         st.root = st.root or os.fspath(root)
         ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
-        pfilter = _from_cwd(pfilter, root, cwd)
-        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pfilter)
+        pf = _from_cwd(pfilter, root, cwd)  # each root's own: another root is no cwd's
+        opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pf)
         show = displayer(root, cwd)
         links_out(root, rels, show, st.warnings)
         allowed = tagged(root, tag_pairs, indexed)
         named = frozenset(r for r in rels if r and (root / r).is_file())
-        for rel, _ in _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter,
+        for rel, _ in _searchable(root, rels, opts, st, excluded=excluded, pfilter=pf,
                                   tfilter=tfilter, allowed=allowed, may_hold=None,
                                   use_listing=use_index and indexed, named=named):
             if st.records >= node_limit:

@@ -229,9 +229,10 @@ def _literal_tails(pattern: str) -> tuple[str, ...]:
 
 class PathFilter:
     """ripgrep's `-g/--glob` overrides over root-relative paths. As in rg, a glob is read
-    from the current folder: below it (`under`), a path is matched without the current
+    from the current folder (`under`): a path below it is matched without the current
     folder's own part (`-g 'deep/*.py'` run in `src/` of a repository whose top is the
-    root takes `src/deep/n.py`); a path outside it is matched as the root sees it."""
+    root takes `src/deep/n.py`), one outside it as it is printed (`../other/x/d.py`, which
+    an anchored glob such as `x/*.py` does not take; `*.py` does)."""
 
     def __init__(self, globs: Sequence[str]) -> None:
         from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern  # noqa: PLC0415
@@ -239,6 +240,7 @@ class PathFilter:
         self.rules: list[tuple[Callable, bool]] = []  # (regex match, include), last first
         self.has_include = False
         self.base = ""  # the current folder's root-relative path and '/', when below the root
+        self.up = ""  # the root's path from the current folder and '/', when not under it
         for g in globs:
             include = not g.startswith("!")
             body = g if include else g[1:]
@@ -261,13 +263,18 @@ class PathFilter:
         import copy  # noqa: PLC0415
 
         inner = os.path.relpath(cwd, root)
-        if inner == "." or inner == ".." or inner.startswith(".." + os.sep):
+        if inner == ".":
             return self
         out = copy.copy(self)
-        out.base = inner.replace(os.sep, "/") + "/"
+        if inner == ".." or inner.startswith(".." + os.sep):  # the current folder is not in the root
+            out.up = os.path.relpath(root, cwd).replace(os.sep, "/") + "/"
+        else:
+            out.base = inner.replace(os.sep, "/") + "/"
         return out
 
     def _local(self, rel: str) -> str:
+        if self.up:
+            return self.up + rel
         return rel[len(self.base):] if self.base and rel.startswith(self.base) else rel
 
     def __call__(self, rel: str) -> bool:

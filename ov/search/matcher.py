@@ -166,8 +166,8 @@ def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = Fa
     import regex  # noqa: PLC0415
 
     src, sets = (regex.escape(pattern, special_only=True), False) if fixed else _nested_sets(pattern)
-    if not fixed:
-        _check_repeats(pattern)
+    if not fixed:  # on the pattern as rewritten: `\x{100001}` is a code point, no repeat
+        _check_repeats(src)
     wrapped = word or line
     body = f"^(?:{src})$" if line else f"(?<!\\w)(?:{src})(?!\\w)" if word else src
     flags = regex.V0 | regex.MULTILINE | (regex.IGNORECASE if ignore_case else 0)

@@ -544,6 +544,14 @@ class Store(Database):
     def bump_generation(self) -> None:
         self.set_meta("generation", f"{time.time_ns():x}")
 
+    def vectors_generation(self) -> str:
+        """Moves whenever vectors are added (`bump_vectors`): a cursor of a ranking that
+        reads vectors is bound to it too."""
+        return self.get_meta("vgeneration") or "0"
+
+    def bump_vectors(self) -> None:
+        self.set_meta("vgeneration", f"{time.time_ns():x}")
+
     def allowed_chunk_sql(self, filters: Filters) -> tuple[str, list[Any]]:
         """SQL selecting chunk ids that pass every filter."""
         fw, fp = filters.file_where("f")
