@@ -248,7 +248,8 @@ def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tup
         if len(new) > req.limit or exhausted or depth >= top:
             break
         depth = min(top, depth * 4)
-    ranking.cut_short = not exhausted and len(new) <= req.limit
+    # (a --threshold that ended the page cut nothing: rows not read score lower still)
+    ranking.cut_short = not exhausted and len(new) <= req.limit and req.threshold is None
     page = new[: req.limit]
     for i, h in enumerate(page):
         h.rank = offset + i + 1

@@ -241,3 +241,12 @@ def test_a_cursor_made_before_vectors_were_added_is_refused(ov, tree):
     # a keywords-only ranking reads no vector: its cursor still pages on
     r = ov("search", "zebra", "--search-type", "keywords", "-o", "json", "-n", "3", "--cursor", kw_cur, cwd=root)
     assert r.code == 0 and r.json["result"]["hits"][0]["rank"] == 4
+
+
+def test_a_threshold_that_ends_the_page_is_no_cut(ov, tree):
+    """Rows deeper than the read score lower still: the page a --threshold ends says
+    nothing of files lying deeper."""
+    root = tree({"big.log": "unicorn rainbow line\n" * 300_000, "a.txt": "a small unicorn file\n"})
+    assert ov("index", root, "--no-embed", "--max-filesize", "10M").code == 0
+    r = ov("search", "unicorn", "--search-type", "keywords", "--threshold", "0.5", "-o", "json", cwd=root)
+    assert not any("not listed" in w for w in r.json["result"]["warnings"])
