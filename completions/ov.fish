@@ -10,7 +10,7 @@ complete -c ov -n __fish_use_subcommand -a glob -d 'List files and symlinks whos
 complete -c ov -n __fish_use_subcommand -a find -d 'Semantic search: rank files by meaning (vectors only)'
 complete -c ov -n __fish_use_subcommand -a search -d 'Ranked search: hybrid (keywords + meaning) by default'
 complete -c ov -n __fish_use_subcommand -a read -d 'Print one tier of an indexed file or folder'
-complete -c ov -n __fish_use_subcommand -a tag -d 'Set, add or remove k=v tags on indexed files (kept across re-indexing, and by a file `ov index` finds renamed or moved with its content unchanged)'
+complete -c ov -n __fish_use_subcommand -a tag -d 'Set, add or remove k=v tags on indexed files (kept across re-indexing, and by a file renamed or moved with its content unchanged)'
 complete -c ov -n __fish_use_subcommand -a manifest -d 'Describe what this build and the nearest index can serve (modes, tiers, model, limits)'
 complete -c ov -n __fish_use_subcommand -a doctor -d 'Check that ov can run here and say how to fix what cannot: Python, SQLite and FTS5, extension loading and sqlite-vec, the model files and their sha256, the tokenizer settings, onnxruntime and one embedding, the packages `ov mcp` imports (mcp, anyio, watchfiles), and the nearest index\'s schema and integrity'
 complete -c ov -n __fish_use_subcommand -a mcp -d 'Serve the tree at PATH (default: the current folder\'s index root) to an agent over stdio: a Model Context Protocol server with the tools search, find, grep, glob, read and status'

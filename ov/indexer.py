@@ -709,8 +709,7 @@ class _LexicalPass:
             moved: dict[str, dict | None] = {}  # content hash -> the `ov tag` tags of a file gone
             for path, state in self.known.items():
                 if path not in self.seen:
-                    # two files gone with one content: whose tags go where is not known
-                    moved[state[3]] = _own_tags(store, state[0]) if state[3] not in moved else None
+                    _going(moved, store, state[0], state[3])
                     store.delete_file(state[0])
                     report.removed += 1
                     self.changed_any = True
@@ -723,6 +722,12 @@ class _LexicalPass:
         if self.changed_any:
             store.bump_generation()
             store.record_chunk_count()
+
+
+def _going(moved: dict, store: Store, file_id: int, h: str) -> None:
+    """Note the `ov tag` tags of a file about to leave the index, by its content hash (two
+    files gone with one content: whose tags go where is not known, so neither's)."""
+    moved[h] = _own_tags(store, file_id) if h not in moved else None
 
 
 def _own_tags(store: Store, file_id: int) -> dict:
@@ -1114,6 +1119,8 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
     changed = False
     seen: set[str] = set()
     big: list[str] = []  # skipped for their size: grep's bitmaps
+    added: list[tuple[str, str]] = []  # a rename is a file gone and one come: tags follow
+    moved: dict[str, dict | None] = {}
 
     def on_skip(path: str, why: str) -> None:
         if why == "size":
@@ -1147,13 +1154,17 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
                 report.unchanged += 1
                 continue
             _index_file(store, entry.path, ft, state, report, opts)
+            if state is None:
+                added.append((entry.path, ft.hash))
             changed = True
         # rows at or under `rel` that the walk did not yield: deleted, ignored or skipped
         for row in store.files_under(rel):
             if row["path"] not in seen:
+                _going(moved, store, row["id"], row["hash"])
                 store.delete_file(row["id"])
                 report.removed += 1
                 changed = True
+    _carry_tags(store, added, moved)
     known = {p: state for rel in rels for p, state in store.big_file_states(rel).items()}
     refresh_big_files(store, root, big, known)
     return changed

@@ -351,3 +351,18 @@ def test_tags_go_to_no_file_when_a_move_is_not_one_to_one(ov, tree):
     assert ov("index", ".", cwd=root).code == 0
     tags = {r["path"]: r.get("tags") for r in ov("glob", "*.md", "-f", "path,tags", "-o", "jsonl", cwd=root).jsonl}
     assert not tags.get("b.md") and not tags.get("c.md")
+
+
+def test_a_rename_a_watcher_reports_keeps_the_tags(ov, tree):
+    """`ov index --watch` re-indexes the paths it saw change: a rename is the old path gone
+    and the new one come in one batch, and the tags went with the old path."""
+    from ov.indexer import index_paths
+
+    root = tree({"notes/loaf.md": "# Country loaf\n\nFlour, water, salt.\n", "other.md": "# Other\n"})
+    assert ov("index", ".", cwd=root).code == 0
+    assert ov("tag", "notes/loaf.md", "cuisine=baking", cwd=root).code == 0
+    (root / "notes/loaf.md").rename(root / "notes/Country Loaf.md")
+    rep = index_paths(root, ["notes/loaf.md", "notes/Country Loaf.md"])
+    assert (rep.added, rep.removed) == (1, 1)
+    tags = {r["path"]: r.get("tags") for r in ov("glob", "**/*.md", "-f", "path,tags", "-o", "jsonl", cwd=root).jsonl}
+    assert tags["notes/Country Loaf.md"] == {"cuisine": "baking"} and not tags.get("other.md")

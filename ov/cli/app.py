@@ -461,7 +461,7 @@ def tag_cmd(
     db: DbOpt = None,
     color: ColorOpt = "auto",
 ) -> None:
-    """Set, add or remove k=v tags on indexed files (kept across re-indexing, and by a file `ov index` finds renamed or moved with its content unchanged)."""
+    """Set, add or remove k=v tags on indexed files (kept across re-indexing, and by a file renamed or moved with its content unchanged)."""
 
     def body(out: Out) -> int:
         from ov.query import parse_tags  # noqa: PLC0415
