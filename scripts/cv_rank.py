@@ -8,6 +8,8 @@
     python3 scripts/cv_rank.py calib --prose SA,W,K --code SA,W,K
     python3 scripts/cv_rank.py pooled --prose 1.0,0.3,160 --code 1.0,0.5,160
     python3 scripts/cv_rank.py units cosqa-dev --split dev --workdir W2 --variants budget256,whole
+    python3 scripts/cv_rank.py ceil
+    python3 scripts/cv_rank.py small scifact --workdir W --parts 50
 
 The model runs over each corpus once: W is the work folder of a real index built by `ov
 index` (scripts/bench_quality.py builds one there with --workdir). `prep` embeds the queries
@@ -17,13 +19,17 @@ passage and abstract vector of the index and keeps, per query and per file:
 
 - P: the file's best passage cosine;
 - A: the cosine of the file's abstract (its level-0 row);
-- K: the file's best keyword bm25 (0 when the file is not in the keyword branch's list).
+- K: the file's best keyword bm25 (0 when the file is not in the keyword branch's list);
+- M (per query): the query's bm25 ceiling (`ov.bm25.ceiling`; `ceilings` adds it to a
+  cache made before it was kept).
 
 `cv` then compares fusion rules with 5-fold cross-validation over queries (the folds of
 scripts/bench_quality.py: SciFact train for prose, CoSQA dev for code; SciFact test is
 reported, never chosen on), in numpy; `calib` fits the score scale (Platt scaling of each
 ranking score on the tuning sets' top hits) and reports its reliability on SciFact test
-and, out of fold, on CoSQA dev. The cache lives outside the project (default
+and, out of fold, on CoSQA dev; `ceil` compares the keyword evidence bm25 / ceiling with
+bm25 / (bm25 + k), and `small` does both again on small corpora cut from the big ones. The
+cache lives outside the project (default
 /work/cache-rank or $OV_RANK_CACHE).
 """
 
@@ -94,16 +100,41 @@ def prep(dataset: str, workdir: Path, splits: list[str], out: Path) -> None:
         log(f"{name} {split}: {len(qids)} queries: vectors and keyword branch")
         np.save(out / f"{name}-{split}-qvec.npy", emb.embed(texts))
         K = np.zeros((len(qids), len(paths)), np.float32)
+        M = np.zeros(len(qids), np.float32)  # each query's bm25 ceiling (ov.bm25.ceiling)
         for n, text in enumerate(texts):
+            M[n] = _ceiling(store, text)
             req = engine.SearchRequest(query=text, search_type="keywords")
             lists = engine._branches(store, req, True, False, None, DEPTH)[0]
             for c in lists["keywords"]:
                 i = pos.get(c.path)
                 if i is not None:
-                    K[n, i] = max(K[n, i], c.branches["keywords"]["raw"])
+                    b = c.branches["keywords"]
+                    K[n, i] = max(K[n, i], b.get("bm25", b["raw"]))  # raw: the evidence
         np.save(out / f"{name}-{split}-K.npy", K)
+        np.save(out / f"{name}-{split}-M.npy", M)
         meta["splits"][split] = {"qids": qids, "queries": texts, "qrels": [qrels[q] for q in qids]}
     (out / f"{name}-meta.json").write_text(json.dumps(meta))
+    store.close()
+
+
+def _ceiling(store, text: str) -> float:
+    from ov.bm25 import ceiling  # noqa: PLC0415
+    from ov.query import keyword_plan  # noqa: PLC0415
+    from ov.store.text import or_phrases  # noqa: PLC0415
+
+    plan = keyword_plan(text)
+    words = or_phrases(plan.fts) if plan.fts else None
+    return ceiling(store.term_stats(words)) if words else 0.0
+
+
+def ceilings(dataset: str, workdir: Path, out: Path) -> None:
+    """Each prepared query's bm25 ceiling, for a cache made before `prep` saved it."""
+    bq, base, d, corpus, ext, back, store = _open(dataset, workdir)
+    meta = json.loads((out / f"{d.name}-meta.json").read_text())
+    for split, sp in meta["splits"].items():
+        M = np.array([_ceiling(store, t) for t in sp["queries"]], np.float32)
+        np.save(out / f"{d.name}-{split}-M.npy", M)
+        log(f"{d.name} {split}: {len(M)} ceilings, median {float(np.median(M)):.1f}")
     store.close()
 
 
@@ -219,6 +250,8 @@ class Set:
         self.n_chunks = meta["n_chunks"]
         pa = np.load(cache / f"{name}-{split}-PA.npy")
         self.f = {"P": pa[:, 0, :], "A": pa[:, 1, :], "K": np.load(cache / f"{name}-{split}-K.npy")}
+        mp = cache / f"{name}-{split}-M.npy"  # each query's bm25 ceiling (`ceilings`)
+        self.M = np.load(mp) if mp.exists() else np.zeros(len(pa), np.float32)
         self.qids = sp["qids"]
         docs = meta["docs"]
         cp = cache / f"{name}-complete.npy"
@@ -246,6 +279,7 @@ class Set:
             self.qids = [q for q, k in zip(self.qids, keep) if k]
             self.gain, self.idcg = self.gain[keep], self.idcg[keep]
             self.f = {k: v[keep] for k, v in self.f.items()}
+            self.M = self.M[keep]
             for n in range(len(self.qids)):
                 g = sorted(self.gain[n][self.gain[n] > 0], reverse=True)[:10]
                 self.idcg[n] = sum(x / math.log2(i + 2) for i, x in enumerate(g))
@@ -539,6 +573,17 @@ def run_cv(cache: Path, k: int = 5, out: Path | None = None,
 
 
 
+def floored_near(cfg: dict, folds: np.ndarray, k: int, floors) -> tuple[dict, object, float, list]:
+    """(each config's mean, the best, its SE over folds, the configs within one SE of it that
+    are at least every per-fold floor in `floors` on every fold)."""
+    means = {c: float(v.mean()) for c, v in cfg.items()}
+    best = max(means, key=means.get)
+    se = float(fold_means(cfg[best], folds, k).std(ddof=1) / math.sqrt(k))
+    near = [c for c in cfg if means[c] >= means[best] - se
+            and all((fold_means(cfg[c], folds, k) >= f).all() for f in floors)]
+    return means, best, se, near
+
+
 def run_choose(cache: Path, k: int = 5,
                sets: tuple[tuple[str, str], ...] = (("scifact", "train"), ("cosqa-dev", "dev"))) -> dict:
     """The shipped rule, written down before it was run on the whole tuning sets:
@@ -560,15 +605,7 @@ def run_choose(cache: Path, k: int = 5,
         rrf = fold_means(st.ndcg(fuse_rrf(sem, K)), folds, k)
         mm = fold_means(st.ndcg(fuse_mm(sem, K)), folds, k)
         lin = {(w, k0): st.ndcg(fuse_lin(sem, K, w, k0)) for w in WS for k0 in (*K0S, 640.0, 1280.0)}
-        means = {c: float(v.mean()) for c, v in lin.items()}
-        best = max(means, key=means.get)
-        se = float(fold_means(lin[best], folds, k).std(ddof=1) / math.sqrt(k))
-
-        def ok(c):
-            f = fold_means(lin[c], folds, k)
-            return bool((f >= floor).all() and (f >= rrf).all() and (f >= mm).all())
-
-        near = [c for c in lin if means[c] >= means[best] - se and ok(c)]
+        means, best, se, near = floored_near(lin, folds, k, (floor, rrf, mm))
         pick = min(near, key=lambda c: (round(abs(c[0] - 0.5), 3), -means[c])) if near else None
         log(f"{name} {split}: share {sa} (find {find[sa].mean():.4f}); best lin {best} {means[best]:.4f} "
             f"(SE {se:.4f}); {len(near)} pass the floors within one SE; pick {pick}"
@@ -580,6 +617,163 @@ def run_choose(cache: Path, k: int = 5,
             log("  w at k=%g: " % pick[1] + " ".join(f"{w:g}:{means[(w, pick[1])]:.4f}" for w in WS))
         out[name] = {"share": sa, "pick": pick, "best": best, "se": se}
     return out
+
+def fuse_ceil(sem, K, M, w, p):
+    """z = w * cosine + (1 - w) * (bm25 / ceiling) ** p: keyword evidence as the share of
+    the query's bm25 ceiling (ov.bm25.ceiling) a file reaches, whatever the corpus's size."""
+    e = np.clip(K / np.maximum(M, 1e-9)[:, None], 0, 1)
+    return w * np.maximum(sem, 0) + (1 - w) * e ** p
+
+
+PS = (0.5, 0.75, 1.0, 1.5, 2.0)
+
+
+def run_ceil(cache: Path, k: int = 5, sa: float = 0.9,
+             sets: tuple[tuple[str, str], ...] = (("scifact", "train"), ("cosqa-dev", "dev"),
+                                                    ("scifact", "test"))) -> None:
+    """The keyword evidence bm25 / ceiling against the shipped bm25 / (bm25 + k): per set,
+    the (w, p) grid's means, the one-SE pick under issue 19's per-fold floors, nested CV,
+    and one (w, p) for every kind (the best mean over the tuning sets; test reported)."""
+    grids = {}
+    for name, split in sets:
+        st = Set(cache, name, split)
+        folds = fold_of(st.qids, k)
+        K, M = st.f["K"], st.M
+        sem = sem_score(st, "P", sa)
+        find = st.ndcg(sem)
+        kw_f = fold_means(st.ndcg(np.where(K > 0, K, -1.0)), folds, k)
+        floor = np.maximum(fold_means(find, folds, k), kw_f) - 0.005
+        rrf = fold_means(st.ndcg(fuse_rrf(sem, K)), folds, k)
+        mm = fold_means(st.ndcg(fuse_mm(sem, K)), folds, k)
+        shipped = (0.5, 1280.0) if st.kind == "code" else (0.5, 40.0)
+        lin = st.ndcg(fuse_lin(sem, K, *shipped))
+        grid = {(w, p): st.ndcg(fuse_ceil(sem, K, M, w, p)) for w in WS for p in PS}
+        grids[(name, split)] = grid
+        means, best, se, near = floored_near(grid, folds, k, (floor, rrf, mm))
+        pick = min(near, key=lambda c: (round(abs(c[0] - 0.5), 3), abs(c[1] - 1), -means[c])) if near else None
+        held, _, _ = cv_grid(grid, folds, k)
+        log(f"{name} {split} ({st.kind}, {len(st.qids)} q): find {find.mean():.4f}  kw {kw_f.mean():.4f}  "
+            f"rrf {rrf.mean():.4f}  mm50 {mm.mean():.4f}  shipped lin{shipped} {lin.mean():.4f} "
+            f"folds {np.round(fold_means(lin, folds, k), 3).tolist()}")
+        log(f"  ceil best {best} {means[best]:.4f} (SE {se:.4f}); nested CV {held.mean():.4f}; "
+            f"{len(near)} pass floors within 1 SE; pick {pick}"
+            + (f" {means[pick]:.4f} folds {np.round(fold_means(grid[pick], folds, k), 3).tolist()}" if pick else ""))
+        log(f"  floors: best branch-0.005 {np.round(floor, 3).tolist()} rrf {np.round(rrf, 3).tolist()} "
+            f"mm50 {np.round(mm, 3).tolist()}")
+        for p in PS:
+            log(f"  p={p:g}: " + " ".join(f"{w:g}:{means[(w, p)]:.4f}" for w in WS))
+    tune = [g for (n, s), g in grids.items() if s != "test"]
+    joint = {c: float(np.mean([g[c].mean() for g in tune])) for c in tune[0]}
+    jb = max(joint, key=joint.get)
+    log(f"one (w, p) for every kind: best {jb} mean of tuning sets {joint[jb]:.4f}: "
+        + "  ".join(f"{n}-{s} {g[jb].mean():.4f}" for (n, s), g in grids.items()))
+
+
+def small_prep(dataset: str, workdir: Path, parts: int, out: Path, seed: int = 0) -> None:
+    """Small corpora from a big one, for how keyword evidence holds as a tree shrinks: the
+    files split at random into `parts` folders, each indexed by `ov index --no-embed` (the
+    cosines do not depend on the corpus: the cache's P and A are reused); each query is
+    asked in the part that holds its most relevant file, and its keyword branch (bm25 and
+    ceiling) read there. Saves K and M per split, and each file's part."""
+    import random  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+
+    from ov import engine  # noqa: PLC0415
+    from ov.store import Store  # noqa: PLC0415
+
+    meta = json.loads((out / f"{Path(dataset).name}-meta.json").read_text())
+    name, paths = meta["dataset"], meta["paths"]
+    order = list(range(len(paths)))
+    random.Random(seed).shuffle(order)
+    part = np.zeros(len(paths), np.int32)
+    for j, i in enumerate(order):
+        part[i] = j % parts
+    base = Path(f"/work/q/small-{name}-{parts}")
+    for j in range(parts):
+        d = base / f"p{j:03d}"
+        if not (d / ".ov" / "index.db").exists():
+            d.mkdir(parents=True, exist_ok=True)
+            for i in np.where(part == j)[0]:
+                dst = d / paths[i]
+                if not dst.exists():
+                    os.link(workdir / "docs" / paths[i], dst)
+            subprocess.run([sys.executable, "-m", "ov", "index", "--no-embed"], cwd=d, check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    np.save(out / f"{name}-small{parts}-part.npy", part)
+    pos = {p: i for i, p in enumerate(paths)}
+    stores = {}
+    for split, sp in meta["splits"].items():
+        if split == "nonsense":
+            continue
+        docs = {d: i for i, d in enumerate(meta["docs"])}
+        K = np.zeros((len(sp["qids"]), len(paths)), np.float32)
+        M = np.zeros(len(sp["qids"]), np.float32)
+        home = np.full(len(sp["qids"]), -1, np.int32)
+        for n, (text, rels) in enumerate(zip(sp["queries"], sp["qrels"])):
+            best = sorted((r, d) for d, r in rels.items() if d in docs and r > 0)
+            if not best:
+                continue
+            j = int(part[docs[best[-1][1]]])
+            home[n] = j
+            if j not in stores:
+                stores[j] = Store.open(base / f"p{j:03d}" / ".ov" / "index.db")
+            st = stores[j]
+            req = engine.SearchRequest(query=text, search_type="keywords")
+            for c in engine._branches(st, req, True, False, None, DEPTH)[0]["keywords"]:
+                b = c.branches["keywords"]
+                i = pos[c.path]
+                K[n, i] = max(K[n, i], b.get("bm25", b["raw"]))
+            M[n] = _ceiling(st, text)
+        np.save(out / f"{name}-{split}-small{parts}-K.npy", K)
+        np.save(out / f"{name}-{split}-small{parts}-M.npy", M)
+        np.save(out / f"{name}-{split}-small{parts}-home.npy", home)
+        log(f"{name} {split}: {len(home)} queries in {parts} parts of ~{len(paths) // parts} files")
+    for st in stores.values():
+        st.close()
+
+
+def small_set(cache: Path, name: str, split: str, parts: int) -> Set:
+    """The Set of `split` asked in the small corpora of `small_prep`: each query sees only
+    its part's files (the others score nothing and count no gain)."""
+    st = Set(cache, name, split)
+    part = np.load(cache / f"{name}-small{parts}-part.npy")
+    home = np.load(cache / f"{name}-{split}-small{parts}-home.npy")
+    K = np.load(cache / f"{name}-{split}-small{parts}-K.npy")
+    M = np.load(cache / f"{name}-{split}-small{parts}-M.npy")
+    keep = home >= 0
+    inside = part[None, :] == home[keep][:, None]
+    st.qids = [q for q, k in zip(st.qids, keep) if k]
+    st.f = {k: np.where(inside, v[keep], -1.0 if k in "PA" else 0.0) for k, v in st.f.items()}
+    st.f["K"] = np.where(inside, K[keep], 0.0)
+    st.M = M[keep]
+    st.gain = np.where(inside, st.gain[keep], 0.0)
+    st.idcg = np.array([sum(x / math.log2(i + 2) for i, x in enumerate(sorted(g[g > 0], reverse=True)[:10]))
+                        for g in st.gain])
+    return st
+
+
+def run_small(cache: Path, parts: int, sa: float = 0.9) -> None:
+    """The shipped map against the ceiling evidence on the small corpora (`small_prep`)."""
+    for name, split in (("scifact", "train"), ("scifact", "test"), ("cosqa-dev", "dev")):
+        try:
+            st = small_set(cache, name, split, parts)
+        except FileNotFoundError:
+            continue
+        sem = sem_score(st, "P", sa)
+        K = st.f["K"]
+        k0 = 1280.0 if st.kind == "code" else 40.0
+        rows = {"find": st.ndcg(sem), "keywords": st.ndcg(np.where(K > 0, K, -1.0)),
+                "rrf": st.ndcg(fuse_rrf(sem, K)), "mm50": st.ndcg(fuse_mm(sem, K)),
+                f"lin 0.5,{k0:g} (shipped)": st.ndcg(fuse_lin(sem, K, 0.5, k0))}
+        for w, p in ((0.5, 1.0), (0.45, 1.0), (0.55, 1.0), (0.95, 2.0), (1.0, 1.0)):
+            rows[f"ceil {w},{p}"] = st.ndcg(fuse_ceil(sem, K, st.M, w, p))
+        for w in (0.5, 0.7, 0.9):
+            for k_ in (10.0, 40.0, 160.0):
+                rows[f"lin {w},{k_:g}"] = st.ndcg(fuse_lin(sem, K, w, k_))
+        log(f"{name} {split}: {len(st.qids)} queries, {parts} corpora of ~{st.gain.shape[1] // parts} files")
+        for k, v in rows.items():
+            log(f"  {k:24s} {v.mean():.4f}")
+
 
 LABEL = {"shipped lin": "**hybrid, shipped** (lin at the one-SE pick)", "lin": "hybrid lin, chosen per fold",
          "lr": "hybrid: logistic regression, fitted per fold", "linrel": "hybrid: fixed weight, scaled by the query's best",
@@ -634,10 +828,16 @@ def cv_markdown(report: dict) -> str:
 
 
 def ranking_score(st: Set, spec: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(hybrid, find, keywords) ranking scores under `spec` = "sa,w,k0" (family lin)."""
-    sa, w, k0 = (float(x) for x in spec.split(","))
+    """(hybrid, find, keywords) ranking scores under `spec` = "sa,w,k0" (family lin) or
+    "sa,w,pP" (family ceil: keyword evidence bm25 / ceiling, to the power P in the hybrid)."""
+    sa_, w_, k_ = spec.split(",")
+    sa, w = float(sa_), float(w_)
     sem = sem_score(st, "P", sa, 0)
-    kw = kw_map(st.f["K"], k0)
+    if k_.startswith("p"):
+        e = np.clip(st.f["K"] / np.maximum(st.M, 1e-9)[:, None], 0, 1)
+        return (w * np.maximum(sem, 0) + (1 - w) * e ** float(k_[1:]), sem,
+                np.where(st.f["K"] > 0, e, -1.0))
+    kw = kw_map(st.f["K"], float(k_))
     return w * np.maximum(sem, 0) + (1 - w) * kw, sem, np.where(st.f["K"] > 0, kw, -1.0)
 
 
@@ -776,7 +976,7 @@ def run_units(cache: Path, dataset: str, split: str, workdir: Path, variants: li
 
     def show(name, P):
         sem = np.maximum(P, np.where(st.f["A"] > -1, rank.ABSTRACT_SHARE * st.f["A"], -1.0))
-        f, h = st.ndcg(sem), st.ndcg(fuse_lin(sem, st.f["K"], sc.w_sem, sc.k_bm25))
+        f, h = st.ndcg(sem), st.ndcg(fuse_ceil(sem, st.f["K"], st.M, sc.w_sem, sc.p_kw))
         log(f"{dataset} {split} {name:10s} find {f.mean():.4f}  hybrid {h.mean():.4f} "
             f"folds {np.round(fold_means(h, folds, 5), 3).tolist()}")
     show("shipped", st.f["P"])
@@ -800,14 +1000,15 @@ if __name__ == "__main__":
         e.add_argument("--workdir", type=Path, required=True)
         e.add_argument("--splits", default="")
         e.add_argument("--out", type=Path, default=CACHE)
-    sb = sub.add_parser("subset")
-    sb.add_argument("dataset")
-    sb.add_argument("--workdir", type=Path, required=True)
-    sb.add_argument("--fraction", type=float, required=True)
-    sd = sub.add_parser("subset-data")
-    sd.add_argument("dataset")
-    sd.add_argument("--workdir", type=Path, required=True)
-    sd.add_argument("--dest", type=Path, required=True)
+    on_index = {name: sub.add_parser(name) for name in ("subset", "subset-data", "ceilings", "small")}
+    for e in on_index.values():  # the commands that read a corpus's index in a work folder
+        e.add_argument("dataset")
+        e.add_argument("--workdir", type=Path, required=True)
+    on_index["subset"].add_argument("--fraction", type=float, required=True)
+    on_index["subset-data"].add_argument("--dest", type=Path, required=True)
+    on_index["ceilings"].add_argument("--out", type=Path, default=CACHE)
+    on_index["small"].add_argument("--parts", type=int, required=True)
+    on_index["small"].add_argument("--cache", type=Path, default=CACHE)
     ch = sub.add_parser("choose")
     ch.add_argument("--cache", type=Path, default=CACHE)
     c = sub.add_parser("cv")
@@ -824,6 +1025,9 @@ if __name__ == "__main__":
     po.add_argument("--cache", type=Path, default=CACHE)
     po.add_argument("--prose", required=True, help="sa,w,k0")
     po.add_argument("--code", required=True, help="sa,w,k0")
+    ce = sub.add_parser("ceil")
+    ce.add_argument("--cache", type=Path, default=CACHE)
+    ce.add_argument("--share", type=float, default=0.9)
     un = sub.add_parser("units")
     un.add_argument("dataset")
     un.add_argument("--split", required=True)
@@ -846,6 +1050,13 @@ if __name__ == "__main__":
         extract(a.dataset, a.workdir, a.out)
     elif a.cmd == "units":
         run_units(a.cache, a.dataset, a.split, a.workdir, a.variants.split(","))
+    elif a.cmd == "small":
+        small_prep(a.dataset, a.workdir, a.parts, a.cache)
+        run_small(a.cache, a.parts)
+    elif a.cmd == "ceil":
+        run_ceil(a.cache, sa=a.share)
+    elif a.cmd == "ceilings":
+        ceilings(a.dataset, a.workdir, a.out)
     elif a.cmd == "choose":
         run_choose(a.cache)
     else:

@@ -124,7 +124,8 @@ def _passage(full: str, e) -> str:
     """Lines start_line..end_line of the file: a passage is whole lines of it."""
     lines = full.splitlines(keepends=True)
     text = "".join(lines[e["start_line"] - 1:e["end_line"]])
-    assert text.startswith(e["text"]) and len(text) - len(e["text"]) <= 1  # the last "\n"
+    # all but the passage's trailing white space (its last line's " \n")
+    assert text.startswith(e["text"]) and not text[len(e["text"]):].strip()
     return e["text"]
 
 
