@@ -64,6 +64,7 @@ COMMIT_FILES = 200  # files per transaction
 COMMIT_SECONDS = 1.0
 EMBED_COMMIT = 256  # chunks per transaction while embedding
 EMBED_STEP = 32  # texts embedded between two progress reports
+RENAME_WINDOW_S = 30.0  # a rename's two halves in two watcher batches at most this far apart
 LOCK_WAIT_S = float(os.environ.get("OV_LOCK_WAIT", "3"))
 STOP_WAIT_S = 60.0  # for a stopped background worker to finish its batch and let go
 EMBED_META = "embed"  # "off" after an `ov index --no-embed`: no vectors are coming
@@ -724,6 +725,36 @@ class _LexicalPass:
             store.record_chunk_count()
 
 
+class GoneTags:
+    """The `ov tag` tags of files a watcher's batch removed, by content hash, for RENAME_WINDOW_S:
+    an editor's rename can reach the watcher as two batches, the old path in one and the
+    new in the next, and the file is then one gone and one come, as in one batch."""
+
+    def __init__(self, window: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.window = RENAME_WINDOW_S if window is None else window
+        self.clock = clock
+        self.held: dict[str, tuple[dict | None, float]] = {}
+
+    def merge(self, moved: dict[str, dict | None]) -> dict[str, dict | None]:
+        """This batch's files gone, with those of earlier batches still within the window
+        (a content gone twice, here and before: whose tags are whose is not known)."""
+        now = self.clock()
+        self.held = {h: got for h, got in self.held.items() if now - got[1] <= self.window}
+        out = {h: tags for h, (tags, _) in self.held.items()}
+        for h, tags in moved.items():
+            out[h] = None if h in out else tags
+        return out
+
+    def keep(self, moved: dict[str, dict | None], arrived: set[str]) -> None:
+        """Hold what no file of this batch took (a content that came is taken or refused)."""
+        now = self.clock()
+        for h, tags in moved.items():
+            if tags and h not in arrived:
+                self.held[h] = (tags, self.held.get(h, (None, now))[1])
+            else:  # taken, refused, or no longer anyone's (two files gone with it)
+                self.held.pop(h, None)
+
+
 def _going(moved: dict, store: Store, file_id: int, h: str) -> None:
     """Note the `ov tag` tags of a file about to leave the index, by its content hash (two
     files gone with one content: whose tags go where is not known, so neither's)."""
@@ -1075,7 +1106,8 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
 
 
 def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOptions = IndexOptions(), *,
-                warn: Callable[[str], None] | None = None, embedder=None) -> IndexReport:
+                warn: Callable[[str], None] | None = None, embedder=None,
+                gone_tags: GoneTags | None = None) -> IndexReport:
     """Re-index only `rels`: root-relative paths a watcher saw change (files or folders,
     added, modified or deleted), without walking the rest of the tree.
 
@@ -1084,7 +1116,11 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
     hash (the watcher says it changed, so size and mtime are not trusted to say it did
     not); a path that is gone, ignored, a symlink the walk would skip, over the size cap
     or binary loses its rows. Same lock and one transaction as `index_tree`, then the
-    embedding phase, which also finishes whatever an interrupted run left unembedded."""
+    embedding phase, which also finishes whatever an interrupted run left unembedded.
+
+    `gone_tags`, kept by the caller from one call to the next (a watcher's batches), lets a
+    rename that falls across two batches (the old path gone in one, the new come in the
+    next) keep the file's `ov tag` tags, as one within a batch does."""
     t0 = time.perf_counter()
     root = Path(root).resolve()
     db_path = Path(db_path) if db_path else db_path_for(root)
@@ -1101,7 +1137,7 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
             raise problem
         try:
             with store.tx():  # one transaction: a search sees all of the batch or none
-                if _refresh_paths(store, root, todo, opts, report, warn_):
+                if _refresh_paths(store, root, todo, opts, report, warn_, gone_tags):
                     store.bump_generation()
                     store.record_chunk_count()
             trigram_phase(store)  # grep's rows for what changed
@@ -1114,7 +1150,7 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
 
 
 def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions, report: IndexReport,
-                   warn: Callable[[str], None]) -> bool:
+                   warn: Callable[[str], None], gone_tags: GoneTags | None = None) -> bool:
     """`index_paths`' lexical part, inside its transaction; True when a row changed."""
     changed = False
     seen: set[str] = set()
@@ -1164,6 +1200,9 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
                 store.delete_file(row["id"])
                 report.removed += 1
                 changed = True
+    if gone_tags is not None:  # what earlier batches saw go, and what this one leaves over
+        moved = gone_tags.merge(moved)
+        gone_tags.keep(moved, {h for _, h in added})
     _carry_tags(store, added, moved)
     known = {p: state for rel in rels for p, state in store.big_file_states(rel).items()}
     refresh_big_files(store, root, big, known)

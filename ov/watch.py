@@ -41,7 +41,7 @@ from pathlib import Path
 
 from ov.paths import db_path_for
 from ov.errors import OvError
-from ov.indexer import IndexOptions, index_paths, index_tree
+from ov.indexer import GoneTags, IndexOptions, index_paths, index_tree
 from ov.journal import Journal
 from ov.model import IndexReport
 from ov.walk import ALWAYS_SKIPPED
@@ -109,6 +109,7 @@ class Watcher:
         self.stop_event = threading.Event()
         self._thread: threading.Thread | None = None
         self.journal: Journal | None = None
+        self.gone_tags = GoneTags()  # a rename's halves may come in two batches
 
     # -- applying changes --
 
@@ -140,7 +141,7 @@ class Watcher:
         if whole:
             return self.catch_up()
         rep = index_paths(self.root, rels, self.db_path, self.opts, warn=self.warn,
-                          embedder=self._model())
+                          embedder=self._model(), gone_tags=self.gone_tags)
         self._applied(rep)
         return rep
 

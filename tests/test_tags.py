@@ -366,3 +366,60 @@ def test_a_rename_a_watcher_reports_keeps_the_tags(ov, tree):
     assert (rep.added, rep.removed) == (1, 1)
     tags = {r["path"]: r.get("tags") for r in ov("glob", "**/*.md", "-f", "path,tags", "-o", "jsonl", cwd=root).jsonl}
     assert tags["notes/Country Loaf.md"] == {"cuisine": "baking"} and not tags.get("other.md")
+
+
+def test_a_rename_split_across_two_watcher_batches_keeps_the_tags(ov, tree):
+    """An editor's rename can reach the watcher as two batches, the old path gone in one
+    and the new path come in the next: the tags the first batch saw go are held
+    (ov.indexer.GoneTags) for the second, as they are within one batch."""
+    from ov.indexer import GoneTags, index_paths
+
+    root = tree({"notes/loaf.md": "# Country loaf\n\nFlour, water, salt.\n",
+                 "notes/soup.md": "# Soup\n\nLeeks.\n", "other.md": "# Other\n"})
+    assert ov("index", ".", cwd=root).code == 0
+    assert ov("tag", "notes/loaf.md", "cuisine=baking", cwd=root).code == 0
+    assert ov("tag", "notes/soup.md", "cuisine=soup", cwd=root).code == 0
+    now = [100.0]
+    held = GoneTags(window=30.0, clock=lambda: now[0])
+    (root / "notes/loaf.md").rename(root / "notes/Country Loaf.md")
+    (root / "notes/soup.md").rename(root / "notes/Leek soup.md")
+    assert index_paths(root, ["notes/loaf.md", "notes/soup.md"], gone_tags=held).removed == 2
+    now[0] += 2.0
+    assert index_paths(root, ["notes/Country Loaf.md"], gone_tags=held).added == 1
+    now[0] += 40.0  # the soup's other half comes past the window: a new file, no tags
+    assert index_paths(root, ["notes/Leek soup.md"], gone_tags=held).added == 1
+    tags = {r["path"]: r.get("tags") for r in ov("glob", "**/*.md", "-f", "path,tags", "-o", "jsonl", cwd=root).jsonl}
+    assert tags["notes/Country Loaf.md"] == {"cuisine": "baking"}
+    assert not tags.get("notes/Leek soup.md") and not tags.get("other.md")
+    # taken once: a copy made later takes nothing
+    (root / "copy.md").write_text("# Country loaf\n\nFlour, water, salt.\n")
+    index_paths(root, ["copy.md"], gone_tags=held)
+    tags = {r["path"]: r.get("tags") for r in ov("glob", "**/*.md", "-f", "path,tags", "-o", "jsonl", cwd=root).jsonl}
+    assert not tags.get("copy.md")
+
+
+def test_gone_tags_refuse_a_content_two_files_left():
+    from ov.indexer import GoneTags
+
+    now = [0.0]
+    held = GoneTags(window=30.0, clock=lambda: now[0])
+    held.keep(held.merge({"h1": {"a": "1"}}), set())
+    merged = held.merge({"h1": {"b": "2"}})  # the same content gone again, later
+    assert merged["h1"] is None
+    held.keep(merged, set())
+    assert held.merge({}) == {}
+
+
+def test_the_watcher_holds_a_renames_first_half_for_its_second(ov, tree):
+    from ov.indexer import IndexOptions
+    from ov.watch import Watcher
+
+    root = tree({"notes/loaf.md": "# Country loaf\n\nFlour, water, salt.\n", "other.md": "# Other\n"})
+    assert ov("index", ".", cwd=root).code == 0
+    assert ov("tag", "notes/loaf.md", "cuisine=baking", cwd=root).code == 0
+    w = Watcher(root, opts=IndexOptions(embed=False))
+    (root / "notes/loaf.md").rename(root / "notes/Country Loaf.md")
+    assert w.apply({"notes/loaf.md"}).removed == 1
+    assert w.apply({"notes/Country Loaf.md"}).added == 1
+    tags = {r["path"]: r.get("tags") for r in ov("glob", "**/*.md", "-f", "path,tags", "-o", "jsonl", cwd=root).jsonl}
+    assert tags["notes/Country Loaf.md"] == {"cuisine": "baking"}
