@@ -93,18 +93,3 @@ def rescore(pool: list[tuple[int, float]], common: Sequence[str], stats: TermSta
             norm = BM25_K1 * (1 - BM25_B + BM25_B * doc_len.get(cid, 0) / avg_len)
             score[cid] += idf * tf * (BM25_K1 + 1) / (tf + norm)
     return sorted(score.items(), key=lambda r: (-r[1], r[0]))
-
-
-def ceiling(stats: TermStats) -> float:
-    """The most bm25 any keyword row could score for the query `stats` was read for: each
-    word's idf times (k1 + 1), what its term contributes as its occurrences grow without
-    bound. Words the index does not hold count nothing (no row can match them), and a word
-    that is several index terms (a phrase) counts at its rarest term's idf, the least its
-    phrase's own idf can be. bm25 / ceiling is keyword evidence on one scale whatever the
-    corpus's size: a tiny folder's idfs are small, and so is its ceiling."""
-    total = 0.0
-    for terms in stats.terms.values():
-        dfs = [stats.df.get(t, 0) for t in terms]
-        if terms and all(dfs):
-            total += bm25_idf(stats.rows, min(dfs)) * (BM25_K1 + 1)
-    return total

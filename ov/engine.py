@@ -403,16 +403,37 @@ def coverage_warnings(search_type: str, cov: dict) -> list[str]:
 
 def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int):
     """(branch lists, whether every read ran out, the best raw score a row not read could
-    have in a single branch: the largest keyword evidence / smallest distance at which a
-    read was cut)."""
+    have in a single branch: the largest bm25 / smallest distance at which a read was cut)."""
     lists: dict[str, list[rank.Cand]] = {}
     exhausted = True
     kw_cuts: list[float] = []
     sem_cut = None
     if use_kw:
-        kw, kw_cuts = _keyword_branch(store, req, depth)
-        exhausted &= not kw_cuts
-        lists["keywords"] = [_cand(cid, "keywords", e, 0.0, bm25) for cid, (e, bm25) in kw.items()]
+        plan = keyword_plan(req.query)
+        kw: dict[int, float] = {}
+        if plan.fts:
+            res = store.keyword_search(plan.fts, req.filters, depth)
+            exhausted &= len(res) < depth
+            kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
+            for cid, s in res:
+                kw[cid] = max(kw.get(cid, 0.0), s)
+        if plan.trigram:
+            res = store.keyword_search(plan.trigram, req.filters, depth, table="chunks_tri")
+            exhausted &= len(res) < depth
+            kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
+            for cid, s in res:
+                kw[cid] = max(kw.get(cid, 0.0), s)
+        for term in plan.short:
+            res = store.substring_search(term, req.filters, depth)
+            kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
+            for cid, s in res:
+                kw[cid] = max(kw.get(cid, 0.0), s)
+        # a note's front matter block (its tags, its title) speaks for the note's first
+        # passage, where the hit is shown: its `---` lines say nothing (ov.indexer.front_block)
+        for front, lead in store.front_leads(list(kw)).items():
+            raw = kw.pop(front)
+            kw[lead] = max(kw.get(lead, 0.0), raw)
+        lists["keywords"] = [_cand(cid, "keywords", raw, 0.0) for cid, raw in kw.items()]
     if use_vec:
         res = store.vector_search(qvec, req.filters, depth)
         exhausted &= len(res) < depth
@@ -445,41 +466,6 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
             c.branches[name]["score"] = c.score
     cut = (max(kw_cuts) if kw_cuts else None) if use_kw else sem_cut
     return lists, exhausted, cut
-
-
-def _keyword_branch(store: Store, req: SearchRequest, depth: int):
-    """({chunk id: (keyword evidence, its bm25)}, the evidence at each cut read): the word
-    query (FTS5 bm25 over its ceiling, rank.keyword_evidence), the CJK runs' trigram
-    phrases and short terms (their own counts, rank.substring_evidence), a chunk keeping
-    its best."""
-    plan = keyword_plan(req.query)
-    kw: dict[int, tuple[float, float]] = {}
-    cuts: list[float] = []
-
-    def take(res, evidence) -> None:
-        if len(res) >= depth:
-            cuts.append(evidence(min(s for _, s in res)))
-        for cid, s in res:
-            e = evidence(s)
-            if e > kw.get(cid, (-1.0, 0.0))[0]:
-                kw[cid] = (e, s)
-
-    if plan.fts:
-        res = store.keyword_search(plan.fts, req.filters, depth)
-        top = store.bm25_ceiling(plan.fts) if res else 0.0
-        take(res, lambda s: rank.keyword_evidence(s, top))
-    if plan.trigram:
-        take(store.keyword_search(plan.trigram, req.filters, depth, table="chunks_tri"),
-             rank.substring_evidence)
-    for term in plan.short:
-        take(store.substring_search(term, req.filters, depth), rank.substring_evidence)
-    # a note's front matter block (its tags, its title) speaks for the note's first
-    # passage, where the hit is shown: its `---` lines say nothing (ov.indexer.front_block)
-    for front, lead in store.front_leads(list(kw)).items():
-        got = kw.pop(front)
-        if got[0] > kw.get(lead, (-1.0, 0.0))[0]:
-            kw[lead] = got
-    return kw, cuts
 
 
 def _exact_semantic(store: Store, qvec, sem: list[rank.Cand], kw: list[rank.Cand],
@@ -539,11 +525,8 @@ def _best_of_each_file(store: Store, rows: list) -> list:
     return sorted(out, key=lambda r: (r[1][0], r[0]))
 
 
-def _cand(cid: int, branch: str, raw: float, score: float, bm25: float | None = None) -> rank.Cand:
-    got = {"raw": raw, "score": score}
-    if bm25 is not None:  # the keyword branch's raw is its evidence (rank.keyword_evidence)
-        got["bm25"] = bm25
-    return rank.Cand(cid, "", score, {branch: got})
+def _cand(cid: int, branch: str, raw: float, score: float) -> rank.Cand:
+    return rank.Cand(cid, "", score, {branch: {"raw": raw, "score": score}})
 
 
 def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest) -> list[rank.Cand]:

@@ -11,11 +11,10 @@ Every score is on one absolute scale: the estimated probability that the hit is 
 to the query, the same meaning in `find`, in `search` of each type and across queries, so
 `--threshold 0.5` keeps the hits judged more likely relevant than not. Per kind of content
 (code, or prose: text, markdown, rst; `Scale`):
-- keywords: the evidence e = bm25 / ceiling in [0, 1] (`keyword_evidence`: the share of
-  the most any row could score for the query, `ov.bm25.ceiling`), then `keywords` (a, b);
+- keywords: bm25 mapped to [0, 1) by bm25 / (bm25 + KEYWORD_K), then `keywords` (a, b);
 - semantic: the cosine (the abstract's discounted), then `find` (a, b);
-- hybrid (`fuse`): z = w_sem * cosine + (1 - w_sem) * e ** p_kw, then the kind's
-  `hybrid` (a, b), or the `find` probability when that is 0.5 or more and higher;
+- hybrid (`fuse`): z = w_sem * cosine + (1 - w_sem) * bm25 / (bm25 + k_bm25), then the
+  kind's `hybrid` (a, b), or the `find` probability when that is 0.5 or more and higher;
 each (a, b) giving p = 1 / (1 + exp(-(a * x + b))), fitted (Platt scaling) on the top
 hits of the tuning sets (SciFact train for prose, CoSQA dev for code). The evidence is the
 branches' own raw numbers, never scaled by the query's best, so a query that matches
@@ -23,11 +22,6 @@ nothing meaningful scores low, and a file's score does not depend on how deep a 
 read (pages of one query agree). The fusion weight, the keyword map's k and the abstract's
 share were chosen by 5-fold cross-validation over queries (scripts/cv_rank.py,
 docs/BENCHMARKS.md "Retrieval quality").
-
-Keyword evidence is a share of the query's ceiling, not bm25 itself, because bm25 grows
-with the idfs and so with the corpus: in a folder of eight notes the one note that names
-"Keller" scored a bm25 of 1.5, which bm25 / (bm25 + 40) read as almost no evidence, and
-seven notes that do not name him outranked it on their cosines.
 
 Ties are broken by path, then by position, so one query on one index always gives one
 order. The recheck (`Rechecker`) drops hits whose file vanished or changed so that the
@@ -51,30 +45,28 @@ from ov.read import LineIndex, OutsideRoot, decode, freshness, open_under, plain
 class Scale:
     """How one kind of content's branch evidence becomes a probability (module docstring)."""
 
-    w_sem: float  # hybrid: the cosine's weight against the keyword evidence
-    p_kw: float  # hybrid: the keyword evidence (bm25 / ceiling) to this power
+    w_sem: float  # hybrid: the cosine's weight against the keyword map
+    k_bm25: float  # keyword map: bm25 / (bm25 + k_bm25)
     hybrid: tuple[float, float]  # (a, b) of the fused evidence
     find: tuple[float, float]  # (a, b) of the cosine alone
     keywords: tuple[float, float]  # (a, b) of the keyword map alone
 
 
-# Chosen on the whole tuning sets (scripts/cv_rank.py ceil; SciFact train for prose, CoSQA
-# dev for code, 5 query folds; docs/BENCHMARKS.md "Keyword evidence on one scale"): the
-# abstract's share is `find`'s best over both sets; (w_sem, p_kw) is, among the settings
-# within one standard error of the best that keep the hybrid at least `find` and keywords
-# (less 0.005) on every fold, the weight nearest half and half and the power nearest 1.
-# Prose: w 0.5, p 1 (no setting passes every floor on SciFact train; this one is the
-# simplest within one SE). On CoSQA's web questions keyword evidence did not help and counts
-# for little: w 0.95, p 2 is the one setting within one SE that passes every floor. The
-# (a, b) pairs: Platt scaling of each score on the tuning sets' top 20 hits; `find` and
-# keywords one pair for every kind (their evidence is the same cosine, the same share of
-# the ceiling), so a cosine or a keyword match means the same in a code file as in a prose
-# file; the hybrid one pair per kind, its evidence being a different mix.
-_FIND, _KEYWORDS = (14.979, -11.860), (12.105, -6.222)
-PROSE = Scale(w_sem=0.5, p_kw=1.0, hybrid=(18.218, -10.056), find=_FIND, keywords=_KEYWORDS)
-CODE = Scale(w_sem=0.95, p_kw=2.0, hybrid=(15.847, -12.393), find=_FIND, keywords=_KEYWORDS)
-PROFILE = {"name": "default", "version": "2026.12-ceiling1"}
-# the evidence of a CJK run's trigram bm25 or a short term's count: raw / (raw + KEYWORD_K)
+# Chosen on the whole tuning sets (scripts/cv_rank.py choose; SciFact train for prose, CoSQA
+# dev for code, 5 query folds; docs/BENCHMARKS.md "Retrieval quality"): the abstract's share
+# is `find`'s best over both sets; (w_sem, k_bm25) is, among the settings within one
+# standard error of the best that keep the hybrid at least `find` and keywords (less 0.005)
+# on every fold, the weight nearest half and half, then the best mean. On CoSQA's web
+# questions keyword evidence did not help and counts for little (k 1280: a bm25 of 20 adds
+# 0.008), on prose it counts about as much as the cosine. The (a, b) pairs: Platt scaling of each score on the tuning sets' top 20 hits;
+# `find` and keywords one pair for every kind (their evidence is the same cosine, the same
+# bm25 map with KEYWORD_K), so a cosine or a keyword match means the same in a code file as
+# in a prose file; the hybrid one pair per kind, its evidence being a different mix.
+_FIND, _KEYWORDS = (14.979, -11.860), (14.768, -7.524)
+PROSE = Scale(w_sem=0.5, k_bm25=40.0, hybrid=(18.406, -10.922), find=_FIND, keywords=_KEYWORDS)
+CODE = Scale(w_sem=0.5, k_bm25=1280.0, hybrid=(29.954, -12.397), find=_FIND, keywords=_KEYWORDS)
+PROFILE = {"name": "default", "version": "2026.12-calibrated2"}
+# keyword search's own map, bm25 / (bm25 + KEYWORD_K), the same for every kind
 KEYWORD_K = 40.0
 # a hybrid hit scores at least its `find` probability when that is at least this (`fuse`)
 FIND_FLOOR = 0.5
@@ -110,28 +102,15 @@ def _prob(ab: tuple[float, float], x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
-def keyword_evidence(bm25: float, ceiling: float) -> float:
-    """A word query's keyword evidence: the share of its bm25 ceiling (`ov.bm25.ceiling`,
-    the most any row could score) a row reaches, in [0, 1]. It reads the same in a folder of
-    eight notes as in a corpus of a million files, where bm25 itself grows with the idfs."""
-    return min(1.0, max(0.0, bm25) / ceiling) if ceiling > 0 else 0.0
+def keyword_map(bm25: float, scale: Scale = PROSE) -> float:
+    b = max(0.0, bm25)
+    return b / (b + scale.k_bm25)
 
 
-def substring_evidence(raw: float) -> float:
-    """The keyword evidence of a CJK run's trigram bm25 or a short term's count, which
-    have no ceiling: raw / (raw + KEYWORD_K), in [0, 1)."""
-    b = max(0.0, raw)
-    return b / (b + KEYWORD_K)
-
-
-def keyword_map(evidence: float, scale: Scale = PROSE) -> float:
-    """The keyword term of the hybrid: the evidence to the kind's power `p_kw`."""
-    return max(0.0, evidence) ** scale.p_kw
-
-
-def keyword_score(evidence: float, path: str = "") -> float:
-    """The probability of relevance of a keyword hit of this evidence in this file."""
-    return _prob(scale_for(path).keywords, max(0.0, evidence))
+def keyword_score(bm25: float, path: str = "") -> float:
+    """The probability of relevance of a keyword hit of this bm25 in this file."""
+    b = max(0.0, bm25)
+    return _prob(scale_for(path).keywords, b / (b + KEYWORD_K))
 
 
 def semantic_score(distance: float, path: str = "") -> float:

@@ -10,6 +10,7 @@
     python3 scripts/cv_rank.py units cosqa-dev --split dev --workdir W2 --variants budget256,whole
     python3 scripts/cv_rank.py ceil
     python3 scripts/cv_rank.py small scifact --workdir W --parts 50
+    python3 scripts/cv_rank.py unique scifact --workdir W   (then cosqa-dev --workdir W2)
 
 The model runs over each corpus once: W is the work folder of a real index built by `ov
 index` (scripts/bench_quality.py builds one there with --workdir). `prep` embeds the queries
@@ -20,8 +21,8 @@ passage and abstract vector of the index and keeps, per query and per file:
 - P: the file's best passage cosine;
 - A: the cosine of the file's abstract (its level-0 row);
 - K: the file's best keyword bm25 (0 when the file is not in the keyword branch's list);
-- M (per query): the query's bm25 ceiling (`ov.bm25.ceiling`; `ceilings` adds it to a
-  cache made before it was kept).
+- M (per query): the query's bm25 ceiling (`ceiling`; `ceilings` adds it to a cache made
+  before it was kept).
 
 `cv` then compares fusion rules with 5-fold cross-validation over queries (the folds of
 scripts/bench_quality.py: SciFact train for prose, CoSQA dev for code; SciFact test is
@@ -100,7 +101,7 @@ def prep(dataset: str, workdir: Path, splits: list[str], out: Path) -> None:
         log(f"{name} {split}: {len(qids)} queries: vectors and keyword branch")
         np.save(out / f"{name}-{split}-qvec.npy", emb.embed(texts))
         K = np.zeros((len(qids), len(paths)), np.float32)
-        M = np.zeros(len(qids), np.float32)  # each query's bm25 ceiling (ov.bm25.ceiling)
+        M = np.zeros(len(qids), np.float32)  # each query's bm25 ceiling (`ceiling`)
         for n, text in enumerate(texts):
             M[n] = _ceiling(store, text)
             req = engine.SearchRequest(query=text, search_type="keywords")
@@ -117,8 +118,21 @@ def prep(dataset: str, workdir: Path, splits: list[str], out: Path) -> None:
     store.close()
 
 
+def ceiling(stats) -> float:
+    """The most bm25 a keyword row could score for the query `stats` (ov.bm25.TermStats) was
+    read for: each word's idf times (k1 + 1); words the index does not hold count nothing,
+    a word of several index terms counts at its rarest term's idf."""
+    from ov.bm25 import BM25_K1, bm25_idf  # noqa: PLC0415
+
+    total = 0.0
+    for terms in stats.terms.values():
+        dfs = [stats.df.get(t, 0) for t in terms]
+        if terms and all(dfs):
+            total += bm25_idf(stats.rows, min(dfs)) * (BM25_K1 + 1)
+    return total
+
+
 def _ceiling(store, text: str) -> float:
-    from ov.bm25 import ceiling  # noqa: PLC0415
     from ov.query import keyword_plan  # noqa: PLC0415
     from ov.store.text import or_phrases  # noqa: PLC0415
 
@@ -620,7 +634,7 @@ def run_choose(cache: Path, k: int = 5,
 
 def fuse_ceil(sem, K, M, w, p):
     """z = w * cosine + (1 - w) * (bm25 / ceiling) ** p: keyword evidence as the share of
-    the query's bm25 ceiling (ov.bm25.ceiling) a file reaches, whatever the corpus's size."""
+    the query's bm25 ceiling (`ceiling`) a file reaches, whatever the corpus's size."""
     e = np.clip(K / np.maximum(M, 1e-9)[:, None], 0, 1)
     return w * np.maximum(sem, 0) + (1 - w) * e ** p
 
@@ -667,6 +681,50 @@ def run_ceil(cache: Path, k: int = 5, sa: float = 0.9,
     jb = max(joint, key=joint.get)
     log(f"one (w, p) for every kind: best {jb} mean of tuning sets {joint[jb]:.4f}: "
         + "  ".join(f"{n}-{s} {g[jb].mean():.4f}" for (n, s), g in grids.items()))
+
+
+def unique_prep(dataset: str, workdir: Path, out: Path) -> None:
+    """Each prepared query's count of words with an index term (a word no file holds counts)
+    and the index's keyword rows, for `run_unique`."""
+    from ov.bm25 import fts_averages  # noqa: PLC0415
+    from ov.query import keyword_plan  # noqa: PLC0415
+    from ov.store.text import or_phrases  # noqa: PLC0415
+
+    bq, base, d, corpus, ext, back, store = _open(dataset, workdir)
+    meta = json.loads((out / f"{d.name}-meta.json").read_text())
+    rows, _ = fts_averages(store.fts_averages_block())
+    for split, sp in meta["splits"].items():
+        n = []
+        for q in sp["queries"]:
+            plan = keyword_plan(q)
+            words = or_phrases(plan.fts) if plan.fts else []
+            terms = store._word_terms(words) if words else {}
+            n.append(sum(1 for w in words if terms.get(w)))
+        np.save(out / f"{d.name}-{split}-nw.npy", np.array(n, np.float32))
+    (out / f"{d.name}-rows.json").write_text(json.dumps({"rows": rows}))
+    store.close()
+
+
+def run_unique(cache: Path, k: int = 5, sa: float = 0.9) -> None:
+    """Keyword evidence over the ceiling of unique words, e = bm25 / (n * idf1(N) * (k1 + 1)):
+    n the query's words, idf1(N) the idf of a word in one row of N. The (w, p) grid per set."""
+    from ov.bm25 import BM25_K1, bm25_idf  # noqa: PLC0415
+
+    for name, split in (("scifact", "train"), ("cosqa-dev", "dev"), ("scifact", "test")):
+        st = Set(cache, name, split)
+        folds = fold_of(st.qids, k)
+        sem, K = sem_score(st, "P", sa), st.f["K"]
+        N = json.loads((cache / f"{name}-rows.json").read_text())["rows"]
+        nw = np.load(cache / f"{name}-{split}-nw.npy")
+        E = np.clip(K / np.maximum(nw * bm25_idf(N, 1) * (BM25_K1 + 1), 1e-9)[:, None], 0, 1)
+        kw_f = fold_means(st.ndcg(np.where(K > 0, K, -1.0)), folds, k)
+        floor = np.maximum(fold_means(st.ndcg(sem), folds, k), kw_f) - 0.005
+        grid = {(w, p): st.ndcg(w * np.maximum(sem, 0) + (1 - w) * E ** p) for w in WS for p in PS}
+        means, best, se, near = floored_near(grid, folds, k, (floor,))
+        log(f"{name} {split}: best {best} {means[best]:.4f} (SE {se:.4f}); {len(near)} within one SE "
+            f"pass max(find, keywords) - 0.005 on every fold")
+        for p in PS:
+            log(f"  p={p:g}: " + " ".join(f"{w:g}:{means[(w, p)]:.4f}" for w in WS))
 
 
 def small_prep(dataset: str, workdir: Path, parts: int, out: Path, seed: int = 0) -> None:
@@ -976,7 +1034,7 @@ def run_units(cache: Path, dataset: str, split: str, workdir: Path, variants: li
 
     def show(name, P):
         sem = np.maximum(P, np.where(st.f["A"] > -1, rank.ABSTRACT_SHARE * st.f["A"], -1.0))
-        f, h = st.ndcg(sem), st.ndcg(fuse_ceil(sem, st.f["K"], st.M, sc.w_sem, sc.p_kw))
+        f, h = st.ndcg(sem), st.ndcg(fuse_lin(sem, st.f["K"], sc.w_sem, sc.k_bm25))
         log(f"{dataset} {split} {name:10s} find {f.mean():.4f}  hybrid {h.mean():.4f} "
             f"folds {np.round(fold_means(h, folds, 5), 3).tolist()}")
     show("shipped", st.f["P"])
@@ -1000,7 +1058,7 @@ if __name__ == "__main__":
         e.add_argument("--workdir", type=Path, required=True)
         e.add_argument("--splits", default="")
         e.add_argument("--out", type=Path, default=CACHE)
-    on_index = {name: sub.add_parser(name) for name in ("subset", "subset-data", "ceilings", "small")}
+    on_index = {name: sub.add_parser(name) for name in ("subset", "subset-data", "ceilings", "small", "unique")}
     for e in on_index.values():  # the commands that read a corpus's index in a work folder
         e.add_argument("dataset")
         e.add_argument("--workdir", type=Path, required=True)
@@ -1009,6 +1067,7 @@ if __name__ == "__main__":
     on_index["ceilings"].add_argument("--out", type=Path, default=CACHE)
     on_index["small"].add_argument("--parts", type=int, required=True)
     on_index["small"].add_argument("--cache", type=Path, default=CACHE)
+    on_index["unique"].add_argument("--cache", type=Path, default=CACHE)
     ch = sub.add_parser("choose")
     ch.add_argument("--cache", type=Path, default=CACHE)
     c = sub.add_parser("cv")
@@ -1053,6 +1112,10 @@ if __name__ == "__main__":
     elif a.cmd == "small":
         small_prep(a.dataset, a.workdir, a.parts, a.cache)
         run_small(a.cache, a.parts)
+    elif a.cmd == "unique":
+        unique_prep(a.dataset, a.workdir, a.cache)
+        if all((a.cache / f"{n}-rows.json").exists() for n in ("scifact", "cosqa-dev")):
+            run_unique(a.cache)
     elif a.cmd == "ceil":
         run_ceil(a.cache, sa=a.share)
     elif a.cmd == "ceilings":

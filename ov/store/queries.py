@@ -37,7 +37,7 @@ TYPE_CHECKING = False  # `typing` costs ~2 ms of a grep with an index: annotatio
 if TYPE_CHECKING:
     from typing import Any
 
-from ov.bm25 import (COMMON_DF, RARE_MIN, RESCORE_POOL, TermStats, ceiling, fts_averages, rescore,
+from ov.bm25 import (COMMON_DF, RARE_MIN, RESCORE_POOL, TermStats, fts_averages, rescore,
                      split_common, varint)
 from ov.errors import OvError
 from ov.store.db import (FTS_TOKENIZE, KNN_MAX, NO_VECTOR, SENTENCE_LEVEL, TRI_META, Database,
@@ -653,12 +653,6 @@ class Store(Database):
         df = {t: self._term_df(t) for t in dict.fromkeys(t for ts in terms.values() for t in ts)}
         rows, avg_len = fts_averages(self.fts_averages_block())
         return TermStats(rows, avg_len, terms, df)
-
-    def bm25_ceiling(self, match: str) -> float:
-        """The most bm25 a keyword row could score for `match`, an OR of quoted words
-        (`ov.bm25.ceiling`); 0 for any other expression."""
-        words = or_phrases(match)
-        return ceiling(self.term_stats(words)) if words else 0.0
 
     def _term_df(self, term: str) -> int:
         """Keyword rows holding index term `term` (its doclist counted, not ranked)."""
