@@ -341,7 +341,7 @@ def _first_vectors(store: Store, cov: dict) -> None:
     script would read as "nothing matched": `index_busy` (retryable) while a worker adds
     them, `unsupported` when none are coming."""
     deadline = time.monotonic() + FIRST_VECTORS_WAIT_S
-    while cov["embedded"] == 0 and cov["pending"] and cov["background"] and time.monotonic() < deadline:
+    while cov["embedded"] == 0 and cov["pending"] and cov["indexing"] and time.monotonic() < deadline:
         time.sleep(0.2)
         cov.update(coverage(store))
     if cov["embedded"]:
@@ -350,6 +350,10 @@ def _first_vectors(store: Store, cov: dict) -> None:
         raise OvError("index_busy", f"semantic search has no vectors to read yet: a background worker "
                       f"is adding them ({cov['pending']} rows; `ov status` shows its progress); try "
                       "again, or run `ov index` to finish them in the foreground", field="search_type")
+    if cov["indexing"] and cov["pending"]:  # an `ov index`, or a server's watcher, embedding now
+        raise OvError("index_busy", f"semantic search has no vectors to read yet: an indexer running "
+                      f"now is adding them ({cov['pending']} rows to go; `ov status` shows the "
+                      "coverage); try again", field="search_type")
     if cov["pending"]:
         raise OvError("unsupported", "this index has no vectors yet; run `ov index` to add them",
                       field="search_type")
@@ -365,16 +369,19 @@ def coverage(store: Store) -> dict:
     """Semantic coverage: rows with a vector / rows that will have one (every level;
     minified and data files' rows are not counted), whether vectors are still coming
     (`pending`) and whether a background worker is adding them now."""
-    from ov.indexer import EMBED_META, KEYWORDS_META, worker_state  # noqa: PLC0415
+    from ov.indexer import EMBED_META, KEYWORDS_META, lock_held, worker_state  # noqa: PLC0415
 
     embedded, embeddable = store.coverage()
     partial = bool(store.get_meta(KEYWORDS_META))
     coming = (embeddable > embedded or partial) and (
         store.get_meta(EMBED_META) == "on" or bool(store.get_meta("model")))
+    background = worker_state(store.path) is not None
     return {"embedded": embedded, "embeddable": embeddable,
             "ratio": round(embedded / embeddable, 4) if embeddable else 1.0,
             "pending": embeddable - embedded if coming else 0,
-            "background": worker_state(store.path) is not None,
+            "background": background,
+            # some indexer holds the index now: a worker, an `ov index`, a server's watcher
+            "indexing": background or lock_held(store.path),
             # False while a first search's time budget has left files unread (ov.worker)
             "keywords_complete": not partial,
             "files": store.file_count() if partial else None}
@@ -391,6 +398,8 @@ def coverage_warnings(search_type: str, cov: dict) -> list[str]:
         return out
     how = ("a background worker is adding them (`ov status` shows progress; `ov index` "
            "finishes them in the foreground)" if cov["background"] else
+           "an indexer running now is adding them (`ov status` shows the coverage)"
+           if cov.get("indexing") and cov["pending"] else
            "run `ov index` to add them" if cov["pending"] else
            "the index was built with --no-embed; run `ov index` to add them")
     if cov["embedded"] == 0:

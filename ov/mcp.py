@@ -261,7 +261,9 @@ def as_arguments(err: OvError, tool: str, args: dict[str, Any] | None = None) ->
         return name if name in params else None
 
     kept = _spans_of(err.message, args or {})
-    message = _FLAG.sub(lambda m: m.group() if any(a < m.end() and m.start() < b for a, b in kept)
+    # a flag is the user's own text only inside an argument's value (a path `docs/-i`); an
+    # argument that merely overlaps it (a query "x" in `--max-tokens`) does not keep it
+    message = _FLAG.sub(lambda m: m.group() if any(a <= m.start() and m.end() <= b for a, b in kept)
                         else arg(m.group().rpartition("/")[2]) or m.group(), err.message)
     field = err.field if err.field is None or err.field in params else (arg(err.field) or err.field)
     if message == err.message and field == err.field:
@@ -345,10 +347,25 @@ class Tools:
         if given:
             raise OvError("invalid_argument", f"{', '.join(given)} only apply with mode context",
                           field=given[0])
-        return to_data(self.ix.search(query, **options))
+        return self._behind(to_data(self.ix.search(query, **options)))
 
     def _find(self, query: str, **options: Any) -> Any:
-        return to_data(self.ix.find(query, **options))
+        return self._behind(to_data(self.ix.find(query, **options)))
+
+    def _behind(self, data: Any) -> Any:
+        """A ranked result read while the watcher has changes it has not applied yet (a
+        catch-up over the whole tree, a batch being written, or one waiting for another
+        indexer): says so, since a file changed just now may be missing from the hits or
+        shown as it was, and no hit is counted stale for it."""
+        w = self.watcher.state if self.watcher is not None else None
+        if w is None or not (w.catching_up or w.pending) or not isinstance(data, dict):
+            return data
+        what = ("a pass over the whole tree is running" if w.catching_up else
+                f"{w.pending} changed path(s) are being re-indexed")
+        data.setdefault("warnings", []).append(
+            f"the index is catching up with the tree: {what}; files changed in the last moments may "
+            "be missing from these hits or shown as they were (grep reads the files as they are)")
+        return data
 
     def _grep(self, pattern: str, paths: list[str] | None = None, before: int | None = None,
               after: int | None = None, context: int | None = None, count: bool = False,
@@ -363,6 +380,8 @@ class Tools:
             raise OvError("invalid_argument", "count and files_with_matches exclude each other",
                           field="count")
         mode = "count" if count else "files" if files_with_matches else "matches"
+        if timeout is not None and not timeout > 0:  # the library's name for it is deadline_s
+            raise OvError("invalid_argument", "timeout must be more than 0 seconds", field="timeout")
         paths = [self._in_tree(p, "paths") for p in paths or ()]
         records, st = api.grep(
             pattern, paths, cwd=self.root, before=before if before is not None else (context or 0),
@@ -393,7 +412,8 @@ class Tools:
         if self.watcher is not None:
             w = self.watcher.state
             data["watch"] = {"updates": w.updates, "files_changed": w.files_changed,
-                             "last_update": w.last_update, "pending": w.pending, "errors": list(w.errors)}
+                             "last_update": w.last_update, "pending": w.pending,
+                             "catching_up": w.catching_up, "errors": list(w.errors)}
         return data
 
 

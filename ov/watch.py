@@ -84,7 +84,8 @@ class WatchState:
     updates: int = 0  # batches applied
     files_changed: int = 0  # files added, updated or removed by them
     last_update: float | None = None  # time.time() of the last applied batch
-    pending: int = 0  # paths waiting (another indexer holds the lock)
+    pending: int = 0  # paths of the batch being applied, or waiting (another indexer holds the lock)
+    catching_up: bool = False  # a pass over the whole tree is running: changes queue behind it
     errors: list[str] = field(default_factory=list)
 
 
@@ -129,7 +130,11 @@ class Watcher:
         self._model()
         journal = self.journal
         mark = journal.reset() if journal is not None else None
-        rep = index_tree(self.root, self.db_path, self.opts, warn=self.warn, embedder=self.embedder)
+        self.state.catching_up = True
+        try:
+            rep = index_tree(self.root, self.db_path, self.opts, warn=self.warn, embedder=self.embedder)
+        finally:
+            self.state.catching_up = False
         if journal is not None and mark is not None:
             journal.caught_up(mark)
         self._applied(rep)

@@ -436,6 +436,31 @@ def test_find_with_no_vector_yet_is_busy_not_empty(tree, monkeypatch):
         assert hits
 
 
+def test_find_while_another_indexer_embeds_is_busy_not_unsupported(tree, monkeypatch):
+    """An `ov index` in another terminal, or `ov mcp`'s watcher catching up, holds the index
+    and is adding the vectors: `ov find` is `index_busy` (retryable), not `unsupported` with
+    a command to run (an MCP client cannot run one), and a hybrid search's warning says an
+    indexer is adding them."""
+    from ov import api, engine
+    from ov.indexer import IndexLock
+
+    monkeypatch.setenv("OV_EMBEDDER", "hash")
+    monkeypatch.setattr(engine, "FIRST_VECTORS_WAIT_S", 0.3)
+    root = tree(_many(3))
+    api.index(root, embed=False)
+    with Store.open(_db(root)) as s, s.tx():
+        s.set_meta("embed", "on")
+    with api.Index.open(root) as ix, IndexLock(_db(root)):
+        assert ix.status().coverage["indexing"] is True
+        with pytest.raises(api.OvError) as e:
+            ix.find("tide tables")
+        assert e.value.code == "index_busy" and e.value.retryable, e.value.message
+        res = ix.search("tide tables")
+        assert res.hits and any("indexer running now" in w for w in res.warnings), res.warnings
+    with api.Index.open(root) as ix:
+        assert ix.status().coverage["indexing"] is False
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads /proc")
 def test_the_pools_resource_tracker_does_not_write_to_the_users_terminal(tmp_path):
     """A first search whose time budget stopped the pool mid-run printed, after its answer,

@@ -12,6 +12,7 @@ starts one server and asks it many things.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -122,6 +123,10 @@ def test_tools_answer_as_the_cli_does(served):
         listed = await s.list_tools()
         names = [t.name for t in listed.tools]
         out = []
+        for _ in range(200):  # the watcher's first pass over the tree: results say it runs
+            if not (await call(s, "status"))[1]["result"]["watch"]["catching_up"]:
+                break
+            await asyncio.sleep(0.05)
         for tool, args, _ in calls:
             out.append(await call(s, tool, args))
         # the cursor of a first page leads to the same second page as on the command line
@@ -147,7 +152,7 @@ def test_tools_answer_as_the_cli_does(served):
     assert second["result"] == page2 and second["result"]["hits"][0]["rank"] == 2
     want = cli(root, "status")
     got = status["result"]
-    assert set(got.pop("watch")) == {"updates", "files_changed", "last_update", "pending", "errors"}
+    assert set(got.pop("watch")) == {"updates", "files_changed", "last_update", "pending", "catching_up", "errors"}
     got.pop("db_bytes"), want.pop("db_bytes")  # the WAL grows as the server writes its catch-up
     # the server's watcher keeps a change journal; the CLI asks once the server is gone
     assert set(got.pop("journal")) == {"ready", "not_ready", "changed"} and want.pop("journal", None) is None
@@ -369,6 +374,24 @@ def test_flags_in_a_path_of_an_error_message_are_not_rewritten():
     assert msg("cannot open /srv/--limit/x.db") == "cannot open /srv/--limit/x.db"
     assert msg("-n/--limit must be between 1 and 50") == "limit must be between 1 and 50"
     assert msg("--limit must be between 1 and 50") == "limit must be between 1 and 50"
+    # a call's argument keeps a flag only when the flag lies inside its value: a query "x"
+    # (in `--max-tokens`) left the flag as the command line names it
+    assert as_arguments(OvError("invalid_argument", "--max-tokens must be between 1 and 1000000"),
+                        "search", {"query": "x"}).message == "max_tokens must be between 1 and 1000000"
+    assert as_arguments(OvError("invalid_argument", "cannot read docs/-i x"), "grep",
+                        {"paths": ["docs/-i x"]}).message == "cannot read docs/-i x"
+
+
+def test_a_grep_timeout_is_named_as_the_tools_argument(tmp_path):
+    from ov.mcp import Tools
+
+    make_tree(tmp_path, {"a.txt": "x\n"})
+    from ov import api
+
+    with api.Index.open(tmp_path, auto_index=True) as ix:
+        out = Tools(ix).call("grep", {"pattern": "x", "timeout": -1})
+    assert out["status"] == "error" and out["error"]["field"] == "timeout", out
+    assert out["error"]["message"] == "timeout must be more than 0 seconds"
 
 
 def test_schemas_say_the_values_each_argument_takes():
@@ -454,3 +477,27 @@ def test_ctrl_c_or_sigterm_ends_the_server_at_once(served, sig):
     finally:
         if p.poll() is None:
             p.kill()
+
+
+def test_a_ranked_result_says_when_the_watcher_has_changes_not_applied(tmp_path):
+    """While the server's watcher catches up with the tree, or writes a batch, or waits for
+    another indexer, a file changed just now may be missing from the hits with nothing to
+    say so (an agent read `hits: []` as "no file says this"): the result says it."""
+    from types import SimpleNamespace
+
+    from ov import api
+    from ov.mcp import Tools
+    from ov.watch import WatchState
+
+    make_tree(tmp_path, {"a.md": "# Tides\n\nThe tide tables.\n"})
+    with api.Index.open(tmp_path, auto_index=True) as ix:
+        idle = SimpleNamespace(state=WatchState())
+        busy = SimpleNamespace(state=WatchState(pending=3))
+        walking = SimpleNamespace(state=WatchState(catching_up=True))
+        args = {"query": "tide", "search_type": "keywords"}
+        assert not any("catching up" in w for w in Tools(ix, idle).call("search", args)["result"]["warnings"])
+        got = Tools(ix, busy).call("search", args)["result"]
+        assert got["hits"] and any("3 changed path(s)" in w for w in got["warnings"]), got["warnings"]
+        got = Tools(ix, walking).call("search", args)["result"]
+        assert any("whole tree" in w for w in got["warnings"])
+        assert Tools(ix, walking).call("status", {})["result"]["watch"]["catching_up"] is True
