@@ -746,7 +746,7 @@ def small_prep(dataset: str, workdir: Path, parts: int, out: Path, seed: int = 0
     part = np.zeros(len(paths), np.int32)
     for j, i in enumerate(order):
         part[i] = j % parts
-    base = Path(f"/work/q/small-{name}-{parts}")
+    base = out / f"small-{name}-{parts}"  # beside the cache, outside the project
     for j in range(parts):
         d = base / f"p{j:03d}"
         if not (d / ".ov" / "index.db").exists():
