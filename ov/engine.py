@@ -346,14 +346,13 @@ def _first_vectors(store: Store, cov: dict) -> None:
         cov.update(coverage(store))
     if cov["embedded"]:
         return
-    if cov["background"]:
-        raise OvError("index_busy", f"semantic search has no vectors to read yet: a background worker "
-                      f"is adding them ({cov['pending']} rows; `ov status` shows its progress); try "
-                      "again, or run `ov index` to finish them in the foreground", field="search_type")
-    if cov["indexing"] and cov["pending"]:  # an `ov index`, or a server's watcher, embedding now
-        raise OvError("index_busy", f"semantic search has no vectors to read yet: an indexer running "
-                      f"now is adding them ({cov['pending']} rows to go; `ov status` shows the "
-                      "coverage); try again", field="search_type")
+    if cov["background"] or (cov["indexing"] and cov["pending"]):
+        # a worker, or an `ov index` or a server's watcher embedding now
+        who, then = (("a background worker", "; `ov status` shows its progress); try again, or run "
+                      "`ov index` to finish them in the foreground") if cov["background"] else
+                     ("an indexer running now", "; `ov status` shows the coverage); try again"))
+        raise OvError("index_busy", f"semantic search has no vectors to read yet: {who} is adding "
+                      f"them ({cov['pending']} rows{then}", field="search_type")
     if cov["pending"]:
         raise OvError("unsupported", "this index has no vectors yet; run `ov index` to add them",
                       field="search_type")

@@ -242,7 +242,8 @@ _FLAG_ARGS = {"path": "paths", "type": "types", "glob": "globs", "invert_match":
               "max_depth": "level_limit", "-L": "level", "-U": "multiline", "-v": "invert",
               "-t": "types", "-n": "limit", "-u": "uri", "-g": "globs", "-A": "after",
               "-B": "before", "-C": "context", "-F": "fixed", "-i": "ignore_case", "-w": "word", "-x": "line",
-              "-c": "count", "-l": "files_with_matches", "-f": "fields", "-e": "pattern"}
+              "-c": "count", "-l": "files_with_matches", "-f": "fields", "-e": "pattern",
+              "deadline_s": "timeout"}
 # `-x/--long`, `--long` or `-x`, not inside a word or a path, nor right after a quote (a
 # value quoted in a message is the user's, kept as given)
 _FLAG = re.compile(r"(?<![\w'\"/-])(?:-[A-Za-z0-9]/)?--[a-z][a-z0-9-]*(?![\w/])"
@@ -260,12 +261,19 @@ def as_arguments(err: OvError, tool: str, args: dict[str, Any] | None = None) ->
         name = _FLAG_ARGS.get(name, name)
         return name if name in params else None
 
-    kept = _spans_of(err.message, args or {})
-    # a flag is the user's own text only inside an argument's value (a path `docs/-i`); an
-    # argument that merely overlaps it (a query "x" in `--max-tokens`) does not keep it
-    message = _FLAG.sub(lambda m: m.group() if any(a <= m.start() and m.end() <= b for a, b in kept)
-                        else arg(m.group().rpartition("/")[2]) or m.group(), err.message)
     field = err.field if err.field is None or err.field in params else (arg(err.field) or err.field)
+    message = err.message
+    # a library keyword the tool names otherwise (deadline_s: the tool's timeout), as a word;
+    # then the flags. A name is the user's own text only inside an argument's value (a path
+    # `docs/-i`); an argument that merely overlaps it (a query "x" in `--max-tokens`) does not
+    # keep it.
+    steps = [(_FLAG, lambda m: arg(m.group().rpartition("/")[2]) or m.group())]
+    if field != err.field and not err.field.startswith("-"):
+        steps.insert(0, (re.compile(rf"(?<![\w-]){re.escape(err.field)}(?![\w-])"), lambda m: field))
+    for pattern, name in steps:
+        kept = _spans_of(message, args or {})
+        message = pattern.sub(lambda m: m.group() if any(a <= m.start() and m.end() <= b for a, b in kept)
+                              else name(m), message)
     if message == err.message and field == err.field:
         return err
     return OvError(err.code, message, retryable=err.retryable, field=field)
@@ -358,7 +366,7 @@ class Tools:
         indexer): says so, since a file changed just now may be missing from the hits or
         shown as it was, and no hit is counted stale for it."""
         w = self.watcher.state if self.watcher is not None else None
-        if w is None or not (w.catching_up or w.pending) or not isinstance(data, dict):
+        if w is None or not (w.catching_up or w.pending):
             return data
         what = ("a pass over the whole tree is running" if w.catching_up else
                 f"{w.pending} changed path(s) are being re-indexed")
@@ -380,8 +388,6 @@ class Tools:
             raise OvError("invalid_argument", "count and files_with_matches exclude each other",
                           field="count")
         mode = "count" if count else "files" if files_with_matches else "matches"
-        if timeout is not None and not timeout > 0:  # the library's name for it is deadline_s
-            raise OvError("invalid_argument", "timeout must be more than 0 seconds", field="timeout")
         paths = [self._in_tree(p, "paths") for p in paths or ()]
         records, st = api.grep(
             pattern, paths, cwd=self.root, before=before if before is not None else (context or 0),
