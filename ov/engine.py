@@ -638,11 +638,17 @@ def status(store: Store, root: Path) -> StatusReport:
     missing and one new). The walk costs little beside the rest: 15-30 ms on a 2,450-file
     copy of the Python stdlib, where the whole `ov status` took 0.7-1.3 s (a loaded
     2-core machine), so status pays it rather than stay silent about new files."""
-    counts = store.counts()
     from ov.read import freshness, stat_under  # noqa: PLC0415
 
+    with store.snapshot():  # one state of the index for every count (an indexer may be writing)
+        counts = store.counts()
+        states = store.file_states()
+        sqlite_version, vec = store.versions()
+        n_skipped, skipped = store.skipped()
+        cov = coverage(store)
+        model, schema = store.get_meta("model"), int(store.get_meta("schema_version") or 0)
+        trigram_pending = store.trigram_pending()
     stale = missing = 0
-    states = store.file_states()
     for path, (_, size, mtime_ns, _, ctime_ns, inode) in states.items():
         try:  # a row naming a path outside the root (forged, or a link swapped in) is missing
             st = stat_under(str(root), path)
@@ -652,11 +658,8 @@ def status(store: Store, root: Path) -> StatusReport:
         if freshness(st) != (size, mtime_ns, ctime_ns, inode):
             stale += 1
     size = sum(p.stat().st_size for p in store.path.parent.glob(store.path.name + "*")
-               if p.is_file() and not p.name.endswith(".lock"))
-    sqlite_version, vec = store.versions()
+               if p.is_file() and not p.name.endswith((".lock", ".lock.want")))
     chunks = counts["chunks"]
-    n_skipped, skipped = store.skipped()
-    cov = coverage(store)
     walked = _new_files(root, states, skipped, store.path)
     return StatusReport(
         root=str(root), db=str(store.path), files=counts["files"], chunks=chunks,
@@ -665,12 +668,11 @@ def status(store: Store, root: Path) -> StatusReport:
         # share of all rows read 0.47 on a finished one, and a script waiting for 1.0 waited
         embedded_coverage=cov["ratio"] if chunks else 0.0,
         stale_files=stale, missing_files=missing, new_files=walked[0], excluded_files=walked[1],
-        db_bytes=size, model=store.get_meta("model"),
-        schema_version=int(store.get_meta("schema_version") or 0),
+        db_bytes=size, model=model, schema_version=schema,
         sqlite_version=sqlite_version, vec_version=vec,
         skipped=n_skipped, skipped_files=[SkippedFile(p, r) for p, r in skipped],
         coverage=cov, not_embedded_rows=counts["no_vector"],
-        trigram_pending=store.trigram_pending(), background=_worker(store),
+        trigram_pending=trigram_pending, background=_worker(store),
         journal=journal_status(store.path, root),
     )
 

@@ -134,11 +134,23 @@ def embeddable(path: str, text: str, opts: IndexOptions = IndexOptions()) -> boo
 DATA_EXT = (".json", ".xml", ".yaml", ".yml", ".toml", ".dat")
 
 
+WANT_FRESH_S = 5.0  # a waiter's mark older than this is one that gave up (the watcher retries every 1 s)
+YIELD_S = 0.2  # how long a holder that let go waits before it asks for the lock again
+_HELD: dict[str, IndexLock] = {}  # this process's held locks, by lock path (`yield_lock`)
+
+
 class IndexLock:
-    """An exclusive advisory lock next to the database; released on close or process death."""
+    """An exclusive advisory lock next to the database; released on close or process death.
+
+    A process that waits for it says so (`index.db.lock.want`, touched while it waits), and a
+    holder in a long phase (embedding, grep's trigram rows) lets it go between two of its
+    commits when someone waits (`yield_lock`): a watcher's batch of a few saved files is
+    written within a second or two, not after the other process's last vector. The holder
+    then waits for the lock again, saying so in turn, so two long runs take turns."""
 
     def __init__(self, db_path: Path) -> None:
         self.path = Path(db_path).with_name(Path(db_path).name + ".lock")
+        self.want_path = self.path.with_name(self.path.name + ".want")
         self.fd: int | None = None
 
     def acquire(self, wait_s: float = LOCK_WAIT_S) -> None:
@@ -151,23 +163,58 @@ class IndexLock:
             raise OvError("invalid_path", f"{self.path}: cannot open the index lock "
                           f"({e.strerror or e})", field="db") from None
         deadline = time.monotonic() + wait_s
-        while True:
+        said = 0.0  # when this waiter last touched the want mark
+        try:
+            while True:
+                try:
+                    fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    _HELD[os.path.abspath(self.path)] = self
+                    return
+                except OSError as e:
+                    if e.errno not in (errno.EAGAIN, errno.EACCES):
+                        raise
+                    if time.monotonic() >= deadline:
+                        os.close(self.fd)
+                        self.fd = None
+                        raise OvError("index_busy",
+                                      "another `ov index` is updating this index; try again when it ends",
+                                      retryable=True) from None
+                    if time.monotonic() - said > 0.5:
+                        said = time.monotonic()
+                        self._want()
+                    time.sleep(0.05)
+        finally:
+            if said:
+                self._unwant()
+
+    def _want(self) -> None:
+        """Touch the want mark (never through a link put where it goes)."""
+        try:
+            fd = os.open(self.want_path, os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_CLOEXEC", 0), 0o600)
             try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except OSError as e:
-                if e.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    os.close(self.fd)
-                    self.fd = None
-                    raise OvError("index_busy",
-                                  "another `ov index` is updating this index; try again when it ends",
-                                  retryable=True) from None
-                time.sleep(0.05)
+                os.utime(fd)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass  # a holder then keeps the lock until it ends, as before the mark
+
+    def _unwant(self) -> None:
+        try:
+            os.unlink(self.want_path)
+        except OSError:
+            pass
+
+    def wanted(self) -> bool:
+        """Whether another process waits for this lock now."""
+        try:
+            return time.time() - os.lstat(self.want_path).st_mtime < WANT_FRESH_S
+        except OSError:
+            return False
 
     def release(self) -> None:
         if self.fd is not None:
+            _HELD.pop(os.path.abspath(self.path), None)
             os.close(self.fd)
             self.fd = None
 
@@ -177,6 +224,32 @@ class IndexLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def held_lock(db_path: Path) -> IndexLock | None:
+    """The index lock of `db_path` when this process holds it."""
+    return _HELD.get(os.path.abspath(Path(db_path).with_name(Path(db_path).name + ".lock")))
+
+
+def yield_lock(db_path: Path, stop: Callable[[], bool] | None = None) -> bool:
+    """Between two commits of a long phase: when this process holds the index lock and
+    another waits for it, let it go, give the waiter YIELD_S to take it, and take it again
+    once the waiter is done (however long that is, unless `stop` says to give up first:
+    then False, and the lock is not held). True when the lock is held on return."""
+    lock = held_lock(db_path)
+    if lock is None or not lock.wanted():
+        return True
+    lock.release()
+    time.sleep(YIELD_S)
+    while True:
+        try:
+            lock.acquire(1.0)
+            return True
+        except OvError as e:
+            if e.code != "index_busy":
+                raise
+            if stop and stop():
+                return False
 
 
 def clear_stale_mark(db_path: Path) -> bool:
@@ -1024,7 +1097,8 @@ def _write_file(store: Store, path: str, rows: _Rows, state, report: IndexReport
 
 def trigram_phase(store: Store, progress: Progress | None = None,
                   stop: Callable[[], bool] | None = None) -> int:
-    """Write grep's trigram rows for the chunks that lack them; a batch per transaction."""
+    """Write grep's trigram rows for the chunks that lack them; a batch per transaction,
+    the index lock let go between two to a process that waits for it (`yield_lock`)."""
     total = store.trigram_pending()
     done = 0
     if progress and total:
@@ -1036,6 +1110,8 @@ def trigram_phase(store: Store, progress: Progress | None = None,
         done += n
         if progress:
             progress("trigram", min(done, total), total)
+        if not yield_lock(store.path, stop):
+            break
     return done
 
 
@@ -1048,7 +1124,11 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
     The pending rows are read EMBED_COMMIT at a time and their text hashed here (a row has
     no hash until it has a vector). Copies of a text in one batch share one run of the
     model; a copy in a later batch finds the vector an earlier batch stored (each batch
-    commits before the next is read)."""
+    commits before the next is read).
+
+    `stop`, or another process waiting for the index lock, is heard every EMBED_STEP texts:
+    what was embedded by then is committed; then the phase ends (`stop`) or lets the lock
+    go to the waiter and, holding it again, reads the rows still pending and goes on."""
     pending = store.pending_embeddings()
     if not pending:
         return
@@ -1065,14 +1145,37 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
                           f"this index was embedded with {model!r}, not {embedder.model_id!r}; "
                           "rebuild it with `ov index --full`")
         store.set_meta("model", embedder.model_id)
-    total = len(pending)
-    done = 0
-    if progress:
-        progress("embed", 0, total)
-    for start in range(0, total, EMBED_COMMIT):
+    lock = held_lock(store.path)
+    run = _EmbedRun(store, report, progress, embedder, len(pending))
+    while pending:
         if stop and stop():
             return
-        part = [cid for cid, _ in pending[start:start + EMBED_COMMIT]]
+        cut = run.parts(pending, lambda: bool((stop and stop()) or (lock is not None and lock.wanted())))
+        if not cut or (stop and stop()) or not yield_lock(store.path, stop):
+            return
+        pending = store.pending_embeddings()  # what the waiter changed, and what is left
+
+
+class _EmbedRun:
+    """`embed_phase`'s counts across the turns it takes with other writers."""
+
+    def __init__(self, store: Store, report: IndexReport, progress: Progress | None, embedder,
+                 total: int) -> None:
+        self.store, self.report, self.progress, self.embedder = store, report, progress, embedder
+        self.total = total
+        self.done = 0
+        if progress:
+            progress("embed", 0, total)
+
+    def parts(self, pending: list[tuple[int, int]], cut: Callable[[], bool]) -> bool:
+        """Embed `pending` EMBED_COMMIT rows a commit; True when `cut` ended it early."""
+        for start in range(0, len(pending), EMBED_COMMIT):
+            if self.part([cid for cid, _ in pending[start:start + EMBED_COMMIT]], cut):
+                return True
+        return False
+
+    def part(self, part: list[int], cut: Callable[[], bool]) -> bool:
+        store, embedder, progress = self.store, self.embedder, self.progress
         texts = store.chunk_texts(part)
         # a row deleted since the list was read (a concurrent change) is not there
         hash_of = {cid: content_hash(text.encode("utf-8")) for cid, text in texts.items()}
@@ -1086,28 +1189,33 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
         # progress is told every EMBED_STEP texts, not once a commit (12-31 s apart on a
         # loaded machine, where `--progress` promises a line a second)
         vecs: list = []
+        stopped = False
         for k in range(0, len(todo), EMBED_STEP):
+            if k and cut():
+                stopped = True
+                break
             vecs += list(embedder.embed([texts[i] for i in todo[k:k + EMBED_STEP]]))
             if progress and k + EMBED_STEP < len(todo):
-                progress("embed", done + k + EMBED_STEP, total)
+                progress("embed", self.done + k + EMBED_STEP, self.total)
         for i, v in zip(todo, vecs):
             known[hash_of[i]] = v.astype("float32").tobytes()
-        ids = [cid for ids in by_hash.values() for cid in ids]
+        ids = [cid for h, ids in by_hash.items() if h in known for cid in ids]
         with store.tx():
             store.store_vectors(ids, [known[hash_of[cid]] for cid in ids], [hash_of[cid] for cid in ids])
             # new vectors change every hybrid and semantic ranking: a cursor of one made
             # before them is refused (its next page would skip hits the new ranking puts first)
             store.bump_vectors()
-        done += len(part)
-        report.embedded += len(todo)
-        report.reused += len(ids) - len(todo)
+        self.done += len(ids) if stopped else len(part)
+        self.report.embedded += len(vecs)
+        self.report.reused += len(ids) - len(vecs)
         if progress:
-            progress("embed", done, total)
+            progress("embed", min(self.done, self.total), self.total)
+        return stopped or cut()
 
 
 def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOptions = IndexOptions(), *,
                 warn: Callable[[str], None] | None = None, embedder=None,
-                gone_tags: GoneTags | None = None) -> IndexReport:
+                gone_tags: GoneTags | None = None, stop: Callable[[], bool] | None = None) -> IndexReport:
     """Re-index only `rels`: root-relative paths a watcher saw change (files or folders,
     added, modified or deleted), without walking the rest of the tree.
 
@@ -1116,7 +1224,8 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
     hash (the watcher says it changed, so size and mtime are not trusted to say it did
     not); a path that is gone, ignored, a symlink the walk would skip, over the size cap
     or binary loses its rows. Same lock and one transaction as `index_tree`, then the
-    embedding phase, which also finishes whatever an interrupted run left unembedded.
+    embedding phase, which also finishes whatever an interrupted run left unembedded (until
+    `stop` says to leave the rest for later).
 
     `gone_tags`, kept by the caller from one call to the next (a watcher's batches), lets a
     rename that falls across two batches (the old path gone in one, the new come in the
@@ -1141,8 +1250,8 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
                     store.bump_generation()
                     store.record_chunk_count()
             trigram_phase(store)  # grep's rows for what changed
-            if opts.embed:
-                embed_phase(store, report, None, embedder)
+            if opts.embed:  # `stop`: the rest waits for a later call (a watcher's idle moment)
+                embed_phase(store, report, None, embedder, stop)
         finally:
             store.close()
     report.seconds = round(time.perf_counter() - t0, 3)

@@ -373,6 +373,10 @@ class Journal:
             self._queue.append(rel)
             self._queued.notify()
 
+    def queued(self) -> bool:
+        """Whether a change waits to be taken by `batches` (asked while the watcher embeds)."""
+        return bool(self._queue)
+
     def batches(self, stop: threading.Event, step_s: float, longest_s: float, idle_s: float):
         """The watcher's changes, as watchfiles gives them ({(None, absolute path)}): each
         batch gathered until `step_s` pass without a change or `longest_s` since its first;

@@ -12,14 +12,20 @@ an ignore file re-reads its folder, whose rules it changes; a change to the tree
 (`.ov/config.toml`, `pyproject.toml` at the root) re-reads the tree, incrementally. The
 index's own writes (`.ov/`) and `.git/` are not events.
 
-Before watching, `catch_up` runs one incremental `index_tree`: what changed while nothing
-watched, and what a killed update left undone (a transaction rolled back, rows without
-vectors), is done then. Events that arrive meanwhile are queued by the watcher and
-applied after it.
+Before watching, `catch_up` runs one incremental `index_tree` for the keyword rows: what
+changed while nothing watched, and what a killed update left undone (a transaction rolled
+back), is done then. Events that arrive meanwhile are queued by the watcher and applied
+after it. Vectors come after the keywords and never hold a batch back: the rows waiting
+for one are embedded when the watcher is idle, and a batch that arrives meanwhile stops
+that work within one step of the model (EMBED_STEP texts; with watchfiles, whose queue
+cannot be looked at, a step of embedding lasts at most EMBED_SLICE_S). A saved file is
+searchable by its words within a second or two even while a large catch-up embeds.
 
 Another `ov index` holding the index lock is waited for: the batch stays pending and is
-retried every `RETRY_S`. Any other failure is reported through `warn` and the watch goes
-on (the next start's catch-up repairs what it missed).
+retried every `RETRY_S`; a holder that is embedding or writing grep's trigram rows lets
+the lock go to it between two commits (ov.indexer `yield_lock`). Any other failure is
+reported through `warn` and the watch goes on (the next start's catch-up repairs what it
+missed).
 
 While it watches, a change journal (`ov.journal`, Linux) records every path the OS says
 changed since the last catch-up and answers grep on a socket beside the index, so a grep
@@ -36,12 +42,12 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ov.paths import db_path_for
 from ov.errors import OvError
-from ov.indexer import GoneTags, IndexOptions, index_paths, index_tree
+from ov.indexer import GoneTags, IndexOptions, complete_index, index_paths, index_tree
 from ov.journal import Journal
 from ov.model import IndexReport
 from ov.walk import ALWAYS_SKIPPED
@@ -49,6 +55,7 @@ from ov.walk import ALWAYS_SKIPPED
 STEP_MS = 50  # quiet time that ends a batch: a single save is indexed ~50 ms after it
 DEBOUNCE_MS = 1000  # longest a burst is gathered before its first part is indexed
 RETRY_S = 1.0  # how often a batch blocked by another indexer is retried
+EMBED_SLICE_S = 5.0  # longest stretch of embedding between two looks at watchfiles' events
 RULE_FILES = frozenset({".gitignore", ".ignore", ".rgignore", ".ovignore"})
 
 Notice = Callable[[str], None]
@@ -111,6 +118,10 @@ class Watcher:
         self._thread: threading.Thread | None = None
         self.journal: Journal | None = None
         self.gone_tags = GoneTags()  # a rename's halves may come in two batches
+        self.unembedded = opts.embed  # rows may wait for a vector (`_embed_idle`)
+        self._slice_s: float | None = None  # set while events come from watchfiles
+        self._slice_end = 0.0
+        self._from_journal = False
 
     # -- applying changes --
 
@@ -124,31 +135,70 @@ class Watcher:
 
     def catch_up(self) -> IndexReport:
         """One incremental pass over the whole tree (at start, or after a config change),
-        with the tree's settings read again."""
+        with the tree's settings read again: the keyword rows, then the vectors until
+        they are done or a change arrives (`_embed_idle` goes on when the watch is idle)."""
         if self.settings is not None:
             self.opts = self.settings()
         self._model()
         journal = self.journal
         mark = journal.reset() if journal is not None else None
         self.state.catching_up = True
+        # vectors later, not a --no-embed index: the index says they are coming
+        lexical = replace(self.opts, embed=False, embed_later=True) if self.opts.embed else self.opts
         try:
-            rep = index_tree(self.root, self.db_path, self.opts, warn=self.warn, embedder=self.embedder)
+            rep = index_tree(self.root, self.db_path, lexical, warn=self.warn, embedder=self.embedder)
         finally:
             self.state.catching_up = False
         if journal is not None and mark is not None:
             journal.caught_up(mark)
+        self.unembedded = self.opts.embed
+        self._embed_idle(rep)
         self._applied(rep)
         return rep
 
     def apply(self, rels: set[str], whole: bool = False) -> IndexReport:
         """Re-index `rels` (or the whole tree, incrementally); raises `index_busy` when
-        another indexer holds the lock."""
+        another indexer holds the lock. The batch's new rows are embedded with it, unless
+        another change arrives first (then later, when the watch is idle)."""
         if whole:
             return self.catch_up()
+        self._slice_end = time.monotonic() + (self._slice_s or 0.0)
         rep = index_paths(self.root, rels, self.db_path, self.opts, warn=self.warn,
-                          embedder=self._model(), gone_tags=self.gone_tags)
+                          embedder=self._model(), gone_tags=self.gone_tags, stop=self._preempted)
+        self.unembedded = self.opts.embed
         self._applied(rep)
         return rep
+
+    def _preempted(self) -> bool:
+        """Whether embedding must stop for what the watcher has to do first: the watch
+        ends, a change is queued in the journal, or (events from watchfiles, which cannot
+        be looked at) EMBED_SLICE_S of it have passed."""
+        if self.stop_event.is_set():
+            return True
+        journal = self.journal
+        if self._from_journal and journal is not None:
+            return journal.queued()
+        return self._slice_s is not None and time.monotonic() > self._slice_end
+
+    def _embed_idle(self, rep: IndexReport | None = None) -> None:
+        """Embed the rows still waiting for a vector, until done or `_preempted`; their
+        counts go into `rep` (else a report of their own, told to `on_update` when it
+        embedded something)."""
+        if not self.unembedded or not self.opts.embed:
+            return
+        self._slice_end = time.monotonic() + (self._slice_s or 0.0)
+        try:
+            got = complete_index(self.db_path, embedder=self._model(), stop=self._preempted)
+        except OvError as e:
+            if e.code == "index_busy":
+                return  # another indexer: the next idle moment tries again
+            self.unembedded = False  # told once (`_guarded`); the next batch tries again
+            raise
+        if not self._preempted():
+            self.unembedded = False  # done: until the next batch or catch-up
+        if rep is not None:
+            rep.embedded += got.embedded
+            rep.reused += got.reused
 
     def _applied(self, rep: IndexReport) -> None:
         self.state.updates += 1
@@ -174,6 +224,8 @@ class Watcher:
             # watching before the catch-up starts, so that it can vouch for what follows
             self.journal = Journal.open(self.root, self.db_path, self.warn)
         from_journal = self.journal is not None and self.journal.complete
+        self._from_journal = from_journal
+        self._slice_s = None if from_journal else EMBED_SLICE_S
         if from_journal:
             # the journal's own events (every folder watched before the catch-up starts)
             events = self.journal.batches(self.stop_event, STEP_MS / 1000, DEBOUNCE_MS / 1000,
@@ -196,11 +248,13 @@ class Watcher:
                 # a catch-up for what went unseen
                 self.warn("the change journal could not watch every folder: watching through watchfiles")
                 source, from_journal, whole = self._watchfiles(), False, True
+                self._from_journal, self._slice_s = False, EMBED_SLICE_S
                 next(source, None)  # sets the OS watch up
             rels, all_ = changed_paths(root, (p for _c, p in changes))
             pending |= rels
             whole = whole or all_ or (self.journal is not None and self.journal.wants_catch_up)
             if not pending and not whole:
+                self._guarded(lambda: self._embed_idle())  # idle: vectors for the rows that wait
                 continue
             self.state.pending = len(pending)
             if self._guarded(lambda: self.apply(pending, whole)):

@@ -1,0 +1,177 @@
+"""A long embedding run does not hold a watcher's batch back (the MCP review's first
+finding): the index lock is let go between two commits to a process that waits for it
+(`ov.indexer.yield_lock`), and the watcher embeds only when no change waits for it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from conftest import make_tree
+from ov import api
+from ov.embed import HashEmbedder
+from ov.indexer import IndexLock, IndexOptions, complete_index, held_lock, index_paths, index_tree, yield_lock
+from ov.store import Store
+
+
+class SlowEmbedder(HashEmbedder):
+    """The test embedder, a pause per call: an embedding run long enough to wait behind."""
+
+    def __init__(self, pause_s: float) -> None:
+        self.pause_s = pause_s
+        self.calls = 0
+
+    def embed(self, texts, *args, **kwargs):
+        self.calls += 1
+        time.sleep(self.pause_s)
+        return super().embed(texts, *args, **kwargs)
+
+
+def notes(n: int) -> dict[str, str]:
+    return {f"notes/n{i:03d}.md": f"# Note {i}\n\nword{i} alpha beta {i * 7919}\n" for i in range(n)}
+
+
+def pending(db: Path) -> int:
+    with Store.open(db) as s:
+        return len(s.pending_embeddings())
+
+
+def keyword_paths(root: Path, word: str) -> set[str]:
+    with api.Index.open(root) as ix:
+        return {h.path for h in ix.search(word, search_type="keywords").hits}
+
+
+def test_a_holder_lets_a_waiter_in_and_takes_the_lock_back(tmp_path):
+    db = tmp_path / "index.db"
+    holder = IndexLock(db)
+    holder.acquire(0)
+    got = threading.Event()
+    done = threading.Event()
+
+    def wait_for_it() -> None:
+        waiter = IndexLock(db)
+        waiter.acquire(30)  # says so while it waits
+        got.set()
+        time.sleep(0.3)
+        waiter.release()
+        done.set()
+
+    t = threading.Thread(target=wait_for_it)
+    t.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not holder.wanted():
+            assert time.monotonic() < deadline, "the waiter never said it waits"
+            time.sleep(0.05)
+        assert not got.is_set()
+        assert yield_lock(db) is True
+        # the waiter had its turn, and the holder holds the lock again
+        assert got.is_set() and done.is_set()
+        assert held_lock(db) is holder and holder.fd is not None
+        assert not holder.wanted()
+        assert yield_lock(db) is True  # nobody waits: nothing happens
+        assert held_lock(db) is holder
+    finally:
+        t.join(30)
+        holder.release()
+    assert held_lock(db) is None
+
+
+def test_a_waiter_that_gives_up_leaves_no_mark(tmp_path):
+    db = tmp_path / "index.db"
+    holder = IndexLock(db)
+    holder.acquire(0)
+    try:
+        waiter = IndexLock(db)
+        try:
+            waiter.acquire(0.8)
+        except Exception as e:
+            assert getattr(e, "code", None) == "index_busy"
+        else:
+            raise AssertionError("two holders of one lock")
+        assert not holder.wanted()
+    finally:
+        holder.release()
+
+
+def test_a_batch_is_written_while_another_run_embeds(tmp_path):
+    root = make_tree(tmp_path / "t", notes(300))
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))  # keywords now, vectors coming
+    db = root / ".ov" / "index.db"
+    rows = pending(db)
+    assert rows >= 300
+    slow = SlowEmbedder(0.4)  # 32 texts a call: ~10 calls, ~4 s, past the batch's 3 s wait
+    errors: list[BaseException] = []
+
+    def embed_all() -> None:
+        try:
+            complete_index(db, embedder=slow, wait_s=5)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=embed_all)
+    t.start()
+    try:
+        deadline = time.monotonic() + 20
+        while slow.calls == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        (root / "zebra.md").write_text("# Zebra\n\nzebraword stripes\n")
+        # waits for the lock (3 s at most) while the other run embeds: let in between two steps
+        index_paths(root, ["zebra.md"], opts=IndexOptions(embed=False))
+        assert t.is_alive() and pending(db) > 0, "the batch waited for the whole embedding run"
+        assert keyword_paths(root, "zebraword") == {"zebra.md"}
+    finally:
+        t.join(120)
+    assert not errors
+    assert pending(db) == 0  # the run read the waiting rows again after the turn: zebra.md's too
+
+
+def test_the_watcher_applies_a_change_before_the_catch_up_has_embedded_everything(tmp_path):
+    root = make_tree(tmp_path / "t", notes(300))
+    db = root / ".ov" / "index.db"
+    slow = SlowEmbedder(0.4)
+    w = api.watcher(root, embedder=slow)
+    w.start()
+    try:
+        deadline = time.monotonic() + 60
+        while slow.calls == 0:  # the keyword rows are in; the vectors are being added
+            assert time.monotonic() < deadline, "the catch-up never started embedding"
+            time.sleep(0.02)
+        (root / "zebra.md").write_text("# Zebra\n\nzebraword stripes\n")
+        while "zebra.md" not in keyword_paths(root, "zebraword"):
+            assert time.monotonic() < deadline, "the change was not applied"
+            time.sleep(0.1)
+        # zebra.md has a row or two waiting; the catch-up's 300 notes had most of theirs
+        assert pending(db) > 50, "the change waited for every vector of the catch-up"
+        while pending(db):  # then the vectors are finished, the new file's too
+            assert time.monotonic() < deadline + 60, "the watcher stopped embedding"
+            time.sleep(0.2)
+    finally:
+        w.stop()
+    assert not w.state.errors
+
+
+def test_status_counts_one_state_of_an_index_being_embedded(tmp_path, monkeypatch):
+    """`ov status` stats every indexed file between its counts; an embedder committing
+    meanwhile made `embedded_chunks` and `coverage.embedded` tell two states (866 passages
+    against 1,280 rows 30 s into a server's first build). They now come from one read."""
+    root = make_tree(tmp_path / "t", notes(40))
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))
+    db = root / ".ov" / "index.db"
+    states = Store.file_states
+    wrote = []
+
+    def states_then_a_writer(self):
+        got = states(self)
+        if not wrote:  # another process's embedder commits between two of status's reads
+            wrote.append(complete_index(db, embedder=HashEmbedder()))
+        return got
+
+    monkeypatch.setattr(Store, "file_states", states_then_a_writer)
+    with api.Index.open(root) as ix:
+        st = ix.status()
+    assert wrote and wrote[0].embedded > 0
+    assert st.embedded_chunks == 0 and st.coverage["embedded"] == 0, (st.embedded_chunks, st.coverage)
+    assert pending(db) == 0  # and the writer did commit
