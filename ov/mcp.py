@@ -15,6 +15,13 @@ life; a query pays only its own work. Ranked queries run one at a time on that
 connection, in a worker thread, so the event loop keeps reading requests; grep and glob
 read the files and run beside them.
 
+First: the server answers `initialize` at once. The index is opened (on first use built:
+keywords within a few seconds, vectors after, as for a first `ov search`) in a thread;
+grep and glob answer from the files meanwhile, and a ranked tool called before it is
+open waits up to OPEN_WAIT_S, then says `index_busy` (retryable). An index that cannot be
+opened (damaged, from a newer ov) does not stop the server: every call that needs it gets
+that error, and grep and glob go on.
+
 Fresh: an `ov.watch.Watcher` thread re-indexes each saved, added or deleted file within
 a moment of the change, through its own connection (WAL: a query sees the last committed
 state) and the same model.
@@ -295,14 +302,62 @@ def _spans_of(message: str, args: dict[str, Any]) -> list[tuple[int, int]]:
 # ---- the tools: each returns a result dataclass (or data) from the API ---------------------
 
 
-class Tools:
-    """The six tools over one open index. Not thread-safe by itself: `Server` runs the
-    ranked ones one at a time."""
+OPEN_WAIT_S = 20.0  # a call that needs the index waits this long for the server to open it
+INDEXED = ("search", "find", "read", "status")  # the tools that need the index
 
-    def __init__(self, ix, watcher=None) -> None:
+
+class Opening:
+    """The index being opened (`open_tree`'s work) in a thread: `wait` for it, then
+    `value` is (index, watcher), or `error` says why there is none."""
+
+    def __init__(self, work: Callable[[], tuple[Any, Any]]) -> None:
+        self.started = time.monotonic()
+        self.value: tuple[Any, Any] | None = None
+        self.error: OvError | None = None
+        self._done = threading.Event()
+        threading.Thread(target=self._run, args=(work,), name="ov-open", daemon=True).start()
+
+    def _run(self, work: Callable[[], tuple[Any, Any]]) -> None:
+        try:
+            self.value = work()
+        except OvError as e:
+            self.error = e
+        except Exception as e:  # a bug: told on every call that needs the index
+            self.error = OvError("internal", f"the index could not be opened: {type(e).__name__}: {e}")
+        finally:
+            self._done.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+
+class Tools:
+    """The six tools over one index: open (`ix`), or being opened (`opening`). Not
+    thread-safe by itself: `Server` runs the ranked ones one at a time."""
+
+    def __init__(self, ix=None, watcher=None, *, root: Path | None = None,
+                 opening: Opening | None = None) -> None:
         self.ix = ix
-        self.root = ix.root
+        self.root = ix.root if ix is not None else Path(root)
         self.watcher = watcher
+        self.opening = opening
+
+    def _open(self) -> None:
+        """The index, once the server has opened it: `index_busy` (retryable) while it
+        is still being built or opened, or the error that kept it from opening."""
+        if self.ix is not None:
+            return
+        op = self.opening
+        if op is None or not op.wait(OPEN_WAIT_S):
+            spent = time.monotonic() - op.started if op is not None else 0.0
+            raise OvError("index_busy", f"the index of {self.root} is being opened (on first use built: "
+                          f"keywords first, {spent:.0f} s so far); grep and glob answer from the files "
+                          "meanwhile; try again in a few seconds", retryable=True)
+        if op.error is not None:
+            e = op.error
+            raise OvError(e.code, f"{e.message} (grep and glob answer from the files meanwhile)",
+                          retryable=e.retryable, field=e.field)
+        self.ix, self.watcher = op.value
 
     def call(self, name: str, args: dict[str, Any] | None) -> dict[str, Any]:
         """The envelope of one call: `{"status":"ok","result":...,"usage":...}`, or
@@ -312,7 +367,10 @@ class Tools:
             if name not in TOOLS:
                 raise OvError("invalid_argument", f"no tool {name!r} (tools: {', '.join(TOOLS)})",
                               field="name")
-            result = getattr(self, f"_{name}")(**check_args(name, args))
+            checked = check_args(name, args)
+            if name in INDEXED:
+                self._open()
+            result = getattr(self, f"_{name}")(**checked)
         except OvError as e:
             return {"status": "error", "error": as_arguments(e, name, args).to_dict()}
         except Exception as e:  # a bug: reported, and the server goes on
@@ -470,6 +528,40 @@ def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
               notice: Callable[[str], None] | None = None) -> Tools:
     """The index of `path` (built first if there is none), its model loaded once, and a
     watcher started on the tree (with `watch`)."""
+    return Tools(*_open_index(_scope(path), db, watch=watch, notice=notice))
+
+
+def _scope(path: Path | None) -> Path:
+    """The folder to serve: `not_found` (or `invalid_path` for a file) before anything starts."""
+    scope = Path.cwd() if path is None else Path(path)
+    if not scope.is_dir():
+        raise OvError("not_found" if not scope.exists() else "invalid_path",
+                      f"{scope}: no such folder", field="path")
+    return scope
+
+
+def opening_tools(path: Path | None, db: Path | None = None, *, watch: bool = True,
+                  notice: Callable[[str], None] | None = None) -> Tools:
+    """`open_tree`'s work started in a thread (`Opening`): the tools answer grep and glob at
+    once, and the others once the index is open."""
+    scope = _scope(path)
+    found = api.locate(scope, db)  # a --db that is not there: said before the server starts
+    root = found[1] if found is not None else scope.resolve()
+    say = notice or _stderr()
+
+    def work() -> tuple[Any, Any]:
+        try:
+            return _open_index(scope, db, watch=watch, notice=notice)
+        except OvError as e:
+            say(f"the index cannot be used ({e.code}: {e.message}); grep and glob answer from the files")
+            raise
+
+    return Tools(root=root, opening=Opening(work))
+
+
+def _open_index(scope: Path, db: Path | None = None, *, watch: bool = True,
+                notice: Callable[[str], None] | None = None) -> tuple[Any, Any]:
+    """(index, watcher) of `open_tree`."""
     import os  # noqa: PLC0415
 
     # One thread for numpy's BLAS, as for the query model (QUERY_THREADS): the server
@@ -482,10 +574,6 @@ def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
 
     notice = notice or _stderr()
     warn = _stderr("ov: warning: ")
-    scope = Path.cwd() if path is None else Path(path)
-    if not scope.is_dir():
-        raise OvError("not_found" if not scope.exists() else "invalid_path",
-                      f"{scope}: no such folder", field="path")
     embedder = None
     if api.locate(scope, db) is None:  # first use: the build embeds, so the model loads now
         embedder = SharedEmbedder(load_embedder("index", threads=QUERY_THREADS))
@@ -527,7 +615,7 @@ def open_tree(path: Path | None, db: Path | None = None, *, watch: bool = True,
     except BaseException:
         ix.close()
         raise
-    return Tools(ix, watcher)
+    return ix, watcher
 
 
 def require_packages(watch: bool = True) -> None:
@@ -546,17 +634,28 @@ def require_packages(watch: bool = True) -> None:
 def serve(path: Path | None = None, db: Path | None = None, *, watch: bool = True) -> int:
     """Run the server on stdin/stdout until the client closes it; returns an exit status."""
     require_packages(watch)
-    tools = open_tree(path, db, watch=watch)
+    tools = opening_tools(path, db, watch=watch)
     _stop_on_signals(tools)
     try:
         import anyio  # noqa: PLC0415
 
         anyio.run(_serve, tools)
     finally:
-        if tools.watcher is not None:
-            tools.watcher.stop()
-        tools.ix.close()
+        _close(tools)
     return 0
+
+
+def _close(tools: Tools) -> None:
+    """Stop the watcher and close the index; an opening still under way (a first build's
+    keyword phase, a few seconds) is waited for, so no write is cut short at exit."""
+    if tools.ix is None and tools.opening is not None:
+        tools.opening.wait(OPEN_WAIT_S * 3)
+        if tools.opening.value is not None:
+            tools.ix, tools.watcher = tools.opening.value
+    if tools.watcher is not None:
+        tools.watcher.stop()
+    if tools.ix is not None:
+        tools.ix.close()
 
 
 def _stop_on_signals(tools: Tools) -> None:
@@ -572,8 +671,10 @@ def _stop_on_signals(tools: Tools) -> None:
 
         def leave() -> None:
             try:
-                if tools.watcher is not None:
-                    tools.watcher.stop(timeout=3.0)
+                watcher = tools.watcher or (tools.opening.value[1] if tools.opening and tools.opening.value
+                                            else None)
+                if watcher is not None:
+                    watcher.stop(timeout=3.0)
             finally:
                 os._exit(code)
 

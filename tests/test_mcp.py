@@ -501,3 +501,102 @@ def test_a_ranked_result_says_when_the_watcher_has_changes_not_applied(tmp_path)
         got = Tools(ix, walking).call("search", args)["result"]
         assert any("whole tree" in w for w in got["warnings"])
         assert Tools(ix, walking).call("status", {})["result"]["watch"]["catching_up"] is True
+
+
+def test_grep_and_glob_answer_while_the_index_is_opened(tmp_path, monkeypatch):
+    """The server answers `initialize` at once and opens (on first use builds) its index in
+    a thread: grep and glob answer from the files meanwhile, a ranked tool waits a moment,
+    then says `index_busy` (retryable), and answers once the index is open."""
+    import threading
+
+    from ov import mcp
+
+    monkeypatch.setattr(mcp, "OPEN_WAIT_S", 0.2)
+    root = make_tree(tmp_path / "t", FILES)
+    gate = threading.Event()
+
+    def work():
+        assert gate.wait(60)
+        return mcp._open_index(root, watch=False)
+
+    tools = mcp.Tools(root=root, opening=mcp.Opening(work))
+    try:
+        got = tools.call("grep", {"pattern": "backoff", "files_with_matches": True})
+        assert got["status"] == "ok" and got["result"]["paths"] == ["README.md", "src/net.py"], got
+        assert tools.call("glob", {"pattern": "**/*.py"})["status"] == "ok"
+        busy = tools.call("search", {"query": "retry uploads"})
+        assert busy["status"] == "error" and busy["error"]["code"] == "index_busy", busy
+        assert busy["error"]["retryable"] and "grep and glob" in busy["error"]["message"]
+        assert not (root / ".ov" / "index.db").exists()  # nothing was built while the gate was shut
+        gate.set()
+        assert tools.opening.wait(120)
+        hits = tools.call("search", {"query": "retry uploads", "search_type": "keywords"})
+        assert hits["status"] == "ok" and hits["result"]["hits"], hits
+    finally:
+        gate.set()
+        mcp._close(tools)
+
+
+def test_a_damaged_index_does_not_stop_the_server(tmp_path):
+    """A damaged index.db used to end `ov mcp` before it answered `initialize` (the client
+    saw a closed pipe). The server starts; search, find, read and status answer the
+    damage as their error, grep and glob answer from the files, and the file is left as
+    it was for `ov index --full`."""
+    import hashlib
+
+    root = make_tree(tmp_path / "t", FILES)
+    assert run_inprocess("index", str(root), env=ENV).code == 0
+    db = root / ".ov" / "index.db"
+    import sqlite3
+
+    with sqlite3.connect(db) as c:  # the page of the meta table, which opening the index reads
+        size = c.execute("PRAGMA page_size").fetchone()[0]
+        page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'meta'").fetchone()[0]
+    c.close()
+    data = bytearray(db.read_bytes())
+    data[size * (page - 1):size * page] = b"\xa5" * size
+    db.write_bytes(bytes(data))
+    for side in ("index.db-wal", "index.db-shm"):
+        (root / ".ov" / side).unlink(missing_ok=True)
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    assert "damaged" in cli_error(root, "search", "retry")["message"]
+
+    async def scenario(s):
+        out = {"grep": await call(s, "grep", {"pattern": "backoff", "files_with_matches": True}),
+               "glob": await call(s, "glob", {"pattern": "**/*.md"})}
+        for name, args in (("search", {"query": "retry"}), ("status", {}), ("read", {"path": "README.md"})):
+            out[name] = await call(s, name, args)
+        return out
+
+    got = _session(root, scenario)
+    assert got["grep"][0] is False and got["grep"][1]["result"]["paths"] == ["README.md", "src/net.py"]
+    assert got["glob"][0] is False and got["glob"][1]["result"]
+    for name in ("search", "status", "read"):
+        is_error, env = got[name]
+        assert is_error and "damaged" in env["error"]["message"], (name, env)
+        assert "ov index --full" in env["error"]["message"]
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+
+
+def test_a_server_on_a_tree_without_an_index_answers_grep_first_then_search(tmp_path):
+    """First use through the server: nothing to wait for before `initialize`; grep answers
+    at once; search answers `index_busy` (retryable) or hits, never another error."""
+    root = make_tree(tmp_path / "t", FILES)
+
+    async def scenario(s):
+        grep = await call(s, "grep", {"pattern": "backoff", "files_with_matches": True})
+        seen = []
+        deadline = time.monotonic() + STARTUP_S
+        while time.monotonic() < deadline:
+            is_error, env = await call(s, "search", {"query": "retry uploads", "search_type": "keywords"})
+            seen.append(env["error"]["code"] if is_error else "ok")
+            if not is_error:
+                return grep, env, seen
+            assert env["error"]["retryable"], env
+            await asyncio.sleep(0.5)
+        return grep, None, seen
+
+    grep, env, seen = _session(root, scenario)
+    assert not grep[0] and grep[1]["result"]["paths"] == ["README.md", "src/net.py"]
+    assert env is not None and env["result"]["hits"], seen
+    assert set(seen) <= {"index_busy", "ok"}, seen
