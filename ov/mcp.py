@@ -464,6 +464,11 @@ class Tools:
 
         if path is not None:
             path = self._in_tree(path, "path")
+        parts = pattern.split("/")
+        if pattern.startswith("/") or ".." in parts:  # the command line's advice names a CLI call
+            raise OvError("invalid_pattern", f"the glob {pattern!r} can match nothing: a glob matches "
+                          "paths relative to the folder searched (path, or the tree's root), and this "
+                          "server serves only the tree under its root", field="pattern")
         return to_data(api.glob(pattern, path, cwd=self.root, max_depth=level_limit,
                                 fields=parse_fields(fields), exclude=exclude_uri or (),
                                 tags=tags or (), **options))

@@ -600,3 +600,17 @@ def test_a_server_on_a_tree_without_an_index_answers_grep_first_then_search(tmp_
     assert not grep[0] and grep[1]["result"]["paths"] == ["README.md", "src/net.py"]
     assert env is not None and env["result"]["hits"], seen
     assert set(seen) <= {"index_busy", "ok"}, seen
+
+
+def test_a_glob_that_leaves_the_tree_is_refused_without_a_command_line_to_run(tmp_path):
+    """The command line's error advises `ov glob '*' /etc`; an agent can run no such thing,
+    and the server refuses any path outside its tree."""
+    from ov import mcp
+
+    root = make_tree(tmp_path / "t", FILES)
+    tools = mcp.Tools(root=root)
+    for pattern in ("/etc/*", "../*.py", "src/../../x"):
+        got = tools.call("glob", {"pattern": pattern})
+        assert got["status"] == "error" and got["error"]["code"] == "invalid_pattern", got
+        assert "ov glob" not in got["error"]["message"] and got["error"]["field"] == "pattern"
+    assert tools.call("glob", {"pattern": "src/*.py"})["result"]["matches"] == ["src/cache.py", "src/net.py"]
