@@ -725,6 +725,94 @@ async def _serve(tools: Tools) -> None:
 
     server = Server("ov", version=ov.__version__, instructions=INSTRUCTIONS,
                     on_list_tools=list_tools, on_call_tool=call_tool)
-    async with stdio_server() as (read, write):
+    lines = _CheckedLines(_own_stdin())
+    async with stdio_server(stdin=lines) as (read, write):
+        lines.answer(write)
         await server.run(read, write, server.create_initialization_options())
+
+
+def _own_stdin():
+    """The client's pipe, read from a private duplicate of fd 0 while fd 0 itself points
+    at the null device (what the SDK does for the stdin it opens itself): nothing the
+    server runs can read the client's messages."""
+    import io  # noqa: PLC0415
+
+    import anyio  # noqa: PLC0415
+
+    fd = os.dup(0)
+    os.set_inheritable(fd, False)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return anyio.wrap_file(io.TextIOWrapper(os.fdopen(fd, "rb", closefd=False), encoding="utf-8",
+                                            errors="replace"))
+
+
+def invalid_message(line: str):
+    """The JSON-RPC error to answer for a line that is not one valid message (None for one
+    that is): -32700 for text that is not JSON, -32600 for a batch (MCP sends one message a
+    line since 2025-06-18) or a message the protocol does not allow (an id that is neither
+    a string nor an integer, no "jsonrpc": "2.0", ...), with the id when it is one. The
+    SDK's reader drops such a line with no answer, and the client waits for one."""
+    import json  # noqa: PLC0415
+
+    import mcp.types as types  # noqa: PLC0415
+
+    def error(code: int, message: str, msg_id=None):
+        return types.JSONRPCError(jsonrpc="2.0", id=msg_id, error=types.ErrorData(code=code, message=message))
+
+    try:
+        obj = json.loads(line)
+    except ValueError as e:
+        return error(types.PARSE_ERROR, f"Parse error: not JSON ({e})")
+    if isinstance(obj, list):
+        return error(types.INVALID_REQUEST, "Invalid Request: batches are not supported; send one "
+                     "message per line")
+    msg_id = obj.get("id") if isinstance(obj, dict) else None
+    if isinstance(msg_id, bool) or not isinstance(msg_id, (str, int)):
+        if isinstance(obj, dict) and "id" in obj:  # else taken for a notification, and dropped
+            return error(types.INVALID_REQUEST, "Invalid Request: an id is a string or an integer")
+        msg_id = None
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except Exception as e:  # pydantic's ValidationError: what is wrong, first
+        first = e.errors()[0] if hasattr(e, "errors") and e.errors() else {}
+        where = ".".join(str(x) for x in first.get("loc", ())[1:])  # past the union member's name
+        what = f"{first.get('msg', e)}{f': {where}' if where else ''}"
+        return error(types.INVALID_REQUEST, f"Invalid Request: not a JSON-RPC 2.0 message of MCP ({what})",
+                     msg_id)
+
+
+class _CheckedLines:
+    """stdin's lines for the SDK's reader, each checked first (`invalid_message`): a line
+    that is not a valid message is answered here, on the server's write stream, and not
+    passed on; a blank line is skipped."""
+
+    def __init__(self, source) -> None:
+        import anyio  # noqa: PLC0415
+
+        self.source = source
+        self.write = None
+        self._ready = anyio.Event()
+
+    def answer(self, write) -> None:
+        self.write = write
+        self._ready.set()
+
+    def __aiter__(self):
+        return self._lines()
+
+    async def _lines(self):
+        from mcp.shared.message import SessionMessage  # noqa: PLC0415
+
+        async for line in self.source:
+            if not line.strip():
+                continue
+            bad = invalid_message(line)
+            if bad is None:
+                yield line
+                continue
+            await self._ready.wait()
+            await self.write.send(SessionMessage(bad))
 

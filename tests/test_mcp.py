@@ -614,3 +614,27 @@ def test_a_glob_that_leaves_the_tree_is_refused_without_a_command_line_to_run(tm
         assert got["status"] == "error" and got["error"]["code"] == "invalid_pattern", got
         assert "ov glob" not in got["error"]["message"] and got["error"]["field"] == "pattern"
     assert tools.call("glob", {"pattern": "src/*.py"})["result"]["matches"] == ["src/cache.py", "src/net.py"]
+
+
+def test_lines_that_are_not_one_valid_message_are_answered(tmp_path):
+    """JSON-RPC 2.0 answers what it cannot take: text that is not JSON with -32700, a
+    batch or a message with an id that is neither a string nor an integer with -32600
+    (id null, or the id when it is one). The SDK's reader dropped such lines and the
+    client waited for an answer; a blank line is skipped; the server goes on."""
+    make_tree(tmp_path, {"a.md": "# A\n"})
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}
+    lines = [json.dumps(init), '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+             '{"jsonrpc":"2.0","id":2,"method":', '[{"jsonrpc":"2.0","id":3,"method":"ping"}]',
+             '{"jsonrpc":"2.0","id":1.5,"method":"ping"}', '{"jsonrpc":"2.0","id":true,"method":"ping"}',
+             '{"id":7,"method":"ping"}', "", '{"jsonrpc":"2.0","id":"last","method":"ping"}']
+    env = {**os.environ, **ENV}
+    env.pop("OV_DEBUG", None)
+    p = subprocess.run([sys.executable, "-m", "ov", "mcp", "--no-watch"], cwd=tmp_path, env=env,
+                       input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=STARTUP_S)
+    got = [json.loads(x) for x in p.stdout.splitlines()]
+    assert [m.get("id") for m in got] == [1, None, None, None, None, 7, "last"], p.stdout
+    assert [m["error"]["code"] for m in got[1:6]] == [-32700, -32600, -32600, -32600, -32600]
+    assert "batches" in got[2]["error"]["message"] and "jsonrpc" in got[5]["error"]["message"]
+    assert got[-1]["result"] == {} and p.returncode == 0, p.stderr
