@@ -30,6 +30,18 @@ vector (the model id is kept): embedding the whole stdlib with the real model ta
 on this shared machine, and a KNN's cost does not depend on what the vectors hold. The
 hits of such an index mean nothing; its times are those of an index of that size.
 
+- firstuse: a fresh copy of `--firstuse-src` (no index) under `ov mcp`, the real model,
+  driven by a raw JSON-RPC client over the pipes (no SDK between, so each reply is timed
+  as the client sees it): the time to the `initialize` reply, to the first `grep` reply,
+  and to the first keywords `search` that answers hits instead of `index_busy`; then, while
+  the server is still adding the tree's vectors, `--edits` new files, each timed from its
+  write to the first keywords search that finds it, with the semantic coverage at that
+  moment (below 1.0: the vectors were still being added). `--ov-path DIR` runs the server
+  from another checkout of ov (PYTHONPATH), to compare two commits on one machine;
+- beside: the same, but an `ov index` in the foreground is embedding the fresh copy when
+  the server starts (it holds the index lock for its whole run): the new files are timed
+  as above, with whether that `ov index` was still running when each was found.
+
 The load average is printed beside every part: the machine is shared.
 """
 
@@ -252,6 +264,125 @@ def freshness(tree: Path, n_edits: int) -> dict:
     return anyio.run(_session, tree, body)
 
 
+# ---- first use: the server on a tree without an index -----------------------------------------
+
+
+class RawClient:
+    """JSON-RPC over an `ov mcp` subprocess's pipes, one request at a time."""
+
+    def __init__(self, tree: Path, ov_path: Path | None) -> None:
+        import subprocess
+
+        env = {k: v for k, v in os.environ.items() if k != "OV_EMBEDDER"}  # the real model
+        if ov_path is not None:
+            env["PYTHONPATH"] = str(ov_path)
+        self.p = subprocess.Popen([sys.executable, "-m", "ov", "mcp", str(tree)], cwd=tree, env=env,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True)
+        self.next_id = 0
+
+    def ask(self, method: str, params: dict | None = None) -> dict:
+        import json
+
+        self.next_id += 1
+        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method,
+                                       "params": params or {}}) + "\n")
+        self.p.stdin.flush()
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise RuntimeError("the server closed its output")
+            msg = json.loads(line)
+            if msg.get("id") == self.next_id:
+                return msg
+
+    def tell(self, method: str) -> None:
+        import json
+
+        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method}) + "\n")
+        self.p.stdin.flush()
+
+    def tool(self, name: str, args: dict) -> dict:
+        return self.ask("tools/call", {"name": name, "arguments": args})["result"]["structuredContent"]
+
+    def close(self) -> None:
+        self.p.stdin.close()
+        try:
+            self.p.wait(120)
+        except Exception:
+            self.p.kill()
+
+
+FIRSTUSE_WAIT_S = 300.0  # a new file not found by then is reported as such
+
+
+def firstuse(src: Path, workdir: Path, n_edits: int, ov_path: Path | None, beside: bool = False) -> dict:
+    import shutil
+    import subprocess
+
+    tree = workdir / "firstuse"
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(src, tree, ignore=shutil.ignore_patterns(".ov", "__pycache__"))
+    out: dict = {"files": sum(1 for p in tree.rglob("*") if p.is_file()), "load_start": load()}
+    indexer = None
+    if beside:  # an `ov index` embedding in the foreground, past its keyword phase
+        env = {k: v for k, v in os.environ.items() if k != "OV_EMBEDDER"}
+        if ov_path is not None:
+            env["PYTHONPATH"] = str(ov_path)
+        indexer = subprocess.Popen([sys.executable, "-m", "ov", "index", str(tree)], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(20)
+    t0 = time.perf_counter()
+    c = RawClient(tree, ov_path)
+    try:
+        c.ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "bench", "version": "1"}})
+        out["initialize_s"] = round(time.perf_counter() - t0, 2)
+        c.tell("notifications/initialized")
+        c.tool("grep", {"pattern": "import", "files_with_matches": True})
+        out["first_grep_s"] = round(time.perf_counter() - t0, 2)
+        while True:
+            env = c.tool("search", {"query": "parse a header", "search_type": "keywords"})
+            if env["status"] == "ok":
+                break
+            if env["error"]["code"] != "index_busy" or time.perf_counter() - t0 > 600:
+                raise RuntimeError(f"search failed: {env['error']}")
+            time.sleep(0.2)
+        out["first_search_s"] = round(time.perf_counter() - t0, 2)
+        times, coverage = [], []
+        for i in range(n_edits):
+            word = f"firstuseword{i}x{random.Random(i).randrange(10**9)}"
+            rel = f"zz_new_{i}.md"
+            t1 = time.perf_counter()
+            (tree / rel).write_text(f"# New note {i}\n\n{word}\n")
+            found = False
+            while not found and time.perf_counter() - t1 < FIRSTUSE_WAIT_S:
+                env = c.tool("search", {"query": word, "search_type": "keywords"})
+                found = env["status"] == "ok" and any(h["path"] == rel for h in env["result"]["hits"])
+                if not found:
+                    time.sleep(0.05)
+            if not found:
+                out["not_found"] = f"{rel} was not found within {FIRSTUSE_WAIT_S:.0f} s; the edits stopped"
+                break
+            times.append(time.perf_counter() - t1)
+            cov = c.tool("status", {})["result"]["coverage"]
+            coverage.append(cov["ratio"])
+            if indexer is not None:
+                out.setdefault("ov_index_running", []).append(indexer.poll() is None)
+            time.sleep(0.5)
+        out["new_file_found_s"] = [round(x, 2) for x in times]
+        out["new_file_median_s"] = round(statistics.median(times), 2) if times else None
+        out["coverage_then"] = coverage
+        out["load_end"] = load()
+    finally:
+        c.close()
+        if indexer is not None:
+            indexer.kill()
+            indexer.wait()
+        shutil.rmtree(tree, ignore_errors=True)
+    return out
+
+
 # ---- an index of the stdlib's size with vectors --------------------------------------------
 
 
@@ -437,6 +568,8 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=1000)
     ap.add_argument("--edits", type=int, default=20)
     ap.add_argument("--parts", default="inside,client,fresh")
+    ap.add_argument("--firstuse-src", type=Path, help="a tree to copy (no index) for the firstuse part")
+    ap.add_argument("--ov-path", type=Path, help="run the firstuse server from this checkout of ov")
     a = ap.parse_args()
     parts = a.parts.split(",")
     # the synthetic part opens its index without ov.mcp.open_tree, which sets this for the
@@ -465,6 +598,11 @@ def main() -> None:
     if "checkout" in parts:
         src = a.checkout_src or a.keywords_tree
         print(f"checkout: {checkout(src, a.workdir, a.checkout_files, a.checkout_embed)}", flush=True)
+    if "firstuse" in parts and a.firstuse_src:
+        print(f"first use: {firstuse(a.firstuse_src, a.workdir, a.edits, a.ov_path)}", flush=True)
+    if "beside" in parts and a.firstuse_src:
+        print(f"beside an ov index: {firstuse(a.firstuse_src, a.workdir, a.edits, a.ov_path, beside=True)}",
+              flush=True)
     if "fresh" in parts and a.keywords_tree:
         print(f"freshness, keywords tree: {freshness(a.keywords_tree, a.edits)}", flush=True)
         if a.model_tree:
