@@ -1110,7 +1110,7 @@ def trigram_phase(store: Store, progress: Progress | None = None,
         done += n
         if progress:
             progress("trigram", min(done, total), total)
-        if not yield_lock(store.path, stop):
+        if (stop and stop()) or not yield_lock(store.path, stop):
             break
     return done
 

@@ -47,7 +47,7 @@ from pathlib import Path
 
 from ov.paths import db_path_for
 from ov.errors import OvError
-from ov.indexer import GoneTags, IndexOptions, complete_index, index_paths, index_tree
+from ov.indexer import GoneTags, IndexOptions, complete_index, held_lock, index_paths, index_tree
 from ov.journal import Journal
 from ov.model import IndexReport
 from ov.walk import ALWAYS_SKIPPED
@@ -172,8 +172,14 @@ class Watcher:
     def _preempted(self) -> bool:
         """Whether embedding must stop for what the watcher has to do first: the watch
         ends, a change is queued in the journal, or (events from watchfiles, which cannot
-        be looked at) EMBED_SLICE_S of it have passed."""
+        be looked at) EMBED_SLICE_S of it have passed. Or another process waits for the
+        index lock this watcher holds (a second server's batch, an `ov index`): the
+        watcher's embedding is what is left over, so it stops and lets it go rather than
+        take turns with it (ov.indexer `yield_lock`)."""
         if self.stop_event.is_set():
+            return True
+        lock = held_lock(self.db_path)
+        if lock is not None and lock.wanted():
             return True
         journal = self.journal
         if self._from_journal and journal is not None:

@@ -175,3 +175,33 @@ def test_status_counts_one_state_of_an_index_being_embedded(tmp_path, monkeypatc
     assert wrote and wrote[0].embedded > 0
     assert st.embedded_chunks == 0 and st.coverage["embedded"] == 0, (st.embedded_chunks, st.coverage)
     assert pending(db) == 0  # and the writer did commit
+
+
+def test_the_watchers_embedding_gives_way_to_another_process(tmp_path):
+    """What a watcher embeds is left over work: when another process waits for the lock
+    the watcher holds (a second server's batch), the watcher stops embedding and lets go,
+    instead of taking turns with it."""
+    root = make_tree(tmp_path / "t", notes(3))
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))
+    w = api.watcher(root, embedder=HashEmbedder())
+    db = root / ".ov" / "index.db"
+    assert not w._preempted()
+    mine = IndexLock(db)
+    mine.acquire(0)  # as the watcher holds it while it embeds
+    waiter = threading.Thread(target=lambda: _take_and_leave(db))
+    waiter.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not w._preempted():
+            assert time.monotonic() < deadline, "the watcher did not see the waiter"
+            time.sleep(0.05)
+    finally:
+        mine.release()
+        waiter.join(30)
+    assert not w._preempted()
+
+
+def _take_and_leave(db: Path) -> None:
+    lock = IndexLock(db)
+    lock.acquire(20)
+    lock.release()
