@@ -206,11 +206,14 @@ class IndexLock:
             pass
 
     def wanted(self) -> bool:
-        """Whether another process waits for this lock now."""
+        """Whether another process waits for this lock now: a mark touched in the last
+        WANT_FRESH_S (one dated in the future, after a clock step back or a restored
+        `.ov`, is a stale one: it would make every holder give the lock up at every step)."""
         try:
-            return time.time() - os.lstat(self.want_path).st_mtime < WANT_FRESH_S
+            age = time.time() - os.lstat(self.want_path).st_mtime
         except OSError:
             return False
+        return -1.0 < age < WANT_FRESH_S  # a second's skew allowed (file systems' timestamps)
 
     def release(self) -> None:
         if self.fd is not None:

@@ -303,6 +303,7 @@ def _spans_of(message: str, args: dict[str, Any]) -> list[tuple[int, int]]:
 
 
 OPEN_WAIT_S = 20.0  # a call that needs the index waits this long for the server to open it
+REOPEN_S = 2.0  # an index that could not be opened is tried again by a call this long after
 INDEXED = ("search", "find", "read", "status")  # the tools that need the index
 
 
@@ -311,7 +312,9 @@ class Opening:
     `value` is (index, watcher), or `error` says why there is none."""
 
     def __init__(self, work: Callable[[], tuple[Any, Any]]) -> None:
+        self.work = work
         self.started = time.monotonic()
+        self.ended: float | None = None
         self.value: tuple[Any, Any] | None = None
         self.error: OvError | None = None
         self._done = threading.Event()
@@ -325,6 +328,7 @@ class Opening:
         except Exception as e:  # a bug: told on every call that needs the index
             self.error = OvError("internal", f"the index could not be opened: {type(e).__name__}: {e}")
         finally:
+            self.ended = time.monotonic()
             self._done.set()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -348,6 +352,9 @@ class Tools:
         if self.ix is not None:
             return
         op = self.opening
+        if op is not None and op.error is not None and time.monotonic() - op.ended > REOPEN_S:
+            # the fix the error named (`ov index --full`) may have been run since: try again
+            op = self.opening = Opening(op.work)
         if op is None or not op.wait(OPEN_WAIT_S):
             spent = time.monotonic() - op.started if op is not None else 0.0
             raise OvError("index_busy", f"the index of {self.root} is being opened (on first use built: "
@@ -413,10 +420,26 @@ class Tools:
         if given:
             raise OvError("invalid_argument", f"{', '.join(given)} only apply with mode context",
                           field=given[0])
-        return self._behind(to_data(self.ix.search(query, **options)))
+        return self._behind(to_data(self._coming(self.ix.search, query, **options)))
 
     def _find(self, query: str, **options: Any) -> Any:
-        return self._behind(to_data(self.ix.find(query, **options)))
+        return self._behind(to_data(self._coming(self.ix.find, query, **options)))
+
+    def _coming(self, ranked: Callable[..., Any], query: str, **options: Any) -> Any:
+        """`ranked(query, ...)`, with `unsupported` "no vectors yet" made `index_busy`
+        (retryable) while this server's watcher is to add them: between two of its
+        stretches of embedding no process holds the index, and the library then takes
+        the vectors for ones nobody is adding."""
+        try:
+            return ranked(query, **options)
+        except OvError as e:
+            w = self.watcher
+            if (e.code != "unsupported" or "no vectors yet" not in e.message or w is None
+                    or not w.opts.embed or not (w.unembedded or w.state.catching_up)):
+                raise
+            raise OvError("index_busy", "semantic search has no vectors to read yet: this server is adding "
+                          "them (`status` shows the coverage); try again", retryable=True,
+                          field=e.field) from None
 
     def _behind(self, data: Any) -> Any:
         """A ranked result read while the watcher has changes it has not applied yet (a

@@ -17,9 +17,10 @@ changed while nothing watched, and what a killed update left undone (a transacti
 back), is done then. Events that arrive meanwhile are queued by the watcher and applied
 after it. Vectors come after the keywords and never hold a batch back: the rows waiting
 for one are embedded when the watcher is idle, and a batch that arrives meanwhile stops
-that work within one step of the model (EMBED_STEP texts; with watchfiles, whose queue
-cannot be looked at, a step of embedding lasts at most EMBED_SLICE_S). A saved file is
-searchable by its words within a second or two even while a large catch-up embeds.
+that work after at least EMBED_MIN_S of it, within one step of the model (EMBED_STEP
+texts; with watchfiles, whose queue cannot be looked at, a stretch of embedding lasts at
+most EMBED_SLICE_S). A saved file is searchable by its words within a second or two even
+while a large catch-up embeds, and a tree that never stops changing still gets its vectors.
 
 Another `ov index` holding the index lock is waited for: the batch stays pending and is
 retried every `RETRY_S`; a holder that is embedding or writing grep's trigram rows lets
@@ -56,6 +57,7 @@ STEP_MS = 50  # quiet time that ends a batch: a single save is indexed ~50 ms af
 DEBOUNCE_MS = 1000  # longest a burst is gathered before its first part is indexed
 RETRY_S = 1.0  # how often a batch blocked by another indexer is retried
 EMBED_SLICE_S = 5.0  # longest stretch of embedding between two looks at watchfiles' events
+EMBED_MIN_S = 1.0  # shortest stretch of embedding a queued change stops (so vectors always come)
 RULE_FILES = frozenset({".gitignore", ".ignore", ".rgignore", ".ovignore"})
 
 Notice = Callable[[str], None]
@@ -120,7 +122,7 @@ class Watcher:
         self.gone_tags = GoneTags()  # a rename's halves may come in two batches
         self.unembedded = opts.embed  # rows may wait for a vector (`_embed_idle`)
         self._slice_s: float | None = None  # set while events come from watchfiles
-        self._slice_end = 0.0
+        self._slice_start = 0.0  # when the embedding now running began (`_preempted`)
         self._from_journal = False
 
     # -- applying changes --
@@ -151,9 +153,9 @@ class Watcher:
             self.state.catching_up = False
         if journal is not None and mark is not None:
             journal.caught_up(mark)
+        self._applied(rep)  # the index has the tree's words: said now, before any vector
         self.unembedded = self.opts.embed
-        self._embed_idle(rep)
-        self._applied(rep)
+        self._embed_idle()
         return rep
 
     def apply(self, rels: set[str], whole: bool = False) -> IndexReport:
@@ -162,7 +164,7 @@ class Watcher:
         another change arrives first (then later, when the watch is idle)."""
         if whole:
             return self.catch_up()
-        self._slice_end = time.monotonic() + (self._slice_s or 0.0)
+        self._slice_start = time.monotonic()
         rep = index_paths(self.root, rels, self.db_path, self.opts, warn=self.warn,
                           embedder=self._model(), gone_tags=self.gone_tags, stop=self._preempted)
         self.unembedded = self.opts.embed
@@ -172,39 +174,48 @@ class Watcher:
     def _preempted(self) -> bool:
         """Whether embedding must stop for what the watcher has to do first: the watch
         ends, a change is queued in the journal, or (events from watchfiles, which cannot
-        be looked at) EMBED_SLICE_S of it have passed. Or another process waits for the
-        index lock this watcher holds (a second server's batch, an `ov index`): the
-        watcher's embedding is what is left over, so it stops and lets it go rather than
-        take turns with it (ov.indexer `yield_lock`)."""
+        be looked at) EMBED_SLICE_S of it have passed; either only after EMBED_MIN_S of
+        embedding, so that a tree that never stops changing (a log written every few
+        milliseconds, ignored or not: the journal hears it) still gets its vectors. Or
+        another process waits for the index lock this watcher holds (a second server's
+        batch, an `ov index`): the watcher's embedding is what is left over, so it stops
+        and lets it go rather than take turns with it (ov.indexer `yield_lock`)."""
         if self.stop_event.is_set():
             return True
         lock = held_lock(self.db_path)
         if lock is not None and lock.wanted():
             return True
+        spent = time.monotonic() - self._slice_start
+        if spent < EMBED_MIN_S:
+            return False
         journal = self.journal
         if self._from_journal and journal is not None:
             return journal.queued()
-        return self._slice_s is not None and time.monotonic() > self._slice_end
+        return self._slice_s is not None and spent > self._slice_s
 
-    def _embed_idle(self, rep: IndexReport | None = None) -> None:
-        """Embed the rows still waiting for a vector, until done or `_preempted`; their
-        counts go into `rep` (else a report of their own, told to `on_update` when it
-        embedded something)."""
+    def _embed_idle(self) -> None:
+        """Embed the rows still waiting for a vector, until done or `_preempted` (then the
+        next idle moment, or the next batch, goes on)."""
         if not self.unembedded or not self.opts.embed:
             return
-        self._slice_end = time.monotonic() + (self._slice_s or 0.0)
+        self._slice_start = time.monotonic()
+        cut = []
+
+        def stop() -> bool:
+            if self._preempted():
+                cut.append(True)
+                return True
+            return False
+
         try:
-            got = complete_index(self.db_path, embedder=self._model(), stop=self._preempted)
+            complete_index(self.db_path, embedder=self._model(), stop=stop)
         except OvError as e:
             if e.code == "index_busy":
                 return  # another indexer: the next idle moment tries again
             self.unembedded = False  # told once (`_guarded`); the next batch tries again
             raise
-        if not self._preempted():
+        if not cut:
             self.unembedded = False  # done: until the next batch or catch-up
-        if rep is not None:
-            rep.embedded += got.embedded
-            rep.reused += got.reused
 
     def _applied(self, rep: IndexReport) -> None:
         self.state.updates += 1

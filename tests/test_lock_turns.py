@@ -205,3 +205,56 @@ def _take_and_leave(db: Path) -> None:
     lock = IndexLock(db)
     lock.acquire(20)
     lock.release()
+
+
+def test_a_tree_that_never_stops_changing_still_gets_its_vectors(tmp_path):
+    """The journal hears every change, ignored files too: a log appended every few
+    milliseconds kept a change queued at every moment, and the watcher, which stopped
+    embedding whenever one was, never added a vector. Each stretch of embedding now runs
+    at least EMBED_MIN_S before a queued change stops it."""
+    root = make_tree(tmp_path / "t", {**notes(200), ".gitignore": "*.log\n"})
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))
+    db = root / ".ov" / "index.db"
+    before = pending(db)
+    w = api.watcher(root, embedder=SlowEmbedder(0.05))
+    churning = threading.Event()
+    churning.set()
+
+    def churn() -> None:
+        with open(root / "app.log", "a") as f:
+            while churning.is_set():
+                f.write("tick\n")
+                f.flush()
+                time.sleep(0.01)
+
+    t = threading.Thread(target=churn)
+    t.start()
+    try:
+        w.start()
+        deadline = time.monotonic() + 60
+        while pending(db) > before // 2:
+            assert time.monotonic() < deadline, f"no vectors while the tree changes: {pending(db)} of {before} wait"
+            time.sleep(0.2)
+        assert t.is_alive()  # still changing
+    finally:
+        churning.clear()
+        t.join(10)
+        w.stop()
+
+
+def test_a_want_mark_dated_in_the_future_is_stale(tmp_path):
+    """A mark with a future time (a clock stepped back, an `.ov` restored from a copy)
+    would make every holder give the lock up after every step, for good."""
+    import os
+
+    db = tmp_path / "index.db"
+    holder = IndexLock(db)
+    holder.acquire(0)
+    try:
+        holder.want_path.write_text("")
+        assert holder.wanted()
+        future = time.time() + 3600
+        os.utime(holder.want_path, (future, future))
+        assert not holder.wanted()
+    finally:
+        holder.release()

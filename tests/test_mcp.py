@@ -334,8 +334,12 @@ def test_a_server_killed_mid_update_leaves_an_index_the_next_one_completes(serve
         p.wait()
         p.stderr.close()
 
+    async def complete(s) -> bool:  # the next server's catch-up, then its vectors
+        status = (await call(s, "status"))[1]["result"]
+        return await _updated(s, 1) and status["embedded_coverage"] == 1.0
+
     async def scenario(s):
-        await _poll(s, lambda s: _updated(s, 1), timeout=120)  # the next server's catch-up
+        await _poll(s, complete, timeout=120)
         status = (await call(s, "status"))[1]["result"]
         found = (await call(s, "search", {"query": "word149", "search_type": "keywords"}))[1]
         return status, found
@@ -537,6 +541,19 @@ def test_grep_and_glob_answer_while_the_index_is_opened(tmp_path, monkeypatch):
         mcp._close(tools)
 
 
+def _damage_meta(db: Path) -> None:
+    """Overwrite the page of the index's meta table, which opening the index reads."""
+    import sqlite3
+
+    with sqlite3.connect(db) as c:
+        size = c.execute("PRAGMA page_size").fetchone()[0]
+        page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'meta'").fetchone()[0]
+    c.close()
+    data = bytearray(db.read_bytes())
+    data[size * (page - 1):size * page] = b"\xa5" * size
+    db.write_bytes(bytes(data))
+
+
 def test_a_damaged_index_does_not_stop_the_server(tmp_path):
     """A damaged index.db used to end `ov mcp` before it answered `initialize` (the client
     saw a closed pipe). The server starts; search, find, read and status answer the
@@ -547,15 +564,7 @@ def test_a_damaged_index_does_not_stop_the_server(tmp_path):
     root = make_tree(tmp_path / "t", FILES)
     assert run_inprocess("index", str(root), env=ENV).code == 0
     db = root / ".ov" / "index.db"
-    import sqlite3
-
-    with sqlite3.connect(db) as c:  # the page of the meta table, which opening the index reads
-        size = c.execute("PRAGMA page_size").fetchone()[0]
-        page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'meta'").fetchone()[0]
-    c.close()
-    data = bytearray(db.read_bytes())
-    data[size * (page - 1):size * page] = b"\xa5" * size
-    db.write_bytes(bytes(data))
+    _damage_meta(db)
     for side in ("index.db-wal", "index.db-shm"):
         (root / ".ov" / side).unlink(missing_ok=True)
     before = hashlib.sha256(db.read_bytes()).hexdigest()
@@ -631,10 +640,71 @@ def test_lines_that_are_not_one_valid_message_are_answered(tmp_path):
              '{"id":7,"method":"ping"}', "", '{"jsonrpc":"2.0","id":"last","method":"ping"}']
     env = {**os.environ, **ENV}
     env.pop("OV_DEBUG", None)
-    p = subprocess.run([sys.executable, "-m", "ov", "mcp", "--no-watch"], cwd=tmp_path, env=env,
-                       input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=STARTUP_S)
-    got = [json.loads(x) for x in p.stdout.splitlines()]
-    assert [m.get("id") for m in got] == [1, None, None, None, None, 7, "last"], p.stdout
+    p = subprocess.Popen([sys.executable, "-m", "ov", "mcp", "--no-watch"], cwd=tmp_path, env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    got = []
+    try:
+        p.stdin.write("\n".join(lines) + "\n")
+        p.stdin.flush()
+        # stdin stays open until the last answer: a client that closes it at once may lose
+        # the answers still being written (the SDK ends the session at end of input)
+        while not got or got[-1].get("id") != "last":
+            line = p.stdout.readline()
+            assert line, f"the server ended before its last answer: {got}"
+            got.append(json.loads(line))
+        p.stdin.close()
+        assert p.wait(60) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert [m.get("id") for m in got] == [1, None, None, None, None, 7, "last"], got
     assert [m["error"]["code"] for m in got[1:6]] == [-32700, -32600, -32600, -32600, -32600]
     assert "batches" in got[2]["error"]["message"] and "jsonrpc" in got[5]["error"]["message"]
-    assert got[-1]["result"] == {} and p.returncode == 0, p.stderr
+    assert got[-1]["result"] == {}
+
+
+def test_the_server_opens_the_index_again_once_it_is_repaired(tmp_path, monkeypatch):
+    """The damage error names its fix (`ov index --full`); once it has been run, the
+    server's next call opens the repaired index instead of repeating the error until a
+    restart."""
+    from ov import mcp
+
+    monkeypatch.setattr(mcp, "REOPEN_S", 0.0)
+    root = make_tree(tmp_path / "t", FILES)
+    assert run_inprocess("index", str(root), env=ENV).code == 0
+    db = root / ".ov" / "index.db"
+    _damage_meta(db)
+    tools = mcp.opening_tools(root, watch=False, notice=lambda _m: None)
+    try:
+        broken = tools.call("search", {"query": "retry", "search_type": "keywords"})
+        assert broken["status"] == "error" and "damaged" in broken["error"]["message"], broken
+        assert run_inprocess("index", str(root), "--full", env=ENV).code == 0
+        fixed = tools.call("search", {"query": "retry", "search_type": "keywords"})
+        assert fixed["status"] == "ok" and fixed["result"]["hits"], fixed
+    finally:
+        mcp._close(tools)
+
+
+def test_semantic_search_while_the_servers_watcher_is_to_embed_is_busy(tmp_path):
+    """Between two stretches of the watcher's embedding no process holds the index, and
+    the library took the vectors for ones nobody is adding (`unsupported`, not
+    retryable). The server knows its watcher adds them: `index_busy`."""
+    from types import SimpleNamespace
+
+    from ov import api
+    from ov.indexer import IndexOptions, index_tree
+    from ov.mcp import Tools
+    from ov.watch import WatchState
+
+    root = make_tree(tmp_path / "t", FILES)
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))  # vectors coming, none yet
+    with api.Index.open(root) as ix:
+        nobody = Tools(ix).call("find", {"query": "retry uploads"})
+        assert nobody["error"]["code"] == "unsupported", nobody
+        mine = SimpleNamespace(state=WatchState(), opts=IndexOptions(), unembedded=True)
+        got = Tools(ix, mine).call("find", {"query": "retry uploads"})
+        assert got["error"]["code"] == "index_busy" and got["error"]["retryable"], got
+        got = Tools(ix, mine).call("search", {"query": "retry uploads", "search_type": "semantic"})
+        assert got["error"]["code"] == "index_busy", got
+        done = SimpleNamespace(state=WatchState(), opts=IndexOptions(), unembedded=False)
+        assert Tools(ix, done).call("find", {"query": "retry uploads"})["error"]["code"] == "unsupported"
