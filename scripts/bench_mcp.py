@@ -40,7 +40,8 @@ hits of such an index mean nothing; its times are those of an index of that size
   from another checkout of ov (PYTHONPATH), to compare two commits on one machine;
 - beside: the same, but an `ov index` in the foreground is embedding the fresh copy when
   the server starts (it holds the index lock for its whole run): the new files are timed
-  as above, with whether that `ov index` was still running when each was found.
+  as above, with whether that `ov index` was still running when each was found
+  (`OV_BENCH_STDERR=FILE` keeps the server's stderr: each batch's time, lock wait included).
 
 The load average is printed beside every part: the machine is shared.
 """
@@ -276,9 +277,10 @@ class RawClient:
         env = {k: v for k, v in os.environ.items() if k != "OV_EMBEDDER"}  # the real model
         if ov_path is not None:
             env["PYTHONPATH"] = str(ov_path)
+        log = os.environ.get("OV_BENCH_STDERR")  # a file for the server's stderr (its batches' times)
         self.p = subprocess.Popen([sys.executable, "-m", "ov", "mcp", str(tree)], cwd=tree, env=env,
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True)
+                                  stderr=open(log, "a") if log else subprocess.DEVNULL, text=True)
         self.next_id = 0
 
     def ask(self, method: str, params: dict | None = None) -> dict:
