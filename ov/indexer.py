@@ -142,18 +142,20 @@ _HELD: dict[str, IndexLock] = {}  # this process's held locks, by lock path (`yi
 class IndexLock:
     """An exclusive advisory lock next to the database; released on close or process death.
 
-    A process that waits for it says so (`index.db.lock.want`, touched while it waits), and a
-    holder in a long phase (embedding, grep's trigram rows) lets it go between two of its
-    commits when someone waits (`yield_lock`): a watcher's batch of a few saved files is
-    written within a second or two, not after the other process's last vector. The holder
-    then waits for the lock again, saying so in turn, so two long runs take turns."""
+    A short write that waits for it says so (`acquire(announce=True)`: `index.db.lock.want`,
+    touched while it waits), and a holder in a long phase (embedding, grep's trigram rows)
+    lets it go between two of its commits (`yield_lock`): a watcher's batch of a few saved
+    files is written within a second or two, not after the other process's last vector. The
+    holder then waits for the lock again, saying so in turn. A long run that waits (`ov
+    index`, a `--full` rebuild, a worker) does not say so: it waits its few seconds and is
+    `index_busy`, as before, rather than cut into a run that would then fail or stall."""
 
     def __init__(self, db_path: Path) -> None:
         self.path = Path(db_path).with_name(Path(db_path).name + ".lock")
         self.want_path = self.path.with_name(self.path.name + ".want")
         self.fd: int | None = None
 
-    def acquire(self, wait_s: float = LOCK_WAIT_S) -> None:
+    def acquire(self, wait_s: float = LOCK_WAIT_S, announce: bool = False) -> None:
         if self.fd is not None:
             return
         try:  # never through a link put where the lock goes (issue 17)
@@ -179,7 +181,7 @@ class IndexLock:
                         raise OvError("index_busy",
                                       "another `ov index` is updating this index; try again when it ends",
                                       retryable=True) from None
-                    if time.monotonic() - said > 0.5:
+                    if announce and time.monotonic() - said > 0.5:
                         said = time.monotonic()
                         self._want()
                     time.sleep(0.05)
@@ -246,7 +248,7 @@ def yield_lock(db_path: Path, stop: Callable[[], bool] | None = None) -> bool:
     time.sleep(YIELD_S)
     while True:
         try:
-            lock.acquire(1.0)
+            lock.acquire(1.0, announce=True)  # a watcher that took it then gives way (ov.watch)
             return True
         except OvError as e:
             if e.code != "index_busy":
@@ -1243,7 +1245,9 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
                    and not os.path.isabs(r) and not ALWAYS_SKIPPED.intersection(r.split("/"))}
                   - own_files(root, db_path))
     prepare_index_dir(db_path)
-    with IndexLock(db_path):
+    lock = IndexLock(db_path)
+    lock.acquire(announce=True)  # a short write: a holder embedding lets it in (`yield_lock`)
+    try:
         store, problem = _open_checked(db_path, thorough=False)
         if problem is not None:  # `ov index --full` rebuilds it; a watcher must not write into it
             raise problem
@@ -1257,6 +1261,8 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
                 embed_phase(store, report, None, embedder, stop)
         finally:
             store.close()
+    finally:
+        lock.release()
     report.seconds = round(time.perf_counter() - t0, 3)
     return report
 

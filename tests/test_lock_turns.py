@@ -51,7 +51,7 @@ def test_a_holder_lets_a_waiter_in_and_takes_the_lock_back(tmp_path):
 
     def wait_for_it() -> None:
         waiter = IndexLock(db)
-        waiter.acquire(30)  # says so while it waits
+        waiter.acquire(30, announce=True)  # says so while it waits (a watcher's batch does)
         got.set()
         time.sleep(0.3)
         waiter.release()
@@ -85,7 +85,7 @@ def test_a_waiter_that_gives_up_leaves_no_mark(tmp_path):
     try:
         waiter = IndexLock(db)
         try:
-            waiter.acquire(0.8)
+            waiter.acquire(0.8, announce=True)
         except Exception as e:
             assert getattr(e, "code", None) == "index_busy"
         else:
@@ -203,8 +203,37 @@ def test_the_watchers_embedding_gives_way_to_another_process(tmp_path):
 
 def _take_and_leave(db: Path) -> None:
     lock = IndexLock(db)
-    lock.acquire(20)
+    lock.acquire(20, announce=True)
     lock.release()
+
+
+def test_a_long_run_that_waits_does_not_cut_in(tmp_path):
+    """`ov index`, a `--full` rebuild or a worker that waits for the lock does not ask a
+    holder to let go: a rebuild let in would leave the holder to fail (its file replaced)
+    after waiting the whole rebuild; it waits its few seconds and is `index_busy`."""
+    db = tmp_path / "index.db"
+    holder = IndexLock(db)
+    holder.acquire(0)
+    try:
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(_busy_after(db, 1.5)))
+        t.start()
+        deadline = time.monotonic() + 1.2
+        while time.monotonic() < deadline:
+            assert not holder.wanted()
+            time.sleep(0.05)
+        t.join(10)
+        assert seen == ["index_busy"]
+    finally:
+        holder.release()
+
+
+def _busy_after(db: Path, wait_s: float) -> str:
+    try:
+        IndexLock(db).acquire(wait_s)
+    except Exception as e:  # noqa: BLE001 - its code is the answer
+        return getattr(e, "code", repr(e))
+    return "acquired"
 
 
 def test_a_tree_that_never_stops_changing_still_gets_its_vectors(tmp_path, monkeypatch):
