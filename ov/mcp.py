@@ -352,7 +352,8 @@ class Tools:
         if self.ix is not None:
             return
         op = self.opening
-        if op is not None and op.error is not None and time.monotonic() - op.ended > REOPEN_S:
+        if (op is not None and op.error is not None and op.ended is not None
+                and time.monotonic() - op.ended > REOPEN_S):
             # the fix the error named (`ov index --full`) may have been run since: try again
             op = self.opening = Opening(op.work)
         if op is None or not op.wait(OPEN_WAIT_S):
@@ -576,12 +577,15 @@ def opening_tools(path: Path | None, db: Path | None = None, *, watch: bool = Tr
     found = api.locate(scope, db)  # a --db that is not there: said before the server starts
     root = found[1] if found is not None else scope.resolve()
     say = notice or _stderr()
+    said: list[str] = []
 
     def work() -> tuple[Any, Any]:
         try:
             return _open_index(scope, db, watch=watch, notice=notice)
         except OvError as e:
-            say(f"the index cannot be used ({e.code}: {e.message}); grep and glob answer from the files")
+            if e.message not in said:  # once, not at every call that tries it again
+                said.append(e.message)
+                say(f"the index cannot be used ({e.code}: {e.message}); grep and glob answer from the files")
             raise
 
     return Tools(root=root, opening=Opening(work))
@@ -771,12 +775,18 @@ def _own_stdin():
                                             errors="replace"))
 
 
+DROP = "drop"  # `invalid_message`: a line to pass over without an answer
+
+
 def invalid_message(line: str):
     """The JSON-RPC error to answer for a line that is not one valid message (None for one
-    that is): -32700 for text that is not JSON, -32600 for a batch (MCP sends one message a
-    line since 2025-06-18) or a message the protocol does not allow (an id that is neither
-    a string nor an integer, no "jsonrpc": "2.0", ...), with the id when it is one. The
-    SDK's reader drops such a line with no answer, and the client waits for one."""
+    that is): -32700 for text that is not JSON (or nested past what the parser takes),
+    -32600 for a batch (MCP sends one message a line since 2025-06-18) or a message the
+    protocol does not allow (an id that is neither a string nor an integer, no "jsonrpc":
+    "2.0", ...), with the id when it is one. The SDK's reader drops such a line with no
+    answer, and the client waits for one. A response of the client's (no method) is never
+    answered, valid or not (JSON-RPC 2.0: two sides answering each other's errors would
+    never stop): DROP when the SDK would not take it."""
     import json  # noqa: PLC0415
 
     import mcp.types as types  # noqa: PLC0415
@@ -786,24 +796,27 @@ def invalid_message(line: str):
 
     try:
         obj = json.loads(line)
-    except ValueError as e:
-        return error(types.PARSE_ERROR, f"Parse error: not JSON ({e})")
+    except (ValueError, RecursionError) as e:
+        return error(types.PARSE_ERROR, f"Parse error: not JSON ({e})"[:300])
     if isinstance(obj, list):
         return error(types.INVALID_REQUEST, "Invalid Request: batches are not supported; send one "
                      "message per line")
+    response = isinstance(obj, dict) and "method" not in obj and ("result" in obj or "error" in obj)
     msg_id = obj.get("id") if isinstance(obj, dict) else None
-    if isinstance(msg_id, bool) or not isinstance(msg_id, (str, int)):
+    if not response and (isinstance(msg_id, bool) or not isinstance(msg_id, (str, int))):
         if isinstance(obj, dict) and "id" in obj:  # else taken for a notification, and dropped
             return error(types.INVALID_REQUEST, "Invalid Request: an id is a string or an integer")
         msg_id = None
     try:
         types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         return None
-    except Exception as e:  # pydantic's ValidationError: what is wrong, first
+    except Exception as e:  # pydantic's ValidationError (or RecursionError): what is wrong, first
+        if response:
+            return DROP
         first = e.errors()[0] if hasattr(e, "errors") and e.errors() else {}
         where = ".".join(str(x) for x in first.get("loc", ())[1:])  # past the union member's name
         what = f"{first.get('msg', e)}{f': {where}' if where else ''}"
-        return error(types.INVALID_REQUEST, f"Invalid Request: not a JSON-RPC 2.0 message of MCP ({what})",
+        return error(types.INVALID_REQUEST, f"Invalid Request: not a JSON-RPC 2.0 message of MCP ({what})"[:500],
                      msg_id)
 
 
@@ -835,6 +848,8 @@ class _CheckedLines:
             bad = invalid_message(line)
             if bad is None:
                 yield line
+                continue
+            if bad is DROP:
                 continue
             await self._ready.wait()
             await self.write.send(SessionMessage(bad))

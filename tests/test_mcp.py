@@ -637,7 +637,11 @@ def test_lines_that_are_not_one_valid_message_are_answered(tmp_path):
     lines = [json.dumps(init), '{"jsonrpc":"2.0","method":"notifications/initialized"}',
              '{"jsonrpc":"2.0","id":2,"method":', '[{"jsonrpc":"2.0","id":3,"method":"ping"}]',
              '{"jsonrpc":"2.0","id":1.5,"method":"ping"}', '{"jsonrpc":"2.0","id":true,"method":"ping"}',
-             '{"id":7,"method":"ping"}', "", '{"jsonrpc":"2.0","id":"last","method":"ping"}']
+             '{"id":7,"method":"ping"}', "",
+             '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a client\'s own error"}}',
+             '{"jsonrpc":"2.0","id":9,"result":{"answer":"to a request"},"extra":1}',
+             "[" * 5000 + "]" * 5000,  # nested past the parser: once ended the server
+             '{"jsonrpc":"2.0","id":"last","method":"ping"}']
     env = {**os.environ, **ENV}
     env.pop("OV_DEBUG", None)
     p = subprocess.Popen([sys.executable, "-m", "ov", "mcp", "--no-watch"], cwd=tmp_path, env=env,
@@ -657,8 +661,9 @@ def test_lines_that_are_not_one_valid_message_are_answered(tmp_path):
     finally:
         if p.poll() is None:
             p.kill()
-    assert [m.get("id") for m in got] == [1, None, None, None, None, 7, "last"], got
-    assert [m["error"]["code"] for m in got[1:6]] == [-32700, -32600, -32600, -32600, -32600]
+    # the client's responses (an error with id null, a result) are never answered
+    assert [m.get("id") for m in got] == [1, None, None, None, None, 7, None, "last"], got
+    assert [m["error"]["code"] for m in got[1:7]] == [-32700, -32600, -32600, -32600, -32600, -32700]
     assert "batches" in got[2]["error"]["message"] and "jsonrpc" in got[5]["error"]["message"]
     assert got[-1]["result"] == {}
 
