@@ -139,6 +139,11 @@ YIELD_S = 0.2  # how long a holder that let go waits before it asks for the lock
 _HELD: dict[str, IndexLock] = {}  # this process's held locks, by lock path (`yield_lock`)
 
 
+def lock_path(db_path: Path) -> Path:
+    """Where the index lock of `db_path` lives (ov.store.db SIDECARS names it too)."""
+    return Path(db_path).with_name(Path(db_path).name + ".lock")
+
+
 class IndexLock:
     """An exclusive advisory lock next to the database; released on close or process death.
 
@@ -151,7 +156,7 @@ class IndexLock:
     `index_busy`, as before, rather than cut into a run that would then fail or stall."""
 
     def __init__(self, db_path: Path) -> None:
-        self.path = Path(db_path).with_name(Path(db_path).name + ".lock")
+        self.path = lock_path(db_path)
         self.want_path = self.path.with_name(self.path.name + ".want")
         self.fd: int | None = None
 
@@ -233,7 +238,7 @@ class IndexLock:
 
 def held_lock(db_path: Path) -> IndexLock | None:
     """The index lock of `db_path` when this process holds it."""
-    return _HELD.get(os.path.abspath(Path(db_path).with_name(Path(db_path).name + ".lock")))
+    return _HELD.get(os.path.abspath(lock_path(db_path)))
 
 
 def yield_lock(db_path: Path, stop: Callable[[], bool] | None = None) -> bool:
@@ -287,9 +292,8 @@ def worker_file(db_path: Path) -> Path:
 
 def lock_held(db_path: Path) -> bool:
     """Whether some process holds the index lock now (asked without waiting)."""
-    path = Path(db_path).with_name(Path(db_path).name + ".lock")
     try:
-        fd = os.open(path, os.O_RDWR)
+        fd = os.open(lock_path(db_path), os.O_RDWR)
     except OSError:
         return False
     try:
@@ -1152,11 +1156,14 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
         store.set_meta("model", embedder.model_id)
     lock = held_lock(store.path)
     run = _EmbedRun(store, report, progress, embedder, len(pending))
-    while pending:
-        if stop and stop():
-            return
-        cut = run.parts(pending, lambda: bool((stop and stop()) or (lock is not None and lock.wanted())))
-        if not cut or (stop and stop()) or not yield_lock(store.path, stop):
+
+    def stopped() -> bool:
+        return bool(stop and stop())
+
+    while pending and not stopped():
+        if not run.parts(pending, lambda: stopped() or (lock is not None and lock.wanted())):
+            return  # all done
+        if stopped() or not yield_lock(store.path, stop):
             return
         pending = store.pending_embeddings()  # what the waiter changed, and what is left
 

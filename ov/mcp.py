@@ -365,7 +365,13 @@ class Tools:
             e = op.error
             raise OvError(e.code, f"{e.message} (grep and glob answer from the files meanwhile)",
                           retryable=e.retryable, field=e.field)
-        self.ix, self.watcher = op.value
+        self.adopt()
+
+    def adopt(self) -> None:
+        """Take the opening's index and watcher if it has them now (no wait)."""
+        op = self.opening
+        if self.ix is None and op is not None and op.value is not None:
+            self.ix, self.watcher = op.value
 
     def call(self, name: str, args: dict[str, Any] | None) -> dict[str, Any]:
         """The envelope of one call: `{"status":"ok","result":...,"usage":...}`, or
@@ -501,12 +507,17 @@ class Tools:
         return to_data(self.ix.read(path, level))
 
     def _status(self) -> Any:
-        data = to_data(self.ix.status())
+        # the watcher's state first: every update it counts is then in the index read below
+        # (read after, an update committed while the index was read was counted but not seen)
+        watch = None
         if self.watcher is not None:
             w = self.watcher.state
-            data["watch"] = {"updates": w.updates, "files_changed": w.files_changed,
-                             "last_update": w.last_update, "pending": w.pending,
-                             "catching_up": w.catching_up, "errors": list(w.errors)}
+            watch = {"updates": w.updates, "files_changed": w.files_changed,
+                     "last_update": w.last_update, "pending": w.pending,
+                     "catching_up": w.catching_up, "errors": list(w.errors)}
+        data = to_data(self.ix.status())
+        if watch is not None:
+            data["watch"] = watch
         return data
 
 
@@ -682,8 +693,7 @@ def _close(tools: Tools) -> None:
     keyword phase, a few seconds) is waited for, so no write is cut short at exit."""
     if tools.ix is None and tools.opening is not None:
         tools.opening.wait(OPEN_WAIT_S * 3)
-        if tools.opening.value is not None:
-            tools.ix, tools.watcher = tools.opening.value
+    tools.adopt()
     if tools.watcher is not None:
         tools.watcher.stop()
     if tools.ix is not None:
@@ -703,10 +713,9 @@ def _stop_on_signals(tools: Tools) -> None:
 
         def leave() -> None:
             try:
-                watcher = tools.watcher or (tools.opening.value[1] if tools.opening and tools.opening.value
-                                            else None)
-                if watcher is not None:
-                    watcher.stop(timeout=3.0)
+                tools.adopt()
+                if tools.watcher is not None:
+                    tools.watcher.stop(timeout=3.0)
             finally:
                 os._exit(code)
 

@@ -121,9 +121,8 @@ class Watcher:
         self.journal: Journal | None = None
         self.gone_tags = GoneTags()  # a rename's halves may come in two batches
         self.unembedded = opts.embed  # rows may wait for a vector (`_embed_idle`)
-        self._slice_s: float | None = None  # set while events come from watchfiles
+        self._slice_s: float | None = None  # set while events come from watchfiles, not the journal
         self._slice_start = 0.0  # when the embedding now running began (`_preempted`)
-        self._from_journal = False
 
     # -- applying changes --
 
@@ -188,10 +187,10 @@ class Watcher:
         spent = time.monotonic() - self._slice_start
         if spent < EMBED_MIN_S:
             return False
-        journal = self.journal
-        if self._from_journal and journal is not None:
-            return journal.queued()
-        return self._slice_s is not None and spent > self._slice_s
+        if self._slice_s is None:  # the journal's queue, when it is the source
+            journal = self.journal
+            return journal is not None and journal.queued()
+        return spent > self._slice_s
 
     def _embed_idle(self) -> None:
         """Embed the rows still waiting for a vector, until done or `_preempted` (then the
@@ -231,6 +230,7 @@ class Watcher:
         try:
             self._run(catch_up)
         finally:
+            self.state.catching_up = False  # (set by `start`) a watch that ended catches up no more
             self.close_journal()
 
     def _run(self, catch_up: bool) -> None:
@@ -241,7 +241,6 @@ class Watcher:
             # watching before the catch-up starts, so that it can vouch for what follows
             self.journal = Journal.open(self.root, self.db_path, self.warn)
         from_journal = self.journal is not None and self.journal.complete
-        self._from_journal = from_journal
         self._slice_s = None if from_journal else EMBED_SLICE_S
         if from_journal:
             # the journal's own events (every folder watched before the catch-up starts)
@@ -265,7 +264,7 @@ class Watcher:
                 # a catch-up for what went unseen
                 self.warn("the change journal could not watch every folder: watching through watchfiles")
                 source, from_journal, whole = self._watchfiles(), False, True
-                self._from_journal, self._slice_s = False, EMBED_SLICE_S
+                self._slice_s = EMBED_SLICE_S
                 next(source, None)  # sets the OS watch up
             rels, all_ = changed_paths(root, (p for _c, p in changes))
             pending |= rels
@@ -312,6 +311,8 @@ class Watcher:
 
     def start(self, catch_up: bool = True) -> Watcher:
         """`run` in a daemon thread."""
+        # said from now, not once the thread reaches it: a status read before then is behind too
+        self.state.catching_up = catch_up
         self._thread = threading.Thread(target=self.run, args=(catch_up,), name="ov-watch", daemon=True)
         self._thread.start()
         return self

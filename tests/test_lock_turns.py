@@ -37,6 +37,14 @@ def pending(db: Path) -> int:
         return len(s.pending_embeddings())
 
 
+def until(check, seconds: float, what: str, step: float = 0.05) -> None:
+    """Wait for `check()` to hold; fail with `what` after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(step)
+
+
 def keyword_paths(root: Path, word: str) -> set[str]:
     with api.Index.open(root) as ix:
         return {h.path for h in ix.search(word, search_type="keywords").hits}
@@ -60,10 +68,7 @@ def test_a_holder_lets_a_waiter_in_and_takes_the_lock_back(tmp_path):
     t = threading.Thread(target=wait_for_it)
     t.start()
     try:
-        deadline = time.monotonic() + 10
-        while not holder.wanted():
-            assert time.monotonic() < deadline, "the waiter never said it waits"
-            time.sleep(0.05)
+        until(holder.wanted, 10, "the waiter never said it waits")
         assert not got.is_set()
         assert yield_lock(db) is True
         # the waiter had its turn, and the holder holds the lock again
@@ -113,10 +118,7 @@ def test_a_batch_is_written_while_another_run_embeds(tmp_path):
     t = threading.Thread(target=embed_all)
     t.start()
     try:
-        deadline = time.monotonic() + 20
-        while slow.calls == 0:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        until(lambda: slow.calls > 0, 20, "the other run never started embedding", 0.02)
         (root / "zebra.md").write_text("# Zebra\n\nzebraword stripes\n")
         # waits for the lock (3 s at most) while the other run embeds: let in between two steps
         index_paths(root, ["zebra.md"], opts=IndexOptions(embed=False))
@@ -135,19 +137,14 @@ def test_the_watcher_applies_a_change_before_the_catch_up_has_embedded_everythin
     w = api.watcher(root, embedder=slow)
     w.start()
     try:
-        deadline = time.monotonic() + 60
-        while slow.calls == 0:  # the keyword rows are in; the vectors are being added
-            assert time.monotonic() < deadline, "the catch-up never started embedding"
-            time.sleep(0.02)
+        # the keyword rows are in; the vectors are being added
+        until(lambda: slow.calls > 0, 60, "the catch-up never started embedding", 0.02)
         (root / "zebra.md").write_text("# Zebra\n\nzebraword stripes\n")
-        while "zebra.md" not in keyword_paths(root, "zebraword"):
-            assert time.monotonic() < deadline, "the change was not applied"
-            time.sleep(0.1)
+        until(lambda: "zebra.md" in keyword_paths(root, "zebraword"), 60, "the change was not applied", 0.1)
         # zebra.md has a row or two waiting; the catch-up's 300 notes had most of theirs
         assert pending(db) > 50, "the change waited for every vector of the catch-up"
-        while pending(db):  # then the vectors are finished, the new file's too
-            assert time.monotonic() < deadline + 60, "the watcher stopped embedding"
-            time.sleep(0.2)
+        # then the vectors are finished, the new file's too
+        until(lambda: not pending(db), 120, "the watcher stopped embedding", 0.2)
     finally:
         w.stop()
     assert not w.state.errors
@@ -191,10 +188,7 @@ def test_the_watchers_embedding_gives_way_to_another_process(tmp_path):
     waiter = threading.Thread(target=lambda: _take_and_leave(db))
     waiter.start()
     try:
-        deadline = time.monotonic() + 10
-        while not w._preempted():
-            assert time.monotonic() < deadline, "the watcher did not see the waiter"
-            time.sleep(0.05)
+        until(w._preempted, 10, "the watcher did not see the waiter")
     finally:
         mine.release()
         waiter.join(30)
@@ -263,10 +257,7 @@ def test_a_tree_that_never_stops_changing_still_gets_its_vectors(tmp_path, monke
     t.start()
     try:
         w.start()
-        deadline = time.monotonic() + 120
-        while pending(db):
-            assert time.monotonic() < deadline, f"no vectors while the tree changes: {pending(db)} wait"
-            time.sleep(0.2)
+        until(lambda: not pending(db), 120, "no vectors while the tree changes", 0.2)
         assert t.is_alive()  # still changing
     finally:
         churning.clear()
