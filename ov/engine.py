@@ -194,13 +194,14 @@ class _Rankings:
         self.store, self.req, self.use_kw, self.use_vec, self.qvec = store, req, use_kw, use_vec, qvec
         self.at: dict[int, tuple[list[rank.Cand], _RankedRows, bool]] = {}
         self.cap = size_cap(store)  # a recheck reads no changed file past it
+        self.tree = query_tree(store, req.query)  # what every score reads besides its evidence
         self.cut_short = False  # the last page ran out of rows to read before the branches did
 
     def __call__(self, depth: int, need: int, checker: rank.Rechecker) -> tuple[list[Hit], bool]:
         if depth not in self.at:
             branch_lists, exhausted, cut = _branches(self.store, self.req, self.use_kw, self.use_vec,
-                                                     self.qvec, depth)
-            ranked = _combine(branch_lists, self.req)
+                                                     self.qvec, depth, self.tree)
+            ranked = _combine(branch_lists, self.req, self.tree)
             if len(branch_lists) == 1 and not exhausted and cut is not None:
                 # each kind maps a raw score to its own probability, so a file not read yet
                 # (its raw score past the last one read) may outscore a read one of another
@@ -209,7 +210,7 @@ class _Rankings:
                 # rows of one score, a log's repeated lines, left nothing above it at any
                 # depth: the search answered nothing)
                 (name,) = branch_lists
-                bound = max(rank.branch_score(name, cut, p) for p in ("a.py", "a.txt"))
+                bound = max(rank.branch_score(name, cut, p, self.tree) for p in ("a.py", "a.txt"))
                 ranked = [c for c in ranked if c.score >= bound]
             rows = _RankedRows(self.store, [c.chunk_id for c in ranked], need * 3 + 50)
             self.at[depth] = (ranked, rows, exhausted)
@@ -409,7 +410,17 @@ def coverage_warnings(search_type: str, cov: dict) -> list[str]:
                   f"{cov['embeddable']} rows ({cov['ratio']:.0%}) have one; {how}"]
 
 
-def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int):
+def query_tree(store: Store, query: str) -> rank.Tree:
+    """The index's files and keyword rows and the query's keyword terms, which a score reads
+    besides its hit's evidence (rank.Tree): two cheap reads (a count, FTS5's averages)."""
+    from ov.bm25 import fts_averages  # noqa: PLC0415
+
+    rows = fts_averages(store.fts_averages_block())[0]
+    return rank.Tree(store.file_count(), rows, keyword_plan(query).terms)
+
+
+def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int,
+              tree: rank.Tree):
     """(branch lists, whether every read ran out, the best raw score a row not read could
     have in a single branch: the largest bm25 / smallest distance at which a read was cut)."""
     lists: dict[str, list[rank.Cand]] = {}
@@ -463,20 +474,20 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
             sem = rank.with_abstracts(sem, evidence, min(cuts) if cuts else None)
             sem_cut = min(cuts) if cuts else None
             if use_kw:
-                sem += _exact_semantic(store, qvec, sem, lists["keywords"], not req.all_chunks)
+                sem += _exact_semantic(store, qvec, sem, lists["keywords"], tree, not req.all_chunks)
         lists["semantic"] = sem
     paths = store.chunk_paths([c.chunk_id for lst in lists.values() for c in lst])
     for name, lst in lists.items():
         for c in lst:
             c.path = paths.get(c.chunk_id, "")
             # each hit's probability of relevance, by its file's kind (rank.Scale)
-            c.score = rank.branch_score(name, c.branches[name]["raw"], c.path)
+            c.score = rank.branch_score(name, c.branches[name]["raw"], c.path, tree)
             c.branches[name]["score"] = c.score
     cut = (max(kw_cuts) if kw_cuts else None) if use_kw else sem_cut
     return lists, exhausted, cut
 
 
-def _exact_semantic(store: Store, qvec, sem: list[rank.Cand], kw: list[rank.Cand],
+def _exact_semantic(store: Store, qvec, sem: list[rank.Cand], kw: list[rank.Cand], tree: rank.Tree,
                     per_file: bool = False) -> list[rank.Cand]:
     """The semantic evidence of the files the keyword branch found and the KNN did not read
     (its passages' cosines and its abstract's at its share, read exactly): a hybrid score
@@ -497,7 +508,7 @@ def _exact_semantic(store: Store, qvec, sem: list[rank.Cand], kw: list[rank.Cand
             best[rid] = got
     rows = sorted(best.items(), key=lambda r: (r[1][0], r[0]))
     if per_file:
-        rows = _best_of_each_file(store, rows)
+        rows = _best_of_each_file(store, rows, tree)
     out = []
     for cid, (d, _, via) in rows:
         c = _cand(cid, "semantic", d, 0.0)
@@ -507,7 +518,7 @@ def _exact_semantic(store: Store, qvec, sem: list[rank.Cand], kw: list[rank.Cand
     return out
 
 
-def _best_of_each_file(store: Store, rows: list) -> list:
+def _best_of_each_file(store: Store, rows: list, tree: rank.Tree) -> list:
     """Of `rows` (chunk id, (distance, file's first passage, via)) nearest first, the one of
     each file that `rank.best_per_file` keeps: the best score, then the smallest id. A
     hybrid query's keyword hits lie in ~60 files of ~20 passages each; scoring and fusing
@@ -521,10 +532,10 @@ def _best_of_each_file(store: Store, rows: list) -> list:
     for first, group in by_file.items():
         path = paths.get(first, "")
         falls = rank.scale_for(path).find[0] > 0
-        top = rank.semantic_score(group[0][1][0], path)
+        top = rank.semantic_score(group[0][1][0], path, tree)
         pick = group[0]
         for r in group[1:]:
-            s = rank.semantic_score(r[1][0], path)
+            s = rank.semantic_score(r[1][0], path, tree)
             if s < top and falls:
                 break
             if s > top or (s == top and r[0] < pick[0]):
@@ -537,7 +548,7 @@ def _cand(cid: int, branch: str, raw: float, score: float) -> rank.Cand:
     return rank.Cand(cid, "", score, {branch: {"raw": raw, "score": score}})
 
 
-def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest) -> list[rank.Cand]:
+def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest, tree: rank.Tree) -> list[rank.Cand]:
     if len(lists) == 1:
         (only,) = lists.values()
         ordered = rank.sort_cands(only)
@@ -549,11 +560,11 @@ def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest) -> list[rank
     if req.all_chunks:
         per_chunk = {name: rank.sort_cands(lst) for name, lst in lists.items()}
         fused = rank.fuse({n: [rank.Cand(c.chunk_id, f"{c.path}\x00{c.chunk_id}", c.score,
-                                         c.branches) for c in lst] for n, lst in per_chunk.items()})
+                                         c.branches) for c in lst] for n, lst in per_chunk.items()}, tree)
         for c in fused:
             c.path = c.path.split("\x00", 1)[0]
         return rank.sort_cands(fused)
-    return rank.fuse(per_file)
+    return rank.fuse(per_file, tree)
 
 
 class _RankedRows:

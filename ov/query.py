@@ -39,6 +39,7 @@ class KeywordPlan:
     fts: str | None  # for chunks_fts MATCH (quoted words OR-ed)
     trigram: str | None  # for chunks_tri MATCH (substring phrases of >= 3 chars, OR-ed)
     short: tuple[str, ...]  # no-space runs of 1-2 chars: matched with instr() on the text
+    terms: int = 0  # the words and runs searched (a score's keyword share reads it: rank.Tree)
 
 
 def check_query(text: str) -> str:
@@ -81,7 +82,8 @@ def keyword_plan(text: str) -> KeywordPlan:
     runs = _NOSPACE.findall(text)
     tri = [r for r in dict.fromkeys(runs) if len(r) >= 3]
     short = tuple(r for r in dict.fromkeys(runs) if len(r) < 3)
-    return KeywordPlan(fts, " OR ".join(fts_phrase(r) for r in tri) or None, short)
+    return KeywordPlan(fts, " OR ".join(fts_phrase(r) for r in tri) or None, short,
+                       len(words) + len(tri) + len(short))
 
 
 def check_limit(limit: int) -> int:

@@ -11,12 +11,21 @@ Every score is on one absolute scale: the estimated probability that the hit is 
 to the query, the same meaning in `find`, in `search` of each type and across queries, so
 `--threshold 0.5` keeps the hits judged more likely relevant than not. Per kind of content
 (code, or prose: text, markdown, rst; `Scale`):
-- keywords: bm25 mapped to [0, 1) by bm25 / (bm25 + KEYWORD_K), then `keywords` (a, b);
-- semantic: the cosine (the abstract's discounted), then `find` (a, b);
+- keywords: the keyword share e = bm25 / (terms * idf1(rows) * (k1 + 1)), what the hit's
+  bm25 is of the most a row could score had each of the query's terms been in it alone
+  (`Tree.keyword_share`), then `keywords`;
+- semantic: the cosine (the abstract's discounted), then `find`;
 - hybrid (`fuse`): z = w_sem * cosine + (1 - w_sem) * bm25 / (bm25 + k_bm25), then the
-  kind's `hybrid` (a, b), or the `find` probability when that is 0.5 or more and higher;
-each (a, b) giving p = 1 / (1 + exp(-(a * x + b))), fitted (Platt scaling) on the top
-hits of the tuning sets (SciFact train for prose, CoSQA dev for code). The evidence is the
+  kind's `hybrid`, or the `find` probability when that is 0.5 or more and higher;
+each (a, b, c) giving p = 1 / (1 + exp(-(a * x + b + c * ln files))), `files` the files in
+the index (`Tree`): how many files compete for a query changes what a cosine or a bm25
+says. A top hit among 20 files is relevant far more often than one among 5,000 at the
+same cosine, and bm25 itself shrinks with the tree (its idf). Without that term the first
+hit of a 20-file folder scored 0.18 where 96 % were relevant (SciFact test cut into small
+corpora); scores read the tree's size, never its scope (`-u`, `-t`), so a file scores the
+same in every scope. The constants are fitted (Platt scaling) on the top 20 hits of the
+tuning sets (SciFact train for prose, CoSQA dev for code) asked on the whole corpora and
+on small corpora cut from them (scripts/cv_rank.py `sizes`). The evidence is the
 branches' own raw numbers, never scaled by the query's best, so a query that matches
 nothing meaningful scores low, and a file's score does not depend on how deep a branch was
 read (pages of one query agree). The fusion weight, the keyword map's k and the abstract's
@@ -47,9 +56,9 @@ class Scale:
 
     w_sem: float  # hybrid: the cosine's weight against the keyword map
     k_bm25: float  # keyword map: bm25 / (bm25 + k_bm25)
-    hybrid: tuple[float, float]  # (a, b) of the fused evidence
-    find: tuple[float, float]  # (a, b) of the cosine alone
-    keywords: tuple[float, float]  # (a, b) of the keyword map alone
+    hybrid: tuple[float, float, float]  # (a, b, c) of the fused evidence
+    find: tuple[float, float, float]  # (a, b, c) of the cosine alone
+    keywords: tuple[float, float, float]  # (a, b, c) of the keyword share alone
 
 
 # Chosen on the whole tuning sets (scripts/cv_rank.py choose; SciFact train for prose, CoSQA
@@ -58,18 +67,46 @@ class Scale:
 # standard error of the best that keep the hybrid at least `find` and keywords (less 0.005)
 # on every fold, the weight nearest half and half, then the best mean. On CoSQA's web
 # questions keyword evidence did not help and counts for little (k 1280: a bm25 of 20 adds
-# 0.008), on prose it counts about as much as the cosine. The (a, b) pairs: Platt scaling of each score on the tuning sets' top 20 hits;
-# `find` and keywords one pair for every kind (their evidence is the same cosine, the same
-# bm25 map with KEYWORD_K), so a cosine or a keyword match means the same in a code file as
-# in a prose file; the hybrid one pair per kind, its evidence being a different mix.
-_FIND, _KEYWORDS = (14.979, -11.860), (14.768, -7.524)
-PROSE = Scale(w_sem=0.5, k_bm25=40.0, hybrid=(18.406, -10.922), find=_FIND, keywords=_KEYWORDS)
-CODE = Scale(w_sem=0.5, k_bm25=1280.0, hybrid=(29.954, -12.397), find=_FIND, keywords=_KEYWORDS)
-PROFILE = {"name": "default", "version": "2026.12-calibrated2"}
-# keyword search's own map, bm25 / (bm25 + KEYWORD_K), the same for every kind
-KEYWORD_K = 40.0
+# 0.008), on prose it counts about as much as the cosine. The (a, b, c) triples: Platt
+# scaling of each score with the log of the tree's files, on the top 20 hits of the tuning
+# sets asked on the whole corpora and on corpora of ~20 to ~600 files cut from them
+# (`cv_rank.py sizes`); `find` and keywords one triple for every kind (their evidence is the
+# same cosine, the same keyword share), so a cosine or a keyword match means the same in a
+# code file as in a prose file; the hybrid one per kind, its evidence being a different mix.
+_FIND, _KEYWORDS = (19.283, -6.932, -0.894), (44.093, -4.822, -0.396)
+PROSE = Scale(w_sem=0.5, k_bm25=40.0, hybrid=(23.936, -5.151, -0.990), find=_FIND, keywords=_KEYWORDS)
+CODE = Scale(w_sem=0.5, k_bm25=1280.0, hybrid=(39.303, -7.745, -0.890), find=_FIND, keywords=_KEYWORDS)
+PROFILE = {"name": "default", "version": "2026.12-sized1"}
 # a hybrid hit scores at least its `find` probability when that is at least this (`fuse`)
 FIND_FLOOR = 0.5
+
+
+@dataclass(frozen=True)
+class Tree:
+    """What a score reads besides the hit's own evidence: the files of the index (the
+    tree's size), its keyword rows and the query's keyword terms (`keyword_share`)."""
+
+    files: int
+    rows: int = 1
+    terms: int = 1
+
+    @functools.cached_property
+    def ln_files(self) -> float:
+        return math.log(max(1, self.files))
+
+    @functools.cached_property
+    def _share_of(self) -> float:
+        from ov.bm25 import BM25_K1, bm25_idf  # noqa: PLC0415
+
+        return 1.0 / (max(1, self.terms) * bm25_idf(max(2, self.rows), 1) * (BM25_K1 + 1))
+
+    def keyword_share(self, bm25: float) -> float:
+        """bm25 over the most the query could score in a row holding each of its terms once
+        in the whole index (each term's idf at its highest, one row of `rows`): in [0, 1]
+        whatever the tree's size, and a common word (idf near 0) stays near 0. The CJK
+        runs' and short terms' scores (other tables) are read on the same measure."""
+        return min(1.0, max(0.0, bm25) * self._share_of)
+
 
 # An abstract's cosine counts at this share against a passage's (`with_abstracts`): the
 # best mean of `find` over both tuning sets (0.9 on SciFact train 0.692 against 0.688 at 1
@@ -97,8 +134,8 @@ def _is_code(path: str) -> bool:  # a hybrid query asks for ~1,000 candidates' p
     return kind_of(path) == "code"
 
 
-def _prob(ab: tuple[float, float], x: float) -> float:
-    z = ab[0] * x + ab[1]
+def _prob(abc: tuple[float, float, float], x: float, tree: Tree) -> float:
+    z = abc[0] * x + abc[1] + abc[2] * tree.ln_files
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
@@ -107,19 +144,18 @@ def keyword_map(bm25: float, scale: Scale = PROSE) -> float:
     return b / (b + scale.k_bm25)
 
 
-def keyword_score(bm25: float, path: str = "") -> float:
+def keyword_score(bm25: float, path: str, tree: Tree) -> float:
     """The probability of relevance of a keyword hit of this bm25 in this file."""
-    b = max(0.0, bm25)
-    return _prob(scale_for(path).keywords, b / (b + KEYWORD_K))
+    return _prob(scale_for(path).keywords, tree.keyword_share(bm25), tree)
 
 
-def semantic_score(distance: float, path: str = "") -> float:
+def semantic_score(distance: float, path: str, tree: Tree) -> float:
     """The probability of relevance of a semantic hit at this cosine distance in this file."""
-    return _prob(scale_for(path).find, 1.0 - distance)
+    return _prob(scale_for(path).find, 1.0 - distance, tree)
 
 
-def branch_score(branch: str, raw: float, path: str) -> float:
-    return keyword_score(raw, path) if branch == "keywords" else semantic_score(raw, path)
+def branch_score(branch: str, raw: float, path: str, tree: Tree) -> float:
+    return keyword_score(raw, path, tree) if branch == "keywords" else semantic_score(raw, path, tree)
 
 
 def abstract_distance(distance: float, share: float = ABSTRACT_SHARE) -> float:
@@ -168,7 +204,7 @@ def sort_cands(cands: Iterable[Cand]) -> list[Cand]:
     return sorted(cands, key=lambda c: (-round(c.score, SCORE_DIGITS), c.path, c.chunk_id))
 
 
-def fuse(lists: dict[str, list[Cand]], n_chunks: int | None = None) -> list[Cand]:
+def fuse(lists: dict[str, list[Cand]], tree: Tree) -> list[Cand]:
     """Hybrid fusion of per-file (or per-chunk: path "file\\0chunk id") rankings of the
     keywords and semantic branches: z = w_sem * cosine + (1 - w_sem) * keyword map by the
     file's own kind's `Scale`, a branch that did not find the file adding 0, and the score
@@ -178,11 +214,11 @@ def fuse(lists: dict[str, list[Cand]], n_chunks: int | None = None) -> list[Cand
     held down by weak keyword evidence). Raised at any `find` probability, as before,
     files with a fair cosine and no keyword evidence outranked the fused ones (SciFact test
     0.733 -> 0.702); from 0.5 up it changes SciFact train by -0.0007 (docs/BENCHMARKS.md).
-    Each file keeps the chunk of its larger branch term. With one branch only, each file scores by that branch's own scale.
-    (`n_chunks` is accepted for callers of the previous signature and not used.)"""
+    Each file keeps the chunk of its larger branch term. With one branch only, each file
+    scores by that branch's own scale. `tree`: the index's size and the query's terms."""
     if len(lists) == 1:  # one branch ran: its own scale (rank.keyword_score, semantic_score)
         (only,) = lists.values()
-        return sort_cands(Cand(c.chunk_id, c.path, branch_score(n, c.branches[n]["raw"], c.path),
+        return sort_cands(Cand(c.chunk_id, c.path, branch_score(n, c.branches[n]["raw"], c.path, tree),
                                {n: {**c.branches[n], "rank": r}})
                           for n in lists for r, c in enumerate(only, 1))
     parts: dict[str, list[tuple[float, Cand, str, int]]] = {}
@@ -199,10 +235,10 @@ def fuse(lists: dict[str, list[Cand]], n_chunks: int | None = None) -> list[Cand
     for path, got in parts.items():
         lead = max(got, key=lambda g: (g[0], -g[1].chunk_id))[1]
         sc = scale_for(path)
-        p = _prob(sc.hybrid, sum(g[0] for g in got))
+        p = _prob(sc.hybrid, sum(g[0] for g in got), tree)
         for _, c, name, _ in got:  # what `find` judges more likely relevant than not stays so
             if name == "semantic":
-                pf = _prob(sc.find, 1.0 - c.branches[name]["raw"])
+                pf = _prob(sc.find, 1.0 - c.branches[name]["raw"], tree)
                 p = max(p, pf) if pf >= FIND_FLOOR else p
         f = Cand(lead.chunk_id, path, p)
         for _, c, name, rank in got:

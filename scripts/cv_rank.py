@@ -105,7 +105,7 @@ def prep(dataset: str, workdir: Path, splits: list[str], out: Path) -> None:
         for n, text in enumerate(texts):
             M[n] = _ceiling(store, text)
             req = engine.SearchRequest(query=text, search_type="keywords")
-            lists = engine._branches(store, req, True, False, None, DEPTH)[0]
+            lists = engine._branches(store, req, True, False, None, DEPTH, engine.query_tree(store, text))[0]
             for c in lists["keywords"]:
                 i = pos.get(c.path)
                 if i is not None:
@@ -777,7 +777,7 @@ def small_prep(dataset: str, workdir: Path, parts: int, out: Path, seed: int = 0
                 stores[j] = Store.open(base / f"p{j:03d}" / ".ov" / "index.db")
             st = stores[j]
             req = engine.SearchRequest(query=text, search_type="keywords")
-            for c in engine._branches(st, req, True, False, None, DEPTH)[0]["keywords"]:
+            for c in engine._branches(st, req, True, False, None, DEPTH, engine.query_tree(st, text))[0]["keywords"]:
                 b = c.branches["keywords"]
                 i = pos[c.path]
                 K[n, i] = max(K[n, i], b.get("bm25", b["raw"]))
@@ -831,6 +831,186 @@ def run_small(cache: Path, parts: int, sa: float = 0.9) -> None:
         log(f"{name} {split}: {len(st.qids)} queries, {parts} corpora of ~{st.gain.shape[1] // parts} files")
         for k, v in rows.items():
             log(f"  {k:24s} {v.mean():.4f}")
+
+
+# ---- the score's scale as the tree shrinks (`sizes`) ------------------------------------------
+
+
+SIZE_PARTS = {"scifact": (10, 50, 250), "cosqa-dev": (10, 100)}  # the corpora `small` cut
+
+
+def plan_terms(text: str) -> int:
+    """The terms a query's keyword plan searches (ov.query.keyword_plan): words, CJK runs."""
+    from ov.query import keyword_plan  # noqa: PLC0415
+    from ov.store.text import or_phrases  # noqa: PLC0415
+
+    plan = keyword_plan(text)
+    return (len(or_phrases(plan.fts)) if plan.fts else 0) + (len(or_phrases(plan.trigram)) if plan.trigram else 0) \
+        + len(plan.short)
+
+
+def size_sets(cache: Path, name: str, split: str) -> list[tuple[int, Set]]:
+    """The split on the whole corpus and on each of its small corpora, each Set knowing its
+    corpus's files, keyword rows and its queries' plan terms."""
+    meta = json.loads((cache / f"{name}-meta.json").read_text())
+    terms = np.array([plan_terms(q) for q in meta["splits"][split]["queries"]], np.float32)
+    rows = json.loads((cache / f"{name}-rows.json").read_text())["rows"]
+    out = []
+    for parts in (1, *SIZE_PARTS[name]):
+        st = Set(cache, name, split) if parts == 1 else small_set(cache, name, split, parts)
+        keep = np.load(cache / f"{name}-{split}-small{parts}-home.npy") >= 0 if parts > 1 else slice(None)
+        st.terms, st.files, st.rows = terms[keep], st.f["P"].shape[1] / parts, rows / parts
+        out.append((parts, st))
+    return out
+
+
+def size_evidence(st: Set, mode: str, sa: float = 0.9):
+    """(ranking score, -9 where the file is not in the branch; the evidence the score's
+    scale reads): the cosine, the keyword share e = bm25 / (terms * idf1(rows) * (k1 + 1)),
+    or the hybrid's fused z of the shipped profile."""
+    from ov import rank  # noqa: PLC0415
+    from ov.bm25 import BM25_K1, bm25_idf  # noqa: PLC0415
+
+    sem, K = sem_score(st, "P", sa), st.f["K"]
+    if mode == "find":
+        return np.where(sem > -1, sem, -9.0), sem
+    if mode == "keywords":
+        e = K / np.maximum(st.terms * bm25_idf(int(st.rows), 1) * (BM25_K1 + 1), 1e-9)[:, None]
+        return np.where(K > 0, K, -9.0), np.clip(e, 0, 1)
+    sc = rank.CODE if st.kind == "code" else rank.PROSE
+    z = sc.w_sem * np.maximum(sem, 0) + (1 - sc.w_sem) * kw_map(K, sc.k_bm25)
+    return np.where((sem > -1) | (K > 0), z, -9.0), z
+
+
+def size_pairs(st: Set, mode: str, depth: int, rows=None):
+    """Each query's top `depth` files: (in the branch, relevant, [1, evidence, ln files])."""
+    order, x = size_evidence(st, mode)
+    t = st.top(order, depth)
+    inb = np.take_along_axis(order, t, axis=1) > -9
+    rel = np.take_along_axis(st.gain, t, axis=1) > 0
+    xx = np.take_along_axis(x, t, axis=1)
+    X = np.stack([np.ones_like(xx), xx, np.full_like(xx, math.log(st.files))], -1)
+    if rows is not None:
+        inb, rel, X = inb[rows], rel[rows], X[rows]
+    return inb, rel, X
+
+
+def size_fit(chunks, cols) -> np.ndarray:
+    F = np.concatenate([X[inb][:, cols] for inb, rel, X in chunks])
+    y = np.concatenate([rel[inb] for inb, rel, X in chunks]).astype(float)
+    return fit_logistic(F, y, l2=1e-4)
+
+
+def size_report(p: np.ndarray, rel: np.ndarray) -> tuple[float, float, float, float]:
+    """ECE of the first 10 hits, ECE of the first hit, the first hit's mean p and relevance."""
+    return (reliability(p[:, :10].ravel(), rel[:, :10].ravel())[1], reliability(p[:, 0], rel[:, 0])[1],
+            float(p[:, 0].mean()), float(rel[:, 0].mean()))
+
+
+# the scale of profile `2026.12-calibrated2`, without the tree's size: (a, b) of the cosine,
+# of the keyword map bm25 / (bm25 + 40), and of the hybrid's z per kind
+CALIBRATED2 = {"find": (14.979, -11.860), "keywords": (14.768, -7.524),
+               "prose": (18.406, -10.922), "code": (29.954, -12.397)}
+
+
+def calibrated2(st: Set, mode: str, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first `depth` hits' scores under CALIBRATED2 (its FIND_FLOOR rule included) and labels."""
+    order, x = size_evidence(st, mode)
+    t = st.top(order, depth)
+    inb = np.take_along_axis(order, t, axis=1) > -9
+    rel = np.take_along_axis(st.gain, t, axis=1) > 0
+    take = lambda v: np.take_along_axis(v, t, axis=1)  # noqa: E731
+    if mode == "keywords":
+        K = take(st.f["K"])
+        a, b = CALIBRATED2["keywords"]
+        return np.where(inb, sigmoid(a * K / (K + 40.0) + b), 0), rel
+    fa, fb = CALIBRATED2["find"]
+    cos = take(sem_score(st, "P", 0.9))
+    pf = sigmoid(fa * cos + fb)
+    if mode == "find":
+        return np.where(inb, pf, 0), rel
+    a, b = CALIBRATED2["code" if st.kind == "code" else "prose"]
+    p = sigmoid(a * take(x) + b)
+    p = np.where((pf >= 0.5) & (pf > p) & (cos > -1), pf, p)
+    return np.where(inb, p, 0), rel
+
+
+def run_sizes(cache: Path, k: int = 5, depth: int = 20) -> dict:
+    """The score's scale refitted with the tree's size (issue 14): p = sigmoid(a*x + c*ln
+    files + b), x the branch's evidence (`size_evidence`), fitted by Platt scaling on the
+    top `depth` hits of the tuning sets asked on the whole corpora and on the small corpora
+    cut from them (`small`), each size counted once. `find` and keywords one fit over both
+    sets, the hybrid one per kind, as the shipped scale. Reports, against the fit without
+    the size (x alone on the same pool) and the shipped constants, the calibration on
+    SciFact test at each size and out of fold on CoSQA dev, and nonsense queries' top score."""
+    tr, te, cq = (size_sets(cache, *s) for s in (("scifact", "train"), ("scifact", "test"), ("cosqa-dev", "dev")))
+    rep: dict = {}
+    for mode in ("find", "keywords", "hybrid"):
+        pooled = mode != "hybrid"
+        for label, cols in (("x", [0, 1]), ("x+ln files", [0, 1, 2])):
+            trc = [size_pairs(st, mode, depth) for _, st in tr]
+            cqc = [size_pairs(st, mode, depth) for _, st in cq]
+            w_sf = size_fit(trc + (cqc if pooled else []), cols)
+            w_cq = size_fit(cqc + (trc if pooled else []), cols)
+            out = {}
+            for parts, st in te:
+                inb, rel, X = size_pairs(st, mode, depth)
+                out[f"SciFact test /{parts}"] = size_report(np.where(inb, sigmoid(X[..., cols] @ w_sf), 0), rel)
+            folds0 = fold_of(cq[0][1].qids, k)
+            got: dict = {}
+            for i in range(k):
+                fq = [folds0 if parts == 1 else fold_of(st.qids, k) for parts, st in cq]
+                wi = size_fit([size_pairs(st, mode, depth, f != i) for (_, st), f in zip(cq, fq)]
+                              + (trc if pooled else []), cols)
+                for (parts, st), f in zip(cq, fq):
+                    inb, rel, X = size_pairs(st, mode, depth, f == i)
+                    g = got.setdefault(parts, ([], []))
+                    g[0].append(np.where(inb, sigmoid(X[..., cols] @ wi), 0))
+                    g[1].append(rel)
+            for parts, (ps, rs) in got.items():
+                out[f"CoSQA dev /{parts} (out of fold)"] = size_report(np.concatenate(ps), np.concatenate(rs))
+            rep[(mode, label)] = {"w_prose": w_sf.tolist(), "w_code": w_cq.tolist(), "report": out}
+            log(f"{mode} [{label}] prose/pooled w {np.round(w_sf, 3)}; code w {np.round(w_cq, 3)}")
+            for key, (e10, e1, p1, r1) in out.items():
+                log(f"   {key:32s} ECE10 {e10:.3f}  ECE1 {e1:.3f}  first hit p {p1:.2f} / relevant {r1:.2f}")
+        for parts, st in te:  # the scale before it (`2026.12-calibrated2`), for the before column
+            e10, e1, p1, r1 = size_report(*calibrated2(st, mode, depth))
+            log(f"   calibrated2 SciFact test /{parts}: ECE10 {e10:.3f}  ECE1 {e1:.3f}  first hit p {p1:.2f} / relevant {r1:.2f}")
+    return rep
+
+
+def run_sizes_cli(cache: Path, name: str, split: str, parts: int, corpora: Path | None = None) -> dict:
+    """Keyword scores through the CLI on the small corpora of `small` (their indexes are
+    keywords only, `ov index --no-embed`: what a first search answers before any vector):
+    each query asked by `ov search --search-type keywords` in the corpus that holds its
+    most relevant file; the reliability of the first 10 hits and of the first hit."""
+    import bench_quality as bq  # noqa: PLC0415
+
+    meta = json.loads((cache / f"{name}-meta.json").read_text())
+    sp, docs = meta["splits"][split], meta["docs"]
+    home = np.load(cache / f"{name}-{split}-small{parts}-home.npy")
+    back = {Path(pth).name: d for pth, d in zip(meta["paths"], docs)}
+    base = (corpora or cache) / f"small-{name}-{parts}"  # where `small` made them
+    runner = None
+    ps, ys = [], []
+    for n, (qid, text, rels) in enumerate(zip(sp["qids"], sp["queries"], sp["qrels"])):
+        if home[n] < 0:
+            continue
+        cwd = base / f"p{home[n]:03d}"
+        if runner is None:
+            runner = bq.Runner("inprocess", cwd)
+        runner.cwd = cwd
+        env, _ = runner(["search", text, "--search-type", "keywords", "-o", "json", "-n", "10",
+                         "--no-auto-index"])
+        hits = [h for h in env["result"]["hits"] if back.get(Path(h["path"]).name) != qid][:10]
+        p_ = [h["score"] for h in hits] + [0.0] * (10 - len(hits))
+        y_ = [rels.get(back.get(Path(h["path"]).name), 0) > 0 for h in hits] + [False] * (10 - len(hits))
+        ps.append(p_)
+        ys.append(y_)
+    rep = size_report(np.array(ps), np.array(ys))
+    log(f"{name} {split}, {parts} corpora of ~{len(docs) // parts} files, keywords through the CLI, "
+        f"{len(ps)} queries: ECE10 {rep[0]:.3f}  ECE1 {rep[1]:.3f}  first hit p {rep[2]:.2f} / relevant {rep[3]:.2f}")
+    return {"ece10": rep[0], "ece1": rep[1], "first_p": rep[2], "first_rel": rep[3], "queries": len(ps)}
 
 
 LABEL = {"shipped lin": "**hybrid, shipped** (lin at the one-SE pick)", "lin": "hybrid lin, chosen per fold",
@@ -1087,6 +1267,10 @@ if __name__ == "__main__":
     ce = sub.add_parser("ceil")
     ce.add_argument("--cache", type=Path, default=CACHE)
     ce.add_argument("--share", type=float, default=0.9)
+    sz = sub.add_parser("sizes")
+    sz.add_argument("--cache", type=Path, default=CACHE)
+    sz.add_argument("--cli", default="", help="DATASET:SPLIT:PARTS,... keyword scores through the CLI there")
+    sz.add_argument("--corpora", type=Path, default=None, help="the folder holding `small`'s corpora")
     un = sub.add_parser("units")
     un.add_argument("dataset")
     un.add_argument("--split", required=True)
@@ -1116,6 +1300,13 @@ if __name__ == "__main__":
         unique_prep(a.dataset, a.workdir, a.cache)
         if all((a.cache / f"{n}-rows.json").exists() for n in ("scifact", "cosqa-dev")):
             run_unique(a.cache)
+    elif a.cmd == "sizes":
+        if a.cli:
+            for spec in a.cli.split(","):
+                ds, sp_, n_ = spec.split(":")
+                run_sizes_cli(a.cache, ds, sp_, int(n_), a.corpora)
+        else:
+            run_sizes(a.cache)
     elif a.cmd == "ceil":
         run_ceil(a.cache, sa=a.share)
     elif a.cmd == "ceilings":

@@ -150,7 +150,7 @@ def test_a_later_page_ranks_each_depth_once(ov, corpus, monkeypatch):
     r = ov("search", "thread pool", "-o", "json", "-n", "3", cwd=root)
     depths: list[int] = []
     real = engine._branches
-    monkeypatch.setattr(engine, "_branches", lambda *a: depths.append(a[-1]) or real(*a))
+    monkeypatch.setattr(engine, "_branches", lambda *a: depths.append(a[5]) or real(*a))
     r2 = ov("search", "thread pool", "-o", "json", "-n", "3", "--cursor",
             r.json["result"]["next_cursor"], cwd=root)
     assert r2.code == 0 and r2.json["result"]["hits"]

@@ -23,7 +23,7 @@ def _body(seed: int, words: int) -> str:
 
 
 def sem(cid: int, path: str, distance: float, via: str | None = None) -> Cand:
-    c = Cand(cid, path, rank.semantic_score(distance), {"semantic": {"raw": distance}})
+    c = Cand(cid, path, rank.semantic_score(distance, path, rank.Tree(files=3)), {"semantic": {"raw": distance}})
     if via:
         c.branches["semantic"]["via"] = via
     return c
@@ -87,7 +87,7 @@ def test_a_file_whose_abstract_is_the_query_ranks_first_by_it(titled, ov, comman
     # shown as the file's first passage, not as a tier row
     assert top["level"] == 2 and top["start_line"] == 1 and TITLE in top["excerpt"]["text"]
     if command == ["find"]:  # the probability of the abstract's discounted cosine
-        assert top["score"] == pytest.approx(rank.semantic_score(1.0 - rank.ABSTRACT_SHARE, "paper.txt"), abs=1e-5)
+        assert top["score"] == pytest.approx(rank.semantic_score(1.0 - rank.ABSTRACT_SHARE, "paper.txt", rank.Tree(files=3)), abs=1e-5)
 
 
 def test_all_chunks_counts_a_chunk_once(titled, ov):
@@ -106,7 +106,7 @@ def test_tier_searches_are_unchanged(titled, ov):
     assert r.code == 0, r.out + r.err
     top = r.json["result"]["hits"][0]
     assert top["path"] == "paper.txt" and top["level"] == 0
-    assert top["score"] == pytest.approx(rank.semantic_score(0.0, "paper.txt"), abs=1e-5)
+    assert top["score"] == pytest.approx(rank.semantic_score(0.0, "paper.txt", rank.Tree(files=3)), abs=1e-5)
     assert "via" not in top["scores"]["semantic"] and top["scores"]["semantic"]["raw"] == pytest.approx(0.0, abs=1e-5)
 
 

@@ -16,12 +16,20 @@ from ov.rank import Cand
 from conftest import make_tree
 
 
+# an index the size of SciFact's (5,183 files, 26,914 keyword rows), a one-word query
+TREE = rank.Tree(files=5000, rows=25000, terms=1)
+
+
 def kw(path: str, bm25: float, cid: int) -> Cand:
-    return Cand(cid, path, rank.keyword_score(bm25, path), {"keywords": {"raw": bm25}})
+    return Cand(cid, path, rank.keyword_score(bm25, path, TREE), {"keywords": {"raw": bm25}})
 
 
 def sem(path: str, cos: float, cid: int) -> Cand:
-    return Cand(cid, path, rank.semantic_score(1.0 - cos, path), {"semantic": {"raw": 1.0 - cos}})
+    return Cand(cid, path, rank.semantic_score(1.0 - cos, path, TREE), {"semantic": {"raw": 1.0 - cos}})
+
+
+def sigmoid(z: float) -> float:
+    return 1 / (1 + math.exp(-z))
 
 
 def lists(kws: list[tuple[str, float]], sems: list[tuple[str, float]]) -> dict[str, list[Cand]]:
@@ -38,18 +46,18 @@ def expected(path: str, bm25: float | None, cos: float | None) -> float:
         z += (1 - sc.w_sem) * bm25 / (bm25 + sc.k_bm25)
     if cos is not None:
         z += sc.w_sem * max(0.0, cos)
-    a, b = sc.hybrid
-    p = 1 / (1 + math.exp(-(a * z + b)))
+    a, b, c = sc.hybrid
+    p = sigmoid(a * z + b + c * math.log(TREE.files))
     if cos is not None:  # what `find` judges more likely relevant than not stays so
-        a, b = sc.find
-        pf = 1 / (1 + math.exp(-(a * cos + b)))
+        a, b, c = sc.find
+        pf = sigmoid(a * cos + b + c * math.log(TREE.files))
         p = max(p, pf) if pf >= 0.5 else p
     return p
 
 
 def test_a_score_is_the_probability_of_the_files_own_evidence():
     out = rank.fuse(lists([("a.txt", 30.0), ("b.txt", 10.0), ("c.txt", 2.0)],
-                          [("a.txt", 0.7), ("c.txt", 0.6), ("d.txt", 0.1)]))
+                          [("a.txt", 0.7), ("c.txt", 0.6), ("d.txt", 0.1)]), TREE)
     by = {c.path: c.score for c in out}
     assert by == pytest.approx({"a.txt": expected("a.txt", 30.0, 0.7), "b.txt": expected("b.txt", 10.0, None),
                                 "c.txt": expected("c.txt", 2.0, 0.6), "d.txt": expected("d.txt", None, 0.1)})
@@ -59,23 +67,23 @@ def test_a_score_is_the_probability_of_the_files_own_evidence():
 
 
 def test_a_files_score_does_not_depend_on_the_other_files():
-    alone = rank.fuse(lists([("a.txt", 12.0)], [("a.txt", 0.5)]))
-    crowd = rank.fuse(lists([("top.txt", 60.0), ("a.txt", 12.0)], [("top.txt", 0.95), ("a.txt", 0.5)]))
+    alone = rank.fuse(lists([("a.txt", 12.0)], [("a.txt", 0.5)]), TREE)
+    crowd = rank.fuse(lists([("top.txt", 60.0), ("a.txt", 12.0)], [("top.txt", 0.95), ("a.txt", 0.5)]), TREE)
     assert alone[0].score == pytest.approx({c.path: c.score for c in crowd}["a.txt"])
     # the first hit of a query scores what its evidence says, not 1
-    weak = rank.fuse(lists([], [("x.txt", 0.12), ("y.txt", 0.05)]))
+    weak = rank.fuse(lists([], [("x.txt", 0.12), ("y.txt", 0.05)]), TREE)
     assert weak[0].path == "x.txt" and weak[0].score < 0.05
 
 
 @pytest.mark.parametrize("path", ["notes.md", "src/app.py"])
 def test_weak_evidence_scores_low_and_strong_evidence_high(path):
-    assert expected(path, None, 0.1) < 0.05 and rank.semantic_score(0.9, path) < 0.05
-    assert rank.keyword_score(1.0, path) < 0.1
-    strong = rank.fuse(lists([(path, 40.0)], [(path, 0.85)]))[0].score
+    assert expected(path, None, 0.1) < 0.05 and rank.semantic_score(0.9, path, TREE) < 0.05
+    assert rank.keyword_score(1.0, path, TREE) < 0.1
+    strong = rank.fuse(lists([(path, 40.0)], [(path, 0.85)]), TREE)[0].score
     assert strong > 0.5
     # more evidence in either branch never lowers the score
     def fused(b: float, c: float) -> float:
-        return rank.fuse(lists([(path, b)], [(path, c)]))[0].score
+        return rank.fuse(lists([(path, b)], [(path, c)]), TREE)[0].score
 
     for b in (0.5, 5.0, 20.0):
         for c in (0.2, 0.5, 0.8):
@@ -86,7 +94,7 @@ def test_each_file_is_scored_by_its_kind():
     assert rank.scale_for("src/app.py") is rank.CODE
     assert rank.scale_for("notes/README.md") is rank.PROSE and rank.scale_for("paper.txt") is rank.PROSE
     assert rank.scale_for("src/app.py\x0012") is rank.CODE  # --all-chunks keys
-    fused = rank.fuse(lists([("k.py", 20.0), ("k.md", 20.0)], [("k.py", 0.6), ("k.md", 0.6)]))
+    fused = rank.fuse(lists([("k.py", 20.0), ("k.md", 20.0)], [("k.py", 0.6), ("k.md", 0.6)]), TREE)
     by = {c.path: c.score for c in fused}
     assert by["k.py"] == pytest.approx(expected("k.py", 20.0, 0.6))
     assert by["k.md"] == pytest.approx(expected("k.md", 20.0, 0.6))
@@ -98,8 +106,8 @@ def test_fused_scores_do_not_depend_on_how_deep_branches_were_read():
     sems = [(f"f{rng.randrange(400):03d}.txt", rng.uniform(0, 0.9)) for _ in range(300)]
     sems = list({p: (p, c) for p, c in sems}.values())
     full = lists(kws, sems)
-    deep = {c.path: c.score for c in rank.fuse(full)}
-    shallow = rank.fuse({n: lst[:40] for n, lst in full.items()})
+    deep = {c.path: c.score for c in rank.fuse(full, TREE)}
+    shallow = rank.fuse({n: lst[:40] for n, lst in full.items()}, TREE)
     both = {c.path for c in full["keywords"][:40]} & {c.path for c in full["semantic"][:40]}
     assert both
     for c in shallow:
@@ -108,16 +116,16 @@ def test_fused_scores_do_not_depend_on_how_deep_branches_were_read():
 
 
 def test_one_branch_only_scores_by_that_branch():
-    only_kw = rank.fuse({"keywords": rank.sort_cands([kw("x.txt", 5.0, 1), kw("y.txt", 9.0, 2)])})
+    only_kw = rank.fuse({"keywords": rank.sort_cands([kw("x.txt", 5.0, 1), kw("y.txt", 9.0, 2)])}, TREE)
     assert [c.path for c in only_kw] == ["y.txt", "x.txt"]
-    assert only_kw[0].score == pytest.approx(rank.keyword_score(9.0, "y.txt"))
-    only_sem = rank.fuse({"semantic": rank.sort_cands([sem("x.txt", 0.3, 1), sem("y.txt", 0.5, 2)])})
+    assert only_kw[0].score == pytest.approx(rank.keyword_score(9.0, "y.txt", TREE))
+    only_sem = rank.fuse({"semantic": rank.sort_cands([sem("x.txt", 0.3, 1), sem("y.txt", 0.5, 2)])}, TREE)
     assert [c.path for c in only_sem] == ["y.txt", "x.txt"]
-    assert only_sem[0].score == pytest.approx(rank.semantic_score(0.5, "y.txt"))
+    assert only_sem[0].score == pytest.approx(rank.semantic_score(0.5, "y.txt", TREE))
 
 
 def test_ties_are_broken_by_path():
-    out = rank.fuse(lists([("b.txt", 10.0), ("a.txt", 10.0)], []))
+    out = rank.fuse(lists([("b.txt", 10.0), ("a.txt", 10.0)], []), TREE)
     assert [c.path for c in out] == ["a.txt", "b.txt"]
 
 
@@ -215,6 +223,79 @@ def test_real_model_a_real_match_passes_a_threshold_a_nonsense_query_does_not(tr
         kept = ov(*cmd, "does vitamin D prevent hip fractures in the elderly", "--threshold", "0.3",
                   "-o", "json", cwd=root).json["result"]["hits"]
         assert [h["path"] for h in kept][:1] == ["vitd.txt"]
+
+
+@pytest.mark.parametrize("path", ["notes.md", "src/app.py"])
+def test_a_score_reads_how_many_files_compete(path):
+    """The same evidence is likelier relevant among 20 files than among 5,000 (issue 14 on
+    small trees: the first hit of a 20-file folder scored 0.18 where 96 % were relevant);
+    a score grows as the tree shrinks, in every branch, and never past what it says."""
+    sizes = [rank.Tree(files=n, rows=5 * n, terms=2) for n in (3, 20, 500, 5000, 100000)]
+    for raw in (0.2, 0.4, 0.6):
+        got = [rank.semantic_score(1.0 - raw, path, t) for t in sizes]
+        assert got == sorted(got, reverse=True) and got[0] > got[-1]
+    for bm25 in (2.0, 8.0):
+        got = [rank.keyword_score(bm25, path, t) for t in sizes]
+        assert got[1] > got[3] > got[4]
+    for t in sizes:
+        fused = [rank.fuse({"keywords": [kw(path, b, 1)], "semantic": [sem(path, c, 2)]}, t)[0].score
+                 for b, c in ((1.0, 0.2), (4.0, 0.4), (9.0, 0.7))]
+        assert fused == sorted(fused) and all(0.0 < x < 1.0 for x in fused)
+
+
+def test_the_keyword_share_keeps_a_words_rarity_at_any_size():
+    """e = bm25 / (terms * idf1(rows) * (k1 + 1)): a word in one row of eight, met once in a
+    row of average length, is 1 / (k1 + 1) of the most; a word in every row (its idf at
+    FTS5's floor) is nothing, so `the` in a small folder scores low; half of a query's
+    terms matched is half the share."""
+    from ov.bm25 import BM25_K1, bm25_idf
+
+    t8 = rank.Tree(files=8, rows=8, terms=1)
+    once = bm25_idf(8, 1) * 1.0  # tf 1 at the mean length: tf * (k1 + 1) / (tf + k1) = 1
+    assert t8.keyword_share(once) == pytest.approx(1 / (BM25_K1 + 1))
+    assert rank.keyword_score(once, "notes.md", t8) > 0.5
+    common = bm25_idf(8, 8) * 3.0
+    assert t8.keyword_share(common) < 1e-5 and rank.keyword_score(common, "notes.md", t8) < 0.01
+    assert rank.Tree(files=8, rows=8, terms=2).keyword_share(once) == pytest.approx(t8.keyword_share(once) / 2)
+    assert t8.keyword_share(1e9) == 1.0 and t8.keyword_share(-1.0) == 0.0
+    # the same share of the most in a big tree: the same keyword score but for the size term
+    big = rank.Tree(files=80000, rows=80000, terms=1)
+    assert big.keyword_share(bm25_idf(80000, 1)) == pytest.approx(t8.keyword_share(once))
+
+
+NOTES = {
+    "budget.md": "# Budget meeting 2026-11-20\n\nWe agreed to cut the cloud budget by 15 % next quarter. "
+                 "Alice owns the spreadsheet.\nThe marketing spend stays flat; travel is frozen until March.\n",
+    "kitchen/recipes.md": "# Pancakes\nMix flour, milk, two eggs and a pinch of salt. Fry in butter.\n",
+    "deploy.py": "import subprocess\n\n\ndef deploy(env: str) -> None:\n"
+                 "    \"\"\"Push the current build to the given environment.\"\"\"\n"
+                 "    subprocess.run([\"kubectl\", \"apply\", \"-f\", f\"k8s/{env}.yaml\"], check=True)\n",
+}
+
+
+@pytest.mark.model
+def test_real_model_a_small_folders_obvious_hit_scores_as_likely_relevant(tree, ov):
+    """With the real model, in a folder of three notes: the note a query is plainly about
+    scores at least 0.5 in `find`, `search` and keywords alone (before the size term it
+    scored 0.003-0.07), so `--threshold 0.5` keeps it and only it; words in no file still
+    score under 0.1; a scope does not change a file's score (the tree's size is read, not
+    the scope's)."""
+    root = tree(NOTES)
+    assert ov("index", root).code == 0
+    for cmd, query, want in ((["find"], "pancake recipe", "kitchen/recipes.md"),
+                             (["search"], "pancake recipe", "kitchen/recipes.md"),
+                             (["search"], "how do I deploy to kubernetes", "deploy.py"),
+                             (["search", "--search-type", "keywords"], "budget", "budget.md")):
+        hits = ov(*cmd, query, "-o", "json", cwd=root).json["result"]["hits"]
+        assert hits[0]["path"] == want and hits[0]["score"] >= 0.5, (cmd, query, hits)
+        assert all(h["score"] < 0.1 for h in hits[1:]), (cmd, query, hits)
+        kept = ov(*cmd, query, "--threshold", "0.5", "-o", "json", cwd=root).json["result"]["hits"]
+        assert [h["path"] for h in kept] == [want]
+        scoped = ov(*cmd, query, "-u", want.rsplit("/", 1)[0] if "/" in want else want, "-o", "json",
+                    cwd=root).json["result"]["hits"]
+        assert scoped[0]["path"] == want and scoped[0]["score"] == hits[0]["score"]
+        nonsense = ov(*cmd, "qzxvbn wplokjh ytrqaz", "-o", "json", cwd=root).json["result"]["hits"]
+        assert not nonsense or nonsense[0]["score"] < 0.1, (cmd, nonsense[:1])
 
 
 def test_hits_whose_printed_scores_are_equal_come_in_path_order():

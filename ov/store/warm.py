@@ -136,6 +136,9 @@ class WarmStore(Store):
     def fts_averages_block(self):
         return self._fact("fts_averages", super().fts_averages_block)
 
+    def file_count(self):
+        return self._fact("file_count", super().file_count)
+
     def _top_at_levels(self, match, filters, limit, table):
         held = self._held_postings() if table == "chunks_fts" else None
         words = or_phrases(match) if held is not None else None
