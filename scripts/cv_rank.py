@@ -864,10 +864,11 @@ def size_sets(cache: Path, name: str, split: str) -> list[tuple[int, Set]]:
     return out
 
 
-def size_evidence(st: Set, mode: str, sa: float = 0.9):
+def size_evidence(st: Set, mode: str, sa: float = 0.9, prior: float | None = None):
     """(ranking score, -9 where the file is not in the branch; the evidence the score's
-    scale reads): the cosine, the keyword share e = bm25 / (terms * idf1(rows) * (k1 + 1)),
-    or the hybrid's fused z of the shipped profile."""
+    scale reads): the cosine, the keyword share e = bm25 / ((terms + prior) * idf1(rows) *
+    (k1 + 1)) (prior: rank.SHARE_PRIOR_TERMS unless given), or the hybrid's fused z of the
+    shipped profile."""
     from ov import rank  # noqa: PLC0415
     from ov.bm25 import BM25_K1, bm25_idf  # noqa: PLC0415
 
@@ -875,16 +876,17 @@ def size_evidence(st: Set, mode: str, sa: float = 0.9):
     if mode == "find":
         return np.where(sem > -1, sem, -9.0), sem
     if mode == "keywords":
-        e = K / np.maximum(st.terms * bm25_idf(int(st.rows), 1) * (BM25_K1 + 1), 1e-9)[:, None]
+        prior = rank.SHARE_PRIOR_TERMS if prior is None else prior
+        e = K / np.maximum((st.terms + prior) * bm25_idf(int(st.rows), 1) * (BM25_K1 + 1), 1e-9)[:, None]
         return np.where(K > 0, K, -9.0), np.clip(e, 0, 1)
     sc = rank.CODE if st.kind == "code" else rank.PROSE
     z = sc.w_sem * np.maximum(sem, 0) + (1 - sc.w_sem) * kw_map(K, sc.k_bm25)
     return np.where((sem > -1) | (K > 0), z, -9.0), z
 
 
-def size_pairs(st: Set, mode: str, depth: int, rows=None):
+def size_pairs(st: Set, mode: str, depth: int, rows=None, prior: float | None = None):
     """Each query's top `depth` files: (in the branch, relevant, [1, evidence, ln files])."""
-    order, x = size_evidence(st, mode)
+    order, x = size_evidence(st, mode, prior=prior)
     t = st.top(order, depth)
     inb = np.take_along_axis(order, t, axis=1) > -9
     rel = np.take_along_axis(st.gain, t, axis=1) > 0
@@ -935,6 +937,37 @@ def calibrated2(st: Set, mode: str, depth: int) -> tuple[np.ndarray, np.ndarray]
     return np.where(inb, p, 0), rel
 
 
+SHARE_PRIORS = (0, 1, 2, 3, 4, 6, 8, 12)
+
+
+def run_share_prior(tr, cq, k: int = 5, depth: int = 20) -> dict:
+    """The keyword share's prior terms by cross-validation: for each prior, the log loss of
+    the first `depth` hits of each tuning set's query folds (every size), the scale fitted on
+    the other folds and the other set; the mean over folds with its standard error."""
+    def log_loss(p, y):
+        p = np.clip(p, 1e-6, 1 - 1e-6)
+        return float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).mean())
+
+    out = {}
+    for prior in SHARE_PRIORS:
+        sets = [[size_pairs(st, "keywords", depth, prior=prior) for _, st in ss] for ss in (tr, cq)]
+        folds = [[fold_of(st.qids, k) for _, st in ss] for ss in (tr, cq)]
+        row = []
+        for j in (0, 1):
+            losses = []
+            for i in range(k):
+                w = size_fit(sets[1 - j] + [tuple(a[f != i] for a in c) for c, f in zip(sets[j], folds[j])], [0, 1, 2])
+                held = [tuple(a[f == i] for a in c) for c, f in zip(sets[j], folds[j])]
+                p = np.concatenate([sigmoid(X @ w)[inb] for inb, rel, X in held])
+                y = np.concatenate([rel[inb] for inb, rel, X in held]).astype(float)
+                losses.append(log_loss(p, y))
+            row.append((float(np.mean(losses)), float(np.std(losses) / math.sqrt(k))))
+        out[prior] = row
+        log(f"share prior {prior:2d}: log loss SciFact train {row[0][0]:.4f} (SE {row[0][1]:.4f}), "
+            f"CoSQA dev {row[1][0]:.4f} (SE {row[1][1]:.4f})")
+    return out
+
+
 def run_sizes(cache: Path, k: int = 5, depth: int = 20) -> dict:
     """The score's scale refitted with the tree's size (issue 14): p = sigmoid(a*x + c*ln
     files + b), x the branch's evidence (`size_evidence`), fitted by Platt scaling on the
@@ -944,7 +977,7 @@ def run_sizes(cache: Path, k: int = 5, depth: int = 20) -> dict:
     the size (x alone on the same pool) and the shipped constants, the calibration on
     SciFact test at each size and out of fold on CoSQA dev, and nonsense queries' top score."""
     tr, te, cq = (size_sets(cache, *s) for s in (("scifact", "train"), ("scifact", "test"), ("cosqa-dev", "dev")))
-    rep: dict = {}
+    rep: dict = {"share_prior": run_share_prior(tr, cq, k, depth)}
     for mode in ("find", "keywords", "hybrid"):
         pooled = mode != "hybrid"
         for label, cols in (("x", [0, 1]), ("x+ln files", [0, 1, 2])):

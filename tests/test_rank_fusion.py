@@ -244,21 +244,24 @@ def test_a_score_reads_how_many_files_compete(path):
 
 
 def test_the_keyword_share_keeps_a_words_rarity_at_any_size():
-    """e = bm25 / (terms * idf1(rows) * (k1 + 1)): a word in one row of eight, met once in a
-    row of average length, is 1 / (k1 + 1) of the most; a word in every row (its idf at
-    FTS5's floor) is nothing, so `the` in a small folder scores low; half of a query's
-    terms matched is half the share."""
+    """e = bm25 / ((terms + SHARE_PRIOR_TERMS) * idf1(rows) * (k1 + 1)): a word in one row
+    of eight, met once in a row of average length, is 1 / (k1 + 1) of what it could add;
+    a word in every row (its idf at FTS5's floor) is nothing, so `the` in a small folder
+    scores low; a term more in the query that no row holds lowers the share."""
     from ov.bm25 import BM25_K1, bm25_idf
 
+    prior = rank.SHARE_PRIOR_TERMS
     t8 = rank.Tree(files=8, rows=8, terms=1)
     once = bm25_idf(8, 1) * 1.0  # tf 1 at the mean length: tf * (k1 + 1) / (tf + k1) = 1
-    assert t8.keyword_share(once) == pytest.approx(1 / (BM25_K1 + 1))
+    assert t8.keyword_share(once) == pytest.approx(1 / ((1 + prior) * (BM25_K1 + 1)))
     assert rank.keyword_score(once, "notes.md", t8) > 0.5
     common = bm25_idf(8, 8) * 3.0
     assert t8.keyword_share(common) < 1e-5 and rank.keyword_score(common, "notes.md", t8) < 0.01
-    assert rank.Tree(files=8, rows=8, terms=2).keyword_share(once) == pytest.approx(t8.keyword_share(once) / 2)
+    two = rank.Tree(files=8, rows=8, terms=2)
+    assert two.keyword_share(once) == pytest.approx(t8.keyword_share(once) * (1 + prior) / (2 + prior))
+    assert rank.keyword_score(once, "notes.md", two) < rank.keyword_score(once, "notes.md", t8)
     assert t8.keyword_share(1e9) == 1.0 and t8.keyword_share(-1.0) == 0.0
-    # the same share of the most in a big tree: the same keyword score but for the size term
+    # a word in one row of 80,000 has the share of a word in one row of 8
     big = rank.Tree(files=80000, rows=80000, terms=1)
     assert big.keyword_share(bm25_idf(80000, 1)) == pytest.approx(t8.keyword_share(once))
 
@@ -276,16 +279,19 @@ NOTES = {
 @pytest.mark.model
 def test_real_model_a_small_folders_obvious_hit_scores_as_likely_relevant(tree, ov):
     """With the real model, in a folder of three notes: the note a query is plainly about
-    scores at least 0.5 in `find`, `search` and keywords alone (before the size term it
-    scored 0.003-0.07), so `--threshold 0.5` keeps it and only it; words in no file still
-    score under 0.1; a scope does not change a file's score (the tree's size is read, not
-    the scope's)."""
+    scores at least 0.5 in `find` and `search` (before the size term it scored 0.006-0.07),
+    so `--threshold 0.5` keeps it and only it; words in no file still score under 0.1; a
+    scope does not change a file's score (the tree's size is read, not the scope's).
+    Keywords alone, a one-word query says less (`rank.SHARE_PRIOR_TERMS`), but the note
+    holding the word no longer scores as nothing (0.0007 before)."""
     root = tree(NOTES)
     assert ov("index", root).code == 0
+    kw = ov("search", "budget", "--search-type", "keywords", "-o", "json", cwd=root).json["result"]["hits"]
+    assert [h["path"] for h in kw] == ["budget.md"] and kw[0]["score"] > 0.05, kw
     for cmd, query, want in ((["find"], "pancake recipe", "kitchen/recipes.md"),
                              (["search"], "pancake recipe", "kitchen/recipes.md"),
-                             (["search"], "how do I deploy to kubernetes", "deploy.py"),
-                             (["search", "--search-type", "keywords"], "budget", "budget.md")):
+                             (["search"], "budget meeting decisions", "budget.md"),
+                             (["search"], "how do I deploy to kubernetes", "deploy.py")):
         hits = ov(*cmd, query, "-o", "json", cwd=root).json["result"]["hits"]
         assert hits[0]["path"] == want and hits[0]["score"] >= 0.5, (cmd, query, hits)
         assert all(h["score"] < 0.1 for h in hits[1:]), (cmd, query, hits)
