@@ -82,8 +82,11 @@ def keyword_plan(text: str) -> KeywordPlan:
     runs = _NOSPACE.findall(text)
     tri = [r for r in dict.fromkeys(runs) if len(r) >= 3]
     short = tuple(r for r in dict.fromkeys(runs) if len(r) < 3)
+    # a run that is a whole word is searched twice (as a word, and in the trigram table or
+    # by substring) but is one term of the query
+    lowered = {w.lower() for w in words}
     return KeywordPlan(fts, " OR ".join(fts_phrase(r) for r in tri) or None, short,
-                       len(words) + len(tri) + len(short))
+                       len(words) + sum(1 for r in (*tri, *short) if r.lower() not in lowered))
 
 
 def check_limit(limit: int) -> int:

@@ -79,6 +79,13 @@ CODE = Scale(w_sem=0.5, k_bm25=1280.0, hybrid=(39.303, -7.745, -0.890), find=_FI
 PROFILE = {"name": "default", "version": "2026.12-sized1"}
 # a hybrid hit scores at least its `find` probability when that is at least this (`fuse`)
 FIND_FLOOR = 0.5
+# ... and at least its keywords-only probability when that is at least this: a name or an
+# identifier that one note of a small folder holds (keywords 0.92) was held down by the
+# hybrid's size-blind keyword map (0.20). Chosen on the tuning sets at every size
+# (docs/BENCHMARKS.md "Scores in a small tree"): 0.5 cost CoSQA dev's 62-file corpora
+# 0.006 and put the hybrid under `find` - 0.005 there; from 0.8 up no set moves by more
+# than 0.001.
+KEYWORD_FLOOR = 0.8
 
 
 # The keyword share counts this many terms more than the query has, terms no row holds: a
@@ -220,7 +227,8 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree) -> list[Cand]:
     the probability of z, or the file's `find` probability when that is at least
     FIND_FLOOR and higher: a hit `find` judges more likely relevant than not stays so in
     `search` (a file that says what the query says, in words the whole tree uses, is not
-    held down by weak keyword evidence). Raised at any `find` probability, as before,
+    held down by weak keyword evidence); the same for its keywords-only probability from
+    KEYWORD_FLOOR (a name the file holds, whose cosine says little). Raised at any `find` probability, as before,
     files with a fair cosine and no keyword evidence outranked the fused ones (SciFact test
     0.733 -> 0.702); from 0.5 up it changes SciFact train by -0.0007 (docs/BENCHMARKS.md).
     Each file keeps the chunk of its larger branch term. With one branch only, each file
@@ -245,10 +253,14 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree) -> list[Cand]:
         lead = max(got, key=lambda g: (g[0], -g[1].chunk_id))[1]
         sc = scale_for(path)
         p = _prob(sc.hybrid, sum(g[0] for g in got), tree)
-        for _, c, name, _ in got:  # what `find` judges more likely relevant than not stays so
+        for _, c, name, _ in got:  # what one branch alone judges likely relevant stays so
+            raw = c.branches[name]["raw"]
             if name == "semantic":
-                pf = _prob(sc.find, 1.0 - c.branches[name]["raw"], tree)
+                pf = _prob(sc.find, 1.0 - raw, tree)
                 p = max(p, pf) if pf >= FIND_FLOOR else p
+            else:
+                pk = keyword_score(raw, path, tree)
+                p = max(p, pk) if pk >= KEYWORD_FLOOR else p
         f = Cand(lead.chunk_id, path, p)
         for _, c, name, rank in got:
             f.branches[name] = {**c.branches.get(name, {}), "rank": rank}

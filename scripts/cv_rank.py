@@ -915,6 +915,19 @@ CALIBRATED2 = {"find": (14.979, -11.860), "keywords": (14.768, -7.524),
                "prose": (18.406, -10.922), "code": (29.954, -12.397)}
 
 
+def old_scores(st: Set, mode: str) -> np.ndarray:
+    """Every file's score under CALIBRATED2 (its FIND_FLOOR rule included)."""
+    _, x = size_evidence(st, mode)
+    fa, fb = CALIBRATED2["find"]
+    cos = sem_score(st, "P", 0.9)
+    pf = sigmoid(fa * cos + fb)
+    if mode == "find":
+        return pf
+    a, b = CALIBRATED2["code" if st.kind == "code" else "prose"]
+    p = sigmoid(a * x + b)
+    return np.where((pf >= 0.5) & (pf > p) & (cos > -1), pf, p)
+
+
 def calibrated2(st: Set, mode: str, depth: int) -> tuple[np.ndarray, np.ndarray]:
     """The first `depth` hits' scores under CALIBRATED2 (its FIND_FLOOR rule included) and labels."""
     order, x = size_evidence(st, mode)
@@ -968,6 +981,45 @@ def run_share_prior(tr, cq, k: int = 5, depth: int = 20) -> dict:
     return out
 
 
+KEYWORD_FLOORS = (0.5, 0.7, 0.8, 0.9, 0.95, 1.01)  # 1.01: no keyword floor
+
+
+def size_probs(st: Set) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The shipped scale's hybrid (before its floors), `find` and keywords probabilities
+    of every file, and whether a branch found it."""
+    from ov import rank  # noqa: PLC0415
+
+    sc = rank.CODE if st.kind == "code" else rank.PROSE
+    ln = math.log(st.files)
+    sem, K = sem_score(st, "P", 0.9), st.f["K"]
+    _, z = size_evidence(st, "hybrid")
+    _, e = size_evidence(st, "keywords")
+    ph = sigmoid(sc.hybrid[0] * z + sc.hybrid[1] + sc.hybrid[2] * ln)
+    pf = np.where(sem > -1, sigmoid(sc.find[0] * sem + sc.find[1] + sc.find[2] * ln), 0)
+    pk = np.where(K > 0, sigmoid(sc.keywords[0] * e + sc.keywords[1] + sc.keywords[2] * ln), 0)
+    return ph, pf, pk, (sem > -1) | (K > 0)
+
+
+def run_floors(sets: list[tuple[str, list[tuple[int, Set]]]]) -> dict:
+    """nDCG@10 of the hybrid under each keyword floor (its keywords-only probability kept
+    from the floor up), FIND_FLOOR kept, at every corpus size; beside it the hybrid under
+    the scale before (`calibrated2`, its FIND_FLOOR included) and `find`."""
+    from ov import rank  # noqa: PLC0415
+
+    out = {}
+    for label, sized in sets:
+        for parts, st in sized:
+            ph, pf, pk, present = size_probs(st)
+            base = np.where(pf >= rank.FIND_FLOOR, np.maximum(ph, pf), ph)
+            row = {f"{t:g}": float(st.ndcg(np.where(present, np.where(pk >= t, np.maximum(base, pk), base), -1)).mean())
+                   for t in KEYWORD_FLOORS}
+            row["calibrated2"] = float(st.ndcg(np.where(present, old_scores(st, "hybrid"), -1)).mean())
+            row["find"] = float(st.ndcg(np.where(present, pf, -1)).mean())
+            out[(label, parts)] = row
+            log(f"{label} /{parts}: " + "  ".join(f"{k} {v:.4f}" for k, v in row.items()))
+    return out
+
+
 def run_sizes(cache: Path, k: int = 5, depth: int = 20) -> dict:
     """The score's scale refitted with the tree's size (issue 14): p = sigmoid(a*x + c*ln
     files + b), x the branch's evidence (`size_evidence`), fitted by Platt scaling on the
@@ -978,6 +1030,7 @@ def run_sizes(cache: Path, k: int = 5, depth: int = 20) -> dict:
     SciFact test at each size and out of fold on CoSQA dev, and nonsense queries' top score."""
     tr, te, cq = (size_sets(cache, *s) for s in (("scifact", "train"), ("scifact", "test"), ("cosqa-dev", "dev")))
     rep: dict = {"share_prior": run_share_prior(tr, cq, k, depth)}
+    rep["floors"] = run_floors([("SciFact train", tr), ("SciFact test", te), ("CoSQA dev", cq)])
     for mode in ("find", "keywords", "hybrid"):
         pooled = mode != "hybrid"
         for label, cols in (("x", [0, 1]), ("x+ln files", [0, 1, 2])):

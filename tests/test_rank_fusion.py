@@ -52,6 +52,10 @@ def expected(path: str, bm25: float | None, cos: float | None) -> float:
         a, b, c = sc.find
         pf = sigmoid(a * cos + b + c * math.log(TREE.files))
         p = max(p, pf) if pf >= 0.5 else p
+    if bm25 is not None:  # and what keywords alone judge very likely relevant
+        a, b, c = sc.keywords
+        pk = sigmoid(a * TREE.keyword_share(bm25) + b + c * math.log(TREE.files))
+        p = max(p, pk) if pk >= 0.8 else p
     return p
 
 
@@ -264,6 +268,51 @@ def test_the_keyword_share_keeps_a_words_rarity_at_any_size():
     # a word in one row of 80,000 has the share of a word in one row of 8
     big = rank.Tree(files=80000, rows=80000, terms=1)
     assert big.keyword_share(bm25_idf(80000, 1)) == pytest.approx(t8.keyword_share(once))
+
+
+def test_a_hit_keywords_alone_judge_very_likely_relevant_stays_so_in_the_hybrid():
+    """A name one file holds: strong keyword evidence, a cosine that says little. The
+    hybrid's keyword map does not read the tree's size, so it held such a hit down (0.20
+    where keywords alone said 0.92); from KEYWORD_FLOOR up the hybrid keeps the keywords'
+    probability, below it the fused one."""
+    strong = 30.0
+    pk = rank.keyword_score(strong, "notes.md", TREE)
+    assert pk >= rank.KEYWORD_FLOOR
+    fused = rank.fuse(lists([("notes.md", strong)], [("notes.md", 0.2)]), TREE)[0].score
+    assert fused == pytest.approx(pk) and fused == pytest.approx(expected("notes.md", strong, 0.2))
+    weak = 8.0
+    assert rank.keyword_score(weak, "notes.md", TREE) < rank.KEYWORD_FLOOR
+    got = rank.fuse(lists([("notes.md", weak)], [("notes.md", 0.2)]), TREE)[0].score
+    assert got == pytest.approx(expected("notes.md", weak, 0.2)) and got < rank.KEYWORD_FLOOR
+
+
+def test_a_name_in_one_note_passes_a_threshold_in_the_default_search(tree, ov):
+    """In a folder of a dozen notes, the note that names someone: `ov search NAME` (hybrid)
+    scores it as keywords alone do once they are confident, so `--threshold 0.5` keeps it."""
+    files = {f"n{i:02d}.md": f"# Note {i}\nGroceries, laundry and the weekly review of plan {i}.\n" for i in range(11)}
+    files["books.md"] = "# Books to read\nThe Name of the Rose by Umberto Eco, and Middlemarch.\n"
+    root = tree(files)
+    assert ov("index", root, "--no-progress").code == 0
+    kw = ov("search", "Umberto Eco", "--search-type", "keywords", "-o", "json", cwd=root).json["result"]["hits"]
+    assert kw[0]["path"] == "books.md" and kw[0]["score"] >= rank.KEYWORD_FLOOR, kw[:1]
+    hy = ov("search", "Umberto Eco", "--threshold", "0.5", "-o", "json", cwd=root).json["result"]["hits"]
+    assert [h["path"] for h in hy] == ["books.md"] and hy[0]["score"] >= kw[0]["score"], hy
+
+
+def test_a_short_cjk_word_in_every_note_counts_for_nothing(tree, ov):
+    """CJK words of 1-2 characters are found by substring and were scored by their raw
+    count, with no rarity: 我们 ("we"), in 9 notes of 10, scored 1.0 and 0.57. They are now
+    scored as bm25 scores a word (its idf times its saturated count), so a word every note
+    holds scores low and one that a single note holds scores far higher."""
+    files = {f"n{i}.md": f"# 笔记 {i}\n我们今天讨论了项目。我们需要更多时间。\n" for i in range(9)}
+    files["long.md"] = "# 长笔记\n" + "我们开会。" * 15 + "\n"
+    files["mig.md"] = "# 数据库计划\n下周把数据库迁移到新的服务器。\n"
+    root = tree(files)
+    assert ov("index", root, "--no-progress", "--no-embed").code == 0
+    common = ov("search", "我们", "--search-type", "keywords", "-o", "json", cwd=root).json["result"]["hits"]
+    assert len(common) == 10 and all(h["score"] < 0.1 for h in common), common[:2]
+    rare = ov("search", "迁移", "--search-type", "keywords", "-o", "json", cwd=root).json["result"]["hits"]
+    assert [h["path"] for h in rare] == ["mig.md"] and rare[0]["score"] > max(0.3, 10 * common[0]["score"]), rare
 
 
 NOTES = {

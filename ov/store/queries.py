@@ -37,7 +37,7 @@ TYPE_CHECKING = False  # `typing` costs ~2 ms of a grep with an index: annotatio
 if TYPE_CHECKING:
     from typing import Any
 
-from ov.bm25 import (COMMON_DF, RARE_MIN, RESCORE_POOL, TermStats, fts_averages, rescore,
+from ov.bm25 import (BM25_K1, COMMON_DF, RARE_MIN, RESCORE_POOL, TermStats, bm25_idf, fts_averages, rescore,
                      split_common, varint)
 from ov.errors import OvError
 from ov.store.db import (FTS_TOKENIZE, KNN_MAX, NO_VECTOR, SENTENCE_LEVEL, TRI_META, Database,
@@ -754,14 +754,26 @@ class Store(Database):
         return sorted(((r[0], r[1]) for r in self.rows(sql, params)), key=lambda r: (r[1], r[0]))[:k]
 
     def substring_search(self, term: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
-        """Chunks containing `term` (for 1-2 character terms the trigram table cannot serve);
-        scored by occurrences. A scan, bounded by the filters. Rows tying the last one are
-        all returned (as `_with_ties`), by a second scan at most: most rows hold a term
-        once, so a tie there is often most of the table."""
+        """Chunks containing `term` (for 1-2 character terms the trigram table cannot serve),
+        scored as bm25 scores a word without its length norm: the idf of the rows holding
+        it among the keyword table's rows, times its count saturated by k1 (a raw count had
+        no idf: a word in 9 notes of 10 scored as a rare one, ov.rank.Tree). A scan,
+        bounded by the filters. Rows tying the last one are all returned (as
+        `_with_ties`), by a second scan at most: most rows hold a term once, so a tie there
+        is often most of the table."""
         rows = self._substring_search(term, filters, limit + 1)
         if len(rows) > limit and rows[limit][1] == rows[limit - 1][1]:
-            return self._substring_search(term, filters, -1, rows[limit - 1][1])
-        return rows[:limit]
+            rows = self._substring_search(term, filters, -1, rows[limit - 1][1])
+        else:
+            rows = rows[:limit]
+        if not rows:
+            return []
+        # the rows holding it among every keyword row, as FTS5 counts a word's (whatever
+        # the scope: a file's score does not depend on it)
+        held = self.q1(f"SELECT count(*) FROM chunks WHERE level != {SENTENCE_LEVEL} AND instr(text, ?) > 0",
+                       (term,))
+        idf = bm25_idf(fts_averages(self.fts_averages_block())[0], held)
+        return [(cid, idf * n * (BM25_K1 + 1) / (n + BM25_K1)) for cid, n in rows]
 
     def _substring_search(self, term: str, filters: Filters, limit: int,
                           least: float = 0.0) -> list[tuple[int, float]]:
