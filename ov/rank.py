@@ -16,7 +16,8 @@ to the query, the same meaning in `find`, in `search` of each type and across qu
   more, each as rare as a term can be (`Tree.keyword_share`), then `keywords`;
 - semantic: the cosine (the abstract's discounted), then `find`;
 - hybrid (`fuse`): z = w_sem * cosine + (1 - w_sem) * bm25 / (bm25 + k_bm25), then the
-  kind's `hybrid`, or the `find` probability when that is 0.5 or more and higher;
+  kind's `hybrid`, or the `find` probability when that is 0.5 or more and higher, or the
+  keywords-only probability when that is 0.8 or more and higher;
 each (a, b, c) giving p = 1 / (1 + exp(-(a * x + b + c * ln files))), `files` the files in
 the index (`Tree`): how many files compete for a query changes what a cosine or a bm25
 says. A top hit among 20 files is relevant far more often than one among 5,000 at the
@@ -84,7 +85,7 @@ FIND_FLOOR = 0.5
 # hybrid's size-blind keyword map (0.20). Chosen on the tuning sets at every size
 # (docs/BENCHMARKS.md "Scores in a small tree"): 0.5 cost CoSQA dev's 62-file corpora
 # 0.006 and put the hybrid under `find` - 0.005 there; from 0.8 up no set moves by more
-# than 0.001.
+# than 0.002.
 KEYWORD_FLOOR = 0.8
 
 
@@ -119,8 +120,9 @@ class Tree:
         """bm25 over the most the query could score in a row holding each of its terms, and
         SHARE_PRIOR_TERMS more, each as rare as a term can be (its idf in one row of
         `rows`): in [0, 1] whatever the tree's size, and a common word (idf near 0) stays
-        near 0. The CJK runs' and short terms' scores (other tables) are read on the same
-        measure."""
+        near 0. A CJK run's score comes from the trigram table (its own bm25) or, for 1-2
+        characters, from `Store.substring_search` (bm25's form without a length norm):
+        both read on this measure."""
         return min(1.0, max(0.0, bm25) * self._share_of)
 
 
