@@ -416,13 +416,20 @@ def query_tree(store: Store, query: str) -> rank.Tree:
     from ov.bm25 import fts_averages  # noqa: PLC0415
 
     rows = fts_averages(store.fts_averages_block())[0]
-    return rank.Tree(store.file_count(), rows, keyword_plan(query).terms)
+    plan = keyword_plan(query)
+    return rank.Tree(store.file_count(), rows, plan.terms, nospace=bool(plan.trigram or plan.short))
 
 
 def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int,
               tree: rank.Tree):
     """(branch lists, whether every read ran out, the best raw score a row not read could
-    have in a single branch: the largest bm25 / smallest distance at which a read was cut)."""
+    have in a single branch: the sum of the bm25s at which the keyword reads were cut / the
+    smallest distance at which the KNN was).
+
+    A row's keyword evidence is the sum of its scores in the keyword reads (the keyword
+    table's words, the trigram table's runs, each 1-2 character run by substring): they
+    search different terms of the query (ov.query.keyword_plan), so a note holding a
+    Chinese word and an English one outscores a note holding one of them."""
     lists: dict[str, list[rank.Cand]] = {}
     exhausted = True
     kw_cuts: list[float] = []
@@ -435,18 +442,18 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
             exhausted &= len(res) < depth
             kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
             for cid, s in res:
-                kw[cid] = max(kw.get(cid, 0.0), s)
+                kw[cid] = kw.get(cid, 0.0) + s
         if plan.trigram:
             res = store.keyword_search(plan.trigram, req.filters, depth, table="chunks_tri")
             exhausted &= len(res) < depth
             kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
             for cid, s in res:
-                kw[cid] = max(kw.get(cid, 0.0), s)
+                kw[cid] = kw.get(cid, 0.0) + s
         for term in plan.short:
             res = store.substring_search(term, req.filters, depth)
             kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
             for cid, s in res:
-                kw[cid] = max(kw.get(cid, 0.0), s)
+                kw[cid] = kw.get(cid, 0.0) + s
         # a note's front matter block (its tags, its title) speaks for the note's first
         # passage, where the hit is shown: its `---` lines say nothing (ov.indexer.front_block)
         for front, lead in store.front_leads(list(kw)).items():
@@ -483,7 +490,7 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
             # each hit's probability of relevance, by its file's kind (rank.Scale)
             c.score = rank.branch_score(name, c.branches[name]["raw"], c.path, tree)
             c.branches[name]["score"] = c.score
-    cut = (max(kw_cuts) if kw_cuts else None) if use_kw else sem_cut
+    cut = (sum(kw_cuts) if kw_cuts else None) if use_kw else sem_cut
     return lists, exhausted, cut
 
 

@@ -78,7 +78,11 @@ def keyword_plan(text: str) -> KeywordPlan:
             words.append(w)
     content = [w for w in words if w.lower() not in STOPWORDS]
     words = content or words
-    fts = " OR ".join(fts_phrase(w) for w in words) or None
+    # a word wholly of a script without spaces is searched as a substring (the trigram
+    # table, or instr() for 1-2 characters), which finds every row the keyword table would
+    # (there such a word is a row's whole run) and more; searched in both, its score would
+    # count twice in the sum of the reads (ov.engine `_branches`)
+    fts = " OR ".join(fts_phrase(w) for w in words if not _NOSPACE.fullmatch(w)) or None
     runs = _NOSPACE.findall(text)
     tri = [r for r in dict.fromkeys(runs) if len(r) >= 3]
     short = tuple(r for r in dict.fromkeys(runs) if len(r) < 3)

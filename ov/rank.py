@@ -97,18 +97,39 @@ KEYWORD_FLOOR = 0.8
 SHARE_PRIOR_TERMS = 3
 
 
+# The size of the tuning corpora (SciFact 5,183 files, CoSQA 6,267), at which the scale was
+# fitted before it read the tree's size: what a cosine says when the tree's size may not
+# count (`Tree.nospace`).
+REFERENCE_FILES = 5000
+
+
 @dataclass(frozen=True)
 class Tree:
     """What a score reads besides the hit's own evidence: the files of the index (the
-    tree's size), its keyword rows and the query's keyword terms (`keyword_share`)."""
+    tree's size), its keyword rows and the query's keyword terms (`keyword_share`).
+
+    `nospace`: the query holds a run of a script written without spaces (Chinese,
+    Japanese, Thai...). The model reads English: unrelated short Chinese notes are
+    0.45-0.55 apart by its cosine, which a small tree's scale read as likely relevant (a
+    note about a cat scored 0.81 for 迁移, "migration", among 13 notes, above the note on
+    the migration). The semantic and hybrid scales of such a query read the tuning
+    corpora's size (REFERENCE_FILES) instead of the tree's, and the hybrid keeps no hit at
+    its `find` probability (FIND_FLOOR); keyword scores, whose evidence does not depend on
+    the language, read the tree's."""
 
     files: int
     rows: int = 1
     terms: int = 1
+    nospace: bool = False
 
     @functools.cached_property
     def ln_files(self) -> float:
         return math.log(max(1, self.files))
+
+    @functools.cached_property
+    def ln_files_read(self) -> float:
+        """ln files for the scales that read the model's cosine."""
+        return math.log(REFERENCE_FILES) if self.nospace else self.ln_files
 
     @functools.cached_property
     def _share_of(self) -> float:
@@ -152,8 +173,8 @@ def _is_code(path: str) -> bool:  # a hybrid query asks for ~1,000 candidates' p
     return kind_of(path) == "code"
 
 
-def _prob(abc: tuple[float, float, float], x: float, tree: Tree) -> float:
-    z = abc[0] * x + abc[1] + abc[2] * tree.ln_files
+def _prob(abc: tuple[float, float, float], x: float, ln_files: float) -> float:
+    z = abc[0] * x + abc[1] + abc[2] * ln_files
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
@@ -164,12 +185,12 @@ def keyword_map(bm25: float, scale: Scale = PROSE) -> float:
 
 def keyword_score(bm25: float, path: str, tree: Tree) -> float:
     """The probability of relevance of a keyword hit of this bm25 in this file."""
-    return _prob(scale_for(path).keywords, tree.keyword_share(bm25), tree)
+    return _prob(scale_for(path).keywords, tree.keyword_share(bm25), tree.ln_files)
 
 
 def semantic_score(distance: float, path: str, tree: Tree) -> float:
     """The probability of relevance of a semantic hit at this cosine distance in this file."""
-    return _prob(scale_for(path).find, 1.0 - distance, tree)
+    return _prob(scale_for(path).find, 1.0 - distance, tree.ln_files_read)
 
 
 def branch_score(branch: str, raw: float, path: str, tree: Tree) -> float:
@@ -254,11 +275,13 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree) -> list[Cand]:
     for path, got in parts.items():
         lead = max(got, key=lambda g: (g[0], -g[1].chunk_id))[1]
         sc = scale_for(path)
-        p = _prob(sc.hybrid, sum(g[0] for g in got), tree)
+        p = _prob(sc.hybrid, sum(g[0] for g in got), tree.ln_files_read)
         for _, c, name, _ in got:  # what one branch alone judges likely relevant stays so
             raw = c.branches[name]["raw"]
             if name == "semantic":
-                pf = _prob(sc.find, 1.0 - raw, tree)
+                if tree.nospace:  # the model does not read the query's script
+                    continue
+                pf = semantic_score(raw, path, tree)
                 p = max(p, pf) if pf >= FIND_FLOOR else p
             else:
                 pk = keyword_score(raw, path, tree)
