@@ -109,8 +109,8 @@ class Tree:
     tree's size), its keyword rows and the query's keyword terms (`keyword_share`).
 
     `nospace`: the query holds a run of a script written without spaces (Chinese,
-    Japanese, Thai...). The model reads English: unrelated short Chinese notes are
-    0.45-0.55 apart by its cosine, which a small tree's scale read as likely relevant (a
+    Japanese, Thai...). The model reads English: short Chinese notes are 0.45-0.75
+    apart by its cosine whatever they say, which a small tree's scale read as likely relevant (a
     note about a cat scored 0.81 for 迁移, "migration", among 13 notes, above the note on
     the migration). The semantic and hybrid scales of such a query read the tuning
     corpora's size (REFERENCE_FILES) instead of the tree's, and the hybrid keeps no hit at
