@@ -413,11 +413,9 @@ def coverage_warnings(search_type: str, cov: dict) -> list[str]:
 def query_tree(store: Store, query: str) -> rank.Tree:
     """The index's files and keyword rows and the query's keyword terms, which a score reads
     besides its hit's evidence (rank.Tree): two cheap reads (a count, FTS5's averages)."""
-    from ov.bm25 import fts_averages  # noqa: PLC0415
-
-    rows = fts_averages(store.fts_averages_block())[0]
     plan = keyword_plan(query)
-    return rank.Tree(store.file_count(), rows, plan.terms, nospace=bool(plan.trigram or plan.short))
+    return rank.Tree(store.file_count(), store.keyword_rows(), plan.terms,
+                     nospace=bool(plan.trigram or plan.short))
 
 
 def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int,

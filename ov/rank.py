@@ -47,6 +47,7 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ov.bm25 import BM25_K1, bm25_idf
 from ov.kinds import kind_of
 from ov.read import LineIndex, OutsideRoot, decode, freshness, open_under, plain_rel
 
@@ -133,8 +134,6 @@ class Tree:
 
     @functools.cached_property
     def _share_of(self) -> float:
-        from ov.bm25 import BM25_K1, bm25_idf  # noqa: PLC0415
-
         return 1.0 / ((max(1, self.terms) + SHARE_PRIOR_TERMS) * bm25_idf(max(2, self.rows), 1) * (BM25_K1 + 1))
 
     def keyword_share(self, bm25: float) -> float:

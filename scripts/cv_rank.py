@@ -917,37 +917,27 @@ CALIBRATED2 = {"find": (14.979, -11.860), "keywords": (14.768, -7.524),
 
 def old_scores(st: Set, mode: str) -> np.ndarray:
     """Every file's score under CALIBRATED2 (its FIND_FLOOR rule included)."""
-    _, x = size_evidence(st, mode)
+    if mode == "keywords":
+        a, b = CALIBRATED2["keywords"]
+        return sigmoid(a * kw_map(st.f["K"], 40.0) + b)
     fa, fb = CALIBRATED2["find"]
     cos = sem_score(st, "P", 0.9)
     pf = sigmoid(fa * cos + fb)
     if mode == "find":
         return pf
+    _, z = size_evidence(st, mode)
     a, b = CALIBRATED2["code" if st.kind == "code" else "prose"]
-    p = sigmoid(a * x + b)
+    p = sigmoid(a * z + b)
     return np.where((pf >= 0.5) & (pf > p) & (cos > -1), pf, p)
 
 
 def calibrated2(st: Set, mode: str, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first `depth` hits' scores under CALIBRATED2 (its FIND_FLOOR rule included) and labels."""
-    order, x = size_evidence(st, mode)
+    """The first `depth` hits' scores under CALIBRATED2 and their labels."""
+    order, _ = size_evidence(st, mode)
     t = st.top(order, depth)
     inb = np.take_along_axis(order, t, axis=1) > -9
     rel = np.take_along_axis(st.gain, t, axis=1) > 0
-    take = lambda v: np.take_along_axis(v, t, axis=1)  # noqa: E731
-    if mode == "keywords":
-        K = take(st.f["K"])
-        a, b = CALIBRATED2["keywords"]
-        return np.where(inb, sigmoid(a * K / (K + 40.0) + b), 0), rel
-    fa, fb = CALIBRATED2["find"]
-    cos = take(sem_score(st, "P", 0.9))
-    pf = sigmoid(fa * cos + fb)
-    if mode == "find":
-        return np.where(inb, pf, 0), rel
-    a, b = CALIBRATED2["code" if st.kind == "code" else "prose"]
-    p = sigmoid(a * take(x) + b)
-    p = np.where((pf >= 0.5) & (pf > p) & (cos > -1), pf, p)
-    return np.where(inb, p, 0), rel
+    return np.where(inb, np.take_along_axis(old_scores(st, mode), t, axis=1), 0), rel
 
 
 SHARE_PRIORS = (0, 1, 2, 3, 4, 6, 8, 12)

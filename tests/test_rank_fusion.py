@@ -315,6 +315,27 @@ def test_a_short_cjk_word_in_every_note_counts_for_nothing(tree, ov):
     assert [h["path"] for h in rare] == ["mig.md"] and rare[0]["score"] > max(0.3, 10 * common[0]["score"]), rare
 
 
+def test_a_long_lived_server_counts_a_short_cjk_words_rows_once(tree, ov):
+    """The rows holding a 1-2 character CJK word (its idf) are a scan of the text: `ov mcp`'s
+    store keeps the count until the index changes."""
+    from ov.store.warm import WarmStore
+
+    root = tree({"a.md": "我们开会。\n", "b.md": "我们讨论。\n", "c.md": "猫。\n"})
+    assert ov("index", root, "--no-progress", "--no-embed").code == 0
+    st = WarmStore.open(root / ".ov" / "index.db")
+    try:
+        scans = []
+        real = st.q1
+        st.q1 = lambda sql, params=(): (scans.append(sql) if "instr" in sql else None) or real(sql, params)
+        first = st.rows_holding("我们")
+        assert first >= 2 and st.rows_holding("我们") == first and len(scans) == 1
+        (root / "d.md").write_text("我们。\n")
+        assert ov("index", root, "--no-progress", "--no-embed").code == 0
+        assert st.rows_holding("我们") > first and len(scans) == 2  # the index changed: counted again
+    finally:
+        st.close()
+
+
 def test_a_note_holding_a_chinese_word_and_an_english_one_comes_first(tree, ov):
     """The keyword reads (words, trigram runs, 1-2 character runs) search different terms
     of a query and their scores add up: they were merged by the larger one, so for `迁移

@@ -662,6 +662,10 @@ class Store(Database):
         """The keyword table's averages record (rows, tokens: `ov.bm25.fts_averages`)."""
         return self.q1("SELECT block FROM chunks_fts_data WHERE id = 1")
 
+    def keyword_rows(self) -> int:
+        """The keyword table's rows, from its averages record (what bm25's idf counts)."""
+        return fts_averages(self.fts_averages_block())[0]
+
     def fts_rows(self) -> tuple[list[int], list[bytes], list[int], list[bool]]:
         """Every keyword row's id, ascending, its docsize record, its chunk's level (-1: no
         chunk) and whether its file is left out of the default ranking (what
@@ -768,12 +772,14 @@ class Store(Database):
             rows = rows[:limit]
         if not rows:
             return []
-        # the rows holding it among every keyword row, as FTS5 counts a word's (whatever
-        # the scope: a file's score does not depend on it)
-        held = self.q1(f"SELECT count(*) FROM chunks WHERE level != {SENTENCE_LEVEL} AND instr(text, ?) > 0",
-                       (term,))
-        idf = bm25_idf(fts_averages(self.fts_averages_block())[0], held)
+        idf = bm25_idf(self.keyword_rows(), self.rows_holding(term))
         return [(cid, idf * n * (BM25_K1 + 1) / (n + BM25_K1)) for cid, n in rows]
+
+    def rows_holding(self, term: str) -> int:
+        """The keyword rows whose text holds `term`, as FTS5 counts a word's rows (whatever
+        the scope: a file's score does not depend on it). A scan of the text."""
+        return self.q1(f"SELECT count(*) FROM chunks WHERE level != {SENTENCE_LEVEL} AND instr(text, ?) > 0",
+                       (term,))
 
     def _substring_search(self, term: str, filters: Filters, limit: int,
                           least: float = 0.0) -> list[tuple[int, float]]:

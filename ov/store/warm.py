@@ -139,6 +139,9 @@ class WarmStore(Store):
     def file_count(self):
         return self._fact("file_count", super().file_count)
 
+    def rows_holding(self, term):
+        return self._fact(("held", term), lambda: super(WarmStore, self).rows_holding(term))
+
     def _top_at_levels(self, match, filters, limit, table):
         held = self._held_postings() if table == "chunks_fts" else None
         words = or_phrases(match) if held is not None else None
