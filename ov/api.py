@@ -342,10 +342,10 @@ class Index:
         if auto_index and (found is None or unfinished(found[0])):
             if found is None:
                 notice(f"no index found; building one at {scope.resolve() / '.ov'} (first use: "
-                       "keywords now, vectors after)")
+                       "keywords now, vectors now or in the background)")
             else:
                 notice(f"the index at {found[0]} is not built yet; building it (keywords now, "
-                       "vectors after)")
+                       "vectors now or in the background)")
             rep = index(scope if found is None else found[1], db=None if found is None else found[0],
                         progress=progress, warn=warn, first_use=True, notice=notice)
             if rep is not None:  # None: another process built it while this one waited

@@ -24,12 +24,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from ov.errors import OvError
-from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Progress, complete_index, index_tree,
-                        lock_held, stop_worker, worker_file, worker_state)
+from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Progress, complete_index, embed_phase,
+                        index_tree, lock_held, stop_worker, trigram_phase, worker_file, worker_state)
 from ov.model import IndexReport
 from ov.store import Store, prepare_index_dir
 from ov.store.db import stored_setting, unfinished
@@ -41,6 +42,12 @@ FIRST_BUDGET_S = float(os.environ.get("OV_FIRST_BUDGET", "6"))
 # a first search that finds another one building the index waits for it this long (its
 # budget, and time to start and to commit), then ends with the retryable `index_busy`
 FIRST_WAIT_S = FIRST_BUDGET_S + 15
+# a first search whose keyword rows cover the whole tree embeds this many waiting rows
+# itself, within its budget, before it answers: a folder of a few notes gets its first
+# answer from both branches (loading the model and embedding 64 short rows take ~2-3 s on
+# two cores), where a larger tree answers from its keywords and leaves the vectors to the
+# worker
+FIRST_INLINE_ROWS = int(os.environ.get("OV_FIRST_INLINE_ROWS", "64"))
 STATE_EVERY_S = 0.5  # how often the state file is rewritten
 LOG_NAME = "worker.log"
 
@@ -68,11 +75,40 @@ def first_use(root: Path, db_path: Path, opts: IndexOptions, *, progress: Progre
     lock = IndexLock(db_path)
     if not _lock_unless_built(lock, db_path):
         return None, None
+    deadline = time.monotonic() + FIRST_BUDGET_S
     try:
         report = index_tree(root, db_path, opts, progress=progress, warn=warn, locked=True)
+        if opts.embed_later and not report.partial and _finish_small(
+                db_path, report, progress, lambda: time.monotonic() > deadline):
+            return report, None  # nothing left for a worker
     finally:
         lock.release()
     return report, spawn(db_path)
+
+
+def _finish_small(db_path: Path, report: IndexReport, progress: Progress | None,
+                  stop: Callable[[], bool]) -> bool:
+    """A first search's keyword rows cover the whole tree: when it holds at most
+    FIRST_INLINE_ROWS rows waiting for a vector, write grep's trigram rows and embed them
+    here until `stop` (the search's time budget; what is left then is the worker's). True
+    when the index is complete. The caller holds the index lock."""
+    if FIRST_INLINE_ROWS <= 0:
+        return False
+    t0 = time.perf_counter()
+    store = Store.open(db_path)
+    try:
+        waiting = store.coverage()
+        if waiting[1] - waiting[0] > FIRST_INLINE_ROWS:
+            return False
+        trigram_phase(store, progress)
+        embed_phase(store, report, progress, None, stop)
+        emb, total = store.coverage()
+        return emb == total and store.trigrams_complete()
+    except OvError:
+        return False  # the answer comes from the keywords; the worker tries again and logs why
+    finally:
+        store.close()
+        report.seconds = round(report.seconds + time.perf_counter() - t0, 3)
 
 
 def _lock_unless_built(lock: IndexLock, db_path: Path) -> bool:

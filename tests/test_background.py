@@ -101,6 +101,66 @@ def test_first_search_answers_from_keywords_and_the_worker_completes(tree):
     assert res["branches"] == ["keywords", "semantic"] and res["warnings"] == []
 
 
+def test_a_small_trees_first_search_embeds_it_and_answers_from_both_branches(tree):
+    """A folder of a few notes needs no worker: its first search embeds the rows itself
+    (`worker.FIRST_INLINE_ROWS`) and answers as from a complete index, with no warning."""
+    root = tree(_many(3))
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
+    assert r.code == 0, r.err
+    res = r.json["result"]
+    assert res["branches"] == ["keywords", "semantic"] and res["warnings"] == [], res
+    cov = res["coverage"]
+    assert cov["embedded"] == cov["embeddable"] > 0 and cov["pending"] == 0 and cov["background"] is False
+    assert "first use" in r.err and "in the background (pid" not in r.err, r.err
+    assert worker_state(_db(root)) is None
+    with Store.open(_db(root)) as s:
+        assert s.trigrams_complete()
+    assert "embedded in" in r.err and ", 0 embedded" not in r.err, r.err
+
+
+def test_a_first_search_leaves_more_rows_than_it_embeds_itself_to_the_worker(tree):
+    root = tree(_many(3))
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root, env={"OV_FIRST_INLINE_ROWS": "2"})
+    assert r.code == 0, r.err
+    res = r.json["result"]
+    assert res["branches"] == ["keywords"] and res["coverage"]["pending"] > 0
+    assert "in the background (pid" in r.err, r.err
+    _wait_worker(_db(root))
+    with Store.open(_db(root)) as s:
+        emb, total = s.coverage()
+        assert emb == total > 0
+
+
+def test_a_first_searchs_own_embedding_stops_at_its_deadline_and_the_worker_finishes(tree):
+    """The first search's own embedding stops at its budget's end (heard every EMBED_STEP
+    texts) with what it did committed; the rest is the worker's."""
+    from ov import worker
+    from ov.indexer import EMBED_STEP, IndexLock, complete_index, index_tree
+    from ov.model import IndexReport
+
+    root = tree(_many(20))
+    db = _db(root)
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))
+    with Store.open(db) as s:
+        emb, total = s.coverage()
+    assert emb == 0 and EMBED_STEP < total <= worker.FIRST_INLINE_ROWS  # the case under test
+    report = IndexReport(root=str(root))
+    asked = []
+
+    def stop() -> bool:  # the budget ends after the phase has begun
+        asked.append(1)
+        return len(asked) > 1
+
+    with IndexLock(db):
+        assert worker._finish_small(db, report, None, stop) is False
+    with Store.open(db) as s:
+        assert s.coverage() == (EMBED_STEP, total)  # one step, then the deadline was heard
+    assert report.embedded == EMBED_STEP
+    complete_index(db)
+    with Store.open(db) as s:
+        assert s.coverage() == (total, total)
+
+
 @pytest.mark.model  # the real model: its worker runs for minutes, so it is watched for sure
 def test_status_shows_the_worker_and_index_stop_stops_it(tree):
     from ov.worker import stop

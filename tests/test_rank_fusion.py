@@ -416,6 +416,21 @@ def test_real_model_a_small_folders_obvious_hit_scores_as_likely_relevant(tree, 
         assert not nonsense or nonsense[0]["score"] < 0.1, (cmd, nonsense[:1])
 
 
+@pytest.mark.model
+def test_real_model_a_small_folders_first_search_answers_from_both_branches(tree, ov):
+    """With the real model, the first search in a folder of three notes (no `ov index`
+    before it) embeds them itself and answers from both branches: the pancake note first
+    and likely relevant, no warning, no worker left to finish."""
+    root = tree(NOTES)
+    r = ov("search", "pancake recipe", "-o", "json", cwd=root)
+    assert r.code == 0, r.err
+    res = r.json["result"]
+    assert res["branches"] == ["keywords", "semantic"] and res["warnings"] == [], res
+    assert res["coverage"]["pending"] == 0 and res["coverage"]["background"] is False
+    assert res["hits"][0]["path"] == "kitchen/recipes.md" and res["hits"][0]["score"] >= 0.5, res["hits"]
+    assert all(h["score"] < 0.1 for h in res["hits"][1:]), res["hits"]
+
+
 def test_hits_whose_printed_scores_are_equal_come_in_path_order():
     """DESIGN: ranked results by score, ties broken by path. Two scores that differ past
     the printed digits (3.40001e-05 and 3.4e-05 both print as 3.4e-05) came in score
