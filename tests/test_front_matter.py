@@ -164,3 +164,25 @@ def test_the_front_matter_block_is_never_the_hit_nor_the_context(tree, ov):
     # a budget too small for whole files: the passage served is the note's text
     r = ov("search", "scifi books", "--mode", "context", "--max-tokens", "30", cwd=root)
     assert r.code == 0 and "Dune.md" in r.out and "tags:" not in r.out, r.out
+
+
+def test_the_default_ranking_hears_the_words_of_a_notes_front_matter(tree, ov):
+    """A name, a tag or a title that only a note's front matter holds is keyword evidence
+    in the default (hybrid) ranking too: the block was left out with the files that are
+    never embedded (its own row has no vector), so `Priya` scored 0.92 in keyword search
+    and 0.003 in the default one, with no keyword evidence. The block's file decides
+    (`left_out_sql`): the block of a file never embedded (an `embed-skip` name) stays out."""
+    notes = {"sync.md": "---\nattendees: [Priya, Tom]\ntags: [weekly]\n---\n# Weekly sync\n\n"
+                        "We move the billing service to the new cluster.\n",
+             "garden.md": "# Garden\n\nPlant tomatoes in May after the last frost.\n",
+             "budget.md": "# Budget\n\nWe cut travel and keep hiring.\n",
+             "api.min.md": "---\nowner: Priya\n---\n# API\n\nThe billing endpoints.\n"}
+    root = tree(notes)
+    assert ov("index", ".", cwd=root).code == 0
+    for args in (["search"], ["search", "-L", "1,2"], ["search", "--search-type", "keywords"]):
+        hits = ov(*args, "Priya", "-o", "json", "--explain", cwd=root).json["result"]["hits"]
+        sync = [h for h in hits if h["path"] == "sync.md"]
+        assert sync and sync[0]["scores"]["keywords"]["score"] > 0.5, (args, hits)
+        assert sync[0]["start_line"] == 5, sync  # shown at the note's text
+        if args[-1] != "keywords":  # the default ranking leaves the skipped file out, block and all
+            assert [h["path"] for h in hits][0] == "sync.md" and "api.min.md" not in [h["path"] for h in hits], hits

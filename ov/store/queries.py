@@ -49,13 +49,26 @@ from ov.store.text import FRONT_CHARS, front_of, fts_phrase, has_nospace, keywor
 
 def left_out_sql(prefix: str = "c.") -> str:
     """SQL: whether a `chunks` row belongs to a file the default ranking leaves out (a
-    NO_VECTOR file: minified, generated, lock, data). An overview row (level 1) never has a
-    vector in any file, so its own mark says nothing: its file's passages decide (a file's
-    passages are all NO_VECTOR or none is). The subquery is not correlated: SQLite runs it
-    once a statement, not once a row (a correlated one cost `fts_rows` half again)."""
+    NO_VECTOR file: minified, generated, lock, data). Rows that never get a vector in any
+    file say nothing by their own mark, and their file decides:
+    - an overview row (level 1): its file is left out when one of its passages, other
+      than a front matter block, is NO_VECTOR (a file's passages are all NO_VECTOR or none is);
+    - a markdown note's front matter block (ov.indexer.front_block: its first passage,
+      `---` first, NO_VECTOR in every file): kept when the passage after it has a vector
+      or waits for one. Its title, tags and names are the note's words, and a keyword hit
+      on it is shown at that passage (ov.engine); left out, `Priya` named in a note's
+      front matter scored 0.92 in keyword search and 0.003 in the default one.
+    The level-1 subquery is not correlated: SQLite runs it once a statement, not once a row
+    (a correlated one cost `fts_rows` half again); the front block's is a point read
+    (idx_chunks_file_id_level_seq), asked only of NO_VECTOR first passages."""
     c = prefix
-    return (f"({c}embedded = {NO_VECTOR} AND ({c}level != 1 OR {c}file_id IN (SELECT file_id FROM chunks "
-            f"WHERE level = 2 AND embedded = {NO_VECTOR})))")
+    front = "start = 0 AND substr(text, 1, 3) = '---'"
+    return (f"({c}embedded = {NO_VECTOR} AND CASE {c}level "
+            f"WHEN 1 THEN {c}file_id IN (SELECT file_id FROM chunks WHERE level = 2 "
+            f"AND embedded = {NO_VECTOR} AND NOT ({front})) "
+            f"WHEN 2 THEN NOT ({c}{front.replace('substr(text', f'substr({c}text')} AND EXISTS (SELECT 1 FROM "
+            f"chunks x WHERE x.file_id = {c}file_id AND x.level = 2 AND x.seq = {c}seq + 1 "
+            f"AND x.embedded >= 0)) ELSE 1 END)")
 
 
 def user_tags(stored: dict, old_front: dict[str, str] | None) -> dict:
