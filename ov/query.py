@@ -58,6 +58,15 @@ def check_query(text: str) -> str:
     return text
 
 
+# Words of a question that say nothing of its subject: question words, pronouns and
+# auxiliaries. In a small tree each is "rare" (a note that happens to say "how long" is
+# the only one holding both), so `how long to bake bread` gave an unrelated log 0.94 in a
+# folder of 15 notes. Modal verbs that are also nouns (may, can, must) are not among them.
+QUESTION_WORDS = frozenset(
+    "how what when where which who whom whose why do does did doing i me my we us our you your "
+    "he him his she her its them am been being were has have had could should would from about "
+    "than".split())
+
 # Lucene's English stop words. OR-ed, they match most chunks and make FTS5 score nearly
 # the whole table (one query: 168 ms with "and"/"for", 28 ms without, on 100k chunks)
 # while adding almost nothing to BM25. A query made only of them keeps them. Words that are
@@ -65,7 +74,7 @@ def check_query(text: str) -> str:
 # frequency is known (ov.bm25.split_common).
 STOPWORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their "
-    "then there these they this to was will with".split())
+    "then there these they this to was will with".split()) | QUESTION_WORDS
 
 
 def keyword_plan(text: str) -> KeywordPlan:

@@ -441,3 +441,43 @@ def test_hits_whose_printed_scores_are_equal_come_in_path_order():
     assert [c.path for c in got] == ["m.py", "a.py", "b.py", "z.py", "c.py"]
     printed = [round(c.score, rank.SCORE_DIGITS) for c in got]
     assert printed == sorted(printed, reverse=True)
+
+
+QUESTION_NOTES = {
+    "homeserver-log.md": "# Home server\n\nA long running log of how the home server was set up: Debian, "
+                         "then WireGuard on port 51820, then backups.\n",
+    "garden.md": "# Garden\n\nThe last frost this year was on 3 May; the tomatoes went out a week later.\n",
+    "docker.md": "# Docker cheatsheet\n\nFree disk space: `docker system prune -a` removes unused images "
+                 "and stopped containers.\n",
+    "pancakes.md": "# Pancakes\n\nMix flour, milk and two eggs. Fry in butter.\n",
+    "japan.md": "# Japan trip\n\nTokyo, then Kyoto by train with the rail pass.\n",
+    "books.md": "# Books 2026\n\nThe Name of the Rose; Foucault's Pendulum.\n",
+    "todo.md": "# Todo\n\nRenew the passport. Call the plumber.\n",
+    "budget.md": "# Budget\n\nWe cut travel and keep hiring.\n",
+}
+
+
+def test_question_words_are_not_keyword_evidence(tree, ov):
+    """`how`, `what`, `when`, `do`, `I`... say nothing of a question's subject, but in a small
+    folder each is as rare as a name: `how long to bake bread` gave a log that says "how
+    long" 0.94 among 15 notes (the review of a notes folder), and `when was the last frost`
+    gave the garden note 0.02, its two words of subject diluted among five. They leave the
+    keyword query as Lucene's stop words do, unless the query is nothing else."""
+    from ov.query import keyword_plan
+
+    assert keyword_plan("how long to bake bread").fts == '"long" OR "bake" OR "bread"'
+    assert keyword_plan("what did we decide about hiring").fts == '"decide" OR "hiring"'
+    assert keyword_plan("how do I").terms == 3  # nothing else: the words stay
+    assert keyword_plan("tomatoes in May").fts == '"tomatoes" OR "May"'  # a month, not a modal
+    root = tree(QUESTION_NOTES)
+    assert ov("index", root).code == 0
+
+    def hits(q):
+        return ov("search", q, "--search-type", "keywords", "-o", "json", cwd=root).json["result"]["hits"]
+
+    # no note answers it: it scores low (0.15 with its question words as evidence)
+    assert all(h["score"] < 0.1 for h in hits("how long to bake bread")), hits("how long to bake bread")
+    # the notes that answer score as likely relevant (0.52 and 0.56 before)
+    for q, want in (("when was the last frost", "garden.md"), ("how do I free disk space", "docker.md")):
+        got = hits(q)
+        assert got[0]["path"] == want and got[0]["score"] >= 0.7, (q, got)
