@@ -107,7 +107,7 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     warnings = coverage_warnings("keywords" if overviews else req.search_type, cov)
     if overviews:
         warnings.append("hybrid search ran on keywords alone: overviews (-L 1) have no vectors")
-    ranking = _Rankings(store, req, use_kw, use_vec, qvec)
+    ranking = _Rankings(store, req, use_kw, use_vec, qvec, partial=bool(use_vec and cov["pending"]))
     page, more, segments, checker = _page(ranking, root, req, segments)
     if ranking.cut_short:
         warnings.append(f"ranked the best {KNN_MAX if use_vec else KEYWORD_MAX_DEPTH:,} rows of each branch: "
@@ -190,8 +190,10 @@ class _Rankings:
     once: a page replays the last page's depth and then reads on at it, and `_RankedRows`
     gives the same first hits for any `need`."""
 
-    def __init__(self, store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec) -> None:
+    def __init__(self, store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, *,
+                 partial: bool = False) -> None:
         self.store, self.req, self.use_kw, self.use_vec, self.qvec = store, req, use_kw, use_vec, qvec
+        self.partial = partial  # some rows still wait for their vector (`_combine`'s `unread`)
         self.at: dict[int, tuple[list[rank.Cand], _RankedRows, bool]] = {}
         self.cap = size_cap(store)  # a recheck reads no changed file past it
         self.tree = query_tree(store, req.query)  # what every score reads besides its evidence
@@ -201,7 +203,9 @@ class _Rankings:
         if depth not in self.at:
             branch_lists, exhausted, cut = _branches(self.store, self.req, self.use_kw, self.use_vec,
                                                      self.qvec, depth, self.tree)
-            ranked = _combine(branch_lists, self.req, self.tree)
+            unread = (self.store.waiting_vectors([c.chunk_id for c in branch_lists.get("keywords", [])])
+                      if self.partial and len(branch_lists) == 2 else frozenset())
+            ranked = _combine(branch_lists, self.req, self.tree, unread)
             if len(branch_lists) == 1 and not exhausted and cut is not None:
                 # each kind maps a raw score to its own probability, so a file not read yet
                 # (its raw score past the last one read) may outscore a read one of another
@@ -553,7 +557,10 @@ def _cand(cid: int, branch: str, raw: float, score: float) -> rank.Cand:
     return rank.Cand(cid, "", score, {branch: {"raw": raw, "score": score}})
 
 
-def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest, tree: rank.Tree) -> list[rank.Cand]:
+def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest, tree: rank.Tree,
+             unread=frozenset()) -> list[rank.Cand]:
+    """The branches' lists as one ranking: one branch's by its own scale, two fused
+    (`rank.fuse`; `unread`: keyword hits whose chunk still waits for a vector)."""
     if len(lists) == 1:
         (only,) = lists.values()
         ordered = rank.sort_cands(only)
@@ -565,11 +572,11 @@ def _combine(lists: dict[str, list[rank.Cand]], req: SearchRequest, tree: rank.T
     if req.all_chunks:
         per_chunk = {name: rank.sort_cands(lst) for name, lst in lists.items()}
         fused = rank.fuse({n: [rank.Cand(c.chunk_id, f"{c.path}\x00{c.chunk_id}", c.score,
-                                         c.branches) for c in lst] for n, lst in per_chunk.items()}, tree)
+                                         c.branches) for c in lst] for n, lst in per_chunk.items()}, tree, unread)
         for c in fused:
             c.path = c.path.split("\x00", 1)[0]
         return rank.sort_cands(fused)
-    return rank.fuse(per_file, tree)
+    return rank.fuse(per_file, tree, unread)
 
 
 class _RankedRows:

@@ -242,7 +242,7 @@ def sort_cands(cands: Iterable[Cand]) -> list[Cand]:
     return sorted(cands, key=lambda c: (-round(c.score, SCORE_DIGITS), c.path, c.chunk_id))
 
 
-def fuse(lists: dict[str, list[Cand]], tree: Tree) -> list[Cand]:
+def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[Cand]:
     """Hybrid fusion of per-file (or per-chunk: path "file\\0chunk id") rankings of the
     keywords and semantic branches: z = w_sem * cosine + (1 - w_sem) * keyword map by the
     file's own kind's `Scale`, a branch that did not find the file adding 0, and the score
@@ -254,7 +254,14 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree) -> list[Cand]:
     files with a fair cosine and no keyword evidence outranked the fused ones (SciFact test
     0.733 -> 0.702); from 0.5 up it changes SciFact train by -0.0007 (docs/BENCHMARKS.md).
     Each file keeps the chunk of its larger branch term. With one branch only, each file
-    scores by that branch's own scale. `tree`: the index's size and the query's terms."""
+    scores by that branch's own scale. `tree`: the index's size and the query's terms.
+
+    `unread`: chunk ids still waiting for a vector. A file the semantic branch did not find
+    because its hit has no vector yet (a background worker is adding them, for hours on a
+    big tree) scores its keywords-only probability, as if only the keyword branch had run:
+    fused with a cosine of 0, the kernel's `fair.c` fell out of the first 50 for "how does
+    the scheduler pick the next task" at 0.5 % of the vectors, under files the worker had
+    embedded first. Scores are probabilities, so the two kinds of hit rank on one scale."""
     if len(lists) == 1:  # one branch ran: its own scale (rank.keyword_score, semantic_score)
         (only,) = lists.values()
         return sort_cands(Cand(c.chunk_id, c.path, branch_score(n, c.branches[n]["raw"], c.path, tree),
@@ -274,6 +281,12 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree) -> list[Cand]:
     for path, got in parts.items():
         lead = max(got, key=lambda g: (g[0], -g[1].chunk_id))[1]
         sc = scale_for(path)
+        if unread and len(got) == 1 and got[0][2] == "keywords" and got[0][1].chunk_id in unread:
+            c = got[0][1]
+            f = Cand(c.chunk_id, path, keyword_score(c.branches["keywords"]["raw"], path, tree))
+            f.branches["keywords"] = {**c.branches["keywords"], "rank": got[0][3]}
+            fused.append(f)
+            continue
         p = _prob(sc.hybrid, sum(g[0] for g in got), tree.ln_files_read)
         for _, c, name, _ in got:  # what one branch alone judges likely relevant stays so
             raw = c.branches[name]["raw"]

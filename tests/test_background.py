@@ -552,3 +552,42 @@ def test_embedding_progress_is_told_within_a_commit(tree, tmp_path):
     assert steps == sorted(steps) and steps[-1] == told[-1][1]
     assert told[-1][1] < EMBED_COMMIT  # one commit in all: what is told between is the steps
     assert len([d for d in steps if 0 < d < told[-1][1]]) >= told[-1][1] // EMBED_STEP - 1
+
+
+def test_a_hit_without_its_vector_yet_scores_as_keywords_alone_in_the_hybrid(tree):
+    """While a worker adds vectors (hours on a big tree), a file whose hit has no vector yet
+    was fused with a cosine of 0: at 0.5 % of the kernel's vectors, files the worker had
+    embedded first outranked `fair.c` for a question on the scheduler. Such a hit now scores
+    its keywords-only probability (scores are probabilities: one scale for both kinds)."""
+    from ov.indexer import embed_phase, index_tree
+    from ov.model import IndexReport
+
+    files = {f"notes/n{i:02d}.md": f"# Note {i}\n\nHow does the harbour {i} work, and how does it pick boats?\n"
+             for i in range(40)}
+    files["kernel/sched.c"] = ("/* The scheduler picks the next task from the run queues of every processor, "
+                               "weighing each one's share of the time it has had so far. */\n"
+                               + "".join(f"static int helper_{i}(int x) {{ return x + {i}; }}\n" for i in range(60)))
+    root = tree(files)
+    db = _db(root)
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))
+    calls = []
+
+    def stop() -> bool:  # one step of the embed phase: the shortest rows, not the scheduler's
+        calls.append(1)
+        return len(calls) > 1
+
+    with Store.open(db) as s:
+        embed_phase(s, IndexReport(root=str(root)), None, None, stop)
+        emb, total = s.coverage()
+        sched = s.q1("SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id "
+                     "WHERE f.path = 'kernel/sched.c' AND c.embedded = 1")
+    assert 0 < emb < total and sched == 0  # the case under test: partial vectors, none of its
+    q = "how does the scheduler pick the next task"
+    kw = run_subprocess(["search", q, "--search-type", "keywords", "--json"], cwd=root,
+                        env={"OV_BACKGROUND": "0"}).json["result"]["hits"]
+    r = run_subprocess(["search", q, "--json", "--explain"], cwd=root, env={"OV_BACKGROUND": "0"})
+    res = r.json["result"]
+    assert res["branches"] == ["keywords", "semantic"] and any("partial vectors" in w for w in res["warnings"])
+    top = res["hits"][0]
+    assert top["path"] == "kernel/sched.c" == kw[0]["path"], res["hits"][:3]
+    assert top["score"] == kw[0]["score"] and "semantic" not in top["scores"], (top, kw[0])

@@ -890,6 +890,14 @@ class Store(Database):
         lead = self.lead_passages(fids)
         return {fid: lead.get(fid) for fid in fids}
 
+    def waiting_vectors(self, ids: Sequence[int]) -> set[int]:
+        """Of the chunks `ids`, those waiting for a vector (a background worker or the next
+        `ov index` adds it)."""
+        if not ids:
+            return set()
+        return {r[0] for r in self.rows("SELECT id FROM chunks WHERE id IN (SELECT value FROM json_each(?)) "
+                                        "AND embedded = 0", (json.dumps(list(ids)),))}
+
     def first_passages(self, ids: Sequence[int]) -> dict[int, int]:
         """Tier row id -> the id of its file's lead passage (`lead_passages`: the one the
         abstract speaks for); files without a passage are left out."""
