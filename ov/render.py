@@ -695,18 +695,23 @@ def emit_run_warnings(out: Out, st: Any) -> None:
         out.warn(unreadable_warning(st.unreadable))
 
 
-def cut_summary(st: Any, elapsed: int, count: int | None = None) -> dict:
+def cut_summary(st: Any, elapsed: int, count: int | None = None, files: bool = True) -> dict:
     """The last JSON Lines record of a run a limit cut, or that has warnings (DESIGN.md: no
-    silent limits; a binary file's match or an unreadable file reached stderr alone)."""
+    silent limits; a binary file's match or an unreadable file reached stderr alone).
+    `files`: the files searched, which a grep counts and a glob (`files=False`) does not:
+    its record said `"files":0` after three paths."""
     from ov.search.scope import binary_notes, unreadable_warning  # noqa: PLC0415
 
     warnings = list(st.warnings) + binary_notes(st)
     if st.unreadable:
         warnings.append(unreadable_warning(st.unreadable))
     cut = bool(st.truncated or st.level_cut)
-    return {"type": "summary", "count": st.count if count is None else count,
-            "files": st.files, "truncated": cut, "truncated_reason": st.truncated_reason if cut else None,
-            "warnings": warnings, "root": st.root or None, "elapsed_ms": elapsed}
+    rec = {"type": "summary", "count": st.count if count is None else count,
+           "files": st.files, "truncated": cut, "truncated_reason": st.truncated_reason if cut else None,
+           "warnings": warnings, "root": st.root or None, "elapsed_ms": elapsed}
+    if not files:
+        del rec["files"]
+    return rec
 
 
 def _summary_due(st: Any) -> bool:
@@ -861,7 +866,7 @@ def emit_glob(out: Out, res: Any, st: Any, t0: float, fields: tuple[str, ...] = 
         for m in res.matches:
             out.line(m if not isinstance(m, str) else {"path": m})
         if res.truncated or _summary_due(st):
-            out.line(cut_summary(st, elapsed_ms(t0), count=res.count))
+            out.line(cut_summary(st, elapsed_ms(t0), count=res.count, files=False))
     out.stdout.flush()
     if out.reader_gone():
         raise BrokenPipeError

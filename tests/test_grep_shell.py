@@ -542,6 +542,11 @@ def test_quiet_checks_its_options_and_glob_jsonl_carries_warnings(tmp_path):
     r = run_inprocess("glob", "*.txt", "out.txt", "-o", "jsonl", cwd=t)
     last = json.loads(r.out.splitlines()[-1])
     assert last["type"] == "summary" and "leading outside the tree" in last["warnings"][0], r.out
+    # a glob counts paths, not files searched: its record said "files": 0 after its paths
+    (t / "b.txt").write_text("beta\n")
+    r = run_inprocess("glob", "*.txt", "-o", "jsonl", "--node-limit", "1", cwd=t)
+    last = json.loads(r.out.splitlines()[-1])
+    assert last["type"] == "summary" and last["count"] == 1 and "files" not in last, r.out
     r = run_inprocess("grep", "x", "-o", "json", "-g", cwd=t)
     assert r.json["error"]["field"] == "globs" and "--" not in r.json["error"]["message"].split("argument")[-1], r.out
 
