@@ -356,9 +356,15 @@ class Index:
         db_path, root = found
         store = _open_store(db_path, readonly)
         if auto_index and not readonly:
+            from ov.indexer import worker_state  # noqa: PLC0415
             from ov.worker import resume  # noqa: PLC0415
 
-            resume(store)  # a worker killed before it finished is started again
+            running = worker_state(db_path) is not None
+            pid = resume(store)  # a worker stopped or killed before it finished is started again
+            if pid is not None and not running:  # said, as at first use: one stopped to free the
+                # CPU would otherwise run again for hours unseen
+                notice(f"started a background worker (pid {pid}) to finish the index's vectors; "
+                       "`ov status` shows progress, `ov index --stop` stops it")
         ix = cls(store, root, embedder)
         ix.readonly_asked = asked_readonly
         if readonly and found is not None and not writable(found[0]):

@@ -591,3 +591,18 @@ def test_a_hit_without_its_vector_yet_scores_as_keywords_alone_in_the_hybrid(tre
     top = res["hits"][0]
     assert top["path"] == "kernel/sched.c" == kw[0]["path"], res["hits"][:3]
     assert top["score"] == kw[0]["score"] and "semantic" not in top["scores"], (top, kw[0])
+
+
+def test_a_search_that_starts_the_worker_again_says_so(tree):
+    """After `ov index --stop` (or a kill), the next search starts the worker again, as the
+    README says; it did so without a word, so one stopped to free the CPU ran again for
+    hours unseen (review of the kernel)."""
+    from ov.indexer import index_tree
+
+    root = tree(_many(40))
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))  # vectors pending, no worker
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
+    assert r.code == 0 and "started a background worker (pid" in r.err and "ov index --stop" in r.err, r.err
+    _wait_worker(_db(root))
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
+    assert r.code == 0 and "background worker" not in r.err, r.err  # nothing left to do: no word
