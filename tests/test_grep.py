@@ -10,6 +10,7 @@ import time
 import pytest
 
 from conftest import imported_by, run_inprocess
+from ov.errors import OvError
 from ov.search.matcher import binary_cutoff, compile_pattern, spans
 
 
@@ -709,3 +710,32 @@ def test_standard_input_is_refused_by_name(ov, t):
         assert r.code == 0 and r.out == "-\n", r.out
     finally:
         (t / "-").unlink()
+
+
+def test_counting_lines_visits_a_line_once_and_counts_as_the_matches_do():
+    """`-c` searches each matching line once (`count_lines`) instead of visiting every
+    match (`ov grep -ic e` over the kernel ran past the 60 s timeout): the same count as
+    the lines `matched_lines` reports, for every kind of pattern (plain, candidate-line,
+    per-line, across newlines, -i, -w, -x, -F, -U) and with -m."""
+    import random
+
+    from ov.search.matcher import compile_pattern, count_lines, matched_lines
+
+    rnd = random.Random(7)
+    pats = [r"^", r"$", r"^$", "e", r"a\s*b", r"\s+", "foo|bar", r"(?<=x)y", r"a(?=b)", r"\bab\b", "[a-c]+",
+            r"x\n?y", r"^\s*$", "b$", r"\Z", r"(a)\1", ".", "a.*?c", "[^a]b", r"\d+", "ab", " \n", r"\s*"]
+    flags = ({}, {"ignore_case": True}, {"word": True}, {"line": True}, {"fixed": True}, {"multiline": True})
+    checked = 0
+    for _ in range(300):
+        text = "".join(rnd.choice("abcxy \n\n\t e123AB") for _ in range(rnd.randint(0, 60)))
+        for pat in pats:
+            for kw in flags:
+                try:
+                    p = compile_pattern(pat, **kw)
+                except OvError:
+                    continue
+                for limit in (None, 1, 2):
+                    lines, more = matched_lines(p, text, limit)
+                    assert count_lines(p, text, limit) == (len(lines), more), (pat, kw, limit, text)
+                    checked += 1
+    assert checked > 10_000

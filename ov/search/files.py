@@ -103,7 +103,7 @@ def search_blocks(pat: Pattern, rel: str, abspath: str, cap: int, mode: str) -> 
     shifted by the lines before it: memory stays near two blocks whatever the file's
     size. A NUL past the first 64 KiB hands the file back to the whole-file search
     (ripgrep's cut-off depends on where its buffers fell)."""
-    from ov.search.matcher import line_matches, matched_lines  # noqa: PLC0415
+    from ov.search.matcher import count_lines, line_matches, matched_lines  # noqa: PLC0415
 
     try:
         fd = os.open(abspath, _READ_FLAGS)
@@ -137,7 +137,7 @@ def search_blocks(pat: Pattern, rel: str, abspath: str, cap: int, mode: str) -> 
                     if matched_lines(pat, text, 1)[0]:
                         return FOUND, (1,)
                 elif mode == "count":
-                    count += len(matched_lines(pat, text)[0])
+                    count += count_lines(pat, text)[0]
                 else:
                     got, more = line_matches(pat, rel, text, cap - len(records))
                     for m in got:
@@ -266,7 +266,8 @@ def _answer(pat: Pattern, rel: str, text: str, mode: str, cap: int, max_count: i
             invert: bool, before: int, after: int, stopped: int) -> tuple[int, object]:
     """`_searcher`'s answer for a file's text (see there); `stopped`: the offset of the NUL
     that ended the search of a walked file, or -1."""
-    from ov.search.matcher import build_matches, inverted_matches, line_matches, matched_lines  # noqa: PLC0415
+    from ov.search.matcher import (build_matches, count_lines, inverted_matches, line_matches,  # noqa: PLC0415
+                                   matched_lines)
 
     def at_nul(n: int) -> bool:
         """Whether rg's search of this walked file, `n` lines found, went on to the NUL
@@ -286,8 +287,8 @@ def _answer(pat: Pattern, rel: str, text: str, mode: str, cap: int, max_count: i
     elif mode == "files":
         return (FOUND, (1,)) if matched_lines(pat, text, 1)[0] else (NO_MATCH, None)
     elif mode == "count":
-        lines, _ = matched_lines(pat, text, max_count)
-        return (FOUND, (len(lines),)) if lines and not at_nul(len(lines)) else (NO_MATCH, None)
+        n, _ = count_lines(pat, text, max_count)
+        return (FOUND, (n,)) if n and not at_nul(n) else (NO_MATCH, None)
     elif before or after:
         lines, more = matched_lines(pat, text, each)
         records = build_matches(rel, text, lines, before, after)
