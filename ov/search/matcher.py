@@ -826,17 +826,22 @@ def _line_hits(p: Pattern, text: str, deadline: float | None) -> Iterator[int]:
     rx = p.rx
     find = text.find
     n = len(text)
+
+    def line_end(at: int) -> int:
+        le = find("\n", at)
+        return n if le < 0 else le
+
+    def first_in(start: int, end: int) -> int:  # -1: no match in text[start:end]
+        m = rx.search(text, start, end, timeout=_left(deadline))
+        return -1 if m is None else m.start()
+
     if p.line_literal is not None:  # only the lines holding the literal
         lit = p.line_literal
         i = find(lit)
         while i >= 0:
-            ls = text.rfind("\n", 0, i) + 1
-            le = find("\n", i)
-            if le < 0:
-                le = n
-            m = rx.search(text, ls, le, timeout=_left(deadline))
-            if m is not None:
-                yield m.start()
+            le = line_end(i)
+            if (s := first_in(text.rfind("\n", 0, i) + 1, le)) >= 0:
+                yield s
             i = find(lit, le)
         return
     pos = 0
@@ -846,12 +851,9 @@ def _line_hits(p: Pattern, text: str, deadline: float | None) -> Iterator[int]:
     lines_left = n + 1 if p.per_line else 0
     while pos <= n:
         if lines_left:
-            le = find("\n", pos)
-            if le < 0:
-                le = n
-            m = rx.search(text, pos, le, timeout=_left(deadline))
-            if m is not None:
-                yield m.start()
+            le = line_end(pos)
+            if (s := first_in(pos, le)) >= 0:
+                yield s
             pos = le + 1
             lines_left -= 1
             continue
@@ -859,14 +861,11 @@ def _line_hits(p: Pattern, text: str, deadline: float | None) -> Iterator[int]:
         if m is None:
             return
         s, e = m.span()
-        le = find("\n", s)
-        if le < 0:
-            le = n
+        le = line_end(s)
         if find("\n", s, e) >= 0:  # across a newline: the line's own matches from `s` on
-            m = rx.search(text, s, le, timeout=_left(deadline))
-            if m is not None:
-                yield m.start()
-            lines_left = text.count("\n", s, e)
+            if (s := first_in(s, le)) >= 0:
+                yield s
+            lines_left = text.count("\n", m.start(), e)
         else:
             yield s
         pos = le + 1
