@@ -224,9 +224,16 @@ def _markdown_blocks(text: str) -> list[tuple[str, int, str]]:
 
 
 def _markdown_abstract(text: str) -> str:
+    """The first paragraph, after the title it falls under (the front matter's `title`, else
+    the first heading before it): a note's title is its subject, and its first paragraph
+    alone often is not (`# Fluffy pancakes` / "Makes about 12 pancakes.")."""
+    named = front_matter(text).get("title") if text.startswith("---") else None
+    title = _inline(named).strip() if isinstance(named, str) else ""
     for kind, _, s in _markdown_blocks(text):
+        if kind == "heading" and not title:
+            title = s
         if kind == "para" and re.search(r"\w", s):
-            return s
+            return f"{title} — {s}" if title and not s.lower().startswith(title.lower()) else s
     return ""
 
 
@@ -330,9 +337,12 @@ def _code_abstract(text: str, path: str) -> str:
         if body and not _LICENSE_RE.search(body) and not body.startswith(("-*-", "vim:")) \
                 and re.search(r"[A-Za-z]{2}", body):
             return body
-    # A doc comment above the first definition (Go's "// Package x", JSDoc, rustdoc).
+    # A doc comment above the first definition (Go's "// Package x", JSDoc, rustdoc). Not
+    # in Python, whose files say what they are in a docstring: a comment there speaks for
+    # the definition below it (typer's params.py read "Overload for Option created with
+    # custom type 'parser'").
     lines = text.split("\n")
-    for i, ln in enumerate(lines[:400]):
+    for i, ln in enumerate(lines[:400] if ext not in (".py", ".pyi", ".pyw") else ()):
         if _defn(ln, ext) is not None:
             doc = _doc_above(lines, i)
             if doc:
@@ -368,7 +378,9 @@ def _defined_name(sig: str) -> str:
 
 
 def _top_level_names(lines: list[str], ext: str, most: int = 24) -> list[str]:
-    """The names defined at a file's top level (unindented definitions), in order."""
+    """The names defined at a file's top level (unindented definitions), in order, the
+    public ones first: click's core.py read "Defines _complete_visible_commands(),
+    _check_nested_chain(), ..." before its Context and Command."""
     out: list[str] = []
     for ln in lines:
         if not ln[:1].strip() or ln.startswith(("}", ")")):
@@ -379,9 +391,7 @@ def _top_level_names(lines: list[str], ext: str, most: int = 24) -> list[str]:
         name = _defined_name(sig)
         if name and name not in out:
             out.append(name)
-            if len(out) >= most:
-                break
-    return out
+    return sorted(out, key=lambda nm: nm.rsplit(" ", 1)[-1].startswith("_"))[:most]
 
 
 _IMPORT_LINE_RE = re.compile(r"^\s*(?:import|from\s+\S+\s+import|#\s*include|using|package|require|"

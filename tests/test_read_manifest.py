@@ -305,7 +305,7 @@ GOLDEN_SOURCES = {
 }
 
 GOLDEN = {
-    ("guide.md", 0): "This guide walks through a first deployment. It assumes a Linux host.",
+    ("guide.md", 0): "Deploy guide — This guide walks through a first deployment. It assumes a Linux host.",
     ("guide.md", 1): (
         "# Deploying the service — This guide walks through a first deployment.\n"
         "  ## Requirements — You need Python 3.11 and a database.\n"
@@ -355,7 +355,7 @@ def test_golden_folder(golden_root, cli):
     assert r.out == (
         "cache.py — An in-memory LRU cache with a size limit.\n"
         "client.ts — A small HTTP client with retries.\n"
-        "guide.md — This guide walks through a first deployment. It assumes a Linux host.\n"
+        "guide.md — Deploy guide — This guide walks through a first deployment. It assumes a Linux host.\n"
         "server.go — Package server runs the HTTP front end.\n")
     r = cli("read", ".", "-L", "0", cwd=golden_root)
     assert r.out == "4 entries: cache.py, client.ts, guide.md, server.go\n"

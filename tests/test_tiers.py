@@ -233,7 +233,7 @@ int main(void) {
 GOLDEN = {
     "guide.md": (
         MD,
-        "Widgets turn raw input into clean output. They run offline.",
+        "Widget guide — Widgets turn raw input into clean output. They run offline.",
         "# Widgets — Widgets turn raw input into clean output.\n"
         "  ## Install — Run pip install widgets.\n"
         "  ## Usage\n"
@@ -354,7 +354,7 @@ def test_markdown_abstract_skips_noise():
         "```\ncode first\n```\n\n---\n\n"
         "The real first paragraph, with a [link](http://x) and `code`.\n"
     )
-    assert abstract(text, "README.md") == "The real first paragraph, with a link and code."
+    assert abstract(text, "README.md") == "Project — The real first paragraph, with a link and code."
 
 
 def test_abstract_is_clipped_at_a_word_boundary():
@@ -490,3 +490,28 @@ def test_the_names_are_clipped_like_any_abstract():
     text = "".join(f"def function_with_a_long_name_{i}():\n    pass\n\n" for i in range(40))
     a = abstract(text, "many.py")
     assert a.startswith("Defines function_with_a_long_name_0(), ") and len(a) <= ABSTRACT_CHARS
+
+
+def test_a_code_abstract_names_public_definitions_first_and_python_comments_stay_with_their_def():
+    """click's core.py read "Defines _complete_visible_commands(), _check_nested_chain(),
+    ..." before its Context and Command, and typer's params.py took the comment above an
+    overload ("Overload for Option created with custom type 'parser'") as the file's."""
+    text = "import os\n\n\ndef _helper():\n    pass\n\n\ndef _other():\n    pass\n\n\nclass Context:\n    pass\n\n\n" \
+           "def run():\n    pass\n"
+    assert abstract(text, "core.py") == "Defines class Context, run(), _helper(), _other()"
+    overload = "from typing import overload\n\n\n# Overload for Option created with custom type 'parser'\n" \
+               "@overload\ndef Option(default, parser):\n    ...\n\n\ndef Argument():\n    pass\n"
+    assert abstract(overload, "params.py") == "Defines Option(), Argument()"
+    go = "package store\n\n// Package store keeps the rows.\nfunc Open() {}\n"
+    assert abstract(go, "store.go") != "Defines Open()"  # elsewhere the comment above still speaks
+
+
+def test_a_notes_abstract_carries_its_title():
+    """A note's title is its subject, its first paragraph alone often is not: `ov read
+    pancakes.md -L 0` said "Makes about 12 pancakes." (review of a notes folder)."""
+    assert abstract("# Fluffy pancakes\n\nMakes about 12 pancakes.\n", "pancakes.md") \
+        == "Fluffy pancakes — Makes about 12 pancakes."
+    fm = "---\ntitle: Weekly sync\n---\n# 21 October\n\nWe move the billing service.\n"
+    assert abstract(fm, "sync.md") == "Weekly sync — We move the billing service."
+    # a paragraph that starts with its title says it once
+    assert abstract("# Dune\n\nDune is a novel by Frank Herbert.\n", "dune.md") == "Dune is a novel by Frank Herbert."
