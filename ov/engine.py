@@ -10,6 +10,7 @@ flags and renders what these functions return.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -940,12 +941,27 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
         why = dict(store.skipped()[1]).get(rel) if rel and _may_read(root, rel) else None
         raise OvError("not_found", f"{shown} is not in the index" + (
             f": the last `ov index` skipped it ({SKIP_REASONS.get(why, why)}; `ov grep` searches it)"
-            if why else ""), field="path")
+            if why else _unindexed_note(root, rel)), field="path")
     if lv == 2:
         return ReadResult(path=rel, level=2, kind="folder",
                           text="".join(f["path"] + "\n" for f in files))
     abstract, overview = _folder_tiers(rel, _abstracts_now(root, files, size_cap(store)))
     return ReadResult(path=rel, level=lv, kind="folder", text=abstract if lv == 0 else overview)
+
+
+def _unindexed_note(root: Path, rel: str) -> str:
+    """Why a path on disk is not in the index when the last run did not skip it: a file
+    new (or renamed) since, or one the walk leaves out. A renamed note read "not in the
+    index" while it was right there (review of a notes folder)."""
+    if not rel or not _may_read(root, rel):
+        return ""
+    try:
+        st = os.stat(os.path.join(root, rel))
+    except (OSError, ValueError):
+        return ""
+    if stat.S_ISREG(st.st_mode):
+        return ": the file is new since the last `ov index`, or ignored (run `ov index`; `ov grep` searches it now)"
+    return ""
 
 
 def _abstracts_now(root: Path, files: list[dict], cap: int | None) -> list[dict]:

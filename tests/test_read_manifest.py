@@ -425,3 +425,8 @@ def test_read_of_a_skipped_file_says_why(ov, tree):
     assert "skipped it (over --max-filesize" in r.json["error"]["message"]
     assert "skipped it (binary" in ov("read", "bin.dat", "-o", "json", cwd=root).json["error"]["message"]
     assert "skipped" not in ov("read", "none.md", "-o", "json", cwd=root).json["error"]["message"]
+    # a file new (or renamed) since the last run: there on disk, not yet indexed
+    (root / "renamed.md").write_text("# A, renamed\n")
+    msg = ov("read", "renamed.md", "-o", "json", cwd=root).json["error"]["message"]
+    assert "new since the last `ov index`" in msg, msg
+    assert "new since" not in ov("read", "none.md", "-o", "json", cwd=root).json["error"]["message"]
