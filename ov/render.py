@@ -199,7 +199,9 @@ def status_text(rep) -> str:
         f"background:      {_worker_text(rep.background)}",
         f"change journal:  {_journal_text(rep.journal)}",
         f"stale files:     {rep.stale_files} changed, {rep.missing_files} missing on disk, "
-        f"{rep.new_files} new (not indexed)"
+        f"{rep.new_files} " + ("new (not indexed)" if (rep.coverage or {}).get("keywords_complete", True)
+                               else "not read yet by the first build"
+                               + (", which the background worker goes on with" if rep.background else ""))
         + (f", {rep.excluded_files} now left out (ignored or over the size cap)" if rep.excluded_files else ""),
         f"model:           {rep.model or '-'}",
         f"schema version:  {rep.schema_version}",
