@@ -340,6 +340,31 @@ def _scope_warnings(store: Store, root: Path, f) -> list[str]:
     return out
 
 
+def _worker_eta(store: Store) -> str:
+    """How far the background worker is, for a message: ", reading files first",
+    ", writing grep's rows first", or ", about 4 min left" (its rate so far); "" when it
+    does not say. The first `ov find` on the kernel said only "try again", for 10 minutes."""
+    from ov.indexer import worker_state  # noqa: PLC0415
+
+    st = worker_state(store.path) or {}
+    phase, eta = st.get("phase"), st.get("eta_s")
+    if phase in ("scan", "grams"):
+        return ", reading the tree's files first"
+    if phase == "trigram":
+        return ", writing grep's rows first"
+    if phase == "embed" and eta is not None:
+        return f", about {_duration(float(eta))} left"
+    return ""
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def _first_vectors(store: Store, cov: dict) -> None:
     """A semantic search on an index with no vector yet: the first ones a background
     worker commits are waited for, a few seconds at most (a small tree's first `ov find`
@@ -358,7 +383,8 @@ def _first_vectors(store: Store, cov: dict) -> None:
                       "`ov index` to finish them in the foreground") if cov["background"] else
                      ("an indexer running now", "; `ov status` shows the coverage); try again"))
         raise OvError("index_busy", f"semantic search has no vectors to read yet: {who} is adding "
-                      f"them ({cov['pending']} rows{then}", field="search_type")
+                      f"them ({cov['pending']} rows{_worker_eta(store) if cov['background'] else ''}{then}",
+                      field="search_type")
     if cov["pending"]:
         raise OvError("unsupported", "this index has no vectors yet; run `ov index` to add them",
                       field="search_type")

@@ -606,3 +606,25 @@ def test_a_search_that_starts_the_worker_again_says_so(tree):
     _wait_worker(_db(root))
     r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
     assert r.code == 0 and "background worker" not in r.err, r.err  # nothing left to do: no word
+
+
+@pytest.mark.parametrize("state, said", [
+    ({"phase": "scan"}, ", reading the tree's files first"),
+    ({"phase": "trigram", "eta_s": 30}, ", writing grep's rows first"),
+    ({"phase": "embed", "eta_s": 42.4}, ", about 42 s left"),
+    ({"phase": "embed", "eta_s": 600}, ", about 10 min left"),
+    ({"phase": "embed", "eta_s": 6362}, ", about 1.8 h left"),
+    ({"phase": "embed", "eta_s": None}, ""),
+    (None, ""),
+])
+def test_a_find_with_no_vector_yet_says_how_far_the_worker_is(monkeypatch, state, said):
+    """The first `ov find` on the kernel said "try again" for 10 minutes, with no idea how
+    long to wait (review of the kernel): the error now says what the worker is doing."""
+    from ov import engine, indexer
+
+    monkeypatch.setattr(indexer, "worker_state", lambda db: state)
+
+    class S:
+        path = Path("/nowhere/.ov/index.db")
+
+    assert engine._worker_eta(S()) == said
