@@ -562,8 +562,7 @@ def test_a_hit_without_its_vector_yet_scores_as_keywords_alone_in_the_hybrid(tre
     from ov.indexer import embed_phase, index_tree
     from ov.model import IndexReport
 
-    files = {f"notes/n{i:02d}.md": f"# Note {i}\n\nHow does the harbour {i} work, and how does it pick boats?\n"
-             for i in range(40)}
+    files = {f"notes/n{i:02d}.md": f"# Note {i}\n\nThe harbour {i} has the next ferry at noon.\n" for i in range(40)}
     files["kernel/sched.c"] = ("/* The scheduler picks the next task from the run queues of every processor, "
                                "weighing each one's share of the time it has had so far. */\n"
                                + "".join(f"static int helper_{i}(int x) {{ return x + {i}; }}\n" for i in range(60)))
