@@ -256,12 +256,13 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[C
     Each file keeps the chunk of its larger branch term. With one branch only, each file
     scores by that branch's own scale. `tree`: the index's size and the query's terms.
 
-    `unread`: chunk ids still waiting for a vector. A file the semantic branch did not find
-    because its hit has no vector yet (a background worker is adding them, for hours on a
-    big tree) scores its keywords-only probability, as if only the keyword branch had run:
-    fused with a cosine of 0, the kernel's `fair.c` fell out of the first 50 for "how does
-    the scheduler pick the next task" at 0.5 % of the vectors, under files the worker had
-    embedded first. Scores are probabilities, so the two kinds of hit rank on one scale."""
+    `unread`: chunk ids still waiting for a vector. A file whose keyword hit has no vector
+    yet (a background worker is adding them, for hours on a big tree) scores at least its
+    keywords-only probability: the semantic branch could not weigh that hit. Fused with a
+    cosine of 0 (or with its abstract's alone), the kernel's `fair.c` fell out of the first
+    50 for "how does the scheduler pick the next task" at 0.5 % of the vectors, under files
+    the worker had embedded first. Scores are probabilities, so the two kinds of hit rank
+    on one scale."""
     if len(lists) == 1:  # one branch ran: its own scale (rank.keyword_score, semantic_score)
         (only,) = lists.values()
         return sort_cands(Cand(c.chunk_id, c.path, branch_score(n, c.branches[n]["raw"], c.path, tree),
@@ -281,12 +282,6 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[C
     for path, got in parts.items():
         lead = max(got, key=lambda g: (g[0], -g[1].chunk_id))[1]
         sc = scale_for(path)
-        if unread and len(got) == 1 and got[0][2] == "keywords" and got[0][1].chunk_id in unread:
-            c = got[0][1]
-            f = Cand(c.chunk_id, path, keyword_score(c.branches["keywords"]["raw"], path, tree))
-            f.branches["keywords"] = {**c.branches["keywords"], "rank": got[0][3]}
-            fused.append(f)
-            continue
         p = _prob(sc.hybrid, sum(g[0] for g in got), tree.ln_files_read)
         for _, c, name, _ in got:  # what one branch alone judges likely relevant stays so
             raw = c.branches[name]["raw"]
@@ -297,7 +292,8 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[C
                 p = max(p, pf) if pf >= FIND_FLOOR else p
             else:
                 pk = keyword_score(raw, path, tree)
-                p = max(p, pk) if pk >= KEYWORD_FLOOR else p
+                # a hit the model has not read yet: the semantic branch could not weigh it
+                p = max(p, pk) if pk >= KEYWORD_FLOOR or c.chunk_id in unread else p
         f = Cand(lead.chunk_id, path, p)
         for _, c, name, rank in got:
             f.branches[name] = {**c.branches.get(name, {}), "rank": rank}
