@@ -196,7 +196,7 @@ def status_text(rep) -> str:
         f"that get one (passages, abstracts), {rep.embedded_coverage:.0%} have it (overview rows, and "
         "minified or data files' rows, never get a vector)",
         f"vector rows:     {_coverage_text(rep)}",
-        f"background:      {_worker_text(rep.background)}",
+        f"background:      {_worker_text(rep.background, rep.new_files)}",
         f"change journal:  {_journal_text(rep.journal)}",
         f"stale files:     {rep.stale_files} changed, {rep.missing_files} missing on disk, "
         f"{rep.new_files} " + ("new (not indexed)" if (rep.coverage or {}).get("keywords_complete", True)
@@ -247,16 +247,23 @@ def _coverage_text(rep) -> str:
     return text
 
 
-def _worker_text(w: dict | None) -> str:
+def _worker_text(w: dict | None, unread: int = 0) -> str:
+    """The worker's line: phase, progress, rate, ETA. Its scan of the tree has no total of
+    its own; `unread`, the files status's walk found the index still lacks, is what is left
+    of it (the scan said only "scan, 1111/s" on the kernel)."""
     if not w:
         return "-"
     text = f"pid {w['pid']}, {w.get('phase')}"
     if w.get("total"):
         text += f" {w.get('done', 0)}/{w['total']}"
+    elif w.get("phase") == "scan" and unread:
+        text += f", {unread} files to go"
     if w.get("rate"):
         text += f", {w['rate']:.0f}/s"
     if w.get("eta_s") is not None:
         text += f", eta {w['eta_s']:.0f}s"
+    elif w.get("phase") == "scan" and unread and w.get("rate"):
+        text += f", eta {unread / w['rate']:.0f}s"
     return text + " (`ov index --stop` stops it)"
 
 

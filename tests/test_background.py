@@ -627,3 +627,16 @@ def test_a_find_with_no_vector_yet_says_how_far_the_worker_is(monkeypatch, state
         path = Path("/nowhere/.ov/index.db")
 
     assert engine._worker_eta(S()) == said
+
+
+def test_status_gives_the_workers_scan_what_is_left():
+    """The worker's scan of the tree has no total of its own: `ov status` said only "scan,
+    1111/s" on the kernel, where the README promises progress and an ETA. The files its
+    own walk finds the index lacks are what is left of it."""
+    from ov.render import _worker_text
+
+    scan = {"pid": 7, "phase": "scan", "done": 4000, "total": 0, "rate": 600.0, "eta_s": None}
+    assert _worker_text(scan, 38_639) == "pid 7, scan, 38639 files to go, 600/s, eta 64s (`ov index --stop` stops it)"
+    assert _worker_text(scan, 0) == "pid 7, scan, 600/s (`ov index --stop` stops it)"
+    embed = {"pid": 7, "phase": "embed", "done": 10, "total": 100, "rate": 6.0, "eta_s": 15}
+    assert _worker_text(embed, 5) == "pid 7, embed 10/100, 6/s, eta 15s (`ov index --stop` stops it)"
