@@ -952,12 +952,20 @@ def _pool():
     os.environ["PYTHONSAFEPATH"] = "1"
     try:
         _quiet_resource_tracker()
-        return ctx.Pool(jobs)
+        return ctx.Pool(jobs, initializer=_pool_worker_start)
     finally:
         if saved is None:
             del os.environ["PYTHONSAFEPATH"]
         else:
             os.environ["PYTHONSAFEPATH"] = saved
+
+
+def _pool_worker_start() -> None:
+    """A pool process leaves Ctrl-C to the command: the terminal sends SIGINT to the whole
+    process group, and each busy pool process printed the head of its KeyboardInterrupt
+    traceback (`Process ForkServerPoolWorker-2:`) above `ov: interrupted`. The command
+    ends the pool itself (`pool.terminate()`, SIGTERM)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _quiet_resource_tracker() -> None:

@@ -640,3 +640,33 @@ def test_status_gives_the_workers_scan_what_is_left():
     assert _worker_text(scan, 0) == "pid 7, scan, 600/s (`ov index --stop` stops it)"
     embed = {"pid": 7, "phase": "embed", "done": 10, "total": 100, "rate": 6.0, "eta_s": 15}
     assert _worker_text(embed, 5) == "pid 7, embed 10/100, 6/s, eta 15s (`ov index --stop` stops it)"
+
+
+def test_ctrl_c_during_a_first_build_prints_no_pool_traceback(tree):
+    """The terminal sends SIGINT to the whole process group: each busy pool process that
+    read files for the first build printed the head of its traceback (`Process
+    ForkServerPoolWorker-2:`) above `ov: interrupted` (review of the kernel). The pool's
+    processes leave Ctrl-C to the command, which ends them."""
+    root = tree({f"d{i % 20}/f{i}.txt": f"line {i} of a file about harbours and boats\n" * 40 for i in range(3000)})
+    env = {**os.environ, "OV_INDEX_JOBS": "2", "OV_EMBEDDER": "hash"}
+    env.pop("OV_DEBUG", None)
+    p = subprocess.Popen([sys.executable, "-m", "ov", "search", "harbour boats"], cwd=root, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+    def group() -> list[str]:
+        return subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
+
+    deadline = time.monotonic() + 30
+    while len(group()) < 4 and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # the command, the forkserver and two pool processes
+    time.sleep(0.5)  # the pool at work
+    assert p.poll() is None, "the first build ended before it could be interrupted"
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (p.returncode, err)
+    assert "ForkServerPoolWorker" not in err and "Traceback" not in err, err
+    assert err.rstrip().endswith("ov: interrupted"), err
+    deadline = time.monotonic() + 10
+    while group() and time.monotonic() < deadline:  # the forkserver goes when the command has
+        time.sleep(0.1)
+    assert group() == []
