@@ -357,14 +357,17 @@ class Index:
         store = _open_store(db_path, readonly)
         if auto_index and not readonly:
             from ov.indexer import worker_state  # noqa: PLC0415
-            from ov.worker import resume  # noqa: PLC0415
+            from ov.worker import last_failure, resume  # noqa: PLC0415
 
             running = worker_state(db_path) is not None
+            failed = None if running else last_failure(db_path)
             pid = resume(store)  # a worker stopped or killed before it finished is started again
             if pid is not None and not running:  # said, as at first use: one stopped to free the
-                # CPU would otherwise run again for hours unseen
-                notice(f"started a background worker (pid {pid}) to finish the index's vectors; "
-                       "`ov status` shows progress, `ov index --stop` stops it")
+                # CPU would otherwise run again for hours unseen; one that failed, with why
+                notice((f"the last background worker ended on an error ({failed}; .ov/worker.log); "
+                        f"started another (pid {pid})" if failed else
+                        f"started a background worker (pid {pid}) to finish the index's vectors")
+                       + "; `ov status` shows progress, `ov index --stop` stops it")
         ix = cls(store, root, embedder)
         ix.readonly_asked = asked_readonly
         if readonly and found is not None and not writable(found[0]):

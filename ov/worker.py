@@ -98,9 +98,11 @@ def _finish_small(db_path: Path, report: IndexReport, progress: Progress | None,
     store = Store.open(db_path)
     try:
         waiting = store.coverage()
-        if waiting[1] - waiting[0] > FIRST_INLINE_ROWS:
+        if waiting[1] - waiting[0] > FIRST_INLINE_ROWS or stop():
             return False
-        trigram_phase(store, progress)
+        trigram_phase(store, progress, stop)
+        if stop():  # the budget is spent: no model load for nothing (the worker loads it)
+            return False
         embed_phase(store, report, progress, None, stop)
         emb, total = store.coverage()
         return emb == total and store.trigrams_complete()
@@ -220,6 +222,19 @@ def resume(store: Store) -> int | None:
     return spawn(store.path)
 
 
+def failed_file(db_path: Path) -> Path:
+    """Where a worker that ended on an error leaves why (removed by one that ends well)."""
+    return Path(db_path).parent / "worker.failed"
+
+
+def last_failure(db_path: Path) -> str | None:
+    """Why the last worker ended on an error, or None."""
+    try:
+        return str(json.loads(failed_file(db_path).read_text())["message"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _open_log(path: Path) -> int | None:
     """The worker's stderr: appended, owner-only, never through a symlink."""
     try:
@@ -314,10 +329,15 @@ def run(db_path: Path) -> int:
         orphaned = _Orphaned(db_path)
         state = _State(db_path, orphaned)
         complete_index(db_path, progress=state, stop=lambda: bool(stopping) or orphaned(), locked=True)
+        try:
+            failed_file(db_path).unlink()
+        except OSError:
+            pass
     except OvError as e:
         if e.code == "index_busy" and state is None:
             return 0  # another worker or `ov index` has the index
         print(f"ov worker: {db_path}: {e.message}", file=sys.stderr)
+        _write_json(failed_file(db_path), {"pid": os.getpid(), "at": time.time(), "message": e.message})
         return 2
     finally:
         if state is not None:

@@ -131,7 +131,7 @@ def test_a_first_search_leaves_more_rows_than_it_embeds_itself_to_the_worker(tre
         assert emb == total > 0
 
 
-def test_a_first_searchs_own_embedding_stops_at_its_deadline_and_the_worker_finishes(tree):
+def test_a_first_searchs_own_embedding_stops_at_its_deadline_and_the_worker_finishes(tree, monkeypatch):
     """The first search's own embedding stops at its budget's end (heard every EMBED_STEP
     texts) with what it did committed; the rest is the worker's."""
     from ov import worker
@@ -145,11 +145,19 @@ def test_a_first_searchs_own_embedding_stops_at_its_deadline_and_the_worker_fini
         emb, total = s.coverage()
     assert emb == 0 and EMBED_STEP < total <= worker.FIRST_INLINE_ROWS  # the case under test
     report = IndexReport(root=str(root))
-    asked = []
+    from ov import embed
 
-    def stop() -> bool:  # the budget ends after the phase has begun
-        asked.append(1)
-        return len(asked) > 1
+    ran = []
+
+    class Counting(embed.HashEmbedder):
+        def embed(self, texts):
+            ran.append(len(texts))
+            return super().embed(texts)
+
+    monkeypatch.setattr(embed, "load_embedder", lambda *a, **k: Counting())
+
+    def stop() -> bool:  # the budget ends once the model has run
+        return bool(ran)
 
     with IndexLock(db):
         assert worker._finish_small(db, report, None, stop) is False
@@ -670,3 +678,36 @@ def test_ctrl_c_during_a_first_build_prints_no_pool_traceback(tree):
     while group() and time.monotonic() < deadline:  # the forkserver goes when the command has
         time.sleep(0.1)
     assert group() == []
+
+
+def test_a_first_search_past_its_budget_loads_no_model_for_nothing(tree, monkeypatch):
+    """`_finish_small` with its budget already spent loaded the model (a second or more) and
+    embedded nothing; the worker then loaded it again (review of this change)."""
+    from ov import embed, worker
+    from ov.indexer import IndexLock, index_tree
+    from ov.model import IndexReport
+
+    root = tree(_many(3))
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))
+
+    def no_load(*a, **k):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(embed, "load_embedder", no_load)
+    with IndexLock(_db(root)):
+        assert worker._finish_small(_db(root), IndexReport(root=str(root)), None, lambda: True) is False
+
+
+def test_a_search_that_restarts_a_failed_worker_says_why(tree):
+    """A worker that cannot run (a model file that is not one) died at once, and each search
+    then said only "started a background worker": now it gives the last one's error."""
+    from ov.indexer import index_tree
+    from ov.worker import failed_file
+
+    root = tree(_many(40))
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))
+    failed_file(_db(root)).write_text('{"pid": 1, "at": 0, "message": "cannot load model x.onnx"}')
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
+    assert r.code == 0 and "ended on an error (cannot load model x.onnx" in r.err, r.err
+    _wait_worker(_db(root))
+    assert not failed_file(_db(root)).exists()  # a worker that ends well takes the reason away

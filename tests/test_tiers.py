@@ -515,3 +515,11 @@ def test_a_notes_abstract_carries_its_title():
     assert abstract(fm, "sync.md") == "Weekly sync — We move the billing service."
     # a paragraph that starts with its title says it once
     assert abstract("# Dune\n\nDune is a novel by Frank Herbert.\n", "dune.md") == "Dune is a novel by Frank Herbert."
+
+
+def test_a_generated_file_of_many_definitions_names_the_first_public_ones():
+    """A generated file of thousands of functions: the names read stop at the cap of public
+    ones (a list lookup per name made a 30,000-function file take seconds)."""
+    text = "".join(f"def _p{i}():\n    pass\n" for i in range(5)) + "".join(f"def f{i}():\n    pass\n" for i in range(30_000))
+    a = abstract(text, "gen.py")
+    assert a.startswith("Defines f0(), f1(), f2()") and "_p0" not in a, a
