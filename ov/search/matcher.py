@@ -663,9 +663,7 @@ def _deadline_error(p: Pattern) -> OvError:
 
 def spans(p: Pattern, text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of every match in `text`, in order, with per-line semantics."""
-    deadline = None if p.bounded else time.monotonic() + p.timeout
-    if deadline is not None and p.deadline is not None:
-        deadline = min(deadline, p.deadline)
+    deadline = _search_deadline(p)
     try:
         if p.multiline:
             for m in p.rx.finditer(text, timeout=_left(deadline)):
@@ -676,6 +674,15 @@ def spans(p: Pattern, text: str) -> Iterator[tuple[int, int]]:
             yield from _whole_spans(p, text, deadline)
     except TimeoutError:
         raise _deadline_error(p) from None
+
+
+def _search_deadline(p: Pattern) -> float | None:
+    """When one text's search must end: the pattern's timeout from now, or the command's
+    deadline if sooner; None for a pattern whose search cannot run away (`bounded`)."""
+    if p.bounded:
+        return None
+    deadline = time.monotonic() + p.timeout
+    return deadline if p.deadline is None else min(deadline, p.deadline)
 
 
 def _left(deadline: float | None) -> float | None:
@@ -802,9 +809,7 @@ def count_lines(p: Pattern, text: str, limit: int | None = None) -> tuple[int, b
     if p.multiline:
         lines, more = matched_lines(p, text, limit)
         return len(lines), more
-    deadline = None if p.bounded else time.monotonic() + p.timeout
-    if deadline is not None and p.deadline is not None:
-        deadline = min(deadline, p.deadline)
+    deadline = _search_deadline(p)
     n = len(text)
     phantom = n if n == 0 or text[-1] == "\n" else -1  # see matched_lines
     got = 0

@@ -47,6 +47,12 @@ from ov.store.text import FRONT_CHARS, front_of, fts_phrase, has_nospace, keywor
 # ---- filters --------------------------------------------------------------------------
 
 
+def front_block_sql(prefix: str = "") -> str:
+    """SQL: whether a level-2 `chunks` row is a markdown note's front matter block
+    (ov.indexer.front_block): its first passage, starting with `---`."""
+    return f"{prefix}start = 0 AND substr({prefix}text, 1, 3) = '---'"
+
+
 def left_out_sql(prefix: str = "c.") -> str:
     """SQL: whether a `chunks` row belongs to a file the default ranking leaves out (a
     NO_VECTOR file: minified, generated, lock, data). Rows that never get a vector in any
@@ -62,11 +68,10 @@ def left_out_sql(prefix: str = "c.") -> str:
     (a correlated one cost `fts_rows` half again); the front block's is a point read
     (idx_chunks_file_id_level_seq), asked only of NO_VECTOR first passages."""
     c = prefix
-    front = "start = 0 AND substr(text, 1, 3) = '---'"
     return (f"({c}embedded = {NO_VECTOR} AND CASE {c}level "
             f"WHEN 1 THEN {c}file_id IN (SELECT file_id FROM chunks WHERE level = 2 "
-            f"AND embedded = {NO_VECTOR} AND NOT ({front})) "
-            f"WHEN 2 THEN NOT ({c}{front.replace('substr(text', f'substr({c}text')} AND EXISTS (SELECT 1 FROM "
+            f"AND embedded = {NO_VECTOR} AND NOT ({front_block_sql()})) "
+            f"WHEN 2 THEN NOT ({front_block_sql(c)} AND EXISTS (SELECT 1 FROM "
             f"chunks x WHERE x.file_id = {c}file_id AND x.level = 2 AND x.seq = {c}seq + 1 "
             f"AND x.embedded >= 0)) ELSE 1 END)")
 
@@ -914,7 +919,7 @@ class Store(Database):
         if not ids:
             return {}
         rows = self.rows("SELECT id, file_id FROM chunks WHERE id IN (SELECT value FROM json_each(?)) "
-                         "AND level = 2 AND start = 0 AND substr(text, 1, 3) = '---'",
+                         f"AND level = 2 AND {front_block_sql()}",
                          (json.dumps(list(ids)),))
         lead = self.lead_passages(list({f for _, f in rows})) if rows else {}
         return {cid: lead[f] for cid, f in rows if lead.get(f, cid) != cid}
