@@ -24,6 +24,7 @@ or when the bitmap would not be much smaller than the file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 BITS_PER_GRAM = 16
@@ -71,13 +72,18 @@ def _mark(np, seen, buf: bytes, n: int) -> None:
         seen[v & 0xFFFFFF] = True
 
 
-def literal_grams(literals: Sequence[str]) -> list[int]:
+def literal_grams(literals: Sequence[str], fold: bool = False) -> list[int | tuple[int, ...]]:
     """The hashed trigrams (key * MULT mod 2^32) of the literals' UTF-8 bytes: every file
     holding a match holds them all. A literal says nothing when it holds U+FFFD (it stands
     for any invalid byte of the file), a newline (a binary file named explicitly is
     searched with its NULs read as newlines) or a lone surrogate (no UTF-8 form); one
-    under three bytes has no trigram. Past MAX_GRAMS, an evenly spread share."""
-    keys: dict[int, None] = {}
+    under three bytes has no trigram. Past MAX_GRAMS, an evenly spread share.
+
+    `fold` (grep's `-i`): each trigram is the tuple of its case variants' hashes, a file
+    holding any one of which may match. Only ASCII pieces are asked, cut at i, k and s
+    too: `-i` pairs those with letters outside ASCII (İ and ı, the Kelvin sign, the long
+    s), whose bytes are not the ASCII letter's."""
+    keys: dict[int | tuple[int, ...], None] = {}
     for lit in literals:
         if "\ufffd" in lit or "\n" in lit:
             continue
@@ -85,23 +91,41 @@ def literal_grams(literals: Sequence[str]) -> list[int]:
             b = lit.encode("utf-8")
         except UnicodeEncodeError:
             continue
-        for i in range(len(b) - 2):
-            keys[b[i] | b[i + 1] << 8 | b[i + 2] << 16] = None
+        if not fold:
+            for i in range(len(b) - 2):
+                keys[b[i] | b[i + 1] << 8 | b[i + 2] << 16] = None
+            continue
+        for piece in _FOLD_CUT.split(b):
+            for i in range(len(piece) - 2):
+                keys[tuple(sorted({x | y << 8 | z << 16 for x in _cases(piece[i]) for y in _cases(piece[i + 1])
+                                   for z in _cases(piece[i + 2])}))] = None
     got = list(keys)
     if len(got) > MAX_GRAMS:
         got = [got[i * len(got) // MAX_GRAMS] for i in range(MAX_GRAMS)]
-    return [(key * MULT) & 0xFFFFFFFF for key in got]
+    return [tuple((k * MULT) & 0xFFFFFFFF for k in key) if isinstance(key, tuple) else (key * MULT) & 0xFFFFFFFF
+            for key in got]
 
 
-def lacks(bits: bytes, grams: Sequence[int]) -> bool:
-    """Whether the file of bitmap `bits` cannot hold one of `grams` (`literal_grams`). A
-    bitmap not of the layout (no power of two) rules nothing out."""
+# where `literal_grams` cuts a literal under `fold`: bytes not ASCII, and the letters `-i`
+# pairs with non-ASCII ones
+_FOLD_CUT = re.compile(rb"[\x80-\xff]+|[iIkKsS]+")
+
+
+def _cases(c: int) -> tuple[int, ...]:
+    """An ASCII byte and its other case, if it is a letter."""
+    return (c, c ^ 0x20) if 0x41 <= c & ~0x20 <= 0x5A else (c,)
+
+
+def lacks(bits: bytes, grams: Sequence[int | tuple[int, ...]]) -> bool:
+    """Whether the file of bitmap `bits` cannot hold one of `grams` (`literal_grams`: a
+    hash, or a tuple of which any one will do). A bitmap not of the layout (no power of
+    two) rules nothing out."""
     size = len(bits) << 3
     if size < 8 or size & (size - 1):
         return False
     shift = 33 - size.bit_length()  # 32 - k
     for g in grams:
-        i = g >> shift
-        if not bits[i >> 3] >> (i & 7) & 1:
+        if not any(bits[i >> 3] >> (i & 7) & 1 for i in ((a >> shift for a in g) if isinstance(g, tuple)
+                                                          else (g >> shift,))):
             return True
     return False

@@ -96,10 +96,16 @@ def test_a_bitmap_rules_out_what_the_bytes_lack():
     assert grams.lacks(bits, grams.literal_grams(["lane_enable_bits"]))
     assert grams.lacks(bits, grams.literal_grams(["fghij", "zzz"]))  # every literal
     assert grams.lacks(b"\0" * 3, grams.literal_grams(["zzz"])) is False  # not the layout
+    assert not grams.lacks(bits, grams.literal_grams(["56789 ABC", "EfGh"], fold=True))
+    assert grams.lacks(bits, grams.literal_grams(["ABCDEFX"], fold=True))
 
 
 def test_what_grep_asks_of_a_bitmap_is_the_literals_utf8_bytes():
     assert grams.literal_grams(["ab", ""]) == []  # no trigram
+    # -i: each trigram's case variants; pieces cut at i, k, s and at bytes past ASCII
+    (got,) = grams.literal_grams(["a_B"], fold=True)
+    assert sorted(got) == sorted((k * grams.MULT) & 0xFFFFFFFF for k in (0x425F61, 0x625F61, 0x425F41, 0x625F41))
+    assert grams.literal_grams(["xxsxxkxxüxx", "ii"], fold=True) == []
     assert grams.literal_grams(["a\ufffdb", "x\ny", "\ud800ab"]) == []  # say nothing
     assert len(grams.literal_grams(["über"])) == 3  # 5 bytes: c3 bc 62 65 72
     assert len(grams.literal_grams(["x" * 5000 + "".join(map(chr, range(0x4e00, 0x5000)))])) == grams.MAX_GRAMS
@@ -127,9 +133,12 @@ def test_a_big_file_is_read_only_when_it_may_hold_the_literals(tree, monkeypatch
     assert _grep(root, opened, "lane_[a-z]+ über")[1] == ["regs/big.h", "regs/other.h"]
     assert _grep(root, opened, "日本語 #define")[0] != []  # a non-ASCII literal, by its UTF-8 bytes
     assert _grep(root, opened, "mmREG_BASE", fixed=True)[0] != []
-    # no byte-level answer: case folded, or no literal of three bytes
-    assert _grep(root, opened, "RARE_IN_BIG_Q", ignore_case=True)[1] == ["regs/big.h", "regs/other.h", "small.c"]
+    # case folded: each trigram in any of its cases (`RAR`... of `RARE_`; cut at i, k, s)
+    assert _grep(root, opened, "RARE_IN_BIG_Q", ignore_case=True) == ([("regs/big.h", 401)], ["regs/big.h"])
+    assert _grep(root, opened, "MMreg_BAse", ignore_case=True)[1] == ["regs/big.h", "regs/other.h"]
+    # no byte-level answer: no literal of three bytes, or none outside i, k, s under -i
     assert _grep(root, opened, "q$")[1] == ["regs/big.h", "regs/other.h", "small.c"]
+    assert _grep(root, opened, "skiks", ignore_case=True)[1] == ["regs/big.h", "regs/other.h", "small.c"]
 
 
 def test_a_big_file_changed_after_indexing_is_read(tree, monkeypatch):

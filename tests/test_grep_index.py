@@ -130,6 +130,30 @@ def test_a_fresh_index_reads_only_candidates_and_changed_files(ov, tree, monkeyp
     assert sorted(opened) == ["d0/new.txt", "d1/hit.txt", "d2/f2.txt"]
 
 
+def test_grep_i_reads_only_candidates_and_misses_no_case_pair(ov, tree, monkeypatch):
+    """`-i` uses the trigram prefilter too (it read every file before): the same answer
+    as without the index, the letters `-i` pairs outside ASCII included (Kelvin sign,
+    long s, dotted and dotless i), and only candidates and changed files are opened."""
+    from ov.search import files as fsearch
+
+    files = {f"d{i % 3}/f{i}.txt": f"plain text {i}\nnothing to see\n" for i in range(30)}
+    files.update({"k.c": "\u212aASAN_POISON(x)\n", "s.txt": "Po\u017fition\n",
+                  "i1.txt": "\u0130NIT_TABLE\n", "i2.txt": "M\u0131XED_CASE\n",
+                  "plain.txt": "kasan_poison position init_table mixed_case\n"})
+    root = tree(files)
+    patterns = [["-i", "kasan_poison"], ["-i", "POSITION"], ["-i", "init_table"], ["-i", "mixed_case"],
+                ["-i", "-F", "kasan_POISON(x)"], ["-i", r"kasan_\w+\("], ["-S", "init_table"]]
+    before = {tuple(a): _matches(ov, root, a) for a in patterns}
+    assert ov("index", "--no-embed", ".", cwd=root).code == 0
+    for a in patterns:
+        assert _matches(ov, root, a) == before[tuple(a)] == _matches(ov, root, ["--no-index", *a]), a
+    assert {p for p, _, _ in before[("-i", "init_table")]} == {"i1.txt", "plain.txt"}
+    opened = spy_reads(monkeypatch, root)
+    res = fsearch.grep("KASAN_poison", cwd=root, node_limit=1000, ignore_case=True)
+    assert [m.path for m in res.matches] == ["k.c", "plain.txt"]
+    assert sorted(opened) == ["k.c", "plain.txt"]
+
+
 def test_an_index_grep_cannot_read_is_said_and_every_file_read(ov, tree):
     """An index from an older ov (or a damaged one) gives grep no prefilter: the answer is
     the same, and a warning says why the run read every file (not a silent slowdown)."""

@@ -56,6 +56,37 @@ def test_every_file_holding_a_literal_is_a_candidate(tree):
         assert s.trigram_files([long_lit]) == {"long.txt"}
 
 
+FOLDED = {
+    "kelvin.c": "\u212aASAN_POISON here\n",  # KELVIN SIGN: `-i` pairs it with k
+    "longs.txt": "the po\u017fition of it\n",  # LONG S: `-i` pairs it with s
+    "dotted.txt": "\u0130NIT_TABLE\n",  # I WITH DOT ABOVE: `-i` pairs it with i
+    "dotless.txt": "M\u0131XED_CASE\n",  # DOTLESS I: `-i` pairs it with I
+    "plain.txt": "Kasan_Poison Position init_table mixed_case\n",
+    "other.txt": "nothing of the kind\n",
+}
+
+
+def test_folded_literals_keep_every_file_grep_i_matches(tree):
+    """Under grep's `-i` the table's folding must not miss a file `-i` matches: the Kelvin
+    sign and the long s fold to k and s in the table too, the dotted and dotless i do not,
+    so a literal is asked in pieces cut at i / I (and at anything not ASCII)."""
+    import regex
+
+    root = tree(FOLDED)
+    index_tree(root, opts=IndexOptions(embed=False))
+    with Store.open(_db(root), readonly=True) as s:
+        for lit in ("kasan_poison", "position", "init_table", "mixed_case", "KASAN", "MIXED_CASE"):
+            rx = regex.compile(regex.escape(lit), regex.IGNORECASE | regex.V0)
+            holding = {p for p, t in FOLDED.items() if rx.search(t)}
+            got = s.trigram_files([lit], fold=True)
+            assert got is not None and holding <= got, lit
+            assert "other.txt" not in got, lit  # it still rules files out
+        assert s.trigram_files(["kasan_poison"], fold=True) == {"kelvin.c", "plain.txt"}
+        assert s.trigram_files(["iii", "éé"], fold=True) is None  # no ASCII piece of 3: read all
+        # case-sensitive, the dotted I's file is no candidate for `init`'s trigrams
+        assert "dotted.txt" not in (s.trigram_files(["init_table"]) or set())
+
+
 def test_trigram_doc_keeps_every_run_whole():
     text = "alpha beta\n\n  gamma" + "q" * 10 + "\nalpha\n"
     g, a2 = text.index("gamma"), text.rindex("alpha")

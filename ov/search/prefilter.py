@@ -59,14 +59,14 @@ def index_candidates(root: Path, notice: Callable[[str], None] | None = None) ->
         return None
 
     def hook(literals: list[str], ignore_case: bool):
-        if ignore_case or not literals:
+        if not literals:
             return None
         from ov.journal import ask  # noqa: PLC0415
 
         # asked before the index is read: what was not touched by then has its row there
         changes = ask(db, root)
         try:
-            return _read_prefilter(db, literals, changes)
+            return _read_prefilter(db, literals, changes, ignore_case)
         except OvError as e:
             # a busy or broken index must not break grep: read every file
             if notice is not None:
@@ -76,19 +76,21 @@ def index_candidates(root: Path, notice: Callable[[str], None] | None = None) ->
     return hook
 
 
-def _read_prefilter(db: Path, literals: list[str], changes: Changes | None) -> Prefilter | None:
-    """The index's word on `literals`, every part of it from one state of the index (the
-    state is checked unchanged around the reads, tried again when a commit came between):
-    candidates from one state and file states from a later one would skip a file indexed
-    in between. None past a few tries (an index written all the while: read every file)."""
+def _read_prefilter(db: Path, literals: list[str], changes: Changes | None,
+                    fold: bool = False) -> Prefilter | None:
+    """The index's word on `literals` (`fold`: in any case, grep's `-i`), every part of it
+    from one state of the index (the state is checked unchanged around the reads, tried
+    again when a commit came between): candidates from one state and file states from a
+    later one would skip a file indexed in between. None past a few tries (an index
+    written all the while: read every file)."""
     from ov.grams import literal_grams  # noqa: PLC0415
     from ov.store import Store  # noqa: PLC0415
 
-    wanted = literal_grams(literals)
+    wanted = literal_grams(literals, fold)
     for _ in range(3):
         sig = _db_signature(db)
         with Store.open(db, readonly=True) as st:
-            cands = st.trigram_files(literals, within_s=TRIGRAM_BUDGET_S)
+            cands = st.trigram_files(literals, within_s=TRIGRAM_BUDGET_S, fold=fold)
             if cands is None:
                 return None
             big_out = _big_files_ruled_out(st.big_file_grams() if wanted else [], wanted)
@@ -102,7 +104,7 @@ def _read_prefilter(db: Path, literals: list[str], changes: Changes | None) -> P
     return None
 
 
-def _big_files_ruled_out(big: list, wanted: list[int]) -> dict[str, tuple[int, int, int, int]]:
+def _big_files_ruled_out(big: list, wanted: list) -> dict[str, tuple[int, int, int, int]]:
     """The files `ov index` skipped for their size (`Store.big_file_grams`) whose trigram
     bitmaps lack one of `wanted` (ov.grams), with the (size, mtime_ns, ctime_ns, inode)
     they were read at: in `Prefilter.fresh` and not among its candidates, such a file is

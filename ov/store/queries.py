@@ -30,6 +30,7 @@ bytes and never imports the embedder.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -1024,7 +1025,8 @@ class Store(Database):
         self.conn.execute("UPDATE files SET tags = ? WHERE id = ?",
                           (json.dumps(tags, ensure_ascii=False, sort_keys=True), file_id))
 
-    def trigram_files(self, literals: Sequence[str], within_s: float | None = None) -> set[str] | None:
+    def trigram_files(self, literals: Sequence[str], within_s: float | None = None,
+                      fold: bool = False) -> set[str] | None:
         """Paths of the files whose text may contain every literal; None when no literal
         says anything, or when the query runs past `within_s` seconds of wall time (then
         every file must be read).
@@ -1034,8 +1036,17 @@ class Store(Database):
         one of those: a file qualifies when its row holds every trigram of every run of
         three or more characters (case folded, as the table folds them). At most
         MAX_GRAMS trigrams are asked, spread over each run: fewer only let more files in.
+
+        `fold` (grep's `-i`): the literals match in any case. The table folds case, but
+        not as grep does everywhere: `-i` pairs `i` with `İ` and `I` with `ı`, which the
+        table keeps apart, and a non-ASCII letter's pairs differ between Unicode's tables
+        and SQLite's. So each run is cut at those characters and only the ASCII pieces
+        are asked; `k` and `s`, which `-i` pairs with the Kelvin sign and the long s, are
+        safe: the table folds those two to `k` and `s` (tests/test_index_trigrams.py).
         """
         runs = sorted({r for lit in literals for r in lit.split() if len(r) >= 3})
+        if fold:
+            runs = sorted({p for r in runs for p in _FOLD_CUT.split(r) if len(p) >= 3})
         if not runs or not self.trigrams_complete():  # rows still being written: read every file
             return None
         grams: dict[str, None] = {}
@@ -1165,6 +1176,8 @@ def _under(prefix: str) -> tuple[str, str, int, str]:
 
 
 MAX_GRAMS = 32  # trigrams of a literal run that grep's prefilter asks for (Store.trigram_files)
+# where `Store.trigram_files` cuts a run under `-i`: what is not ASCII, and i / I
+_FOLD_CUT = re.compile(r"[^\x00-\x7f]+|[iI]+")
 TOP_OVERFETCH = 4  # FTS5 rows ranked per wanted chunk before the level check
 
 
