@@ -850,8 +850,8 @@ def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> 
 # tick). File contents are not the cache's business: callers that need them stat files.
 # The kernel tree (78,255 files, 5,106 folders): the walk cost ~2 s at load ~12, the
 # cached listing ~0.2 s (see docs/BENCHMARKS.md).
-CACHE_VERSION = 8  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude; 7: no .gitignore across an inner repository;
-# 8: .rgignore
+CACHE_VERSION = 9  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude; 7: no .gitignore across an inner repository;
+# 8: .rgignore; 9: the names each folder left out (grep's -g overrides)
 RACY_NS = 2_000_000_000
 _FILE, _DIR, _LINK = 0, 1, 2
 # a listing with more changed folders than this is walked afresh (and written anew)
@@ -887,7 +887,8 @@ def _stamp(s: os.stat_result, t0: int) -> tuple[int, int] | None:
 def _list_folder(path: str, rel: str, depth: int, lv: tuple[Level, ...], hidden_ok: bool,
                  no_ignore: bool, warn: Callable[[str], None]):
     """What `_walk` (without `follow`) keeps of one folder: (names, kinds, ignore file
-    names present, levels for its subfolders); None when the folder cannot be read."""
+    names present, levels for its subfolders, the names the ignore files and the hidden-name
+    rule left out); None when the folder cannot be read."""
     try:
         entries = _scan(path)
     except OSError as e:
@@ -902,17 +903,20 @@ def _list_folder(path: str, rel: str, depth: int, lv: tuple[Level, ...], hidden_
     checks = _checks(lv, rel)
     names: list[str] = []
     kinds: list[int] = []
+    dropped: list[str] = []
     for e in entries:
         name = e.name
         if name in ALWAYS_SKIPPED:
             continue
         if not checks and name[0] == "." and not hidden_ok:
+            dropped.append(name)
             continue
         try:
             is_link = e.is_symlink()
             is_dir = False if is_link else e.is_dir(follow_symlinks=False)
             verdict = _decide(checks, name, is_dir) if checks else None
             if verdict or (name[0] == "." and not hidden_ok and verdict is not False):
+                dropped.append(name)
                 continue
             if is_link:
                 kind = _LINK
@@ -927,7 +931,7 @@ def _list_folder(path: str, rel: str, depth: int, lv: tuple[Level, ...], hidden_
             continue
         names.append(name)
         kinds.append(kind)
-    return names, kinds, ign, lv
+    return names, kinds, ign, lv, tuple(dropped)
 
 
 def _levels_above(root_abs: str, rel: str, opts: WalkOptions, warn,
@@ -966,11 +970,11 @@ def _build_listing(root_abs: str, opts: WalkOptions, warn) -> dict:
         got = _list_folder(path, rel, depth, lv, opts.hidden, opts.no_ignore, warn)
         if got is None:
             continue
-        names, kinds, present, sub_lv = got
+        names, kinds, present, sub_lv, dropped = got
         for n in present:
             p = os.path.join(path, _watched(n))
             ign[p] = _ignore_state(p)
-        dirs[rel] = (_stamp(st, t0), names, kinds, present)
+        dirs[rel] = (_stamp(st, t0), names, kinds, present, dropped)
         for name, kind in zip(reversed(names), reversed(kinds)):
             if kind == _DIR:
                 stack.append((f"{rel}/{name}" if rel else name, os.path.join(path, name),
@@ -1046,14 +1050,15 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
                                opts.no_ignore, warn)
             if got is None:
                 raise _Stale()
-            names, kinds, present, _ = got
+            names, kinds, present, _, dropped = got
             if rec is not None and present != rec[3]:
                 raise _Stale()  # an ignore file came or went: decisions below may move
             for n in present:
                 p = os.path.join(path, _watched(n))
                 listing["ign"][p] = _ignore_state(p)
-            rec = (_stamp(s, t0), names, kinds, present)
-            if rec[:3] != dirs.get(rel, (None,))[:3]:
+            old = rec
+            rec = (_stamp(s, t0), names, kinds, present, dropped)
+            if old is None or rec[:3] != old[:3] or dropped != old[4]:
                 listing["changed"] = True
             dirs[rel] = rec
         names, kinds = rec[1], rec[2]
@@ -1148,9 +1153,26 @@ def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path |
     if rel0.startswith("..") or os.path.isabs(rel0):
         return None
     got = _current_listing(root_abs, opts, cache_dir, rel0, warn, None)
-    if got is None:
+    if got is None or _overridden(got[0]["dirs"], rel0, opts.override):
         return None
     return _flatten(got[0]["dirs"], root_abs, rel0, opts.max_depth, on_skip or _noop)
+
+
+def _overridden(dirs: dict, rel0: str, override: Callable[[str], bool] | None) -> bool:
+    """Whether grep's `-g` overrides (`WalkOptions.override`) keep a name that a listed
+    folder at or below `rel0` left out: then the walk, which asks the override of each
+    such name, differs from the listing, and the tree is walked afresh. Otherwise the
+    listing is the walk's answer, the globs filtering it as they filter a walk (`-g
+    '*.c'` in the kernel: no ignored or hidden name ends in `.c`)."""
+    if override is None:
+        return False
+    inner = rel0 + "/" if rel0 else ""
+    for rel, rec in dirs.items():
+        if rel == rel0 or not rel0 or rel.startswith(inner):
+            prefix = rel + "/" if rel else ""
+            if any(override(prefix + n) for n in rec[4]):
+                return True
+    return False
 
 
 def _current_listing(root_abs: str, opts: WalkOptions, cache_dir: Path, rel0: str, warn,
@@ -1248,7 +1270,9 @@ def listed(root: Path, opts: WalkOptions, cache_dir: Path, *, changes=None,
         return None
     root_abs = os.path.abspath(os.fspath(root))
     got = _current_listing(root_abs, opts, cache_dir, "", on_warning or _noop, changes)
-    return None if got is None else Listed(got[0]["dirs"], root_abs, got[1])
+    if got is None or _overridden(got[0]["dirs"], "", opts.override):
+        return None
+    return Listed(got[0]["dirs"], root_abs, got[1])
 
 
 def _flatten(dirs: dict, root_abs: str, rel0: str, max_depth: int | None,

@@ -154,6 +154,31 @@ def test_grep_i_reads_only_candidates_and_misses_no_case_pair(ov, tree, monkeypa
     assert sorted(opened) == ["k.c", "plain.txt"]
 
 
+def test_g_globs_with_an_index_answer_as_without_and_use_the_listing(ov, tree, monkeypatch):
+    """`-g` with an index: the same answer as `--no-index` (a glob keeps an ignored or a
+    hidden file it names, as rg's overrides do), and the walk listing serves a glob that
+    keeps no left-out name (it walked afresh for every `-g` before)."""
+    from ov import walk
+    from ov.search import files as fsearch
+    from ov.search import scope
+
+    root = tree({".gitignore": "*.log\nbuild/\n", "a.c": "needle\n", "b.log": "needle\n",
+                 "sub/c.c": "needle\n", "sub/.gitignore": "gen.c\n", "sub/gen.c": "needle\n",
+                 "build/o.c": "needle\n", ".hidden/e.c": "needle\n", "x.txt": "needle\n"})
+    assert ov("index", "--no-embed", ".", cwd=root).code == 0
+    for globs in (["*.c"], ["*.txt"], ["!*.c"], ["*.log"], ["build"], [".hidden"], ["sub/**"], ["*.c", "!sub"]):
+        args = [a for g in globs for a in ("-g", g)] + ["needle"]
+        assert _matches(ov, root, args) == _matches(ov, root, ["--no-index", *args]), globs
+    assert [p for p, _, _ in _matches(ov, root, ["-g", "*.c", "needle"])] == ["a.c", "sub/c.c", "sub/gen.c"]
+    walks = []
+    real = walk.walk_paths
+    monkeypatch.setattr(scope, "walk_paths", lambda *a, **k: walks.append(1) or real(*a, **k))
+    got = fsearch.grep("needle", cwd=root, globs=["*.txt"], node_limit=100)
+    assert [m.path for m in got.matches] == ["x.txt"] and walks == []
+    got = fsearch.grep("needle", cwd=root, globs=["*.c"], node_limit=100)
+    assert [m.path for m in got.matches] == ["a.c", "sub/c.c", "sub/gen.c"] and walks == [1]
+
+
 def test_an_index_grep_cannot_read_is_said_and_every_file_read(ov, tree):
     """An index from an older ov (or a damaged one) gives grep no prefilter: the answer is
     the same, and a warning says why the run read every file (not a silent slowdown)."""

@@ -492,6 +492,35 @@ def test_listing_cache_answers_as_the_walk_after_each_change(tmp_path):
     assert _listing(root, hidden=True) == _walked(root, hidden=True)  # its own listing
 
 
+def test_listing_cache_answers_under_g_overrides_unless_they_keep_a_left_out_name(tmp_path):
+    """grep's `-g` include globs keep what the ignore files and the hidden rule leave out
+    (rg's overrides). The listing records the names each folder left out: an override
+    that keeps none of them is answered from the listing (the globs then filter it as
+    they filter a walk); one that keeps one of them is walked afresh."""
+    from ov.search.globs import PathFilter
+
+    root = make_tree(tmp_path, {".gitignore": "*.log\nbuild/\n", "a.c": "", "b.log": "", "x.txt": "",
+                                "sub/c.c": "", "sub/.gitignore": "gen.c\n", "sub/gen.c": "",
+                                "build/o.c": "", ".hidden/e.c": "", ".cfg": ""})
+    old = time.time() - 60
+    for d in ("", "sub", "build", ".hidden"):
+        os.utime(root / d, (old, old))
+
+    def both(*globs):
+        pf = PathFilter(globs)
+        over = pf.overrides if pf.has_include else None
+        return (_listing(root, override=over), [p for p in _walked(root, override=over) if pf(p)])
+
+    listed, walked = both("*.txt")  # no left-out name ends in .txt: the listing answers
+    assert listed is not None and [p for p in listed if PathFilter(["*.txt"])(p)] == walked == ["x.txt"]
+    assert both("*.c") == (None, ["a.c", "sub/c.c", "sub/gen.c"])  # gen.c is ignored: walked
+    assert both("*.log")[0] is None and both("*.log")[1] == ["b.log"]
+    assert both(".hidden") == (None, [".hidden/e.c"])  # a hidden folder named by a glob is entered
+    assert both("build") == (None, ["build/o.c"])  # and an ignored one
+    (root / "sub" / "more.log").write_text("")  # a new left-out name is recorded too
+    assert both("sub/*.log")[0] is None and both("sub/*.log")[1] == ["sub/more.log"]
+
+
 def test_listing_cache_is_not_fooled_by_a_change_in_the_same_tick(tmp_path):
     root = make_tree(tmp_path, {"a.txt": ""})
     assert _listing(root) == ["a.txt"]

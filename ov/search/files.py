@@ -163,8 +163,9 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
                 named: frozenset[str] = frozenset()) -> Iterator[tuple[str, str]]:
     """(relative, absolute) paths of the files a grep reads, in walk order. A file named
     on the command line (`named`) is searched whatever -g and -t say, as rg searches it."""
-    # the listing cache holds what the ignore files keep: an override walks afresh
-    cache_dir = listing_dir(root) if use_listing and opts.override is None else None
+    # the listing cache holds what the ignore files keep, and the names they left out: an
+    # override that keeps one of those walks afresh (ov.walk.cached_walk)
+    cache_dir = listing_dir(root) if use_listing else None
     if may_hold is None:  # size and mtime serve the index prefilter only
         files = file_paths(root, rels, opts, st, cache_dir)
     elif isinstance(may_hold, Prefilter):
