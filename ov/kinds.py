@@ -68,6 +68,8 @@ TYPES: dict[str, tuple[str, ...]] = {
     "c": ("*.c", "*.h", "*.H", "*.cats"),
     "cpp": ("*.C", "*.cc", "*.cpp", "*.cxx", "*.c++", "*.h", "*.hh", "*.hpp", "*.hxx",
             "*.h++", "*.inl", "*.ipp"),
+    # rg's own `h`: headers alone (a `.h` file is stored as `c`, its first type above)
+    "h": ("*.h", "*.hpp"),
     "java": ("*.java", "*.jsp", "*.properties"),
     "kotlin": ("*.kt", "*.kts"),
     "scala": ("*.scala", "*.sbt"),

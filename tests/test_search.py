@@ -469,3 +469,19 @@ def test_an_empty_index_says_why_it_may_be_empty(tmp_path):
     r = run_inprocess("search", "hello", "-o", "json", cwd=home / "proj", env={"OV_EMBEDDER": "hash", "OV_BACKGROUND": "0"})
     assert r.code == 1 and r.json["result"]["hits"] == [], r.out
     assert any(w.startswith("the index holds no file") and str(home) in w for w in r.json["result"]["warnings"]), r.out
+
+
+def test_t_h_is_rgs_headers_in_grep_and_search(ov, tree):
+    """`-t h` is ripgrep's type (`*.h`, `*.hpp`), not the `c` type a `.h` file is stored
+    under: a `.c` file holding the word is not among the hits of either command."""
+    root = build(tree, {"inc/list.h": "struct list_head { int alloc_count; };\n",
+                        "src/list.c": "int alloc_count = 0; /* list alloc */\n",
+                        "src/vec.hpp": "class Vec { int alloc_count; };\n",
+                        "notes.md": "# alloc\n\nalloc_count notes\n"})
+    r = ov("grep", "-t", "h", "alloc_count", "-o", "json", cwd=root)
+    assert sorted(m["path"] for m in r.json["result"]["matches"]) == ["inc/list.h", "src/vec.hpp"]
+    for stype in ("keywords", "hybrid"):
+        r = ov("search", "alloc_count", "-t", "h", "--search-type", stype, "-o", "json", cwd=root)
+        assert sorted(h["path"] for h in r.json["result"]["hits"]) == ["inc/list.h", "src/vec.hpp"], stype
+    r = ov("search", "alloc_count", "-t", "c", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert sorted(h["path"] for h in r.json["result"]["hits"]) == ["inc/list.h", "src/list.c"]
