@@ -81,6 +81,8 @@ TYPES: dict[str, tuple[str, ...]] = {
     "perl": ("*.pl", "*.pm", "*.t"),
     "sh": ("*.sh", "*.bash", "*.zsh", "*.ksh", ".bashrc", ".bash_profile", ".zshrc",
            ".profile"),
+    "zsh": ("*.zsh", ".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc", "zlogin", "zlogout",
+            "zprofile", "zshenv", "zshrc"),
     "fish": ("*.fish",),
     "ps": ("*.ps1", "*.psm1", "*.psd1"),
     "r": ("*.R", "*.r", "*.Rmd", "*.Rnw"),
@@ -101,6 +103,8 @@ TYPES: dict[str, tuple[str, ...]] = {
     "vue": ("*.vue",),
     "html": ("*.htm", "*.html", "*.ejs"),
     "css": ("*.css", "*.scss", "*.sass", "*.less"),
+    "less": ("*.less",),  # rg's names for a part of a type above: their files alone
+    "sass": ("*.sass", "*.scss"),
     "xml": ("*.xml", "*.xml.dist", "*.dtd", "*.xsl", "*.xslt", "*.xsd", "*.xjb", "*.rng",
             "*.sch", "*.xhtml"),
     "json": ("*.json", "composer.lock", "*.sarif"),

@@ -485,3 +485,14 @@ def test_t_h_is_rgs_headers_in_grep_and_search(ov, tree):
         assert sorted(h["path"] for h in r.json["result"]["hits"]) == ["inc/list.h", "src/vec.hpp"], stype
     r = ov("search", "alloc_count", "-t", "c", "--search-type", "keywords", "-o", "json", cwd=root)
     assert sorted(h["path"] for h in r.json["result"]["hits"]) == ["inc/list.h", "src/list.c"]
+
+
+@pytest.mark.parametrize("name,inside,outside", [("h", "a.hpp", "a.c"), ("less", "a.less", "a.css"),
+                                                 ("sass", "a.scss", "a.less"), ("zsh", ".zshrc", "a.sh")])
+def test_rgs_narrower_type_names_select_their_files_alone(name, inside, outside):
+    """rg's names for a part of a wider type (`h` of `c`, `less` and `sass` of `css`, `zsh`
+    of `sh`) select that part, as in rg, not the wider type an extension would name."""
+    from ov.kinds import type_matcher
+
+    keep = type_matcher([name])
+    assert keep(f"d/{inside}") and not keep(f"d/{outside}")
