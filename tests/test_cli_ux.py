@@ -108,6 +108,15 @@ def test_an_unknown_option_hints_at_double_dash(ov, tmp_path):
     assert r.code == 2 and "--" not in r.err.split("-x", 1)[1]
 
 
+def test_an_unknown_option_suggests_only_close_spellings(ov, tmp_path):
+    """Click offered `--tags` for `--bogus` and `--help` beside `--threshold`."""
+    r = ov("grep", "--bogus", "foo", cwd=tmp_path)
+    assert r.code == 2 and "No such option: --bogus (`ov grep --help`" in r.err and "--tags" not in r.err
+    r = ov("search", "--thresold", "0.5", "foo", cwd=tmp_path)
+    assert r.code == 2 and "No such option: --thresold (did you mean --threshold?)" in r.err
+    assert "--help," not in r.err
+
+
 def test_a_query_after_double_dash_is_searched(ov, root):
     r = ov("search", "--search-type", "keywords", "--", "-widget", cwd=root)
     assert r.code == 0

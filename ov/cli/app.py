@@ -674,6 +674,18 @@ def _known_option(e: BaseException, argv: list[str]) -> str | None:
     return opt.lstrip("-").replace("-", "_") if opt.startswith("--") else None
 
 
+def _unknown_option(e: BaseException) -> str | None:
+    """An unknown option's message, suggesting only close spellings: click's own cutoff
+    offered `--tags` for `--bogus`, and `--help` beside `--threshold` for `--thresold`."""
+    if type(e).__name__ != "NoSuchOption":
+        return None
+    import difflib  # noqa: PLC0415
+
+    name = getattr(e, "option_name", "") or ""
+    near = difflib.get_close_matches(name, sorted(getattr(e, "possibilities", None) or ()), n=3, cutoff=0.75)
+    return f"No such option: {name}" + (f" (did you mean {' or '.join(near)}?)" if near else "")
+
+
 def _dash_hint(e: BaseException, argv: list[str]) -> str:
     """For an unknown option, how to pass a query or pattern that starts with `-`."""
     name = getattr(e, "option_name", None)
@@ -698,7 +710,8 @@ def typer_main(argv: list[str]) -> int:
             # click and ripgrep answer a command line that names nothing to do)
             sys.stderr.write(e.format_message().rstrip("\n") + "\n")
             return EXIT_ERROR
-        msg = e.format_message().replace("\n", " ").strip() + _dash_hint(e, argv)
+        msg = _unknown_option(e) or e.format_message().replace("\n", " ").strip()
+        msg += _dash_hint(e, argv)
         report(Out("json" if _wants_json(argv) else "text"), OvError("invalid_argument", msg,
                                                                      field=_usage_field(e, argv)))
         return EXIT_ERROR
