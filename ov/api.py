@@ -242,14 +242,19 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
         rep, pid = first(root, Path(db) if db else db_path_for(root.resolve()), opts,
                          progress=bar, warn=warn)
         if pid is not None:
-            notice(f"vectors are being added in the background (pid {pid}); "
-                   "`ov status` shows progress, `ov index --stop` stops it")
+            started.append(pid)
         return rep
 
+    started: list[int] = []
     if progress is not None and hasattr(progress, "__enter__"):
         with progress as bar:
-            return run(bar)
-    return run(progress)
+            rep = run(bar)
+    else:
+        rep = run(progress)
+    for pid in started:  # once the bar is gone: a terminal's live line took it in before
+        notice(f"vectors are being added in the background (pid {pid}); "
+               "`ov status` shows progress, `ov index --stop` stops it")
+    return rep
 
 
 def summary(r) -> str:

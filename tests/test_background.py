@@ -131,6 +131,29 @@ def test_a_first_search_leaves_more_rows_than_it_embeds_itself_to_the_worker(tre
         assert emb == total > 0
 
 
+def test_the_worker_notice_comes_after_the_progress_bar_is_gone(tree, monkeypatch):
+    """On a terminal the bar's live line took in the "vectors are being added in the
+    background" notice; it is now given once the bar has closed."""
+    from ov import api
+
+    root = tree(_many(3))
+    monkeypatch.setenv("OV_FIRST_INLINE_ROWS", "2")
+    events: list[str] = []
+
+    class Bar:
+        def __enter__(self):
+            events.append("bar")
+            return lambda *a: None
+
+        def __exit__(self, *exc):
+            events.append("bar closed")
+
+    api.index(root, first_use=True, progress=Bar(), notice=events.append)
+    assert events[:2] == ["bar", "bar closed"] and len(events) == 3, events
+    assert events[2].startswith("vectors are being added in the background (pid")
+    _wait_worker(_db(root))
+
+
 def test_a_first_searchs_own_embedding_stops_at_its_deadline_and_the_worker_finishes(tree, monkeypatch):
     """The first search's own embedding stops at its budget's end (heard every EMBED_STEP
     texts) with what it did committed; the rest is the worker's."""
