@@ -723,11 +723,13 @@ def test_counting_lines_visits_a_line_once_and_counts_as_the_matches_do():
 
     rnd = random.Random(7)
     pats = [r"^", r"$", r"^$", "e", r"a\s*b", r"\s+", "foo|bar", r"(?<=x)y", r"a(?=b)", r"\bab\b", "[a-c]+",
-            r"x\n?y", r"^\s*$", "b$", r"\Z", r"(a)\1", ".", "a.*?c", "[^a]b", r"\d+", "ab", " \n", r"\s*"]
+            r"x\n?y", r"^\s*$", "b$", r"\Z", r"(a)\1", ".", "a.*?c", "[^a]b", r"\d+", "ab", " \n", r"\s*",
+            "E", "b e", "ks", "é"]
     flags = ({}, {"ignore_case": True}, {"word": True}, {"line": True}, {"fixed": True}, {"multiline": True})
     checked = 0
     for _ in range(300):
-        text = "".join(rnd.choice("abcxy \n\n\t e123AB") for _ in range(rnd.randint(0, 60)))
+        # with letters that -i pairs outside ASCII (Kelvin sign, long s) and accented ones
+        text = "".join(rnd.choice("abcxy \n\n\t e123ABEÉéksK\u212a\u017f") for _ in range(rnd.randint(0, 60)))
         for pat in pats:
             for kw in flags:
                 try:
