@@ -176,6 +176,32 @@ def test_status_counts_files_the_index_lacks(ov, tree):
     assert (res["stale_files"], res["missing_files"], res["new_files"]) == (0, 0, 0)
 
 
+def test_status_reads_each_walked_files_state_from_the_walk(ov, tree, monkeypatch):
+    """`ov status` takes an indexed file's state from its walk's stat, opening only the
+    files the walk did not meet (gone, ignored now): the same counts, 2.2 s less on the
+    kernel. An edit in place with the mtime put back still counts (the ctime moves)."""
+    import os
+
+    from ov import read
+
+    files = {f"d/f{i}.txt": f"text {i}\n" for i in range(12)}
+    root = tree({**files, ".gitignore": "", "gone.txt": "x\n", "later.log": "y\n"})
+    index_json(ov, root, "--no-embed")
+    p = root / "d/f3.txt"
+    st = p.stat()
+    with open(p, "r+") as fh:
+        fh.write("TEXT")
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    (root / "gone.txt").unlink()
+    (root / ".gitignore").write_text("*.log\n")
+    opened = []
+    real = read.stat_under
+    monkeypatch.setattr(read, "stat_under", lambda r, rel: opened.append(rel) or real(r, rel))
+    res = ov("status", "-o", "json", cwd=root).json["result"]
+    assert (res["stale_files"], res["missing_files"], res["excluded_files"]) == (1, 1, 1), res
+    assert sorted(opened) == ["gone.txt", "later.log"]
+
+
 def test_status_json_has_the_worker_and_journal_lines(ov, tree):
     # the text shows `background: -` and `change journal: none`; JSON says so with nulls
     root = tree({"a.md": "# A\n\nalpha\n"})
