@@ -79,10 +79,11 @@ def literal_grams(literals: Sequence[str], fold: bool = False) -> list[int | tup
     searched with its NULs read as newlines) or a lone surrogate (no UTF-8 form); one
     under three bytes has no trigram. Past MAX_GRAMS, an evenly spread share.
 
-    `fold` (grep's `-i`): each trigram is the tuple of its case variants' hashes, a file
-    holding any one of which may match. Only ASCII pieces are asked, cut at i, k and s
-    too: `-i` pairs those with letters outside ASCII (İ and ı, the Kelvin sign, the long
-    s), whose bytes are not the ASCII letter's."""
+    `fold` (grep's `-i`): each trigram is the tuple of the hashes it may take in the file,
+    a file holding any one of which may match: for each three characters of the literal
+    in a row, the first three bytes of each spelling `-i` matches (`_SPELLINGS`: the
+    letter in either case, and the letters outside ASCII `-i` pairs with i, k and s). The
+    literal is cut at characters outside ASCII, whose case pairs are not listed here."""
     keys: dict[int | tuple[int, ...], None] = {}
     for lit in literals:
         if "\ufffd" in lit or "\n" in lit:
@@ -95,10 +96,11 @@ def literal_grams(literals: Sequence[str], fold: bool = False) -> list[int | tup
             for i in range(len(b) - 2):
                 keys[b[i] | b[i + 1] << 8 | b[i + 2] << 16] = None
             continue
-        for piece in _FOLD_CUT.split(b):
-            for i in range(len(piece) - 2):
-                keys[tuple(sorted({x | y << 8 | z << 16 for x in _cases(piece[i]) for y in _cases(piece[i + 1])
-                                   for z in _cases(piece[i + 2])}))] = None
+        for piece in _NOT_ASCII.split(lit):
+            ways = [_spellings(c) for c in piece]
+            for i in range(len(ways) - 2):
+                keys[tuple(sorted({int.from_bytes((x + y + z)[:3], "little") for x in ways[i]
+                                   for y in ways[i + 1] for z in ways[i + 2]}))] = None
     got = list(keys)
     if len(got) > MAX_GRAMS:
         got = [got[i * len(got) // MAX_GRAMS] for i in range(MAX_GRAMS)]
@@ -106,14 +108,17 @@ def literal_grams(literals: Sequence[str], fold: bool = False) -> list[int | tup
             for key in got]
 
 
-# where `literal_grams` cuts a literal under `fold`: bytes not ASCII, and the letters `-i`
-# pairs with non-ASCII ones
-_FOLD_CUT = re.compile(rb"[\x80-\xff]+|[iIkKsS]+")
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
+# What `-i` matches beside an ASCII letter's two cases (the `regex` module's simple case
+# folding, checked over every code point in tests/test_grep_big_files.py): `i` also takes
+# İ, `I` also ı (both are listed for either), `k` the Kelvin sign, `s` the long s.
+_SPELLINGS = {"i": "İı", "k": "\u212a", "s": "ſ"}
 
 
-def _cases(c: int) -> tuple[int, ...]:
-    """An ASCII byte and its other case, if it is a letter."""
-    return (c, c ^ 0x20) if 0x41 <= c & ~0x20 <= 0x5A else (c,)
+def _spellings(c: str) -> tuple[bytes, ...]:
+    """The UTF-8 forms of what `-i` matches for the ASCII character `c`."""
+    low = c.lower()
+    return tuple(x.encode() for x in dict.fromkeys((c, low, c.upper(), *_SPELLINGS.get(low, ""))))
 
 
 def lacks(bits: bytes, grams: Sequence[int | tuple[int, ...]]) -> bool:

@@ -105,7 +105,22 @@ def test_what_grep_asks_of_a_bitmap_is_the_literals_utf8_bytes():
     # -i: each trigram's case variants; pieces cut at i, k, s and at bytes past ASCII
     (got,) = grams.literal_grams(["a_B"], fold=True)
     assert sorted(got) == sorted((k * grams.MULT) & 0xFFFFFFFF for k in (0x425F61, 0x625F61, 0x425F41, 0x625F41))
-    assert grams.literal_grams(["xxsxxkxxüxx", "ii"], fold=True) == []
+    assert grams.literal_grams(["üxü", "ab"], fold=True) == []  # cut at what is not ASCII
+    (k_as,) = grams.literal_grams(["kas"], fold=True)  # the Kelvin sign's three bytes among them
+    assert (0xAA84E2 * grams.MULT) & 0xFFFFFFFF in k_as and len(k_as) == 2 * 2 * 3 + 1
+
+
+def test_the_spellings_of_i_k_s_are_every_letter_grep_i_pairs_outside_ascii():
+    """`grams._SPELLINGS` lists every character outside ASCII that `-i` (the `regex`
+    module's simple folding, as `ov grep` compiles it) matches for an ASCII letter."""
+    import string
+
+    import regex
+
+    every = "".join(chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c < 0xE000)
+    for a in string.ascii_letters:
+        got = {m.group() for m in regex.finditer(regex.escape(a), every, regex.IGNORECASE | regex.V0)}
+        assert got <= set(grams._SPELLINGS.get(a.lower(), "")), a
     assert grams.literal_grams(["a\ufffdb", "x\ny", "\ud800ab"]) == []  # say nothing
     assert len(grams.literal_grams(["über"])) == 3  # 5 bytes: c3 bc 62 65 72
     assert len(grams.literal_grams(["x" * 5000 + "".join(map(chr, range(0x4e00, 0x5000)))])) == grams.MAX_GRAMS
@@ -139,6 +154,15 @@ def test_a_big_file_is_read_only_when_it_may_hold_the_literals(tree, monkeypatch
     # no byte-level answer: no literal of three bytes, or none outside i, k, s under -i
     assert _grep(root, opened, "q$")[1] == ["regs/big.h", "regs/other.h", "small.c"]
     assert _grep(root, opened, "skiks", ignore_case=True)[1] == ["regs/big.h", "regs/other.h", "small.c"]
+
+
+def test_grep_i_reads_a_big_file_that_spells_the_literal_outside_ascii(tree, monkeypatch):
+    """A big file writing `kelvin` with the Kelvin sign and a long s matches `-i KELVIN`:
+    its bitmap is asked each spelling's bytes, so it is read, and the others are not."""
+    root = _indexed(tree, {"k.h": _big_text(9, "\u212aEL\u017fIN_BIG\n"), "o.h": _big_text(10)})
+    opened = _spy(monkeypatch, root)
+    assert _grep(root, opened, "kelsin_big", ignore_case=True) == ([("k.h", 401)], ["k.h"])
+    assert _grep(root, opened, "KELSIN_BIG") == ([], [])
 
 
 def test_a_big_file_changed_after_indexing_is_read(tree, monkeypatch):
