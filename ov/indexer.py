@@ -305,21 +305,32 @@ def lock_held(db_path: Path) -> bool:
     return False
 
 
-def _is_worker(pid: int) -> bool:
-    """Whether `pid` is an ov worker (not a reused pid): its command line says so."""
+def _is_worker(pid: int, db_path: Path | None = None) -> bool:
+    """Whether `pid` is an ov worker (not a reused pid, nor one a cloned tree's planted
+    state file names): its command line says `ov.worker` and, given `db_path`, that index."""
+    if pid <= 1 or pid == os.getpid():
+        return False
+    want = None if db_path is None else os.fsencode(str(Path(db_path).resolve()))
     try:
-        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except FileNotFoundError:
         if Path("/proc/self").exists():
             return False
-        try:  # no /proc: alive is the most that can be known
-            os.kill(pid, 0)
-        except OSError:
-            return False
-        return True
+        cmd = _ps_command(pid)  # no /proc (macOS): ps gives the arguments joined by spaces
+        return cmd is not None and b"ov.worker" in cmd and (want is None or cmd.endswith(b" " + want))
     except OSError:
         return False
-    return b"ov.worker" in cmd
+    return b"ov.worker" in args and (want is None or want in args)
+
+
+def _ps_command(pid: int) -> bytes | None:
+    import subprocess  # noqa: PLC0415
+
+    try:
+        out = subprocess.run(["ps", "-o", "command=", "-p", str(pid)], capture_output=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
 
 
 def _alive(pid: int) -> bool:
@@ -338,15 +349,19 @@ def _alive(pid: int) -> bool:
 def worker_state(db_path: Path) -> dict | None:
     """The running background worker's state (pid, phase, done, total, rate, eta_s,
     started), or None when none runs. A state file left by a killed worker is ignored."""
+    from ov.walk import read_private  # noqa: PLC0415
+
     try:
-        state = json.loads(worker_file(db_path).read_text())
+        state = json.loads(read_private(worker_file(db_path), 1 << 16) or b"null")
         pid = int(state["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if state.get("phase") == "starting" and time.time() - float(state.get("started", 0)) < START_S:
-        # spawned a moment ago: it may not have its lock (or its name) yet
+    if not _is_worker(pid, db_path):  # a cloned tree's planted file may name any process
+        return None
+    if state.get("phase") == "starting" and 0 <= time.time() - float(state.get("started", 0)) < START_S:
+        # spawned a moment ago: it may not have its lock yet
         return state if _alive(pid) else None
-    if not lock_held(db_path) or not _is_worker(pid):
+    if not lock_held(db_path):
         return None
     return state
 
@@ -355,7 +370,7 @@ def stop_worker(db_path: Path) -> bool:
     """Ask a running background worker to stop (SIGTERM: it ends after its current batch,
     which is committed). Returns whether one was running."""
     state = worker_state(db_path)
-    if state is None:
+    if state is None or not _is_worker(int(state["pid"]), db_path):
         return False
     try:
         os.kill(int(state["pid"]), signal.SIGTERM)

@@ -358,7 +358,9 @@ def _code_abstract(text: str, path: str) -> str:
 
 _NAME_AFTER_KW_RE = re.compile(r"\b(class|struct|interface|enum|trait|type|mod|module|record|union|"
                                r"namespace|object|protocol|defmodule)\s+([\w$.:]+)")
-_NAME_BEFORE_PAREN_RE = re.compile(r"([A-Za-z_$~][\w$:~]*)\s*(?:<[^>()]*>)?\s*\(")
+# each name is tried from its first character only (the look-behind): tried from every
+# character of a long run of letters with no `(`, a 20 kB line took 27 s to index
+_NAME_BEFORE_PAREN_RE = re.compile(r"(?<![\w$:~])([A-Za-z_$~][\w$:~]*)\s*(?:<[^>()]*>)?\s*\(")
 _NAME_BOUND_RE = re.compile(r"\b(?:const|let|var|val)\s+([\w$]+)")
 _NOT_NAMES = frozenset("if for while switch catch return func function fn def sub proc async await "
                        "new typeof sizeof".split())
@@ -431,7 +433,9 @@ def _doc_above(lines: list[str], i: int) -> str:
     return _first_sentence(_comment_text(block[::-1]), 160)
 
 
-_SIG_TAIL_RE = re.compile(r"\s*(?:\{.*|:\s*$|=>\s*\{?\s*$|;\s*$)")
+# from the first space of a run only: one that fails there fails inside the run too, and
+# tried from each space of a long run the search was quadratic
+_SIG_TAIL_RE = re.compile(r"(?<!\s)\s*(?:\{.*|:\s*$|=>\s*\{?\s*$|;\s*$)")
 _CTRL = r"(?:if|for|while|switch|catch|return|else|do|case|new|throw|sizeof|elif|with|await)\b"
 
 _JS_PATTERNS = [
@@ -495,9 +499,13 @@ _COLUMN_0 = {"c": lambda ch: ch == "_" or ("A" <= ch <= "Z") or ("a" <= ch <= "z
              "go": lambda ch: ch in ("f", "t")}
 
 
+SIG_MAX_CHARS = 1000
+
+
 def _defn(line: str, ext: str) -> str | None:
     """The signature on `line` when it starts a definition in the language of `ext`."""
     lang = _EXT_LANG.get(ext)
+    line = line[:SIG_MAX_CHARS]  # a signature is short: what follows says nothing more
     if ext in (".py", ".pyi", ".pyw"):
         m = re.match(r"^\s*(?:async\s+def|def|class)\s+\w+", line)
         return line.strip().rstrip(":") if m else None

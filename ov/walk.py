@@ -1093,15 +1093,57 @@ def _load_listing(path: str, root_abs: str) -> dict | None:
         if hit is not None and hit[0] == sig:
             data = hit[1]
         else:
-            with open(path, "rb") as f:
-                data = marshal.loads(f.read())
+            raw = read_private(path)
+            if raw is None:
+                return None
+            data = marshal.loads(raw)
             _LOADED.clear()
             _LOADED[path] = (sig, data)
     except (OSError, ValueError, EOFError, TypeError):
         return None
-    if not isinstance(data, dict) or data.get("v") != CACHE_VERSION or data.get("root") != root_abs:
+    if (not isinstance(data, dict) or data.get("v") != CACHE_VERSION or data.get("root") != root_abs
+            or data.get("home") != _home(path) or not isinstance(data.get("dirs"), dict)
+            or not isinstance(data.get("ign"), dict)):
         return None
     return data
+
+
+def _home(path: str) -> tuple[int, int] | None:
+    """The (device, inode) of the folder a listing is kept in: written into the listing and
+    checked on load, so a listing committed in a cloned tree (whose folder is new on this
+    disk) is never read, only one this ov wrote there."""
+    try:
+        s = os.stat(os.path.dirname(path))
+    except OSError:
+        return None
+    return (s.st_dev, s.st_ino)
+
+
+def read_private(path: str | os.PathLike, max_bytes: int = 1 << 30) -> bytes | None:
+    """The bytes of one of ov's own files beside the index (a cache, the worker's state),
+    or None when it is missing, not a regular file (a fifo would block the read, a link
+    to /dev/zero would fill memory: a cloned tree can carry any `.ov/`), reached through
+    a link, or larger than `max_bytes`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+            return None
+        chunks, got = [], 0
+        while got <= max_bytes:
+            b = os.read(fd, min(1 << 24, max_bytes + 1 - got))
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+        return b"".join(chunks) if got <= max_bytes else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def write_private(path: str, data: bytes) -> bool:
@@ -1130,7 +1172,8 @@ def _save_listing(path: str, listing: dict) -> bool:
     """Write the listing beside the index, atomically; a failure only costs speed (False)."""
     import marshal  # noqa: PLC0415
 
-    return write_private(path, marshal.dumps({k: v for k, v in listing.items() if k != "changed"}))
+    return write_private(path, marshal.dumps({**{k: v for k, v in listing.items() if k != "changed"},
+                                              "home": _home(path)}))
 
 
 def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path | None = None,
@@ -1190,8 +1233,8 @@ def _current_listing(root_abs: str, opts: WalkOptions, cache_dir: Path, rel0: st
             if rel0 not in listing["dirs"]:
                 return None  # a folder the walk leaves out, named explicitly: walk it
             changed = _refresh(listing, root_abs, rel0, opts, warn, changes)
-        except _Stale:
-            listing = None
+        except (_Stale, KeyError, TypeError, ValueError, AttributeError, IndexError):
+            listing = None  # stale, or not of this shape (damaged): walked afresh
     if listing is None:
         listing = _build_listing(root_abs, opts, warn)
         if changes is not None:  # built after the journal's answer: true as of it

@@ -134,10 +134,10 @@ def test_a_first_search_leaves_more_rows_than_it_embeds_itself_to_the_worker(tre
 def test_the_worker_notice_comes_after_the_progress_bar_is_gone(tree, monkeypatch):
     """On a terminal the bar's live line took in the "vectors are being added in the
     background" notice; it is now given once the bar has closed."""
-    from ov import api
+    from ov import api, worker
 
     root = tree(_many(3))
-    monkeypatch.setenv("OV_FIRST_INLINE_ROWS", "2")
+    monkeypatch.setattr(worker, "FIRST_INLINE_ROWS", 2)  # more rows than that: a worker starts
     events: list[str] = []
 
     class Bar:

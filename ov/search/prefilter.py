@@ -21,7 +21,7 @@ from ov.config import WalkOptions
 from ov.errors import OvError
 from ov.paths import db_path_for, usable_index
 from ov.search.scope import Candidates, GrepStats
-from ov.walk import write_private
+from ov.walk import read_private, write_private
 
 if TYPE_CHECKING:
     from ov.journal import Changes
@@ -156,10 +156,12 @@ def _cached(path: Path, key):
     marshal), else None."""
     import marshal  # noqa: PLC0415
 
+    raw = read_private(path)
+    if raw is None:
+        return None
     try:
-        with open(path, "rb") as f:
-            got = marshal.loads(f.read())
-    except (OSError, ValueError, EOFError, TypeError):
+        got = marshal.loads(raw)
+    except (ValueError, EOFError, TypeError):
         return None
     if isinstance(got, tuple) and len(got) == 2 and got[0] == key:
         return got[1]

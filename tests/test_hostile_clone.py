@@ -1,0 +1,114 @@
+"""A cloned tree can carry any `.ov/` and any control file (a review of hostile clones):
+what ov reads of its own there must not let the tree signal the user's processes, hang a
+command, fill memory or run away with the CPU. Each command runs in a child process with
+a timeout, so a regression fails the test instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import make_tree
+
+ENV = {**os.environ, "OV_EMBEDDER": "hash", "OV_BACKGROUND": "0"}
+LIMIT_S = 20
+
+
+def ov(root: Path, *args: str, timeout: float = LIMIT_S) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ov", *args], cwd=root, env=ENV, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture
+def indexed(tmp_path) -> Path:
+    root = make_tree(tmp_path / "clone", {"a.txt": "hello world\n", "doc.md": "# Doc\n\nhello parsing.\n"})
+    assert ov(root, "index", "--no-embed", ".").returncode == 0
+    return root
+
+
+def _sleeper(group: bool = False) -> subprocess.Popen:
+    return subprocess.Popen(["sleep", "60"], start_new_session=group)
+
+
+def test_a_planted_worker_state_signals_no_process(indexed):
+    """`.ov/index.db.worker` naming another process (a pid, or a process group as a
+    negative pid), "starting" and dated in the future: `ov index` and `ov index --stop`
+    used to SIGTERM it. Only a process whose command line is this index's worker is."""
+    victim, group = _sleeper(), _sleeper(group=True)
+    try:
+        state = indexed / ".ov" / "index.db.worker"
+        for pid in (victim.pid, -group.pid):
+            state.write_text(json.dumps({"pid": pid, "phase": "starting", "started": 1e18}))
+            assert ov(indexed, "index", "--no-embed", ".").returncode == 0
+            assert ov(indexed, "index", "--stop").returncode in (0, 1)
+            r = ov(indexed, "status", "-o", "json")
+            assert r.returncode == 0 and json.loads(r.stdout)["result"]["background"] is None
+        time.sleep(0.2)
+        assert victim.poll() is None and group.poll() is None, "a planted pid was signalled"
+    finally:
+        for p in (victim, group):
+            p.kill()
+            p.wait()
+
+
+@pytest.mark.parametrize("name", ["index.db.worker", "worker.failed", "states.cache", "WALK"])
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_own_files_under_ov_that_are_fifos_or_dev_zero_are_ignored(indexed, name, kind):
+    """A fifo blocked the read of ov's own state and cache files; a link to /dev/zero
+    filled memory. They are read only as small regular files, never through a link."""
+    from ov.config import WalkOptions
+    from ov.walk import cache_name
+
+    path = indexed / ".ov" / (cache_name(WalkOptions(max_filesize=None)) if name == "WALK" else name)
+    path.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    for args in (("grep", "hello"), ("glob", "*.txt"), ("status",), ("search", "hello", "--search-type", "keywords")):
+        r = ov(indexed, *args)
+        assert r.returncode == 0, (args, r.stderr)
+        assert "internal" not in r.stderr and "MemoryError" not in r.stderr
+
+
+def test_a_planted_walk_listing_is_never_read(indexed):
+    """A listing of the right version and root (the clone's path can be guessed) naming
+    a file of the attacker's choosing, or malformed: neither is read (it was, and a
+    malformed one broke every grep with `internal`)."""
+    from ov.config import WalkOptions
+    from ov.walk import CACHE_VERSION, cache_name
+
+    path = indexed / ".ov" / cache_name(WalkOptions(max_filesize=None))
+    root = os.path.abspath(indexed)
+    for planted in ({"v": CACHE_VERSION, "root": root},
+                    {"v": CACHE_VERSION, "root": root, "ign": {}, "top": None,
+                     "dirs": {"": (None, ["a.txt", "../../etc/passwd"], [0, 0], (), ())}}):
+        path.unlink(missing_ok=True)
+        path.write_bytes(marshal.dumps(planted))
+        r = ov(indexed, "grep", "-l", "hello")
+        assert r.returncode == 0 and r.stdout.split() == ["a.txt", "doc.md"], r.stderr
+
+
+def test_definition_lines_of_any_length_are_outlined_in_linear_time(tmp_path):
+    """`def` and a 40,000-letter name took 115 s to index (a regex tried from every letter);
+    a line of spaces after a signature was quadratic too. Each is now one pass."""
+    from ov.tiers import _SIG_TAIL_RE, _defined_name
+
+    t0 = time.process_time()
+    assert _defined_name("def " + "a" * 200_000) == ""
+    assert _defined_name("int " + "b" * 200_000 + "(void)") == "b" * 200_000 + "()"
+    assert _SIG_TAIL_RE.sub("", "f(x)" + " " * 200_000 + "y") == "f(x)" + " " * 200_000 + "y"
+    assert time.process_time() - t0 < 5
+    root = make_tree(tmp_path / "t", {"x.rb": "def " + "a" * 40_000 + "\n  1\nend\n",
+                                      "y.js": ("function " + "b" * 5000 + " " * 9000 + "x\n") * 60})
+    r = ov(root, "index", "--no-embed", ".")
+    assert r.returncode == 0 and "2 added" in r.stderr, r.stderr
