@@ -99,6 +99,32 @@ def _collapse_stars(m: re.Match) -> str:
     return "**" if alone else "*"
 
 
+# Three `*` or more in one part of a path (`*a*a*a*b`) make pathspec's regex backtrack
+# polynomially in the name's length: a committed `.gitignore` of `*a*a*a*a*a*a*a*a*a*a*a*a*b`
+# and a file named with 40 `a`s hung every walk. Each `*` and the literal piece after it,
+# but the last, is matched lazily and then kept (an atomic group): a piece of fixed length
+# (letters, escapes, `?`) found at its leftmost place leaves the rest the most room, so
+# the answer is the same, and each part of the path is read once.
+_STAR_RX = r"\[\^/\]\*"
+_PIECE_RX = r"(?:\\.|\[\^/\](?!\*)|\[(?!\^)[^\]/\\]+\]|[^\\\[\]()*+?{}|^$/.])+"
+_STAR_RUN = re.compile(rf"(?:{_STAR_RX}{_PIECE_RX}){{2,}}(?={_STAR_RX})")
+_STAR_PIECE = re.compile(rf"{_STAR_RX}({_PIECE_RX})")
+
+
+def _defuse(src: str) -> str:
+    """pathspec's regex `src` with each run of three `[^/]*` or more in one part of the
+    path made linear (see above); other regexes unchanged."""
+    if src.count("[^/]*") < 3:
+        return src
+    return _STAR_RUN.sub(lambda m: _STAR_PIECE.sub(lambda p: f"(?>[^/]*?{p.group(1)})", m.group()), src)
+
+
+# Past this many `*` left as they are (in a run `_defuse` cannot read: a negated class
+# between them), a line is skipped, as git skips a malformed one: its regex could run for
+# hours on one name (README, "Ignore files").
+MAX_FREE_STARS = 3
+
+
 @lru_cache(maxsize=4096)
 def _compile_line(line: str) -> Rule | None:
     """One gitignore line as a rule matching only the entry itself, or None.
@@ -120,6 +146,9 @@ def _compile_line(line: str) -> Rule | None:
 
     src, include = GitIgnoreSpecPattern.pattern_to_regex(line)
     if include is None or src is None:
+        return None
+    src = _defuse(src)
+    if len(re.findall(r"\[\^/\]\*(?!\?)", src)) > MAX_FREE_STARS:
         return None
     if "(?P<ps_d>" in src:
         return (_Lazy(f"(?:{src})\\Z"), bool(include), True)

@@ -112,3 +112,55 @@ def test_definition_lines_of_any_length_are_outlined_in_linear_time(tmp_path):
                                       "y.js": ("function " + "b" * 5000 + " " * 9000 + "x\n") * 60})
     r = ov(root, "index", "--no-embed", ".")
     assert r.returncode == 0 and "2 added" in r.stderr, r.stderr
+
+
+def test_an_ignore_line_of_many_stars_does_not_hang_the_walk(tmp_path):
+    """A committed `.gitignore` of `*a*a*a*a*a*a*a*a*a*a*a*a*b` and a file named with 40
+    `a`s hung grep, glob, index and search (the regex backtracked for hours)."""
+    root = make_tree(tmp_path / "t", {".gitignore": "*a*a*a*a*a*a*a*a*a*a*a*a*b\n", "ok.txt": "needle\n",
+                                      "a" * 40: "needle\n", "a" * 20 + "b": "needle\n"})
+    r = ov(root, "grep", "-l", "needle")
+    assert r.returncode == 0 and r.stdout.split() == ["a" * 40, "ok.txt"], r.stderr
+    assert ov(root, "glob", "*").returncode == 0
+    assert ov(root, "index", "--no-embed", ".").returncode == 0
+
+
+@pytest.mark.parametrize("sql", [
+    "ALTER TABLE meta RENAME TO meta_real; CREATE VIEW meta AS SELECT key, value FROM meta_real UNION ALL "
+    "SELECT 'zz' || x, x FROM (WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT x FROM r)",
+    "CREATE TRIGGER hang AFTER INSERT ON files BEGIN SELECT count(*) FROM (WITH RECURSIVE r(x) AS "
+    "(SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT x FROM r); END"])
+def test_a_planted_view_or_trigger_in_the_index_is_refused_not_run(indexed, sql):
+    """SQLite runs a view's or a trigger's SQL in C, where Ctrl-C and deadlines do not
+    reach: a recursive one hung every command for good. An index holding either is
+    refused as damaged (grep then reads every file), and `ov index --full` rebuilds it."""
+    import sqlite3
+
+    conn = sqlite3.connect(indexed / ".ov" / "index.db")
+    conn.executescript(sql)
+    conn.close()
+    (indexed / "new.txt").write_text("hello again\n")
+    for args in (("status",), ("search", "hello", "--search-type", "keywords"), ("read", "a.txt"),
+                 ("index", "--no-embed", ".")):
+        r = ov(indexed, *args)
+        assert r.returncode == 2 and "error[invalid_argument]" in r.stderr and "ov never makes" in r.stderr, r.stderr
+    r = ov(indexed, "grep", "-l", "hello")
+    assert r.returncode == 0 and r.stdout.split() == ["a.txt", "doc.md", "new.txt"]
+    assert ov(indexed, "index", "--full", "--no-embed", ".").returncode == 0
+    r = ov(indexed, "search", "hello", "--search-type", "keywords", "-o", "json")
+    assert r.returncode == 0 and {h["path"] for h in json.loads(r.stdout)["result"]["hits"]} >= {"a.txt", "new.txt"}
+
+
+def test_an_index_that_is_a_link_is_not_opened_through_it(tmp_path, indexed):
+    """`.ov/index.db` a link to another tree's index: refused, and nothing is made beside
+    the target (a read-only open through the link made its -shm and -wal)."""
+    other = make_tree(tmp_path / "other", {"x.txt": "hello\n"})
+    (other / ".ov").mkdir()
+    os.replace(indexed / ".ov" / "index.db", other / ".ov" / "index.db")
+    for p in (indexed / ".ov").glob("index.db-*"):
+        p.unlink()
+    (indexed / ".ov" / "index.db").symlink_to(other / ".ov" / "index.db")
+    for args in (("search", "hello", "--search-type", "keywords"), ("status",), ("find", "hello")):
+        r = ov(indexed, *args)
+        assert r.returncode == 2 and "link" in r.stderr, r.stderr
+    assert sorted(p.name for p in (other / ".ov").iterdir()) == ["index.db"]

@@ -87,6 +87,22 @@ def map_error(e: Exception, path: Any = None) -> OvError:
     return _map_error(e, path)
 
 
+def _planted(conn) -> str | None:
+    """What in the file's schema ov never makes, said in a few words: a view or a trigger
+    (a cloned tree can carry any `.ov/index.db`; SQLite runs a view's or trigger's SQL in C,
+    where neither Ctrl-C nor a deadline reaches it: a recursive one hung every command)."""
+    conn.execute("PRAGMA trusted_schema=OFF")
+    row = conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger') LIMIT 1").fetchone()
+    return None if row is None else f"a {row[0]} named {row[1]!r}, which ov never makes"
+
+
+def _refuse_planted_schema(conn, path) -> None:
+    problem = _planted(conn)
+    if problem is not None:
+        conn.close()
+        raise damaged(path, problem)
+
+
 def connect(path: str | Path, *, readonly: bool = False):
     """Open a connection with sqlite-vec loaded. Errors become OvError."""
     mod = _driver()
@@ -97,6 +113,7 @@ def connect(path: str | Path, *, readonly: bool = False):
         else:
             conn = mod.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
         conn.isolation_level = None  # explicit BEGIN/COMMIT below
+        _refuse_planted_schema(conn, path)
         conn.enable_load_extension(True)
         conn.load_extension(_vec_path())
         conn.enable_load_extension(False)
@@ -587,12 +604,16 @@ def _peek(db_path: Path, read, failed, *, immutable: bool = False, why: bool = F
     from urllib.parse import quote  # noqa: PLC0415
 
     mod = _driver()
+    if os.path.islink(db_path):  # opened through a link, SQLite makes -shm and -wal beside its target
+        return failed
     try:
         conn = mod.connect(f"file:{quote(db_path.as_posix())}?mode=ro{'&immutable=1' if immutable else ''}",
                            uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
     except mod.Error as e:
         return e if why else failed
     try:
+        if _planted(conn) is not None:
+            return failed
         return read(conn)
     except mod.Error as e:
         return e if why else failed
