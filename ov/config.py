@@ -24,6 +24,9 @@ DEFAULT_NODE_LIMIT = 256
 # cut, and a Java tree passes 10 levels easily (DESIGN.md departs from OpenViking's 10)
 DEFAULT_LEVEL_LIMIT: int | None = None
 DEFAULT_MAX_FILESIZE = 1 << 20  # 1 MiB
+# The most a tree's own config may raise it to: indexing holds several times a file's size
+# in memory, and a cloned tree's config raised to 4G ran out of it on one 300 MB file
+CONFIG_MAX_FILESIZE = 64 << 20
 DEFAULT_MAX_TOKENS = 1600  # context mode budget
 # never embedded by default (name globs; the `embed-skip` key replaces the list): minified,
 # map, lock and data files. They stay keyword- and grep-searchable (ov.indexer.embeddable).
@@ -185,11 +188,16 @@ def read_control(path: str | Path) -> bytes | None:
         os.close(fd)
 
 
-def _read_toml(path: Path, label: str) -> dict | None:
+def _read_toml(path: Path, label: str, root: Path) -> dict | None:
     import sys  # noqa: PLC0415
 
     from ov.errors import OvError  # noqa: PLC0415
+    from ov.walk import leads_outside  # noqa: PLC0415
 
+    if leads_outside(str(path), str(root), folder_inside=False):  # its keys and values would be echoed in errors
+        sys.stderr.write(f"ov: warning: {label}: a symbolic link leading outside the tree; "
+                         "settings there are not applied\n")
+        return None
     try:
         data = read_control(path)
         if data is None:
@@ -239,8 +247,8 @@ def load_config(root: Path) -> Config:
     sources = dict.fromkeys(SETTINGS, DEFAULT_SOURCE)
     layers: list[tuple[str, dict[str, object]]] = []
     ov_label = f"{INDEX_DIRNAME}/{CONFIG_NAME}"
-    ov_toml = _read_toml(root / INDEX_DIRNAME / CONFIG_NAME, str(root / ov_label))
-    pyproject = _read_toml(root / "pyproject.toml", str(root / "pyproject.toml"))
+    ov_toml = _read_toml(root / INDEX_DIRNAME / CONFIG_NAME, str(root / ov_label), root)
+    pyproject = _read_toml(root / "pyproject.toml", str(root / "pyproject.toml"), root)
     if pyproject is not None:
         tool = pyproject.get("tool", {})
         if isinstance(tool, dict) and "ov" in tool:
@@ -252,4 +260,11 @@ def load_config(root: Path) -> Config:
         for key, v in table.items():
             values[key] = tuple(v) if isinstance(v, list) else parse_size(v) if key == "max-filesize" else v
             sources[key] = source
+    if values["max-filesize"] > CONFIG_MAX_FILESIZE:  # type: ignore[operator]
+        import sys  # noqa: PLC0415
+
+        sys.stderr.write(f"ov: warning: {sources['max-filesize']}: max-filesize is held at "
+                         f"{CONFIG_MAX_FILESIZE >> 20}M (a tree's config may come with the tree; "
+                         "`--max-filesize` sets more)\n")
+        values["max-filesize"] = CONFIG_MAX_FILESIZE
     return Config(values, sources)

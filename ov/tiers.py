@@ -678,6 +678,9 @@ def _rst_overview(text: str) -> str:
     return _cap_lines(out) if out else ""
 
 
+_NAME_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def folder_tiers(children: list[tuple[str, str]]) -> tuple[str, str]:
     """(abstract, overview) of a folder from its children's (name, abstract) pairs.
 
@@ -686,6 +689,8 @@ def folder_tiers(children: list[tuple[str, str]]) -> tuple[str, str]:
     """
     if not children:
         return "", ""
+    # a name is one field of a line: a newline in it would add a line of its own choosing
+    children = [(_NAME_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", n), a) for n, a in children]
     readme = next((a for n, a in children
                    if re.match(r"readme(\.\w+)?/?$", n, re.I) and a.strip()), "")
     names = [n for n, _ in children]

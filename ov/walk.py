@@ -189,7 +189,13 @@ def _compile(text: str) -> Rules:
     return tuple(reversed(rules))
 
 
-def _read_rules(path: str, rel: str, warn: Callable[[str], None]) -> Rules:
+def _read_rules(path: str, rel: str, warn: Callable[[str], None], root: str | None = None) -> Rules:
+    """An ignore file's rules; one inside the tree (`root`) that is a link leading out of
+    it is skipped with a warning, as a link out is never followed (an outside file's lines
+    applied as rules would tell what it holds)."""
+    if root is not None and leads_outside(path, root):
+        warn(f"{rel}: a symbolic link leading outside the tree; skipped")
+        return ()
     try:  # a regular file under 1 MB only: a link to /dev/zero must not hang a walk
         data = read_control(path)
     except OSError as e:
@@ -198,6 +204,16 @@ def _read_rules(path: str, rel: str, warn: Callable[[str], None]) -> Rules:
     if data is None:
         return ()
     return _compile(data.decode("utf-8", "replace"))
+
+
+def leads_outside(path: str, root: str, folder_inside: bool = True) -> bool:
+    """Whether `path`, a file under `root`, is reached through a link to a place outside
+    the tree. `folder_inside`: its folder is known to be inside (the walk reached it, never
+    through a link out), so only the file itself can be such a link."""
+    if folder_inside and not os.path.islink(path):
+        return False
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return not real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def _root_levels(root: str, opts: WalkOptions, warn: Callable[[str], None]) -> tuple[Level, ...]:
@@ -288,17 +304,18 @@ def _add_folder(levels: tuple[Level, ...], folder: str, rel: str, depth: int,
     and `.git/info/exclude` of the folders above it stop there (`.ignore`, `.ovignore` and
     the extra rules go on)."""
     new = list(levels)
+    root = folder[:len(folder) - len(rel) - 1] if rel else folder  # the links' bound
     if rel and (".git" in names if names is not None else os.path.lexists(os.path.join(folder, ".git"))):
         new = [lv for lv in new if lv[0] not in (_GITIGNORE, _EXCLUDE)]
     for fname, kind in _PER_FOLDER:
         if names is not None and fname not in names:
             continue
-        rules = _read_rules(os.path.join(folder, fname), f"{rel}/{fname}" if rel else fname, warn)
+        rules = _read_rules(os.path.join(folder, fname), f"{rel}/{fname}" if rel else fname, warn, root)
         if rules:
             new.append((kind, depth, rel, rules))
     if rel and (names is None or ".git" in names):  # a repository inside the tree (the root's
         # own, or its work tree's top's, is read by _root_levels)
-        rules = _read_rules(os.path.join(folder, _GIT_EXCLUDE), f"{rel}/.git/info/exclude", warn)
+        rules = _read_rules(os.path.join(folder, _GIT_EXCLUDE), f"{rel}/.git/info/exclude", warn, root)
         if rules:
             new.append((_EXCLUDE, depth, rel, rules))
     if new == list(levels):

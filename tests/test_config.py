@@ -277,7 +277,7 @@ def test_status_shows_where_each_setting_came_from(ov, tmp_path):
 
 
 @pytest.mark.parametrize(("given", "size"), [(4096, 4096), ("4096", 4096), ("2K", 2048), ("2k", 2048),
-                                             ("3M", 3 << 20), (" 1G ", 1 << 30)])
+                                             ("3M", 3 << 20), (" 64M ", 64 << 20)])
 def test_max_filesize_takes_sizes_as_rg(tmp_path, given, size):
     # rg's --max-filesize takes K, M and G suffixes; the config and the flag take them too
     from ov.config import parse_size
@@ -286,3 +286,17 @@ def test_max_filesize_takes_sizes_as_rg(tmp_path, given, size):
     _ov_toml(tmp_path, f"max-filesize = {given!r}\n" if isinstance(given, str) else f"max-filesize = {given}\n")
     cfg = load_config(tmp_path)
     assert cfg.values["max-filesize"] == size and cfg.walk_options().max_filesize == size
+
+
+def test_a_trees_config_raises_max_filesize_to_64m_at_most(tmp_path, capsys):
+    """A cloned tree's config of `max-filesize = "4G"` ran `ov index` out of memory on
+    one committed 300 MB file: a config holds it at 64M, with a warning; `--max-filesize`
+    (the user's own word) is not held."""
+    from ov.config import CONFIG_MAX_FILESIZE, parse_size
+
+    assert parse_size(" 1G ") == 1 << 30
+    _ov_toml(tmp_path, 'max-filesize = "4G"\n')
+    cfg = load_config(tmp_path)
+    assert cfg.values["max-filesize"] == CONFIG_MAX_FILESIZE == 64 << 20
+    assert "max-filesize is held at 64M" in capsys.readouterr().err
+    assert cfg.walk_options(max_filesize=1 << 30).max_filesize == 1 << 30

@@ -164,3 +164,27 @@ def test_an_index_that_is_a_link_is_not_opened_through_it(tmp_path, indexed):
         r = ov(indexed, *args)
         assert r.returncode == 2 and "link" in r.stderr, r.stderr
     assert sorted(p.name for p in (other / ".ov").iterdir()) == ["index.db"]
+
+
+def test_control_files_that_link_out_of_the_tree_are_not_read(tmp_path):
+    """A config or an ignore file that is a link to a file outside: an outside file's
+    setting was echoed in the error (`limit must be ..., not 'SECRET'`), and its lines
+    applied as ignore rules. Both are skipped now, with a warning."""
+    outside = make_tree(tmp_path / "outside", {"secret.toml": 'limit = "SECRET_TOKEN_1"\n', "ign": "a.txt\n"})
+    root = make_tree(tmp_path / "clone", {"a.txt": "hello\n", "b.txt": "hello b\n"})
+    (root / ".ov").mkdir()
+    (root / ".ov" / "config.toml").symlink_to(outside / "secret.toml")
+    (root / "pyproject.toml").symlink_to(outside / "secret.toml")
+    (root / ".gitignore").symlink_to(outside / "ign")
+    r = ov(root, "grep", "-l", "hello")
+    assert r.returncode == 0 and r.stdout.split() == ["a.txt", "b.txt"], r.stderr
+    assert "SECRET" not in r.stdout + r.stderr
+    assert r.stderr.count("a symbolic link leading outside the tree") == 3, r.stderr
+
+
+def test_a_folder_overview_shows_a_name_with_a_newline_on_one_line(tmp_path):
+    root = make_tree(tmp_path / "t", {"new\nline.txt": "needle\n", "a.md": "# A\n\nalpha\n"})
+    assert ov(root, "index", "--no-embed", ".").returncode == 0
+    r = ov(root, "read", ".", "--level", "1")
+    assert r.returncode == 0 and "new\\x0aline.txt" in r.stdout, r.stdout
+    assert not any(line.startswith("line.txt") for line in r.stdout.splitlines())
