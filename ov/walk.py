@@ -981,16 +981,27 @@ def _list_folder(path: str, rel: str, depth: int, lv: tuple[Level, ...], hidden_
 
 
 def _levels_above(root_abs: str, rel: str, opts: WalkOptions, warn,
-                  levels: tuple[Level, ...] | None = None) -> tuple[Level, ...]:
+                  levels: tuple[Level, ...] | None = None, memo: dict | None = None) -> tuple[Level, ...]:
     """The ignore levels in force for the entries of folder `rel`, its own files aside
-    (`levels`: the root's, when the caller has them: they read files above the root)."""
+    (`levels`: the root's, when the caller has them: they read files above the root).
+    `memo` (folder -> its levels) carries what one refresh worked out to the next folder:
+    rescanning the folders of a chain 600 deep read each folder above each one again."""
     levels = _root_levels(root_abs, opts, warn) if levels is None else levels
     if opts.no_ignore or not rel:
         return levels
     parts = rel.split("/")
-    for k in range(len(parts)):
+    k0 = 0
+    if memo is not None:
+        for k in range(len(parts), 0, -1):
+            got = memo.get("/".join(parts[:k]))
+            if got is not None:
+                levels, k0 = got, k
+                break
+    for k in range(k0, len(parts)):
         levels = _add_folder(levels, os.path.join(root_abs, *parts[:k]), "/".join(parts[:k]), k,
                              None, warn)
+        if memo is not None:
+            memo["/".join(parts[:k + 1])] = levels
     return levels
 
 
@@ -1065,6 +1076,7 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
     if not opts.no_ignore and listing.get("top") != git_top_above(root_abs):
         raise _Stale()  # a work tree made (or gone) above the root: other ignore files apply
     base = _root_levels(root_abs, opts, warn)  # once: each rescanned folder starts from it
+    memo: dict[str, tuple[Level, ...]] = {}
     dirs = listing["dirs"]
     t0 = time.time_ns()
     rescans = 0
@@ -1092,7 +1104,7 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
             if rescans > MAX_RESCANS:
                 raise _Stale()
             got = _list_folder(path, rel, rel.count("/") + 1 if rel else 0,
-                               _levels_above(root_abs, rel, opts, warn, base), opts.hidden,
+                               _levels_above(root_abs, rel, opts, warn, base, memo), opts.hidden,
                                opts.no_ignore, warn)
             if got is None:
                 raise _Stale()
