@@ -723,6 +723,8 @@ class _LexicalPass:
         self.report.skipped += 1
         if reason == "size":
             self.big.append(path)
+            if _binary_head(self.root, path):  # a library or an archive: binary, whatever its size
+                reason = "binary"  # (search warns of text files over the cap: grep finds those)
         # a name that is not UTF-8 (surrogate escapes) is kept as its escaped spelling
         self.skipped.append((shown_bytes(path), reason))
 
@@ -1295,6 +1297,20 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
         lock.release()
     report.seconds = round(time.perf_counter() - t0, 3)
     return report
+
+
+def _binary_head(root: Path, rel: str) -> bool:
+    """Whether the file's first bytes say it is binary (ov.read.is_binary)."""
+    from ov.read import BINARY_SNIFF, is_binary, open_under  # noqa: PLC0415
+
+    try:
+        fd = open_under(str(root), rel)
+        try:
+            return is_binary(os.read(fd, BINARY_SNIFF))
+        finally:
+            os.close(fd)
+    except (OSError, ValueError):
+        return False
 
 
 def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions, report: IndexReport,

@@ -230,10 +230,17 @@ def _skipped_lines(rep) -> list[str]:
         counts[f.reason] = counts.get(f.reason, 0) + 1
     why = ", ".join(f"{n} {SKIP_REASONS.get(r, r)}" for r, n in sorted(counts.items()))
     lines = [f"skipped:         {rep.skipped} files ({why})"]
-    lines += [f"  {clean_name(f.path)}  ({SKIP_REASONS.get(f.reason, f.reason)})" for f in rep.skipped_files]
-    if rep.skipped > len(rep.skipped_files):
-        lines.append(f"  ... and {rep.skipped - len(rep.skipped_files)} more")
+    # the text is for a person: the first few, text files first (binary ones buried the
+    # rest of status on the Python stdlib: 91 of 96 were lib-dynload/*.so)
+    shown = sorted(rep.skipped_files, key=lambda f: f.reason == "binary")[:SKIPPED_SHOWN]
+    lines += [f"  {clean_name(f.path)}  ({SKIP_REASONS.get(f.reason, f.reason)})"
+              for f in sorted(shown, key=lambda f: f.path)]
+    if rep.skipped > len(shown):
+        lines.append(f"  ... and {rep.skipped - len(shown)} more (`ov status -o json` lists them)")
     return lines
+
+
+SKIPPED_SHOWN = 10
 
 
 def _coverage_text(rep) -> str:

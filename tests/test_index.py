@@ -598,3 +598,23 @@ def test_a_utf16_mark_before_binary_bytes_is_binary_as_grep_reads_it(tmp_path):
     r = run_inprocess("search", "zebra", "--search-type", "keywords", "-o", "json", cwd=root, env=env)
     assert [h["path"] for h in r.json["result"]["hits"]] == ["ok16.txt"], r.out
     assert run_inprocess("grep", "-l", "zebra", cwd=root, env=env).out == "ok16.txt\n"
+
+
+def test_a_binary_file_over_the_size_cap_counts_as_binary_and_warns_no_search(ov, tree):
+    """A `.so` or `.a` over --max-filesize was listed as too large, and every ranked search
+    warned that it was in no result (the Python stdlib: a `.a`, two `.whl`, two `.so`).
+    It is skipped as binary; a text file over the cap still gets the warning. The text
+    of `ov status` lists the first few skipped files, text files first."""
+    files = {".ov/config.toml": 'max-filesize = "2K"\n', "a.md": "# A\n\nalpha notes\n",
+             "big.txt": "alpha " * 1000, "lib.so": b"\x7fELF\x00" + b"\x01" * 5000}
+    files.update({f"bin{i:02}.dat": b"\x00" * 10 for i in range(12)})
+    root = tree(files)
+    index_json(ov, root, "--no-embed")
+    st = ov("status", "-o", "json", cwd=root).json["result"]
+    reasons = {f["path"]: f["reason"] for f in st["skipped_files"]}
+    assert reasons["lib.so"] == "binary" and reasons["big.txt"] == "size"
+    r = ov("search", "alpha", "--search-type", "keywords", "-o", "json", cwd=root)
+    warned = [w for w in r.json["result"]["warnings"] if "max-filesize" in w]
+    assert len(warned) == 1 and "1 file(s) over --max-filesize" in warned[0] and "big.txt" in warned[0]
+    text = ov("status", cwd=root).out
+    assert "  big.txt  (" in text and "... and 4 more (`ov status -o json` lists them)" in text, text
