@@ -188,11 +188,22 @@ def read_control(path: str | Path) -> bytes | None:
         os.close(fd)
 
 
+def leads_outside(path: str, root: str, folder_inside: bool = True) -> bool:
+    """Whether `path`, a file under `root`, is reached through a link to a place outside
+    the tree. `folder_inside`: its folder is known to be inside (the walk reached it, never
+    through a link out), so only the file itself can be such a link."""
+    import os  # noqa: PLC0415
+
+    if folder_inside and not os.path.islink(path):
+        return False
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return not real.startswith(top.rstrip(os.sep) + os.sep)
+
+
 def _read_toml(path: Path, label: str, root: Path) -> dict | None:
     import sys  # noqa: PLC0415
 
     from ov.errors import OvError  # noqa: PLC0415
-    from ov.walk import leads_outside  # noqa: PLC0415
 
     if leads_outside(str(path), str(root), folder_inside=False):  # its keys and values would be echoed in errors
         sys.stderr.write(f"ov: warning: {label}: a symbolic link leading outside the tree; "

@@ -35,7 +35,7 @@ from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
 
-from ov.config import WalkOptions, read_control
+from ov.config import WalkOptions, leads_outside, read_control
 from ov.errors import OvError
 from ov.model import FileEntry
 
@@ -204,16 +204,6 @@ def _read_rules(path: str, rel: str, warn: Callable[[str], None], root: str | No
     if data is None:
         return ()
     return _compile(data.decode("utf-8", "replace"))
-
-
-def leads_outside(path: str, root: str, folder_inside: bool = True) -> bool:
-    """Whether `path`, a file under `root`, is reached through a link to a place outside
-    the tree. `folder_inside`: its folder is known to be inside (the walk reached it, never
-    through a link out), so only the file itself can be such a link."""
-    if folder_inside and not os.path.islink(path):
-        return False
-    real, top = os.path.realpath(path), os.path.realpath(root)
-    return not real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def _root_levels(root: str, opts: WalkOptions, warn: Callable[[str], None]) -> tuple[Level, ...]:
