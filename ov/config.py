@@ -121,8 +121,12 @@ class Config:
     def walk_options(self, hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
                      max_filesize: int | None = None) -> WalkOptions:
         """How `ov index` (and a first search, and the worker) walks the tree."""
+        size = self.get("max-filesize", max_filesize)
+        if max_filesize is None and size > CONFIG_MAX_FILESIZE:  # type: ignore[operator]
+            _held_warning(self.sources["max-filesize"])
+            size = CONFIG_MAX_FILESIZE
         return WalkOptions(hidden=bool(self.get("hidden", hidden)), no_ignore=no_ignore, follow=follow,
-                           max_filesize=self.get("max-filesize", max_filesize),  # type: ignore[arg-type]
+                           max_filesize=size,  # type: ignore[arg-type]
                            extra_ignores=tuple(self.get("ignore")))  # type: ignore[arg-type]
 
     def search_options(self, hidden: bool | None = None, node_limit: int | None = None) -> dict:
@@ -186,6 +190,20 @@ def read_control(path: str | Path) -> bytes | None:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+_HELD: set[str] = set()  # the sources `_held_warning` spoke of in this process
+
+
+def _held_warning(source: str) -> None:
+    """Once a process: the config's max-filesize was held at CONFIG_MAX_FILESIZE."""
+    if source in _HELD:
+        return
+    _HELD.add(source)
+    import sys  # noqa: PLC0415
+
+    sys.stderr.write(f"ov: warning: {source}: max-filesize is held at {CONFIG_MAX_FILESIZE >> 20}M (a "
+                     "tree's config may come with the tree; `--max-filesize` sets more)\n")
 
 
 def leads_outside(path: str, root: str, folder_inside: bool = True) -> bool:
@@ -271,11 +289,4 @@ def load_config(root: Path) -> Config:
         for key, v in table.items():
             values[key] = tuple(v) if isinstance(v, list) else parse_size(v) if key == "max-filesize" else v
             sources[key] = source
-    if values["max-filesize"] > CONFIG_MAX_FILESIZE:  # type: ignore[operator]
-        import sys  # noqa: PLC0415
-
-        sys.stderr.write(f"ov: warning: {sources['max-filesize']}: max-filesize is held at "
-                         f"{CONFIG_MAX_FILESIZE >> 20}M (a tree's config may come with the tree; "
-                         "`--max-filesize` sets more)\n")
-        values["max-filesize"] = CONFIG_MAX_FILESIZE
     return Config(values, sources)

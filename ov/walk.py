@@ -123,6 +123,20 @@ def _defuse(src: str) -> str:
 # between them), a line is skipped, as git skips a malformed one: its regex could run for
 # hours on one name (README, "Ignore files").
 MAX_FREE_STARS = 3
+# ... and past this many `**` in one line (`**/a/**/a/**/a/**/b`: each may stand for any
+# run of folders, and the regex tries every way to cut a deep path among them)
+MAX_GLOBSTARS = 3
+
+
+def _too_slow(line: str, src: str) -> bool:
+    """Whether the rule's regex `src` keeps more than MAX_FREE_STARS `*` in one part of a
+    path, or the line more than MAX_GLOBSTARS `**`."""
+    if line.count("**") > MAX_GLOBSTARS:
+        return True
+    if src.count("[^/]*") <= MAX_FREE_STARS:
+        return False
+    marked = src.replace("[^/]*?", "").replace("[^/]*", "\0").replace("[^/]", "")
+    return any(part.count("\0") > MAX_FREE_STARS for part in marked.split("/"))
 
 
 @lru_cache(maxsize=4096)
@@ -148,7 +162,7 @@ def _compile_line(line: str) -> Rule | None:
     if include is None or src is None:
         return None
     src = _defuse(src)
-    if len(re.findall(r"\[\^/\]\*(?!\?)", src)) > MAX_FREE_STARS:
+    if _too_slow(line, src):
         return None
     if "(?P<ps_d>" in src:
         return (_Lazy(f"(?:{src})\\Z"), bool(include), True)
@@ -1141,7 +1155,7 @@ def _load_listing(path: str, root_abs: str) -> dict | None:
         if hit is not None and hit[0] == sig:
             data = hit[1]
         else:
-            raw = read_private(path)
+            raw = read_sealed(path)
             if raw is None:
                 return None
             data = marshal.loads(raw)
@@ -1150,21 +1164,9 @@ def _load_listing(path: str, root_abs: str) -> dict | None:
     except (OSError, ValueError, EOFError, TypeError):
         return None
     if (not isinstance(data, dict) or data.get("v") != CACHE_VERSION or data.get("root") != root_abs
-            or data.get("home") != _home(path) or not isinstance(data.get("dirs"), dict)
-            or not isinstance(data.get("ign"), dict)):
+            or not isinstance(data.get("dirs"), dict) or not isinstance(data.get("ign"), dict)):
         return None
     return data
-
-
-def _home(path: str) -> tuple[int, int] | None:
-    """The (device, inode) of the folder a listing is kept in: written into the listing and
-    checked on load, so a listing committed in a cloned tree (whose folder is new on this
-    disk) is never read, only one this ov wrote there."""
-    try:
-        s = os.stat(os.path.dirname(path))
-    except OSError:
-        return None
-    return (s.st_dev, s.st_ino)
 
 
 def read_private(path: str | os.PathLike, max_bytes: int = 1 << 30) -> bytes | None:
@@ -1194,6 +1196,32 @@ def read_private(path: str | os.PathLike, max_bytes: int = 1 << 30) -> bytes | N
         os.close(fd)
 
 
+def _seal(path: str) -> bytes | None:
+    """The header of a cache file ov writes in a folder: the folder's device and inode. A
+    file committed in a cloned tree (whose folder is new on this disk) cannot carry it, so
+    its bytes are never unmarshalled (crafted marshal data took 16 GB to decode)."""
+    try:
+        s = os.stat(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return None
+    return b"ov1" + s.st_dev.to_bytes(8, "little") + s.st_ino.to_bytes(8, "little")
+
+
+def read_sealed(path: str | os.PathLike) -> bytes | None:
+    """What `write_sealed` wrote at `path`, or None (missing, not ov's, or not from here)."""
+    raw = read_private(path)
+    head = _seal(os.fspath(path))
+    if raw is None or head is None or not raw.startswith(head):
+        return None
+    return raw[len(head):]
+
+
+def write_sealed(path: str, data: bytes) -> bool:
+    """`write_private` of `data` after the folder's seal (`_seal`)."""
+    head = _seal(path)
+    return head is not None and write_private(path, head + data)
+
+
 def write_private(path: str, data: bytes) -> bool:
     """Write a cache file beside the index atomically (a new owner-only file, never
     through a link, renamed into place); a failure only costs speed, so it is swallowed
@@ -1220,8 +1248,7 @@ def _save_listing(path: str, listing: dict) -> bool:
     """Write the listing beside the index, atomically; a failure only costs speed (False)."""
     import marshal  # noqa: PLC0415
 
-    return write_private(path, marshal.dumps({**{k: v for k, v in listing.items() if k != "changed"},
-                                              "home": _home(path)}))
+    return write_sealed(path, marshal.dumps({k: v for k, v in listing.items() if k != "changed"}))
 
 
 def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path | None = None,

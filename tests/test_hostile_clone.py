@@ -188,3 +188,51 @@ def test_a_folder_overview_shows_a_name_with_a_newline_on_one_line(tmp_path):
     r = ov(root, "read", ".", "--level", "1")
     assert r.returncode == 0 and "new\\x0aline.txt" in r.stdout, r.stdout
     assert not any(line.startswith("line.txt") for line in r.stdout.splitlines())
+
+
+def test_a_view_spelled_in_capitals_is_refused_too(indexed):
+    """A view stored with type `VIEW` (writable_schema) still runs: anything in the schema
+    but tables and indexes is refused."""
+    import sqlite3
+
+    conn = sqlite3.connect(indexed / ".ov" / "index.db")
+    conn.executescript("ALTER TABLE meta RENAME TO meta_real; CREATE VIEW meta AS SELECT key, value FROM meta_real "
+                       "UNION ALL SELECT 'zz' || x, x FROM (WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL "
+                       "SELECT x + 1 FROM r) SELECT x FROM r); PRAGMA writable_schema=ON; "
+                       "UPDATE sqlite_master SET type = 'VIEW' WHERE name = 'meta';")
+    conn.close()
+    r = ov(indexed, "status")
+    assert r.returncode == 2 and "ov never makes" in r.stderr, r.stderr
+    assert ov(indexed, "grep", "-l", "hello").returncode == 0
+
+
+def test_ignore_lines_of_many_globstars_are_skipped_and_plain_ones_kept(tmp_path):
+    """`**/a/**/a/**/a/**/a/**/b` over 70 nested `a/` folders hung grep (every way to cut
+    the path among the `**`); such a line is skipped. Lines with a few `*` in each part of
+    the path (`a*/b*/c*/d*`) are kept, as git keeps them."""
+    from ov.walk import _compile_line
+
+    assert _compile_line("**/a/**/a/**/a/**/a/**/b") is None
+    for line in ("a*/b*/c*/d*", "*_*/*_*", "**/a/**/b", "*a*a*a*a*b"):
+        assert _compile_line(line) is not None, line
+    deep = tmp_path / "t"
+    make_tree(deep, {".gitignore": "**/a/**/a/**/a/**/a/**/b\nx*/y*/z*/w*\n", "x1/y1/z1/w1/f.txt": "needle\n",
+                     "/".join(["a"] * 70) + "/c.txt": "needle\n"})
+    r = ov(deep, "grep", "-l", "needle")
+    assert r.returncode == 0 and r.stdout.split() == ["/".join(["a"] * 70) + "/c.txt"], r.stderr
+
+
+def test_a_planted_cache_is_never_unmarshalled(indexed):
+    """Five crafted bytes of marshal data took 16 GB to decode: ov's caches start with
+    their folder's device and inode, which a committed file cannot know, so a planted one
+    is not decoded at all."""
+    from ov.config import WalkOptions
+    from ov.walk import cache_name
+
+    bomb = b"[\xff\xff\xff\x7f"  # a list of 2**31 - 1 items
+    for name in ("states.cache", cache_name(WalkOptions(max_filesize=None))):
+        (indexed / ".ov" / name).unlink(missing_ok=True)
+        (indexed / ".ov" / name).write_bytes(bomb)
+    t0 = time.monotonic()
+    r = ov(indexed, "grep", "-l", "hello")
+    assert r.returncode == 0 and r.stdout.split() == ["a.txt", "doc.md"] and time.monotonic() - t0 < 10

@@ -21,7 +21,7 @@ from ov.config import WalkOptions
 from ov.errors import OvError
 from ov.paths import db_path_for, usable_index
 from ov.search.scope import Candidates, GrepStats
-from ov.walk import read_private, write_private
+from ov.walk import read_sealed, write_sealed
 
 if TYPE_CHECKING:
     from ov.journal import Changes
@@ -147,7 +147,7 @@ def _indexed_states(db: Path, store) -> dict[str, tuple[int, int]]:
         return got
     fresh = store.chunked_states()
     if _db_signature(db) == sig:  # not written meanwhile
-        write_private(str(path), marshal.dumps((sig, fresh)))
+        write_sealed(str(path), marshal.dumps((sig, fresh)))
     return fresh
 
 
@@ -156,7 +156,7 @@ def _cached(path: Path, key):
     marshal), else None."""
     import marshal  # noqa: PLC0415
 
-    raw = read_private(path)
+    raw = read_sealed(path)
     if raw is None:
         return None
     try:
@@ -318,7 +318,7 @@ class Prefilter:
             return None
         out = [r for r in lst.files() if r not in indexed]
         if lst.sig is not None:
-            write_private(str(path), marshal.dumps((key, out)))
+            write_sealed(str(path), marshal.dumps((key, out)))
         return out
 
 
