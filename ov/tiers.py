@@ -358,9 +358,10 @@ def _code_abstract(text: str, path: str) -> str:
 
 _NAME_AFTER_KW_RE = re.compile(r"\b(class|struct|interface|enum|trait|type|mod|module|record|union|"
                                r"namespace|object|protocol|defmodule)\s+([\w$.:]+)")
-# each name is tried from its first character only (the look-behind): tried from every
-# character of a long run of letters with no `(`, a 20 kB line took 27 s to index
-_NAME_BEFORE_PAREN_RE = re.compile(r"(?<![\w$:~])([A-Za-z_$~][\w$:~]*)\s*(?:<[^>()]*>)?\s*\(")
+# each name is tried from its first character only, or after a leading `::` (the
+# look-behinds): tried from every character of a long run of letters with no `(`, a 20 kB
+# line took 27 s to index
+_NAME_BEFORE_PAREN_RE = re.compile(r"(?<![\w$~])(?<![\w$~]:)(?<![\w$~]::)([A-Za-z_$~][\w$:~]*)\s*(?:<[^>()]*>)?\s*\(")
 _NAME_BOUND_RE = re.compile(r"\b(?:const|let|var|val)\s+([\w$]+)")
 _NOT_NAMES = frozenset("if for while switch catch return func function fn def sub proc async await "
                        "new typeof sizeof".split())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import marshal
 import os
-import signal
+import shutil
 import subprocess
 import sys
 import time
@@ -106,6 +106,7 @@ def test_definition_lines_of_any_length_are_outlined_in_linear_time(tmp_path):
     t0 = time.process_time()
     assert _defined_name("def " + "a" * 200_000) == ""
     assert _defined_name("int " + "b" * 200_000 + "(void)") == "b" * 200_000 + "()"
+    assert _defined_name("a:" * 100_000) == "" and _defined_name("void ::foo(int)") == "foo()"
     assert _SIG_TAIL_RE.sub("", "f(x)" + " " * 200_000 + "y") == "f(x)" + " " * 200_000 + "y"
     assert time.process_time() - t0 < 5
     root = make_tree(tmp_path / "t", {"x.rb": "def " + "a" * 40_000 + "\n  1\nend\n",
@@ -163,6 +164,11 @@ def test_an_index_that_is_a_link_is_not_opened_through_it(tmp_path, indexed):
     for args in (("search", "hello", "--search-type", "keywords"), ("status",), ("find", "hello")):
         r = ov(indexed, *args)
         assert r.returncode == 2 and "link" in r.stderr, r.stderr
+    assert sorted(p.name for p in (other / ".ov").iterdir()) == ["index.db"]
+    shutil.rmtree(indexed / ".ov")  # the whole .ov a link to the other tree's
+    (indexed / ".ov").symlink_to(other / ".ov")
+    r = ov(indexed, "search", "hello", "--search-type", "keywords")
+    assert r.returncode == 2 and "link" in r.stderr, r.stderr
     assert sorted(p.name for p in (other / ".ov").iterdir()) == ["index.db"]
 
 

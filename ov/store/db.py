@@ -606,8 +606,8 @@ def _peek(db_path: Path, read, failed, *, immutable: bool = False, why: bool = F
     from urllib.parse import quote  # noqa: PLC0415
 
     mod = _driver()
-    if os.path.islink(db_path):  # opened through a link, SQLite makes -shm and -wal beside its target
-        return failed
+    if os.path.islink(db_path) or os.path.islink(db_path.parent):
+        return failed  # opened through a link, SQLite makes -shm and -wal beside its target
     try:
         conn = mod.connect(f"file:{quote(db_path.as_posix())}?mode=ro{'&immutable=1' if immutable else ''}",
                            uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
