@@ -82,7 +82,8 @@ def test_folded_literals_keep_every_file_grep_i_matches(tree):
             assert got is not None and holding <= got, lit
             assert "other.txt" not in got, lit  # it still rules files out
         assert s.trigram_files(["kasan_poison"], fold=True) == {"kelvin.c", "plain.txt"}
-        assert s.trigram_files(["iii", "éé"], fold=True) is None  # no ASCII piece of 3: read all
+        assert s.trigram_files(["ii", "éé"], fold=True) is None  # no ASCII piece of 3: read all
+        assert s.trigram_files(["init_TAB"], fold=True) == {"dotted.txt", "plain.txt"}  # i as i, İ, ı
         # case-sensitive, the dotted I's file is no candidate for `init`'s trigrams
         assert "dotted.txt" not in (s.trigram_files(["init_table"]) or set())
 

@@ -1039,10 +1039,11 @@ class Store(Database):
 
         `fold` (grep's `-i`): the literals match in any case. The table folds case, but
         not as grep does everywhere: `-i` pairs `i` with `İ` and `I` with `ı`, which the
-        table keeps apart, and a non-ASCII letter's pairs differ between Unicode's tables
-        and SQLite's. So each run is cut at those characters and only the ASCII pieces
-        are asked; `k` and `s`, which `-i` pairs with the Kelvin sign and the long s, are
-        safe: the table folds those two to `k` and `s` (tests/test_index_trigrams.py).
+        table keeps apart, so a trigram holding `i` is asked in each of those spellings
+        (OR); a non-ASCII letter's pairs differ between Unicode's tables and SQLite's, so
+        each run is cut at those and only the ASCII pieces are asked. `k` and `s`, which
+        `-i` pairs with the Kelvin sign and the long s, are safe: the table folds those two
+        to `k` and `s` (tests/test_index_trigrams.py).
         """
         runs = sorted({r for lit in literals for r in lit.split() if len(r) >= 3})
         if fold:
@@ -1054,7 +1055,7 @@ class Store(Database):
             step = max(1, (len(run) - 2 + MAX_GRAMS - 1) // MAX_GRAMS)
             for k in [*range(0, len(run) - 2, step), len(run) - 3]:
                 grams[run[k:k + 3]] = None
-        match = " AND ".join(fts_phrase(g) for g in sorted(grams))
+        match = " AND ".join(_spelled(g) if fold else fts_phrase(g) for g in sorted(grams))
         if within_s is None:
             return self._trigram_paths(match)
         deadline = time.perf_counter() + within_s
@@ -1176,8 +1177,19 @@ def _under(prefix: str) -> tuple[str, str, int, str]:
 
 
 MAX_GRAMS = 32  # trigrams of a literal run that grep's prefilter asks for (Store.trigram_files)
-# where `Store.trigram_files` cuts a run under `-i`: what is not ASCII, and i / I
-_FOLD_CUT = re.compile(r"[^\x00-\x7f]+|[iI]+")
+# where `Store.trigram_files` cuts a run under `-i`: what is not ASCII
+_FOLD_CUT = re.compile(r"[^\x00-\x7f]+")
+_I_SPELLINGS = ("i", "\u0130", "\u0131")  # i (the table folds I to it), İ, ı
+
+
+def _spelled(gram: str) -> str:
+    """A trigram of an `-i` literal as an FTS5 query: each spelling of its `i`s, OR-ed."""
+    forms = [""]
+    for ch in gram:
+        forms = [f + c for f in forms for c in (_I_SPELLINGS if ch in "iI" else (ch,))]
+    return fts_phrase(forms[0]) if len(forms) == 1 else "(" + " OR ".join(fts_phrase(f) for f in forms) + ")"
+
+
 TOP_OVERFETCH = 4  # FTS5 rows ranked per wanted chunk before the level check
 
 
