@@ -155,17 +155,19 @@ class ControlFileRefused(OSError):
     """A control file that is not a regular file, or larger than CONTROL_MAX_BYTES."""
 
 
-def read_control(path: str | Path) -> bytes | None:
+def read_control(path: str | Path, max_bytes: int = CONTROL_MAX_BYTES, follow: bool = True) -> bytes | None:
     """The bytes of a control file (an ignore file, a config): None when it does not exist
     or is a folder; `ControlFileRefused` when it is not a regular file (a link to
-    /dev/zero, a fifo) or holds more than CONTROL_MAX_BYTES, so a cloned tree cannot
-    make a command hang or fill memory (issue 17). Read at most once past the cap."""
+    /dev/zero, a fifo) or holds more than `max_bytes`, so a cloned tree cannot make a
+    command hang or fill memory (issue 17). Read at most once past the cap. `follow`
+    False: a link is not opened (OSError), as for ov's own files (`ov.walk.read_private`)."""
     import errno  # noqa: PLC0415
     import os  # noqa: PLC0415
     import stat  # noqa: PLC0415
 
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+                     | (0 if follow else getattr(os, "O_NOFOLLOW", 0)))
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
     try:
@@ -174,19 +176,18 @@ def read_control(path: str | Path) -> bytes | None:
             return None
         if not stat.S_ISREG(st.st_mode):
             raise ControlFileRefused(errno.EINVAL, "not a regular file; skipped", str(path))
-        if st.st_size > CONTROL_MAX_BYTES:
-            raise ControlFileRefused(errno.EFBIG, f"larger than {CONTROL_MAX_BYTES} bytes; skipped",
-                                     str(path))
+        too_big = ControlFileRefused(errno.EFBIG, f"larger than {max_bytes} bytes; skipped", str(path))
+        if st.st_size > max_bytes:
+            raise too_big
         chunks, got = [], 0
-        while got <= CONTROL_MAX_BYTES:
-            b = os.read(fd, CONTROL_MAX_BYTES + 1 - got)
+        while got <= max_bytes:
+            b = os.read(fd, min(1 << 24, max_bytes + 1 - got))
             if not b:
                 break
             chunks.append(b)
             got += len(b)
-        if got > CONTROL_MAX_BYTES:
-            raise ControlFileRefused(errno.EFBIG, f"larger than {CONTROL_MAX_BYTES} bytes; skipped",
-                                     str(path))
+        if got > max_bytes:
+            raise too_big
         return b"".join(chunks)
     finally:
         os.close(fd)

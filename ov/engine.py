@@ -741,7 +741,7 @@ def _new_files(root: Path, indexed, skipped, db_path: Path, cap: int | None | bo
     the walk no longer yields (ignored now, or over the size cap). The walk is the
     tree's config's, or with `cap` (bytes; None: none) the size cap the index was built with."""
     from ov.config import load_config  # noqa: PLC0415
-    from ov.read import BINARY_SNIFF, is_binary, open_under  # noqa: PLC0415
+    from ov.read import binary_file  # noqa: PLC0415
     from ov.store.db import own_files  # noqa: PLC0415
     from ov.walk import walk, walk_paths  # noqa: PLC0415
 
@@ -762,14 +762,9 @@ def _new_files(root: Path, indexed, skipped, db_path: Path, cap: int | None | bo
             continue
         try:
             rel.encode("utf-8")  # a name that is not UTF-8 is never indexed
-            fd = open_under(str(root), rel)
-            try:
-                head = os.read(fd, BINARY_SNIFF)
-            finally:
-                os.close(fd)
-        except (OSError, UnicodeEncodeError, ValueError):  # unreadable, or gone since the walk
+        except UnicodeEncodeError:
             continue
-        new += not is_binary(head)
+        new += binary_file(str(root), rel) is False  # None: unreadable, or gone since the walk
     excluded = sum(1 for p in indexed if p not in walked and os.path.isfile(os.path.join(root, p)))
     return new, excluded
 

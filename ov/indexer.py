@@ -50,7 +50,7 @@ from ov.errors import OvError, shown_bytes
 from ov.kinds import category, file_type, kind_of
 from ov.model import Chunk, IndexReport
 from ov.paths import db_path_for, index_root_of
-from ov.read import FileText, content_hash, digest_under, freshness, read_under, stat_under
+from ov.read import FileText, binary_file, content_hash, digest_under, freshness, read_under, stat_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
 from ov.store.db import (CAP_META, KEYWORDS_META, Unusable, WriteHold, check_db_file, clear_rebuild, own_files,
@@ -349,10 +349,10 @@ def _alive(pid: int) -> bool:
 def worker_state(db_path: Path) -> dict | None:
     """The running background worker's state (pid, phase, done, total, rate, eta_s,
     started), or None when none runs. A state file left by a killed worker is ignored."""
-    from ov.walk import read_private  # noqa: PLC0415
+    from ov.walk import read_json  # noqa: PLC0415
 
+    state = read_json(worker_file(db_path))
     try:
-        state = json.loads(read_private(worker_file(db_path), 1 << 16) or b"null")
         pid = int(state["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -369,8 +369,8 @@ def worker_state(db_path: Path) -> dict | None:
 def stop_worker(db_path: Path) -> bool:
     """Ask a running background worker to stop (SIGTERM: it ends after its current batch,
     which is committed). Returns whether one was running."""
-    state = worker_state(db_path)
-    if state is None or not _is_worker(int(state["pid"]), db_path):
+    state = worker_state(db_path)  # (only a pid that is this index's worker)
+    if state is None:
         return False
     try:
         os.kill(int(state["pid"]), signal.SIGTERM)
@@ -723,7 +723,7 @@ class _LexicalPass:
         self.report.skipped += 1
         if reason == "size":
             self.big.append(path)
-            if _binary_head(self.root, path):  # a library or an archive: binary, whatever its size
+            if binary_file(str(self.root), path):  # a library or an archive: binary, whatever its size
                 reason = "binary"  # (search warns of text files over the cap: grep finds those)
         # a name that is not UTF-8 (surrogate escapes) is kept as its escaped spelling
         self.skipped.append((shown_bytes(path), reason))
@@ -1297,20 +1297,6 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
         lock.release()
     report.seconds = round(time.perf_counter() - t0, 3)
     return report
-
-
-def _binary_head(root: Path, rel: str) -> bool:
-    """Whether the file's first bytes say it is binary (ov.read.is_binary)."""
-    from ov.read import BINARY_SNIFF, is_binary, open_under  # noqa: PLC0415
-
-    try:
-        fd = open_under(str(root), rel)
-        try:
-            return is_binary(os.read(fd, BINARY_SNIFF))
-        finally:
-            os.close(fd)
-    except (OSError, ValueError):
-        return False
 
 
 def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions, report: IndexReport,

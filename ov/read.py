@@ -192,6 +192,19 @@ def open_under(root: str, rel: str, *, path_only: bool = False) -> int:
     return fd
 
 
+def binary_file(root: str, rel: str) -> bool | None:
+    """Whether `root/rel` (opened under the root) is binary by its first BINARY_SNIFF bytes
+    (`is_binary`); None when it cannot be read or lies outside the root."""
+    try:
+        fd = open_under(root, rel)
+        try:
+            return is_binary(os.read(fd, BINARY_SNIFF))
+        finally:
+            os.close(fd)
+    except (OSError, ValueError):
+        return None
+
+
 def stat_under(root: str, rel: str) -> os.stat_result:
     """The stat of `root/rel` when it lies under the root now (links resolved)."""
     fd = open_under(root, rel, path_only=True)

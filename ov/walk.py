@@ -1175,25 +1175,21 @@ def read_private(path: str | os.PathLike, max_bytes: int = 1 << 30) -> bytes | N
     to /dev/zero would fill memory: a cloned tree can carry any `.ov/`), reached through
     a link, or larger than `max_bytes`."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        return read_control(path, max_bytes, follow=False)
     except OSError:
         return None
+
+
+def read_json(path: str | os.PathLike) -> dict:
+    """One of ov's own small JSON files under `.ov/` (the worker's state, why it failed):
+    {} when it is missing, not ov's kind of file, or not a JSON object."""
+    import json  # noqa: PLC0415
+
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-            return None
-        chunks, got = [], 0
-        while got <= max_bytes:
-            b = os.read(fd, min(1 << 24, max_bytes + 1 - got))
-            if not b:
-                break
-            chunks.append(b)
-            got += len(b)
-        return b"".join(chunks) if got <= max_bytes else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+        got = json.loads(read_private(path, 1 << 16) or b"{}")
+    except ValueError:
+        return {}
+    return got if isinstance(got, dict) else {}
 
 
 def _seal(path: str) -> bytes | None:

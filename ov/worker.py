@@ -34,7 +34,7 @@ from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Prog
 from ov.model import IndexReport
 from ov.store import Store, prepare_index_dir
 from ov.store.db import stored_setting, unfinished
-from ov.walk import read_private
+from ov.walk import read_json
 
 NICE = 10
 # a first search reads files for this long, then answers from the keyword rows written so
@@ -205,7 +205,7 @@ def stop(db_path: Path, wait_s: float = 60.0) -> int | None:
         raise OvError("index_busy", f"the background worker (pid {state['pid']}) did not stop "
                       f"within {wait_s:.0f}s", retryable=True)
     try:  # one stopped before it took over its state file leaves the spawner's
-        if json.loads(read_private(worker_file(db_path), 1 << 16) or b"{}").get("pid") == state["pid"]:
+        if read_json(worker_file(db_path)).get("pid") == state["pid"]:
             worker_file(db_path).unlink()
     except (OSError, ValueError):
         pass
@@ -231,7 +231,7 @@ def failed_file(db_path: Path) -> Path:
 def last_failure(db_path: Path) -> str | None:
     """Why the last worker ended on an error, or None."""
     try:
-        return str(json.loads(read_private(failed_file(db_path), 1 << 16) or b"{}")["message"])
+        return str(read_json(failed_file(db_path))["message"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -278,7 +278,7 @@ class _State:
 
     def remove(self) -> None:
         try:
-            if json.loads(read_private(self.path, 1 << 16) or b"{}").get("pid") == os.getpid():
+            if read_json(self.path).get("pid") == os.getpid():
                 self.path.unlink()
         except (OSError, ValueError):
             pass

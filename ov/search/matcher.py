@@ -219,8 +219,8 @@ def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = Fa
     if lits and not fold and not multiline and (not starts_literal or per_line):
         line_lit = max(lits, key=len)
     bounded = fixed or (parsed is not None and _bounded(parsed) is not None)
-    folded = (pattern.lower() if ignore_case and not wrapped and pattern.isascii() and "\n" not in pattern
-              and _FOLD_UNSAFE.isdisjoint(pattern) and (fixed or _SPECIAL.isdisjoint(pattern)) else None)
+    folded = (pattern.lower() if ignore_case and _plain(pattern, fixed, False, wrapped) and pattern.isascii()
+              and _FOLD_UNSAFE.isdisjoint(pattern) else None)
     return Pattern(pattern, rx, multiline, tuple(lits), byte_lits, fold, line_lit, timeout,
                    bounded, per_line, folded or None)
 
