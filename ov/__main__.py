@@ -39,4 +39,10 @@ def entry() -> None:
 
 
 if __name__ == "__main__":
+    # `python -m ov` puts the current folder first on sys.path, where a searched tree's
+    # `json.py` or `subprocess.py` would be imported in place of the standard library's
+    # (and run). The package is loaded by now and finds its own modules through
+    # `ov.__path__`, so the folder goes, as `python -P` (3.11) would leave it out.
+    if not sys.flags.safe_path and sys.path and sys.path[0] in ("", __import__("os").getcwd()):
+        del sys.path[0]
     entry()

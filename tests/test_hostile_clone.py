@@ -242,3 +242,17 @@ def test_a_planted_cache_is_never_unmarshalled(indexed):
     t0 = time.monotonic()
     r = ov(indexed, "grep", "-l", "hello")
     assert r.returncode == 0 and r.stdout.split() == ["a.txt", "doc.md"] and time.monotonic() - t0 < 10
+
+
+def test_python_m_ov_imports_nothing_from_the_tree(indexed):
+    """`python -m ov` puts the current folder first on sys.path: a tree's `json.py` or
+    `subprocess.py` was imported in place of the standard library's, and ran (a traceback
+    and exit 1 for `status`, `internal` for `search`). The folder is dropped at start."""
+    for name in ("json", "subprocess", "typer", "sqlite3"):
+        (indexed / f"{name}.py").write_text("import sys\nsys.stderr.write('PLANTED RAN\\n')\nraise SystemExit(7)\n")
+    for args in (("status", "-o", "json"), ("search", "hello", "-o", "json"), ("grep", "hello", "-o", "json"),
+                 ("glob", "*.txt", "-o", "json"), ("index", "--no-embed", ".")):
+        r = ov(indexed, *args)
+        assert "PLANTED RAN" not in r.stderr and r.returncode == 0, (args, r.stderr)
+        if "json" in args:
+            assert json.loads(r.stdout)["status"] == "ok"
