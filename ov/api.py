@@ -208,7 +208,8 @@ def _options(options: dict[str, Any]) -> dict[str, Any]:
             _int(v, k)
         elif k in _NUMBER_OPTIONS and v is not None:
             if not _number(v, k) > 0:  # also NaN
-                raise OvError("invalid_argument", f"{k} must be more than 0 seconds", field=k)
+                # one name for both spellings: the command line's and `ov mcp`'s (`--timeout`)
+                raise OvError("invalid_argument", "timeout must be more than 0 seconds", field="timeout")
     return out
 
 

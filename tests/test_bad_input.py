@@ -481,3 +481,14 @@ def test_a_usage_error_names_its_argument(tmp_path):
         assert r.code == 2 and r.json["error"]["field"] == field, (args, r.out)
     r = run_inprocess("grep", "--nosuch", "x", "-o", "json", cwd=tmp_path)
     assert r.code == 2 and r.json["error"]["field"] is None, r.out  # about no argument
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_a_bad_timeout_names_the_flag_not_an_inner_name(tmp_path, ov, value):
+    """`ov grep --timeout 0` named its field `deadline_s`, a parameter a script never
+    sees; `ov mcp` says `timeout`, so both do."""
+    make_tree(tmp_path, {"a.txt": "foo\n"})
+    r = ov("grep", "foo", "--timeout", value, "-o", "json", cwd=tmp_path)
+    err = r.json["error"]
+    assert r.code == 2 and err["code"] == "invalid_argument" and err["field"] == "timeout", err
+    assert "deadline" not in err["message"]
