@@ -1110,7 +1110,9 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
             got = _list_folder(path, rel, rel.count("/") + 1 if rel else 0,
                                _levels_above(root_abs, rel, opts, warn, base, memo), opts.hidden,
                                opts.no_ignore, warn)
-            if got is None:
+            if got is None:  # unreadable (said by `warn`)
+                if rec is None:  # as when it was listed: left out again, as the walk leaves it
+                    continue
                 raise _Stale()
             names, kinds, present, _, dropped = got
             if rec is not None and present != rec[3]:
@@ -1300,12 +1302,16 @@ def _current_listing(root_abs: str, opts: WalkOptions, cache_dir: Path, rel0: st
     listing = _load_listing(path, root_abs)
     changed = False
     if listing is not None:
+        said: list[str] = []  # the refresh's warnings: a build after it says them again
         try:
             if rel0 not in listing["dirs"]:
                 return None  # a folder the walk leaves out, named explicitly: walk it
-            changed = _refresh(listing, root_abs, rel0, opts, warn, changes)
+            changed = _refresh(listing, root_abs, rel0, opts, said.append, changes)
         except (_Stale, KeyError, TypeError, ValueError, AttributeError, IndexError):
             listing = None  # stale, or not of this shape (damaged): walked afresh
+        else:
+            for w in said:
+                warn(w)
     if listing is None:
         listing = _build_listing(root_abs, opts, warn)
         if changes is not None:  # built after the journal's answer: true as of it

@@ -641,3 +641,34 @@ def test_ignore_lines_with_many_stars_match_as_before_in_linear_time():
     rule = _compile_line("*a*a*a*a*a*a*a*a*a*a*a*a*b")
     assert rule is not None and rule[0]("a" * 5000) is None and rule[0]("a" * 20 + "b")
     assert _compile_line("*[!a]*[!a]*[!a]*[!a]*b") is None  # not made linear: skipped, as git skips a bad line
+
+
+def test_an_unreadable_folder_is_said_once_and_keeps_the_listing(tmp_path, monkeypatch):
+    """A folder the user cannot read: the listing's refresh tried it, said so, found it
+    unlistable and rebuilt the whole listing, which said so again, on every run after the
+    first (two identical greps gave different JSON `warnings`). Now it is left out as the
+    walk leaves it, said once, and the listing is kept."""
+    from ov import walk as walk_mod
+    from ov.walk import cached_walk
+
+    root = make_tree(tmp_path / "t", {"ok.txt": "x\n", "closed/s.txt": "x\n", "sub/b.txt": "x\n"})
+    cache = root / ".ov"
+    cache.mkdir()
+    real_scan = walk_mod._scan
+
+    def scan(path):
+        if os.path.basename(path) == "closed":
+            raise PermissionError(13, "Permission denied", path)
+        return real_scan(path)
+
+    monkeypatch.setattr(walk_mod, "_scan", scan)
+    built = []
+    real_build = walk_mod._build_listing
+    monkeypatch.setattr(walk_mod, "_build_listing", lambda *a: built.append(1) or real_build(*a))
+    walked = sorted(e.path for e in walk(root, WalkOptions(max_filesize=None)))
+    for run in range(3):
+        said: list[str] = []
+        got = cached_walk(root, WalkOptions(max_filesize=None), cache, on_warning=said.append)
+        assert sorted(r for r, _, _ in got) == walked == ["ok.txt", "sub/b.txt"]
+        assert said == ["closed: Permission denied"], (run, said)
+    assert len(built) == 1  # built once, then refreshed
