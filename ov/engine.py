@@ -926,7 +926,15 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
                                    {"abstract": got[0], "overview": got[1], "passage": passage,
                                     "full": got[2]}, (h.start_line, h.end_line)))
     packed, dropped = ctx.pack(cands, budget, det)
+    if cands and not packed:  # not "no results": candidates matched and none fit
+        need = min(ctx.entry_cost(c.uri, c.score, ctx.URI_ONLY, "") for c in cands)
+        raise OvError("invalid_argument", f"--max-tokens {budget} holds no entry: {len(cands)} "
+                      f"candidate(s) matched, and the shortest entry (a bare uri) takes {need} tokens",
+                      field="max_tokens")
     warnings.extend(ran[1] if ran else [])
+    if dropped:  # DESIGN: no silent limits
+        warnings.append(f"--max-tokens {budget} left out {dropped} of {len(cands)} candidates "
+                        "(not even their uri fit): raise it to see them")
     if stale:
         warnings.append(_stale_warning(stale, "candidate(s)"))
     if refused:
@@ -943,7 +951,8 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
                          tier_counts=counts, ignored_options=list(ignored or []))
     return ContextResult(entries=entries, rendered=ctx.render(packed), stats=stats,
                          search_type=ran[0] if ran else req.search_type, session_id=session_id, turn=turn,
-                         warnings=warnings, stale=stale)
+                         warnings=warnings, stale=stale, truncated=bool(dropped),
+                         truncated_reason="max_tokens" if dropped else None)
 
 
 def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadResult:

@@ -275,6 +275,8 @@ class ContextResult:
     turn: int | None = None
     warnings: list[str] = field(default_factory=list)
     stale: int = 0  # candidates whose file changed or went since indexing (DESIGN: said)
+    truncated: bool = False  # the budget left candidates out (`stats.dropped`)
+    truncated_reason: str | None = None  # "max_tokens" when it did
 
 
 @dataclass

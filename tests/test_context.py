@@ -87,6 +87,10 @@ def test_budgets(indexed, cli, budget):
     assert ctx.estimate_tokens(res["rendered"]) <= stats["used_tokens"]
     assert stats["returned"] == len(entries)
     assert stats["candidates"] == stats["returned"] + stats["dropped"] == RANKED
+    # DESIGN: no silent limits; candidates the budget left out are said in-band
+    assert res["truncated"] is bool(stats["dropped"])
+    assert res.get("truncated_reason") == ("max_tokens" if stats["dropped"] else None)
+    assert any("left out" in w for w in res["warnings"]) is bool(stats["dropped"])
     assert sum(stats["tier_counts"].values()) == len(entries)
     # every text is its tier, whole: L0/L1 as stored, L2 the file on disk
     tiers = _stored_tiers(indexed)
@@ -257,6 +261,17 @@ def test_changed_file_serves_current_text(indexed, cli):
     res = _ctx(cli, indexed, "--detail", "full", "--max-tokens", 100000)
     e = next(e for e in res["entries"] if e["uri"] == "src/disk.py")
     assert e["text"] == p.read_text()
+
+
+def test_a_budget_that_holds_no_entry_is_an_error_not_no_results(indexed, cli):
+    """Candidates matched but not even a bare uri fit: that was exit 1 with
+    `entries: []`, which a script reads as "nothing matched"."""
+    r = cli("search", "cache", "--mode", "context", "--json", "--max-tokens", "5", cwd=indexed)
+    err = r.json["error"]
+    assert r.code == 2 and err["code"] == "invalid_argument" and err["field"] == "max_tokens", err
+    assert "--max-tokens 5 holds no entry" in err["message"]
+    few = _ctx(cli, indexed, "--max-tokens", 40)
+    assert few["entries"] and few["truncated"] and few["truncated_reason"] == "max_tokens"
 
 
 def test_no_results_exit_1(indexed, cli):
