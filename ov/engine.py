@@ -84,6 +84,11 @@ def _default_embedder():
     return load_embedder("query")
 
 
+def _searchable(query: str) -> bool:
+    plan = keyword_plan(query)
+    return bool(plan.fts or plan.trigram or plan.short)
+
+
 def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) -> SearchResult:
     """A ranked search: the branches the request and the index allow (`_plan`), each
     ranking at a depth made once (`_Rankings`), the page the cursor asks for (`_page`)."""
@@ -108,6 +113,9 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     warnings = coverage_warnings("keywords" if overviews else req.search_type, cov)
     if overviews:
         warnings.append("hybrid search ran on keywords alone: overviews (-L 1) have no vectors")
+    if use_kw and not use_vec and not _searchable(req.query):  # not "nothing matched"
+        warnings.append("the query holds no word the keyword index can search (only punctuation or "
+                        "symbols): `ov grep -F` finds it as text")
     ranking = _Rankings(store, req, use_kw, use_vec, qvec, partial=bool(use_vec and cov["pending"]))
     page, more, segments, checker = _page(ranking, root, req, segments)
     if ranking.cut_short:

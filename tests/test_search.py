@@ -496,3 +496,16 @@ def test_rgs_narrower_type_names_select_their_files_alone(name, inside, outside)
 
     keep = type_matcher([name])
     assert keep(f"d/{inside}") and not keep(f"d/{outside}")
+
+
+@pytest.mark.parametrize("query", ["!!!", '"*:()', "-- ++"])
+def test_a_query_of_only_symbols_says_keywords_could_not_search_it(tmp_path, query):
+    """`ov search '!!!' --search-type keywords` answered no hits without a word, which
+    reads as "nothing matched"; a query with a word keeps no such warning."""
+    root = make_tree(tmp_path / "t", {"a.md": "# Bang\n\nbang bang !!! here\n"})
+    env = {"OV_EMBEDDER": "hash", "OV_BACKGROUND": "0"}
+    r = run_inprocess("search", query, "--search-type", "keywords", "-o", "json", cwd=root, env=env)
+    assert r.code == 1 and r.json["result"]["hits"] == [], r.out
+    assert any("no word the keyword index can search" in w for w in r.json["result"]["warnings"]), r.out
+    r = run_inprocess("search", "bang", "--search-type", "keywords", "-o", "json", cwd=root, env=env)
+    assert r.code == 0 and not any("no word" in w for w in r.json["result"]["warnings"]), r.out
