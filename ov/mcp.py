@@ -655,6 +655,9 @@ def _open_index(scope: Path, db: Path | None = None, *, watch: bool = True,
 
             watcher = api.watcher(ix.root, db=ix.store.path, embed=embeds, embedder=embedder,
                                   on_update=updated, warn=warn).start()
+            # the watcher re-indexes each change, and a result says when some wait
+            # (`Tools`): a walk of the tree at every query would be the server's latency
+            ix.store.checks_drift = False
     except BaseException:
         ix.close()
         raise

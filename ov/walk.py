@@ -31,6 +31,7 @@ import re
 import stat
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
@@ -1272,6 +1273,33 @@ def cached_walk(root: Path, opts: WalkOptions, cache_dir: Path, *, start: Path |
     if got is None or _overridden(got[0]["dirs"], rel0, opts.override):
         return None
     return _flatten(got[0]["dirs"], root_abs, rel0, opts.max_depth, on_skip or _noop)
+
+
+def listed_walk(root: Path, opts: WalkOptions, cache_dir: Path) -> Iterator[FileEntry] | None:
+    """The regular files `walk(root, opts)` yields (no links, as without `yield_symlinks`),
+    through the listing cache in `cache_dir`: each listed file stat'ed once, and held to
+    `opts.max_filesize`; None when the cache cannot answer (`follow`, no usable cache) and
+    the caller walks. A walk decides every name against the ignore rules again (the
+    kernel's 78,000 files: ~1.5 s); the listing re-reads only folders that changed."""
+    if opts.follow:
+        return None
+    listed = cached_walk(root, replace(opts, max_filesize=None), cache_dir)
+    if listed is None:
+        return None
+    cap = opts.max_filesize
+
+    def stats() -> Iterator[FileEntry]:
+        for rel, path, link in listed:
+            if link:
+                continue
+            try:
+                s = os.lstat(path)
+            except OSError:  # gone since the listing, as a walk would not have met it
+                continue
+            if stat.S_ISREG(s.st_mode) and (cap is None or s.st_size <= cap):
+                yield FileEntry(rel, path, s.st_size, s.st_mtime_ns, s.st_mode, False, s.st_ctime_ns, s.st_ino)
+
+    return stats()
 
 
 def _overridden(dirs: dict, rel0: str, override: Callable[[str], bool] | None) -> bool:

@@ -89,15 +89,25 @@ def test_the_line_shown_is_the_one_that_matched_without_accents_or_inside_cjk(ov
         assert r.code == 0 and r.out.startswith(want), (query, r.out)
 
 
-def test_an_empty_answer_says_when_the_tree_has_files_the_index_lacks(ov, tree):
+def test_an_answer_says_when_the_tree_moved_since_the_index(ov, tree):
     """After a `git checkout` brought new files, a search answered nothing, exit 1, with no
-    word that the index was behind; a CI job reading the JSON could not tell."""
-    root = tree({"a.txt": "alpha\n"})
+    word that the index was behind; a CI job reading the JSON could not tell. And right
+    after an edit, a search answered confident hits elsewhere from the old text, while
+    `ov status` knew (a review on a JS project): every answer says so now."""
+    root = tree({"a.txt": "alpha\n", "b.txt": "beta alpha\n", "c.txt": "gamma\n"})
     assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    r = ov("search", "alpha", "-o", "json", cwd=root)
+    assert r.code == 0 and not any("changed since" in w for w in r.json["result"]["warnings"]), r.out
     (root / "new.txt").write_text("zebrafish\n")
     r = ov("search", "zebrafish", "-o", "json", cwd=root)
-    assert r.code == 1 and any("1 file(s) in the tree are not in the index" in w for w in r.json["result"]["warnings"])
-    r = ov("search", "alpha", "-o", "json", cwd=root)  # an answer: no walk, no word
-    assert r.code == 0 and not any("not in the index" in w for w in r.json["result"]["warnings"])
+    moved = "the tree changed since the last `ov index` ({}): the ranking read the indexed text"
+    assert r.code == 1 and any(moved.format("1 new file(s)") in w for w in r.json["result"]["warnings"]), r.out
+    (root / "b.txt").write_text("beta alpha, and now zebrafish too\n")
+    (root / "c.txt").unlink()
+    r = ov("search", "alpha", "-o", "json", cwd=root)  # an answer, from the old text: said too
+    assert r.code == 0 and any(moved.format("1 changed, 1 new, 1 deleted file(s)") in w
+                               for w in r.json["result"]["warnings"]), r.out
+    assert moved.format("1 changed, 1 new, 1 deleted file(s)") in r.err  # text mode's stderr too
     assert ov("index", ".", "--no-embed", cwd=root).code == 0
-    assert ov("search", "zebrafish", "-o", "json", cwd=root).code == 0
+    r = ov("search", "zebrafish", "-o", "json", cwd=root)
+    assert r.code == 0 and not any("changed since" in w for w in r.json["result"]["warnings"]), r.out

@@ -195,6 +195,9 @@ class Store(Database):
     # Files the last `ov index` walked past and why, for `ov status`: every run walks the
     # whole tree and meets every such file again, so each run replaces the list.
     SKIPPED_KEEP = 1000
+    # a ranked answer walks the tree for edits the index lacks (ov.engine._behind_warning);
+    # `ov mcp` turns it off where its watcher keeps the index current
+    checks_drift = True
 
     def restore_sessions(self, rows: Sequence[tuple]) -> None:
         """Context-mode ledgers carried over from the index a rebuild replaces
