@@ -678,7 +678,7 @@ def test_ctrl_c_during_a_first_build_prints_no_pool_traceback(tree):
     read files for the first build printed the head of its traceback (`Process
     ForkServerPoolWorker-2:`) above `ov: interrupted` (review of the kernel). The pool's
     processes leave Ctrl-C to the command, which ends them."""
-    root = tree({f"d{i % 20}/f{i}.txt": f"line {i} of a file about harbours and boats\n" * 40 for i in range(3000)})
+    root = tree({f"d{i % 20}/f{i}.txt": f"line {i} of a file about harbours and boats\n" * 40 for i in range(8000)})
     env = {**os.environ, "OV_INDEX_JOBS": "2", "OV_EMBEDDER": "hash"}
     env.pop("OV_DEBUG", None)
     p = subprocess.Popen([sys.executable, "-m", "ov", "search", "harbour boats"], cwd=root, env=env,
