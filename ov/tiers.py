@@ -367,9 +367,18 @@ _NOT_NAMES = frozenset("if for while switch catch return func function fn def su
                        "new typeof sizeof".split())
 
 
+# a function or class bound by assignment is known by what it is bound to (the last
+# member of a dotted name): `Layer.prototype.match = function (path)` defines match()
+_NAME_ASSIGNED_RE = re.compile(r"^(?:(?:export\s+)?(?:const|let|var)\s+)?(?:[\w$]+\.)*([\w$]+)\s*=\s*"
+                               r"(?:async\s+)?(function\b|class\b|\(|[\w$]+\s*=>)")
+
+
 def _defined_name(sig: str) -> str:
     """The name a definition's signature line defines, as the file's reader says it:
     `class Store`, `open_store()`; "" when none is found."""
+    m = _NAME_ASSIGNED_RE.match(sig)
+    if m and m.group(1) not in ("exports", "prototype"):
+        return f"class {m.group(1)}" if m.group(2) == "class" else f"{m.group(1)}()"
     m = _NAME_AFTER_KW_RE.search(sig)
     if m and "(" not in sig[:m.start()]:
         return f"{m.group(1)} {m.group(2)}"
@@ -440,13 +449,20 @@ _SIG_TAIL_RE = re.compile(r"(?<!\s)\s*(?:\{.*|:\s*$|=>\s*\{?\s*$|;\s*$)")
 _CTRL = r"(?:if|for|while|switch|catch|return|else|do|case|new|throw|sizeof|elif|with|await)\b"
 
 _JS_PATTERNS = [
-    re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*[\w$]+\s*(?:<[^>]*>)?\s*\("),
+    re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\s*\*?\s*[\w$]+\s*"
+               r"(?:<[^>]*>)?\s*\("),
     re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?class\s+[\w$]+"),
     re.compile(r"^\s*(?:export\s+)?(?:declare\s+)?interface\s+[\w$]+"),
     re.compile(r"^\s*(?:export\s+)?(?:declare\s+)?type\s+[\w$]+\s*(?:<[^>]*>)?\s*="),
     re.compile(r"^\s*(?:export\s+)?(?:declare\s+)?(?:const\s+)?enum\s+[\w$]+"),
     re.compile(r"^\s*(?:export\s+)?(?:const|let|var)\s+[\w$]+\s*(?::[^=]+)?=\s*(?:async\s+)?"
                r"(?:\([^)]*\)|[\w$]+)\s*(?::\s*[^=]+)?=>"),
+    # CommonJS and ES5, most of npm: `Layer.prototype.match = function match(path) {`,
+    # `app.use = function (fn) {`, `var parse = function (str) {`, `module.exports = class
+    # Router {`, `exports.json = (body) => {`
+    re.compile(r"^\s*(?:(?:export\s+)?(?:const|let|var)\s+)?[\w$]+(?:\.[\w$]+)*\s*=\s*(?:async\s+)?"
+               r"(?:function\b|class\b)"),
+    re.compile(r"^\s*[\w$]+(?:\.[\w$]+)+\s*=\s*(?:async\s+)?(?:\([^)]*\)|[\w$]+)\s*=>"),
 ]
 _JS_METHOD_RE = re.compile(
     r"^\s+(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set)\s+)*"

@@ -473,6 +473,18 @@ def test_category(path, expected):
                "pub fn load(p: &str) -> Point {\n}\n", "Defines struct Point, load()"),
     ("ring.c", "#include <stdio.h>\n\nstruct ring {\n};\nstatic int ring_push(struct ring *r, int v) {\n}\n"
                "int main(void) {\n}\n", "Defines struct ring, ring_push(), main()"),
+    # CommonJS and ES5 (express, qs, koa-router...): functions bound by assignment, known
+    # by the name bound; a `.d.ts` file's `export declare function` (zod: 110 of them)
+    ("application.js", "/*!\n * express\n * MIT Licensed\n */\n\n'use strict';\n\n"
+                       "var app = exports = module.exports = {};\n\n/**\n * Initialize the server.\n */\n\n"
+                       "app.init = function init() {\n};\n\napp.use = function (fn) {\n};\n\n"
+                       "Layer.prototype.match = function match(path) {\n};\n"
+                       "exports.json = (body) => body;\nvar parse = function parseKeys(a) {\n};\n"
+                       "module.exports = class Router {\n}\nif (a == function () {}) {\n}\n",
+     "Defines init(), use(), match(), json(), parse(), class Router"),
+    ("api.d.ts", "import * as core from './core';\nexport declare function string(params?: string): ZodString;\n"
+                 "export declare function email(params?: string): ZodEmail;\n",
+     "Defines string(), email()"),
     # nothing defined: the first lines that are not imports
     ("run.py", "import os\nimport sys\n\nprint(os.getcwd())\n", "print(os.getcwd())"),
 ])
@@ -523,3 +535,16 @@ def test_a_generated_file_of_many_definitions_names_the_first_public_ones():
     text = "".join(f"def _p{i}():\n    pass\n" for i in range(5)) + "".join(f"def f{i}():\n    pass\n" for i in range(30_000))
     a = abstract(text, "gen.py")
     assert a.startswith("Defines f0(), f1(), f2()") and "_p0" not in a, a
+
+
+def test_a_commonjs_outline_lists_the_functions_bound_by_assignment():
+    """express's layer.js outlined as `function Layer(...)` and `function decode_param(...)`:
+    its whole API, `Layer.prototype.handle_request`, `match`..., was missing."""
+    from ov.tiers import overview
+
+    text = ("'use strict';\n\nfunction Layer(path, options, fn) {\n}\n\n/**\n * Handle the request.\n */\n\n"
+            "Layer.prototype.handle_request = function handle(req, res, next) {\n};\n\n"
+            "/**\n * Check if this route matches `path`.\n */\nLayer.prototype.match = function match(path) {\n};\n")
+    got = overview(text, "layer.js")
+    assert "Layer.prototype.handle_request = function handle(req, res, next)" in got, got
+    assert "Layer.prototype.match = function match(path) — Check if this route matches `path`." in got, got
