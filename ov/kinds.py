@@ -133,7 +133,7 @@ TYPES: dict[str, tuple[str, ...]] = {
 }
 
 
-_EXTENSION = re.compile(r"\.[A-Za-z0-9_+~-]{1,32}")
+_EXTENSION = re.compile(r"(?:\.[A-Za-z0-9_+~-]{1,32}){1,3}")  # `.canvas`, `.d.ts`, `.min.js`
 
 
 def type_globs(name: str) -> tuple[str, ...]:
@@ -241,10 +241,11 @@ def type_matcher(types: Sequence[str]) -> Callable[[str], bool]:
 
 
 def type_names(types: Sequence[str] | None) -> list[str]:
-    """`-t` values: a file type name or an extension. An extension of a known type is
-    that type (`yml`, `.yml`: `yaml`); one no type holds is taken given with its dot
-    (`.canvas`), while a bare unknown name is refused (a misspelt type would select
-    nothing), saying how to ask for the extension."""
+    """`-t` values: a file type name or an extension. An extension given with its dot
+    stands for itself (`.tsx`: `*.tsx`, not every TypeScript file; `.d.ts`, `.canvas`); a
+    bare extension of a known type is that type (`yml`: `yaml`), while any other bare
+    name is refused (a misspelt type would select nothing; `d.ts` was read as `ts`),
+    saying how to ask for the extension."""
     if not types:
         return []
     names = []
@@ -253,11 +254,11 @@ def type_names(types: Sequence[str] | None) -> list[str]:
         if t in TYPES:
             names.append(t)
             continue
-        guessed = file_type(f"x.{t}")
-        if guessed and guessed != "other":
-            names.append(guessed)
-        elif raw.strip().startswith(".") and _EXTENSION.fullmatch("." + t):
+        guessed = "" if "." in t else file_type(f"x.{t}")
+        if raw.strip().startswith(".") and _EXTENSION.fullmatch("." + t):
             names.append("." + t)
+        elif guessed and guessed != "other":
+            names.append(guessed)
         else:
             ext = f"; files named *.{t}: .{t}" if _EXTENSION.fullmatch("." + t) else ""
             raise OvError("invalid_argument", f"unknown file type {raw!r} (known: "

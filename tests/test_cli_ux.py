@@ -203,6 +203,25 @@ def test_type_takes_an_extension_no_type_holds_with_its_dot(ov, tmp_path):
     assert r.code == 2 and r.json["error"]["code"] == "invalid_argument" and ".canvas" in r.json["error"]["message"]
 
 
+def test_an_extension_with_its_dot_stands_for_itself(ov, tmp_path):
+    """`-t .tsx` selected every TypeScript file and `-t d.ts` was read as `ts` (a review
+    on a JS project); rg refuses both. `.tsx` and `.d.ts` now select those files alone,
+    in grep and in the ranked searches, and a bare `d.ts` is refused as a misspelt type."""
+    root = tmp_path / "t"
+    root.mkdir()
+    for name in ("App.tsx", "api.ts", "api.d.ts", "c.yaml", "d.yml"):
+        (root / name).write_text("widget: 1\n")
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    for t, want in ((".tsx", ["App.tsx"]), (".d.ts", ["api.d.ts"]), ("ts", ["App.tsx", "api.d.ts", "api.ts"]),
+                    (".yml", ["d.yml"]), ("yml", ["c.yaml", "d.yml"])):
+        assert ov("grep", "-l", "-t", t, "widget", cwd=root).out.split() == want, t
+        r = ov("search", "widget", "--search-type", "keywords", "-t", t, "-o", "json", "-n", "50", cwd=root)
+        assert sorted(h["path"] for h in r.json["result"]["hits"]) == want, t
+    for cmd in (("grep", "widget"), ("search", "widget")):
+        r = ov(*cmd, "-t", "d.ts", "-o", "json", cwd=root)
+        assert r.code == 2 and r.json["error"]["field"] == "type" and "files named *.d.ts: .d.ts" in r.json["error"]["message"]
+
+
 def test_a_huge_max_filesize_reads_files_as_they_are(ov, tmp_path):
     """`--max-filesize 100G` asked Python for a 100 GB buffer (MemoryError, exit 2)."""
     root = tmp_path / "t"
