@@ -49,6 +49,20 @@ def test_star_does_not_cross_slash(ov, t):
     assert ov("glob", "s?c/*.py", cwd=t).out == "src/m.py\n"
 
 
+def test_a_top_level_pattern_that_matches_only_deeper_says_so(ov, t):
+    """`ov glob '*.ts'` in a project whose .ts files all lie in folders answered nothing,
+    exit 1, without a word, where fd lists 333 (a review on a JS project): the empty
+    answer now names the `**/` form; an answer, or a name found at no depth, says nothing."""
+    r = ov("glob", "*.c", "-o", "json", cwd=t)
+    assert r.code == 1 and paths(r) == []
+    assert r.json["result"]["warnings"] == ["'*.c' matches names at the top of the folder searched only (a glob "
+                                            "matches the whole path, as in a shell); '**/*.c' matches them at any depth"]
+    assert "'**/*.c' matches them at any depth" in ov("glob", "*.c", cwd=t).err
+    assert ov("glob", "**/*.c", cwd=t).out == "src/pkg/n.c\n"
+    for quiet in ("*.zz", "*.py", "src/*.c"):
+        assert ov("glob", quiet, "-o", "json", cwd=t).json["result"]["warnings"] == [], quiet
+
+
 def test_globstar_brace_and_class(ov, t):
     assert ov("glob", "**/*.py", cwd=t).out == "a.py\nsrc/m.py\nsrc/pkg/n.py\n"
     assert ov("glob", "src/**/n.{c,h}", cwd=t).out == "src/pkg/n.c\nsrc/pkg/n.h\n"

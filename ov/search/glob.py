@@ -185,6 +185,18 @@ def glob(
     st.truncated = truncated
     if not user_cut:
         st.level_cut = False  # the pattern's own depth, not --level-limit, stopped the walk
+    if not found and "/" not in pattern and not pattern.startswith("**") and (root / rel).is_dir():
+        # fd matches a name at any depth; a glob matches the path from the folder searched
+        try:
+            deeper = glob("**/" + pattern, path, cwd=cwd, ignore_case=ignore_case, hidden=hidden,
+                          no_ignore=no_ignore, max_depth=max_depth, node_limit=1, exclude=exclude,
+                          ignores=ignores, tags=tags, use_index=use_index).count
+        except OvError:  # (a pattern at the length limit: no longer a glob with `**/`)
+            deeper = 0
+        if deeper:
+            st.warnings.append(f"{pattern!r} matches names at the top of the folder searched only (a glob "
+                               f"matches the whole path, as in a shell); {'**/' + pattern!r} matches "
+                               "them at any depth")
     return _result(root, cwd, found, fields, st)
 
 
