@@ -22,8 +22,8 @@ from ov.journal import status as journal_status
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.paths import resolve
-from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor,
-                      keyword_plan, request_key)
+from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor, fold,
+                      keyword_plan, query_pattern, request_key)
 from ov.store import KNN_MAX, Filters, Store
 
 
@@ -657,9 +657,40 @@ def _still_in_time(f, checker: rank.Rechecker, row) -> bool:
     return (f.after is None or now >= f.after) and (f.before is None or now < f.before)
 
 
+EVIDENCE_MAX_BYTES = 1 << 20  # `_evidence` reads a file's passages up to this size
+
+
+def _words_in(text: str, pats) -> tuple[int, int]:
+    """(distinct query words in `text`, their matches), as `ov.render.best_line` counts them."""
+    t = fold(text)
+    hits = [len(p.findall(t)) for p in pats]
+    return sum(1 for n in hits if n), sum(hits)
+
+
+def _evidence(store: Store, row, pats):
+    """The passage a file's hit shows. The evidence of a file's abstract (its cosine) and
+    of its title's words (in the first passage's keyword row) lands on the file's lead
+    passage, which in code is a licence header, `'use strict'` and imports: express's
+    route.js showed lines 1-26 for "where are route params parsed", and a function's doc
+    comment at line 38 was shown as line 1 (a review on a JS project). When the lead
+    passage holds none of the query's words, the file's passage holding the most of them
+    is shown instead (its score is the file's, unchanged); with none anywhere, the lead.
+    A file over EVIDENCE_MAX_BYTES keeps its lead: its passages are not all read again."""
+    if not pats or row.size > EVIDENCE_MAX_BYTES or _words_in(row.text, pats)[0] \
+            or store.lead_passages([row.file_id]).get(row.file_id) != row.id:
+        return row
+    best, best_key = None, (0, 0)
+    for cid, text in store.passages(row.file_id):
+        key = _words_in(text, pats)
+        if key > best_key:
+            best, best_key = cid, key
+    return row if best is None else store.chunk_rows([best]).get(best, row)
+
+
 def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need: int) -> list[Hit]:
     hits: list[Hit] = []
     seen_spans: set[tuple[str, int, int]] = set()
+    pats = query_pattern(req.query) if not req.all_chunks else []  # (--all-chunks: each hit its chunk)
     for c in ranked:
         if len(hits) >= need:
             break
@@ -668,6 +699,8 @@ def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need
         row = rows.get(c.chunk_id)
         if row is None:
             continue
+        if row.level == 2:
+            row = _evidence(rows.store, row, pats)
         got = checker.check(row.path, row.size, row.mtime_ns, row.start, row.end, row.text,
                             row.ctime_ns, row.inode)
         if got is None or not _still_in_time(req.filters, checker, row):

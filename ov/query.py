@@ -203,3 +203,38 @@ def decode_cursor(cursor: str, generation: str, key: str) -> list[tuple[int, int
             or sum(n for _, n, _ in segments) > CURSOR_MAX_SHOWN):
         raise invalid
     return segments
+
+
+# ---- the query's words in a text: the evidence a hit shows (ov.render, ov.engine) ----------
+
+
+def query_pattern(query: str):
+    """One regex per distinct query word (stop words left out unless the query is only
+    them), each matching the word at a word start up to the end of that word; [] for a
+    query with no word of two or more characters."""
+    import re  # noqa: PLC0415
+
+    words = list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", fold(query)) if len(w) > 1))
+    words = [w for w in words if w not in STOPWORDS] or words
+    pats = []
+    for w in words:
+        if any(c >= "\u3000" for c in w):  # CJK: no spaces between words, so any place
+            pats.append(re.compile(re.escape(w)))
+            continue
+        # the shortest of the word and its forms without an English ending, kept to four
+        # letters or more: "files" -> "file" (not "fil", which would find "filler")
+        forms = [w[:-len(end)] for end in ("ies", "es", "s", "ing", "ed") if w.endswith(end)]
+        stem = min((f for f in forms if len(f) >= 4), key=len, default=w)
+        pats.append(re.compile(rf"(?<![^\W_]){re.escape(stem)}[^\W_]*", re.IGNORECASE))
+    return pats
+
+
+def fold(text: str) -> str:
+    """`text` lower-cased without its accents, as the keyword index reads it (unicode61
+    `remove_diacritics 2`): "Poêle" -> "poele", so the line shown is the one that matched
+    a query typed without them."""
+    import unicodedata  # noqa: PLC0415
+
+    if text.isascii():
+        return text.lower()
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()

@@ -290,47 +290,16 @@ def settings_text(settings: dict) -> str:
 # decorator or a signature far above what matched; the best line is the one holding the
 # most distinct query words (a word matches at a word start, so "event" finds "events").
 
+
 EXCERPT_AROUND = 2  # excerpt lines shown before and after the best line
 LINE_CHARS = 200  # a longer line (minified code) is cut, with "…", around its first match
-
-
-def query_pattern(query: str):
-    """One regex per distinct query word (stop words left out unless the query is only
-    them), each matching the word at a word start up to the end of that word; [] for a
-    query with no word of two or more characters."""
-    import re  # noqa: PLC0415
-
-    from ov.query import STOPWORDS  # noqa: PLC0415
-
-    words = list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", fold(query)) if len(w) > 1))
-    words = [w for w in words if w not in STOPWORDS] or words
-    pats = []
-    for w in words:
-        if any(c >= "\u3000" for c in w):  # CJK: no spaces between words, so any place
-            pats.append(re.compile(re.escape(w)))
-            continue
-        # the shortest of the word and its forms without an English ending, kept to four
-        # letters or more: "files" -> "file" (not "fil", which would find "filler")
-        forms = [w[:-len(end)] for end in ("ies", "es", "s", "ing", "ed") if w.endswith(end)]
-        stem = min((f for f in forms if len(f) >= 4), key=len, default=w)
-        pats.append(re.compile(rf"(?<![^\W_]){re.escape(stem)}[^\W_]*", re.IGNORECASE))
-    return pats
-
-
-def fold(text: str) -> str:
-    """`text` lower-cased without its accents, as the keyword index reads it (unicode61
-    `remove_diacritics 2`): "Poêle" -> "poele", so the line shown is the one that matched
-    a query typed without them."""
-    import unicodedata  # noqa: PLC0415
-
-    if text.isascii():
-        return text.lower()
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()
 
 
 def best_line(lines: list[str], pats) -> int:
     """The index of the line holding the most distinct query words (then the most
     matches; the first of equals); without any match, the first non-blank line."""
+    from ov.query import fold  # noqa: PLC0415 (ov.query reads the store: grep need not load it)
+
     best, best_key = None, (0, 0)
     for i, line in enumerate(lines):
         line = fold(line)
@@ -423,6 +392,8 @@ def hit_text(h, pats, color: bool) -> list[str]:
 
 def hits_text(res, query: str, color: bool) -> str:
     """Each hit, best first, as `hit_text` shows it; a blank line between hits."""
+    from ov.query import query_pattern  # noqa: PLC0415
+
     pats = query_pattern(query)
     blocks = ["\n".join(hit_text(h, pats, color)) for h in res.hits]
     text = "\n\n".join(blocks)

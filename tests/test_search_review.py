@@ -111,3 +111,25 @@ def test_an_answer_says_when_the_tree_moved_since_the_index(ov, tree):
     assert ov("index", ".", "--no-embed", cwd=root).code == 0
     r = ov("search", "zebrafish", "-o", "json", cwd=root)
     assert r.code == 0 and not any("changed since" in w for w in r.json["result"]["warnings"]), r.out
+
+
+def test_a_hit_won_by_its_abstract_shows_the_passage_holding_the_words(ov, tree):
+    """The abstract's words sit in the first passage's keyword row and its vector speaks
+    for that passage, so a code file's hit was shown at its licence header (`route.js:1:
+    /*!`) while the doc comment it came from was at line 51 (a review on a JS project)."""
+    head = "/*!\n * express\n * MIT Licensed\n */\n\n'use strict';\n\n" + "".join(
+        f"var mod{i} = require('module-number-{i}')('router:part{i}');\n" for i in range(40))
+    doc = ("\n/**\n * Calculate the shipping cost for an order, with taxes.\n */\n"
+           "exports.shippingCost = function shippingCost(order) {\n  return order.weight * 2;\n};\n")
+    root = tree({"route.js": head + doc, "notes.md": "# Notes\n\nnothing here\n"})
+    assert ov("index", ".", cwd=root).code == 0
+    assert ov("read", "route.js", "-L", "0", cwd=root).out.startswith("Calculate the shipping cost")
+    for how in (("--search-type", "keywords"), ()):
+        r = ov("search", "shipping cost for an order", *how, "-n", "1", cwd=root)
+        assert r.code == 0 and r.out.startswith("route.js:50: * Calculate the shipping cost"), (how, r.out)
+    r = ov("search", "shipping cost for an order", "--search-type", "keywords", "-n", "1", "-o", "json", cwd=root)
+    hit = r.json["result"]["hits"][0]
+    assert hit["start_line"] <= 50 <= hit["end_line"] and "shipping cost" in hit["excerpt"]["text"], hit
+    # a query none of whose words the file holds keeps the lead passage
+    r = ov("search", "express", "--search-type", "keywords", "-n", "1", "-o", "json", cwd=root)
+    assert r.json["result"]["hits"][0]["start_line"] == 1

@@ -294,7 +294,8 @@ def test_a_long_line_is_cut_around_its_match(ov, evidence):
     head = _hit_block(r.out, "minified.js")[0]
     text = head.split(": ", 1)[1]
     assert "plugin.order(events);" in text and len(text) <= 202
-    from ov.render import LINE_CHARS, _cut, query_pattern
+    from ov.query import query_pattern
+    from ov.render import LINE_CHARS, _cut
 
     line = "b=2;" * 200 + "plugin.order(events);" + "c=3;" * 200
     cut = _cut(line, query_pattern("plugin order"))
@@ -318,7 +319,8 @@ def test_read_content_shows_the_whole_file_in_text(ov, evidence):
 
 
 def test_a_hit_with_no_query_word_shows_its_first_line(ov, evidence):
-    from ov.render import best_line, query_pattern
+    from ov.query import query_pattern
+    from ov.render import best_line
 
     assert best_line(["", "  first", "second"], query_pattern("zzz unrelated")) == 1
     assert best_line(["a events", "order and plugin", "x"], query_pattern("the plugin events order")) == 1
@@ -334,7 +336,7 @@ def test_crlf_lines_are_shown_without_their_cr(ov, tree):
 
 
 def test_query_words_match_their_forms_not_any_prefix():
-    from ov.render import query_pattern
+    from ov.query import query_pattern
 
     pats = query_pattern("files priorities matches events")
     found = lambda text: sorted(m.group(0) for p in pats for m in p.finditer(text))  # noqa: E731

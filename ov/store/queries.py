@@ -928,6 +928,11 @@ class Store(Database):
         lead = self.lead_passages(list({f for _, f in rows})) if rows else {}
         return {cid: lead[f] for cid, f in rows if lead.get(f, cid) != cid}
 
+    def passages(self, file_id: int) -> list[tuple[int, str]]:
+        """(id, text) of a file's passages (its level-2 chunks), in the file's order."""
+        return self.rows("SELECT id, text FROM chunks WHERE file_id = ? AND level = 2 ORDER BY seq, id",
+                         (file_id,))
+
     def lead_passages(self, file_ids: Sequence[int]) -> dict[int, int]:
         """file id -> the passage its abstract speaks for: its first level-2 chunk, or, in a
         markdown file with front matter, the first one after it (the abstract is the title
