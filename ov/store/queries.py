@@ -929,9 +929,10 @@ class Store(Database):
         return {cid: lead[f] for cid, f in rows if lead.get(f, cid) != cid}
 
     def passages(self, file_id: int) -> list[tuple[int, str]]:
-        """(id, text) of a file's passages (its level-2 chunks), in the file's order."""
-        return self.rows("SELECT id, text FROM chunks WHERE file_id = ? AND level = 2 ORDER BY seq, id",
-                         (file_id,))
+        """(id, text) of a file's passages (its level-2 chunks, a note's front matter block
+        aside: never a hit, `front_leads`), in the file's order."""
+        return self.rows(f"SELECT id, text FROM chunks WHERE file_id = ? AND level = 2 AND NOT ({front_block_sql()}) "
+                         "ORDER BY seq, id", (file_id,))
 
     def lead_passages(self, file_ids: Sequence[int]) -> dict[int, int]:
         """file id -> the passage its abstract speaks for: its first level-2 chunk, or, in a
