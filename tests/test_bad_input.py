@@ -492,3 +492,24 @@ def test_a_bad_timeout_names_the_flag_not_an_inner_name(tmp_path, ov, value):
     err = r.json["error"]
     assert r.code == 2 and err["code"] == "invalid_argument" and err["field"] == "timeout", err
     assert "deadline" not in err["message"]
+
+
+def test_a_misspelt_embedder_hook_is_refused_not_read_as_the_model(tmp_path, ov):
+    """`OV_EMBEDDER=bogus` ran the real model without a word."""
+    make_tree(tmp_path, {"a.md": "# Bread\n\nbake bread\n"})
+    assert ov("index", ".", cwd=tmp_path).code == 0
+    r = ov("find", "bake bread", "-o", "json", cwd=tmp_path, env={"OV_EMBEDDER": "bogus"})
+    err = r.json["error"]
+    assert r.code == 2 and err["code"] == "invalid_argument" and err["field"] == "OV_EMBEDDER", err
+
+
+@pytest.mark.model
+def test_a_tokenizer_file_that_does_not_load_is_the_users_value_not_a_bug(tmp_path, ov):
+    """`OV_TOKENIZER` naming a file that is not a tokenizer was `internal` ("a bug")."""
+    make_tree(tmp_path, {"a.md": "# Bread\n\nbake bread\n"})
+    bad = tmp_path / "tok.json"
+    bad.write_text("not json\n")
+    r = ov("find", "bake bread", "-o", "json", cwd=tmp_path, env={"OV_TOKENIZER": str(bad), "OV_BACKGROUND": "0"})
+    err = r.json["error"]
+    assert r.code == 2 and err["code"] == "invalid_argument" and err["field"] == "OV_TOKENIZER", err
+    assert str(bad) in err["message"]

@@ -104,7 +104,7 @@ def test_model_that_is_not_onnx(ov, indexed, tmp_path):
     by = _checks(r)
     assert by["model-file"]["ok"] is True  # it exists; the checksum is shown
     assert hashlib.sha256(b"not a model").hexdigest() in by["model-file"]["detail"]
-    assert by["onnxruntime"]["ok"] is False and "cannot load model" in by["onnxruntime"]["detail"]
+    assert by["onnxruntime"]["ok"] is False and "cannot load the model" in by["onnxruntime"]["detail"]
 
 
 def test_wrong_tokenizer_checksum(ov, indexed, tmp_path):

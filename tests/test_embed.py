@@ -141,22 +141,26 @@ def test_missing_tokenizer_file_is_not_found(monkeypatch, tmp_path):
     assert ei.value.code == "not_found" and "OV_TOKENIZER" in ei.value.message
 
 
-def test_unloadable_model_file_is_internal(monkeypatch, tmp_path):
+def test_unloadable_model_file_is_the_users_value(monkeypatch, tmp_path):
+    """A file OV_MODEL names that does not load is the user's value (`invalid_argument`,
+    field OV_MODEL), not `internal`, which says "a bug"."""
     bad = tmp_path / "model.onnx"
     bad.write_bytes(b"this is not an onnx graph")
     monkeypatch.setenv("OV_MODEL", str(bad))
     with pytest.raises(OvError) as ei:
         OnnxEmbedder("query")
-    assert ei.value.code == "internal" and str(bad) in ei.value.message
+    assert ei.value.code == "invalid_argument" and str(bad) in ei.value.message
+    assert ei.value.field in ("OV_MODEL", "OV_TOKENIZER")
 
 
-def test_unloadable_tokenizer_file_is_internal(monkeypatch, tmp_path):
+def test_unloadable_tokenizer_file_is_the_users_value(monkeypatch, tmp_path):
     bad = tmp_path / "tokenizer.json"
     bad.write_text("{not json", encoding="utf-8")
     monkeypatch.setenv("OV_TOKENIZER", str(bad))
     with pytest.raises(OvError) as ei:
         OnnxEmbedder("query")
-    assert ei.value.code == "internal" and str(bad) in ei.value.message
+    assert ei.value.code == "invalid_argument" and str(bad) in ei.value.message
+    assert ei.value.field in ("OV_MODEL", "OV_TOKENIZER")
 
 
 def test_unknown_profile_is_refused():
