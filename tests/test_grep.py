@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import imported_by, run_inprocess
+from conftest import imported_by, make_tree, run_inprocess
 from ov.errors import OvError
 from ov.search.matcher import binary_cutoff, compile_pattern, spans
 
@@ -741,3 +741,15 @@ def test_counting_lines_visits_a_line_once_and_counts_as_the_matches_do():
                     assert count_lines(p, text, limit) == (len(lines), more), (pat, kw, limit, text)
                     checked += 1
     assert checked > 10_000
+
+
+def test_a_fifo_named_as_a_path_is_said_not_searched(tmp_path):
+    """`ov grep alpha fifo.txt` answered no match without a word (a fifo is not read: it
+    would block until a writer came)."""
+    root = make_tree(tmp_path / "t", {"a.txt": "alpha\n"})
+    os.mkfifo(root / "pipe.txt")
+    r = run_inprocess("grep", "alpha", "pipe.txt", "a.txt", "-o", "json", cwd=root)
+    res = r.json["result"]
+    assert r.code == 0 and [m["path"] for m in res["matches"]] == ["a.txt"], r.out
+    assert res["warnings"] == ["pipe.txt: not a regular file (a fifo, socket or device); not searched"]
+    assert "pipe.txt: not a regular file" not in run_inprocess("grep", "alpha", cwd=root).err  # walked: unsaid

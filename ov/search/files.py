@@ -35,8 +35,8 @@ from ov.search.globs import PathFilter
 from ov.search.helper import BINARY, BINARY_MATCH, FOUND, NO_MATCH, SEARCH, UNREADABLE
 from ov.search.prefilter import Prefilter, index_candidates, prefiltered, tagged
 from ov.search.scope import (LISTINGS, Candidates, GrepStats, check_excludes, displayer, exclusions,
-                             file_paths, grep_result, grep_walk_options, limited_stats, links_out, parse_tags,
-                             plan_roots, walked_entries)
+                             file_paths, grep_result, grep_walk_options, limited_stats, links_out, not_files,
+                             parse_tags, plan_roots, walked_entries)
 
 if TYPE_CHECKING:
     from ov.search.matcher import Pattern
@@ -615,6 +615,7 @@ def _records(pat, groups, st: GrepStats, *, cwd: Path, before: int, after: int, 
         named = frozenset(r for r in rels if r and (root / r).is_file())
         show = displayer(root, cwd)
         links_out(root, rels, show, st.warnings)
+        not_files(root, rels, show, st.warnings)
         last = ("", "")
         for r in _grep_files(pat, root, rels, opts, st, mode=mode, before=before, after=after,
                              limit=node_limit - st.records, excluded=excluded, pfilter=pf,

@@ -18,6 +18,7 @@ that cannot be read are left out and counted (`GrepStats.unreadable`).
 from __future__ import annotations
 
 import os
+import stat
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -290,6 +291,19 @@ def cut_notes(st: GrepStats, node_limit: int, what: str) -> list[str]:
 
 def unreadable_warning(n: int) -> str:
     return f"{n} file{'s' if n != 1 else ''} could not be read"
+
+
+def not_files(root: Path, rels: Sequence[str], show: Callable[[str], str], warnings: list[str]) -> None:
+    """A PATH named on the command line that is a fifo, a socket or a device is not read
+    (a fifo would block the search until a writer came; rg reads it), and says so: an
+    answer of nothing without a word reads as "no match"."""
+    for r in rels:
+        try:
+            mode = os.stat(root / r).st_mode if r else stat.S_IFDIR
+        except OSError:
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            warnings.append(f"{show(r)}: not a regular file (a fifo, socket or device); not searched")
 
 
 def links_out(root: Path, rels: Sequence[str], show: Callable[[str], str], warnings: list[str]) -> None:
