@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 TYPE_CHECKING = False  # `typing` costs ~6 ms of a grep's start: annotations only
 if TYPE_CHECKING:
@@ -513,6 +514,7 @@ class Index:
 
         res = self._writing(run) if session_id else run()
         res.warnings.extend(self.notes)
+        res.root = str(self.root)
         return res
 
     # -- files --
@@ -531,7 +533,7 @@ class Index:
         from ov.engine import read  # noqa: PLC0415
 
         self._current()
-        return read(self.store, self.root, self.path(path, cwd), _int(level, "level"))
+        return replace(read(self.store, self.root, self.path(path, cwd), _int(level, "level")), root=str(self.root))
 
     def tag(self, path: str, tags: str | Sequence[str] | Sequence[tuple[str, str]], mode: str = "append",
             recursive: bool = False, cwd: Path | None = None):
@@ -546,12 +548,11 @@ class Index:
             raise OvError("invalid_argument", "this Index was opened with readonly=True; open it "
                           "without it to tag", field="readonly")
         rel = self.path(path, cwd)
-        return self._writing(lambda: tag(self.store, self.root, rel, pairs, mode, recursive))
+        return replace(self._writing(lambda: tag(self.store, self.root, rel, pairs, mode, recursive)),
+                       root=str(self.root))
 
     def status(self):
         """What is indexed (`ov status`), and each setting with where it came from."""
-        from dataclasses import replace  # noqa: PLC0415
-
         from ov.config import load_config  # noqa: PLC0415
         from ov.engine import status  # noqa: PLC0415
 

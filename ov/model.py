@@ -277,6 +277,7 @@ class ContextResult:
     stale: int = 0  # candidates whose file changed or went since indexing (DESIGN: said)
     truncated: bool = False  # the budget left candidates out (`stats.dropped`)
     truncated_reason: str | None = None  # "max_tokens" when it did
+    root: str | None = None  # the index root, named once (DESIGN); entries' uris are relative to it
 
 
 @dataclass
@@ -288,6 +289,7 @@ class ReadResult:
     kind: str  # file | folder
     text: str
     warnings: list[str] = field(default_factory=list)
+    root: str | None = None  # the index root, named once (DESIGN)
 
 
 @dataclass
@@ -305,6 +307,7 @@ class TagResult:
     mode: str  # set | append | remove
     files: list[TaggedFile]
     count: int
+    root: str | None = None  # the index root, named once (DESIGN); the files' paths are relative to it
 
 
 @dataclass

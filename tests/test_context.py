@@ -90,6 +90,7 @@ def test_budgets(indexed, cli, budget):
     # DESIGN: no silent limits; candidates the budget left out are said in-band
     assert res["truncated"] is bool(stats["dropped"])
     assert res.get("truncated_reason") == ("max_tokens" if stats["dropped"] else None)
+    assert res["root"] == str(indexed)  # DESIGN: a JSON result names the index root once
     assert any("left out" in w for w in res["warnings"]) is bool(stats["dropped"])
     assert sum(stats["tier_counts"].values()) == len(entries)
     # every text is its tier, whole: L0/L1 as stored, L2 the file on disk

@@ -48,7 +48,7 @@ def test_read_file_levels(indexed, cli):
     r = cli("read", "pkg/mod.py", "--json", cwd=indexed)
     assert r.code == 0
     assert r.json["result"] == {"path": "pkg/mod.py", "level": 2, "kind": "file",
-                                "text": FILES["pkg/mod.py"], "warnings": []}
+                                "text": FILES["pkg/mod.py"], "warnings": [], "root": str(indexed)}
     assert cli("read", "pkg/mod.py", "-L", "0", "--json", cwd=indexed).json["result"]["text"] == a
     assert cli("read", "pkg/mod.py", "--level", "1", "--json", cwd=indexed).json["result"]["text"] == o
     # text mode prints the tier, newline-terminated
@@ -346,7 +346,7 @@ def test_golden_tiers(golden_root, cli, path, level):
     r = cli("read", path, "-L", level, "--json", cwd=golden_root)
     assert r.code == 0, r.out
     assert r.json["result"] == {"path": path, "level": level, "kind": "file", "text": want,
-                                "warnings": []}
+                                "warnings": [], "root": str(golden_root)}
     assert cli("read", path, "-L", level, cwd=golden_root).out == want + "\n"
 
 

@@ -47,7 +47,7 @@ def test_append_set_remove(indexed, cli):
     r = cli("tag", "a.py", "team=search", "tier=gold", "--json", cwd=indexed)
     assert r.code == 0, r.out
     res = r.json["result"]
-    assert res == {"mode": "append", "count": 1,
+    assert res == {"mode": "append", "count": 1, "root": str(indexed),  # DESIGN: the root, once
                    "files": [{"path": "a.py", "tags": {"team": "search", "tier": "gold"}}]}
     # append overwrites a key and keeps the rest
     r = cli("tag", "a.py", "tier=silver", "x=1", "--json", cwd=indexed)
