@@ -753,3 +753,9 @@ def test_a_fifo_named_as_a_path_is_said_not_searched(tmp_path):
     assert r.code == 0 and [m["path"] for m in res["matches"]] == ["a.txt"], r.out
     assert res["warnings"] == ["pipe.txt: not a regular file (a fifo, socket or device); not searched"]
     assert "pipe.txt: not a regular file" not in run_inprocess("grep", "alpha", cwd=root).err  # walked: unsaid
+
+
+def test_m_0_names_the_root_as_every_grep_result_does(tmp_path):
+    root = make_tree(tmp_path / "t", {"a.txt": "alpha\n"})
+    r = run_inprocess("grep", "alpha", "-m", "0", "-o", "json", cwd=root)
+    assert r.code == 1 and r.json["result"]["root"] == str(root), r.out

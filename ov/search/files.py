@@ -580,6 +580,7 @@ def iter_grep(
     groups = plan_roots(cwd, paths)
     check_excludes(groups, cwd, exclude)
     if max_count == 0:  # no line may match: nothing is read (the paths are checked)
+        st.root = st.root or os.fspath(groups[0][0])
         return _no_records()
     return _records(pat, groups, st, cwd=cwd, before=before, after=after, exclude=exclude,
                     hidden=hidden, no_ignore=no_ignore, max_depth=max_depth, node_limit=node_limit,
