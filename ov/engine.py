@@ -1068,9 +1068,16 @@ def _unindexed_note(root: Path, rel: str) -> str:
         st = os.stat(os.path.join(root, rel))
     except (OSError, ValueError):
         return ""
-    if stat.S_ISREG(st.st_mode):
-        return ": the file is new since the last `ov index`, or ignored (run `ov index`; `ov grep` searches it now)"
-    return ""
+    if not stat.S_ISREG(st.st_mode):
+        return ""
+    from ov.config import load_config  # noqa: PLC0415
+    from ov.walk import is_ignored  # noqa: PLC0415
+
+    if is_ignored(root, rel, load_config(root).walk_options()):
+        # `ov index` would leave it out again: "run `ov index`" sent a user round in circles
+        return (": the tree's ignore rules (.gitignore, .ignore, hidden names, the config's "
+                f"`ignore`) leave it out; `ov grep PATTERN {rel}` searches it")
+    return ": the file is new since the last `ov index` (run `ov index`; `ov grep` searches it now)"
 
 
 def _abstracts_now(root: Path, files: list[dict], cap: int | None) -> list[dict]:

@@ -430,3 +430,10 @@ def test_read_of_a_skipped_file_says_why(ov, tree):
     msg = ov("read", "renamed.md", "-o", "json", cwd=root).json["error"]["message"]
     assert "new since the last `ov index`" in msg, msg
     assert "new since" not in ov("read", "none.md", "-o", "json", cwd=root).json["error"]["message"]
+    # an ignored file: `ov index` would leave it out again, so it is not what the message
+    # asks for (node_modules/express/index.js read "run `ov index`")
+    (root / ".gitignore").write_text("vendor/\n")
+    (root / "vendor").mkdir()
+    (root / "vendor" / "lib.js").write_text("x = 1\n")
+    msg = ov("read", "vendor/lib.js", "-o", "json", cwd=root).json["error"]["message"]
+    assert "ignore rules" in msg and "ov grep PATTERN vendor/lib.js" in msg and "run `ov index`" not in msg, msg
