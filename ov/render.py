@@ -191,10 +191,9 @@ def status_text(rep) -> str:
                                                " so far: the first build is not finished (`ov index` "
                                                "finishes it; so does the background worker or the next "
                                                "search)"),
-        f"chunks:          {rep.chunks}",
-        f"embedded:        {rep.embedded_chunks} of {rep.chunks} chunks have a vector; of the rows "
-        f"that get one (passages, abstracts), {rep.embedded_coverage:.0%} have it (overview rows, and "
-        "minified or data files' rows, never get a vector)",
+        # passages (level 2); the vector line counts every row that gets a vector (passages
+        # and abstracts): "9 of 9 chunks" beside "11 of 11 rows" read as two different counts
+        f"chunks:          {rep.chunks} passages, {rep.embedded_chunks} with a vector",
         f"vector rows:     {_coverage_text(rep)}",
         f"background:      {_worker_text(rep.background, rep.new_files)}",
         f"change journal:  {_journal_text(rep.journal)}",
@@ -245,7 +244,8 @@ SKIPPED_SHOWN = 10
 
 def _coverage_text(rep) -> str:
     cov = rep.coverage or {}
-    text = f"{cov.get('embedded', 0)} of {cov.get('embeddable', 0)} ({cov.get('ratio', 0):.0%})"
+    text = (f"{cov.get('embedded', 0)} of the {cov.get('embeddable', 0)} rows that get one (passages and "
+            f"abstracts) have it ({cov.get('ratio', 0):.0%})")
     if rep.not_embedded_rows:
         text += (f"; {rep.not_embedded_rows} rows that never get one (overviews; minified, "
                  "generated and data files)")

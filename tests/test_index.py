@@ -155,6 +155,11 @@ def test_status_text_and_json(ov, tree):
     assert res["vec_version"].startswith("v") and res["sqlite_version"].count(".") == 2
     r = ov("status", cwd=root)
     assert "stale files:     1 changed" in r.out
+    # one count of passages, one of the rows that get a vector: no line restates another
+    assert f"chunks:          {res['chunks']} passages, {res['embedded_chunks']} with a vector\n" in r.out
+    cov = res["coverage"]
+    assert f"vector rows:     {cov['embedded']} of the {cov['embeddable']} rows that get one" in r.out
+    assert "embedded:" not in r.out
 
 
 def test_status_counts_files_the_index_lacks(ov, tree):
