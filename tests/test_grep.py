@@ -759,3 +759,12 @@ def test_m_0_names_the_root_as_every_grep_result_does(tmp_path):
     root = make_tree(tmp_path / "t", {"a.txt": "alpha\n"})
     r = run_inprocess("grep", "alpha", "-m", "0", "-o", "json", cwd=root)
     assert r.code == 1 and r.json["result"]["root"] == str(root), r.out
+
+
+def test_a_bad_e_pattern_is_named_at_its_own_position(tmp_path):
+    """`-e bread -e '('` said "missing ) at position 15", a place in ov's own alternation."""
+    root = make_tree(tmp_path / "t", {"a.txt": "bread\n"})
+    r = run_inprocess("grep", "-e", "bread", "-e", "(", "-o", "json", cwd=root)
+    err = r.json["error"]
+    assert r.code == 2 and err["code"] == "invalid_pattern" and err["field"] == "pattern", err
+    assert err["message"] == "-e '(': invalid regex: missing ) at position 1", err

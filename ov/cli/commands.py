@@ -112,6 +112,13 @@ def _patterns(pattern: str | None, regexps: list[str], fixed: bool) -> tuple[str
         import re  # noqa: PLC0415
 
         return "|".join(re.escape(p) for p in pats), False
+    from ov.search.matcher import compile_pattern  # noqa: PLC0415
+
+    for p in pats:  # a bad one is named, at its own position (not the alternation's)
+        try:
+            compile_pattern(p)
+        except OvError as e:
+            raise OvError(e.code, f"-e {p!r}: {e.message}", field="pattern") from None
     return "|".join(f"(?:{p})" for p in pats), False
 
 
