@@ -21,9 +21,9 @@ from ov.errors import OvError
 from ov.journal import status as journal_status
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
-from ov.paths import resolve
-from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor, fold,
-                      keyword_plan, query_pattern, request_key)
+from ov.paths import listing_dir, resolve
+from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor,
+                      fold, keyword_plan, query_pattern, request_key)
 from ov.store import KNN_MAX, Filters, Store
 
 
@@ -772,9 +772,7 @@ def drift(store: Store, root: Path, states, skipped, cap: int | None | bool = Fa
     would leave out now, indexed files changed, indexed files gone), by one walk (`_new_files`,
     `cap` as there) and the walk's stat of each indexed file (a stat of its own for one the
     walk did not meet)."""
-    from ov.read import freshness, stat_under  # noqa: PLC0415
-
-    from ov.read import OutsideRoot  # noqa: PLC0415
+    from ov.read import OutsideRoot, freshness, stat_under  # noqa: PLC0415
 
     seen: dict[str, tuple[int, int, int, int]] = {}
     new, excluded = _new_files(root, states, skipped, store.path, cap, seen=seen)
@@ -807,7 +805,6 @@ def _new_files(root: Path, indexed, skipped, db_path: Path, cap: int | None | bo
     from ov.config import load_config  # noqa: PLC0415
     from ov.read import binary_file  # noqa: PLC0415
     from ov.store.db import own_files  # noqa: PLC0415
-    from ov.paths import listing_dir  # noqa: PLC0415
     from ov.walk import listed_walk, walk, walk_paths  # noqa: PLC0415
 
     left_out = {p for p, _ in skipped} | own_files(root, db_path)

@@ -212,8 +212,6 @@ def query_pattern(query: str):
     """One regex per distinct query word (stop words left out unless the query is only
     them), each matching the word at a word start up to the end of that word; [] for a
     query with no word of two or more characters."""
-    import re  # noqa: PLC0415
-
     words = list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", fold(query)) if len(w) > 1))
     words = [w for w in words if w not in STOPWORDS] or words
     pats = []
