@@ -128,9 +128,6 @@ _DEF_RE = re.compile(
     r"protocol|extension|template|macro_rules!|local\s+function|sub|proc|defmodule|defp?|"
     r"defn|fun|resource|data|variable|output|provider|service|message|CREATE)\b"
     r"|^\[[^\]\n]+\]\s*$"  # a TOML/INI section
-    # CommonJS / ES5: `app.param = function (name, fn) {`, `Layer.prototype.match = function`,
-    # `module.exports = class Router {` (express's docblocks were cut from their functions)
-    r"|^(?:[\w$]+\.)+[\w$]+\s*=\s*(?:async\s+)?(?:function\b|class\b)"
 )
 # A C/C++/Java/C# function definition at column 0: a type, a name and "(" with no ";".
 _C_FUNC_RE = re.compile(r"^[A-Za-z_][\w\s\*&:<>,~\[\]]*?[\w~>\*&]\s*\([^;]*$")
@@ -148,13 +145,6 @@ _LIST_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
-
-
-def _doc_line(line: str) -> str:
-    """A block comment's inner line (` * text`, ` */`) as `_PREAMBLE_RE` reads it: from
-    its `*`; any other line as it is (an indented `#` ends the block above, not a preamble)."""
-    s = line.lstrip()
-    return s if s.startswith("*") else line
 
 
 def _code_priorities(lines: list[str], blank: list[bool], ext: str) -> list[int]:
@@ -175,17 +165,10 @@ def _code_priorities(lines: list[str], blank: list[bool], ext: str) -> list[int]
             if _DEF_RE.match(line) or (
                 c_like and _C_FUNC_RE.match(line) and not _C_NOT_FUNC_RE.match(line)
             ):
-                # The cut goes above the decorators and comments that belong to it, and
-                # above a doc comment (`/** ... */`) one blank line above it, as express and
-                # most of npm write them (the docblock was cut from its function).
+                # The cut goes above the decorators and comments that belong to it.
                 k = i
-                while k - 1 >= 0:
-                    if not blank[k - 1] and _PREAMBLE_RE.match(_doc_line(lines[k - 1])):
-                        k -= 1
-                    elif k == i and k - 2 >= 0 and blank[k - 1] and lines[k - 2].rstrip().endswith("*/"):
-                        k -= 2
-                    else:
-                        break
+                while k - 1 >= 0 and not blank[k - 1] and _PREAMBLE_RE.match(lines[k - 1]):
+                    k -= 1
                 prio[k] = max(prio[k], P_DEF)
                 if k != i:
                     p = P_NONE

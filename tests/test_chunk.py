@@ -357,18 +357,3 @@ def test_budget_holds_across_a_sample_of_the_standard_library(real_count):
             if real_count(c.text) > 256:
                 over.append((p.name, c.start_line))
     assert over == []
-
-
-def test_a_jsdoc_block_stays_with_the_function_it_documents():
-    """express's `app.param`'s docblock was one passage and its code the next (a review on
-    a JS project): a `/** ... */` block, even one blank line above, and a function bound
-    by assignment (`app.x = function`) are cut as one unit."""
-    body = "".join(f"  var x{i} = compute(name, value, options, {i});\n" for i in range(4))
-    src = ""
-    for name in ("param", "route", "use", "engine", "render", "listen"):
-        src += (f"/**\n * Proxy to `Router#{name}()` with one added api feature.\n *\n * @public\n */\n\n"
-                f"app.{name} = function {name}(name, fn) {{\n" + body + "  return this;\n};\n\n")
-    for c in chunk_text(src, "application.js"):
-        text = src[c.start:c.end]
-        assert text.startswith("/**\n * Proxy to"), text[:80]
-        assert text.count("/**") == text.count(" = function "), text
