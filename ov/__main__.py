@@ -43,6 +43,10 @@ if __name__ == "__main__":
     # `json.py` or `subprocess.py` would be imported in place of the standard library's
     # (and run). The package is loaded by now and finds its own modules through
     # `ov.__path__`, so the folder goes, as `python -P` (3.11) would leave it out.
-    if not sys.flags.safe_path and sys.path and sys.path[0] in ("", __import__("os").getcwd()):
+    try:
+        here = __import__("os").getcwd()
+    except OSError:  # run from a folder deleted since: the command says so itself
+        here = None
+    if not sys.flags.safe_path and sys.path and sys.path[0] in ("", here):
         del sys.path[0]
     entry()

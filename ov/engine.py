@@ -23,7 +23,7 @@ from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, M
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor,
-                      fold, keyword_plan, query_pattern, request_key)
+                      keyword_plan, query_pattern, request_key, words_in)
 from ov.store import KNN_MAX, Filters, Store
 
 
@@ -331,6 +331,9 @@ def _empty_index_warning(root: Path) -> str:
 # (a walk and a stat a file: ~0.03 s for the stdlib's 2,450 files, ~2 s for the kernel's
 # 78,000); past it, only an empty answer does (`_behind_warning`).
 BEHIND_CHECK_FILES = 20_000
+# ... and opens at most this many files the index lacks to tell a new one from a binary
+# one the last `ov index` skipped past its list's first 1,000; past it, it says nothing
+BEHIND_SNIFFS = 1_000
 
 
 def _behind_warning(store: Store, root: Path) -> list[str]:
@@ -339,7 +342,10 @@ def _behind_warning(store: Store, root: Path) -> list[str]:
     old text, with confident hits elsewhere and no word, while `ov status` knew. Hits in
     a changed file are rechecked (`stale`); this is the text the index never read. The
     walk and the stats are `ov status`'s (`drift`)."""
-    new, _, changed, missing = drift(store, root, store.file_states(), store.skipped()[1], size_cap(store))
+    got = drift(store, root, store.file_states(), store.skipped()[1], size_cap(store), BEHIND_SNIFFS)
+    if got is None:  # more unindexed files to open than an answer should pay for
+        return []
+    new, _, changed, missing = got
     parts = [f"{n} {what}" for n, what in ((changed, "changed"), (new, "new"), (missing, "deleted")) if n]
     if not parts:
         return []
@@ -660,14 +666,7 @@ def _still_in_time(f, checker: rank.Rechecker, row) -> bool:
 EVIDENCE_MAX_BYTES = 1 << 20  # `_evidence` reads a file's passages up to this size
 
 
-def _words_in(text: str, pats) -> tuple[int, int]:
-    """(distinct query words in `text`, their matches), as `ov.render.best_line` counts them."""
-    t = fold(text)
-    hits = [len(p.findall(t)) for p in pats]
-    return sum(1 for n in hits if n), sum(hits)
-
-
-def _evidence(store: Store, row, pats):
+def _evidence(store: Store, row, pats, c: rank.Cand):
     """The passage a file's hit shows. The evidence of a file's abstract (its cosine) and
     of its title's words (in the first passage's keyword row) lands on the file's lead
     passage, which in code is a licence header, `'use strict'` and imports: express's
@@ -675,13 +674,16 @@ def _evidence(store: Store, row, pats):
     comment at line 38 was shown as line 1 (a review on a JS project). When the lead
     passage holds none of the query's words, the file's passage holding the most of them
     is shown instead (its score is the file's, unchanged); with none anywhere, the lead.
-    A file over EVIDENCE_MAX_BYTES keeps its lead: its passages are not all read again."""
-    if not pats or row.size > EVIDENCE_MAX_BYTES or _words_in(row.text, pats)[0] \
-            or store.lead_passages([row.file_id]).get(row.file_id) != row.id:
+    A file over EVIDENCE_MAX_BYTES keeps its lead: its passages are not all read again; so
+    does one whose own vector the semantic branch read (the passage that matched by meaning,
+    not by words)."""
+    sem = c.branches.get("semantic")
+    if not pats or row.size > EVIDENCE_MAX_BYTES or (sem is not None and sem.get("via") != "abstract") \
+            or words_in(row.text, pats)[0] or store.lead_passages([row.file_id]).get(row.file_id) != row.id:
         return row
     best, best_key = None, (0, 0)
     for cid, text in store.passages(row.file_id):
-        key = _words_in(text, pats)
+        key = words_in(text, pats)
         if key > best_key:
             best, best_key = cid, key
     return row if best is None else store.chunk_rows([best]).get(best, row)
@@ -690,7 +692,8 @@ def _evidence(store: Store, row, pats):
 def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need: int) -> list[Hit]:
     hits: list[Hit] = []
     seen_spans: set[tuple[str, int, int]] = set()
-    pats = query_pattern(req.query) if not req.all_chunks else []  # (--all-chunks: each hit its chunk)
+    # (--all-chunks: each hit is its chunk; a cursor's replay reads only the hits' keys)
+    pats = query_pattern(req.query) if not req.all_chunks and checker.shows else []
     for c in ranked:
         if len(hits) >= need:
             break
@@ -700,7 +703,7 @@ def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need
         if row is None:
             continue
         if row.level == 2:
-            row = _evidence(rows.store, row, pats)
+            row = _evidence(rows.store, row, pats, c)
         got = checker.check(row.path, row.size, row.mtime_ns, row.start, row.end, row.text,
                             row.ctime_ns, row.inode)
         if got is None or not _still_in_time(req.filters, checker, row):
@@ -747,7 +750,7 @@ def status(store: Store, root: Path) -> StatusReport:
         cov = coverage(store)
         model, schema = store.get_meta("model"), int(store.get_meta("schema_version") or 0)
         trigram_pending = store.trigram_pending()
-    new, excluded, stale, missing = drift(store, root, states, skipped)
+    new, excluded, stale, missing = drift(store, root, states, skipped)  # type: ignore[misc]
     size = sum(p.stat().st_size for p in store.path.parent.glob(store.path.name + "*")
                if p.is_file() and not p.name.endswith((".lock", ".lock.want")))
     chunks = counts["chunks"]
@@ -767,33 +770,40 @@ def status(store: Store, root: Path) -> StatusReport:
     )
 
 
-def drift(store: Store, root: Path, states, skipped, cap: int | None | bool = False) -> tuple[int, int, int, int]:
+def drift(store: Store, root: Path, states, skipped, cap: int | None | bool = False,
+          sniffs: int | None = None) -> tuple[int, int, int, int] | None:
     """How far the tree moved from the index: (files `ov index` would add, indexed files it
     would leave out now, indexed files changed, indexed files gone), by one walk (`_new_files`,
-    `cap` as there) and the walk's stat of each indexed file (a stat of its own for one the
-    walk did not meet)."""
+    `cap` and `sniffs` as there: None past them) and the walk's stat of each indexed file (a
+    stat of its own for one the walk did not meet)."""
     from ov.read import OutsideRoot, freshness, stat_under  # noqa: PLC0415
 
     seen: dict[str, tuple[int, int, int, int]] = {}
-    new, excluded = _new_files(root, states, skipped, store.path, cap, seen=seen)
+    got = _new_files(root, states, skipped, store.path, cap, seen, sniffs)
+    if got is None:
+        return None
+    new, excluded = got
     stale = missing = 0
     for path, (_, size, mtime_ns, _, ctime_ns, inode) in states.items():
         now = seen.get(path)
         if now is None:  # not met by the walk (left out now, gone, or not a plain file)
             try:  # a row naming a path outside the root (forged, or a link swapped in) is missing
-                now = freshness(stat_under(str(root), path))
+                st = stat_under(str(root), path)
+                now = freshness(st) if stat.S_ISREG(st.st_mode) else None
             except (FileNotFoundError, NotADirectoryError, OutsideRoot):
                 missing += 1
                 continue
             except OSError:  # in a folder this user may not search: nothing says it is there
                 continue
-        if now != (size, mtime_ns, ctime_ns, inode) and os.access(os.path.join(root, path), os.R_OK):
+        if now is None:  # a folder or a device in its place: the file is gone
+            missing += 1
+        elif now != (size, mtime_ns, ctime_ns, inode) and os.access(os.path.join(root, path), os.R_OK):
             stale += 1  # (one this user may not read is not theirs to hear of, DESIGN)
     return new, excluded, stale, missing
 
 
-def _new_files(root: Path, indexed, skipped, db_path: Path, cap: int | None | bool = False,
-               seen: dict | None = None) -> tuple[int, int]:
+def _new_files(root: Path, indexed, skipped, db_path: Path, cap: int | None | bool, seen: dict,
+               sniffs: int | None = None) -> tuple[int, int] | None:
     """(how many files `ov index` would add, how many indexed ones it would leave out now).
     `seen` hears the freshness of each indexed file the walk met as a plain file (its
     stat: status then opens none of them again; on the kernel that open cost 2.2 of 6.6 s).
@@ -801,11 +811,14 @@ def _new_files(root: Path, indexed, skipped, db_path: Path, cap: int | None | bo
     index skipped (binary, ...) and, past that list's first 1,000, binary files (a NUL in
     the first 8 KiB, the indexer's own test). Left out: indexed files still on disk that
     the walk no longer yields (ignored now, or over the size cap). The walk is the
-    tree's config's, or with `cap` (bytes; None: none) the size cap the index was built with."""
+    tree's config's, or with `cap` (bytes; None: none) the size cap the index was built
+    with; through grep's listing cache where there is one. `sniffs`: None when more than
+    that many files would have to be opened to tell binary from new (a ranked answer's
+    check: a tree of 30,000 unindexed images read 8 KiB of each at every query)."""
     from ov.config import load_config  # noqa: PLC0415
     from ov.read import binary_file  # noqa: PLC0415
     from ov.store.db import own_files  # noqa: PLC0415
-    from ov.walk import listed_walk, walk, walk_paths  # noqa: PLC0415
+    from ov.walk import listed_walk, walk  # noqa: PLC0415
 
     left_out = {p for p, _ in skipped} | own_files(root, db_path)
     new = 0
@@ -813,16 +826,13 @@ def _new_files(root: Path, indexed, skipped, db_path: Path, cap: int | None | bo
     opts = load_config(root).walk_options()
     if cap is not False:  # the size cap the index was built with (`size_cap`), not the config's
         opts = replace(opts, max_filesize=cap)
-    if seen is not None:
-        cache = listing_dir(root)  # grep's listing, beside the index
-        files = (listed_walk(root, opts, cache) if cache is not None else None) or walk(root, opts)
-        entries = ((e.path, e) for e in files)
-    else:
-        entries = walk_paths(root, opts)
-    for rel, e in entries:
+    cache = listing_dir(root)  # grep's listing, beside the index
+    files = (listed_walk(root, opts, cache) if cache is not None else None) or walk(root, opts)
+    for e in files:
+        rel = e.path
         if rel in indexed:
             walked.add(rel)
-            if seen is not None and not e.is_symlink and e.inode:
+            if not e.is_symlink and e.inode:
                 seen[rel] = (e.size, e.mtime_ns, e.ctime_ns, e.inode)
             continue
         if rel in left_out:
@@ -831,6 +841,10 @@ def _new_files(root: Path, indexed, skipped, db_path: Path, cap: int | None | bo
             rel.encode("utf-8")  # a name that is not UTF-8 is never indexed
         except UnicodeEncodeError:
             continue
+        if sniffs is not None:
+            sniffs -= 1
+            if sniffs < 0:
+                return None
         new += binary_file(str(root), rel) is False  # None: unreadable, or gone since the walk
     excluded = sum(1 for p in indexed if p not in walked and os.path.isfile(os.path.join(root, p)))
     return new, excluded
@@ -1073,7 +1087,7 @@ def _unindexed_note(root: Path, rel: str) -> str:
     if is_ignored(root, rel, load_config(root).walk_options()):
         # `ov index` would leave it out again: "run `ov index`" sent a user round in circles
         return (": the tree's ignore rules (.gitignore, .ignore, hidden names, the config's "
-                f"`ignore`) leave it out; `ov grep PATTERN {rel}` searches it")
+                "`ignore`) leave it out; `ov grep PATTERN` with its path searches it")
     return ": the file is new since the last `ov index` (run `ov index`; `ov grep` searches it now)"
 
 

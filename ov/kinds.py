@@ -251,13 +251,14 @@ def type_names(types: Sequence[str] | None) -> list[str]:
     names = []
     for raw in types:
         t = raw.strip().lstrip(".")
+        if raw.strip().startswith(".") and _EXTENSION.fullmatch("." + t):
+            names.append("." + t)  # (`.ts` too: `*.ts`, not the `ts` type's .tsx, .cts, .mts)
+            continue
         if t in TYPES:
             names.append(t)
             continue
         guessed = "" if "." in t else file_type(f"x.{t}")
-        if raw.strip().startswith(".") and _EXTENSION.fullmatch("." + t):
-            names.append("." + t)
-        elif guessed and guessed != "other":
+        if guessed and guessed != "other":
             names.append(guessed)
         else:
             ext = f"; files named *.{t}: .{t}" if _EXTENSION.fullmatch("." + t) else ""

@@ -236,3 +236,11 @@ def fold(text: str) -> str:
     if text.isascii():
         return text.lower()
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()
+
+
+def words_in(text: str, pats) -> tuple[int, int]:
+    """(the distinct query words `text` holds, their matches): how a line or a passage is
+    judged as a hit's evidence (`query_pattern`'s patterns)."""
+    t = fold(text)
+    hits = [len(p.findall(t)) for p in pats]
+    return sum(1 for n in hits if n), sum(hits)

@@ -327,6 +327,8 @@ class Rechecker:
     unchanged only when its (size, mtime_ns, ctime_ns, inode) all match the row's.
     """
 
+    shows = True  # its hits are shown: each gets its evidence passage (ov.engine._evidence)
+
     def __init__(self, root: str, cap: int | None = None) -> None:
         self.root = root
         self.cap = cap  # the tree's --max-filesize: a changed file grown past it is not read
@@ -421,7 +423,10 @@ def _tiers_now(text: str, path: str) -> tuple[str, str]:
 
 class TrustingChecker(Rechecker):
     """A page's hits as the index holds them, no file read or stat'ed: for replaying the
-    pages a cursor showed (what was shown then, whatever the files are now)."""
+    pages a cursor showed (what was shown then, whatever the files are now). Only their
+    keys are read, so no evidence passage is looked for (ov.engine._evidence)."""
+
+    shows = False
 
     def check(self, path: str, size: int, mtime_ns: int, start: int, end: int, text: str,
               ctime_ns: int = 0, inode: int = 0):

@@ -298,13 +298,11 @@ LINE_CHARS = 200  # a longer line (minified code) is cut, with "…", around its
 def best_line(lines: list[str], pats) -> int:
     """The index of the line holding the most distinct query words (then the most
     matches; the first of equals); without any match, the first non-blank line."""
-    from ov.query import fold  # noqa: PLC0415 (ov.query reads the store: grep need not load it)
+    from ov.query import words_in  # noqa: PLC0415 (ov.query reads the store: grep need not load it)
 
     best, best_key = None, (0, 0)
     for i, line in enumerate(lines):
-        line = fold(line)
-        hits = [len(p.findall(line)) for p in pats]
-        key = (sum(1 for n in hits if n), sum(hits))
+        key = words_in(line, pats)
         if key > best_key:
             best, best_key = i, key
     if best is not None:

@@ -213,6 +213,7 @@ def test_an_extension_with_its_dot_stands_for_itself(ov, tmp_path):
         (root / name).write_text("widget: 1\n")
     assert ov("index", ".", "--no-embed", cwd=root).code == 0
     for t, want in ((".tsx", ["App.tsx"]), (".d.ts", ["api.d.ts"]), ("ts", ["App.tsx", "api.d.ts", "api.ts"]),
+                    (".ts", ["api.d.ts", "api.ts"]),  # `.ts` too: not the type's .tsx
                     (".yml", ["d.yml"]), ("yml", ["c.yaml", "d.yml"])):
         assert ov("grep", "-l", "-t", t, "widget", cwd=root).out.split() == want, t
         r = ov("search", "widget", "--search-type", "keywords", "-t", t, "-o", "json", "-n", "50", cwd=root)

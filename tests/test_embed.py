@@ -150,7 +150,7 @@ def test_unloadable_model_file_is_the_users_value(monkeypatch, tmp_path):
     with pytest.raises(OvError) as ei:
         OnnxEmbedder("query")
     assert ei.value.code == "invalid_argument" and str(bad) in ei.value.message
-    assert ei.value.field in ("OV_MODEL", "OV_TOKENIZER")
+    assert ei.value.field == "OV_MODEL"
 
 
 def test_unloadable_tokenizer_file_is_the_users_value(monkeypatch, tmp_path):
@@ -160,7 +160,7 @@ def test_unloadable_tokenizer_file_is_the_users_value(monkeypatch, tmp_path):
     with pytest.raises(OvError) as ei:
         OnnxEmbedder("query")
     assert ei.value.code == "invalid_argument" and str(bad) in ei.value.message
-    assert ei.value.field in ("OV_MODEL", "OV_TOKENIZER")
+    assert ei.value.field == "OV_TOKENIZER"
 
 
 def test_unknown_profile_is_refused():

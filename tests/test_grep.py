@@ -768,3 +768,11 @@ def test_a_bad_e_pattern_is_named_at_its_own_position(tmp_path):
     err = r.json["error"]
     assert r.code == 2 and err["code"] == "invalid_pattern" and err["field"] == "pattern", err
     assert err["message"] == "-e '(': invalid regex: missing ) at position 1", err
+
+
+def test_several_e_patterns_with_U_are_checked_as_multiline(tmp_path):
+    """The check that names a bad -e compiled each one without -U: `-U -e 'foo\\nbar' -e
+    qux` was refused (review of this change)."""
+    root = make_tree(tmp_path / "t", {"a.txt": "foo\nbar\n"})
+    r = run_inprocess("grep", "-U", "-e", "foo\\nbar", "-e", "qux", "-c", cwd=root)
+    assert r.code == 0 and r.out == "a.txt:1\n", (r.out, r.err)  # as rg -U -c counts it

@@ -436,4 +436,4 @@ def test_read_of_a_skipped_file_says_why(ov, tree):
     (root / "vendor").mkdir()
     (root / "vendor" / "lib.js").write_text("x = 1\n")
     msg = ov("read", "vendor/lib.js", "-o", "json", cwd=root).json["error"]["message"]
-    assert "ignore rules" in msg and "ov grep PATTERN vendor/lib.js" in msg and "run `ov index`" not in msg, msg
+    assert "ignore rules" in msg and "`ov grep PATTERN` with its path" in msg and "run `ov index`" not in msg, msg

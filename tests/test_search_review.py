@@ -133,3 +133,35 @@ def test_a_hit_won_by_its_abstract_shows_the_passage_holding_the_words(ov, tree)
     # a query none of whose words the file holds keeps the lead passage
     r = ov("search", "express", "--search-type", "keywords", "-n", "1", "-o", "json", cwd=root)
     assert r.json["result"]["hits"][0]["start_line"] == 1
+
+
+def test_the_moved_tree_check_has_bounds(ov, tree, monkeypatch):
+    """The check walks the tree at every ranked answer: past BEHIND_CHECK_FILES indexed
+    files only an empty answer pays for it; past BEHIND_SNIFFS unindexed files to open (a
+    tree of 30,000 images) it says nothing rather than read them all at every query; a
+    file replaced by a folder is deleted, not changed; `ov mcp`'s watched index is not
+    walked at all."""
+    from ov import api, engine
+
+    root = tree({"a.txt": "alpha\n", "b.txt": "beta alpha\n", "c.txt": "gamma\n"})
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    (root / "new.txt").write_text("alpha again\n")
+    (root / "c.txt").unlink()
+    (root / "c.txt").mkdir()
+
+    def warned(**kw) -> list[str]:
+        r = ov("search", "alpha", "--search-type", "keywords", "-o", "json", cwd=root)
+        assert r.code == 0, r.out
+        return [w for w in r.json["result"]["warnings"] if "changed since" in w]
+
+    assert warned() and "(1 new, 1 deleted file(s))" in warned()[0]
+    monkeypatch.setattr(engine, "BEHIND_CHECK_FILES", 2)
+    assert warned() == []
+    monkeypatch.setattr(engine, "BEHIND_CHECK_FILES", 20_000)
+    monkeypatch.setattr(engine, "BEHIND_SNIFFS", 0)
+    assert warned() == []
+    monkeypatch.setattr(engine, "BEHIND_SNIFFS", 1_000)
+    with api.Index.open(root) as ix:
+        ix.store.checks_drift = False  # as `ov mcp` sets it beside its watcher
+        res = ix.search("alpha", search_type="keywords")
+        assert res.hits and not [w for w in res.warnings if "changed since" in w]

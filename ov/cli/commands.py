@@ -69,7 +69,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         if files:
             found, st = api.files(paths or (), node_limit=node_limit, tags=tags or (), **where)
             return EXIT_OK if render.emit_files(out, found, st, t0, null) else EXIT_NONE
-        pat, fx = _patterns(pattern, list(regexps or ()), fixed)
+        pat, fx = _patterns(pattern, list(regexps or ()), fixed, multiline)
         icase = (ignore_case or (smart_case and not any(c.isupper() for c in pat))) and not case_sensitive
         how = dict(fixed=fx, ignore_case=icase, word=word, line=line_regexp, multiline=multiline, invert=invert,
                    tags=tags or (), **where)
@@ -99,7 +99,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
     return run_body((output, json_, color), body)
 
 
-def _patterns(pattern: str | None, regexps: list[str], fixed: bool) -> tuple[str, bool]:
+def _patterns(pattern: str | None, regexps: list[str], fixed: bool, multiline: bool = False) -> tuple[str, bool]:
     """(the one pattern to search, fixed) from PATTERN or the -e patterns: several become
     one alternation (each a group, or each escaped with -F)."""
     pats = regexps or ([pattern] if pattern is not None else [])
@@ -116,7 +116,7 @@ def _patterns(pattern: str | None, regexps: list[str], fixed: bool) -> tuple[str
 
     for p in pats:  # a bad one is named, at its own position (not the alternation's)
         try:
-            compile_pattern(p)
+            compile_pattern(p, multiline=multiline)
         except OvError as e:
             raise OvError(e.code, f"-e {p!r}: {e.message}", field="pattern") from None
     return "|".join(f"(?:{p})" for p in pats), False
