@@ -691,7 +691,7 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
             run.finish(cut)
     finally:
         for pool in run.pools:
-            pool.terminate()
+            end_pool(pool)
 
 
 class _LexicalPass:
@@ -975,6 +975,28 @@ def _pool():
             del os.environ["PYTHONSAFEPATH"]
         else:
             os.environ["PYTHONSAFEPATH"] = saved
+
+
+POOL_END_S = 5.0  # how long `end_pool` waits for multiprocessing's own terminate
+
+
+def end_pool(pool) -> None:
+    """`pool.terminate()`, bounded. A Ctrl-C during a loaded first build once left `ov
+    search` waiting for ever inside it (seen in the suite: the main thread joining the pool's
+    task thread, which waited for the task queue's write lock; the pool processes were gone).
+    After POOL_END_S the pool's processes are killed and the command goes on to end: its
+    exit (`ov.cli.run.exit_now`) does not wait for the stuck thread, a daemon."""
+    import threading  # noqa: PLC0415
+
+    ender = threading.Thread(target=pool.terminate, name="ov-pool-end", daemon=True)
+    ender.start()
+    ender.join(POOL_END_S)
+    if ender.is_alive():
+        for proc in list(getattr(pool, "_pool", ()) or ()):
+            try:
+                proc.kill()
+            except (OSError, ValueError, AttributeError):
+                pass
 
 
 def _pool_worker_start() -> None:

@@ -734,3 +734,39 @@ def test_a_search_that_restarts_a_failed_worker_says_why(tree):
     assert r.code == 0 and "ended on an error (cannot load model x.onnx" in r.err, r.err
     _wait_worker(_db(root))
     assert not failed_file(_db(root)).exists()  # a worker that ends well takes the reason away
+
+
+def test_a_pool_that_will_not_terminate_is_killed_and_left(monkeypatch):
+    """multiprocessing's `Pool.terminate()` once waited for ever under a Ctrl-C of a loaded
+    first build (its task thread stuck on the queue's lock): `end_pool` gives it
+    POOL_END_S, then kills the pool's processes and returns."""
+    import threading
+
+    from ov import indexer
+
+    class Proc:
+        killed = False
+
+        def kill(self):
+            self.killed = True
+
+    class Stuck:
+        _pool = [Proc(), Proc()]
+
+        def terminate(self):
+            threading.Event().wait()  # never returns
+
+    monkeypatch.setattr(indexer, "POOL_END_S", 0.2)
+    pool = Stuck()
+    t0 = time.monotonic()
+    indexer.end_pool(pool)
+    assert time.monotonic() - t0 < 5 and all(p.killed for p in pool._pool)
+
+    class Fine(Stuck):
+        def terminate(self):
+            pass
+
+    fine = Fine()
+    fine._pool = [Proc()]
+    indexer.end_pool(fine)
+    assert not fine._pool[0].killed
