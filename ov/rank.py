@@ -15,8 +15,9 @@ to the query, the same meaning in `find`, in `search` of each type and across qu
   hit's bm25 is of the most a row could score holding each of the query's terms and three
   more, each as rare as a term can be (`Tree.keyword_share`), then `keywords`;
 - semantic: the cosine (the abstract's discounted), then `find`;
-- hybrid (`fuse`): z = w_sem * cosine + (1 - w_sem) * bm25 / (bm25 + k_bm25), then the
-  kind's `hybrid`, or the `find` probability when that is 0.5 or more and higher, or the
+- hybrid (`fuse`): z = w_sem * cosine + (1 - w_sem) * keyword term (`keyword_term`:
+  prose bm25 / (bm25 + k_bm25); code the keywords scale's probability in a tree of
+  REFERENCE_FILES, ~0 for a match on words every file holds), then the kind's `hybrid`, or the `find` probability when that is 0.5 or more and higher, or the
   keywords-only probability when that is 0.8 or more and higher;
 each (a, b, c) giving p = 1 / (1 + exp(-(a * x + b + c * ln files))), `files` the files in
 the index (`Tree`): how many files compete for a query changes what a cosine or a bm25
@@ -57,7 +58,7 @@ class Scale:
     """How one kind of content's branch evidence becomes a probability (module docstring)."""
 
     w_sem: float  # hybrid: the cosine's weight against the keyword map
-    k_bm25: float  # keyword map: bm25 / (bm25 + k_bm25)
+    k_bm25: float | None  # keyword map: bm25 / (bm25 + k_bm25); None: the keywords probability
     hybrid: tuple[float, float, float]  # (a, b, c) of the fused evidence
     find: tuple[float, float, float]  # (a, b, c) of the cosine alone
     keywords: tuple[float, float, float]  # (a, b, c) of the keyword share alone
@@ -67,9 +68,14 @@ class Scale:
 # dev for code, 5 query folds; docs/BENCHMARKS.md "Retrieval quality"): the abstract's share
 # is `find`'s best over both sets; (w_sem, k_bm25) is, among the settings within one
 # standard error of the best that keep the hybrid at least `find` and keywords (less 0.005)
-# on every fold, the weight nearest half and half, then the best mean. On CoSQA's web
-# questions keyword evidence did not help and counts for little (k 1280: a bm25 of 20 adds
-# 0.008), on prose it counts about as much as the cosine. The (a, b, c) triples: Platt
+# on every fold, the weight nearest half and half, then the best mean. On prose keyword
+# evidence counts about as much as the cosine. Code's keyword term and weight were chosen
+# the same way over two code sets at once, CoSQA dev (web questions, where a keyword match
+# is mostly common words and the map had gone to k 1280, a bm25 of 20 adding 0.008) and a
+# stdlib set (docstring questions over whole modules, where keywords alone beat that
+# hybrid): the keywords probability lets a strong match count and a weak one not (CoSQA
+# dev 0.6042 -> 0.6041, the stdlib set 0.724 -> 0.755; docs/BENCHMARKS.md "Keyword
+# evidence in code"). The (a, b, c) triples: Platt
 # scaling of each score with the log of the tree's files, on the top 20 hits of the tuning
 # sets asked on the whole corpora and on corpora of ~20 to ~600 files cut from them
 # (`cv_rank.py sizes`); `find` and keywords one triple for every kind (their evidence is the
@@ -77,8 +83,8 @@ class Scale:
 # code file as in a prose file; the hybrid one per kind, its evidence being a different mix.
 _FIND, _KEYWORDS = (19.283, -6.932, -0.894), (70.684, -5.337, -0.377)
 PROSE = Scale(w_sem=0.5, k_bm25=40.0, hybrid=(23.936, -5.151, -0.990), find=_FIND, keywords=_KEYWORDS)
-CODE = Scale(w_sem=0.5, k_bm25=1280.0, hybrid=(39.303, -7.745, -0.890), find=_FIND, keywords=_KEYWORDS)
-PROFILE = {"name": "default", "version": "2026.12-sized2"}
+CODE = Scale(w_sem=0.7, k_bm25=None, hybrid=(19.433, -6.298, -0.633), find=_FIND, keywords=_KEYWORDS)
+PROFILE = {"name": "default", "version": "2026.12-codekw1"}
 # a hybrid hit scores at least its `find` probability when that is at least this (`fuse`)
 FIND_FLOOR = 0.5
 # ... and at least its keywords-only probability when that is at least this: a name or an
@@ -100,8 +106,9 @@ SHARE_PRIOR_TERMS = 3
 
 # The size of the tuning corpora (SciFact 5,183 files, CoSQA 6,267), at which the scale was
 # fitted before it read the tree's size: what a cosine says when the tree's size may not
-# count (`Tree.nospace`).
+# count (`Tree.nospace`), and the size code's keyword term is read at (`keyword_term`).
 REFERENCE_FILES = 5000
+_LN_REFERENCE = math.log(REFERENCE_FILES)
 
 
 @dataclass(frozen=True)
@@ -180,6 +187,17 @@ def _prob(abc: tuple[float, float, float], x: float, ln_files: float) -> float:
 def keyword_map(bm25: float, scale: Scale = PROSE) -> float:
     b = max(0.0, bm25)
     return b / (b + scale.k_bm25)
+
+
+def keyword_term(bm25: float, path: str, tree: Tree) -> float:
+    """The keyword evidence the hybrid fuses for a hit in this file (`Scale.k_bm25`): the
+    keyword map, or with no k the keywords scale read at REFERENCE_FILES (the tree's size
+    is the hybrid scale's own term; read twice, it made keywords outweigh the cosine in
+    small trees: CoSQA dev's 62-file corpora 0.8630 -> 0.9632 of `find`'s 0.9697)."""
+    sc = scale_for(path)
+    if sc.k_bm25 is not None:
+        return keyword_map(bm25, sc)
+    return _prob(sc.keywords, tree.keyword_share(bm25), _LN_REFERENCE)
 
 
 def keyword_score(bm25: float, path: str, tree: Tree) -> float:
@@ -274,7 +292,7 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[C
             sc = scale_for(c.path)
             raw = c.branches[name]["raw"]
             if name == "keywords":
-                term = (1.0 - sc.w_sem) * keyword_map(raw, sc)
+                term = (1.0 - sc.w_sem) * keyword_term(raw, c.path, tree)
             else:
                 term = sc.w_sem * max(0.0, 1.0 - raw)
             parts.setdefault(c.path, []).append((term, c, name, rank))

@@ -42,8 +42,11 @@ def expected(path: str, bm25: float | None, cos: float | None) -> float:
     """The documented formula, computed apart from ov.rank.fuse."""
     sc = rank.CODE if path.endswith(".py") else rank.PROSE
     z = 0.0
-    if bm25 is not None:
+    if bm25 is not None and sc.k_bm25 is not None:
         z += (1 - sc.w_sem) * bm25 / (bm25 + sc.k_bm25)
+    elif bm25 is not None:  # code: the keywords scale's probability in a tree of 5,000 files
+        a, b, c = sc.keywords
+        z += (1 - sc.w_sem) * sigmoid(a * TREE.keyword_share(bm25) + b + c * math.log(5000))
     if cos is not None:
         z += sc.w_sem * max(0.0, cos)
     a, b, c = sc.hybrid
@@ -102,6 +105,29 @@ def test_each_file_is_scored_by_its_kind():
     by = {c.path: c.score for c in fused}
     assert by["k.py"] == pytest.approx(expected("k.py", 20.0, 0.6))
     assert by["k.md"] == pytest.approx(expected("k.md", 20.0, 0.6))
+
+
+def test_code_keyword_evidence_counts_when_strong_and_not_when_weak():
+    """Code fuses keyword evidence through the keywords scale (issue 19, docs/BENCHMARKS.md
+    "Keyword evidence in code"): a bm25 the words common to every file give adds almost
+    nothing to the cosine, while a match on most of a query's rare words counts for up to
+    (1 - w_sem) of it, whatever the tree's size."""
+    tree = rank.Tree(files=600, rows=24000, terms=6)
+    weak, strong = rank.keyword_term(3.0, "a.py", tree), rank.keyword_term(60.0, "a.py", tree)
+    assert weak < 0.01 and strong > 0.9
+    assert rank.keyword_term(60.0, "a.py", rank.Tree(files=20, rows=800, terms=6)) == pytest.approx(
+        _prob_at(rank.Tree(files=20, rows=800, terms=6).keyword_share(60.0)))
+    # a function whose names hold the query's words outranks a neighbour the model
+    # reads a little closer, with no keyword match
+    out = rank.fuse(lists([("shutil.py", 60.0), ("sdist.py", 3.0)], [("sdist.py", 0.62), ("shutil.py", 0.55)]), tree)
+    assert [c.path for c in out] == ["shutil.py", "sdist.py"]
+    # prose keeps the map bm25 / (bm25 + k)
+    assert rank.keyword_term(20.0, "a.md", tree) == pytest.approx(20.0 / (20.0 + rank.PROSE.k_bm25))
+
+
+def _prob_at(share: float) -> float:
+    a, b, c = rank.CODE.keywords
+    return sigmoid(a * share + b + c * math.log(rank.REFERENCE_FILES))
 
 
 def test_fused_scores_do_not_depend_on_how_deep_branches_were_read():
