@@ -30,9 +30,10 @@ tuning sets (SciFact train for prose, CoSQA dev for code) asked on the whole cor
 on small corpora cut from them (scripts/cv_rank.py `sizes`). The evidence is the
 branches' own raw numbers, never scaled by the query's best, so a query that matches
 nothing meaningful scores low, and a file's score does not depend on how deep a branch was
-read (pages of one query agree). The fusion weight, the keyword map's k and the abstract's
-share were chosen by 5-fold cross-validation over queries (scripts/cv_rank.py,
-docs/BENCHMARKS.md "Retrieval quality").
+read (pages of one query agree). The fusion weights, the prose keyword map's k and the
+abstract's share were chosen by 5-fold cross-validation over queries (scripts/cv_rank.py
+`choose` and, for code's weight, `choose-code`; docs/BENCHMARKS.md "Retrieval quality" and
+"Keyword evidence in code").
 
 Ties are broken by path, then by position, so one query on one index always gives one
 order. The recheck (`Rechecker`) drops hits whose file vanished or changed so that the
@@ -57,7 +58,7 @@ from ov.read import LineIndex, OutsideRoot, decode, freshness, open_under, plain
 class Scale:
     """How one kind of content's branch evidence becomes a probability (module docstring)."""
 
-    w_sem: float  # hybrid: the cosine's weight against the keyword map
+    w_sem: float  # hybrid: the cosine's weight against the keyword term (`keyword_term`)
     k_bm25: float | None  # keyword map: bm25 / (bm25 + k_bm25); None: the keywords probability
     hybrid: tuple[float, float, float]  # (a, b, c) of the fused evidence
     find: tuple[float, float, float]  # (a, b, c) of the cosine alone
@@ -69,13 +70,16 @@ class Scale:
 # is `find`'s best over both sets; (w_sem, k_bm25) is, among the settings within one
 # standard error of the best that keep the hybrid at least `find` and keywords (less 0.005)
 # on every fold, the weight nearest half and half, then the best mean. On prose keyword
-# evidence counts about as much as the cosine. Code's keyword term and weight were chosen
-# the same way over two code sets at once, CoSQA dev (web questions, where a keyword match
-# is mostly common words and the map had gone to k 1280, a bm25 of 20 adding 0.008) and a
-# stdlib set (docstring questions over whole modules, where keywords alone beat that
-# hybrid): the keywords probability lets a strong match count and a weak one not (CoSQA
-# dev 0.6042 -> 0.6041, the stdlib set 0.724 -> 0.755; docs/BENCHMARKS.md "Keyword
-# evidence in code"). The (a, b, c) triples: Platt
+# evidence counts about as much as the cosine. Code's weight was chosen over two code sets
+# at once (`cv_rank.py choose-code`): CoSQA dev, web questions where a keyword match is
+# mostly common words (the map had gone to k 1280 there, a bm25 of 20 adding 0.008), and
+# a stdlib set, docstring questions over whole modules where keywords alone beat that
+# hybrid. Its keyword term, the keywords probability, lets a strong match count and a weak
+# one not. The rule: past max(find, keywords) - 0.005 on every fold either set lets any
+# weight pass, and past `find` - 0.005 at every CoSQA size, within one standard error of
+# the best mean of the two sets, the weight nearest half and half (CoSQA dev 0.6042 ->
+# 0.6041, the stdlib set 0.724 -> 0.755; docs/BENCHMARKS.md "Keyword evidence in code").
+# The (a, b, c) triples: Platt
 # scaling of each score with the log of the tree's files, on the top 20 hits of the tuning
 # sets asked on the whole corpora and on corpora of ~20 to ~600 files cut from them
 # (`cv_rank.py sizes`); `find` and keywords one triple for every kind (their evidence is the
@@ -191,9 +195,10 @@ def keyword_map(bm25: float, scale: Scale = PROSE) -> float:
 
 def keyword_term(bm25: float, path: str, tree: Tree) -> float:
     """The keyword evidence the hybrid fuses for a hit in this file (`Scale.k_bm25`): the
-    keyword map, or with no k the keywords scale read at REFERENCE_FILES (the tree's size
-    is the hybrid scale's own term; read twice, it made keywords outweigh the cosine in
-    small trees: CoSQA dev's 62-file corpora 0.8630 -> 0.9632 of `find`'s 0.9697)."""
+    keyword map, or with no k the keywords scale read at REFERENCE_FILES: the tree's size
+    is the hybrid scale's own term. Read at the tree's size as well, the term put CoSQA
+    dev's 63-file corpora under `find` - 0.005 (0.9632 against 0.9660 here and `find`'s
+    0.9697), though it read the stdlib set higher (0.7646 against 0.7550)."""
     sc = scale_for(path)
     if sc.k_bm25 is not None:
         return keyword_map(bm25, sc)
@@ -262,7 +267,7 @@ def sort_cands(cands: Iterable[Cand]) -> list[Cand]:
 
 def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[Cand]:
     """Hybrid fusion of per-file (or per-chunk: path "file\\0chunk id") rankings of the
-    keywords and semantic branches: z = w_sem * cosine + (1 - w_sem) * keyword map by the
+    keywords and semantic branches: z = w_sem * cosine + (1 - w_sem) * keyword term by the
     file's own kind's `Scale`, a branch that did not find the file adding 0, and the score
     the probability of z, or the file's `find` probability when that is at least
     FIND_FLOOR and higher: a hit `find` judges more likely relevant than not stays so in

@@ -65,10 +65,13 @@ def log(msg: str) -> None:
 
 
 class TreeSet:
-    """A labelled set over a real tree (a folder holding `corpus/`, indexed there by `ov
-    index`, `queries.jsonl` and `qrels.tsv` whose document ids are paths under `corpus/`),
-    read through the loaders `prep` asks of ireval_baselines: the stdlib code set of
-    docs/BENCHMARKS.md ("A second code set"). Its one split is `all`."""
+    """A labelled set over a real tree of code (a folder holding `corpus/`, indexed there by
+    `ov index`, `queries.jsonl` and `qrels.tsv`, `query-id corpus-id score` or TREC's four
+    columns, whose document ids are paths under `corpus/`), read through the loaders `prep`
+    asks of ireval_baselines: the stdlib code set of docs/BENCHMARKS.md ("Keyword evidence
+    in code"). Its one split is `all`. Every file must be code (ov.kinds): the cache
+    holds one kind per set, and a prose file would be scored here on the code scale where
+    the CLI reads the prose one."""
 
     def __init__(self, d: Path) -> None:
         self.d = d
@@ -79,10 +82,24 @@ class TreeSet:
 
     def load_qrels(self, _d: str, _split: str) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
-        for line in (self.d / "qrels.tsv").read_text().splitlines()[1:]:
-            q, doc, r = line.split("\t")
-            out.setdefault(q, {})[doc] = int(r)
+        for line in (self.d / "qrels.tsv").read_text().splitlines():
+            cols = line.split("\t") if "\t" in line else line.split()
+            if len(cols) == 4:  # TREC: query, iteration, document, relevance
+                cols = [cols[0], cols[2], cols[3]]
+            if len(cols) != 3 or not cols[2].lstrip("-").isdigit():  # a header or a blank line
+                continue
+            out.setdefault(cols[0], {})[cols[1]] = int(cols[2])
         return out
+
+
+def _tree_corpus(tree: Path, paths: list[str]) -> list[tuple[str, str, str]]:
+    """(path, "", text) of each indexed file of a `TreeSet`, all of them code."""
+    from ov.kinds import kind_of  # noqa: PLC0415
+
+    prose = [p for p in paths if kind_of(p) != "code"]
+    if prose:
+        sys.exit(f"{tree}: {len(prose)} indexed file(s) are not code (first {prose[0]!r}); a TreeSet is one kind")
+    return [(p, "", (tree / "corpus" / p).read_text(encoding="utf-8", errors="replace")) for p in paths]
 
 
 def _open(dataset: str, workdir: Path):
@@ -94,7 +111,7 @@ def _open(dataset: str, workdir: Path):
     if (tree / "corpus").is_dir() and (tree / "qrels.tsv").exists():
         store = Store.open(tree / "corpus" / ".ov" / "index.db")
         paths = [p for (p,) in store.rows("SELECT path FROM files")]
-        return bq, TreeSet(tree), tree.resolve(), [], "py", {p: p for p in paths}, store
+        return bq, TreeSet(tree), tree.resolve(), _tree_corpus(tree, paths), "py", {p: p for p in paths}, store
     base = bq.load_baselines()
     d = bq.dataset_dir(dataset)
     corpus = bq.read_corpus(d)
@@ -146,6 +163,8 @@ def prep(dataset: str, workdir: Path, splits: list[str], out: Path) -> None:
         meta["splits"][split] = {"qids": qids, "queries": texts, "qrels": [qrels[q] for q in qids]}
     (out / f"{name}-meta.json").write_text(json.dumps(meta))
     store.close()
+    if isinstance(base, TreeSet):  # the keyword rows a score reads (`with_tree`), as `unique` writes them
+        unique_prep(dataset, workdir, out)
 
 
 def ceiling(stats) -> float:
@@ -683,57 +702,85 @@ def run_choose_code(cache: Path, k: int = 5, code_set: str = "code-set") -> None
     """Code's hybrid weight with the keyword term of ov.rank.keyword_term, chosen over two code
     sets at once: CoSQA dev (the whole corpus and its small corpora) and the stdlib set
     (`TreeSet`, prepared into the cache as `code-set`). For each weight the hybrid scale is
-    refitted as `sizes` fits it (CoSQA dev, every size), then scored with both floors. The
-    rule, written before it was run: the weights whose hybrid is at least max(find,
-    keywords) - 0.005 on every fold of each set that any weight passes (CoSQA dev's fold 3
-    no weight passes: its `find` is 0.652, the best hybrid 0.644) and at least `find` - 0.005
-    at every CoSQA size, within one standard error of the best mean over the two sets; the
-    weight nearest half and half, then the best mean. Also each fold's pick when chosen on
-    the other four (nested)."""
+    refitted as `sizes` fits it (CoSQA dev, every size), then scored with both floors
+    (`shipped_hybrid`). The rule (`_code_rule`), written before it was run: the weights whose
+    hybrid is at least max(find, keywords) - 0.005 on every fold of each set that any weight
+    passes there (CoSQA dev's fold 3 no weight passes: its `find` is 0.652, the best hybrid
+    0.645) and at least `find` - 0.005 at every CoSQA size, within one standard error of the
+    best mean over the two sets; the weight nearest half and half, then the best mean.
+    Nested: for each fold, the scale refitted without its queries and the same rule run on
+    the other folds; the fold's queries scored at the weight it picks."""
     import dataclasses  # noqa: PLC0415
 
     from ov import rank  # noqa: PLC0415
 
     cq = size_sets(cache, "cosqa-dev", "dev")
     cs = tree_set(cache, code_set, "all")
+    labelled = [*((f"CoSQA dev /{p}", st) for p, st in cq), ("stdlib set", cs)]
+    folds = {lb: fold_of(st.qids, k) for lb, st in labelled}
     keep = rank.CODE
+    # per (weight, held-out fold or None): each set's per-query nDCG, `find`'s and keywords'
     res: dict = {}
     try:
         for w in CODE_WS:
             rank.CODE = dataclasses.replace(keep, w_sem=w, k_bm25=None)
-            b, a, c = size_fit([size_pairs(st, "hybrid", 20) for _, st in cq], [0, 1, 2])
-            rank.CODE = dataclasses.replace(rank.CODE, hybrid=(float(a), float(b), float(c)))
-            for label, st in [*((f"CoSQA dev /{p}", st) for p, st in cq), ("stdlib set", cs)]:
-                s, pf, present = shipped_hybrid(st)
-                v, f = st.ndcg(s), st.ndcg(np.where(present, pf, -1))
-                folds = fold_of(st.qids, k)
-                kw = st.ndcg(np.where(st.f["K"] > 0, st.f["K"], -1.0))
-                floor = np.maximum(fold_means(f, folds, k), fold_means(kw, folds, k)) - 0.005
-                res[(w, label)] = (v, folds, fold_means(v, folds, k) >= floor - 1e-9, float(f.mean()))
-            log(f"w {w}: hybrid scale {np.round(rank.CODE.hybrid, 3).tolist()}  " + "  ".join(
-                f"{lb} {res[(w, lb)][0].mean():.4f} (find {res[(w, lb)][3]:.4f}"
-                + (f", folds {''.join('.' if x else 'x' for x in res[(w, lb)][2])})" if not lb.endswith(("/10", "/100")) else ")")
-                for lb in [lb for (ww, lb) in res if ww == w]))
+            pairs = [size_pairs(st, "hybrid", 20) for _, st in cq]
+            for out in (None, *range(k)):
+                fit = [tuple(x[folds[lb] != out] for x in pr) for (lb, _), pr in zip(labelled, pairs)]
+                b, a, c = size_fit(fit, [0, 1, 2])
+                rank.CODE = dataclasses.replace(rank.CODE, hybrid=(float(a), float(b), float(c)))
+                for lb, st in labelled:
+                    sc, pf, present = shipped_hybrid(st)
+                    kw = st.ndcg(np.where(st.f["K"] > 0, st.f["K"], -1.0))
+                    res[(w, out, lb)] = (st.ndcg(sc), st.ndcg(np.where(present, pf, -1)), kw)
+                if out is None:
+                    log(f"w {w}: hybrid scale {np.round(rank.CODE.hybrid, 3).tolist()}  " + "  ".join(
+                        f"{lb} {res[(w, None, lb)][0].mean():.4f} (find {res[(w, None, lb)][1].mean():.4f})"
+                        for lb, _ in labelled))
     finally:
         rank.CODE = keep
-    whole = ("CoSQA dev /1", "stdlib set")
-    joint = {w: float(np.mean([res[(w, lb)][0].mean() for lb in whole])) for w in CODE_WS}
-    best = max(joint, key=joint.get)
-    fm = [np.mean([fold_means(res[(best, lb)][0], res[(best, lb)][1], k)[i] for lb in whole]) for i in range(k)]
-    se = float(np.std(fm, ddof=1) / math.sqrt(k))
-    passable = {lb: np.any([res[(w, lb)][2] for w in CODE_WS], axis=0) for lb in whole}
-    sizes_ok = {w: all(res[(w, lb)][0].mean() >= res[(w, lb)][3] - 0.005 for (ww, lb) in res if ww == w and "CoSQA" in lb)
-                for w in CODE_WS}
-    ok = [w for w in CODE_WS if joint[w] >= joint[best] - se and sizes_ok[w]
-          and all(res[(w, lb)][2][passable[lb]].all() for lb in whole)]
-    pick = min(ok, key=lambda w: (round(abs(w - 0.5), 3), -joint[w])) if ok else None
-    log("mean of the two sets: " + " ".join(f"{w:g}:{joint[w]:.4f}" for w in CODE_WS))
-    log(f"best {best} (SE {se:.4f}); pass the floors within one SE: {ok}; pick {pick}")
+    pick, report = _code_rule(res, folds, k, None, [lb for lb, _ in labelled])
+    log(report)
+    held = {lb: [] for lb in ("CoSQA dev /1", "stdlib set")}
     for i in range(k):
-        tr = {w: np.mean([res[(w, lb)][0][res[(w, lb)][1] != i].mean() for lb in whole]) for w in CODE_WS}
-        p = max(tr, key=tr.get)
-        log(f"  nested fold {i}: pick {p}, held out " + "  ".join(
-            f"{lb} {res[(p, lb)][0][res[(p, lb)][1] == i].mean():.3f}" for lb in whole))
+        p, _ = _code_rule(res, folds, k, i, [lb for lb, _ in labelled])
+        for lb in held:
+            held[lb].append(float(res[(p, i, lb)][0][folds[lb] == i].mean()) if p is not None else float("nan"))
+        log(f"  nested fold {i}: pick {p}, held out " + "  ".join(f"{lb} {v[-1]:.3f}" for lb, v in held.items()))
+    log("  nested mean: " + "  ".join(f"{lb} {np.mean(v):.4f}" for lb, v in held.items()))
+
+
+def _code_rule(res: dict, folds: dict, k: int, out: int | None, labels: list[str]) -> tuple[float | None, str]:
+    """`run_choose_code`'s rule on the folds other than `out` (all when None), each weight's
+    scale fitted without `out`."""
+    whole = ("CoSQA dev /1", "stdlib set")
+    use = [i for i in range(k) if i != out]
+
+    def fm(v, lb):
+        return np.array([v[folds[lb] == i].mean() for i in use])
+
+    passes = {}
+    for w in CODE_WS:
+        for lb in whole:
+            h, f, kw = res[(w, out, lb)]
+            passes[(w, lb)] = fm(h, lb) >= np.maximum(fm(f, lb), fm(kw, lb)) - 0.005 - 1e-9
+    passable = {lb: np.any([passes[(w, lb)] for w in CODE_WS], axis=0) for lb in whole}
+    joint = {w: float(np.mean([fm(res[(w, out, lb)][0], lb).mean() for lb in whole])) for w in CODE_WS}
+    best = max(joint, key=joint.get)
+    se = float(np.std(np.mean([fm(res[(best, out, lb)][0], lb) for lb in whole], axis=0), ddof=1) / math.sqrt(len(use)))
+
+    def sizes_ok(w):
+        return all(fm(res[(w, out, lb)][0], lb).mean() >= fm(res[(w, out, lb)][1], lb).mean() - 0.005
+                   for lb in labels if lb.startswith("CoSQA"))
+    ok = [w for w in CODE_WS if joint[w] >= joint[best] - se and sizes_ok(w)
+          and all(passes[(w, lb)][passable[lb]].all() for lb in whole)]
+    pick = min(ok, key=lambda w: (round(abs(w - 0.5), 3), -joint[w])) if ok else None
+    report = ("mean of the two sets: " + " ".join(f"{w:g}:{joint[w]:.4f}" for w in CODE_WS)
+              + f"\nbest {best} (SE {se:.4f}); pass the floors within one SE: {ok}; pick {pick}\n"
+              + "\n".join(f"  w {w:g}: " + "  ".join(
+                  f"{lb} folds {''.join('.' if x else 'x' for x in passes[(w, lb)])}" for lb in whole)
+                  + ("" if sizes_ok(w) else "  (under find - 0.005 at a CoSQA size)") for w in CODE_WS))
+    return pick, report
 
 
 def fuse_ceil(sem, K, M, w, p):
@@ -1410,7 +1457,7 @@ def run_units(cache: Path, dataset: str, split: str, workdir: Path, variants: li
     st = Set(cache, dataset, split)
     meta = json.loads((cache / f"{dataset}-meta.json").read_text())
     paths = meta["paths"]
-    docs = workdir / "docs"
+    docs = workdir / "docs" if (workdir / "docs").is_dir() else workdir / "corpus"  # a `TreeSet`
     texts = [(docs / p).read_text(encoding="utf-8", errors="replace") for p in paths]
     qv = np.load(cache / f"{dataset}-{split}-qvec.npy")
     emb = load_embedder("index")

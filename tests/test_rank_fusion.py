@@ -125,6 +125,25 @@ def test_code_keyword_evidence_counts_when_strong_and_not_when_weak():
     assert rank.keyword_term(20.0, "a.md", tree) == pytest.approx(20.0 / (20.0 + rank.PROSE.k_bm25))
 
 
+@pytest.mark.parametrize("files", [1, 20, 600, 5000, 80000])
+def test_more_evidence_never_lowers_a_fused_score_of_either_kind(files):
+    """Random probes over both kinds and tree sizes: a score stays in (0, 1] and more bm25
+    or a closer cosine never lowers it (the code keyword term is a curve, not a line)."""
+    rng = random.Random(files)
+    tree = rank.Tree(files=files, rows=files * 5, terms=rng.randint(1, 6))
+    for _ in range(300):
+        path = rng.choice(["a.py", "a.md"])
+        b, c = rng.uniform(0, 60), rng.uniform(-0.2, 0.95)
+        db, dc = rng.uniform(0, 20), rng.uniform(0, 0.2)
+
+        def fused(bm25: float, cos: float) -> float:
+            return rank.fuse(lists([(path, bm25)], [(path, cos)]), tree)[0].score
+
+        base = fused(b, c)
+        assert 0.0 < base <= 1.0
+        assert fused(b + db, c) >= base - 1e-12 and fused(b, c + dc) >= base - 1e-12
+
+
 def _prob_at(share: float) -> float:
     a, b, c = rank.CODE.keywords
     return sigmoid(a * share + b + c * math.log(rank.REFERENCE_FILES))
