@@ -318,8 +318,8 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[C
                 # a hit the model has not read yet: the semantic branch could not weigh it
                 p = max(p, pk) if pk >= KEYWORD_FLOOR or c.chunk_id in unread else p
         f = Cand(lead.chunk_id, path, p)
-        for _, c, name, rank in got:
-            f.branches[name] = {**c.branches.get(name, {}), "rank": rank}
+        for term, c, name, rank in got:  # `term`: what the branch adds to z (--explain)
+            f.branches[name] = {**c.branches.get(name, {}), "rank": rank, "term": round(term, SCORE_DIGITS)}
         fused.append(f)
     return sort_cands(fused)
 

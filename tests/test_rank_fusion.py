@@ -103,6 +103,11 @@ def test_each_file_is_scored_by_its_kind():
     assert rank.scale_for("src/app.py\x0012") is rank.CODE  # --all-chunks keys
     fused = rank.fuse(lists([("k.py", 20.0), ("k.md", 20.0)], [("k.py", 0.6), ("k.md", 0.6)]), TREE)
     by = {c.path: c.score for c in fused}
+    # --explain's `term`: each branch's share of z, by the file's kind
+    terms = {c.path: {n: b["term"] for n, b in c.branches.items()} for c in fused}
+    assert terms["k.md"] == pytest.approx({"keywords": 0.5 * 20 / 60, "semantic": 0.3}, abs=1e-6)
+    assert terms["k.py"]["semantic"] == pytest.approx(0.7 * 0.6, abs=1e-6)
+    assert terms["k.py"]["keywords"] == pytest.approx(0.3 * rank.keyword_term(20.0, "k.py", TREE), abs=1e-6)
     assert by["k.py"] == pytest.approx(expected("k.py", 20.0, 0.6))
     assert by["k.md"] == pytest.approx(expected("k.md", 20.0, 0.6))
 
