@@ -276,7 +276,7 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[C
     KEYWORD_FLOOR (a name the file holds, whose cosine says little). Raised at any `find` probability, as before,
     files with a fair cosine and no keyword evidence outranked the fused ones (SciFact test
     0.733 -> 0.702); from 0.5 up it changes SciFact train by -0.0007 (docs/BENCHMARKS.md).
-    Each file keeps the chunk of its larger branch term. With one branch only, each file
+    Each file keeps the chunk of the branch whose own probability of it is higher. With one branch only, each file
     scores by that branch's own scale. `tree`: the index's size and the query's terms.
 
     `unread`: chunk ids still waiting for a vector. A file whose keyword hit has no vector
@@ -303,20 +303,24 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[C
             parts.setdefault(c.path, []).append((term, c, name, rank))
     fused = []
     for path, got in parts.items():
-        lead = max(got, key=lambda g: (g[0], -g[1].chunk_id))[1]
         sc = scale_for(path)
         p = _prob(sc.hybrid, sum(g[0] for g in got), tree.ln_files_read)
+        own = {}  # each branch's own probability of the file
         for _, c, name, _ in got:  # what one branch alone judges likely relevant stays so
             raw = c.branches[name]["raw"]
             if name == "semantic":
+                own[name] = pf = semantic_score(raw, path, tree)
                 if tree.nospace:  # the model does not read the query's script
                     continue
-                pf = semantic_score(raw, path, tree)
                 p = max(p, pf) if pf >= FIND_FLOOR else p
             else:
-                pk = keyword_score(raw, path, tree)
+                own[name] = pk = keyword_score(raw, path, tree)
                 # a hit the model has not read yet: the semantic branch could not weigh it
                 p = max(p, pk) if pk >= KEYWORD_FLOOR or c.chunk_id in unread else p
+        # the hit shows the chunk of the branch that judges the file likelier relevant: a
+        # name the keywords found in one passage (0.49) was shown by a passage the model
+        # read a little closer than the rest (0.0001) that lacked it
+        lead = max(got, key=lambda g: (own[g[2]], g[0], -g[1].chunk_id))[1]
         f = Cand(lead.chunk_id, path, p)
         for term, c, name, rank in got:  # `term`: what the branch adds to z (--explain)
             f.branches[name] = {**c.branches.get(name, {}), "rank": rank, "term": round(term, SCORE_DIGITS)}

@@ -149,6 +149,18 @@ def test_more_evidence_never_lowers_a_fused_score_of_either_kind(files):
         assert fused(b + db, c) >= base - 1e-12 and fused(b, c + dc) >= base - 1e-12
 
 
+@pytest.mark.parametrize("path", ["proc.go", "notes.md"])
+def test_a_hit_shows_the_chunk_of_the_branch_that_believes_in_it(path):
+    """A name the keywords found in one passage was shown by the passage the model read a
+    little closer than the rest, which lacked it (the Go stdlib: `findrunnable`, keywords
+    0.49, semantic 0.0001): the hit now shows the chunk whose branch gives the file the
+    higher probability of its own."""
+    kw_wins = rank.fuse(lists([(path, 30.0)], [(path, 0.3)]), TREE)[0]
+    assert kw_wins.chunk_id == 0  # the keyword branch's chunk (`lists`: keywords 0.., semantic 1000..)
+    sem_wins = rank.fuse(lists([(path, 1.0)], [(path, 0.85)]), TREE)[0]
+    assert sem_wins.chunk_id == 1000
+
+
 def _prob_at(share: float) -> float:
     a, b, c = rank.CODE.keywords
     return sigmoid(a * share + b + c * math.log(rank.REFERENCE_FILES))
