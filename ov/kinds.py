@@ -57,6 +57,9 @@ def kind_of(path: str) -> str:
 # --- file types (ripgrep's default type names where they exist) -----------------------
 TYPES: dict[str, tuple[str, ...]] = {
     "py": ("*.py", "*.pyi", "*.pyw"),
+    "ada": ("*.adb", "*.ads"),
+    "asm": ("*.asm", "*.s", "*.S"),
+    "awk": ("*.awk",),
     "md": ("*.md", "*.markdown", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"),
     "markdown": ("*.md", "*.markdown", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"),
     "rst": ("*.rst",),

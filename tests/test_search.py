@@ -498,6 +498,17 @@ def test_rgs_narrower_type_names_select_their_files_alone(name, inside, outside)
     assert keep(f"d/{inside}") and not keep(f"d/{outside}")
 
 
+@pytest.mark.parametrize("name,inside,outside", [("asm", "runtime/asm_amd64.s", "a.c"), ("asm", "boot.S", "a.sh"),
+                                                 ("asm", "x.asm", "x.as"), ("awk", "f.awk", "f.sed"),
+                                                 ("ada", "m.adb", "m.ad")])
+def test_rgs_type_names_for_assembly_and_more_are_known(name, inside, outside):
+    """`-t asm` was unknown (a Go tree holds hundreds of `.s` files); rg's asm, awk and ada."""
+    from ov.kinds import type_matcher
+
+    keep = type_matcher([name])
+    assert keep(inside) and not keep(outside)
+
+
 @pytest.mark.parametrize("query", ["!!!", '"*:()', "@ ++"])
 def test_a_query_of_only_symbols_says_keywords_could_not_search_it(tmp_path, query):
     """`ov search '!!!' --search-type keywords` answered no hits without a word, which
