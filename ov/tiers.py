@@ -274,11 +274,20 @@ _LICENSE_RE = re.compile(r"copyright|licen[cs]ed|spdx-license|all rights reserve
 _COMMENT_PREFIX_RE = re.compile(r"^\s*(?:///?!?|#!?|--|;+|%|\*(?!/)|/\*\*?|\*/)\s?")
 
 
+# tool directives written as comments (`//go:build`, `// +build`, `// eslint-disable`...):
+# not the author's words about the code; 24 % of the Go stdlib's files read "go:build
+# asan" or "go:linkname main_main main.main" as their abstract
+_DIRECTIVE_RE = re.compile(r"(?:go:\w|\+build\b|line \S+:\d|nolint\b|NOLINT|eslint[- ]|@ts-|"
+                           r"prettier-ignore|istanbul ignore|jshint |noqa\b|pylint:|clang-format )")
+
+
 def _comment_text(lines: list[str]) -> str:
     out = []
     for ln in lines:
         s = _COMMENT_PREFIX_RE.sub("", ln, count=1)
         s = s.replace("*/", "").strip()
+        if _DIRECTIVE_RE.match(s):
+            continue
         if s.startswith("@") and out:  # JSDoc/Javadoc tags end the description
             break
         out.append(s)
@@ -337,6 +346,10 @@ def _code_abstract(text: str, path: str) -> str:
         if body and not _LICENSE_RE.search(body) and not body.startswith(("-*-", "vim:")) \
                 and re.search(r"[A-Za-z]{2}", body):
             return body
+    if ext == ".go":
+        body = _go_file_comment(text.split("\n"))
+        if body:
+            return body
     # A doc comment above the first definition (Go's "// Package x", JSDoc, rustdoc). Not
     # in Python, whose files say what they are in a docstring: a comment there speaks for
     # the definition below it (typer's params.py read "Overload for Option created with
@@ -354,6 +367,29 @@ def _code_abstract(text: str, path: str) -> str:
     if names:
         return "Defines " + ", ".join(names)
     return _first_code_lines(lines)
+
+
+def _go_file_comment(lines: list[str], limit_lines: int = 400) -> str:
+    """Go's comment about the file: a `//` block after the package clause that stands alone
+    (a blank line below it, so it documents no declaration), before the first function:
+    runtime/map.go's "This file contains the implementation of Go's map type", proc.go's
+    "Goroutine scheduler ...". Its abstract was a function's doc."""
+    block: list[str] = []
+    after_package = False
+    for ln in lines[:limit_lines]:
+        if ln.startswith("//"):
+            block.append(ln)
+            continue
+        if not ln.strip() and block and after_package:
+            body = _comment_text(block)
+            if len(body.split()) >= 4 and not _LICENSE_RE.search(body):
+                return body
+        block = []
+        if ln.startswith("package "):
+            after_package = True
+        elif ln.startswith("func "):
+            break
+    return ""
 
 
 _NAME_AFTER_KW_RE = re.compile(r"\b(class|struct|interface|enum|trait|type|mod|module|record|union|"
@@ -415,11 +451,17 @@ _IMPORT_LINE_RE = re.compile(r"^\s*(?:import|from\s+\S+\s+import|#\s*include|usi
                              r"use|extern\s+crate|library|@file:)\b")
 
 
+_PREPROCESSOR_RE = re.compile(r"#\s*(?:include|define|undef|if|ifdef|ifndef|elif|else|endif|pragma|import)\b")
+
+
 def _first_code_lines(lines: list[str]) -> str:
-    """The first lines that are neither imports nor a shebang; "" when there are none."""
+    """The first lines that are neither imports, a shebang nor comments (the comments said
+    nothing of the file: a licence, a build constraint), else the first comment lines; ""
+    when there are none."""
     kept = [ln.strip() for i, ln in enumerate(lines[:400])
             if ln.strip() and not _IMPORT_LINE_RE.match(ln) and not (i == 0 and ln.startswith("#!"))]
-    return " ".join(kept[:3])
+    code = [ln for ln in kept if not _COMMENT_PREFIX_RE.match(ln) or _PREPROCESSOR_RE.match(ln)]
+    return " ".join((code or kept)[:3])
 
 
 # --- code: overviews ------------------------------------------------------------------

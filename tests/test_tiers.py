@@ -369,8 +369,10 @@ def test_abstract_is_clipped_at_a_word_boundary():
 def test_abstract_fallbacks_are_never_empty():
     assert abstract("only code = 1\nmore = 2\n", "a.py") == "only code = 1 more = 2"
     assert abstract("# Heading only\n", "a.md") == "# Heading only"
-    assert abstract("// Copyright 2020 X. All rights reserved.\nint x;\n", "a.c") \
-        == "// Copyright 2020 X. All rights reserved. int x;"
+    # a licence says nothing of the file: its code does, else the comment is all there is
+    assert abstract("// Copyright 2020 X. All rights reserved.\nint x;\n", "a.c") == "int x;"
+    assert abstract("// Copyright 2020 X. All rights reserved.\n#define X 1\n", "a.h") == "#define X 1"
+    assert abstract("// Copyright 2020 X. All rights reserved.\n", "a.c") == "// Copyright 2020 X. All rights reserved."
     assert abstract("   \n\t\n", "a.py") == ""
     assert overview("", "a.md") == ""
 
@@ -516,6 +518,29 @@ def test_a_code_abstract_names_public_definitions_first_and_python_comments_stay
     assert abstract(overload, "params.py") == "Defines Option(), Argument()"
     go = "package store\n\n// Package store keeps the rows.\nfunc Open() {}\n"
     assert abstract(go, "store.go") != "Defines Open()"  # elsewhere the comment above still speaks
+
+
+GO_LICENSE = "// Copyright 2014 The Go Authors. All rights reserved.\n// license that can be found in the LICENSE file.\n\n"
+
+
+def test_go_abstracts_skip_directives_and_read_the_file_comment():
+    """The Go stdlib (review of a Go tree): 24 % of files read a `//go:build` or
+    `//go:linkname` line as their abstract, and runtime/map.go's "This file contains the
+    implementation of Go's map type", a comment standing alone after `package`, lost to a
+    function's doc."""
+    build = GO_LICENSE + "//go:build asan\n\npackage runtime\n\n// Public address sanitizer API.\nfunc ASanRead() {}\n"
+    assert abstract(build, "asan.go") == "Public address sanitizer API."
+    mapgo = (GO_LICENSE + "package runtime\n\n// This file contains the implementation of Go's map type.\n//\n"
+             "// A map is just a hash table.\n\nimport (\n\t\"unsafe\"\n)\n\n"
+             "// isEmpty reports whether the given tophash array entry represents an empty bucket entry.\n"
+             "func isEmpty(x uint8) bool {\n\treturn x <= 1\n}\n")
+    assert abstract(mapgo, "map.go").startswith("This file contains the implementation of Go's map type.")
+    attached = GO_LICENSE + "package runtime\n\n// set using the linker\nvar modinfo string\n\nfunc main() {}\n"
+    assert "set using the linker" not in abstract(attached, "main.go")  # a declaration's own comment
+    linkname = "package p\n\n//go:linkname main_main main.main\nfunc main_main()\n"
+    assert "go:linkname" not in abstract(linkname, "proc.go")
+    js = "// eslint-disable-next-line no-console\n// Logs the build's progress.\nexport function log() {}\n"
+    assert abstract(js, "log.js") == "Logs the build's progress."
 
 
 def test_a_notes_abstract_carries_its_title():
