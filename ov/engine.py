@@ -130,8 +130,9 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     warnings.extend(_scope_warnings(store, root, req.filters))
     if not page and not store.has_files_under(""):
         warnings.append(_empty_index_warning(root))
-    elif req.cursor is None and cov.get("keywords_complete", True) and not cov.get("indexing") and (
+    elif req.cursor is None and cov.get("keywords_complete", True) and (
             not page or (store.checks_drift and store.file_count() <= BEHIND_CHECK_FILES)):
+        # also while an indexer adds vectors (for hours on a big tree): it reads no file again
         warnings.extend(_behind_warning(store, root))
     return SearchResult(
         search_type="keywords" if branches == ["keywords"] else req.search_type,

@@ -108,6 +108,18 @@ def test_an_answer_says_when_the_tree_moved_since_the_index(ov, tree):
     assert r.code == 0 and any(moved.format("1 changed, 1 new, 1 deleted file(s)") in w
                                for w in r.json["result"]["warnings"]), r.out
     assert moved.format("1 changed, 1 new, 1 deleted file(s)") in r.err  # text mode's stderr too
+    # while an indexer holds the index (a worker adding vectors for hours on a big tree, which
+    # reads no file again) the answer said nothing of the edits (a review on the Go stdlib)
+    import fcntl
+    import os
+    fd = os.open(root / ".ov" / "index.db.lock", os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        r = ov("search", "alpha", "-o", "json", cwd=root)
+        assert r.json["result"]["coverage"]["indexing"], r.out
+        assert any(moved.format("1 changed, 1 new, 1 deleted file(s)") in w for w in r.json["result"]["warnings"]), r.out
+    finally:
+        os.close(fd)
     assert ov("index", ".", "--no-embed", cwd=root).code == 0
     r = ov("search", "zebrafish", "-o", "json", cwd=root)
     assert r.code == 0 and not any("changed since" in w for w in r.json["result"]["warnings"]), r.out
