@@ -449,6 +449,9 @@ def test_catastrophic_pattern_hits_the_deadline(ov, tree):
     # regex's timeout runs on CPU time: on a busy machine the wall time stretches
     assert time.monotonic() - t0 < 90
     assert r.code == 2 and r.json["error"]["code"] == "deadline_exceeded"
+    # the error names the file, and how to leave it out (the Go stdlib's one 2.6 MB line
+    # of minified HTML among 8,000 files was not named)
+    assert "(a.txt); leave it out with -g '!a.txt'" in r.json["error"]["message"], r.out
 
 
 def test_path_outside_root_and_missing(ov, tree, tmp_path):

@@ -347,6 +347,7 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
         # linux-ad) is the helper's from the first file on, while the parent searches
         helper_after = 0
     answered = _answered(files, st, search, limit, mode, helper_after)
+    current: str | None = None  # the file being searched, for a regex past its time
     try:
         for rel, abspath, answer, found in answered:
             if rel is None:  # what the walk told on the way (see _noted), in its place
@@ -357,8 +358,9 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
             if answer == SEARCH:
                 if alarm.active:
                     alarm.file_deadline = time.monotonic() + pat.timeout * FILE_WALL_FACTOR
+                current = rel
                 answer, found = search(rel, abspath, max(1, limit - emitted))
-                alarm.file_deadline = None
+                alarm.file_deadline = current = None
             if answer == UNREADABLE:
                 st.unreadable += 1
                 continue
@@ -402,6 +404,11 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
         if e.code == "deadline_exceeded" and pat.deadline is not None \
                 and time.monotonic() >= pat.deadline:
             raise _past_deadline(pat, st) from None
+        if e.code == "deadline_exceeded" and current is not None and e.field == "pattern":
+            # which file: a 2.6 MB line of minified HTML among 8,000 Go files was not named
+            raise OvError("deadline_exceeded", f"{e.message} ({show(current)}); leave it out with "
+                          f"-g '!{current}', or use -F if the pattern is a plain string",
+                          field="pattern") from None
         raise
     finally:
         answered.close()  # and with it the helper, if one runs
