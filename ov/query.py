@@ -113,8 +113,9 @@ def search_type(name: str) -> str:
     try:
         return SEARCH_TYPES[name]
     except KeyError:
+        hint = "; context is a mode: --mode context" if name == "context" else ""
         raise OvError("invalid_argument",
-                      f"unknown search type {name!r} (use hybrid, keywords, lexical or semantic)",
+                      f"unknown search type {name!r} (use hybrid, keywords, lexical or semantic{hint})",
                       field="search_type") from None
 
 

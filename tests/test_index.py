@@ -621,5 +621,11 @@ def test_a_binary_file_over_the_size_cap_counts_as_binary_and_warns_no_search(ov
     r = ov("search", "alpha", "--search-type", "keywords", "-o", "json", cwd=root)
     warned = [w for w in r.json["result"]["warnings"] if "max-filesize" in w]
     assert len(warned) == 1 and "1 file(s) over --max-filesize" in warned[0] and "big.txt" in warned[0]
+    # an answer whose scope leaves the big file out anyway does not repeat it (the Go tree)
+    for scope in (("-u", "a.md"), ("--exclude-uri", "big.txt"), ("-t", "md")):
+        r = ov("search", "alpha", "--search-type", "keywords", *scope, "-o", "json", cwd=root)
+        assert r.code == 0 and not [w for w in r.json["result"]["warnings"] if "max-filesize" in w], (scope, r.out)
+    r = ov("search", "alpha", "--search-type", "keywords", "-t", "txt", "-o", "json", cwd=root)
+    assert [w for w in r.json["result"]["warnings"] if "max-filesize" in w], r.out
     text = ov("status", cwd=root).out
     assert "  big.txt  (" in text and "... and 4 more (`ov status -o json` lists them)" in text, text
