@@ -193,6 +193,7 @@ CASES = [
     # unknown search types
     Case("unknown-search-type", ["search", "foo", "--search-type", "bogus"], "invalid_argument"),
     Case("empty-search-type", ["search", "foo", "--search-type", ""], "invalid_argument"),
+    Case("search-type-context", ["search", "foo", "--search-type", "context"], "invalid_argument"),
     Case("unknown-search-type-context", ["search", "foo", "--mode", "context", "--search-type", "vector"],
          "invalid_argument"),
     # bad --after / --before

@@ -520,3 +520,12 @@ def test_a_query_of_only_symbols_says_keywords_could_not_search_it(tmp_path, que
     assert any("no word the keyword index can search" in w for w in r.json["result"]["warnings"]), r.out
     r = run_inprocess("search", "bang", "--search-type", "keywords", "-o", "json", cwd=root, env=env)
     assert r.code == 0 and not any("no word" in w for w in r.json["result"]["warnings"]), r.out
+
+
+def test_search_type_context_points_to_the_mode(tmp_path):
+    """`--search-type context` (context is a mode) said only "use hybrid, keywords, lexical
+    or semantic" (a review on a Go tree)."""
+    root = make_tree(tmp_path / "t", {"a.md": "# A\n\nalpha\n"})
+    r = run_inprocess("search", "alpha", "--search-type", "context", "-o", "json", cwd=root,
+                      env={"OV_EMBEDDER": "hash", "OV_BACKGROUND": "0"})
+    assert r.code == 2 and "--mode context" in r.json["error"]["message"], r.out
