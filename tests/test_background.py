@@ -750,17 +750,23 @@ def test_a_pool_that_will_not_terminate_is_killed_and_left(monkeypatch):
         def kill(self):
             self.killed = True
 
+    freed = threading.Event()  # set at the end: the stuck thread must not outlive the test
+
     class Stuck:
         _pool = [Proc(), Proc()]
 
         def terminate(self):
-            threading.Event().wait()  # never returns
+            freed.wait()  # does not return while end_pool waits
 
     monkeypatch.setattr(indexer, "POOL_END_S", 0.2)
     pool = Stuck()
     t0 = time.monotonic()
-    indexer.end_pool(pool)
-    assert time.monotonic() - t0 < 5 and all(p.killed for p in pool._pool)
+    try:
+        indexer.end_pool(pool)
+        assert time.monotonic() - t0 < 5 and all(p.killed for p in pool._pool)
+    finally:
+        # a live thread stops this process's later greps from forking their helper
+        freed.set()
 
     class Fine(Stuck):
         def terminate(self):

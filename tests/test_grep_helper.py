@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 import pytest
 
@@ -101,7 +102,7 @@ def test_helper_gives_the_same_answer(tree, monkeypatch, kw, ahead):
     forks, answers = _spy_answers(monkeypatch)
     helped = _run(root, monkeypatch, 10, **dict(kw))
     assert helped == alone
-    assert forks == [1]
+    assert forks == [1], threading.enumerate()  # no fork while another thread runs
     assert alone[0]  # the tree holds matches past the helper's start
     if ahead:
         assert answers == []  # the parent searched every file
