@@ -17,7 +17,8 @@ to the query, the same meaning in `find`, in `search` of each type and across qu
 - semantic: the cosine (the abstract's discounted), then `find`;
 - hybrid (`fuse`): z = w_sem * cosine + (1 - w_sem) * keyword term (`keyword_term`:
   prose bm25 / (bm25 + k_bm25); code the keywords scale's probability in a tree of
-  REFERENCE_FILES, ~0 for a match on words every file holds), then the kind's `hybrid`, or the `find` probability when that is 0.5 or more and higher, or the
+  REFERENCE_FILES, ~0 for a match on words every file holds), then the kind's `hybrid`,
+  or the `find` probability when that is 0.5 or more and higher, or the
   keywords-only probability when that is 0.8 or more and higher;
 each (a, b, c) giving p = 1 / (1 + exp(-(a * x + b + c * ln files))), `files` the files in
 the index (`Tree`): how many files compete for a query changes what a cosine or a bm25
@@ -276,8 +277,9 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[C
     KEYWORD_FLOOR (a name the file holds, whose cosine says little). Raised at any `find` probability, as before,
     files with a fair cosine and no keyword evidence outranked the fused ones (SciFact test
     0.733 -> 0.702); from 0.5 up it changes SciFact train by -0.0007 (docs/BENCHMARKS.md).
-    Each file keeps the chunk of the branch whose own probability of it is higher. With one branch only, each file
-    scores by that branch's own scale. `tree`: the index's size and the query's terms.
+    Each file keeps the chunk of the branch whose own probability of it is higher. With
+    one branch only, each file scores by that branch's own scale. `tree`: the index's size
+    and the query's terms.
 
     `unread`: chunk ids still waiting for a vector. A file whose keyword hit has no vector
     yet (a background worker is adding them, for hours on a big tree) scores at least its
