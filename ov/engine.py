@@ -9,6 +9,7 @@ flags and renders what these functions return.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import time
@@ -450,14 +451,31 @@ def coverage(store: Store) -> dict:
             "indexing": background or lock_held(store.path),
             # False while a first search's time budget has left files unread (ov.worker)
             "keywords_complete": not partial,
-            "files": store.file_count() if partial else None}
+            "files": store.file_count() if partial else None,
+            # the files a cut first walk counted, and whether that was all (ov.indexer)
+            "files_total": _walk_total(store) if partial else None}
+
+
+def _walk_total(store: Store) -> int | None:
+    """The files a first answer's cut walk counted (ov.indexer `walk_total`), None when
+    unknown or when the count ran out of time."""
+    from ov.indexer import WALK_TOTAL_META  # noqa: PLC0415
+
+    try:
+        n, whole = json.loads(store.get_meta(WALK_TOTAL_META) or "null") or (None, False)
+    except (ValueError, TypeError):
+        return None
+    return int(n) if whole and isinstance(n, int) else None
 
 
 def coverage_warnings(search_type: str, cov: dict) -> list[str]:
     """What a ranked result must say about the rows it ran on."""
     out = []
     if not cov.get("keywords_complete", True):
-        out.append(f"the index is still being built: {cov['files']} files read so far, the rest by "
+        total = cov.get("files_total")
+        read = (f"{cov['files']} of {total} files ({cov['files'] / total:.0%}) read so far" if total
+                else f"{cov['files']} files read so far")
+        out.append(f"the index is still being built: {read}, the rest by "
                    + ("a background worker (`ov status`)" if cov["background"] else "the next `ov index`")
                    + "; results cover those files only")
     if search_type == "keywords" or cov["embedded"] >= cov["embeddable"]:
