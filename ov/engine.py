@@ -440,6 +440,7 @@ def coverage(store: Store) -> dict:
 
     embedded, embeddable = store.coverage()
     partial = bool(store.get_meta(KEYWORDS_META))
+    total, whole = _walk_total(store) if partial else (None, False)
     coming = (embeddable > embedded or partial) and (
         store.get_meta(EMBED_META) == "on" or bool(store.get_meta("model")))
     background = worker_state(store.path) is not None
@@ -452,28 +453,31 @@ def coverage(store: Store) -> dict:
             # False while a first search's time budget has left files unread (ov.worker)
             "keywords_complete": not partial,
             "files": store.file_count() if partial else None,
-            # the files a cut first walk counted, and whether that was all (ov.indexer)
-            "files_total": _walk_total(store) if partial else None}
+            # the tree's files, counted when the first walk was cut (ov.indexer `walk_total`);
+            # past the count's time limit, `files_counted` is a lower bound instead
+            "files_total": total if partial and whole else None,
+            "files_counted": total if partial and not whole else None}
 
 
-def _walk_total(store: Store) -> int | None:
-    """The files a first answer's cut walk counted (ov.indexer `walk_total`), None when
-    unknown or when the count ran out of time."""
+def _walk_total(store: Store) -> tuple[int | None, bool]:
+    """(the files a first answer's cut walk counted, whether that is all of them: the
+    count has a time limit; ov.indexer `walk_total`); (None, False) when unknown."""
     from ov.indexer import WALK_TOTAL_META  # noqa: PLC0415
 
     try:
         n, whole = json.loads(store.get_meta(WALK_TOTAL_META) or "null") or (None, False)
     except (ValueError, TypeError):
-        return None
-    return int(n) if whole and isinstance(n, int) else None
+        return None, False
+    return (n, bool(whole)) if isinstance(n, int) else (None, False)
 
 
 def coverage_warnings(search_type: str, cov: dict) -> list[str]:
     """What a ranked result must say about the rows it ran on."""
     out = []
     if not cov.get("keywords_complete", True):
-        total = cov.get("files_total")
+        total, least = cov.get("files_total"), cov.get("files_counted")
         read = (f"{cov['files']} of {total} files ({cov['files'] / total:.0%}) read so far" if total
+                else f"{cov['files']} of more than {least} files read so far" if least
                 else f"{cov['files']} files read so far")
         out.append(f"the index is still being built: {read}, the rest by "
                    + ("a background worker (`ov status`)" if cov["background"] else "the next `ov index`")

@@ -470,6 +470,18 @@ def test_first_search_time_budget_answers_from_what_was_read(tree):
         assert emb == total and s.trigrams_complete()
 
 
+def test_a_cut_first_walk_gives_its_share_or_a_lower_bound():
+    from ov.engine import coverage_warnings
+
+    cov = {"keywords_complete": False, "files": 412, "files_total": 8127, "files_counted": None,
+           "background": True, "embedded": 0, "embeddable": 0, "pending": 0}
+    assert "412 of 8127 files (5%) read so far" in coverage_warnings("keywords", cov)[0]
+    cov.update(files_total=None, files_counted=50_000)  # the count ran out of time
+    assert "412 of more than 50000 files read so far" in coverage_warnings("keywords", cov)[0]
+    cov.update(files_counted=None)
+    assert "412 files read so far" in coverage_warnings("keywords", cov)[0]
+
+
 def test_a_worker_whose_index_was_deleted_or_replaced_stops(tree, monkeypatch):
     """`rm -rf .ov` under a running worker: it stops at its next batch rather than embed
     into a deleted file beside the next search's own worker."""
