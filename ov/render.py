@@ -195,7 +195,9 @@ def status_text(rep) -> str:
         # and abstracts): "9 of 9 chunks" beside "11 of 11 rows" read as two different counts
         f"chunks:          {rep.chunks} passages, {rep.embedded_chunks} with a vector",
         f"vector rows:     {_coverage_text(rep)}",
-        f"background:      {_worker_text(rep.background, rep.new_files)}",
+        f"background:      {_worker_text(rep.background, rep.new_files)}"
+        + ("; an indexer holds the index now (an `ov index`, a watcher)"
+           if not rep.background and (rep.coverage or {}).get("indexing") else ""),
         f"change journal:  {_journal_text(rep.journal)}",
         f"stale files:     {rep.stale_files} changed, {rep.missing_files} missing on disk, "
         f"{rep.new_files} " + ("new (not indexed)" if (rep.coverage or {}).get("keywords_complete", True)

@@ -214,6 +214,17 @@ def test_status_json_has_the_worker_and_journal_lines(ov, tree):
     res = ov("status", "-o", "json", cwd=root).json["result"]
     assert "background" in res and res["background"] is None
     assert "journal" in res and res["journal"] is None
+    assert "background:      -\n" in ov("status", cwd=root).out
+    # a foreground `ov index` holding the index showed `background: -` and nothing else
+    # (a review on the Go stdlib: 23 minutes of embedding, invisible in the text)
+    import fcntl
+    fd = os.open(root / ".ov" / "index.db.lock", os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        out = ov("status", cwd=root).out
+        assert "background:      -; an indexer holds the index now" in out, out
+    finally:
+        os.close(fd)
 
 
 def test_status_without_index_is_not_found(ov, tree):
