@@ -310,16 +310,8 @@ def _size_cap_warning(store: Store, f=None) -> list[str]:
     ranked result, which says so (grep reads them). Those the scope (`-u`, `--exclude-uri`,
     `-t`) leaves out anyway are not counted: every answer in `encoding/` repeated the Go
     tree's three big files elsewhere."""
-    from ov.kinds import type_matcher  # noqa: PLC0415
-
     total, listed = store.skipped()
-    big = [p for p, why in listed if why == "size"]
-    if f is not None:
-        def under(p: str, u: str) -> bool:
-            return not u or p == u or p.startswith(u.rstrip("/") + "/")
-        typed = type_matcher(list(f.ftypes)) if f.ftypes else None
-        big = [p for p in big if (not f.uris or any(under(p, u) for u in f.uris))
-               and not any(under(p, u) for u in f.exclude_uris if u) and (typed is None or typed(p))]
+    big = [p for p, why in listed if why == "size" and (f is None or f.holds_path(p))]
     if not big:
         return []
     more = total > len(listed)

@@ -271,6 +271,8 @@ _PY_DOC_RE = re.compile(
     r"\A(?:\ufeff)?(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]*[rRuU]?(\"\"\"|'''|\"|')(.*?)\1", re.S)
 _LICENSE_RE = re.compile(r"copyright|licen[cs]ed|spdx-license|all rights reserved|"
                          r"permission is hereby granted|\(c\)", re.I)
+# a C preprocessor line starts with `#` as a shell or Python comment does: it is code
+_PREPROCESSOR_RE = re.compile(r"#\s*(?:include|define|undef|if|ifdef|ifndef|elif|else|endif|pragma|import)\b")
 _COMMENT_PREFIX_RE = re.compile(r"^\s*(?:///?!?|#!?|--|;+|%|\*(?!/)|/\*\*?|\*/)\s?")
 
 
@@ -326,7 +328,7 @@ def _leading_comments(text: str, limit_lines: int = 400) -> list[list[str]]:
             else:
                 in_block = True
             continue
-        if s.startswith(("//", "#", "--")) and not re.match(r"#\s*(include|define|if|pragma|import)\b", s):
+        if s.startswith(("//", "#", "--")) and not _PREPROCESSOR_RE.match(s):
             cur.append(ln)
             continue
         break
@@ -346,15 +348,15 @@ def _code_abstract(text: str, path: str) -> str:
         if body and not _LICENSE_RE.search(body) and not body.startswith(("-*-", "vim:")) \
                 and re.search(r"[A-Za-z]{2}", body):
             return body
+    lines = text.split("\n")
     if ext == ".go":
-        body = _go_file_comment(text.split("\n"))
+        body = _go_file_comment(lines)
         if body:
             return body
     # A doc comment above the first definition (Go's "// Package x", JSDoc, rustdoc). Not
     # in Python, whose files say what they are in a docstring: a comment there speaks for
     # the definition below it (typer's params.py read "Overload for Option created with
     # custom type 'parser'").
-    lines = text.split("\n")
     for i, ln in enumerate(lines[:400] if ext not in (".py", ".pyi", ".pyw") else ()):
         if _defn(ln, ext) is not None:
             doc = _doc_above(lines, i)
@@ -449,9 +451,6 @@ def _top_level_names(lines: list[str], ext: str, most: int = 24) -> list[str]:
 
 _IMPORT_LINE_RE = re.compile(r"^\s*(?:import|from\s+\S+\s+import|#\s*include|using|package|require|"
                              r"use|extern\s+crate|library|@file:)\b")
-
-
-_PREPROCESSOR_RE = re.compile(r"#\s*(?:include|define|undef|if|ifdef|ifndef|elif|else|endif|pragma|import)\b")
 
 
 def _first_code_lines(lines: list[str]) -> str:

@@ -146,6 +146,18 @@ class Filters:
             parts.append(f"{prefix}{col} < ?")
             params.append(self.before)
 
+    def holds_path(self, path: str) -> bool:
+        """Whether a file at `path` lies in the scope `file_where` asks SQL for (uris,
+        exclude_uris, file types; not tags or times, which a path does not carry): for
+        files the index does not hold, such as those skipped for their size."""
+        from ov.kinds import type_matcher  # noqa: PLC0415
+
+        def under(u: str) -> bool:
+            return not u or path == u or path.startswith(u + "/")
+        return ((not self.uris or any(under(u) for u in self.uris))
+                and not any(under(u) for u in self.exclude_uris if u)
+                and (not self.ftypes or type_matcher(list(self.ftypes))(path)))
+
     @property
     def restricts_rows(self) -> bool:
         """Whether anything but the level limits the chunks (what file_where filters)."""
