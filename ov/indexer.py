@@ -457,6 +457,12 @@ def tier_chunks(text: str, path: str) -> list[Chunk]:
     return rows
 
 
+def passages(text: str, path: str) -> list[Chunk]:
+    """A file's passages (level-2 rows) as indexing cuts them; `ov read PATH:LINE` cuts a
+    file changed since indexing the same way."""
+    return chunking.chunk_text(text, path, max_tokens=CHUNK_TOKENS)
+
+
 def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = IndexOptions(), *,
                progress: Progress | None = None, warn: Callable[[str], None] | None = None,
                embedder=None, stop: Callable[[], bool] | None = None, locked: bool = False) -> IndexReport:
@@ -1099,7 +1105,7 @@ def front_block(text: str, path: str, body: list[Chunk]) -> bool:
 def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     text = ft.text
     tier_rows = tier_chunks(text, path)
-    body = chunking.chunk_text(text, path, max_tokens=CHUNK_TOKENS)
+    body = passages(text, path)
     title = file_title(text, path, body)
     embed = embeddable(path, text, opts)
     chunks = body + tier_rows  # prose sentences have no rows (VECTOR_LEVELS)

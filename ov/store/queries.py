@@ -946,6 +946,13 @@ class Store(Database):
         return self.rows(f"SELECT id, text FROM chunks WHERE file_id = ? AND level = 2 AND NOT ({front_block_sql()}) "
                          "ORDER BY seq, id", (file_id,))
 
+    def passage_lines(self, file_id: int) -> list[tuple[int, int]]:
+        """(start_line, end_line) of each of a file's passages (its level-2 chunks, a note's
+        front matter block too), in the file's order: `ov read PATH:LINE` prints the one
+        holding the line."""
+        return self.rows("SELECT start_line, end_line FROM chunks WHERE file_id = ? AND level = 2 "
+                         "ORDER BY seq, id", (file_id,))
+
     def lead_passages(self, file_ids: Sequence[int]) -> dict[int, int]:
         """file id -> the passage its abstract speaks for: its first level-2 chunk, or, in a
         markdown file with front matter, the first one after it (the abstract is the title
