@@ -529,7 +529,9 @@ class Index:
         return resolve(self.root, cwd, _path(path, "path"), must_exist=False, links=True)
 
     def read(self, path: str, level: int | None = None, cwd: Path | None = None):
-        """One tier of a file or folder (`ov read`): 0 abstract, 1 overview, 2 full text."""
+        """One tier of a file or folder (`ov read`): 0 abstract, 1 overview, 2 full text.
+        `FILE:LINE` gives the passage holding the line, `FILE:START-END` those lines, from the
+        file as it is now (the result's `start_line` and `end_line` say which)."""
         from ov.engine import read  # noqa: PLC0415
 
         self._current()

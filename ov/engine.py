@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import time
 from dataclasses import dataclass, field, replace
@@ -909,6 +910,20 @@ def _file_tiers(root: Path, row: dict, cap: int | None = None) -> tuple[str, str
     (read whole and cut into tiers, a 100 MB log took 48 s and 1.5 GB). The stored tiers
     serve while the file is unchanged; a changed file's tiers are rebuilt from what is
     read, so no tier outlives its text."""
+    got = _file_now(root, row, cap)
+    if got is None:
+        return None
+    ft, same = got
+    if same:
+        return row["abstract"] or "", row["overview"] or "", ft.text
+    from ov import tiers  # noqa: PLC0415
+
+    return tiers.abstract(ft.text, row["path"]), tiers.overview(ft.text, row["path"]), ft.text
+
+
+def _file_now(root: Path, row: dict, cap: int | None = None):
+    """(FileText, same) of an indexed file as it is now on disk, `same` when it holds the
+    text indexed (the same state, or the same bytes: a touch); None as `_file_tiers`."""
     from ov.read import read_under  # noqa: PLC0415
 
     try:  # only a file under the root now: the row's path is a hint (issue 17)
@@ -920,12 +935,8 @@ def _file_tiers(root: Path, row: dict, cap: int | None = None) -> tuple[str, str
         return None
     if ft is None:
         return None
-    if ft.freshness == (row["size"], row["mtime_ns"], row.get("ctime_ns"), row.get("inode")) or (
-            row.get("hash") and ft.hash == row["hash"]):  # unchanged, or the same bytes (a touch)
-        return row["abstract"] or "", row["overview"] or "", ft.text
-    from ov import tiers  # noqa: PLC0415
-
-    return tiers.abstract(ft.text, row["path"]), tiers.overview(ft.text, row["path"]), ft.text
+    return ft, ft.freshness == (row["size"], row["mtime_ns"], row.get("ctime_ns"), row.get("inode")) or bool(
+        row.get("hash") and ft.hash == row["hash"])
 
 
 MAX_DEDUP_TURNS = 1_000_000
@@ -1070,28 +1081,120 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
         raise OvError("invalid_argument", f"--level must be 0, 1 or 2, not {level}", field="level")
     shown = rel or "."
     row = store.file_row(rel) if rel else None
+    if row is None and (asked := _line_spec(root, rel)) is not None:
+        return _read_lines(store, root, *asked, level)
     if row is not None and not _may_read(root, rel):
         raise OvError("not_found", f"{shown} is not in the index", field="path")  # as if absent
     if row is not None:
         got = _file_tiers(root, row, size_cap(store))
         if got is None:
-            raise OvError("not_found", f"{shown} is indexed but cannot be read now (deleted, "
-                          "unreadable, binary, or grown past --max-filesize); run `ov index`",
-                          field="path")
+            raise _unreadable_now(shown)
         lv = 2 if level is None else level
         return ReadResult(path=rel, level=lv, kind="file", text=got[lv])
     lv = 1 if level is None else level
     files = _listed(root, rel, _rows_under(root, store.files_under(rel, tiers=lv != 2))[0])
     if not files:
-        why = dict(store.skipped()[1]).get(rel) if rel and _may_read(root, rel) else None
-        raise OvError("not_found", f"{shown} is not in the index" + (
-            f": the last `ov index` skipped it ({SKIP_REASONS.get(why, why)}; `ov grep` searches it)"
-            if why else _unindexed_note(root, rel)), field="path")
+        raise _absent(store, root, rel)
     if lv == 2:
         return ReadResult(path=rel, level=2, kind="folder",
                           text="".join(f["path"] + "\n" for f in files))
     abstract, overview = _folder_tiers(rel, _abstracts_now(root, files, size_cap(store)))
     return ReadResult(path=rel, level=lv, kind="folder", text=abstract if lv == 0 else overview)
+
+
+def _unreadable_now(shown: str) -> OvError:
+    return OvError("not_found", f"{shown} is indexed but cannot be read now (deleted, unreadable, "
+                   "binary, or grown past --max-filesize); run `ov index`", field="path")
+
+
+def _absent(store: Store, root: Path, rel: str) -> OvError:
+    """The error for a path the index does not hold (nor any file under it), with why."""
+    why = dict(store.skipped()[1]).get(rel) if rel and _may_read(root, rel) else None
+    return OvError("not_found", f"{rel or '.'} is not in the index" + (
+        f": the last `ov index` skipped it ({SKIP_REASONS.get(why, why)}; `ov grep` searches it)"
+        if why else _unindexed_note(root, rel)), field="path")
+
+
+# `PATH:LINE` or `PATH:START-END`, as `ov grep` and ranked hits print a place (`path:line`)
+_LINE_SPEC = re.compile(r"(.+):([0-9]+)(?:-([0-9]+))?")
+
+
+def _line_spec(root: Path, rel: str) -> tuple[str, int, int | None] | None:
+    """(path, first line, last line or None) when `rel` ends in `:LINE` or `:START-END` and
+    names nothing on disk itself (a file may be called `notes:2`); else None."""
+    m = _LINE_SPEC.fullmatch(rel)
+    if m is None or os.path.lexists(os.path.join(root, rel)):
+        return None
+    return m[1], int(m[2]), None if m[3] is None else int(m[3])
+
+
+def _read_lines(store: Store, root: Path, rel: str, first: int, last: int | None,
+                level: int | None) -> ReadResult:
+    """`PATH:LINE` (`last` None): the passage (level-2 chunk) holding the line, widened to
+    take it in when it lies between two; `PATH:START-END`: exactly those lines. Both read
+    from the file as it is now: while it is unchanged the passages are the index's, else
+    they are cut again as indexing cuts them, and a warning says the file changed."""
+    asked = f":{first}" if last is None else f":{first}-{last}"
+    if level not in (None, 2):
+        raise OvError("invalid_argument", f"--level {level} prints a tier of the whole file, and "
+                      f"`{asked}` asks for lines of its full text: leave out --level (or give 2)",
+                      field="level")
+    if first < 1 or (last is not None and last < first):
+        raise OvError("invalid_argument", f"{rel}{asked}: " + (
+            "lines are numbered from 1" if first < 1 else "the range ends before it starts"), field="path")
+    row = store.file_row(rel)
+    if row is None:
+        if os.path.isdir(os.path.join(root, rel)):
+            raise OvError("invalid_argument", f"{rel} is a folder: `{asked}` reads lines of a file", field="path")
+        raise _absent(store, root, rel)
+    if not _may_read(root, rel):
+        raise OvError("not_found", f"{rel} is not in the index", field="path")  # as if absent
+    got = _file_now(root, row, size_cap(store))
+    if got is None:
+        raise _unreadable_now(rel)
+    ft, same = got
+    from ov.read import LineIndex  # noqa: PLC0415
+
+    lines = LineIndex(ft.text)
+    count = lines.line_count()
+    for n in (first, last):
+        if n is not None and n > count:
+            raise OvError("invalid_argument", f"{rel} has {count} line{'' if count == 1 else 's'}: "
+                          f"line {n} is past its end", field="path")
+    if last is None:
+        start, end = _passage_at(_passage_lines(store, row, ft.text, same), first, count)
+    else:
+        start, end = first, last
+    text = ft.text[lines.line_start(start):lines.line_start(end + 1) if end < count else len(ft.text)]
+    warnings = [] if same else ["the file changed since the last `ov index`: " + (
+        "these are its lines as they are now" if last is not None else
+        "the passage is cut from its text as it is now, as `ov index` would cut it") + "; run `ov index` to refresh"]
+    return ReadResult(path=rel, level=2, kind="file", text=text, start_line=start, end_line=end,
+                      line=first if last is None else None, warnings=warnings)
+
+
+def _passage_lines(store: Store, row: dict, text: str, same: bool) -> list[tuple[int, int]]:
+    """(start_line, end_line) of the file's passages: the index's while the file holds the
+    text indexed, else its text now cut as `ov index` cuts it."""
+    if same:
+        return store.passage_lines(row["id"])
+    from ov.indexer import passages  # noqa: PLC0415
+
+    return [(c.start_line, c.end_line) for c in passages(text, row["path"])]
+
+
+def _passage_at(spans: list[tuple[int, int]], n: int, count: int) -> tuple[int, int]:
+    """The lines of the passage holding line `n` (the first, in file order, of those that
+    do). A line no passage holds (a blank one between two, or at an end) joins the next
+    passage, or the last one; a file without passages gives the line alone. The spans
+    are index rows, a hint: they are kept within the file's `count` lines."""
+    for a, b in spans:
+        if a <= n <= b:
+            return max(1, a), min(b, count)
+    after = [b for a, b in spans if a > n]
+    if after:
+        return n, min(after[0], count)
+    return (min(max(1, spans[-1][0]), n), n) if spans else (n, n)
 
 
 def _unindexed_note(root: Path, rel: str) -> str:

@@ -288,6 +288,11 @@ class ReadResult:
     level: int
     kind: str  # file | folder
     text: str
+    # `PATH:LINE` and `PATH:START-END`: the lines `text` holds (1-based, inclusive) and the
+    # line asked for; left out of JSON otherwise
+    start_line: int | None = None
+    end_line: int | None = None
+    line: int | None = None
     warnings: list[str] = field(default_factory=list)
     root: str | None = None  # the index root, named once (DESIGN)
 

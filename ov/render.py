@@ -537,6 +537,20 @@ def context_text(res) -> str:
     return res.rendered
 
 
+def read_text(res) -> str:
+    """`ov read`'s text: the tier; for `PATH:LINE` and `PATH:START-END` each line after its
+    number, as `grep -n` and rg print lines: `N:` for a line asked for (the one of `:LINE`,
+    every one of a range), `N-` for the rest of the passage, as rg marks context lines. A
+    CRLF line's "\r" is not printed."""
+    if res.start_line is None:
+        return res.text
+    rows = res.text.split("\n")
+    if res.text.endswith("\n"):
+        rows.pop()
+    return "".join(f"{n}{'-' if res.line not in (None, n) else ':'}{row.removesuffix(chr(13))}\n"
+                   for n, row in enumerate(rows, res.start_line))
+
+
 def tags_text(res) -> str:
     """`path<TAB>k=v,k=v` a file, in path order."""
     def cell(tags: dict) -> str:

@@ -444,7 +444,15 @@ def read_cmd(
         check_nul(path)  # before the index is opened
         with open_index(db) as ix:
             res = read_from_here(ix.read(path, level, cwd=Path.cwd()), ix.root)
-        emit(out, res, t0, lambda: out.text(res.text))
+
+        def text() -> None:
+            from ov.render import read_text  # noqa: PLC0415
+
+            out.text(read_text(res))
+            for w in res.warnings:
+                out.warn(w)
+
+        emit(out, res, t0, text)
         return EXIT_OK
 
     run((output, json_, color), body)
