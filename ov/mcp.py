@@ -178,10 +178,13 @@ TOOLS: dict[str, dict[str, Any]] = {
             "Read one tier of an indexed file or folder: level 0 abstract (~256 characters), 1 "
             "overview (headings, class and function signatures), 2 full text (default for a "
             "file; a folder's 2 lists its files). Read the abstract or overview first to decide "
-            "whether the full text is worth its tokens."),
+            "whether the full text is worth its tokens. `file:LINE` (a hit's path and line) "
+            "reads only the indexed passage that holds the line, `file:START-END` those lines; "
+            "the result's start_line and end_line say which."),
         "required": ["path"],
         "params": {
-            "path": ("string", "A file or folder, relative to the root."),
+            "path": ("string", "A file or folder, relative to the root; `file:LINE` or "
+                     "`file:START-END` for lines of a file (level 2 only)."),
             "level": ("integer", "0 abstract, 1 overview, 2 full text.", {"enum": [0, 1, 2]}),
         },
     },

@@ -117,6 +117,9 @@ def test_tools_answer_as_the_cli_does(served):
         ("read", {"path": "src/net.py", "level": 0}, ["read", "src/net.py", "-L", "0"]),
         ("read", {"path": "src/net.py", "level": 1}, ["read", "src/net.py", "-L", "1"]),
         ("read", {"path": "src"}, ["read", "src"]),
+        # a hit's `path:line`: the passage that holds the line, or exactly a range of lines
+        ("read", {"path": "src/net.py:6"}, ["read", "src/net.py:6"]),
+        ("read", {"path": "src/net.py:4-5", "level": 2}, ["read", "src/net.py:4-5"]),
     ]
 
     async def scenario(s):
@@ -144,6 +147,8 @@ def test_tools_answer_as_the_cli_does(served):
         assert not is_error, (tool, env)
         assert env["status"] == "ok" and isinstance(env["usage"]["elapsed_ms"], int)
         assert env["result"] == cli(root, *argv), (tool, args)
+    assert out[-2][1]["result"]["line"] == 6 and out[-2][1]["result"]["start_line"] <= 6
+    assert (out[-1][1]["result"]["start_line"], out[-1][1]["result"]["end_line"]) == (4, 5)
     # node limits are reported, not silent
     assert out[7][1]["result"]["truncated"] is True and out[7][1]["result"]["count"] == 2
     assert out[10][1]["result"]["truncated"] is True
@@ -176,6 +181,7 @@ def test_errors_are_structured_and_the_server_goes_on(served):
         ("grep", {"pattern": "root", "paths": ["/etc/passwd"]}, None, "invalid_path"),
         ("glob", {"pattern": "*", "path": "/etc"}, None, "invalid_path"),
         ("glob", {"pattern": "*", "path": ".."}, None, "invalid_path"),
+        ("read", {"path": "src/net.py:99"}, ["read", "src/net.py:99"], "invalid_argument"),
     ]
     # the command line's checks name its flags; over MCP the same errors name the arguments
     renamed = [  # (tool, arguments, message, field)
@@ -199,6 +205,8 @@ def test_errors_are_structured_and_the_server_goes_on(served):
         ("grep", {"pattern": "x", "paths": ["docs/-i"]}, "docs/-i: no such file or folder", "paths"),
         ("grep", {"pattern": "x", "paths": ["notes -C draft"]}, "notes -C draft: no such file or folder",
          "paths"),
+        ("read", {"path": "src/net.py:6", "level": 1}, "level 1 prints a tier of the whole file, and "
+         "`:6` asks for lines of its full text: leave out level (or give 2)", "level"),
     ]
 
     async def scenario(s):
@@ -413,6 +421,7 @@ def test_schemas_say_the_values_each_argument_takes():
     assert props["read"]["level"] == {"type": "integer", "enum": [0, 1, 2],
                                       "description": props["read"]["level"]["description"]}
     assert props["search"]["level"]["type"] == ["string", "integer"]
+    assert "`file:LINE`" in props["read"]["path"]["description"]
     assert props["grep"]["node_limit"]["minimum"] == 1 and props["grep"]["context"]["minimum"] == 0
     assert props["glob"]["level_limit"]["minimum"] == 0
     assert check_args("search", {"query": "q", "level": 2})["level"] == "2"
