@@ -9,7 +9,7 @@ complete -c ov -n __fish_use_subcommand -a grep -d 'Search file contents for a r
 complete -c ov -n __fish_use_subcommand -a glob -d 'List files and symlinks whose path relative to PATH (default: the current folder) matches a glob: * and ? never cross /, ** spans folders, [...] and {a,b}; case-sensitive unless -i'
 complete -c ov -n __fish_use_subcommand -a find -d 'Semantic search: rank files by meaning (vectors only)'
 complete -c ov -n __fish_use_subcommand -a search -d 'Ranked search: hybrid (keywords + meaning) by default'
-complete -c ov -n __fish_use_subcommand -a read -d 'Print one tier of an indexed file or folder'
+complete -c ov -n __fish_use_subcommand -a read -d 'Print one tier of an indexed file or folder, or lines of a file (FILE:LINE, FILE:START-END)'
 complete -c ov -n __fish_use_subcommand -a tag -d 'Set, add or remove k=v tags on indexed files (kept across re-indexing, and by a file renamed or moved with its content unchanged)'
 complete -c ov -n __fish_use_subcommand -a manifest -d 'Describe what this build and the nearest index can serve (modes, tiers, model, limits)'
 complete -c ov -n __fish_use_subcommand -a doctor -d 'Check that ov can run here and say how to fix what cannot: Python, SQLite and FTS5, extension loading and sqlite-vec, the model files and their sha256, the tokenizer settings, onnxruntime and one embedding, the packages `ov mcp` imports (mcp, anyio, watchfiles), and the nearest index\'s schema and integrity'
@@ -148,7 +148,7 @@ complete -c ov -n '__fish_seen_subcommand_from search' -l db -r -F -d 'Index dat
 complete -c ov -n '__fish_seen_subcommand_from search' -l color -x -a 'auto always never' -d 'Colour: auto (on a terminal), always or never; NO_COLOR turns auto off'
 complete -c ov -n '__fish_seen_subcommand_from search' -l help -d 'Show this message and exit'
 
-complete -c ov -n '__fish_seen_subcommand_from read' -s L -l level -x -a '0 1 2' -d '0 abstract, 1 overview, 2 full text (default: 2 for a file, 1 for a folder; a folder\'s 2 lists its files)'
+complete -c ov -n '__fish_seen_subcommand_from read' -s L -l level -x -a '0 1 2' -d '0 abstract, 1 overview, 2 full text (default: 2 for a file, 1 for a folder; a folder\'s 2 lists its files; FILE:LINE takes only 2)'
 complete -c ov -n '__fish_seen_subcommand_from read' -s o -l output -x -a 'text json jsonl' -d 'Output format: text, json or jsonl'
 complete -c ov -n '__fish_seen_subcommand_from read' -l json -d 'Same as -o json'
 complete -c ov -n '__fish_seen_subcommand_from read' -l db -r -F -d 'Index database file (default: nearest .ov/index.db)'

@@ -376,6 +376,8 @@ EXAMPLES = [
     ("Keyword search as JSON for a script:", ['ov search "retry backoff" --search-type keywords -o json']),
     ("Regex search with two lines of context, ripgrep style:", ['ov grep -C 2 "def \\w+_test" src']),
     ("Python files changed in the last week, by meaning:", ['ov find "parse the config" -t py --after 7d']),
+    ("Follow a hit to its line: the passage that holds line 989, then lines 989 to 1000:",
+     ["ov read net/http/request.go:989", "ov read net/http/request.go:989-1000"]),
     ("Paths matching a glob, with sizes:", ['ov glob "**/*.md" -f path,size']),
     ("Check the installation in CI:", ["ov doctor --json"]),
 ]

@@ -430,14 +430,14 @@ def _no_context_options(max_tokens, detail, session_id, dedup_turns, out_args) -
 
 @app.command("read")
 def read_cmd(
-    path: Annotated[str, typer.Argument(help="An indexed file or folder.", show_default=False)],
-    level: Annotated[Optional[int], typer.Option("-L", "--level", help="0 abstract, 1 overview, 2 full text (default: 2 for a file, 1 for a folder; a folder's 2 lists its files).", metavar="N", autocompletion=_values("0", "1", "2"))] = None,
+    path: Annotated[str, typer.Argument(help="An indexed file or folder; FILE:LINE (as grep and search print a hit) prints the indexed passage that holds the line, FILE:START-END those lines, each after its number (N: a line asked for, N- the rest of its passage), from the file as it is now.", show_default=False)],
+    level: Annotated[Optional[int], typer.Option("-L", "--level", help="0 abstract, 1 overview, 2 full text (default: 2 for a file, 1 for a folder; a folder's 2 lists its files; FILE:LINE takes only 2).", metavar="N", autocompletion=_values("0", "1", "2"))] = None,
     output: OutputOpt = "text",
     json_: JsonOpt = False,
     db: DbOpt = None,
     color: ColorOpt = "auto",
 ) -> None:
-    """Print one tier of an indexed file or folder."""
+    """Print one tier of an indexed file or folder, or lines of a file (FILE:LINE, FILE:START-END)."""
 
     def body(out: Out) -> int:
         t0 = time.perf_counter()
