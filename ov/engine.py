@@ -25,8 +25,8 @@ from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, M
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor,
-                      keyword_plan, query_pattern, request_key, words_in)
-from ov.store import KNN_MAX, Filters, Store
+                      identifier, keyword_plan, query_pattern, request_key, words_in)
+from ov.store import KNN_MAX, Filters, Store, fts_phrase
 
 
 @dataclass(frozen=True)
@@ -211,6 +211,7 @@ class _Rankings:
         self.cap = size_cap(store)  # a recheck reads no changed file past it
         self.tree = query_tree(store, req.query)  # what every score reads besides its evidence
         self.cut_short = False  # the last page ran out of rows to read before the branches did
+        self.definers: tuple[str, dict[str, int]] | None = None  # `_definers`, read once
 
     def __call__(self, depth: int, need: int, checker: rank.Rechecker) -> tuple[list[Hit], bool]:
         if depth not in self.at:
@@ -229,6 +230,10 @@ class _Rankings:
                 (name,) = branch_lists
                 bound = max(rank.branch_score(name, cut, p, self.tree) for p in ("a.py", "a.txt"))
                 ranked = [c for c in ranked if c.score >= bound]
+            if self.use_kw and not self.req.all_chunks:
+                if self.definers is None:  # the same for every depth: pages agree
+                    self.definers = _definers(self.store, self.req)
+                ranked = rank.with_definers(ranked, *self.definers)
             rows = _RankedRows(self.store, [c.chunk_id for c in ranked], need * 3 + 50)
             self.at[depth] = (ranked, rows, exhausted)
         ranked, rows, exhausted = self.at[depth]
@@ -496,7 +501,38 @@ def query_tree(store: Store, query: str) -> rank.Tree:
     besides its hit's evidence (rank.Tree): two cheap reads (a count, FTS5's averages)."""
     plan = keyword_plan(query)
     return rank.Tree(store.file_count(), store.keyword_rows(), plan.terms,
-                     nospace=bool(plan.trigram or plan.short))
+                     nospace=bool(plan.trigram or plan.short), identifier=identifier(query) is not None)
+
+
+DEFINERS_READ = 2000  # rows holding an identifier query's name read for its definitions
+
+
+def _definers(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
+    """(name, path -> the passage defining it) when the query is one code identifier
+    (ov.query.identifier): of the passages in scope holding the name (the best
+    DEFINERS_READ by bm25), each file's first that defines it (ov.tiers.defines). For a
+    qualified name (`io.EOF`, `errors.Is`), the files whose folder or name is the qualifier
+    when some are (io/io.go), else every definer."""
+    ident = identifier(req.query)
+    if ident is None or 2 not in req.filters.levels:
+        return "", {}
+    name, qual = ident
+    from ov.tiers import defines  # noqa: PLC0415
+
+    ids = sorted(cid for cid, _ in store.keyword_search(fts_phrase(name), replace(req.filters, levels=(2,)),
+                                                        DEFINERS_READ))
+    texts, paths = store.chunk_texts(ids), store.chunk_paths(ids)
+    found: dict[str, int] = {}
+    for cid in ids:  # ids ascend in a file's order
+        path = paths.get(cid)
+        if path is not None and path not in found and cid in texts and defines(texts[cid], path, name) is not None:
+            found[path] = cid
+    if qual is not None:
+        q = qual.lower()
+        named = {p: c for p, c in found.items()
+                 if q in (part.lower() for part in (*p.split("/")[:-1], os.path.splitext(os.path.basename(p))[0]))}
+        found = named or found
+    return name, found
 
 
 def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int,

@@ -77,6 +77,25 @@ STOPWORDS = frozenset(
     "then there these they this to was will with".split()) | QUESTION_WORDS
 
 
+# A query that is one identifier of code: `parse_args`, `BaseEventLoop`, `hashGrow`, `EOF`,
+# or a qualified one, `io.EOF`, `std::vector`, `errors.Is` (`identifier`). A plain word
+# (`json`, `Attribute`) is not one: it reads as prose as well.
+_IDENT_RE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->|#)[A-Za-z_$][\w$]*)*")
+_IDENT_SEP_RE = re.compile(r"\.|::|->|#")
+_CODE_SHAPE_RE = re.compile(r"_|\.|::|->|#|\$|[a-z0-9][A-Z]|[A-Z]{2}")
+
+
+def identifier(text: str) -> tuple[str, str | None] | None:
+    """(name, qualifier or None) when the query is one code identifier, its name the last
+    part of a qualified one (`io.EOF`: EOF, io); else None. `ov search` ranks the files
+    defining the name first (ov.engine `_Definers`)."""
+    q = text.strip()
+    if not _IDENT_RE.fullmatch(q) or not _CODE_SHAPE_RE.search(q):
+        return None
+    parts = _IDENT_SEP_RE.split(q)
+    return parts[-1], (parts[-2] if len(parts) > 1 else None)
+
+
 def keyword_plan(text: str) -> KeywordPlan:
     words = []
     seen = set()

@@ -578,6 +578,48 @@ def _defn(line: str, ext: str) -> str | None:
     return None
 
 
+def defines(text: str, path: str, name: str) -> int | None:
+    """The offset of the line of `text` that defines `name` (a function, method, class or
+    type by the outline's own rules, `_defn`; or a name bound at the top level: `var`,
+    `const`, `let`, `#define`, a module constant), or None. Case-sensitive and whole-word:
+    `ov search` ranks a file defining the identifier asked for above those that only use it
+    (ov.engine `_Definers`)."""
+    ext = os.path.splitext(path)[1].lower()
+    word = re.compile(r"(?<![\w$]){}(?![\w$])".format(re.escape(name)))
+    bound = re.compile(r"^(?:(?:export\s+)?(?:var|const|let|val)\s+{n}\b|#\s*define\s+{n}\b|{n}\s*(?::[^=\n]*)?=(?!=))"
+                       .format(n=re.escape(name)))
+    seen = -1
+    for m in word.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if start == seen:
+            continue
+        seen = start
+        end = text.find("\n", m.end())
+        line = text[start:end if end >= 0 else len(text)].rstrip("\r")
+        if bound.match(line):
+            return start
+        sig = _defn(line, ext)
+        if sig is not None and name in (_bare_name(_defined_name(sig)), _called_first(sig)):
+            return start
+    return None
+
+
+_FIRST_CALL_RE = re.compile(r"^[^(=]*?(?<![\w$])([\w$]+)\s*(?:<[^>()]*>)?\s*\(")
+
+
+def _called_first(sig: str) -> str:
+    """The name before a signature's first `(`: a C function's, which `_defined_name`
+    reads as its return type's (`static struct page *alloc_pages(...)`: struct page)."""
+    m = _FIRST_CALL_RE.match(sig)
+    return m.group(1) if m else ""
+
+
+def _bare_name(defined: str) -> str:
+    """`class Store` -> Store, `open_store()` -> open_store, `Reader::read()` -> read."""
+    last = defined.removesuffix("()").rsplit(" ", 1)[-1]
+    return re.split(r"::|\.", last)[-1]
+
+
 def _regex_outline(text: str, ext: str) -> list[str]:
     lines = [ln.rstrip("\r") for ln in text.split("\n")]
     out: list[str] = []

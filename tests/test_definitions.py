@@ -1,0 +1,161 @@
+"""An identifier query ranks the files that define the name first (ov.query.identifier,
+ov.tiers.defines, ov.rank.with_definers), and its hybrid keeps the keywords-only
+probability of a hit (a name whose cosine says little).
+
+A review on the Go standard library: `ov search WithDeadline` put context_test.go first and
+context.go, which defines it, past the first three; `ov search io.EOF` scored hits holding
+`io.EOF` 0.16 where keywords alone said 0.77, so `--threshold 0.5` dropped them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ov import rank
+from ov.query import identifier
+from ov.rank import Cand
+from ov.tiers import defines
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("WithDeadline", ("WithDeadline", None)),
+    ("io.EOF", ("EOF", "io")),
+    ("errors.Is", ("Is", "errors")),
+    ("parse_args", ("parse_args", None)),
+    ("std::vector", ("vector", "std")),
+    ("EOF", ("EOF", None)),
+    ("  hashGrow ", ("hashGrow", None)),
+    # plain words read as prose too; a question is not a name
+    ("json", None), ("Attribute", None), ("gopark", None), ("how to parse json", None),
+    ("node-fetch", None), ("C++", None), ("x", None),
+])
+def test_identifier_is_one_code_name(query, expected):
+    assert identifier(query) == expected
+
+
+@pytest.mark.parametrize("text, path, name, defined", [
+    ("package context\n\nfunc WithDeadline(parent Context, d time.Time) (Context, CancelFunc) {\n", "c.go",
+     "WithDeadline", True),
+    ("\tctx, cancel := WithDeadline(parent, d)\n", "c_test.go", "WithDeadline", False),
+    ("func (r *Reader) Read(p []byte) (n int, err error) {\n", "r.go", "Read", True),
+    ("package io\n\nvar EOF = errors.New(\"EOF\")\n", "io.go", "EOF", True),
+    ("\t\treturn 0, io.EOF\n", "r.go", "EOF", False),
+    ("type Mutex struct {\n", "mutex.go", "Mutex", True),
+    ("class BaseEventLoop(events.AbstractEventLoop):\n", "base.py", "BaseEventLoop", True),
+    ("class Proactor(BaseEventLoop):\n", "p.py", "BaseEventLoop", False),
+    ("    async def staggered_race(coro_fns):\n", "s.py", "staggered_race", True),
+    ("DEFAULT_TIMEOUT = 30\n", "s.py", "DEFAULT_TIMEOUT", True),
+    ("if DEFAULT_TIMEOUT == 30:\n", "s.py", "DEFAULT_TIMEOUT", False),
+    ("#define PAGE_SIZE 4096\n", "page.h", "PAGE_SIZE", True),
+    ("static struct page *alloc_pages(gfp_t gfp, unsigned order)\n", "a.c", "alloc_pages", True),
+    ("\tpage = alloc_pages(gfp, 0);\n", "a.c", "alloc_pages", False),
+    ("export function debounce(fn, ms) {\n", "d.js", "debounce", True),
+    ("const debounce = (fn) => {\n", "d.js", "debounce", True),
+    ("pub fn parse_args(argv: &[String]) -> Args {\n", "a.rs", "parse_args", True),
+    ("def WithDeadlineX():\n", "x.py", "WithDeadline", False),  # whole names only
+    ("def withdeadline():\n", "x.py", "WithDeadline", False),  # case counts
+])
+def test_defines_finds_the_line_that_defines_the_name(text, path, name, defined):
+    at = defines(text, path, name)
+    assert (at is not None) == defined
+    if defined:
+        assert name in text[at:].split("\n", 1)[0]
+
+
+def _cand(cid, path, score):
+    return Cand(cid, path, score, {"keywords": {"raw": 1.0, "score": score}})
+
+
+def test_with_definers_puts_each_definer_above_every_other_file():
+    ranked = [_cand(1, "ctx_test.go", 0.95), _cand(5, "ctx.go", 0.40), _cand(9, "ex_test.go", 0.08)]
+    out = rank.with_definers(ranked, "WithDeadline", {"ctx.go": 6, "other.go": 12})
+    assert [c.path for c in out] == ["ctx.go", "other.go", "ctx_test.go", "ex_test.go"]
+    step = 10.0 ** -rank.SCORE_DIGITS
+    assert out[0].score == pytest.approx(0.95 + step)  # one printed step above the best user
+    assert out[0].chunk_id == 6  # shown by the passage that defines it
+    assert out[0].branches["defines"] == {"name": "WithDeadline", "score": 0.4}
+    assert out[0].branches["keywords"]["score"] == 0.40  # its own evidence kept for --explain
+    assert out[1].branches["defines"]["score"] == 0.0  # no branch had found it
+    # a definer that already scores higher keeps its own score; no definer: unchanged
+    high = rank.with_definers([_cand(1, "a.go", 0.3), _cand(2, "b.go", 0.9)], "F", {"b.go": 2})
+    assert [(c.path, c.score) for c in high] == [("b.go", 0.9), ("a.go", 0.3)]
+    assert rank.with_definers(ranked, "", {}) is ranked
+
+
+def test_an_identifiers_hybrid_keeps_its_keywords_probability():
+    tree = rank.Tree(files=200, rows=2000, terms=2)
+    kw = [Cand(1, "r_test.go", 0.0, {"keywords": {"raw": 9.0}})]
+    sem = [Cand(1, "r_test.go", 0.0, {"semantic": {"raw": 0.70}})]
+    pk = rank.keyword_score(9.0, "r_test.go", tree)
+    assert 0.05 < pk < rank.KEYWORD_FLOOR  # a case the ordinary floor leaves to the fusion
+    plain = rank.fuse({"keywords": kw, "semantic": sem}, tree)[0].score
+    named = rank.fuse({"keywords": kw, "semantic": sem},
+                      rank.Tree(files=200, rows=2000, terms=2, identifier=True))[0].score
+    assert plain < pk
+    assert named == pytest.approx(pk)
+
+
+GO_TREE = {
+    "context/context.go": (
+        "// Package context defines the Context type.\npackage context\n\n"
+        "// WithDeadline returns a copy of the parent context with the deadline adjusted\n"
+        "// to be no later than d.\n"
+        "func WithDeadline(parent Context, d time.Time) (Context, CancelFunc) {\n"
+        "\treturn withDeadline(parent, d)\n}\n"),
+    "context/context_test.go": (
+        "package context\n\nfunc TestWithDeadline(t *testing.T) {\n"
+        + "".join(f"\tc{i}, _ := WithDeadline(Background(), d) // WithDeadline case {i}\n\t_ = c{i}\n"
+                  for i in range(8)) + "}\n"),
+    "io/io.go": "package io\n\n// EOF is the error Read returns when no more input is available.\n"
+                "var EOF = errors.New(\"EOF\")\n",
+    "bufio/scan.go": "package bufio\n\nfunc (s *Scanner) Scan() bool {\n"
+                     + "".join(f"\tif err == io.EOF {{ return false }} // io.EOF {i}\n" for i in range(6)) + "}\n",
+    "notes/deadline.md": "# Deadlines\n\nA deadline is the time by which work must be done.\n",
+}
+
+
+def _hits(ov, root, *args):
+    r = ov("search", *args, "-o", "json", "--explain", cwd=root)
+    assert r.code == 0, r.out + r.err
+    return r.json["result"]["hits"]
+
+
+@pytest.mark.parametrize("search_type", ["hybrid", "keywords"])
+def test_search_puts_the_definition_first_and_shows_it(tree, ov, search_type):
+    root = tree(GO_TREE)
+    assert ov("index", root).code == 0
+    hits = _hits(ov, root, "WithDeadline", "--search-type", search_type)
+    assert [h["path"] for h in hits[:2]] == ["context/context.go", "context/context_test.go"]
+    assert "func WithDeadline(" in hits[0]["excerpt"]["text"]
+    assert hits[0]["scores"]["defines"]["name"] == "WithDeadline"
+    assert hits[0]["score"] > hits[1]["score"]
+    assert "defines" not in hits[1]["scores"]
+    # a qualified name: the file of the package named, shown by its definition
+    eof = _hits(ov, root, "io.EOF", "--search-type", search_type)
+    assert eof[0]["path"] == "io/io.go" and "var EOF" in eof[0]["excerpt"]["text"]
+    # a question is not a name: no file is raised for defining a word of it
+    plain = _hits(ov, root, "deadline of the context", "--search-type", search_type)
+    assert all("defines" not in h["scores"] for h in plain)
+
+
+def test_find_does_not_rank_by_definitions(tree, ov):
+    root = tree(GO_TREE)
+    assert ov("index", root).code == 0
+    r = ov("find", "WithDeadline", "-o", "json", "--explain", cwd=root)
+    assert r.code == 0
+    assert all("defines" not in h["scores"] for h in r.json["result"]["hits"])
+
+
+@pytest.mark.model
+def test_real_model_an_identifier_keeps_its_keyword_score_and_its_definition_leads(tree, ov):
+    root = tree(GO_TREE)
+    assert ov("index", root).code == 0
+    kw = {h["path"]: h["score"] for h in _hits(ov, root, "io.EOF", "--search-type", "keywords")}
+    hy = _hits(ov, root, "io.EOF")
+    assert hy[0]["path"] == "io/io.go"
+    for h in hy:  # the hybrid never scores a hit under what keywords alone say
+        if h["path"] in kw:
+            assert h["score"] >= kw[h["path"]] - 1e-6
+    assert ov("search", "io.EOF", "--threshold", "0.5", cwd=root).code == (0 if max(kw.values()) >= 0.5 else 1)
+    wd = _hits(ov, root, "WithDeadline")
+    assert wd[0]["path"] == "context/context.go"
