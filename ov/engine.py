@@ -505,6 +505,9 @@ def query_tree(store: Store, query: str) -> rank.Tree:
 
 
 DEFINERS_READ = 2000  # rows holding an identifier query's name read for its definitions
+# words that come just before a name they define (ov.tiers.defines decides)
+DEFINITION_WORDS = ("def", "class", "func", "function", "fn", "struct", "type", "interface", "enum",
+                    "trait", "define", "var", "const", "let", "val", "module", "union", "typedef")
 
 
 def _definers(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
@@ -519,8 +522,16 @@ def _definers(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
     name, qual = ident
     from ov.tiers import defines  # noqa: PLC0415
 
-    ids = sorted(cid for cid, _ in store.keyword_search(fts_phrase(name), replace(req.filters, levels=(2,)),
-                                                        DEFINERS_READ))
+    scope = replace(req.filters, levels=(2,))
+    # the passages holding the name most, and those where a definition's keyword comes just
+    # before it: a name used in 30,000 passages (`EXPORT_SYMBOL_GPL` in the kernel) has its
+    # `#define` far past the first DEFINERS_READ by bm25
+    # (read only when the first read did not hold every passage with the name)
+    got = {cid for cid, _ in store.keyword_search(fts_phrase(name), scope, DEFINERS_READ)}
+    if len(got) >= DEFINERS_READ:
+        said = " OR ".join(fts_phrase(f"{kw} {name}") for kw in DEFINITION_WORDS)
+        got.update(cid for cid, _ in store.keyword_search(said, scope, DEFINERS_READ))
+    ids = sorted(got)
     texts, paths = store.chunk_texts(ids), store.chunk_paths(ids)
     found: dict[str, int] = {}
     for cid in ids:  # ids ascend in a file's order

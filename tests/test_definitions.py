@@ -159,3 +159,21 @@ def test_real_model_an_identifier_keeps_its_keyword_score_and_its_definition_lea
     assert ov("search", "io.EOF", "--threshold", "0.5", cwd=root).code == (0 if max(kw.values()) >= 0.5 else 1)
     wd = _hits(ov, root, "WithDeadline")
     assert wd[0]["path"] == "context/context.go"
+
+
+def test_a_common_names_definition_is_found_past_the_rows_read(tree, ov, monkeypatch):
+    """Past DEFINERS_READ passages holding the name, the definition is looked for where a
+    definition's word comes just before the name (`#define EXPORT_SYMBOL_GPL` in the
+    kernel sat past the first 2,000 passages by bm25)."""
+    from ov import engine
+
+    files = {f"drivers/d{i}.c": "".join(f"EXPORT_SYMBOL_GPL(f{i}_{j});\n" for j in range(30)) for i in range(6)}
+    files["include/export.h"] = ("/* symbols a module may use */\n#define EXPORT_SYMBOL_GPL(sym) "
+                                 "__EXPORT_SYMBOL(sym, \"_gpl\")\n")
+    root = tree(files)
+    assert ov("index", root).code == 0
+    monkeypatch.setattr(engine, "DEFINERS_READ", 3)
+    hits = _hits(ov, root, "EXPORT_SYMBOL_GPL", "--search-type", "keywords")
+    assert hits[0]["path"] == "include/export.h" and "defines" in hits[0]["scores"]
+    monkeypatch.setattr(engine, "DEFINITION_WORDS", ("zzunused",))  # without the second read: missed
+    assert all("defines" not in h["scores"] for h in _hits(ov, root, "EXPORT_SYMBOL_GPL", "--search-type", "keywords"))
