@@ -1162,8 +1162,10 @@ def _absent(store: Store, root: Path, rel: str) -> OvError:
         if why else _unindexed_note(root, rel)), field="path")
 
 
-# `PATH:LINE` or `PATH:START-END`, as `ov grep` and ranked hits print a place (`path:line`)
-_LINE_SPEC = re.compile(r"(.+):([0-9]+)(?:-([0-9]+))?")
+# `PATH:LINE` or `PATH:START-END`, as `ov grep` and ranked hits print a place (`path:line`);
+# copied with the colon after it (`path:989: text`) or a column (`path:989:5`, rg's
+# --column) it names the same line
+_LINE_SPEC = re.compile(r"(.+?):([0-9]+)(?:-([0-9]+)|:[0-9]*)?")
 
 
 def _line_spec(root: Path, rel: str) -> tuple[str, int, int | None] | None:

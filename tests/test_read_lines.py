@@ -64,6 +64,9 @@ def test_a_line_prints_the_indexed_passage_that_holds_it(root):
                    "start_line": a, "end_line": b, "line": line, "warnings": [], "root": str(root)}
     # -L 2 is the level a line reads; from a subfolder the path is relative to it
     assert ov(root, "read", f"pkg/pipe.py:{line}", "-L", "2").out == r.out
+    # copied from `path:line: text` with its colon, or from rg's `path:line:column`
+    assert ov(root, "read", f"pkg/pipe.py:{line}:").out == r.out
+    assert ov(root, "read", f"pkg/pipe.py:{line}:7").out == r.out
     sub = ov(root, "read", f"pipe.py:{line}", "-o", "json", cwd=root / "pkg").json["result"]
     assert (sub["path"], sub["start_line"], sub["end_line"]) == ("pipe.py", a, b)
 
