@@ -104,6 +104,15 @@ def test_an_unknown_option_hints_at_double_dash(ov, tmp_path):
                      "search -- -x)\n")
     r = ov("grep", "--json", "--no-such-flag", "x", cwd=tmp_path)
     assert r.code == 2 and "ov grep -- --no-such-flag" in r.json["error"]["message"]
+    # an rg option ov grep lacks says what to do instead
+    r = ov("grep", "-P", "(?<=a)b", cwd=tmp_path)
+    assert r.code == 2
+    assert r.err == ("ov: error[invalid_argument]: No such option: -P (ov grep's regex takes look-around "
+                     "and back-references without -P; a pattern that starts with '-' goes after '--': "
+                     "ov grep -- -P)\n")
+    for flag, said in (("-r", "pipe its output to sed"), ("--encoding", "byte order mark"),
+                       ("-z", "compressed"), ("-uu", "--no-ignore")):
+        assert said in ov("grep", flag, "x", cwd=tmp_path).err
     r = ov("status", "-x", cwd=tmp_path)  # no query to pass: no hint
     assert r.code == 2 and "--" not in r.err.split("-x", 1)[1]
 

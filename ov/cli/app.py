@@ -694,11 +694,31 @@ def _unknown_option(e: BaseException) -> str | None:
     return f"No such option: {name}" + (f" (did you mean {' or '.join(near)}?)" if near else "")
 
 
+# rg's options that `ov grep` does not offer, and what to do instead (README: "grep and
+# glob for ripgrep and fd users"): the generic hint left a user of -P or -r guessing
+RG_ONLY = {
+    "-P": "ov grep's regex takes look-around and back-references without -P",
+    "--pcre2": "ov grep's regex takes look-around and back-references without --pcre2",
+    "-r": "ov grep does not rewrite matches; pipe its output to sed",
+    "--replace": "ov grep does not rewrite matches; pipe its output to sed",
+    "-E": "ov grep reads UTF-8, and UTF-16 by its byte order mark; it takes no encoding",
+    "--encoding": "ov grep reads UTF-8, and UTF-16 by its byte order mark; it takes no encoding",
+    "-z": "ov grep does not search inside compressed files",
+    "--search-zip": "ov grep does not search inside compressed files",
+    "-u": "--no-ignore searches ignored files, --hidden hidden ones",
+    "-uu": "--no-ignore searches ignored files, --hidden hidden ones",
+    "-uuu": "--no-ignore searches ignored files, --hidden hidden ones; binary files are not searched",
+}
+
+
 def _dash_hint(e: BaseException, argv: list[str]) -> str:
-    """For an unknown option, how to pass a query or pattern that starts with `-`."""
+    """For an unknown option, how to pass a query or pattern that starts with `-`, or for
+    an rg option `ov grep` lacks, what to do instead (RG_ONLY)."""
     name = getattr(e, "option_name", None)
     if not name or not argv or argv[0] not in ("search", "find", "grep", "glob") or _known_option(e, argv):
         return ""  # (a known option missing its value is not a query that starts with '-')
+    if argv[0] == "grep" and name in RG_ONLY:
+        return f" ({RG_ONLY[name]}; a pattern that starts with '-' goes after '--': ov grep -- {name})"
     return (f" (`ov {argv[0]} --help` lists its options; a query or pattern that starts with "
             f"'-' goes after '--': ov {argv[0]} -- {name})")
 
