@@ -220,7 +220,7 @@ def _options(options: dict[str, Any]) -> dict[str, Any]:
 def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True, full: bool = False,
           hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
           max_filesize: int | None = None, walk=None, progress=None, warn: Notice = _quiet,
-          embedder=None, first_use: bool = False, notice: Notice = _quiet):
+          embedder=None, first_use: bool = False, notice: Notice = _quiet, first_query: str = ""):
     """Build or refresh the index of `path` (default `.`); returns an `IndexReport`.
 
     `progress(phase, done, total)` hears each step; it may also be a context manager
@@ -228,12 +228,16 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
     model is loaded when there is something to embed). With `first_use`, the keyword rows
     of what can be read within a time budget now, and the rest by a background worker
     (ov.worker; `notice` hears its pid); it returns None when another process built the
-    index meanwhile (this call waited for it)."""
+    index meanwhile (this call waited for it). `first_query`: the query a first use
+    answers; the files whose paths hold its words are read first within the budget."""
     from ov.indexer import index_tree, options_for  # noqa: PLC0415
+    from ov.query import path_words  # noqa: PLC0415
 
     root = Path(_path(path, "path"))
     opts = options_for(root, walk or walk_options(root, hidden, no_ignore, follow, max_filesize),
                        embed=embed, full=full)
+    if first_use and first_query:
+        opts = replace(opts, first_words=path_words(first_query))
 
     def run(bar):
         if not first_use:
@@ -319,14 +323,15 @@ class Index:
     @classmethod
     def open(cls, path: str | Path | None = None, *, db: Path | None = None, auto_index: bool = False,
              readonly: bool = False, progress=None, notice: Notice = _quiet,
-             warn: Notice = _quiet, embedder=None) -> Index:
+             warn: Notice = _quiet, embedder=None, first_query: str = "") -> Index:
         """The nearest index at or above `path` (default: the current folder; a file's
         folder; a path that does not exist is `not_found`), or `db`.
 
         With `auto_index`, a tree without one gets one built at `path` first (first use);
         `notice` hears that it happens and its summary, `progress` its steps. Without it,
         a missing index is `not_found`. An index whose first build was killed is finished
-        the same way (else opening it says it is unfinished). `embedder`: one already
+        the same way (else opening it says it is unfinished). `first_query`: the query the
+        first use answers (its files are read first: `index`). `embedder`: one already
         loaded, kept for every query (else the first semantic query loads one, and it is
         kept too)."""
         from ov.store.db import unfinished, writable  # noqa: PLC0415
@@ -354,7 +359,8 @@ class Index:
                 notice(f"the index at {found[0]} is not built yet; building it (keywords now, "
                        "vectors now or in the background)")
             rep = index(scope if found is None else found[1], db=None if found is None else found[0],
-                        progress=progress, warn=warn, first_use=True, notice=notice)
+                        progress=progress, warn=warn, first_use=True, notice=notice,
+                        first_query=first_query)
             if rep is not None:  # None: another process built it while this one waited
                 notice(summary(rep))
             found = locate(scope, db)

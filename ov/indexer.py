@@ -71,6 +71,8 @@ EMBED_META = "embed"  # "off" after an `ov index --no-embed`: no vectors are com
 CHUNK_TOKENS = 200
 # a first answer's cut walk counts the tree's files for its warning (`walk_total`) this long
 WALK_TOTAL_S = 1.0
+# a first answer with query words walks so long before it reads (`_LexicalPass.entries`)
+FIRST_WALK_S = 1.0
 WALK_TOTAL_META = "walk_total"
 
 
@@ -101,6 +103,10 @@ class IndexOptions:
     # no vectors in this run, but the background worker adds them: the index says they
     # are coming from its first commit (not a --no-embed index, whenever this run is killed)
     embed_later: bool = False
+    # a first answer's query words (ov.query.path_words): within its budget, the files whose
+    # paths hold the most of them are read first (`_LexicalPass.entries`)
+    first_words: tuple[str, ...] = ()
+
 
 
 def walk_from_config(root: Path) -> WalkOptions:
@@ -725,6 +731,7 @@ class _LexicalPass:
         self.relayout = bool(self.known) and layout != ROWS_LAYOUT
         self.resplit_kinds = RESPLIT_KINDS.get(layout or "")  # None: every kind
         self.deadline = time.monotonic() + opts.budget_s if opts.budget_s is not None else None
+        self.walked: int | None = None  # the files of a whole walk `entries` made first
 
     def on_skip(self, path: str, reason: str) -> None:
         if path in self.own:  # the index itself, named inside the tree: not a file of it
@@ -741,7 +748,7 @@ class _LexicalPass:
         """The files to read, as jobs for `_prepare`; files unchanged by size and mtime
         are counted here and never read."""
         opts, progress, known = self.opts, self.progress, self.known
-        for n, entry in enumerate(walk(self.root, opts.walk, on_warning=self.warn, on_skip=self.on_skip), 1):
+        for n, entry in enumerate(self.entries(), 1):
             if progress:
                 progress("scan", n, None)
             try:
@@ -764,6 +771,28 @@ class _LexicalPass:
                 continue
             same = state[3] if state and not opts.full and not resplit else None
             yield str(self.root), entry.path, opts.walk.max_filesize, same, opts, state
+
+    def entries(self):
+        """The walk's files. A first answer with query words (`opts.first_words`) walks for
+        up to FIRST_WALK_S, then reads the files walked so far by how many of the words
+        their paths hold (walk order among equals), then the rest of the walk. The Go
+        stdlib's first answer to "where does the http server parse the request line" read
+        410 files in walk order (archive/, bufio/, cmd/) and held no file of net/http."""
+        entries = walk(self.root, self.opts.walk, on_warning=self.warn, on_skip=self.on_skip)
+        words = self.opts.first_words
+        if not words or self.deadline is None:
+            yield from entries
+            return
+        head, until = [], time.monotonic() + FIRST_WALK_S
+        for e in entries:
+            head.append(e)
+            if len(head) % 256 == 0 and time.monotonic() > until:
+                break
+        else:  # the whole walk: its count is the tree's (`walk_total`)
+            self.walked = sum(e.path not in self.own for e in head)
+        head.sort(key=lambda e: -sum(w in e.path.lower() for w in words))
+        yield from head
+        yield from entries
 
     def prepared(self):
         """`_prepare` of every job: the first INLINE_FILES here, the rest in a pool."""
@@ -803,6 +832,8 @@ class _LexicalPass:
         """[files the tree holds to index, whether that is all of them]: a first answer's
         budget ends its walk early, and "410 files read so far" did not say they were 5 % of
         the Go stdlib's. A second walk, no file read, for at most WALK_TOTAL_S."""
+        if self.walked is not None:
+            return [self.walked, True]
         deadline, n = time.monotonic() + WALK_TOTAL_S, 0
         for entry in walk(self.root, self.opts.walk):
             n += entry.path not in self.own

@@ -96,6 +96,18 @@ def identifier(text: str) -> tuple[str, str | None] | None:
     return parts[-1], (parts[-2] if len(parts) > 1 else None)
 
 
+def path_words(query: str) -> tuple[str, ...]:
+    """The words of a query a file's path may hold, lowercased: 3 letters or more, not a
+    stop word; a plural also as its singular (`requests`: request)."""
+    out: dict[str, None] = {}
+    for w in re.findall(r"[^\W_]{3,}", query.lower()):
+        if w not in STOPWORDS:
+            out[w] = None
+            if len(w) > 4 and w.endswith("s"):
+                out[w[:-1]] = None
+    return tuple(out)
+
+
 def keyword_plan(text: str) -> KeywordPlan:
     words = []
     seen = set()

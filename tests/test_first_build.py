@@ -368,3 +368,71 @@ def test_a_subfolder_with_its_own_index_is_searched_in_it(tmp_path):
     r = run_inprocess("search", "needle", "-u", "sub", "-o", "json", cwd=other, env=env)
     assert r.code == 0 and [h["path"] for h in r.json["result"]["hits"]] == ["sub/b.md"], r.out
     assert (other / ".ov").is_dir()
+
+
+def test_path_words_are_the_query_words_a_path_may_hold():
+    from ov.query import path_words
+
+    assert path_words("where does the http server parse the request line") == (
+        "http", "server", "parse", "request", "line")
+    assert path_words("gzip readers, JSON tags") == ("gzip", "readers", "reader", "json", "tags")
+    assert path_words("io.EOF") == ("eof",)
+    assert path_words("a to is") == ()
+
+
+def test_a_first_answer_reads_the_files_its_query_names_first(tree, monkeypatch):
+    """The Go stdlib's first answer to a question about net/http read 410 files in walk
+    order (archive/, bufio/, cmd/) and none of net/http: within its budget the files whose
+    paths hold the query's words are read first, the rest in walk order."""
+    from ov import indexer
+    from ov.store import Store
+
+    files = {f"a{i:02d}/f.go": f"package a{i}\n" for i in range(30)}
+    files |= {"net/http/server.go": "package http\n", "net/http/request.go": "package http\n",
+              "net/url/url.go": "package url\n"}
+    root = tree(files)
+    assert run_inprocess("index", root, "--no-embed").code == 0  # (the walk order is the tree's)
+    order = {}
+    for words in (("http", "server"), ()):
+        store = Store.open(root / ".ov" / "index.db")
+        try:
+            run = indexer._LexicalPass(store, root, indexer.IndexOptions(first_words=words, budget_s=60.0),
+                                       indexer.IndexReport(str(root)), None, lambda m: None)
+            order[words] = [e.path for e in run.entries()]
+            walked = run.walked
+        finally:
+            store.close()
+        assert sorted(order[words]) == sorted(files)
+        assert walked == (len(files) if words else None)  # a whole first walk counts the tree
+    named = order[("http", "server")]
+    assert named[:2] == ["net/http/server.go", "net/http/request.go"]  # both words, then one
+    assert named[2:] == [p for p in order[()] if p not in named[:2]]  # the rest in walk order
+    # without a budget (`ov index`) the walk order is kept whatever the words
+    store = Store.open(root / ".ov" / "index.db")
+    try:
+        run = indexer._LexicalPass(store, root, indexer.IndexOptions(first_words=("http",)),
+                                   indexer.IndexReport(str(root)), None, lambda m: None)
+        assert [e.path for e in run.entries()] == order[()]
+    finally:
+        store.close()
+
+
+def test_a_first_search_hands_its_query_to_the_build(tree, monkeypatch):
+    from ov import indexer
+
+    seen = []
+    real = indexer.index_tree
+
+    def spy(root, db_path=None, opts=indexer.IndexOptions(), **kw):
+        seen.append(opts.first_words)
+        return real(root, db_path, opts, **kw)
+
+    from ov import worker
+
+    monkeypatch.setattr(worker, "index_tree", spy)  # (first_use's own name for it)
+    monkeypatch.setenv("OV_BACKGROUND", "1")
+    root = tree({"notes/harbour.md": "# Harbour\n\nBoats in the harbour.\n"})
+    r = run_inprocess("search", "harbour boats", "--search-type", "keywords", cwd=root)
+    assert r.code == 0, r.err
+    assert seen and seen[0] == ("harbour", "boats", "boat")
+    run_inprocess("index", "--stop", cwd=root)

@@ -181,7 +181,8 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
         filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
                                      after=after, before=before, tags=tags, level=level, types=type_)
         scope = _scope_of(uri, db)
-        with open_index(db, auto_index=not no_auto_index and scope is None, out=out, path=scope) as ix:
+        with open_index(db, auto_index=not no_auto_index and scope is None, out=out, path=scope,
+                        first_query=query) as ix:
             res = ix.search(query, search_type=search_type, limit=limit, threshold=threshold,
                             cursor=cursor, explain=explain, all_chunks=all_chunks,
                             read_content=read_content, uri=uri, exclude_uri=exclude_uri,
@@ -215,7 +216,7 @@ def context_command(*, query: str, search_type: str | None = None, limit: int | 
         filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
                                      after=after, before=before, tags=tags, level=level, types=type_)
         ignored = [name for name, v in (list_only or {}).items() if v]
-        with open_index(db, auto_index=not no_auto_index, out=out) as ix:
+        with open_index(db, auto_index=not no_auto_index, out=out, first_query=query) as ix:
             res = ix.context(query, max_tokens=max_tokens, detail=det, session_id=session_id,
                              dedup_turns=dedup_turns, ignored=ignored, search_type=search_type,
                              limit=limit, threshold=threshold, exclude_uri=exclude_uri,
@@ -317,13 +318,13 @@ def _scope_of(uri: Sequence[str] | None, db: Path | None) -> Path | None:
 
 
 def open_index(db: Path | None, *, auto_index: bool = False, out: Out | None = None,
-               readonly: bool = False, path: Path | None = None):
+               readonly: bool = False, path: Path | None = None, first_query: str = ""):
     """`api.Index.open` for the current folder (or `path`), with the CLI's notices and
-    progress bar."""
+    progress bar; `first_query`, the query a first build answers."""
     from ov import api  # noqa: PLC0415
 
     if out is None:
-        return api.Index.open(path, db=db, auto_index=auto_index, readonly=readonly)
-    return api.Index.open(path, db=db, auto_index=auto_index, readonly=readonly,
+        return api.Index.open(path, db=db, auto_index=auto_index, readonly=readonly, first_query=first_query)
+    return api.Index.open(path, db=db, auto_index=auto_index, readonly=readonly, first_query=first_query,
                           progress=Progress(out.stderr.isatty(), color=out.stderr_color, stream=out.stderr),
                           notice=out.notice, warn=out.warn)
