@@ -31,7 +31,7 @@ from ov.model import FileCount, GrepResult, Match
 from ov.paths import listing_dir
 from ov.read import decode
 from ov.search import helper as helpers
-from ov.search.globs import PathFilter
+from ov.globs import PathFilter
 from ov.search.helper import BINARY, BINARY_MATCH, FOUND, NO_MATCH, SEARCH, UNREADABLE
 from ov.search.prefilter import Prefilter, index_candidates, prefiltered, tagged
 from ov.search.scope import (LISTINGS, Candidates, GrepStats, check_excludes, displayer, exclusions,

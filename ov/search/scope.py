@@ -32,7 +32,7 @@ from ov.walk import walk, walk_paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ov.search.globs import PathFilter
+    from ov.globs import PathFilter
 
 # (literals, ignore_case) -> predicate (walked file entry) -> may the file match?
 Candidates = Callable[[list[str], bool], "Callable[[FileEntry], bool] | None"]
