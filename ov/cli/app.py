@@ -325,7 +325,8 @@ LevelOpt = Annotated[Optional[str], typer.Option("-L", "--level", help="Tiers to
 CursorOpt = Annotated[Optional[str], typer.Option("--cursor", help="Continue from a previous result's next_cursor.", metavar="CURSOR")]
 ExplainOpt = Annotated[bool, typer.Option("--explain", help="Show each branch's raw score and rank.")]
 ReadContentOpt = Annotated[bool, typer.Option("--read-content", help="Inline each hit's whole file (JSON).")]
-ExcludeUriOpt = Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder (repeatable).", metavar="PATH")]
+ExcludeUriOpt = Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder, or the paths a glob holding *, ? or [ matches, read as -g reads it (repeatable).", metavar="PATH")]
+GlobOpt = Annotated[Optional[list[str]], typer.Option("-g", "--glob", help="Only paths matching this glob; !GLOB excludes (repeatable; gitignore syntax, last match wins; as ov grep -g, before the limit).", metavar="GLOB")]
 AllChunksOpt = Annotated[bool, typer.Option("--all-chunks", help="List every matching chunk, not one hit per file.")]
 NoAutoIndexOpt = Annotated[bool, typer.Option("--no-auto-index", help="Fail with not_found instead of building a missing index.")]
 
@@ -346,6 +347,7 @@ def find_cmd(
     read_content: ReadContentOpt = False,
     uri: UriOpt = None,
     exclude_uri: ExcludeUriOpt = None,
+    globs: GlobOpt = None,
     all_chunks: AllChunksOpt = False,
     no_auto_index: NoAutoIndexOpt = False,
     output: OutputOpt = "text",
@@ -376,6 +378,7 @@ def search_cmd(
     read_content: ReadContentOpt = False,
     uri: UriOpt = None,
     exclude_uri: ExcludeUriOpt = None,
+    globs: GlobOpt = None,
     all_chunks: AllChunksOpt = False,
     no_auto_index: NoAutoIndexOpt = False,
     max_tokens: MaxTokensOpt = None,
@@ -395,7 +398,7 @@ def search_cmd(
         raise typer.Exit(context_command(
             query=query, search_type=search_type, limit=limit, threshold=threshold, after=after,
             before=before, time_field=time_field, tags=tags, type_=type_, level=level, uri=uri,
-            exclude_uri=exclude_uri, no_auto_index=no_auto_index, max_tokens=max_tokens,
+            exclude_uri=exclude_uri, globs=globs, no_auto_index=no_auto_index, max_tokens=max_tokens,
             detail=detail, session_id=session_id, dedup_turns=dedup_turns,
             list_only={"--cursor": cursor, "--explain": explain, "--read-content": read_content,
                        "--all-chunks": all_chunks}, output=output, json_=json_, db=db, color=color))
@@ -403,7 +406,7 @@ def search_cmd(
     raise typer.Exit(search_command(
         query=query, search_type=search_type, limit=limit, threshold=threshold, after=after,
         before=before, time_field=time_field, tags=tags, type_=type_, level=level, cursor=cursor,
-        explain=explain, read_content=read_content, uri=uri, exclude_uri=exclude_uri,
+        explain=explain, read_content=read_content, uri=uri, exclude_uri=exclude_uri, globs=globs,
         all_chunks=all_chunks, no_auto_index=no_auto_index, output=output, json_=json_, db=db,
         color=color))
 
