@@ -163,6 +163,21 @@ def test_a_path_that_exists_keeps_its_meaning(tmp_path):
     assert r.out.splitlines() == ["app/i/x.md", "app/other.md"], r.out + r.err
 
 
+def test_globs_are_read_from_the_current_folder_as_grep_reads_them(tmp_path):
+    """The same globs leave out the same files in `ov search` as in `ov grep -l`, from the
+    root and from a folder below it (rg reads `-g` from the current folder)."""
+    root = _indexed(tmp_path)
+    cases = [["--exclude-uri", "*_test.go"], ["--exclude-uri", "http/*"], ["-g", "/url/**"],
+             ["-g", "*.go", "-g", "!*_test.go"], ["-g", "cookie*"], ["-g", "!**/testdata/**"],
+             ["-g", "http/**", "--exclude-uri", "*.txt"], ["--exclude-uri", "net/*/*_test.go"]]
+    for where, top in ((root, "."), (root / "net", "..")):
+        for flags in cases:
+            r = run_inprocess("grep", "-l", "cookie parsing", top, *flags, cwd=where)
+            grep = sorted(r.out.splitlines())
+            hits, _ = _hits(root, "cookie parsing", "--search-type", "keywords", *flags, cwd=where)
+            assert sorted(hits) == grep, (where, flags)
+
+
 def test_the_size_cap_warning_leaves_out_what_the_globs_do(tmp_path):
     """Files over --max-filesize are named in every ranked answer whose scope holds them
     (`Filters.holds_path`); a big test file left out by glob is not."""
@@ -218,6 +233,34 @@ def test_a_bad_glob_is_invalid_pattern_before_anything_is_built(tmp_path, flags,
     assert not (root / ".ov").exists()  # refused before a first use built the index
     r = run_inprocess(*command, *flags, cwd=root)
     assert r.code == 2 and r.out == "" and r.err.startswith("ov: error[invalid_pattern]: " + message), r.err
+
+
+@pytest.mark.parametrize("command", [["grep", "q"], ["grep", "--files"], ["glob", "*"]])
+def test_grep_and_glob_refuse_a_bad_exclude_uri_glob(tmp_path, command):
+    root = make_tree(tmp_path / "t", {"a.md": "q\n"})
+    for flags, _, message in BAD[:2]:
+        r = run_inprocess(*command, *flags, "-o", "json", cwd=root)
+        assert r.code == 2 and "Traceback" not in r.err, r.out + r.err
+        assert r.json["error"]["code"] == "invalid_pattern" and r.json["error"]["field"] == "exclude_uri"
+        assert r.json["error"]["message"].startswith(message)
+
+
+def test_grep_and_glob_take_exclude_uri_globs(tmp_path):
+    root = make_tree(tmp_path / "go", GO)
+    r = run_inprocess("grep", "-l", "cookie", "--exclude-uri", "*_test.go", "--exclude-uri", "**/testdata",
+                      "--exclude-uri", "**/vendor", cwd=root)
+    assert r.code == 0 and r.out.splitlines() == ["net/http/cookie.go", "net/url/url.go"], r.out + r.err
+    r = run_inprocess("grep", "--files", "--exclude-uri", "*.go", cwd=root)
+    assert r.out.splitlines() == ["README.md", "net/http/testdata/cookie.txt"], r.out + r.err
+    r = run_inprocess("glob", "**/*.go", "--exclude-uri", "*_test.go", "--exclude-uri", "cmd", cwd=root)
+    assert r.out.splitlines() == ["net/http/cookie.go", "net/url/url.go"], r.out + r.err
+    # a file named on the command line is left out by a glob, as by a path
+    r = run_inprocess("grep", "cookie", "net/url/url_test.go", "net/url/url.go", "--exclude-uri", "*_test.go",
+                      cwd=root)
+    assert r.out.splitlines() == ["net/url/url.go:3:// cookie parsing helpers for URLs"], r.out + r.err
+    # read from the current folder, as -g: `http/*` names net/http's files from net/
+    r = run_inprocess("grep", "-l", "cookie", "--exclude-uri", "http/*", "-o", "json", cwd=root / "net")
+    assert r.json["result"]["paths"] == ["url/url.go", "url/url_test.go"], r.out
 
 
 def test_the_python_api_takes_both(tmp_path):

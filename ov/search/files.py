@@ -684,6 +684,7 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
     pfilter = PathFilter(globs) if globs else None
     tfilter = type_matcher(types) if types else None
     groups = plan_roots(cwd, paths)
+    check_excludes(groups, cwd, exclude)
     return _file_paths(groups, st, cwd, exclude, hidden, no_ignore, max_depth, node_limit, follow,
                        use_index, ignores, tag_pairs, pfilter, tfilter)
 
