@@ -22,8 +22,8 @@ _ov() {
         status) opts="-o --output --json --db --color --help" ;;
         grep) opts="-F --fixed-strings -i --ignore-case -w --word-regexp -x --line-regexp -U --multiline -A --after-context -B --before-context -C --context -g --glob -t --type --exclude-uri --hidden --no-hidden --no-ignore --node-limit --level-limit --max-depth --tags -c --count -l --files-with-matches --max-columns --no-index -n --line-number -e --regexp -v --invert-match -m --max-count -S --smart-case -s --case-sensitive -H --with-filename --no-filename -0 --null --heading --no-heading --files --sort --type-list -L --follow -q --quiet --timeout --color -o --output --json --help" ;;
         glob) opts="-i --ignore-case --hidden --no-hidden --no-ignore --node-limit --level-limit --max-depth -f --fields --simple --exclude-uri --tags --no-index --color -o --output --json --help" ;;
-        find) opts="-n --limit --node-limit --threshold --after --before --time-field --tags -t --type -L --level --cursor --explain --read-content -u --uri --exclude-uri --all-chunks --no-auto-index -o --output --json --db --color --help" ;;
-        search) opts="--search-type --mode -n --limit --node-limit --threshold --after --before --time-field --tags -t --type -L --level --cursor --explain --read-content -u --uri --exclude-uri --all-chunks --no-auto-index --max-tokens --detail --session-id --dedup-turns -o --output --json --db --color --help" ;;
+        find) opts="-n --limit --node-limit --threshold --after --before --time-field --tags -t --type -L --level --cursor --explain --read-content -u --uri --exclude-uri -g --glob --all-chunks --no-auto-index -o --output --json --db --color --help" ;;
+        search) opts="--search-type --mode -n --limit --node-limit --threshold --after --before --time-field --tags -t --type -L --level --cursor --explain --read-content -u --uri --exclude-uri -g --glob --all-chunks --no-auto-index --max-tokens --detail --session-id --dedup-turns -o --output --json --db --color --help" ;;
         read) opts="-L --level -o --output --json --db --color --help" ;;
         tag) opts="--mode -r --recursive -o --output --json --db --color --help" ;;
         manifest) opts="-o --output --json --db --color --help" ;;
@@ -74,6 +74,7 @@ _ov() {
         find:--cursor) COMPREPLY=(); return ;;
         find:-u|find:--uri) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         find:--exclude-uri) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        find:-g|find:--glob) COMPREPLY=(); return ;;
         find:-o|find:--output) COMPREPLY=($(compgen -W "text json jsonl" -- "$cur")); return ;;
         find:--db) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         find:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
@@ -90,6 +91,7 @@ _ov() {
         search:--cursor) COMPREPLY=(); return ;;
         search:-u|search:--uri) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         search:--exclude-uri) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        search:-g|search:--glob) COMPREPLY=(); return ;;
         search:--max-tokens) COMPREPLY=(); return ;;
         search:--detail) COMPREPLY=($(compgen -W "abstract overview passage full" -- "$cur")); return ;;
         search:--session-id) COMPREPLY=(); return ;;

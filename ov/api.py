@@ -75,9 +75,13 @@ def search_settings(root: Path, search_type: str | None, limit: int | None) -> t
 def search_filters(query: str, *, search_type: str | None = None, limit: int | None = None,
                    time_field: str = "updated_at", after: str | None = None,
                    before: str | None = None, tags: Sequence[str] | None = None,
-                   level: str | None = None, types: Sequence[str] | None = None) -> dict:
+                   level: str | None = None, types: Sequence[str] | None = None,
+                   globs: Sequence[str] | None = None, exclude_uri: Sequence[str] | None = None,
+                   cwd: Path | None = None) -> dict:
     """Check a search's options before anything is opened or built, and return the
-    `Filters` fields they parse into (all but the paths, which need the index root)."""
+    `Filters` fields they parse into (all but the paths, which need the index root;
+    `exclude_uri` is only checked: its globs' syntax, `cwd` telling the paths among them)."""
+    from ov.globs import PathFilter, split_excludes  # noqa: PLC0415
     from ov.kinds import type_names  # noqa: PLC0415
     from ov.query import (TIME_FIELDS, check_limit, check_query, parse_levels,  # noqa: PLC0415
                           parse_time, search_type as norm_type)
@@ -92,13 +96,17 @@ def search_filters(query: str, *, search_type: str | None = None, limit: int | N
     time_field = _text(time_field, "time_field")
     after, before = _text(after, "after", optional=True), _text(before, "before", optional=True)
     level, types = _level(level), _paths(types, "types")
+    globs = _paths(globs, "globs") or []
+    if globs:
+        PathFilter(globs)
+    split_excludes(_paths(exclude_uri, "exclude_uri") or (), [cwd or Path.cwd()])
     if time_field not in TIME_FIELDS:
         raise OvError("invalid_argument", f"--time-field must be updated_at or created_at, not {time_field!r}",
                       field="time_field")
     return dict(levels=parse_levels(level), tags=parse_filters(tags), time_field=time_field,
                 after=parse_time(after, "after") if after is not None else None,
                 before=parse_time(before, "before") if before is not None else None,
-                ftypes=tuple(type_names(types)))
+                ftypes=tuple(type_names(types)), globs=tuple(globs))
 
 
 def context_options(detail: str | dict | None = None, max_tokens: int | None = None,
@@ -427,25 +435,30 @@ class Index:
                 types: Sequence[str] | None = None, level: str | None = None,
                 cursor: str | None = None, explain: bool = False, read_content: bool = False,
                 uri: Sequence[str] | None = None, exclude_uri: Sequence[str] | None = None,
-                all_chunks: bool = False, cwd: Path | None = None, filters: dict | None = None):
+                globs: Sequence[str] | None = None, all_chunks: bool = False, cwd: Path | None = None,
+                filters: dict | None = None):
         """A checked `SearchRequest`: options merged with the tree's config, paths (`uri`,
-        `exclude_uri`: relative to `cwd`, else to the root) resolved under the root. `filters` is `search_filters`' result
-        when the caller checked the options already (before opening)."""
+        `exclude_uri`: relative to `cwd`, else to the root) resolved under the root; `globs`
+        (`-g`) and `exclude_uri`'s globs read from `cwd` as grep reads `-g`. `filters` is
+        `search_filters`' result when the caller checked the options already (before opening)."""
         from ov.engine import SearchRequest, scope_paths  # noqa: PLC0415
+        from ov.globs import read_from, split_excludes  # noqa: PLC0415
         from ov.store import Filters  # noqa: PLC0415
 
         self._open()
         _number(threshold, "threshold")
         _text(cursor, "cursor", optional=True)
         uri, exclude_uri = _paths(uri, "uri"), _paths(exclude_uri, "exclude_uri")
+        cwd = self.root if cwd is None else cwd  # as for `path`
         kw = filters if filters is not None else search_filters(
             query, search_type=search_type, limit=limit, time_field=time_field, after=after,
-            before=before, tags=tags, level=level, types=types)
+            before=before, tags=tags, level=level, types=types, globs=globs,
+            exclude_uri=exclude_uri, cwd=cwd)
         st, lim = search_settings(self.root, search_type, limit)
-        cwd = self.root if cwd is None else cwd  # as for `path`
+        ex_paths, ex_globs = split_excludes(exclude_uri or (), [cwd, self.root])
         f = Filters(uris=scope_paths(self.root, list(uri) if uri else None, cwd, must_exist=True),
-                    exclude_uris=scope_paths(self.root, list(exclude_uri) if exclude_uri else None, cwd,
-                                             field="exclude_uri", from_root=True),
+                    exclude_uris=scope_paths(self.root, ex_paths, cwd, field="exclude_uri", from_root=True),
+                    exclude_globs=tuple(ex_globs), glob_at=read_from(os.fspath(self.root), os.path.abspath(cwd)),
                     **kw)
         return SearchRequest(query=query, search_type=st, limit=lim, threshold=threshold, filters=f,
                              cursor=cursor, explain=explain, all_chunks=all_chunks,

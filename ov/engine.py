@@ -369,8 +369,28 @@ def _scope_warnings(store: Store, root: Path, f) -> list[str]:
     `--exclude-uri` that names nothing left nothing out without one."""
     out = [f"-u {u}: no indexed file there (ignored, hidden, binary, over --max-filesize, or new "
            "since `ov index`); `ov grep` searches it" for u in f.uris if u and not store.has_files_under(u)]
-    out += [f"--exclude-uri {u}: no such file or folder, so nothing was left out for it"
+    # (a name such as `testdata/` holds no glob character: it is a path from here, and the
+    # glob that finds it anywhere is said)
+    out += [f"--exclude-uri {u}: no such file or folder, so nothing was left out for it (a glob such as "
+            f"'**/{u.rsplit('/', 1)[-1]}' leaves out such a name at any depth)"
             for u in f.exclude_uris if u and not os.path.lexists(os.path.join(root, u))]
+    return out + _glob_warnings(store, f)
+
+
+def _glob_warnings(store: Store, f) -> list[str]:
+    """A glob (`-g`, or `--exclude-uri` given one) that matches no indexed file, said as
+    the paths are: `--exclude-uri '*_test.go'` read as a path left every test in."""
+    def matches(glob: str) -> bool:
+        return store.any_path_passes(Filters(globs=(glob,), glob_at=f.glob_at).path_rules)
+
+    out = [f"--exclude-uri {g}: no indexed file matches this glob, so nothing was left out for it"
+           for g in f.exclude_globs if not matches(g)]
+    for g in f.globs:
+        if g.startswith("!") and not matches(g[1:]):
+            out.append(f"-g {g}: no indexed file matches {g[1:]}, so nothing was left out for it")
+        elif not g.startswith("!") and not matches(g):
+            out.append(f"-g {g}: no indexed file matches it (ignored, hidden, binary, over --max-filesize, "
+                       "or new since `ov index`); `ov grep -g` reads the files")
     return out
 
 

@@ -56,6 +56,9 @@ from ov.render import dumps, to_data
 Param = tuple
 _AT_LEAST_0 = {"minimum": 0}
 
+_EXCLUDE_URI = ("Leave out these files or folders (root-relative), or the paths a glob holding *, ? or [ "
+                "matches, as in globs (*_test.go, **/testdata; testdata alone is a path).")
+_GLOBS = "Only paths matching these globs; !GLOB excludes (gitignore syntax, root-relative; the last match wins)."
 _SEARCH_COMMON: dict[str, Param] = {
     "limit": ("integer", "Hits per page, 1-50 (default 10).", {"minimum": 1, "maximum": MAX_LIMIT}),
     "threshold": ("number", "Drop hits scoring below this (0-1; scores share one scale across queries).",
@@ -68,7 +71,8 @@ _SEARCH_COMMON: dict[str, Param] = {
     "types": ("array", "Only these file types or extensions (py, md, rust, .txt ...)."),
     "level": ("level", "Tiers searched: 0 abstract, 1 overview, 2 full text; one, or several "
                        "comma-separated (\"1,2\"; default 2)."),
-    "exclude_uri": ("array", "Leave out these files or folders."),
+    "exclude_uri": ("array", _EXCLUDE_URI),
+    "globs": ("array", _GLOBS),
 }
 _LIST_ONLY: dict[str, Param] = {
     "uri": ("array", "Only inside these files or folders (root-relative)."),
@@ -138,9 +142,9 @@ TOOLS: dict[str, dict[str, Any]] = {
             "before": ("integer", "Lines of context before each match.", _AT_LEAST_0),
             "after": ("integer", "Lines of context after each match.", _AT_LEAST_0),
             "context": ("integer", "Lines of context before and after each match.", _AT_LEAST_0),
-            "globs": ("array", "Only paths matching these globs; !GLOB excludes."),
+            "globs": ("array", _GLOBS),
             "types": ("array", "Only these file types (py, rust, md ...)."),
-            "exclude_uri": ("array", "Leave out these files or folders."),
+            "exclude_uri": ("array", _EXCLUDE_URI),
             "hidden": ("boolean", "Search dotfiles and dot-folders too."),
             "no_ignore": ("boolean", "Disregard .gitignore, .ignore, .rgignore and .ovignore."),
             "node_limit": ("integer", "Most matches (or files) returned (default 256).", {"minimum": 1}),
@@ -169,7 +173,7 @@ TOOLS: dict[str, dict[str, Any]] = {
             "node_limit": ("integer", "Most paths returned (default 256).", {"minimum": 1}),
             "level_limit": ("integer", "Folder depth below path (default: no limit).", _AT_LEAST_0),
             "fields": ("string", "Fields per path, comma-separated: name,path,type,size,mode,mtime,tags."),
-            "exclude_uri": ("array", "Leave out these files or folders."),
+            "exclude_uri": ("array", _EXCLUDE_URI),
             "tags": ("array", "Only indexed files with every one of these k=v tags."),
         },
     },

@@ -198,7 +198,7 @@ def test_compiled_glob_answers_as_wcmatch_does():
     front); the answers must be wcmatch's own, for every flag combination."""
     from wcmatch import glob as wc
 
-    from ov.search.globs import compile_glob
+    from ov.globs import compile_glob
 
     names = ["a.py", "b.PY", ".h.py", "x/.h.py", "src/m.py", "src/pkg/n.py", "src/pkg/n.pyc",
              "d/e/f/g.toml", "d/data/x/y.toml", "data/z.toml", "a b/c d.txt", "x\\y", "q.c",
@@ -245,13 +245,13 @@ def test_glob_leaves_the_regex_engine_and_ignore_library_unloaded(tree):
 
 def test_common_globs_translate_as_wcmatch_does():
     """Globs of plain characters, *, ?, ** components, simple classes and flat braces are
-    translated by ov.search.globs itself (no wcmatch import); on generated globs and paths its
+    translated by ov.globs itself (no wcmatch import); on generated globs and paths its
     answers must be wcmatch's, for every combination of -i and --hidden."""
     import random
 
     from wcmatch import glob as wc
 
-    from ov.search import globs
+    from ov import globs
 
     tokens = ["a", "b", ".", "*", "?", "**", "[ab]", "[!a]", "[a-c]", "[.]", "{a,b}", "{x,.y}",
               "{,a}", "c", "-", "*.py", ".x"]
@@ -279,7 +279,7 @@ def test_common_globs_translate_as_wcmatch_does():
 @pytest.mark.parametrize("pattern", ["a\\*b", "{a,{b,c}}", "{1..3}.txt", "[[:alpha:]]*", "/abs/*",
                                      "a//b", "***/x", "a/./b"])
 def test_other_globs_go_to_wcmatch(pattern):
-    from ov.search import globs
+    from ov import globs
 
     assert globs._simple_forms(pattern) is None
 
@@ -301,7 +301,7 @@ def test_a_common_glob_does_not_import_wcmatch(tree):
 def test_translated_globs_agree_with_wcmatch_on_these_edges(pattern, path):
     from wcmatch import glob as wc
 
-    from ov.search import globs
+    from ov import globs
 
     flags = wc.GLOBSTAR | wc.BRACE | wc.FORCEUNIX
     for hidden in (False, True):

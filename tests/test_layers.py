@@ -13,10 +13,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ORDER = ["errors", "model", "config", "tags", "kinds", "walk", "read", "grams", "chunk", "tiers", "embed",
+ORDER = ["errors", "model", "config", "tags", "kinds", "globs", "walk", "read", "grams", "chunk", "tiers", "embed",
          "bm25", "store", "paths", "journal", "indexer", "watch", "worker", "query", "rank", "context", "search", "engine", "doctor", "api", "render", "mcp", "cli"]
 SUBORDER = {"store": ["text", "db", "queries", "vectors", "postings", "warm"],
-            "search": ["matcher", "globs", "scope", "prefilter", "helper", "files", "glob"],
+            "search": ["matcher", "scope", "prefilter", "helper", "files", "glob"],
             "cli": ["flags", "run", "commands", "fast", "app"]}
 PKG = Path(__file__).resolve().parents[1] / "ov"
 

@@ -241,6 +241,50 @@ def test_errors_are_structured_and_the_server_goes_on(served):
     assert alive[0] is False and alive[1]["result"]["count"] == 2
 
 
+def test_tools_leave_out_paths_by_glob_as_the_cli_does(tmp_path):
+    """search and find take `globs` (the command line's -g) and `exclude_uri` globs, grep
+    and glob `exclude_uri` globs: the same answers as the command line's, and a bad glob
+    is a tool error naming the argument."""
+    root = make_tree(tmp_path / "t", {**FILES, "src/net_test.py": "def test_upload_retries():\n    pass\n",
+                                      "tests/data/retries.txt": "retries fixture\n"})
+    assert run_inprocess("index", str(root), env=ENV).code == 0
+    calls = [
+        ("search", {"query": "retries upload", "search_type": "keywords", "exclude_uri": ["*_test.py", "**/data"]},
+         ["search", "retries upload", "--search-type", "keywords", "--exclude-uri", "*_test.py",
+          "--exclude-uri", "**/data"]),
+        ("search", {"query": "retries", "globs": ["*.py", "!*_test.py"], "mode": "context"},
+         ["search", "retries", "-g", "*.py", "-g", "!*_test.py", "--mode", "context"]),
+        ("find", {"query": "upload retries", "globs": ["src/**"], "exclude_uri": ["*_test.py"]},
+         ["find", "upload retries", "-g", "src/**", "--exclude-uri", "*_test.py"]),
+        ("grep", {"pattern": "retr", "files_with_matches": True, "exclude_uri": ["*_test.py", "**/data"]},
+         ["grep", "retr", "-l", "--exclude-uri", "*_test.py", "--exclude-uri", "**/data"]),
+        ("glob", {"pattern": "**/*.py", "exclude_uri": ["*_test.py"]},
+         ["glob", "**/*.py", "--exclude-uri", "*_test.py"]),
+    ]
+    bad = [("search", {"query": "x", "globs": ["a["]}, "globs"),
+           ("find", {"query": "x", "exclude_uri": ["!*.py"]}, "exclude_uri"),
+           ("grep", {"pattern": "x", "exclude_uri": ["a[b"]}, "exclude_uri")]
+
+    async def scenario(s):
+        for _ in range(200):
+            if not (await call(s, "status"))[1]["result"]["watch"]["catching_up"]:
+                break
+            await asyncio.sleep(0.05)
+        return ([await call(s, tool, args) for tool, args, _ in calls],
+                [await call(s, tool, args) for tool, args, _ in bad])
+
+    out, errors = _session(root, scenario)
+    for (tool, args, argv), (is_error, env) in zip(calls, out):
+        assert not is_error, (tool, env)
+        assert env["result"] == cli(root, *argv), (tool, args)
+        assert "_test.py" not in json.dumps(env["result"]) and "data/" not in json.dumps(env["result"])
+    assert "src/net.py" in [h["path"] for h in out[0][1]["result"]["hits"]]
+    for (tool, args, field), (is_error, env) in zip(bad, errors):
+        assert is_error and env["error"]["code"] == "invalid_pattern", (tool, env)
+        assert env["error"]["field"] == field and "-g" not in env["error"]["message"], env
+        assert env["error"]["message"].startswith(field + " "), env
+
+
 def _poll(s, check, timeout: float = 30.0):
     """Seconds until `await check(s)` is true (fails after `timeout`)."""
 

@@ -497,7 +497,7 @@ def test_listing_cache_answers_under_g_overrides_unless_they_keep_a_left_out_nam
     (rg's overrides). The listing records the names each folder left out: an override
     that keeps none of them is answered from the listing (the globs then filter it as
     they filter a walk); one that keeps one of them is walked afresh."""
-    from ov.search.globs import PathFilter
+    from ov.globs import PathFilter
 
     root = make_tree(tmp_path, {".gitignore": "*.log\nbuild/\n", "a.c": "", "b.log": "", "x.txt": "",
                                 "sub/c.c": "", "sub/.gitignore": "gen.c\n", "sub/gen.c": "",

@@ -249,7 +249,7 @@ def grep_cmd(
     context: Annotated[Optional[int], typer.Option("-C", "--context", help="Lines before and after each match.", metavar="N")] = None,
     globs: Annotated[Optional[list[str]], typer.Option("-g", "--glob", help="Only paths matching this glob; !GLOB excludes (repeatable; gitignore syntax, last match wins). A file or folder a GLOB names is searched even where ignore files or the hidden-name rule leave it out, as rg.", metavar="GLOB")] = None,
     types: Annotated[Optional[list[str]], typer.Option("-t", "--type", help="Only files of this type (ripgrep names: py, rust, md...; repeatable).", metavar="TYPE")] = None,
-    exclude_uri: Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder (repeatable).", metavar="PATH")] = None,
+    exclude_uri: ExcludeUriOpt = None,
     hidden: Annotated[Optional[bool], typer.Option("--hidden/--no-hidden", help="Search dotfiles and dot-folders too (default: the config's hidden, else no).", show_default=False)] = None,
     no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Disregard .gitignore, .ignore, .rgignore and .ovignore.")] = False,
     node_limit: Annotated[Optional[int], typer.Option("--node-limit", help="Most matches (or files, with -c/-l) returned; the result says when it cut (default: the config's node-limit, else 256).", metavar="N")] = None,
@@ -299,7 +299,7 @@ def glob_cmd(
     level_limit: Annotated[Optional[int], typer.Option("--level-limit", "--max-depth", help="Folder depth below PATH (1: only its own files); no cut by default, and a cut is reported.", metavar="N")] = None,
     fields: Annotated[Optional[str], typer.Option("-f", "--fields", help="Fields per path: name,path,type,size,mode,mtime,tags (mode is octal, mtime ISO 8601 UTC).", metavar="LIST")] = None,
     simple: Annotated[bool, typer.Option("--simple", help="Bare paths, one a line (whatever the format).")] = False,
-    exclude_uri: Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder (repeatable).", metavar="PATH")] = None,
+    exclude_uri: ExcludeUriOpt = None,
     tags: Annotated[Optional[list[str]], typer.Option("--tags", help="Only indexed files with this tag k=v (repeatable; AND).", metavar="K=V")] = None,
     no_index: Annotated[bool, typer.Option("--no-index", help="Walk the tree, not the listing kept beside the index.")] = False,
     color: ColorOpt = "auto",
@@ -325,7 +325,8 @@ LevelOpt = Annotated[Optional[str], typer.Option("-L", "--level", help="Tiers to
 CursorOpt = Annotated[Optional[str], typer.Option("--cursor", help="Continue from a previous result's next_cursor.", metavar="CURSOR")]
 ExplainOpt = Annotated[bool, typer.Option("--explain", help="Show each branch's raw score and rank.")]
 ReadContentOpt = Annotated[bool, typer.Option("--read-content", help="Inline each hit's whole file (JSON).")]
-ExcludeUriOpt = Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder (repeatable).", metavar="PATH")]
+ExcludeUriOpt = Annotated[Optional[list[str]], typer.Option("--exclude-uri", help="Leave out this file or folder, or the paths a glob holding *, ? or [ matches, read as -g reads it (repeatable).", metavar="PATH")]
+GlobOpt = Annotated[Optional[list[str]], typer.Option("-g", "--glob", help="Only paths matching this glob; !GLOB excludes (repeatable; gitignore syntax, last match wins; as ov grep -g, before the limit).", metavar="GLOB")]
 AllChunksOpt = Annotated[bool, typer.Option("--all-chunks", help="List every matching chunk, not one hit per file.")]
 NoAutoIndexOpt = Annotated[bool, typer.Option("--no-auto-index", help="Fail with not_found instead of building a missing index.")]
 
@@ -346,6 +347,7 @@ def find_cmd(
     read_content: ReadContentOpt = False,
     uri: UriOpt = None,
     exclude_uri: ExcludeUriOpt = None,
+    globs: GlobOpt = None,
     all_chunks: AllChunksOpt = False,
     no_auto_index: NoAutoIndexOpt = False,
     output: OutputOpt = "text",
@@ -376,6 +378,7 @@ def search_cmd(
     read_content: ReadContentOpt = False,
     uri: UriOpt = None,
     exclude_uri: ExcludeUriOpt = None,
+    globs: GlobOpt = None,
     all_chunks: AllChunksOpt = False,
     no_auto_index: NoAutoIndexOpt = False,
     max_tokens: MaxTokensOpt = None,
@@ -395,7 +398,7 @@ def search_cmd(
         raise typer.Exit(context_command(
             query=query, search_type=search_type, limit=limit, threshold=threshold, after=after,
             before=before, time_field=time_field, tags=tags, type_=type_, level=level, uri=uri,
-            exclude_uri=exclude_uri, no_auto_index=no_auto_index, max_tokens=max_tokens,
+            exclude_uri=exclude_uri, globs=globs, no_auto_index=no_auto_index, max_tokens=max_tokens,
             detail=detail, session_id=session_id, dedup_turns=dedup_turns,
             list_only={"--cursor": cursor, "--explain": explain, "--read-content": read_content,
                        "--all-chunks": all_chunks}, output=output, json_=json_, db=db, color=color))
@@ -403,7 +406,7 @@ def search_cmd(
     raise typer.Exit(search_command(
         query=query, search_type=search_type, limit=limit, threshold=threshold, after=after,
         before=before, time_field=time_field, tags=tags, type_=type_, level=level, cursor=cursor,
-        explain=explain, read_content=read_content, uri=uri, exclude_uri=exclude_uri,
+        explain=explain, read_content=read_content, uri=uri, exclude_uri=exclude_uri, globs=globs,
         all_chunks=all_chunks, no_auto_index=no_auto_index, output=output, json_=json_, db=db,
         color=color))
 

@@ -167,9 +167,9 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
                    tags: Sequence[str] | None = None, type_: Sequence[str] | None = None,
                    level: str | None = None, cursor: str | None = None, explain: bool = False,
                    read_content: bool = False, uri: Sequence[str] | None = None,
-                   exclude_uri: Sequence[str] | None = None, all_chunks: bool = False,
-                   no_auto_index: bool = False, output: str = "text", json_: bool = False,
-                   db: Path | None = None, color: str = "auto") -> int:
+                   exclude_uri: Sequence[str] | None = None, globs: Sequence[str] | None = None,
+                   all_chunks: bool = False, no_auto_index: bool = False, output: str = "text",
+                   json_: bool = False, db: Path | None = None, color: str = "auto") -> int:
     """`ov find` (search_type "semantic") and `ov search` in list mode: the parameters are
     the flags' (see ov/cli/app.py's find_cmd and search_cmd); returns the exit status."""
 
@@ -179,7 +179,8 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
 
         t0 = time.perf_counter()
         filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
-                                     after=after, before=before, tags=tags, level=level, types=type_)
+                                     after=after, before=before, tags=tags, level=level, types=type_,
+                                     globs=globs, exclude_uri=exclude_uri, cwd=Path.cwd())
         scope = _scope_of(uri, db)
         with open_index(db, auto_index=not no_auto_index and scope is None, out=out, path=scope,
                         first_query=query) as ix:
@@ -199,8 +200,8 @@ def context_command(*, query: str, search_type: str | None = None, limit: int | 
                     before: str | None = None, time_field: str = "updated_at",
                     tags: Sequence[str] | None = None, type_: Sequence[str] | None = None,
                     level: str | None = None, uri: Sequence[str] | None = None,
-                    exclude_uri: Sequence[str] | None = None, no_auto_index: bool = False,
-                    max_tokens: int | None = None, detail: str | None = None,
+                    exclude_uri: Sequence[str] | None = None, globs: Sequence[str] | None = None,
+                    no_auto_index: bool = False, max_tokens: int | None = None, detail: str | None = None,
                     session_id: str | None = None, dedup_turns: int | None = None,
                     list_only: dict | None = None, output: str = "text", json_: bool = False,
                     db: Path | None = None, color: str = "auto") -> int:
@@ -214,7 +215,8 @@ def context_command(*, query: str, search_type: str | None = None, limit: int | 
         t0 = time.perf_counter()
         det = api.context_options(detail, max_tokens, uri)  # before the index is opened
         filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
-                                     after=after, before=before, tags=tags, level=level, types=type_)
+                                     after=after, before=before, tags=tags, level=level, types=type_,
+                                     globs=globs, exclude_uri=exclude_uri, cwd=Path.cwd())
         ignored = [name for name, v in (list_only or {}).items() if v]
         with open_index(db, auto_index=not no_auto_index, out=out, first_query=query) as ix:
             res = ix.context(query, max_tokens=max_tokens, detail=det, session_id=session_id,

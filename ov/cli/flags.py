@@ -105,8 +105,8 @@ COMMANDS = {
     },
     'find': {
         "args": (('query', 1, True),),
-        "defaults": {'query': None, 'limit': None, 'threshold': None, 'after': None, 'before': None, 'time_field': 'updated_at', 'tags': None, 'type_': None, 'level': None, 'cursor': None, 'explain': False, 'read_content': False, 'uri': None, 'exclude_uri': None, 'all_chunks': False, 'no_auto_index': False, 'output': 'text', 'json_': False, 'db': None, 'color': 'auto'},
-        "multi": ('exclude_uri', 'tags', 'type_', 'uri'),
+        "defaults": {'query': None, 'limit': None, 'threshold': None, 'after': None, 'before': None, 'time_field': 'updated_at', 'tags': None, 'type_': None, 'level': None, 'cursor': None, 'explain': False, 'read_content': False, 'uri': None, 'exclude_uri': None, 'globs': None, 'all_chunks': False, 'no_auto_index': False, 'output': 'text', 'json_': False, 'db': None, 'color': 'auto'},
+        "multi": ('exclude_uri', 'globs', 'tags', 'type_', 'uri'),
         "envvars": {'db': 'OV_DB'},
         "opts": {
             '--after': ('after', 'str', None),
@@ -117,6 +117,7 @@ COMMANDS = {
             '--db': ('db', 'path', None),
             '--exclude-uri': ('exclude_uri', 'str', None),
             '--explain': ('explain', 'flag', True),
+            '--glob': ('globs', 'str', None),
             '--json': ('json_', 'flag', True),
             '--level': ('level', 'str', None),
             '--limit': ('limit', 'int', None),
@@ -130,6 +131,7 @@ COMMANDS = {
             '--type': ('type_', 'str', None),
             '--uri': ('uri', 'str', None),
             '-L': ('level', 'str', None),
+            '-g': ('globs', 'str', None),
             '-n': ('limit', 'int', None),
             '-o': ('output', 'str', None),
             '-t': ('type_', 'str', None),
@@ -138,8 +140,8 @@ COMMANDS = {
     },
     'search': {
         "args": (('query', 1, True),),
-        "defaults": {'query': None, 'search_type': None, 'mode': 'list', 'limit': None, 'threshold': None, 'after': None, 'before': None, 'time_field': 'updated_at', 'tags': None, 'type_': None, 'level': None, 'cursor': None, 'explain': False, 'read_content': False, 'uri': None, 'exclude_uri': None, 'all_chunks': False, 'no_auto_index': False, 'max_tokens': None, 'detail': None, 'session_id': None, 'dedup_turns': None, 'output': 'text', 'json_': False, 'db': None, 'color': 'auto'},
-        "multi": ('exclude_uri', 'tags', 'type_', 'uri'),
+        "defaults": {'query': None, 'search_type': None, 'mode': 'list', 'limit': None, 'threshold': None, 'after': None, 'before': None, 'time_field': 'updated_at', 'tags': None, 'type_': None, 'level': None, 'cursor': None, 'explain': False, 'read_content': False, 'uri': None, 'exclude_uri': None, 'globs': None, 'all_chunks': False, 'no_auto_index': False, 'max_tokens': None, 'detail': None, 'session_id': None, 'dedup_turns': None, 'output': 'text', 'json_': False, 'db': None, 'color': 'auto'},
+        "multi": ('exclude_uri', 'globs', 'tags', 'type_', 'uri'),
         "envvars": {'db': 'OV_DB'},
         "opts": {
             '--after': ('after', 'str', None),
@@ -152,6 +154,7 @@ COMMANDS = {
             '--detail': ('detail', 'str', None),
             '--exclude-uri': ('exclude_uri', 'str', None),
             '--explain': ('explain', 'flag', True),
+            '--glob': ('globs', 'str', None),
             '--json': ('json_', 'flag', True),
             '--level': ('level', 'str', None),
             '--limit': ('limit', 'int', None),
@@ -169,6 +172,7 @@ COMMANDS = {
             '--type': ('type_', 'str', None),
             '--uri': ('uri', 'str', None),
             '-L': ('level', 'str', None),
+            '-g': ('globs', 'str', None),
             '-n': ('limit', 'int', None),
             '-o': ('output', 'str', None),
             '-t': ('type_', 'str', None),

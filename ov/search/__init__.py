@@ -2,7 +2,6 @@
 
 - `matcher`: a pattern and the lines of a text it matches (regex with a time limit,
   literals for the prefilter, binary cut-offs as ripgrep makes them);
-- `globs`: glob patterns and `-g` path filters;
 - `scope`: what a run searches (roots from PATH arguments, exclusions, walk options) and
   what it reports besides its records (`GrepStats`);
 - `prefilter`: what an index tells grep (files that cannot hold the literals; tags);

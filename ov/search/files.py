@@ -31,7 +31,7 @@ from ov.model import FileCount, GrepResult, Match
 from ov.paths import listing_dir
 from ov.read import decode
 from ov.search import helper as helpers
-from ov.search.globs import PathFilter
+from ov.globs import PathFilter
 from ov.search.helper import BINARY, BINARY_MATCH, FOUND, NO_MATCH, SEARCH, UNREADABLE
 from ov.search.prefilter import Prefilter, index_candidates, prefiltered, tagged
 from ov.search.scope import (LISTINGS, Candidates, GrepStats, check_excludes, displayer, exclusions,
@@ -684,6 +684,7 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
     pfilter = PathFilter(globs) if globs else None
     tfilter = type_matcher(types) if types else None
     groups = plan_roots(cwd, paths)
+    check_excludes(groups, cwd, exclude)
     return _file_paths(groups, st, cwd, exclude, hidden, no_ignore, max_depth, node_limit, follow,
                        use_index, ignores, tag_pairs, pfilter, tfilter)
 

@@ -1,5 +1,5 @@
 """`ov glob`: the files and symlinks under PATH whose root-relative path matches a glob,
-fd-style (the pattern language is `ov.search.globs`), with the asked fields.
+fd-style (the pattern language is `ov.globs`), with the asked fields.
 
 The pattern's leading literal folders narrow the walk and, without `**`, its component
 count bounds the depth (`_glob_walk_plan`); only the paths that match are stat'ed, and
@@ -17,7 +17,7 @@ from ov import config
 from ov.errors import OvError
 from ov.model import FileEntry, GlobEntry, GlobResult
 from ov.paths import db_path_for, listing_dir, usable_index
-from ov.search.globs import compile_glob
+from ov.globs import compile_glob
 from ov.search.prefilter import tagged
 from ov.search.scope import (LISTINGS, GrepStats, cached_listing, check_excludes, displayer,
                              exclusions, grep_walk_options, limited_stats, links_out, parse_tags, plan_roots,

@@ -26,13 +26,11 @@ from pathlib import Path
 
 from ov.config import WalkOptions
 from ov.errors import OvError
+from ov.globs import PathFilter, split_excludes
 from ov.model import FileEntry, GrepResult
 from ov.paths import db_path_for, inside, resolve, search_root, usable_index
 from ov.walk import walk, walk_paths
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from ov.search.globs import PathFilter
 
 # (literals, ignore_case) -> predicate (walked file entry) -> may the file match?
 Candidates = Callable[[list[str], bool], "Callable[[FileEntry], bool] | None"]
@@ -113,8 +111,10 @@ def plan_roots(cwd: Path, paths: Sequence[str]) -> list[tuple[Path, list[str], b
 
 
 def check_excludes(groups, cwd: Path, exclude: Sequence[str]) -> None:
-    """An --exclude-uri outside every searched root is a mistake (`invalid_path`)."""
-    for e in exclude:
+    """An --exclude-uri path outside every searched root is a mistake (`invalid_path`), and
+    a glob `-g` could not read is one too (`invalid_pattern`)."""
+    paths, _ = split_excludes(exclude, [cwd])
+    for e in paths:
         if all(inside(root, cwd, e) is None for root, _, _ in groups):
             resolve(groups[0][0], cwd, e, must_exist=False, field="exclude_uri")
 
@@ -143,11 +143,17 @@ def excluder(excludes: Sequence[str]) -> Callable[[str], bool] | None:
 
 def exclusions(root: Path, cwd: Path, exclude: Sequence[str],
                rels: list[str]) -> tuple[list[str], Callable[[str], bool] | None, list[str]]:
-    """(the `--exclude-uri` paths under `root`, the test of a path against them, the start
-    paths left). Below a start the walk leaves excluded paths out (they are anchored ignore
-    lines, see `grep_walk_options`); a start inside an excluded path is left out whole."""
-    ex_rels = [r for r in (inside(root, cwd, e) for e in exclude) if r is not None]
+    """(the `--exclude-uri` paths under `root`, the test of a path against them and the
+    globs, the start paths left). Below a start the walk leaves excluded paths out (they
+    are anchored ignore lines, see `grep_walk_options`); a start inside an excluded path,
+    or matched by a glob, is left out whole. A glob is read as `-g` reads it, from the
+    current folder (`PathFilter.under`), and tested path by path."""
+    paths, globs = split_excludes(exclude, [cwd])
+    ex_rels = [r for r in (inside(root, cwd, e) for e in paths) if r is not None]
     excluded = excluder(ex_rels)
+    if globs:
+        globbed = PathFilter(globs, field="exclude_uri").under(os.fspath(root), os.path.abspath(cwd))
+        excluded = globbed if excluded is None else (lambda rel, p=excluded: p(rel) or globbed(rel))
     if excluded is not None:
         rels = [r for r in rels if not excluded(r)]
     return ex_rels, excluded, rels

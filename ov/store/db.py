@@ -13,6 +13,7 @@ user_version` forward; an index from a newer `ov` is refused rather than misread
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 from collections.abc import Sequence
@@ -116,6 +117,7 @@ def connect(path: str | Path, *, readonly: bool = False):
             conn = mod.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
         conn.isolation_level = None  # explicit BEGIN/COMMIT below
         _refuse_planted_schema(conn, path)
+        conn.create_function(PATH_FUNCTION, 2, _path_passes, deterministic=True)
         conn.enable_load_extension(True)
         conn.load_extension(_vec_path())
         conn.enable_load_extension(False)
@@ -127,6 +129,27 @@ def connect(path: str | Path, *, readonly: bool = False):
     except (op_err, db_err) as e:
         raise _map_error(e, path) from e
     return conn
+
+
+# The SQL function that asks a file's path of `-g` and `--exclude-uri` globs
+# (ov.store.queries.Filters.path_rules): the one matcher grep uses (ov.globs.PathFilter),
+# so a ranked search and `Filters.holds_path` answer as grep does.
+PATH_FUNCTION = "ov_path_passes"
+
+
+@functools.lru_cache(maxsize=64)
+def path_filter(rules: str):
+    """The `PathFilter` of a `Filters.path_rules` argument (compiled once a process)."""
+    import json  # noqa: PLC0415
+
+    from ov.globs import PathFilter  # noqa: PLC0415
+
+    globs, (base, up) = json.loads(rules)
+    return PathFilter(globs).at(base, up)
+
+
+def _path_passes(rules: str, path: str) -> int:
+    return 1 if path_filter(rules)(path) else 0
 
 
 def _connect_ro(mod, path: Path, op_err):

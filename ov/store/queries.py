@@ -41,8 +41,9 @@ if TYPE_CHECKING:
 from ov.bm25 import (BM25_K1, COMMON_DF, RARE_MIN, RESCORE_POOL, TermStats, bm25_idf, fts_averages, rescore,
                      split_common, varint)
 from ov.errors import OvError
-from ov.store.db import (FTS_TOKENIZE, KNN_MAX, NO_VECTOR, SENTENCE_LEVEL, TRI_META, Database,
-                         _errors, _map_error)
+from ov.globs import PathFilter, check_exclude_globs
+from ov.store.db import (FTS_TOKENIZE, KNN_MAX, NO_VECTOR, PATH_FUNCTION, SENTENCE_LEVEL, TRI_META,
+                         Database, _errors, _map_error, path_filter)
 from ov.store.text import FRONT_CHARS, front_of, fts_phrase, has_nospace, keyword_text, or_phrases, trigram_doc
 
 # ---- filters --------------------------------------------------------------------------
@@ -91,6 +92,11 @@ class Filters:
 
     uris: tuple[str, ...] = ()  # relative paths: a file, or a folder ("" = everything)
     exclude_uris: tuple[str, ...] = ()
+    # `-g` globs (`!GLOB` excludes) and `--exclude-uri` globs, read as grep reads `-g`
+    # (ov.globs.PathFilter) from the folder `glob_at` names (ov.globs.read_from)
+    globs: tuple[str, ...] = ()
+    exclude_globs: tuple[str, ...] = ()
+    glob_at: tuple[str, str] = ("", "")
     ftypes: tuple[str, ...] = ()  # file type names (ov.kinds.file_type)
     after: float | None = None  # epoch seconds
     before: float | None = None
@@ -100,6 +106,14 @@ class Filters:
     # NO_VECTOR rows (minified, generated, lock, data files): keyword search asks for
     # them, the default hybrid ranking leaves them out (ov.indexer.embeddable)
     vectorless: bool = True
+
+    def __post_init__(self) -> None:
+        # a glob the SQL function could not read would fail inside SQLite, where the error
+        # reads as a damaged index: refused here, as grep refuses it
+        if self.globs:
+            PathFilter(self.globs)
+        if self.exclude_globs:
+            check_exclude_globs(self.exclude_globs)
 
     def level_where(self, prefix: str = "c.") -> str:
         """SQL over `chunks` for the levels (and NO_VECTOR rows when they are left out)."""
@@ -121,6 +135,11 @@ class Filters:
         for u in self.exclude_uris:
             parts.append(f"NOT ({alias}.path = ? OR substr({alias}.path, 1, ?) = ?)")
             params += [u, len(u) + 1, u + "/"]
+        rules = self.path_rules
+        if rules is not None:
+            # the globs are asked of each file once, not of each of its rows
+            parts.append(f"{alias}.id IN (SELECT id FROM files WHERE {PATH_FUNCTION}(?, path))")
+            params.append(rules)
         self.kind_time_where(f"{alias}.", parts, params)
         for k, v in self.tags:
             parts.append(f"json_extract({alias}.tags, ?) = ?")
@@ -154,9 +173,21 @@ class Filters:
 
         def under(u: str) -> bool:
             return not u or path == u or path.startswith(u + "/")
+        rules = self.path_rules
         return ((not self.uris or any(under(u) for u in self.uris))
                 and not any(under(u) for u in self.exclude_uris if u)
+                and (rules is None or path_filter(rules)(path))
                 and (not self.ftypes or type_matcher(list(self.ftypes))(path)))
+
+    @property
+    def path_rules(self) -> str | None:
+        """The globs as one `PATH_FUNCTION` argument (`ov.store.db.path_filter` reads it),
+        or None without any: `-g`'s in their order, then each `--exclude-uri` glob as a
+        `!` glob, which the last-match rule lets no `-g` take back."""
+        if not self.globs and not self.exclude_globs:
+            return None
+        rules = [*self.globs, *("!" + g for g in self.exclude_globs)]
+        return json.dumps([rules, list(self.glob_at)], separators=(",", ":"))
 
     @property
     def restricts_rows(self) -> bool:
@@ -166,7 +197,7 @@ class Filters:
     @property
     def restricts_files(self) -> bool:
         return bool((self.uris and "" not in self.uris) or self.exclude_uris or self.tags
-                    or (self.ftypes and self.stored_types()[1]))
+                    or self.globs or self.exclude_globs or (self.ftypes and self.stored_types()[1]))
 
     def stored_types(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(stored file types, name globs) of `ftypes` (see `ov.kinds.type_filter`): type
@@ -1040,6 +1071,10 @@ class Store(Database):
         cur = self.conn.execute(f"SELECT {cols} FROM files f WHERE {_UNDER} ORDER BY path", _under(prefix))
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r)) for r in cur.fetchall()]
+
+    def any_path_passes(self, path_rules: str) -> bool:
+        """Whether an indexed file's path passes globs (`Filters.path_rules`)."""
+        return self.q1(f"SELECT 1 FROM files WHERE {PATH_FUNCTION}(?, path) LIMIT 1", (path_rules,)) is not None
 
     def has_files_under(self, prefix: str) -> bool:
         """Whether any file is indexed at or under a relative path ("" = anywhere)."""

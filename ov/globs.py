@@ -234,7 +234,7 @@ class PathFilter:
     root takes `src/deep/n.py`), one outside it as it is printed (`../other/x/d.py`, which
     an anchored glob such as `x/*.py` does not take; `*.py` does)."""
 
-    def __init__(self, globs: Sequence[str]) -> None:
+    def __init__(self, globs: Sequence[str], field: str = "glob") -> None:
         from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern  # noqa: PLC0415
 
         self.rules: list[tuple[Callable, bool]] = []  # (regex match, include), last first
@@ -244,11 +244,14 @@ class PathFilter:
         for g in globs:
             include = not g.startswith("!")
             body = g if include else g[1:]
-            check_glob(body, field="glob")
+            flag = "--exclude-uri" if field == "exclude_uri" else "-g"
             try:
+                check_glob(body, field=field)
                 pat = GitIgnoreSpecPattern(body)
+            except OvError as e:
+                raise OvError(e.code, f"{flag} {g}: {e.message}", field=field) from None
             except Exception as e:
-                raise OvError("invalid_pattern", f"invalid glob {g!r}: {e}", field="glob") from None
+                raise OvError("invalid_pattern", f"{flag} {g}: invalid glob: {e}", field=field) from None
             if pat.regex is None:
                 continue
             self.rules.append((pat.regex.match, include))
@@ -260,16 +263,16 @@ class PathFilter:
 
     def under(self, root: str, cwd: str) -> PathFilter:
         """This filter as read from `cwd` for the paths of `root` (both absolute)."""
+        return self.at(*read_from(root, cwd))
+
+    def at(self, base: str, up: str) -> PathFilter:
+        """This filter as read from the folder `read_from` describes by (`base`, `up`)."""
         import copy  # noqa: PLC0415
 
-        inner = os.path.relpath(cwd, root)
-        if inner == ".":
+        if not base and not up:
             return self
         out = copy.copy(self)
-        if inner == ".." or inner.startswith(".." + os.sep):  # the current folder is not in the root
-            out.up = os.path.relpath(root, cwd).replace(os.sep, "/") + "/"
-        else:
-            out.base = inner.replace(os.sep, "/") + "/"
+        out.base, out.up = base, up
         return out
 
     def _local(self, rel: str) -> str:
@@ -297,6 +300,44 @@ class PathFilter:
             if m:
                 return include and m.groupdict().get("ps_d") is None
         return False
+
+
+def split_excludes(values: Sequence[str], folders: Sequence[str | os.PathLike]) -> tuple[list[str], list[str]]:
+    """`--exclude-uri` values as (paths, globs): a value holding `*`, `?` or `[` is a glob,
+    read as `-g` is, unless it names a file or folder in one of `folders` (a path such as
+    `app/[id]` keeps its meaning). The globs are checked (`invalid_pattern`)."""
+    paths: list[str] = []
+    globs: list[str] = []
+    for v in values:
+        glob = any(c in v for c in "*?[") and not any(os.path.lexists(os.path.join(f, v)) for f in folders)
+        (globs if glob else paths).append(v)
+    if globs:
+        check_exclude_globs(globs)
+    return paths, globs
+
+
+def check_exclude_globs(globs: Sequence[str]) -> None:
+    """Refuse an `--exclude-uri` glob grep's `-g` could not read (`invalid_pattern`), or
+    one starting with `!`, which in `-g` takes paths back in and here would mean nothing."""
+    for g in globs:
+        if g.startswith("!"):
+            raise OvError("invalid_pattern", f"--exclude-uri {g}: an --exclude-uri glob leaves out the "
+                          f"paths it matches and takes no '!'; -g '{g[1:]}' keeps only the paths "
+                          "matching it", field="exclude_uri")
+    PathFilter(globs, field="exclude_uri")
+
+
+def read_from(root: str, cwd: str) -> tuple[str, str]:
+    """Where `-g` globs are read from (rg reads them from the current folder), for the
+    paths of `root`: (the current folder's path from the root and "/", when it lies below
+    the root; the root's path from the current folder and "/", when it does not), ("", "")
+    at the root. Both absolute."""
+    inner = os.path.relpath(cwd, root)
+    if inner == ".":
+        return "", ""
+    if inner == ".." or inner.startswith(".." + os.sep):  # the current folder is not in the root
+        return "", os.path.relpath(root, cwd).replace(os.sep, "/") + "/"
+    return inner.replace(os.sep, "/") + "/", ""
 
 
 def norm_rel(path: str) -> str:
