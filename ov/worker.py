@@ -49,6 +49,10 @@ FIRST_WAIT_S = FIRST_BUDGET_S + 15
 # alone, docs/BENCHMARKS.md), where a larger tree answers from its keywords and leaves the
 # vectors to the worker
 FIRST_INLINE_ROWS = int(os.environ.get("OV_FIRST_INLINE_ROWS", "64"))
+# seconds a worker waits, holding the index, before it writes anything: a test (or a
+# script) that reads the first answer as the keyword rows alone give it, on a loaded
+# machine where the worker could add vectors before the search that started it answers
+START_DELAY_S = float(os.environ.get("OV_WORKER_DELAY", "0") or 0)
 STATE_EVERY_S = 0.5  # how often the state file is rewritten
 LOG_NAME = "worker.log"
 
@@ -329,6 +333,9 @@ def run(db_path: Path) -> int:
         lock.acquire(0)
         orphaned = _Orphaned(db_path)
         state = _State(db_path, orphaned)
+        until = time.monotonic() + START_DELAY_S
+        while time.monotonic() < until and not stopping:
+            time.sleep(0.05)
         complete_index(db_path, progress=state, stop=lambda: bool(stopping) or orphaned(), locked=True)
         try:
             failed_file(db_path).unlink()

@@ -86,7 +86,8 @@ def test_full_and_partial_coverage(ov, tree):
 
 def test_first_search_answers_from_keywords_and_the_worker_completes(tree):
     root = tree(_many(40))
-    r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
+    # (the worker waits 2 s: on a loaded machine it had added vectors before the answer)
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root, env={"OV_WORKER_DELAY": "2"})
     assert r.code == 0, r.err
     res = r.json["result"]
     assert res["hits"] and res["branches"] == ["keywords"]
@@ -105,7 +106,8 @@ def test_a_small_trees_first_search_embeds_it_and_answers_from_both_branches(tre
     """A folder of a few notes needs no worker: its first search embeds the rows itself
     (`worker.FIRST_INLINE_ROWS`) and answers as from a complete index, with no warning."""
     root = tree(_many(3))
-    r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
+    # (a budget no loaded machine runs past: the rule tested is the row count's)
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root, env={"OV_FIRST_BUDGET": "60"})
     assert r.code == 0, r.err
     res = r.json["result"]
     assert res["branches"] == ["keywords", "semantic"] and res["warnings"] == [], res
@@ -120,7 +122,8 @@ def test_a_small_trees_first_search_embeds_it_and_answers_from_both_branches(tre
 
 def test_a_first_search_leaves_more_rows_than_it_embeds_itself_to_the_worker(tree):
     root = tree(_many(3))
-    r = run_subprocess(["search", "tide tables", "--json"], cwd=root, env={"OV_FIRST_INLINE_ROWS": "2"})
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root,
+                       env={"OV_FIRST_INLINE_ROWS": "2", "OV_WORKER_DELAY": "2"})
     assert r.code == 0, r.err
     res = r.json["result"]
     assert res["branches"] == ["keywords"] and res["coverage"]["pending"] > 0
