@@ -358,6 +358,10 @@ ENVIRONMENT = [
     ("OV_DEBUG", "When set, an internal error also prints its traceback."),
     ("NO_COLOR", "When set and not empty, --color auto never colours."),
     ("OV_LOCK_WAIT", "Seconds ov index waits for another indexer's lock before index_busy (default 3)."),
+    ("OV_BACKGROUND", "0 turns the background worker off: a first search indexes everything before it answers."),
+    ("OV_FIRST_BUDGET", "Seconds a first search reads files before it answers (default 6); the worker reads the rest."),
+    ("OV_WORKER_DELAY", "Seconds a background worker waits before it writes (default 0; for tests that read a "
+     "first answer as the keyword rows alone give it)."),
 ]
 
 FILES = [
