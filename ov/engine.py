@@ -534,8 +534,9 @@ def _definers(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
     """(name, path -> the passage defining it) when the query is one code identifier
     (ov.query.identifier): of the passages in scope holding the name (the best
     DEFINERS_READ by bm25), each file's first that defines it (ov.tiers.defines). For a
-    qualified name (`io.EOF`, `errors.Is`), the files whose folder or name is the qualifier
-    when some are (io/io.go), else every definer."""
+    qualified name (`io.EOF`, `http.Handler`), the files whose own folder or name is the
+    qualifier when some are (io/io.go; net/http/server.go, not net/http/cgi/host.go), else
+    every definer."""
     ident = identifier(req.query)
     if ident is None or 2 not in req.filters.levels:
         return "", {}
@@ -558,10 +559,10 @@ def _definers(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
         path = paths.get(cid)
         if path is not None and path not in found and cid in texts and defines(texts[cid], path, name) is not None:
             found[path] = cid
-    if qual is not None:
+    if qual is not None:  # the package or module: a file's folder (Go's package) or name
         q = qual.lower()
         named = {p: c for p, c in found.items()
-                 if q in (part.lower() for part in (*p.split("/")[:-1], os.path.splitext(os.path.basename(p))[0]))}
+                 if q in (os.path.basename(os.path.dirname(p)).lower(), os.path.splitext(os.path.basename(p))[0].lower())}
         found = named or found
     return name, found
 

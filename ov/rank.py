@@ -346,8 +346,9 @@ def with_definers(ranked: list[Cand], name: str, definers: dict[str, int]) -> li
     name (`definers`: path -> the chunk holding the definition, ov.tiers.defines) first,
     each shown by that chunk. A definition of the name asked for is at least as likely what
     the query wants as any file that only uses it, so a definer scores at least one
-    printed step (SCORE_DIGITS) above the best file that does not define it, or its own
-    score when higher; its own is kept in `--explain` as `defines.score`. `WithDeadline`
+    printed step (SCORE_DIGITS) above the best file that does not define it (the definers
+    in the order of their own scores, a step apart), or its own score when higher; its own
+    is kept in `--explain` as `defines.score`. `WithDeadline`
     had put context_test.go first and context.go, which defines it, past the first three
     (a review on the Go standard library)."""
     if not definers:
@@ -355,13 +356,16 @@ def with_definers(ranked: list[Cand], name: str, definers: dict[str, int]) -> li
     have = {c.path: c for c in ranked}
     out = [c for c in ranked if c.path not in definers]
     top = max((round(c.score, SCORE_DIGITS) for c in out), default=0.0)
-    above = min(1.0, top + 10.0 ** -SCORE_DIGITS)
-    for path, cid in definers.items():
+    step = 10.0 ** -SCORE_DIGITS
+    # the definers in their own order (a definition in testdata/ had tied the real one and
+    # come first by its path), each a printed step above the next
+    own = {p: have[p].score if p in have else 0.0 for p in definers}
+    mine = sorted(definers, key=lambda p: (-round(own[p], SCORE_DIGITS), p))
+    for i, path in enumerate(mine):
         c = have.get(path)
-        own = c.score if c is not None else 0.0
         branches = {**(c.branches if c is not None else {}),
-                    "defines": {"name": name, "score": round(own, SCORE_DIGITS)}}
-        out.append(Cand(cid, path, max(own, above), branches))
+                    "defines": {"name": name, "score": round(own[path], SCORE_DIGITS)}}
+        out.append(Cand(definers[path], path, max(own[path], min(1.0, top + step * (len(mine) - i))), branches))
     return sort_cands(out)
 
 

@@ -71,7 +71,8 @@ def test_with_definers_puts_each_definer_above_every_other_file():
     out = rank.with_definers(ranked, "WithDeadline", {"ctx.go": 6, "other.go": 12})
     assert [c.path for c in out] == ["ctx.go", "other.go", "ctx_test.go", "ex_test.go"]
     step = 10.0 ** -rank.SCORE_DIGITS
-    assert out[0].score == pytest.approx(0.95 + step)  # one printed step above the best user
+    # above the best user, the definers in their own order a printed step apart
+    assert out[0].score == pytest.approx(0.95 + 2 * step) and out[1].score == pytest.approx(0.95 + step)
     assert out[0].chunk_id == 6  # shown by the passage that defines it
     assert out[0].branches["defines"] == {"name": "WithDeadline", "score": 0.4}
     assert out[0].branches["keywords"]["score"] == 0.40  # its own evidence kept for --explain
@@ -111,6 +112,13 @@ GO_TREE = {
     "bufio/scan.go": "package bufio\n\nfunc (s *Scanner) Scan() bool {\n"
                      + "".join(f"\tif err == io.EOF {{ return false }} // io.EOF {i}\n" for i in range(6)) + "}\n",
     "notes/deadline.md": "# Deadlines\n\nA deadline is the time by which work must be done.\n",
+    "net/http/server.go": "package http\n\n// A Handler responds to an HTTP request.\n"
+                          "type Handler interface {\n\tServeHTTP(ResponseWriter, *Request)\n}\n",
+    "net/http/cgi/host.go": "package cgi\n\n// Handler runs an executable in a subprocess with a CGI environment.\n"
+                            "type Handler struct {\n\tPath string\n}\n\nvar _ http.Handler = (*Handler)(nil)\n",
+    "time/testdata/time.gox": "func ParseDuration(s string) (Duration, error)\n",
+    "time/format.go": "package time\n\n// ParseDuration parses a duration string.\n"
+                      "func ParseDuration(s string) (Duration, error) {\n\treturn 0, nil\n}\n",
 }
 
 
@@ -133,6 +141,10 @@ def test_search_puts_the_definition_first_and_shows_it(tree, ov, search_type):
     # a qualified name: the file of the package named, shown by its definition
     eof = _hits(ov, root, "io.EOF", "--search-type", search_type)
     assert eof[0]["path"] == "io/io.go" and "var EOF" in eof[0]["excerpt"]["text"]
+    # the package named is the file's own folder: net/http/cgi's Handler is not http's
+    handler = _hits(ov, root, "http.Handler", "--search-type", search_type)
+    assert handler[0]["path"] == "net/http/server.go"
+    assert all("defines" not in h["scores"] for h in handler if h["path"] == "net/http/cgi/host.go")
     # a question is not a name: no file is raised for defining a word of it
     plain = _hits(ov, root, "deadline of the context", "--search-type", search_type)
     assert all("defines" not in h["scores"] for h in plain)
