@@ -21,6 +21,7 @@ from ov import rank
 from ov.config import DEFAULT_MAX_FILESIZE, MAX_QUERY_TOKENS
 from ov.errors import OvError
 from ov.journal import status as journal_status
+from ov.kinds import kind_of
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.paths import listing_dir, resolve
@@ -534,9 +535,10 @@ def _definers(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
     """(name, path -> the passage defining it) when the query is one code identifier
     (ov.query.identifier): of the passages in scope holding the name (the best
     DEFINERS_READ by bm25), each file's first that defines it (ov.tiers.defines). For a
-    qualified name (`io.EOF`, `http.Handler`), the files whose own folder or name is the
-    qualifier when some are (io/io.go; net/http/server.go, not net/http/cgi/host.go), else
-    every definer."""
+    qualified name (`io.EOF`, `http.Handler`), only the files whose own folder or name is
+    the qualifier (io/io.go; net/http/server.go, not net/http/cgi/host.go): `time.Second`
+    had raised an unrelated `func (p Pair) Second()`. Only code files define (an .rst
+    snippet, 177 defconfig files for `CONFIG_USB`)."""
     ident = identifier(req.query)
     if ident is None or 2 not in req.filters.levels:
         return "", {}
@@ -555,15 +557,15 @@ def _definers(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
     ids = sorted(got)
     texts, paths = store.chunk_texts(ids), store.chunk_paths(ids)
     found: dict[str, int] = {}
-    for cid in ids:  # ids ascend in a file's order
+    for cid in ids:  # ids ascend in a file's order; prose and config files define nothing
         path = paths.get(cid)
-        if path is not None and path not in found and cid in texts and defines(texts[cid], path, name) is not None:
+        if (path is not None and path not in found and cid in texts and kind_of(path) == "code"
+                and defines(texts[cid], path, name) is not None):
             found[path] = cid
     if qual is not None:  # the package or module: a file's folder (Go's package) or name
         q = qual.lower()
-        named = {p: c for p, c in found.items()
+        found = {p: c for p, c in found.items()
                  if q in (os.path.basename(os.path.dirname(p)).lower(), os.path.splitext(os.path.basename(p))[0].lower())}
-        found = named or found
     return name, found
 
 

@@ -774,7 +774,7 @@ class _LexicalPass:
 
     def entries(self):
         """The walk's files. A first answer with query words (`opts.first_words`) walks for
-        up to FIRST_WALK_S, then reads the files walked so far by how many of the words
+        up to FIRST_WALK_S (a quarter of its budget at most), then reads the files walked so far by how many of the words
         their paths hold (walk order among equals), then the rest of the walk. The Go
         stdlib's first answer to "where does the http server parse the request line" read
         410 files in walk order (archive/, bufio/, cmd/) and held no file of net/http."""
@@ -783,7 +783,8 @@ class _LexicalPass:
         if not words or self.deadline is None:
             yield from entries
             return
-        head, until = [], time.monotonic() + FIRST_WALK_S
+        # a share of the budget: a 0.5 s budget spent whole on a 30,000-file walk read nothing
+        head, until = [], time.monotonic() + min(FIRST_WALK_S, (self.opts.budget_s or 0) / 4)
         for e in entries:
             head.append(e)
             if len(head) % 256 == 0 and time.monotonic() > until:

@@ -85,26 +85,36 @@ _IDENT_SEP_RE = re.compile(r"\.|::|->|#")
 _CODE_SHAPE_RE = re.compile(r"_|\.|::|->|#|\$|[a-z0-9][A-Z]|[A-Z]{2}")
 
 
+# a dotted word ending so names a file (`setup.py`, `README.md`), not a member
+_FILE_ENDINGS = frozenset(
+    "py pyi js mjs cjs ts tsx jsx go rs c h cc cpp hpp java kt rb php cs swift md rst txt html "
+    "htm css scss json yaml yml toml ini cfg conf xml sh bash zsh lock sql csv log out".split())
+
+
 def identifier(text: str) -> tuple[str, str | None] | None:
     """(name, qualifier or None) when the query is one code identifier, its name the last
-    part of a qualified one (`io.EOF`: EOF, io); else None. `ov search` ranks the files
-    defining the name first (ov.engine `_Definers`)."""
+    part of a qualified one (`io.EOF`: EOF, io); else None. Not one: a file name
+    (`setup.py`), a bare word in capitals (`TODO`, `NULL`: words of prose and of every
+    C file; `PAGE_SIZE` and `io.EOF` are). `ov search` ranks the files defining the name
+    first (ov.engine `_definers`)."""
     q = text.strip()
     if not _IDENT_RE.fullmatch(q) or not _CODE_SHAPE_RE.search(q):
         return None
     parts = _IDENT_SEP_RE.split(q)
+    if len(parts) == 1 and q.isupper() and "_" not in q:
+        return None
+    if len(parts) > 1 and "." in q and parts[-1].lower() in _FILE_ENDINGS:
+        return None
     return parts[-1], (parts[-2] if len(parts) > 1 else None)
 
 
 def path_words(query: str) -> tuple[str, ...]:
     """The words of a query a file's path may hold, lowercased: 3 letters or more, not a
-    stop word; a plural also as its singular (`requests`: request)."""
+    stop word; a plural as its singular (`requests`: request)."""
     out: dict[str, None] = {}
     for w in re.findall(r"[^\W_]{3,}", query.lower()):
-        if w not in STOPWORDS:
-            out[w] = None
-            if len(w) > 4 and w.endswith("s"):
-                out[w[:-1]] = None
+        if w not in STOPWORDS:  # a plural as its singular, which a path holding either holds
+            out[w[:-1] if len(w) > 4 and w.endswith("s") else w] = None
     return tuple(out)
 
 

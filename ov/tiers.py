@@ -583,7 +583,7 @@ def defines(text: str, path: str, name: str) -> int | None:
     type by the outline's own rules, `_defn`; or a name bound at the top level: `var`,
     `const`, `let`, `#define`, a module constant), or None. Case-sensitive and whole-word:
     `ov search` ranks a file defining the identifier asked for above those that only use it
-    (ov.engine `_Definers`)."""
+    (ov.engine `_definers`)."""
     ext = os.path.splitext(path)[1].lower()
     word = re.compile(r"(?<![\w$]){}(?![\w$])".format(re.escape(name)))
     bound = re.compile(r"^(?:(?:export\s+)?(?:var|const|let|val)\s+{n}\b|#\s*define\s+{n}\b|{n}\s*(?::[^=\n]*)?=(?!=))"
@@ -596,12 +596,34 @@ def defines(text: str, path: str, name: str) -> int | None:
         seen = start
         end = text.find("\n", m.end())
         line = text[start:end if end >= 0 else len(text)].rstrip("\r")
-        if bound.match(line):
+        if bound.match(line) or _defines_by_language(text, start, line, ext, name):
             return start
         sig = _defn(line, ext)
         if sig is not None and name in (_bare_name(_defined_name(sig)), _called_first(sig)):
             return start
     return None
+
+
+_GO_BLOCK_RE = re.compile(r"^(?:var|const|type)\s*\(\s*$")
+_C_EXTS = frozenset(".c .h .cc .cpp .cxx .hpp .hh".split())
+
+
+def _defines_by_language(text: str, start: int, line: str, ext: str, name: str) -> bool:
+    """What `_defn`'s outline does not read as a definition: a Go name in a `var (`,
+    `const (` or `type (` block (`time.Second`, `http.StatusOK`) or a generic function
+    (`func Map[T any](`), and a C function whose name starts its line (the kernel's
+    `unsigned long\ncopy_from_user(...)`)."""
+    if ext == ".go":
+        if re.match(r"^func\s+(?:\([^)]*\)\s*)?%s\s*\[" % re.escape(name), line):
+            return True
+        if re.match(r"^\t%s\b(?:\s*=|\s+(?:struct|interface)\b|\s+[^\s=]+(?:\s*=|\s*$)|\s*$)" % re.escape(name), line):
+            top = start
+            while top > 0:  # the nearest line above at the left margin opens the block
+                top = text.rfind("\n", 0, top - 1) + 1
+                if text[top:top + 1] not in ("\t", " ", "\n", "/", ""):
+                    return bool(_GO_BLOCK_RE.match(text[top:text.find("\n", top)]))
+        return False
+    return ext in _C_EXTS and re.match(r"^%s\s*\([^;]*$" % re.escape(name), line) is not None
 
 
 _FIRST_CALL_RE = re.compile(r"^[^(=]*?(?<![\w$])([\w$]+)\s*(?:<[^>()]*>)?\s*\(")

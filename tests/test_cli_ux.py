@@ -110,7 +110,7 @@ def test_an_unknown_option_hints_at_double_dash(ov, tmp_path):
     assert r.err == ("ov: error[invalid_argument]: No such option: -P (ov grep's regex takes look-around "
                      "and back-references without -P; a pattern that starts with '-' goes after '--': "
                      "ov grep -- -P)\n")
-    for flag, said in (("-r", "pipe its output to sed"), ("--encoding", "byte order mark"),
+    for flag, said in (("-r", "as grep -r does"), ("-E", "as grep -E"), ("--encoding", "byte order mark"),
                        ("-z", "compressed"), ("-uu", "--no-ignore")):
         assert said in ov("grep", flag, "x", cwd=tmp_path).err
     r = ov("status", "-x", cwd=tmp_path)  # no query to pass: no hint

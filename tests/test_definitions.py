@@ -23,7 +23,10 @@ from ov.tiers import defines
     ("errors.Is", ("Is", "errors")),
     ("parse_args", ("parse_args", None)),
     ("std::vector", ("vector", "std")),
-    ("EOF", ("EOF", None)),
+    ("PAGE_SIZE", ("PAGE_SIZE", None)),
+    # a bare word in capitals is prose's and every C file's; a dotted file name is a file
+    ("EOF", None), ("TODO", None), ("NULL", None), ("setup.py", None), ("README.md", None),
+    ("index.html", None),
     ("  hashGrow ", ("hashGrow", None)),
     # plain words read as prose too; a question is not a name
     ("json", None), ("Attribute", None), ("gopark", None), ("how to parse json", None),
@@ -52,6 +55,15 @@ def test_identifier_is_one_code_name(query, expected):
     ("export function debounce(fn, ms) {\n", "d.js", "debounce", True),
     ("const debounce = (fn) => {\n", "d.js", "debounce", True),
     ("pub fn parse_args(argv: &[String]) -> Args {\n", "a.rs", "parse_args", True),
+    ("package time\n\nconst (\n\tNanosecond Duration = 1\n\tSecond = 1000 * Millisecond\n)\n", "time.go",
+     "Second", True),
+    ("package http\n\nconst (\n\tStatusOK = 200 // RFC 9110, 15.3.1\n)\n", "status.go", "StatusOK", True),
+    ("package x\n\ntype (\n\tPair struct {\n\t\tA int\n\t}\n)\n", "x.go", "Pair", True),
+    ("func f() {\n\tSecond = 3\n}\n", "x.go", "Second", False),  # an assignment in a body
+    ("func Map[T any](xs []T) []T {\n", "x.go", "Map", True),
+    ("unsigned long\ncopy_from_user(void *to, const void __user *from, unsigned long n)\n{\n", "u.c",
+     "copy_from_user", True),
+    ("copy_from_user(to, from, n);\n", "u.c", "copy_from_user", False),
     ("def WithDeadlineX():\n", "x.py", "WithDeadline", False),  # whole names only
     ("def withdeadline():\n", "x.py", "WithDeadline", False),  # case counts
 ])
@@ -116,6 +128,7 @@ GO_TREE = {
                           "type Handler interface {\n\tServeHTTP(ResponseWriter, *Request)\n}\n",
     "net/http/cgi/host.go": "package cgi\n\n// Handler runs an executable in a subprocess with a CGI environment.\n"
                             "type Handler struct {\n\tPath string\n}\n\nvar _ http.Handler = (*Handler)(nil)\n",
+    "notes/handler.md": "# Durations\n\n```go\nfunc ParseDuration(s string) (Duration, error)\n```\n",
     "time/testdata/time.gox": "func ParseDuration(s string) (Duration, error)\n",
     "time/format.go": "package time\n\n// ParseDuration parses a duration string.\n"
                       "func ParseDuration(s string) (Duration, error) {\n\treturn 0, nil\n}\n",
@@ -145,6 +158,11 @@ def test_search_puts_the_definition_first_and_shows_it(tree, ov, search_type):
     handler = _hits(ov, root, "http.Handler", "--search-type", search_type)
     assert handler[0]["path"] == "net/http/server.go"
     assert all("defines" not in h["scores"] for h in handler if h["path"] == "net/http/cgi/host.go")
+    # a qualifier no file's folder or name holds raises no definer of the bare name
+    assert all("defines" not in h["scores"] for h in _hits(ov, root, "nosuchpkg.Handler", "--search-type", search_type))
+    # prose defines nothing: a doc's code snippet is not the definition
+    assert all(h["path"] != "notes/handler.md" or "defines" not in h["scores"]
+               for h in _hits(ov, root, "ParseDuration", "--search-type", search_type))
     # a question is not a name: no file is raised for defining a word of it
     plain = _hits(ov, root, "deadline of the context", "--search-type", search_type)
     assert all("defines" not in h["scores"] for h in plain)

@@ -702,15 +702,16 @@ def _unknown_option(e: BaseException) -> str | None:
 RG_ONLY = {
     "-P": "ov grep's regex takes look-around and back-references without -P",
     "--pcre2": "ov grep's regex takes look-around and back-references without --pcre2",
-    "-r": "ov grep does not rewrite matches; pipe its output to sed",
+    # (grep's -r and -E mean recursive and extended, rg's replace and encoding)
+    "-r": "ov grep searches folders as they are given, as grep -r does; it does not rewrite "
+          "matches as rg -r does (pipe its output to sed)",
     "--replace": "ov grep does not rewrite matches; pipe its output to sed",
-    "-E": "ov grep reads UTF-8, and UTF-16 by its byte order mark; it takes no encoding",
+    "-E": "ov grep's regex is extended already, as grep -E reads one; it reads UTF-8, and UTF-16 "
+          "by its byte order mark, and takes no encoding as rg -E does",
     "--encoding": "ov grep reads UTF-8, and UTF-16 by its byte order mark; it takes no encoding",
     "-z": "ov grep does not search inside compressed files",
     "--search-zip": "ov grep does not search inside compressed files",
-    "-u": "--no-ignore searches ignored files, --hidden hidden ones",
-    "-uu": "--no-ignore searches ignored files, --hidden hidden ones",
-    "-uuu": "--no-ignore searches ignored files, --hidden hidden ones; binary files are not searched",
+    "-u": "--no-ignore searches ignored files, --hidden hidden ones (rg's -uu)",
 }
 
 
