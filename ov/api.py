@@ -267,6 +267,24 @@ def summary(r) -> str:
             f"{' (time budget reached: the rest in the background)' if getattr(r, 'partial', False) else ''}")
 
 
+def committed(path: str | Path = ".", *, db: Path | None = None):
+    """What the index of `path` holds as committed now. An `index` stopped midway (Ctrl-C,
+    SIGTERM, a kill) keeps every batch it committed, and the next `index` goes on from
+    them: this is what it kept. A `Committed`, or None when there is no index yet or it
+    cannot be read."""
+    from ov.model import Committed  # noqa: PLC0415
+    from ov.paths import db_path_for  # noqa: PLC0415
+    from ov.store import Store  # noqa: PLC0415
+    from ov.store.db import KEYWORDS_META, sqlite_errors  # noqa: PLC0415
+
+    db_path = Path(db) if db else db_path_for(Path(_path(path, "path")).resolve())
+    try:
+        with Store.open(db_path, readonly=True) as store:
+            return Committed(store.file_count(), *store.coverage(), bool(store.get_meta(KEYWORDS_META)))
+    except (OvError, *sqlite_errors()):
+        return None
+
+
 def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
             hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
             max_filesize: int | str | None = None, walk=None, embedder=None, on_update=None,

@@ -16,8 +16,8 @@ from typing import Annotated, Optional
 import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
-from ov.cli.commands import (build_index, context_command, glob_command, grep_command, open_index, read_from_here,
-                             search_command, stop_background, tagged_from_here)
+from ov.cli.commands import (build_index, context_command, glob_command, grep_command, interrupted_note, open_index,
+                             read_from_here, search_command, stop_background, tagged_from_here)
 from ov.cli.fast import fast
 from ov.cli.run import report, run_body, settle
 from ov.paths import check_nul
@@ -144,9 +144,12 @@ def index_cmd(
         from ov import api  # noqa: PLC0415
 
         _term_as_interrupt()
-        rep = build_index(out, path, db, embed=not no_embed, full=full,
-                          walk_opts=api.walk_options(path, hidden, no_ignore, follow, max_filesize),
-                          progress=progress)
+        try:
+            rep = build_index(out, path, db, embed=not no_embed, full=full,
+                              walk_opts=api.walk_options(path, hidden, no_ignore, follow, max_filesize),
+                              progress=progress)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(interrupted_note(path, db, embed=not no_embed, full=full)) from None
         emit(out, rep, t0, lambda: out.notice(api.summary(rep)))
         if watch:
             _watch(out, path, db, not no_embed, dict(hidden=hidden, no_ignore=no_ignore, follow=follow,

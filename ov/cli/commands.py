@@ -277,6 +277,25 @@ def build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, fu
     return api.index(root, db=db, embed=embed, full=full, walk=walk_opts,
                      progress=Progress(shown, color=out.stderr_color, stream=out.stderr), warn=out.warn)
 
+def interrupted_note(path: Path, db: Path | None, *, embed: bool, full: bool) -> str:
+    """What an `ov index` stopped by Ctrl-C or SIGTERM kept, for the line that says it was
+    interrupted: the counts committed by then (a run of hours said only `interrupted`)."""
+    import shlex  # noqa: PLC0415
+
+    from ov import api  # noqa: PLC0415
+
+    held = api.committed(path, db=db)
+    again = "ov index" + ("" if str(path) == "." else f" {shlex.quote(str(path))}")
+    again += "" if embed else " --no-embed"
+    if held is None or not held.files:
+        return f"the index holds no file yet (`{again}` starts again)"
+    files = f"the first {held.files} files read" if held.partial else f"{held.files} files"
+    what = f"{files} and {held.vectors} vectors of {held.rows}" if embed else files
+    if full:  # the rebuild's own file is removed: the index is the one it would have replaced
+        return f"the rebuild was dropped; the index keeps its {what} (`{again} --full` starts it again)"
+    return f"the index keeps {what} (`{again}` continues from there)"
+
+
 def stop_background(out: Out, path: Path, db: Path | None) -> int:
     """`ov index --stop`: stop the background worker of the index of `path`."""
     from ov.paths import db_path_for  # noqa: PLC0415

@@ -83,8 +83,9 @@ def run_body(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> int
     except OvError as e:
         report(out, e)
         code = EXIT_ERROR
-    except KeyboardInterrupt:
-        out.stderr.write("ov: interrupted\n")
+    except KeyboardInterrupt as e:
+        # a body may say what the interrupted run kept (`ov index`: KeyboardInterrupt(note))
+        out.stderr.write(f"ov: interrupted{f'; {e.args[0]}' if e.args and e.args[0] else ''}\n")
         code = 130
     except BrokenPipeError:
         # `| head` is not a failure (click would have made it exit 1)
