@@ -225,10 +225,11 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
 
     `progress(phase, done, total)` hears each step; it may also be a context manager
     (a progress bar), entered around the build. `embedder`: one already loaded (else the
-    model is loaded when there is something to embed). With `first_use`, the keyword rows
-    of what can be read within a time budget now, and the rest by a background worker
-    (ov.worker; `notice` hears its pid); it returns None when another process built the
-    index meanwhile (this call waited for it)."""
+    model is loaded when there is something to embed). `notice` hears a background worker
+    stopped for this run, and the rows a run without vectors leaves without one. With
+    `first_use`, the keyword rows of what can be read within a time budget now, and the
+    rest by a background worker (ov.worker; `notice` hears its pid); it returns None when
+    another process built the index meanwhile (this call waited for it)."""
     from ov.indexer import index_tree, options_for  # noqa: PLC0415
 
     root = Path(_path(path, "path"))
@@ -237,7 +238,7 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
 
     def run(bar):
         if not first_use:
-            return index_tree(root, db, opts, progress=bar, warn=warn, embedder=embedder)
+            return index_tree(root, db, opts, progress=bar, warn=warn, embedder=embedder, notice=notice)
         from ov.paths import db_path_for  # noqa: PLC0415
         from ov.worker import first_use as first  # noqa: PLC0415
 

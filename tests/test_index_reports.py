@@ -14,6 +14,7 @@ from pathlib import Path
 
 from conftest import run_subprocess
 from ov.embed import HashEmbedder
+from ov.indexer import worker_state
 from ov.store import Store
 
 PROSE = ("# Notes {i}\n\nThe tide tables for harbour {i} list high water. Boats leave at dawn.\n\n"
@@ -128,3 +129,93 @@ def test_a_first_index_stopped_by_sigint_keeps_its_first_files(tree):
     again = run_subprocess(["index", ".", "--json"], cwd=root, env={"OV_EMBEDDER": "hash"})
     res = again.json["result"]
     assert (res["added"], res["unchanged"]) == (n - files, files), res
+
+
+# ---- a background worker stopped by `ov index` -------------------------------------------
+
+
+def _held_worker(root: Path) -> int:
+    """A background worker for the index of `root`, whose vectors all wait, held still
+    (SIGSTOP) from its start: a first search's worker on the test embedder can finish
+    before it is caught, or be caught in its last batch."""
+    from ov.indexer import IndexOptions, index_tree
+    from ov.worker import spawn
+
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))
+    pid = spawn(_db(root))
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    state = worker_state(_db(root))
+    assert state is not None and int(state["pid"]) == pid
+    return pid
+
+
+def _term_pending(pid: int) -> bool:
+    """Whether SIGTERM waits to be delivered to the stopped `pid` (Linux /proc)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    masks = [int(ln.split()[1], 16) for ln in status.splitlines() if ln.startswith(("SigPnd:", "ShdPnd:"))]
+    return any(m & (1 << (signal.SIGTERM - 1)) for m in masks)
+
+
+def _index_stopping(root: Path, pid: int, *args: str) -> subprocess.CompletedProcess:
+    """`ov index ARGS` while the worker `pid` is held: it is let go once told to stop."""
+    env = {**os.environ, "OV_EMBEDDER": "hash"}
+    env.pop("OV_DEBUG", None)
+    p = subprocess.Popen([sys.executable, "-m", "ov", "index", ".", *args], cwd=root, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not _term_pending(pid) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGCONT)
+    out, err = p.communicate(timeout=300)
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+def test_index_says_it_stops_the_background_worker(tree):
+    root = tree(notes(600))
+    pid = _held_worker(root)
+    p = _index_stopping(root, pid)
+    assert p.returncode == 0, p.stderr
+    assert (f"ov: stopping the background worker (pid {pid}) after its current batch; this run "
+            "does its work\n") in p.stderr, p.stderr
+    assert worker_state(_db(root)) is None and held(root)[1] == held(root)[2]
+
+
+def test_index_no_embed_says_it_stops_the_worker_and_what_adds_the_vectors(tree):
+    """After `ov index --no-embed` the index is keywords-only: no search starts a worker
+    for the rows still without a vector, and only a plain `ov index` adds them."""
+    root = tree(notes(600))
+    pid = _held_worker(root)
+    p = _index_stopping(root, pid, "--no-embed")
+    assert p.returncode == 0, p.stderr
+    files, vectors, rows = held(root)
+    assert vectors < rows
+    assert p.stderr.splitlines()[:2] == [
+        f"ov: stopping the background worker (pid {pid}) after its current batch; this run does its "
+        "work, keywords only (--no-embed)",
+        f"ov: {rows - vectors} of {rows} rows have no vector; a --no-embed index starts no background "
+        "worker for them: `ov index` adds them"], p.stderr
+    # what the line says: a search starts no worker for them ...
+    r = run_subprocess(["search", "lighthouse keeper", "--json"], cwd=root)
+    assert r.code == 0 and "background worker" not in r.err and worker_state(_db(root)) is None, r.err
+    assert held(root)[1] == vectors
+    # ... and `ov index` adds them
+    assert run_subprocess(["index", "."], cwd=root).code == 0
+    assert held(root)[1] == rows
+
+
+def test_no_embed_from_the_start_hears_nothing_of_vectors(ov, tree):
+    root = tree(notes(5))
+    r = ov("index", ".", "--no-embed", cwd=root)
+    assert r.code == 0 and r.err.startswith("ov: indexed ") and len(r.err.splitlines()) == 1, r.err
+    # an index with its vectors, refreshed --no-embed after an edit: the new rows lack one
+    assert ov("index", ".", cwd=root).code == 0
+    (root / "docs" / "n001.md").write_text(PROSE.format(i="one") + "\nA new paragraph on tides.\n")
+    r = ov("index", ".", "--no-embed", cwd=root)
+    files, vectors, rows = held(root)
+    assert r.code == 0 and vectors < rows
+    assert r.err.splitlines()[0] == (f"ov: {rows - vectors} of {rows} rows have no vector; a --no-embed "
+                                     "index starts no background worker for them: `ov index` adds them")

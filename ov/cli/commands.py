@@ -274,8 +274,9 @@ def build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, fu
     from ov import api  # noqa: PLC0415
 
     shown = out.stderr.isatty() if progress is None else progress
-    return api.index(root, db=db, embed=embed, full=full, walk=walk_opts,
-                     progress=Progress(shown, color=out.stderr_color, stream=out.stderr), warn=out.warn)
+    bar = Progress(shown, color=out.stderr_color, stream=out.stderr)
+    return api.index(root, db=db, embed=embed, full=full, walk=walk_opts, progress=bar, warn=out.warn,
+                     notice=bar.notice)
 
 def interrupted_note(path: Path, db: Path | None, *, embed: bool, full: bool) -> str:
     """What an `ov index` stopped by Ctrl-C or SIGTERM kept, for the line that says it was

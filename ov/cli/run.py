@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError, debug_enabled, shown_bytes
-from ov.render import FORMATS, Out
+from ov.render import FORMATS, Out, clean
 
 def make_out(output: str, json_flag: bool, color: str = "auto") -> Out:
     if output not in FORMATS:
@@ -181,6 +181,20 @@ class Progress:
         if phase == "scan" and done % 50:
             return
         self.bar.update(self.tasks[phase], completed=done, total=total)
+
+    def notice(self, msg: str) -> None:
+        """A line for the user while the run goes on, as `Out.notice` prints it: above a
+        live bar through its console (a plain write would be drawn over), else on the
+        stream."""
+        line = f"ov: {clean(msg)}"
+        try:
+            if self.bar is not None:
+                self.bar.console.print(line, markup=False, highlight=False, soft_wrap=True)
+            else:
+                self.stream.write(line + "\n")
+                self.stream.flush()
+        except (OSError, ValueError):
+            pass
 
     def _line(self, phase: str, done: int, total: int | None) -> None:
         now = time.monotonic()
