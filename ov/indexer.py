@@ -308,6 +308,25 @@ def lock_held(db_path: Path) -> bool:
     return False
 
 
+def lock_holder(db_path: Path) -> int | None:
+    """The pid of the process holding the index lock, as Linux's /proc/locks names it (the
+    process that took the flock); None when none holds it, or where the system does not
+    say (no /proc/locks; a file system whose device numbers differ from its files')."""
+    try:
+        st = os.stat(lock_path(db_path))
+        with open("/proc/locks", "rb") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}".encode()
+    for line in lines:
+        # "1: FLOCK  ADVISORY  WRITE 4242 fe:00:2147422 0 EOF" (a waiter's: "1: -> FLOCK ...")
+        f = line.split()
+        if len(f) >= 6 and f[1] == b"FLOCK" and f[5] == want and f[4].isdigit():
+            return int(f[4])
+    return None
+
+
 def _is_worker(pid: int, db_path: Path | None = None) -> bool:
     """Whether `pid` is an ov worker (not a reused pid, nor one a cloned tree's planted
     state file names): its command line says `ov.worker` and, given `db_path`, that index."""

@@ -219,3 +219,32 @@ def test_no_embed_from_the_start_hears_nothing_of_vectors(ov, tree):
     assert r.code == 0 and vectors < rows
     assert r.err.splitlines()[0] == (f"ov: {rows - vectors} of {rows} rows have no vector; a --no-embed "
                                      "index starts no background worker for them: `ov index` adds them")
+
+
+# ---- `ov index --stop` while a foreground indexer holds the index ---------------------------
+
+
+def test_stop_names_a_foreground_indexer_holding_the_index(ov, tree):
+    """`--stop` said only "no background worker runs" while an `ov index` wrote the index
+    for an hour: it now says what holds it (as `ov status` sees it) and how to stop that."""
+    root = tree(notes(3))
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        "fd = os.open(sys.argv[1], os.O_RDWR)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\n"
+        "time.sleep(60)\n"), str(_db(root)) + ".lock"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        r = ov("index", ".", "--stop", cwd=root)
+        assert r.code == 0
+        assert r.err == (f"ov: no background worker runs for this index; a foreground indexer (pid "
+                         f"{holder.pid}) is writing it (an `ov index`, or a watcher: `ov index --watch`, "
+                         f"`ov mcp`): Ctrl-C in its terminal or `kill {holder.pid}` stops it\n"), r.err
+        r = ov("index", ".", "--stop", "--json", cwd=root)  # the JSON keeps its shape
+        assert r.json["result"] == {"stopped": False, "pid": None}
+    finally:
+        holder.kill()
+        holder.wait()
+    assert ov("index", ".", "--stop", cwd=root).err == "ov: no background worker runs for this index\n"

@@ -304,12 +304,28 @@ def stop_background(out: Out, path: Path, db: Path | None) -> int:
     from ov.worker import stop  # noqa: PLC0415
 
     t0 = time.perf_counter()
-    pid = stop(Path(db) if db else db_path_for(Path(path).resolve()))
+    db_path = Path(db) if db else db_path_for(Path(path).resolve())
+    pid = stop(db_path)
     result = {"stopped": pid is not None, "pid": pid}
     emit(out, result, t0, lambda: out.notice(
         f"stopped the background worker (pid {pid}); `ov index` completes the index"
-        if pid is not None else "no background worker runs for this index"))
+        if pid is not None else "no background worker runs for this index" + _other_writer(db_path)))
     return EXIT_OK
+
+
+def _other_writer(db_path: Path) -> str:
+    """What holds the index when no worker does (as `ov status` tells it: the index lock is
+    held), and how to stop it; "" when nothing does. `--stop` stops only a worker: a
+    foreground run is its user's, in a terminal."""
+    from ov.indexer import lock_held, lock_holder  # noqa: PLC0415
+
+    if not lock_held(db_path):
+        return ""
+    pid = lock_holder(db_path)
+    return (f"; a foreground indexer{f' (pid {pid})' if pid else ''} is writing it (an `ov index`, "
+            f"or a watcher: `ov index --watch`, `ov mcp`): Ctrl-C in its terminal"
+            f"{f' or `kill {pid}`' if pid else ''} stops it")
+
 
 def _scope_of(uri: Sequence[str] | None, db: Path | None) -> Path | None:
     """Where a ranked search finds its index (None: from the current folder). DESIGN: by
