@@ -248,3 +248,25 @@ def test_stop_names_a_foreground_indexer_holding_the_index(ov, tree):
         holder.kill()
         holder.wait()
     assert ov("index", ".", "--stop", cwd=root).err == "ov: no background worker runs for this index\n"
+
+
+# ---- off a terminal: one line when a long embedding starts -----------------------------------
+
+
+def test_off_a_terminal_a_long_embedding_says_so_once(ov, tree, monkeypatch):
+    """A CI log showed nothing for the 23 minutes of the Go stdlib's vectors: rg and fd
+    are quiet off a terminal, but a run that long says once what it is doing."""
+    from ov.cli.run import Progress
+
+    monkeypatch.setattr(Progress, "HINT_ROWS", 20)
+    root = tree(notes(30))
+    r = ov("index", ".", "--json", cwd=root)  # stderr is not a terminal here
+    rows = held(root)[2]
+    assert r.code == 0 and r.json["status"] == "ok"  # stdout keeps its envelope
+    assert r.err == f"ov: embedding {rows} rows; --progress prints progress lines\n", r.err
+    # fewer rows than that to embed, or either progress flag: no such line
+    (root / "docs" / "n000.md").write_text(PROSE.format(i="zero"))
+    assert "embedding" not in ov("index", ".", cwd=root).err
+    assert "embedding" not in ov("index", ".", "--full", "--no-progress", cwd=root).err
+    lines = ov("index", ".", "--full", "--progress", cwd=root).err.splitlines()
+    assert "ov: embedding" in "\n".join(lines) and not any("--progress prints" in ln for ln in lines), lines

@@ -270,11 +270,12 @@ def tagged_from_here(res, root: Path):
 
 def build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, full: bool = False,
                 walk_opts=None, progress: bool | None = None):
-    """`api.index` with a progress bar on stderr (a TTY, or --progress)."""
+    """`api.index` with a progress bar on stderr (a TTY, or --progress); off a terminal
+    without either flag, one line when a long embedding starts (`Progress` hint)."""
     from ov import api  # noqa: PLC0415
 
     shown = out.stderr.isatty() if progress is None else progress
-    bar = Progress(shown, color=out.stderr_color, stream=out.stderr)
+    bar = Progress(shown, color=out.stderr_color, stream=out.stderr, hint=progress is None)
     return api.index(root, db=db, embed=embed, full=full, walk=walk_opts, progress=bar, warn=out.warn,
                      notice=bar.notice)
 

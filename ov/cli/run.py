@@ -141,15 +141,22 @@ def closed_pipe(out: Out) -> int:
 class Progress:
     """Progress on stderr: a rich bar on a terminal; off a terminal (`--progress` with
     stderr a file or a pipe) one plain line per phase step, at most every LINE_EVERY_S
-    seconds and at each phase's end, so a log shows it as it happens."""
+    seconds and at each phase's end, so a log shows it as it happens.
+
+    Off with `hint` (`ov index` off a terminal, neither --progress nor --no-progress
+    given), it prints one line when an embedding of HINT_ROWS rows or more starts: quiet
+    as rg and fd are off a terminal, but not silent through minutes of work (a review's
+    CI log showed nothing for 23 minutes of the Go stdlib's vectors)."""
 
     LINE_EVERY_S = 1.0
+    HINT_ROWS = 2000  # ~40 s at the model's speed on two idle cores (~50 rows/s), hours loaded
     LABELS = {"scan": "scanning", "trigram": "grep rows", "grams": "big files' grep bitmaps",
               "embed": "embedding"}
     UNITS = {"scan": "files", "trigram": "rows", "embed": "rows"}  # what a line counts
 
-    def __init__(self, enabled: bool, color: bool = True, stream=None) -> None:
+    def __init__(self, enabled: bool, color: bool = True, stream=None, hint: bool = False) -> None:
         self.enabled = enabled
+        self.hint = hint and not enabled
         self.color = color
         self.stream = stream if stream is not None else sys.stderr
         self.lines = enabled and not _isatty(self.stream)
@@ -171,6 +178,9 @@ class Progress:
         return self
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if self.hint and phase == "embed" and total and total >= self.HINT_ROWS:
+            self.hint = False  # once
+            self.notice(f"embedding {total} rows; --progress prints progress lines")
         if self.lines:
             self._line(phase, done, total)
             return
