@@ -148,9 +148,26 @@ def _held_worker(root: Path) -> int:
     pid = spawn(_db(root))
     assert pid is not None
     os.kill(pid, signal.SIGSTOP)
-    state = worker_state(_db(root))
-    assert state is not None and int(state["pid"]) == pid
+    try:
+        # stopped once it is: before, it may be inside its exec, with no command line yet,
+        # which `worker_state` reads to know it is this index's worker
+        deadline = time.monotonic() + 30
+        while _proc_state(pid) != "T" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        state = worker_state(_db(root))
+        assert state is not None and int(state["pid"]) == pid
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)  # never left stopped behind a failed test
+        raise
     return pid
+
+
+def _proc_state(pid: int) -> str:
+    """The state letter of `pid` in /proc (T: stopped), "" where unknown."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return ""
 
 
 def _term_pending(pid: int) -> bool:
@@ -169,10 +186,12 @@ def _index_stopping(root: Path, pid: int, *args: str) -> subprocess.CompletedPro
     env.pop("OV_DEBUG", None)
     p = subprocess.Popen([sys.executable, "-m", "ov", "index", ".", *args], cwd=root, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not _term_pending(pid) and p.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    os.kill(pid, signal.SIGCONT)
+    try:
+        deadline = time.monotonic() + 60
+        while not _term_pending(pid) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        os.kill(pid, signal.SIGCONT)
     out, err = p.communicate(timeout=300)
     return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
