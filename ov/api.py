@@ -233,11 +233,13 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
 
     `progress(phase, done, total)` hears each step; it may also be a context manager
     (a progress bar), entered around the build. `embedder`: one already loaded (else the
-    model is loaded when there is something to embed). With `first_use`, the keyword rows
-    of what can be read within a time budget now, and the rest by a background worker
-    (ov.worker; `notice` hears its pid); it returns None when another process built the
-    index meanwhile (this call waited for it). `first_query`: the query a first use
-    answers; the files whose paths hold its words are read first within the budget."""
+    model is loaded when there is something to embed). `notice` hears a background worker
+    stopped for this run, and the rows a run without vectors leaves without one. With
+    `first_use`, the keyword rows of what can be read within a time budget now, and the
+    rest by a background worker (ov.worker; `notice` hears its pid); it returns None when
+    another process built the index meanwhile (this call waited for it). `first_query`:
+    the query a first use answers; the files whose paths hold its words are read first
+    within the budget."""
     from ov.indexer import index_tree, options_for  # noqa: PLC0415
     from ov.query import path_words  # noqa: PLC0415
 
@@ -249,7 +251,7 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
 
     def run(bar):
         if not first_use:
-            return index_tree(root, db, opts, progress=bar, warn=warn, embedder=embedder)
+            return index_tree(root, db, opts, progress=bar, warn=warn, embedder=embedder, notice=notice)
         from ov.paths import db_path_for  # noqa: PLC0415
         from ov.worker import first_use as first  # noqa: PLC0415
 
@@ -277,6 +279,24 @@ def summary(r) -> str:
             f"{r.unchanged} unchanged, {r.skipped} skipped; {r.chunks} chunks, {r.embedded} embedded"
             f"{f' ({r.reused} reused)' if r.reused else ''} in {r.seconds:.2f}s"
             f"{' (time budget reached: the rest in the background)' if getattr(r, 'partial', False) else ''}")
+
+
+def committed(path: str | Path = ".", *, db: Path | None = None):
+    """What the index of `path` holds as committed now. An `index` stopped midway (Ctrl-C,
+    SIGTERM, a kill) keeps every batch it committed, and the next `index` goes on from
+    them: this is what it kept. A `Committed`, or None when there is no index yet or it
+    cannot be read."""
+    from ov.model import Committed  # noqa: PLC0415
+    from ov.paths import db_path_for  # noqa: PLC0415
+    from ov.store import Store  # noqa: PLC0415
+    from ov.store.db import KEYWORDS_META, sqlite_errors  # noqa: PLC0415
+
+    db_path = Path(db) if db else db_path_for(Path(_path(path, "path")).resolve())
+    try:
+        with Store.open(db_path, readonly=True) as store:
+            return Committed(store.file_count(), *store.coverage(), bool(store.get_meta(KEYWORDS_META)))
+    except (OvError, *sqlite_errors()):
+        return None
 
 
 def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,

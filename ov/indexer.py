@@ -314,6 +314,25 @@ def lock_held(db_path: Path) -> bool:
     return False
 
 
+def lock_holder(db_path: Path) -> int | None:
+    """The pid of the process holding the index lock, as Linux's /proc/locks names it (the
+    process that took the flock); None when none holds it, or where the system does not
+    say (no /proc/locks; a file system whose device numbers differ from its files')."""
+    try:
+        st = os.stat(lock_path(db_path))
+        with open("/proc/locks", "rb") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}".encode()
+    for line in lines:
+        # "1: FLOCK  ADVISORY  WRITE 4242 fe:00:2147422 0 EOF" (a waiter's: "1: -> FLOCK ...")
+        f = line.split()
+        if len(f) >= 6 and f[1] == b"FLOCK" and f[5] == want and f[4].isdigit():
+            return int(f[4])
+    return None
+
+
 def _is_worker(pid: int, db_path: Path | None = None) -> bool:
     """Whether `pid` is an ov worker (not a reused pid, nor one a cloned tree's planted
     state file names): its command line says `ov.worker` and, given `db_path`, that index."""
@@ -375,17 +394,17 @@ def worker_state(db_path: Path) -> dict | None:
     return state
 
 
-def stop_worker(db_path: Path) -> bool:
+def stop_worker(db_path: Path) -> int | None:
     """Ask a running background worker to stop (SIGTERM: it ends after its current batch,
-    which is committed). Returns whether one was running."""
+    which is committed). Returns its pid, or None when none was running."""
     state = worker_state(db_path)  # (only a pid that is this index's worker)
     if state is None:
-        return False
+        return None
     try:
         os.kill(int(state["pid"]), signal.SIGTERM)
     except OSError:
-        return False
-    return True
+        return None
+    return int(state["pid"])
 
 
 def _user_tags_kept(kept: dict[str, tuple[str, float]], fronts: dict[str, str]) -> dict[str, tuple[str, float]]:
@@ -471,10 +490,12 @@ def passages(text: str, path: str) -> list[Chunk]:
 
 def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = IndexOptions(), *,
                progress: Progress | None = None, warn: Callable[[str], None] | None = None,
-               embedder=None, stop: Callable[[], bool] | None = None, locked: bool = False) -> IndexReport:
+               embedder=None, stop: Callable[[], bool] | None = None, locked: bool = False,
+               notice: Callable[[str], None] | None = None) -> IndexReport:
     """Build or refresh the index of `root`. Returns what changed. A background worker
     adding vectors to this index is stopped first (this run does its work), unless the
-    caller holds the index lock already (`locked`)."""
+    caller holds the index lock already (`locked`); `notice` hears it, and, after a run
+    without vectors, that rows still lack one."""
     t0 = time.perf_counter()
     root = Path(root).resolve()
     if not root.is_dir():
@@ -499,8 +520,12 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
 
         check_available()
     lock = IndexLock(db_path)
+    stopped = None if locked else stop_worker(db_path)
+    if stopped is not None and notice:  # said before the wait: its batch may take half a minute
+        notice(f"stopping the background worker (pid {stopped}) after its current batch; "
+               f"this run does its work{'' if opts.embed else ', keywords only (--no-embed)'}")
     if not locked:
-        lock.acquire(STOP_WAIT_S if stop_worker(db_path) else LOCK_WAIT_S)
+        lock.acquire(STOP_WAIT_S if stopped is not None else LOCK_WAIT_S)
     try:
         store, problem = _open_checked(db_path, thorough=opts.full)
         if problem is not None:
@@ -515,6 +540,8 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
         else:
             try:
                 _fill(store, root, opts, report, progress, warn_, embedder, stop)
+                if notice and not opts.embed:
+                    _vectors_left(store, stopped is not None, notice)
             finally:
                 store.close()
     finally:
@@ -542,6 +569,18 @@ def _fill(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
         trigram_phase(store, progress, stop)
     if opts.embed:
         embed_phase(store, report, progress, embedder, stop)
+
+
+def _vectors_left(store: Store, stopped: bool, notice: Callable[[str], None]) -> None:
+    """After a `--no-embed` run: the rows still without a vector, and what adds them. Such
+    a run marks the index keywords-only, so no search starts a worker for them any more
+    (ov.worker `resume`); only a plain `ov index` does. Said when some rows have a vector
+    (the index had them) or a worker adding them was stopped; a tree indexed --no-embed
+    from the start hears nothing it did not ask for."""
+    vectors, rows = store.coverage()
+    if vectors < rows and (vectors or stopped):
+        notice(f"{rows - vectors} of {rows} rows have no vector; a --no-embed index starts no "
+               "background worker for them: `ov index` adds them")
 
 
 def _open_checked(db_path: Path, thorough: bool) -> tuple[Store | None, Unusable | None]:

@@ -175,6 +175,17 @@ class IndexReport:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Committed:
+    """What an index holds as committed (`api.committed`: what a stopped `ov index` kept)."""
+
+    files: int
+    vectors: int  # rows with a vector
+    rows: int  # rows that will have one
+    partial: bool  # its files are only the first a build read (a first build stopped, or a
+    # first search's time budget): the tree's other files are not in it yet
+
+
 # Why `ov index` left a file out, in words (`SkippedFile.reason` -> text)
 SKIP_REASONS = {"binary": "binary", "size": "over --max-filesize", "unreadable": "unreadable",
                 "outside_root": "link leading outside the root", "name_not_utf8": "name not valid UTF-8"}

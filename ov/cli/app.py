@@ -16,8 +16,8 @@ from typing import Annotated, Optional
 import typer
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
-from ov.cli.commands import (build_index, context_command, glob_command, grep_command, open_index, read_from_here,
-                             search_command, stop_background, tagged_from_here)
+from ov.cli.commands import (build_index, context_command, glob_command, grep_command, interrupted_note, open_index,
+                             read_from_here, search_command, stop_background, tagged_from_here)
 from ov.cli.fast import fast
 from ov.cli.run import report, run_body, settle
 from ov.paths import check_nul
@@ -115,8 +115,8 @@ def index_cmd(
     no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Do not read .gitignore/.ignore/.rgignore/.ovignore files.")] = False,
     follow: Annotated[bool, typer.Option("-L", "--follow", help="Follow symlinks (never outside the root).")] = False,
     max_filesize: Annotated[Optional[str], typer.Option("--max-filesize", help="Skip files larger than this: bytes, or a size such as 2M (K, M, G as in rg; default: the config's max-filesize, else 1 MiB).", metavar="SIZE")] = None,
-    progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr: a bar on a terminal, else a line as work advances, at most one a second (default: on a terminal).", show_default=False)] = None,
-    stop: Annotated[bool, typer.Option("--stop", help="Stop the background worker adding vectors to the index of PATH, and exit.")] = False,
+    progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr: a bar on a terminal, else a line as work advances, at most one a second (default: on a terminal; off one, a single line when an embedding of 2,000 rows or more starts, which --no-progress turns off).", show_default=False)] = None,
+    stop: Annotated[bool, typer.Option("--stop", help="Stop the background worker adding vectors to the index of PATH, and exit (a foreground indexer holding the index is named, with how to stop it).")] = False,
     watch: Annotated[bool, typer.Option("--watch", help="After indexing, keep watching: re-index each saved, added or deleted file until interrupted.")] = False,
     output: OutputOpt = "text",
     json_: JsonOpt = False,
@@ -144,9 +144,12 @@ def index_cmd(
         from ov import api  # noqa: PLC0415
 
         _term_as_interrupt()
-        rep = build_index(out, path, db, embed=not no_embed, full=full,
-                          walk_opts=api.walk_options(path, hidden, no_ignore, follow, max_filesize),
-                          progress=progress)
+        try:
+            rep = build_index(out, path, db, embed=not no_embed, full=full,
+                              walk_opts=api.walk_options(path, hidden, no_ignore, follow, max_filesize),
+                              progress=progress)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(interrupted_note(path, db, embed=not no_embed, full=full)) from None
         emit(out, rep, t0, lambda: out.notice(api.summary(rep)))
         if watch:
             _watch(out, path, db, not no_embed, dict(hidden=hidden, no_ignore=no_ignore, follow=follow,

@@ -273,12 +273,33 @@ def tagged_from_here(res, root: Path):
 
 def build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, full: bool = False,
                 walk_opts=None, progress: bool | None = None):
-    """`api.index` with a progress bar on stderr (a TTY, or --progress)."""
+    """`api.index` with a progress bar on stderr (a TTY, or --progress); off a terminal
+    without either flag, one line when a long embedding starts (`Progress` hint)."""
     from ov import api  # noqa: PLC0415
 
     shown = out.stderr.isatty() if progress is None else progress
-    return api.index(root, db=db, embed=embed, full=full, walk=walk_opts,
-                     progress=Progress(shown, color=out.stderr_color, stream=out.stderr), warn=out.warn)
+    bar = Progress(shown, color=out.stderr_color, stream=out.stderr, hint=progress is None)
+    return api.index(root, db=db, embed=embed, full=full, walk=walk_opts, progress=bar, warn=out.warn,
+                     notice=bar.notice)
+
+def interrupted_note(path: Path, db: Path | None, *, embed: bool, full: bool) -> str:
+    """What an `ov index` stopped by Ctrl-C or SIGTERM kept, for the line that says it was
+    interrupted: the counts committed by then (a run of hours said only `interrupted`)."""
+    import shlex  # noqa: PLC0415
+
+    from ov import api  # noqa: PLC0415
+
+    held = api.committed(path, db=db)
+    again = "ov index" + ("" if str(path) == "." else f" {shlex.quote(str(path))}")
+    again += "" if embed else " --no-embed"
+    if held is None or not held.files:
+        return f"the index holds no file yet (`{again}` starts again)"
+    files = f"the first {held.files} files read" if held.partial else f"{held.files} files"
+    what = f"{files} and {held.vectors} vectors of {held.rows}" if embed else files
+    if full:  # the rebuild's own file is removed: the index is the one it would have replaced
+        return f"the rebuild was dropped; the index keeps its {what} (`{again} --full` starts it again)"
+    return f"the index keeps {what} (`{again}` continues from there)"
+
 
 def stop_background(out: Out, path: Path, db: Path | None) -> int:
     """`ov index --stop`: stop the background worker of the index of `path`."""
@@ -287,12 +308,28 @@ def stop_background(out: Out, path: Path, db: Path | None) -> int:
     from ov.worker import stop  # noqa: PLC0415
 
     t0 = time.perf_counter()
-    pid = stop(Path(db) if db else db_path_for(Path(path).resolve()))
+    db_path = Path(db) if db else db_path_for(Path(path).resolve())
+    pid = stop(db_path)
     result = {"stopped": pid is not None, "pid": pid}
     emit(out, result, t0, lambda: out.notice(
         f"stopped the background worker (pid {pid}); `ov index` completes the index"
-        if pid is not None else "no background worker runs for this index"))
+        if pid is not None else "no background worker runs for this index" + _other_writer(db_path)))
     return EXIT_OK
+
+
+def _other_writer(db_path: Path) -> str:
+    """What holds the index when no worker does (as `ov status` tells it: the index lock is
+    held), and how to stop it; "" when nothing does. `--stop` stops only a worker: a
+    foreground run is its user's, in a terminal."""
+    from ov.indexer import lock_held, lock_holder  # noqa: PLC0415
+
+    if not lock_held(db_path):
+        return ""
+    pid = lock_holder(db_path)
+    return (f"; a foreground indexer{f' (pid {pid})' if pid else ''} is writing it (an `ov index`, "
+            f"or a watcher: `ov index --watch`, `ov mcp`): Ctrl-C in its terminal"
+            f"{f' or `kill {pid}`' if pid else ''} stops it")
+
 
 def _scope_of(uri: Sequence[str] | None, db: Path | None) -> Path | None:
     """Where a ranked search finds its index (None: from the current folder). DESIGN: by

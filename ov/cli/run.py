@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError, debug_enabled, shown_bytes
-from ov.render import FORMATS, Out
+from ov.render import FORMATS, Out, clean
 
 def make_out(output: str, json_flag: bool, color: str = "auto") -> Out:
     if output not in FORMATS:
@@ -83,8 +83,9 @@ def run_body(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> int
     except OvError as e:
         report(out, e)
         code = EXIT_ERROR
-    except KeyboardInterrupt:
-        out.stderr.write("ov: interrupted\n")
+    except KeyboardInterrupt as e:
+        # a body may say what the interrupted run kept (`ov index`: KeyboardInterrupt(note))
+        out.stderr.write(f"ov: interrupted{f'; {e.args[0]}' if e.args and e.args[0] else ''}\n")
         code = 130
     except BrokenPipeError:
         # `| head` is not a failure (click would have made it exit 1)
@@ -140,15 +141,22 @@ def closed_pipe(out: Out) -> int:
 class Progress:
     """Progress on stderr: a rich bar on a terminal; off a terminal (`--progress` with
     stderr a file or a pipe) one plain line per phase step, at most every LINE_EVERY_S
-    seconds and at each phase's end, so a log shows it as it happens."""
+    seconds and at each phase's end, so a log shows it as it happens.
+
+    Off with `hint` (`ov index` off a terminal, neither --progress nor --no-progress
+    given), it prints one line when an embedding of HINT_ROWS rows or more starts: quiet
+    as rg and fd are off a terminal, but not silent through minutes of work (a review's
+    CI log showed nothing for 23 minutes of the Go stdlib's vectors)."""
 
     LINE_EVERY_S = 1.0
+    HINT_ROWS = 2000  # ~40 s at the model's speed on two idle cores (~50 rows/s), hours loaded
     LABELS = {"scan": "scanning", "trigram": "grep rows", "grams": "big files' grep bitmaps",
               "embed": "embedding"}
     UNITS = {"scan": "files", "trigram": "rows", "embed": "rows"}  # what a line counts
 
-    def __init__(self, enabled: bool, color: bool = True, stream=None) -> None:
+    def __init__(self, enabled: bool, color: bool = True, stream=None, hint: bool = False) -> None:
         self.enabled = enabled
+        self.hint = hint and not enabled
         self.color = color
         self.stream = stream if stream is not None else sys.stderr
         self.lines = enabled and not _isatty(self.stream)
@@ -170,6 +178,9 @@ class Progress:
         return self
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if self.hint and phase == "embed" and total and total >= self.HINT_ROWS:
+            self.hint = False  # once
+            self.notice(f"embedding {total} rows; --progress prints progress lines")
         if self.lines:
             self._line(phase, done, total)
             return
@@ -180,6 +191,20 @@ class Progress:
         if phase == "scan" and done % 50:
             return
         self.bar.update(self.tasks[phase], completed=done, total=total)
+
+    def notice(self, msg: str) -> None:
+        """A line for the user while the run goes on, as `Out.notice` prints it: above a
+        live bar through its console (a plain write would be drawn over), else on the
+        stream."""
+        line = f"ov: {clean(msg)}"
+        try:
+            if self.bar is not None:
+                self.bar.console.print(line, markup=False, highlight=False, soft_wrap=True)
+            else:
+                self.stream.write(line + "\n")
+                self.stream.flush()
+        except (OSError, ValueError):
+            pass
 
     def _line(self, phase: str, done: int, total: int | None) -> None:
         now = time.monotonic()
