@@ -360,8 +360,9 @@ def _alive(pid: int) -> bool:
 
 
 def worker_state(db_path: Path) -> dict | None:
-    """The running background worker's state (pid, phase, done, total, rate, eta_s,
-    started), or None when none runs. A state file left by a killed worker is ignored."""
+    """The running background worker's state (pid, started, phase, done, total, rate,
+    eta_s, ...: ov.worker._fresh), or None when none runs. A state file left by a killed
+    worker is ignored."""
     from ov.walk import read_json  # noqa: PLC0415
 
     state = read_json(worker_file(db_path))
