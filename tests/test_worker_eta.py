@@ -85,6 +85,30 @@ def test_the_eta_holds_on_rows_of_different_lengths(tree, monkeypatch):
     assert by_rows / (end - t) < 0.4, by_rows / (end - t)  # the case under test: rows alone are far off
 
 
+def test_progress_lines_count_the_embed_phase_in_tokens(monkeypatch):
+    """`ov index --progress` off a terminal prints an ETA too: 50 rows of 10 tokens, then
+    50 of 190, at 100 tokens a second. 30 rows in, 97 s are left; rows a second since the
+    start said 7 s."""
+    from io import StringIO
+
+    from ov.cli import run
+
+    clock = _Clock()
+    monkeypatch.setattr(run, "time", SimpleNamespace(monotonic=clock))
+    out = StringIO()
+    lines = run.Progress(True, color=False, stream=out)
+    tell = getattr(lines, "work", None) or (lambda done, total: None)
+    tell(0, 10_000)
+    lines("embed", 0, 100)
+    for done in range(5, 35, 5):  # a report every 5 rows of 10 tokens: 0.5 s each
+        clock.t += 0.5
+        tell(done * 10, 10_000)
+        lines("embed", done, 100)
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith("ov: embedding 30/100 rows (30%), eta "), last
+    assert 90 <= float(last.rsplit("eta ", 1)[1].rstrip("s")) <= 105, last
+
+
 def test_the_rate_forgets_a_faster_past_within_a_minute():
     """Two minutes at 100 tokens a second, then the machine gets busy (25 a second): a
     minute later the rate says about 25, where one since the start said 75."""
