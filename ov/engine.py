@@ -397,8 +397,9 @@ def _glob_warnings(store: Store, f) -> list[str]:
 
 def _worker_eta(store: Store) -> str:
     """How far the background worker is, for a message: ", reading files first",
-    ", writing grep's rows first", or ", about 4 min left" (its rate so far); "" when it
-    does not say. The first `ov find` on the kernel said only "try again", for 10 minutes."""
+    ", writing grep's rows first", or ", about 4 min left" (ov.worker: the model's tokens
+    left at its recent rate); "" when it does not say. The first `ov find` on the kernel
+    said only "try again", for 10 minutes."""
     from ov.indexer import worker_state  # noqa: PLC0415
 
     st = worker_state(store.path) or {}

@@ -23,11 +23,15 @@ later and a run killed in either is carried on by the next.
 Minified, generated, lock, map and data files are indexed for keywords and grep but never
 embedded (`embeddable`; config keys `embed-skip` and `embed-long-lines`).
 
-Progress goes through the `progress(phase, done, total)` hook; the CLI draws it.
+Progress goes through the `progress(phase, done, total)` hook; the CLI draws it. A hook
+that also has a `work(done, total)` method hears the embed phase's progress in estimated
+model tokens as well, just before each of its reports (`TokenCost`): rows differ tenfold
+in what they cost the model, and the shortest go first, so rows alone make a poor ETA.
 """
 
 from __future__ import annotations
 
+import bisect
 import collections
 import errno
 import fcntl
@@ -38,7 +42,7 @@ import os
 import signal
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -64,6 +68,12 @@ COMMIT_FILES = 200  # files per transaction
 COMMIT_SECONDS = 1.0
 EMBED_COMMIT = 256  # chunks per transaction while embedding
 EMBED_STEP = 32  # texts embedded between two progress reports
+# `TokenCost`: waiting rows whose tokens are counted for an ETA, and how many of them (by
+# length) share one tokens-per-character ratio
+COST_SAMPLES = 512
+COST_BIN = 16
+# what a row costs beside its tokens (hashing, the vector's insert), in tokens
+ROW_TOKENS = 1
 RENAME_WINDOW_S = 30.0  # a rename's two halves in two watcher batches at most this far apart
 LOCK_WAIT_S = float(os.environ.get("OV_LOCK_WAIT", "3"))
 STOP_WAIT_S = 60.0  # for a stopped background worker to finish its batch and let go
@@ -375,8 +385,9 @@ def _alive(pid: int) -> bool:
 
 
 def worker_state(db_path: Path) -> dict | None:
-    """The running background worker's state (pid, phase, done, total, rate, eta_s,
-    started), or None when none runs. A state file left by a killed worker is ignored."""
+    """The running background worker's state (pid, started, phase, done, total, rate,
+    eta_s, ...: ov.worker._fresh), or None when none runs. A state file left by a killed
+    worker is ignored."""
     from ov.walk import read_json  # noqa: PLC0415
 
     state = read_json(worker_file(db_path))
@@ -1295,7 +1306,7 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
                           "rebuild it with `ov index --full`")
         store.set_meta("model", embedder.model_id)
     lock = held_lock(store.path)
-    run = _EmbedRun(store, report, progress, embedder, len(pending))
+    run = _EmbedRun(store, report, progress, embedder, pending)
 
     def stopped() -> bool:
         return bool(stop and stop())
@@ -1309,25 +1320,41 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
 
 
 class _EmbedRun:
-    """`embed_phase`'s counts across the turns it takes with other writers."""
+    """`embed_phase`'s counts across the turns it takes with other writers: rows, and for a
+    progress hook with a `work` method, estimated model tokens (`TokenCost`)."""
 
     def __init__(self, store: Store, report: IndexReport, progress: Progress | None, embedder,
-                 total: int) -> None:
+                 pending: list[tuple[int, int]]) -> None:
         self.store, self.report, self.progress, self.embedder = store, report, progress, embedder
-        self.total = total
+        self.total = len(pending)
         self.done = 0
-        if progress:
-            progress("embed", 0, total)
+        self.work = getattr(progress, "work", None)
+        self.cost = TokenCost.sample(store, pending, embedder) if self.work else None
+        self.work_done = 0.0
+        self.work_total = self.cost.total(pending) if self.cost else 0.0
+        self.tell(0, 0.0)
+
+    def tell(self, done: int, work_done: float) -> None:
+        """Report `done` rows (and `work_done` tokens, to a hook that asks for them)."""
+        if self.work:
+            self.work(round(work_done), round(self.work_total))
+        if self.progress:
+            self.progress("embed", min(done, self.total), self.total)
 
     def parts(self, pending: list[tuple[int, int]], cut: Callable[[], bool]) -> bool:
         """Embed `pending` EMBED_COMMIT rows a commit; True when `cut` ended it early."""
+        if self.cost:  # a later turn: what the waiter added or removed is counted in
+            self.work_total = self.work_done + self.cost.total(pending)
         for start in range(0, len(pending), EMBED_COMMIT):
-            if self.part([cid for cid, _ in pending[start:start + EMBED_COMMIT]], cut):
+            if self.part(pending[start:start + EMBED_COMMIT], cut):
                 return True
         return False
 
-    def part(self, part: list[int], cut: Callable[[], bool]) -> bool:
-        store, embedder, progress = self.store, self.embedder, self.progress
+    def part(self, rows: list[tuple[int, int]], cut: Callable[[], bool]) -> bool:
+        """Embed and commit `rows` (id, length); True when `cut` ended it early."""
+        store, embedder = self.store, self.embedder
+        part = [cid for cid, _ in rows]
+        cost = {cid: self.cost(n) for cid, n in rows} if self.cost else {}
         texts = store.chunk_texts(part)
         # a row deleted since the list was read (a concurrent change) is not there
         hash_of = {cid: content_hash(text.encode("utf-8")) for cid, text in texts.items()}
@@ -1347,8 +1374,9 @@ class _EmbedRun:
                 stopped = True
                 break
             vecs += list(embedder.embed([texts[i] for i in todo[k:k + EMBED_STEP]]))
-            if progress and k + EMBED_STEP < len(todo):
-                progress("embed", self.done + k + EMBED_STEP, self.total)
+            if k + EMBED_STEP < len(todo):
+                self.tell(self.done + k + EMBED_STEP,
+                          self.work_done + sum(cost.get(i, 0.0) for i in todo[:k + EMBED_STEP]))
         for i, v in zip(todo, vecs):
             known[hash_of[i]] = v.astype("float32").tobytes()
         ids = [cid for h, ids in by_hash.items() if h in known for cid in ids]
@@ -1357,12 +1385,74 @@ class _EmbedRun:
             # new vectors change every hybrid and semantic ranking: a cursor of one made
             # before them is refused (its next page would skip hits the new ranking puts first)
             store.bump_vectors()
-        self.done += len(ids) if stopped else len(part)
+        finished = ids if stopped else part
+        self.done += len(finished)
+        self.spent(finished, set(todo[:len(vecs)]), cost)
         self.report.embedded += len(vecs)
         self.report.reused += len(ids) - len(vecs)
-        if progress:
-            progress("embed", min(self.done, self.total), self.total)
+        self.tell(self.done, self.work_done)
         return stopped or cut()
+
+    def spent(self, rows: list[int], ran: set[int], cost: dict[int, float]) -> None:
+        """Count the tokens of committed `rows`: a row the model ran on costs its estimate,
+        a copy of a text embedded before (or a row deleted meanwhile) ROW_TOKENS at most,
+        and the total drops by the difference. So the rate is the model's, and the tokens
+        left assume no copies among the rows still waiting (on a Go tree 16 % of the
+        shortest eighth of the rows were copies, 4 % of the longest)."""
+        for cid in rows:
+            est = cost.get(cid, 0.0)
+            used = est if cid in ran else min(est, ROW_TOKENS)
+            self.work_done += used
+            self.work_total -= est - used
+
+
+class TokenCost:
+    """What a row waiting for a vector will cost the model, in tokens, estimated from its
+    length in characters: an ETA's unit of work. The model's time grows with a text's
+    tokens (~1.4 ms a token from 18 to 160 tokens, at batch 4 on two loaded cores, with no
+    fixed part to speak of), and the embed phase takes the shortest rows first, so rows a
+    second fall fourfold as it goes (a 119 MB Go tree: 128/s early, 27/s later). Characters
+    are not tokens either: on that tree the tokens per character fall from 0.49 in the
+    shortest eighth of the rows to 0.30 in the longest (chunks are cut at a token budget,
+    so the long ones hold more blanks and long words). So COST_SAMPLES waiting rows, spread
+    evenly over the length order, are tokenised once, and each COST_BIN of them in a row
+    give the tokens per character of the lengths they span. Replayed over that tree's
+    147k rows with a time per row of its tokens, an ETA from a recent rate in these units
+    stayed within 15 % of the time left from 2 % done on; one from characters was 1.5-1.8x
+    too long, one from rows 0.1-0.5x too short. On a real run the worker embedded ~800 of
+    these tokens a second for ten minutes while its rows a second fell from 56 to 6
+    (docs/BENCHMARKS.md)."""
+
+    def __init__(self, samples: Sequence[tuple[int, int]]) -> None:
+        """`samples`: (length in characters, tokens) of some waiting rows, by length."""
+        from ov.embed import MAX_TOKENS  # noqa: PLC0415
+
+        self.cap = MAX_TOKENS  # a longer text is cut there
+        self.bounds: list[int] = []  # each bin's longest length
+        self.ratios: list[float] = []  # its tokens per character
+        for i in range(0, len(samples), COST_BIN):
+            part = samples[i:i + COST_BIN]
+            chars = sum(n for n, _ in part)
+            self.bounds.append(part[-1][0])
+            self.ratios.append(sum(min(t, self.cap) for _, t in part) / chars if chars else 0.0)
+
+    @classmethod
+    def sample(cls, store: Store, pending: Sequence[tuple[int, int]], embedder) -> TokenCost:
+        """From COST_SAMPLES of `pending` (id, length, by length): one read of their texts."""
+        picked = list(pending[::max(1, -(-len(pending) // COST_SAMPLES))])
+        texts = store.chunk_texts([cid for cid, _ in picked])
+        count = getattr(embedder, "count_tokens", len)  # (characters from one that cannot count)
+        return cls([(n, count(texts[cid])) for cid, n in picked if cid in texts])
+
+    def __call__(self, length: int) -> float:
+        if not self.ratios:
+            return float(ROW_TOKENS)
+        ratio = self.ratios[min(bisect.bisect_left(self.bounds, length), len(self.ratios) - 1)]
+        return min(length * ratio, self.cap) + ROW_TOKENS
+
+    def total(self, rows: Sequence[tuple[int, int]]) -> float:
+        """The tokens of `rows` (id, length)."""
+        return sum(self(n) for _, n in rows)
 
 
 def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOptions = IndexOptions(), *,

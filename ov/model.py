@@ -224,8 +224,10 @@ class StatusReport:
     coverage: dict[str, Any] | None = None  # ov.engine.coverage: every level's rows
     not_embedded_rows: int = 0  # minified, generated, lock and data files' rows (never embedded)
     trigram_pending: int = 0  # chunks whose grep trigram rows are still to be written
-    # the running worker: pid, phase, done, total, rate, eta_s. It and `journal` are null in
-    # JSON when absent, not left out as optional fields are: the text shows both lines
+    # the running worker: pid, phase, phase_started, done, total, rate (rows a second, recent),
+    # eta_s, and while it embeds tokens_done, tokens_total, tokens_rate (ov.worker._fresh).
+    # It and `journal` are null in JSON when absent, not left out as optional fields are:
+    # the text shows both lines
     background: dict[str, Any] | None = field(default_factory=lambda: None)
     # a watcher's change journal (ov.journal.status): ready, not_ready (why), changed
     journal: dict[str, Any] | None = field(default_factory=lambda: None)

@@ -19,6 +19,7 @@ file beside the index (ov.indexer.worker_state).
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -65,6 +66,9 @@ FIRST_INLINE_ROWS = int(os.environ.get("OV_FIRST_INLINE_ROWS", "64"))
 # machine where the worker could add vectors before the search that started it answers
 START_DELAY_S = _env_seconds("OV_WORKER_DELAY", 0.0)
 STATE_EVERY_S = 0.5  # how often the state file is rewritten
+# the memory of the worker's rate (`Throughput`): a change of speed (the machine's load, rows
+# of another length) shows two-thirds in this time, nearly all within a minute
+RATE_WINDOW_S = 20.0
 LOG_NAME = "worker.log"
 
 
@@ -190,8 +194,7 @@ def spawn(db_path: Path) -> int | None:
             os.close(log)
     # the state until the worker writes its own, so that the search that started it
     # already reports it (ov.indexer.worker_state)
-    _write_json(worker_file(db_path), {"pid": proc.pid, "started": time.time(), "phase": "starting",
-                                       "done": 0, "total": 0, "rate": None, "eta_s": None})
+    _write_json(worker_file(db_path), {"pid": proc.pid, "started": time.time(), **_fresh("starting")})
     return proc.pid
 
 
@@ -259,28 +262,73 @@ def _open_log(path: Path) -> int | None:
         return None
 
 
+def _fresh(phase: str) -> dict:
+    """A state file's progress fields at the start of `phase`: `rate` rows (files in a
+    scan) a second, `eta_s`, and in the embed phase `tokens_done` / `tokens_total`, the
+    model's estimated work (ov.indexer.TokenCost), and `tokens_rate`."""
+    return {"phase": phase, "phase_started": round(time.time(), 3), "done": 0, "total": 0, "rate": None,
+            "eta_s": None, "tokens_done": None, "tokens_total": None, "tokens_rate": None}
+
+
+class Throughput:
+    """Work a second over the last RATE_WINDOW_S or so: the work done between two reports
+    and the time it took, each summed with weights that fade by e every RATE_WINDOW_S, and
+    one sum divided by the other. A rate since the phase began kept the speed of its first
+    rows: the embed phase starts with the shortest, and the machine's load moves."""
+
+    def __init__(self, now: float, done: float, window_s: float = RATE_WINDOW_S) -> None:
+        self.t, self.done, self.window_s = now, done, window_s
+        self.work = self.time = 0.0
+
+    def update(self, now: float, done: float) -> None:
+        dt = max(0.0, now - self.t)
+        keep = math.exp(-dt / self.window_s)
+        self.work = self.work * keep + max(0.0, done - self.done)
+        self.time = self.time * keep + dt
+        self.t, self.done = now, done
+
+    @property
+    def rate(self) -> float | None:
+        return self.work / self.time if self.time > 0 and self.work > 0 else None
+
+
 class _State:
-    """The worker's progress, written atomically for `ov status`."""
+    """The worker's progress, written atomically for `ov status`: the progress hook of
+    ov.indexer, with its `work` method for the embed phase's tokens."""
 
     def __init__(self, db_path: Path, orphaned=lambda: False) -> None:
         self.path = worker_file(db_path)
         self.orphaned = orphaned  # its index is gone: the folder may be another worker's now
-        self.data = {"pid": os.getpid(), "started": time.time(), "phase": "start",
-                     "done": 0, "total": 0, "rate": None, "eta_s": None}
-        self.phase_t0 = time.monotonic()
-        self.phase_done0 = 0
+        self.data = {"pid": os.getpid(), "started": time.time(), **_fresh("start")}
+        self.rows = Throughput(time.monotonic(), 0)
+        self.tokens: Throughput | None = None
+        self.told: tuple[float, float] | None = None  # the tokens told for the next report
         self.written = 0.0
         self.write(force=True)
 
+    def work(self, done: float, total: float) -> None:
+        """The embed phase's estimated model tokens, told just before each of its reports."""
+        self.told = (done, total)
+
     def __call__(self, phase: str, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        told, self.told = self.told, None
         if phase != self.data["phase"]:
-            self.data["phase"] = phase
-            self.phase_t0, self.phase_done0 = time.monotonic(), done
-        elapsed = time.monotonic() - self.phase_t0
-        rate = (done - self.phase_done0) / elapsed if elapsed > 0 and done > self.phase_done0 else None
-        self.data.update(done=done, total=total or 0,
-                         rate=round(rate, 1) if rate else None,
-                         eta_s=round((total - done) / rate, 1) if rate and total else None)
+            self.data.update(_fresh(phase))
+            self.rows, self.tokens = Throughput(now, done), None
+        else:
+            self.rows.update(now, done)
+        if told is None:
+            self.tokens = None
+        elif self.tokens is None:
+            self.tokens = Throughput(now, told[0])
+        else:
+            self.tokens.update(now, told[0])
+        self.data.update(done=done, total=total or 0, rate=_rounded(self.rows.rate),
+                         eta_s=_rounded(_eta(self.rows, total, self.tokens, told)))
+        if told is not None:
+            self.data.update(tokens_done=round(told[0]), tokens_total=round(told[1]),
+                             tokens_rate=_rounded(self.tokens.rate))
         self.write()
 
     def write(self, force: bool = False) -> None:
@@ -297,6 +345,20 @@ class _State:
                 self.path.unlink()
         except (OSError, ValueError):
             pass
+
+
+def _eta(rows: Throughput, total: int | None, tokens: Throughput | None,
+         told: tuple[float, float] | None) -> float | None:
+    """Seconds left: the tokens left at the recent token rate where the phase tells its
+    tokens (embedding), else the rows left at the recent row rate; None until a rate is known."""
+    if tokens is not None and told is not None:
+        rate = tokens.rate
+        return max(0.0, told[1] - told[0]) / rate if rate else None
+    return (total - rows.done) / rows.rate if total and rows.rate else None
+
+
+def _rounded(x: float | None) -> float | None:
+    return None if x is None else round(x, 1)
 
 
 class _Orphaned:

@@ -163,7 +163,11 @@ class Progress:
         self.bar = None
         self.tasks: dict[str, object] = {}
         self.last: dict[str, float] = {}
-        self.t0: dict[str, float] = {}
+        self.rates: dict[str, object] = {}  # phase -> its recent rate (ov.worker.Throughput)
+        self.told: tuple[float, float] | None = None
+        # the embed phase's estimated model tokens (ov.indexer.TokenCost), which the lines'
+        # ETA counts in; a bar shows no ETA, so it does not ask for them (a sample is tokenised)
+        self.work = self._work if self.lines else None
 
     def __enter__(self):
         if self.enabled and not self.lines:
@@ -206,17 +210,20 @@ class Progress:
         except (OSError, ValueError):
             pass
 
+    def _work(self, done: float, total: float) -> None:
+        self.told = (done, total)
+
     def _line(self, phase: str, done: int, total: int | None) -> None:
         now = time.monotonic()
-        self.t0.setdefault(phase, now)
+        told, self.told = self.told, None
+        rate = self._rate(phase, now, told[0] if told else done)
         if now - self.last.get(phase, 0.0) < self.LINE_EVERY_S and done != total:
             return
         self.last[phase] = now
         label = self.LABELS.get(phase, phase)
         if total:
-            elapsed = now - self.t0[phase]
-            rate = done / elapsed if elapsed > 0 else 0.0
-            eta = f", eta {(total - done) / rate:.0f}s" if rate and done < total else ""
+            left = told[1] - told[0] if told else total - done
+            eta = f", eta {left / rate:.0f}s" if rate and done < total else ""
             unit = self.UNITS.get(phase, "")
             msg = f"ov: {label} {done}/{total}{' ' + unit if unit else ''} ({done / total:.0%}){eta}"
         else:
@@ -226,6 +233,18 @@ class Progress:
             self.stream.flush()
         except (OSError, ValueError):
             self.lines = False
+
+    def _rate(self, phase: str, now: float, done: float) -> float | None:
+        """The phase's recent rate, of tokens where it tells them (embedding), else of rows or
+        files: rows a second since the start kept the speed of the shortest rows, which the
+        embed phase takes first, as the worker's did (ov.worker)."""
+        from ov.worker import Throughput  # noqa: PLC0415 - the indexer is loaded by now
+
+        if phase not in self.rates:
+            self.rates[phase] = Throughput(now, done)
+            return None
+        self.rates[phase].update(now, done)
+        return self.rates[phase].rate
 
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
