@@ -8,9 +8,21 @@ it by walking up from their scope, as git finds `.git`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+def env_number(name: str, default: float) -> float:
+    """A number from the environment (`OV_FIRST_BUDGET`, `OV_LOCK_WAIT`...); one that is
+    not a number, or is below 0, counts as `default`: read when a module loads, a value
+    such as `OV_WORKER_DELAY=abc` had made every search an internal error."""
+    try:
+        v = float(os.environ.get(name, "") or default)
+    except ValueError:
+        return default
+    return v if v >= 0 else default  # (NaN too)
+
 
 INDEX_DIRNAME = ".ov"
 DB_NAME = "index.db"

@@ -49,7 +49,7 @@ from pathlib import Path
 
 from ov import chunk as chunking
 from ov import grams, tiers
-from ov.config import DEFAULT_EMBED_SKIP, INDEX_DIRNAME, WalkOptions, load_config
+from ov.config import DEFAULT_EMBED_SKIP, INDEX_DIRNAME, WalkOptions, env_number, load_config
 from ov.errors import OvError, shown_bytes
 from ov.kinds import category, file_type, kind_of
 from ov.model import Chunk, IndexReport
@@ -75,7 +75,7 @@ COST_BIN = 16
 # what a row costs beside its tokens (hashing, the vector's insert), in tokens
 ROW_TOKENS = 1
 RENAME_WINDOW_S = 30.0  # a rename's two halves in two watcher batches at most this far apart
-LOCK_WAIT_S = float(os.environ.get("OV_LOCK_WAIT", "3"))
+LOCK_WAIT_S = env_number("OV_LOCK_WAIT", 3.0)
 STOP_WAIT_S = 60.0  # for a stopped background worker to finish its batch and let go
 EMBED_META = "embed"  # "off" after an `ov index --no-embed`: no vectors are coming
 CHUNK_TOKENS = 200
@@ -116,7 +116,6 @@ class IndexOptions:
     # a first answer's query words (ov.query.path_words): within its budget, the files whose
     # paths hold the most of them are read first (`_LexicalPass.entries`)
     first_words: tuple[str, ...] = ()
-
 
 
 def walk_from_config(root: Path) -> WalkOptions:
@@ -824,8 +823,9 @@ class _LexicalPass:
 
     def entries(self):
         """The walk's files. A first answer with query words (`opts.first_words`) walks for
-        up to FIRST_WALK_S (a quarter of its budget at most), then reads the files walked so far by how many of the words
-        their paths hold (walk order among equals), then the rest of the walk. The Go
+        up to FIRST_WALK_S (a quarter of its budget at most), then reads the files walked
+        so far by how many of the words their paths hold (walk order among equals), then
+        the rest of the walk. The Go
         stdlib's first answer to "where does the http server parse the request line" read
         410 files in walk order (archive/, bufio/, cmd/) and held no file of net/http."""
         entries = walk(self.root, self.opts.walk, on_warning=self.warn, on_skip=self.on_skip)
@@ -1056,7 +1056,7 @@ def _pool():
     """Processes that read and chunk files while this one writes them (past the first
     INLINE_FILES of a run; `OV_INDEX_JOBS` sets how many, 1 = none). Reading, tiers and chunking are ~85 %
     of the keyword phase's CPU and independent per file; SQLite takes one writer."""
-    jobs = int(os.environ.get("OV_INDEX_JOBS", "0") or 0) or min(os.cpu_count() or 1, 4)
+    jobs = int(env_number("OV_INDEX_JOBS", 0)) or min(os.cpu_count() or 1, 4)
     import sys  # noqa: PLC0415
 
     if jobs <= 1 or (sys.flags.ignore_environment and not sys.flags.safe_path):

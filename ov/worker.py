@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from ov.config import env_number
 from ov.errors import OvError
 from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Progress, complete_index, embed_phase,
                         index_tree, lock_held, stop_worker, trigram_phase, worker_file, worker_state)
@@ -38,20 +39,10 @@ from ov.store.db import stored_setting, unfinished
 from ov.walk import read_json
 
 
-def _env_seconds(name: str, default: float) -> float:
-    """A number of seconds from the environment; one that is not a number (or is below 0)
-    counts as `default`: an `OV_WORKER_DELAY=abc` made every search an internal error."""
-    try:
-        v = float(os.environ.get(name, "") or default)
-    except ValueError:
-        return default
-    return v if v >= 0 else default
-
-
 NICE = 10
 # a first search reads files for this long, then answers from the keyword rows written so
 # far (saying how many) and leaves the rest of the tree to the worker
-FIRST_BUDGET_S = _env_seconds("OV_FIRST_BUDGET", 6.0)
+FIRST_BUDGET_S = env_number("OV_FIRST_BUDGET", 6.0)
 # a first search that finds another one building the index waits for it this long (its
 # budget, and time to start and to commit), then ends with the retryable `index_busy`
 FIRST_WAIT_S = FIRST_BUDGET_S + 15
@@ -60,11 +51,11 @@ FIRST_WAIT_S = FIRST_BUDGET_S + 15
 # answer from both branches (four notes: 0.85 s in all, against 0.55 s from keywords
 # alone, docs/BENCHMARKS.md), where a larger tree answers from its keywords and leaves the
 # vectors to the worker
-FIRST_INLINE_ROWS = int(os.environ.get("OV_FIRST_INLINE_ROWS", "64"))
+FIRST_INLINE_ROWS = int(env_number("OV_FIRST_INLINE_ROWS", 64))
 # seconds a worker waits, holding the index, before it writes anything: a test (or a
 # script) that reads the first answer as the keyword rows alone give it, on a loaded
 # machine where the worker could add vectors before the search that started it answers
-START_DELAY_S = _env_seconds("OV_WORKER_DELAY", 0.0)
+START_DELAY_S = env_number("OV_WORKER_DELAY", 0.0)
 STATE_EVERY_S = 0.5  # how often the state file is rewritten
 # the memory of the worker's rate (`Throughput`): a change of speed (the machine's load, rows
 # of another length) shows two-thirds in this time, nearly all within a minute

@@ -302,3 +302,15 @@ def test_a_trees_config_raises_max_filesize_to_64m_at_most(tmp_path, capsys):
     assert cfg.walk_options().max_filesize == CONFIG_MAX_FILESIZE == 64 << 20
     assert cfg.walk_options().max_filesize == CONFIG_MAX_FILESIZE
     assert capsys.readouterr().err.count("max-filesize is held at 64M") == 1  # said once
+
+
+def test_env_number_reads_a_number_or_keeps_the_default(monkeypatch):
+    """A number read from the environment when a module loads: one that is not a number
+    had made every search an internal error (`OV_WORKER_DELAY=abc`)."""
+    from ov.config import env_number
+
+    for value, expected in (("2.5", 2.5), ("0", 0.0), ("abc", 6.0), ("-1", 6.0), ("nan", 6.0), ("", 6.0)):
+        monkeypatch.setenv("OV_TEST_SECONDS", value)
+        assert env_number("OV_TEST_SECONDS", 6.0) == expected
+    monkeypatch.delenv("OV_TEST_SECONDS")
+    assert env_number("OV_TEST_SECONDS", 3.0) == 3.0
