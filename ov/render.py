@@ -312,6 +312,24 @@ def best_line(lines: list[str], pats) -> int:
     return next((i for i, line in enumerate(lines) if line.strip()), 0)
 
 
+def name_line(lines: list[str], path: str, name: str) -> int | None:
+    """For a query that is one code identifier (ov.query.identifier): the index of the line
+    defining `name` (ov.tiers.defines), else of the first line holding it as a whole word,
+    else None. The query's words would pick a line holding its qualifier most:
+    `os.path.join` was shown by posixpath.py's `elif not path or path.endswith(sep)`, and
+    `alloc_pages` by a `#define alloc_page(...) alloc_pages(...)` below its definition."""
+    import re  # noqa: PLC0415
+
+    from ov.tiers import defines  # noqa: PLC0415
+
+    text = "\n".join(lines)
+    at = defines(text, path, name)
+    if at is not None:
+        return text.count("\n", 0, at)
+    word = re.compile(r"(?<![\w$]){}(?![\w$])".format(re.escape(name)))
+    return next((i for i, line in enumerate(lines) if word.search(line)), None)
+
+
 def _mark(text: str, pats, color: bool) -> str:
     """`text` with the query's words in bold red on a terminal; as is otherwise."""
     if not color or not pats:
@@ -342,9 +360,11 @@ def _scores_line(h) -> str:
     return f"score {h.score:.4g}" + ("; " + "; ".join(parts) if parts else "")
 
 
-def hit_text(h, pats, color: bool) -> list[str]:
+def hit_text(h, pats, color: bool, name: str | None = None) -> list[str]:
     """One hit's lines: the best line as `path:line: text`, then its excerpt around it (or
-    the whole file with --read-content), then the scores with --explain."""
+    the whole file with --read-content), then the scores with --explain. With `name` (the
+    identifier a query is), the best line is the one defining it, or the first holding it
+    (`name_line`)."""
     if h.content is not None:  # --read-content: the whole file is the excerpt
         lines, first = h.content.split("\n"), 1
         if lines and lines[-1] == "":
@@ -358,11 +378,11 @@ def hit_text(h, pats, color: bool) -> list[str]:
     lines = [clean(ln[:-1] if ln.endswith("\r") else ln) for ln in lines]
     while len(lines) > 1 and not lines[-1].strip():
         lines.pop()
-    if h.excerpt.text and h.content is not None:  # search the hit's own lines of the file
-        lo, hi = h.start_line - 1, h.end_line
-        i = lo + best_line(lines[lo:hi], pats) if 0 <= lo < len(lines) else best_line(lines, pats)
-    else:
-        i = best_line(lines, pats)
+    lo, hi = ((h.start_line - 1, h.end_line) if h.excerpt.text and h.content is not None
+              and 0 <= h.start_line - 1 < len(lines) else (0, len(lines)))
+    # with --read-content, the hit's own lines of the file are searched
+    at = name_line(lines[lo:hi], h.path, name) if name and h.excerpt.text else None
+    i = lo + (best_line(lines[lo:hi], pats) if at is None else at)
     best = _mark(_cut(lines[i].strip(), pats), pats, color)
     path = clean_name(h.path)
     if not h.excerpt.text and h.content is None:
@@ -392,10 +412,12 @@ def hit_text(h, pats, color: bool) -> list[str]:
 
 def hits_text(res, query: str, color: bool) -> str:
     """Each hit, best first, as `hit_text` shows it; a blank line between hits."""
-    from ov.query import query_pattern  # noqa: PLC0415
+    from ov.query import identifier, query_pattern  # noqa: PLC0415
 
     pats = query_pattern(query)
-    blocks = ["\n".join(hit_text(h, pats, color)) for h in res.hits]
+    ident = identifier(query)
+    name = ident[0] if ident else None
+    blocks = ["\n".join(hit_text(h, pats, color, name)) for h in res.hits]
     text = "\n\n".join(blocks)
     if res.plan:
         text += "\n\nplan: " + dumps(res.plan)

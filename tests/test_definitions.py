@@ -168,6 +168,22 @@ def test_search_puts_the_definition_first_and_shows_it(tree, ov, search_type):
     assert all("defines" not in h["scores"] for h in plain)
 
 
+def test_the_text_output_shows_a_name_by_its_definition_line(tree, ov):
+    """A definer's doc comment names it first (`// WithDeadline returns ...`, line 4): the
+    line printed is the definition (line 6); a file that only uses the name is shown by a
+    line holding it whole, not one holding only a qualifier's word."""
+    root = tree(GO_TREE)
+    assert ov("index", root).code == 0
+    r = ov("search", "WithDeadline", "--search-type", "keywords", cwd=root)
+    assert r.code == 0, r.err
+    first = r.out.splitlines()[0]
+    assert first == "context/context.go:6: func WithDeadline(parent Context, d time.Time) (Context, CancelFunc) {"
+    assert "    6: func WithDeadline(" in r.out and "    4- // WithDeadline returns" in r.out
+    eof = ov("search", "io.EOF", "--search-type", "keywords", cwd=root).out.splitlines()
+    assert eof[0] == 'io/io.go:4: var EOF = errors.New("EOF")'
+    assert any(line.startswith("bufio/scan.go:4: ") for line in eof)
+
+
 def test_find_does_not_rank_by_definitions(tree, ov):
     root = tree(GO_TREE)
     assert ov("index", root).code == 0
