@@ -10,6 +10,19 @@ import sys
 
 
 def entry() -> None:
+    """The command; a Ctrl-C while it starts (its imports take ~0.3 s) ends as any other
+    interrupt does, with `ov: interrupted` and status 130, not a traceback of the import."""
+    try:
+        _entry()
+    except KeyboardInterrupt:
+        try:
+            sys.stderr.write("ov: interrupted\n")
+            sys.stderr.flush()
+        finally:
+            __import__("os")._exit(130)
+
+
+def _entry() -> None:
     from ov.cli import run
     from ov.cli.fast import fast
 
