@@ -148,8 +148,25 @@ def path_filter(rules: str):
     return PathFilter(globs).at(base, up)
 
 
+@functools.lru_cache(maxsize=4)
+def _answers(rules: str) -> dict[str, int]:
+    return {}
+
+
+PATH_ANSWERS_MAX = 1_000_000  # paths remembered for one set of rules (~100 MB at most)
+
+
 def _path_passes(rules: str, path: str) -> int:
-    return 1 if path_filter(rules)(path) else 0
+    """Each path's answer is remembered for its rules: SQLite asks again for each
+    statement of a query (three for an identifier's search: 240,785 asks on the kernel's
+    78,168 files, 2.5-4.6 µs each to match), and `ov mcp` for each query."""
+    known = _answers(rules)
+    got = known.get(path)
+    if got is None:
+        if len(known) >= PATH_ANSWERS_MAX:
+            known.clear()
+        got = known[path] = 1 if path_filter(rules)(path) else 0
+    return got
 
 
 def _connect_ro(mod, path: Path, op_err):

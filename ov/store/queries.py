@@ -617,15 +617,19 @@ class Store(Database):
     def bump_vectors(self) -> None:
         self.set_meta("vgeneration", f"{time.time_ns():x}")
 
-    def allowed_chunk_sql(self, filters: Filters) -> tuple[str, list[Any]]:
-        """SQL selecting chunk ids that pass every filter."""
+    def allowed_chunk_sql(self, filters: Filters, with_vector: bool = False) -> tuple[str, list[Any]]:
+        """SQL selecting chunk ids that pass every filter (with `with_vector`, only those
+        that have a vector)."""
         fw, fp = filters.file_where("f")
+        vec = " AND c.embedded = 1" if with_vector else ""
         return (f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id "
-                f"WHERE {filters.level_where()} AND {fw}", fp)
+                f"WHERE {filters.level_where()}{vec} AND {fw}", fp)
 
-    def allowed_chunk_ids(self, filters: Filters) -> list[int]:
-        """The ids of the chunks that pass every filter."""
-        sql, params = self.allowed_chunk_sql(filters)
+    def allowed_chunk_ids(self, filters: Filters, with_vector: bool = False) -> list[int]:
+        """The ids of the chunks that pass every filter. The vector branch asks only for
+        rows with a vector: on the kernel with 2 % of its vectors, `-g '!*_test.go'` had
+        listed all 2.9 million passages (2.8 s) for a KNN that reads 60,000."""
+        sql, params = self.allowed_chunk_sql(filters, with_vector)
         return [r[0] for r in self.rows(sql, params)]
 
     def keyword_search(self, match: str, filters: Filters, limit: int,
@@ -813,7 +817,7 @@ class Store(Database):
             where.append(f"level IN ({','.join(str(int(x)) for x in filters.levels)})")
         filters.kind_time_where("", where, params)
         if filters.restricts_files:
-            ids = self.allowed_chunk_ids(filters)
+            ids = self.allowed_chunk_ids(filters, with_vector=True)
             if not ids:
                 return []
             where.append("chunk_id IN (SELECT value FROM json_each(?))")

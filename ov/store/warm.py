@@ -188,7 +188,7 @@ class WarmStore(Store):
         held = self._held()
         if held is None or not held.usable_for(qvec):
             return super().vector_search(qvec, filters, k)
-        allowed = self.allowed_chunk_ids(filters) if filters.restricts_files else None
+        allowed = self.allowed_chunk_ids(filters, with_vector=True) if filters.restricts_files else None
         if allowed is not None and not allowed:
             return []
         return held.search(qvec, held.mask(filters, allowed), k)
