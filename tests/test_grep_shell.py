@@ -321,8 +321,8 @@ def test_an_include_glob_overrides_ignore_files_as_rg(ov, tree, indexed):
         flags = [a for g in globs for a in ("-g", g)]
         theirs = rg(t, "--sort", "path", "-l", *flags, "foo")
         ours = ov("grep", "-l", *flags, "foo", cwd=t)
-        # rg exits 2 when no file was searched at all; ov never lists its own .ov/
-        assert (ours.code, ours.out) == (min(theirs.returncode, 1), _own(theirs.stdout)), globs
+        # both exit 2 when no file was searched at all (`build/**`); ov never lists its own .ov/
+        assert (ours.code, ours.out) == (theirs.returncode, _own(theirs.stdout)), globs
         files = ov("grep", "--files", *flags, cwd=t).out
         assert files == _own(rg(t, "--sort", "path", "--files", *flags).stdout), globs
     # without -g the ignore files hold
@@ -688,3 +688,33 @@ def test_globs_from_the_current_folder_with_several_roots_as_rg(ov, tree, order)
         theirs = rg(t / "repo" / "src", "--sort", "path", "-l", "-g", glob, "hit", *order)
         # (rg prints `./x` for a file under the PATH `.`; ov prints paths from the current folder)
         assert sorted(ours.out.split()) == sorted(p.removeprefix("./") for p in theirs.stdout.split()), glob
+
+
+@pytest.mark.parametrize("indexed", [False, True], ids=["walked", "indexed"])
+def test_no_file_searched_is_an_error_as_rg_says(ov, tree, indexed, tmp_path):
+    """`-t rust` in a tree with no Rust file searched nothing: rg exits 2 and says why, and
+    so does ov, in text, JSON and with -q. A pattern the index rules out of every file is
+    a search that found nothing (1), not this error."""
+    t = tree({"a.py": "fn main\n", "b.md": "main\n"})
+    if indexed:
+        assert ov("index", "--no-embed", cwd=t).code == 0
+    r = ov("grep", "-t", "rust", "main", cwd=t)
+    assert (r.code, r.out) == (2, "")
+    assert r.err.startswith("ov: error[not_found]: no files were searched") and "--files" in r.err
+    j = ov("grep", "-t", "rust", "main", "--json", cwd=t)
+    assert j.code == 2 and j.json["error"]["code"] == "not_found"
+    assert ov("grep", "-q", "-t", "rust", "main", cwd=t).code == 2
+    assert ov("grep", "-c", "-g", "*.rs", "main", cwd=t).code == 2
+    assert ov("grep", "-t", "py", "main", cwd=t).out == "a.py:1:fn main\n"
+    none = ov("grep", "zqxvnothinghere", cwd=t)
+    assert (none.code, none.out, none.err) == (1, "", "")
+    assert ov("grep", "-q", "zqxvnothinghere", cwd=t).code == 1
+    (tmp_path / "empty").mkdir()
+    assert ov("grep", "main", cwd=tmp_path / "empty").code == 2  # an empty folder, as rg
+
+
+@needs_rg
+def test_no_file_searched_exits_as_rg_exits(ov, tree):
+    t = tree({"a.py": "fn main\n"})
+    for flags in (["-t", "rust"], ["-g", "*.rs"], ["-t", "py"], []):
+        assert ov("grep", *flags, "main", cwd=t).code == rg(t, *flags, "main").returncode, flags

@@ -80,14 +80,16 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         b = before if before is not None else (context or 0)
         a = after if after is not None else (context or 0)
         if quiet:
-            recs, _ = api.grep(pat, paths or (), node_limit=1, mode="files", max_count=max_count,
-                               before=b, after=a, **how)
+            recs, qst = api.grep(pat, paths or (), node_limit=1, mode="files", max_count=max_count,
+                                 before=b, after=a, **how)
+            recs = _unless_nothing_searched(recs, qst, paths or (), dict(node_limit=1, tags=tags or (), **where))
             return EXIT_OK if next(recs, None) is not None else EXIT_NONE
         records, st = api.grep(pat, paths or (), before=b, after=a, node_limit=node_limit, mode=mode,
                                max_count=max_count, **how,
                                deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout)
         from ov.search.matcher import gc_paused  # noqa: PLC0415
 
+        records = _unless_nothing_searched(records, st, paths or (), dict(node_limit=1, tags=tags or (), **where))
         # the records hold no cycles, and a run may build millions (see gc_paused); the
         # pause is held here, where they are read to the end, not across the generator's yields
         with gc_paused():
@@ -97,6 +99,29 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         return EXIT_OK if n or st.binary_matches else EXIT_NONE
 
     return run_body((output, json_, color), body)
+
+
+def _unless_nothing_searched(records, st, paths: Sequence[str], where: dict):
+    """`records`, or the error ripgrep exits 2 with when no file at all was searched: the
+    filters (-t, -g, --exclude-uri, the ignore files, hidden files) left out every file
+    under the PATHs, or there is none (`ov grep -t rust` in a Python tree had exited 1 as
+    a search that found nothing). A grep the index answered without reading a file
+    (nothing could match) is asked again for one file of its walk (`ov grep --files`)."""
+    from itertools import chain  # noqa: PLC0415
+
+    from ov import api  # noqa: PLC0415
+
+    first = next(records, None)
+    if first is not None:
+        return chain([first], records)
+    if st.searched or st.unreadable or st.binary_matches or st.truncated or st.level_cut:
+        return iter(())
+    found, _ = api.files(paths, **where)
+    if next(found, None) is not None:
+        return iter(())
+    raise OvError("not_found", "no files were searched, which means a filter (-t, -g, "
+                  "--exclude-uri, an ignore file, hidden files) left out every file, or there "
+                  "is none; `ov grep --files` with the same flags lists the files searched")
 
 
 def _patterns(pattern: str | None, regexps: list[str], fixed: bool, multiline: bool = False) -> tuple[str, bool]:
