@@ -718,3 +718,23 @@ def test_no_file_searched_exits_as_rg_exits(ov, tree):
     t = tree({"a.py": "fn main\n"})
     for flags in (["-t", "rust"], ["-g", "*.rs"], ["-t", "py"], []):
         assert ov("grep", *flags, "main", cwd=t).code == rg(t, *flags, "main").returncode, flags
+
+
+def test_a_missing_path_among_others_is_said_and_the_rest_searched(ov, tree):
+    """rg searches the PATHs that exist, says which does not, and exits 2: `ov grep kmalloc
+    good.rst nosuch` had printed nothing of good.rst. JSON stays one answer: the error."""
+    t = tree({"a.py": "fn main\n", "b.txt": "main here\n"})
+    r = ov("grep", "main", "a.py", "nosuch", "b.txt", cwd=t)
+    assert (r.code, r.out) == (2, "a.py:1:fn main\nb.txt:1:main here\n")
+    assert "nosuch: no such file or folder" in r.err
+    lines = ov("grep", "main", "a.py", "nosuch", "-o", "jsonl", cwd=t)
+    recs = [json.loads(x) for x in lines.out.splitlines()]
+    assert lines.code == 2 and recs[0]["path"] == "a.py"
+    assert recs[-1]["type"] == "summary" and "nosuch: no such file or folder" in recs[-1]["warnings"]
+    j = ov("grep", "main", "a.py", "nosuch", "--json", cwd=t)
+    assert j.code == 2 and j.json["error"]["code"] == "not_found"
+    f = ov("grep", "--files", "a.py", "nosuch", cwd=t)
+    assert (f.code, f.out) == (2, "a.py\n")
+    assert ov("grep", "zzz", "a.py", "nosuch", cwd=t).code == 2  # nothing found, still an error
+    only = ov("grep", "main", "nosuch", "gone", cwd=t)
+    assert (only.code, only.out) == (2, "") and "error[not_found]: nosuch" in only.err

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ov.cli.run import Progress, run_body
-from ov.errors import EXIT_NONE, EXIT_OK, OvError
+from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError
 from ov.render import Out
 
 
@@ -66,9 +66,12 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             else:
                 out.stdout.write(render.types_text())
             return EXIT_OK
+        # a missing PATH: the others searched, then exit 2, as rg (JSON: the error alone)
+        partial = dict(missing_ok=out.fmt != "json")
         if files:
-            found, st = api.files(paths or (), node_limit=node_limit, tags=tags or (), **where)
-            return EXIT_OK if render.emit_files(out, found, st, t0, null) else EXIT_NONE
+            found, st = api.files(paths or (), node_limit=node_limit, tags=tags or (), **where, **partial)
+            n = render.emit_files(out, found, st, t0, null)
+            return EXIT_ERROR if st.missing else EXIT_OK if n else EXIT_NONE
         pat, fx = _patterns(pattern, list(regexps or ()), fixed, multiline)
         icase = (ignore_case or (smart_case and not any(c.isupper() for c in pat))) and not case_sensitive
         how = dict(fixed=fx, ignore_case=icase, word=word, line=line_regexp, multiline=multiline, invert=invert,
@@ -85,7 +88,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             recs = _unless_nothing_searched(recs, qst, paths or (), dict(node_limit=1, tags=tags or (), **where))
             return EXIT_OK if next(recs, None) is not None else EXIT_NONE
         records, st = api.grep(pat, paths or (), before=b, after=a, node_limit=node_limit, mode=mode,
-                               max_count=max_count, **how,
+                               max_count=max_count, **how, **partial,
                                deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout)
         from ov.search.matcher import gc_paused  # noqa: PLC0415
 
@@ -96,7 +99,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             n = render.emit_grep(out, records, st, mode, t0, context=bool(a or b),
                                  max_columns=cols, null=null,
                                  filename=with_filename or not no_filename, heading=heading)
-        return EXIT_OK if n or st.binary_matches else EXIT_NONE
+        return EXIT_ERROR if st.missing else EXIT_OK if n or st.binary_matches else EXIT_NONE
 
     return run_body((output, json_, color), body)
 

@@ -565,6 +565,7 @@ def iter_grep(
     max_count: int | None = None,
     follow: bool = False,
     deadline_s: float | None = None,
+    missing_ok: bool = False,
 ) -> Iterator[Match | FileCount]:
     """Search file contents: the `Match` records (mode "matches"), or `FileCount`
     records (mode "count": files with their matching-line counts; mode "files": paths).
@@ -575,7 +576,9 @@ def iter_grep(
     time, `deadline_exceeded` says how far it got (the records yielded so far stand).
 
     Bad options, a bad pattern and a missing path raise here, before the records are
-    asked for (not at the first `next()`); the search runs as they are read."""
+    asked for (not at the first `next()`); the search runs as they are read. With
+    `missing_ok`, a missing PATH is a warning in `stats.missing` (and `stats.warnings`)
+    and the others are searched, as rg does (`ov grep` in text and JSON Lines)."""
     st = _checked(mode, stats, node_limit, max_depth, before, after, max_count, invert,
                   multiline, deadline_s)
     started = time.monotonic()
@@ -590,7 +593,7 @@ def iter_grep(
     tag_pairs = parse_tags(tags) if tags else None
     pfilter = PathFilter(globs) if globs else None
     tfilter = type_matcher(types) if types else None
-    groups = plan_roots(cwd, paths)
+    groups = _planned(cwd, paths, st, missing_ok)
     check_excludes(groups, cwd, exclude)
     if max_count == 0:  # no line may match: nothing is read (the paths are checked)
         st.root = st.root or os.fspath(groups[0][0])
@@ -672,21 +675,31 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
                no_ignore: bool = False, max_depth: int | None = None,
                node_limit: int = config.DEFAULT_NODE_LIMIT, follow: bool = False,
                use_index: bool = True, stats: GrepStats | None = None,
-               ignores: Sequence[str] = (), tags: Sequence[str] = ()) -> Iterator[str]:
+               ignores: Sequence[str] = (), tags: Sequence[str] = (),
+               missing_ok: bool = False) -> Iterator[str]:
     """`--files`: the paths grep would search (relative to the current folder), in its
     order; `node_limit` caps them and `stats.truncated` says when it cut; `tags` keeps
     the indexed files carrying every one (as grep's search does). Bad options and missing
-    paths raise here, before the paths are asked for."""
+    paths raise here, before the paths are asked for (`missing_ok`: as `iter_grep`)."""
     st = limited_stats(stats, node_limit, max_depth)
     tag_pairs = parse_tags(tags) if tags else None
     LISTINGS.clear()
     cwd = Path.cwd() if cwd is None else Path(cwd)
     pfilter = PathFilter(globs) if globs else None
     tfilter = type_matcher(types) if types else None
-    groups = plan_roots(cwd, paths)
+    groups = _planned(cwd, paths, st, missing_ok)
     check_excludes(groups, cwd, exclude)
     return _file_paths(groups, st, cwd, exclude, hidden, no_ignore, max_depth, node_limit, follow,
                        use_index, ignores, tag_pairs, pfilter, tfilter)
+
+
+def _planned(cwd: Path, paths: Sequence[str], st: GrepStats, missing_ok: bool):
+    """`plan_roots`, a missing PATH a warning with `missing_ok`, else an error."""
+    if not missing_ok:
+        return plan_roots(cwd, paths)
+    groups = plan_roots(cwd, paths, st.missing)
+    st.warnings.extend(st.missing)
+    return groups
 
 
 def _file_paths(groups, st: GrepStats, cwd: Path, exclude, hidden, no_ignore, max_depth, node_limit,

@@ -46,6 +46,7 @@ class GrepStats:
     truncated: bool = False
     node_limit: int = 0  # the cap in force (flag, else config, else default)
     searched: int = 0
+    missing: list[str] = field(default_factory=list)  # PATHs not there (plan_roots), said as warnings
     binary: int = 0  # skipped as binary (NUL before the first line searched)
     unreadable: int = 0
     warnings: list[str] = field(default_factory=list)
@@ -88,15 +89,30 @@ def _disjoint(rels: list[str]) -> list[str]:
     return out
 
 
-def plan_roots(cwd: Path, paths: Sequence[str]) -> list[tuple[Path, list[str], bool]]:
+def plan_roots(cwd: Path, paths: Sequence[str], missing: list[str] | None = None
+               ) -> list[tuple[Path, list[str], bool]]:
     """The searches a list of PATH arguments makes: (root, start paths relative to it,
     whether the root holds an index). A PATH inside the tree of the current folder (its
     index root, else the current folder) is searched from that root, with its index; a
     PATH elsewhere from the nearest index root above it, else from itself (its folder,
-    for a file): any folder on disk can be searched, with the same answer."""
+    for a file): any folder on disk can be searched, with the same answer.
+
+    A PATH that does not exist is `not_found`; with a `missing` list, its message goes
+    there and the others are searched (as rg searches them and exits 2), unless none
+    exists."""
     base = search_root(cwd)
     groups: dict[Path, list[str]] = {}
+    gone: OvError | None = None
     for p in paths or ["."]:
+        if missing is not None:
+            try:
+                inside(base, cwd, p, must_exist=True)
+            except OvError as e:
+                if e.code != "not_found":
+                    raise
+                missing.append(e.message)
+                gone = gone or e
+                continue
         rel = inside(base, cwd, p, must_exist=True)
         if rel is not None:
             groups.setdefault(base, []).append(rel)
@@ -106,6 +122,8 @@ def plan_roots(cwd: Path, paths: Sequence[str]) -> list[tuple[Path, list[str], b
         if root == a.resolve() or not usable_index(db_path_for(root)):
             root = a if a.is_dir() else a.parent
         groups.setdefault(root, []).append(resolve(root, cwd, p))
+    if not groups and gone is not None:
+        raise gone
     return [(root, _disjoint(rels), usable_index(db_path_for(root)))
             for root, rels in groups.items()]
 
