@@ -357,3 +357,37 @@ def test_budget_holds_across_a_sample_of_the_standard_library(real_count):
             if real_count(c.text) > 256:
                 over.append((p.name, c.start_line))
     assert over == []
+
+
+RST = (".. SPDX-License-Identifier: GPL-2.0\n\n.. _serial_console:\n\n"
+       "Linux Serial Console\n====================\n\n"
+       + "".join(f"Line {i} of the first paragraph says how a serial port becomes the console.\n" for i in range(30))
+       + "\n.. _options:\n\nOptions\n=======\n\nSub-options\n-----------\n\nThe options are few.\n")
+
+
+def test_rst_labels_start_the_section_they_name_and_never_stand_alone():
+    """`.. _label:` and `..` comments above a title were passages of their own (1,731 of
+    the kernel's .rst passages: `serial-console.rst:1: .. _serial_console:` was the hit)."""
+    chunks = chunk_text(RST, "doc.rst")
+    check_invariants(RST, chunks)
+    assert chunks[0].text.startswith(".. SPDX-License-Identifier: GPL-2.0\n\n.. _serial_console:\n\nLinux Serial")
+    assert any(c.text.startswith(".. _options:\n\nOptions\n=======") for c in chunks)
+    assert not any(all(ln.startswith("..") for ln in c.text.splitlines() if ln.strip()) for c in chunks)
+
+
+def test_a_heading_is_never_a_passage_alone():
+    """A heading whose paragraph does not fit takes the paragraph's first lines; one with
+    no text of its own takes the next heading (2,577 of the kernel's .rst passages were a
+    heading alone); plain text and code are packed as before."""
+    chunks = chunk_text(RST, "doc.rst")
+    first = chunks[0].text.splitlines()
+    assert first[4:6] == ["Linux Serial Console", "===================="] and "Line 0 of the" in first[7]
+    assert any(c.text.startswith(".. _options:\n\nOptions\n=======\n\nSub-options\n-----------\n\nThe options")
+               for c in chunks)
+    md = "# Guide\n\n## Install\n\n" + "".join(f"Step {i} runs the installer with care.\n" for i in range(60))
+    mchunks = chunk_text(md, "guide.md")
+    check_invariants(md, mchunks)
+    assert mchunks[0].text.startswith("# Guide\n\n## Install\n\nStep 0 runs")
+    assert all(len(c.text.splitlines()) > 1 for c in mchunks)
+    # a section whose text follows its heading directly is still its own passage
+    assert [c.text.splitlines()[0] for c in chunk_text("# A\nText a.\n\n# B\nText b.\n", "a.md")] == ["# A", "# B"]

@@ -573,3 +573,18 @@ def test_a_commonjs_outline_lists_the_functions_bound_by_assignment():
     got = overview(text, "layer.js")
     assert "Layer.prototype.handle_request = function handle(req, res, next)" in got, got
     assert "Layer.prototype.match = function match(path) — Check if this route matches `path`." in got, got
+
+
+def test_rst_abstract_skips_comments_labels_and_fields():
+    """61 % of the kernel's .rst abstracts had been `.. SPDX-License-Identifier: GPL-2.0`
+    or a `.. _label:` line; the title and first paragraph say what a document is."""
+    text = (".. SPDX-License-Identifier: GPL-2.0\n\n.. _process_howto:\n\n"
+            "HOWTO do Linux kernel development\n---------------------------------\n\n"
+            ":Author: Someone\n\n.. note::\n\n   A note's body.\n\n"
+            "This is the be-all, end-all document on this topic. See :ref:`the rules <rules>`\n"
+            "and ``make help`` or `the site <https://kernel.org>`_.\n")
+    assert abstract(text, "howto.rst") == ("HOWTO do Linux kernel development — This is the be-all, end-all "
+                                           "document on this topic. See the rules and make help or the site.")
+    over = ("========\nOverline\n========\n\n.. _a:\n\nSection\n=======\n\n.. include:: x.rst\n\nBody.\n")
+    assert overview(over, "d.rst") == "# Overline\n  ## Section — Body."
+    assert abstract(".. only a comment\n", "c.rst") == ".. only a comment"
