@@ -26,7 +26,7 @@ from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, M
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor,
-                      identifier, keyword_plan, query_pattern, request_key, words_in)
+                      file_name, identifier, keyword_plan, query_pattern, request_key, words_in)
 from ov.store import KNN_MAX, Filters, Store, fts_phrase
 
 
@@ -212,7 +212,8 @@ class _Rankings:
         self.cap = size_cap(store)  # a recheck reads no changed file past it
         self.tree = query_tree(store, req.query)  # what every score reads besides its evidence
         self.cut_short = False  # the last page ran out of rows to read before the branches did
-        self.definers: tuple[str, dict[str, int]] | None = None  # `_definers`, read once
+        # `_definers` or `_named_files` (name, path -> chunk, its --explain key), read once
+        self.definers: tuple[str, dict[str, int], str] | None = None
 
     def __call__(self, depth: int, need: int, checker: rank.Rechecker) -> tuple[list[Hit], bool]:
         if depth not in self.at:
@@ -233,7 +234,9 @@ class _Rankings:
                 ranked = [c for c in ranked if c.score >= bound]
             if self.use_kw and not self.req.all_chunks:
                 if self.definers is None:  # the same for every depth: pages agree
-                    self.definers = _definers(self.store, self.req)
+                    self.definers = (*_definers(self.store, self.req), "defines")
+                    if not self.definers[1]:
+                        self.definers = (*_named_files(self.store, self.req), "file_name")
                 ranked = rank.with_definers(ranked, *self.definers)
             rows = _RankedRows(self.store, [c.chunk_id for c in ranked], need * 3 + 50)
             self.at[depth] = (ranked, rows, exhausted)
@@ -568,6 +571,23 @@ def _definers(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
         found = {p: c for p, c in found.items()
                  if q in (os.path.basename(os.path.dirname(p)).lower(), os.path.splitext(os.path.basename(p))[0].lower())}
     return name, found
+
+
+NAMED_FILES_MAX = 50  # files a file-name query raises (`_named_files`)
+
+
+def _named_files(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
+    """(name, path -> the passage shown) when the query is a file's name or path
+    (ov.query.file_name): the files in scope at that path or of that name, each shown by
+    its lead passage (at most NAMED_FILES_MAX). `kernel-parameters.txt` had not been in
+    the first 20 hits of any search type on the kernel's Documentation, behind the files
+    that cite it (a review of a docs tree)."""
+    name = file_name(req.query)
+    if name is None or 2 not in req.filters.levels:
+        return "", {}
+    files = store.files_named(name, req.filters, NAMED_FILES_MAX)
+    lead = store.lead_passages(list(files.values()))
+    return name, {p: lead[fid] for p, fid in files.items() if fid in lead}
 
 
 def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int,

@@ -108,6 +108,26 @@ def identifier(text: str) -> tuple[str, str | None] | None:
     return parts[-1], (parts[-2] if len(parts) > 1 else None)
 
 
+_FILE_NAME_RE = re.compile(r"[\w.+@-]+(?:/[\w.+@-]+)*")
+
+
+def file_name(text: str) -> str | None:
+    """The file name or path a query is, or None: one word ending in a file's extension
+    (`kernel-parameters.txt`, `setup.py`) or a path of names (`net/http/server.go`,
+    `http/server.go`), without a leading `./` or `/`. `ov search` ranks the files
+    at that path or of that name first (ov.engine `_named_files`); a docs reader types the
+    name a cross-reference gave, and the file held no word of it more than the files that
+    cite it. Never an identifier (`identifier`): `io.EOF` is not a file."""
+    q = text.strip().removeprefix("./").strip("/")
+    if not q or not _FILE_NAME_RE.fullmatch(q) or ".." in q.split("/"):
+        return None
+    last = q.rsplit("/", 1)[-1]
+    stem, dot, ext = last.rpartition(".")
+    if "/" in q or (dot and stem and ext.lower() in _FILE_ENDINGS):
+        return q
+    return None
+
+
 def path_words(query: str) -> tuple[str, ...]:
     """The words of a query a file's path may hold, lowercased: 3 letters or more, not a
     stop word; a plural as its singular (`requests`: request)."""

@@ -341,14 +341,15 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[C
     return sort_cands(fused)
 
 
-def with_definers(ranked: list[Cand], name: str, definers: dict[str, int]) -> list[Cand]:
+def with_definers(ranked: list[Cand], name: str, definers: dict[str, int], why: str = "defines") -> list[Cand]:
     """An identifier query's ranking (ov.query.identifier) with the files that define the
     name (`definers`: path -> the chunk holding the definition, ov.tiers.defines) first,
     each shown by that chunk. A definition of the name asked for is at least as likely what
     the query wants as any file that only uses it, so a definer scores at least one
     printed step (SCORE_DIGITS) above the best file that does not define it (the definers
     in the order of their own scores, a step apart), or its own score when higher; its own
-    is kept in `--explain` as `defines.score`. `WithDeadline`
+    is kept in `--explain` as `defines.score` (`why`: the key; `file_name` for the files a
+    query names, ov.engine `_named_files`, raised the same way). `WithDeadline`
     had put context_test.go first and context.go, which defines it, past the first three
     (a review on the Go standard library)."""
     if not definers:
@@ -364,7 +365,7 @@ def with_definers(ranked: list[Cand], name: str, definers: dict[str, int]) -> li
     for i, path in enumerate(mine):
         c = have.get(path)
         branches = {**(c.branches if c is not None else {}),
-                    "defines": {"name": name, "score": round(own[path], SCORE_DIGITS)}}
+                    why: {"name": name, "score": round(own[path], SCORE_DIGITS)}}
         out.append(Cand(definers[path], path, max(own[path], min(1.0, top + step * (len(mine) - i))), branches))
     return sort_cands(out)
 

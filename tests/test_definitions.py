@@ -223,3 +223,45 @@ def test_a_common_names_definition_is_found_past_the_rows_read(tree, ov, monkeyp
     assert hits[0]["path"] == "include/export.h" and "defines" in hits[0]["scores"]
     monkeypatch.setattr(engine, "DEFINITION_WORDS", ("zzunused",))  # without the second read: missed
     assert all("defines" not in h["scores"] for h in _hits(ov, root, "EXPORT_SYMBOL_GPL", "--search-type", "keywords"))
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("kernel-parameters.txt", "kernel-parameters.txt"), ("setup.py", "setup.py"), ("README.md", "README.md"),
+    ("net/http/server.go", "net/http/server.go"), ("./http/server.go", "http/server.go"),
+    ("docs/guide", "docs/guide"),
+    # not a file: an identifier, a sentence, a word, an extension alone, a climb
+    ("io.EOF", None), ("WithDeadline", None), ("how to read setup.py", None), ("json", None),
+    (".py", None), ("../etc/passwd", None), ("", None),
+])
+def test_file_name_is_a_name_or_path_of_a_file(query, expected):
+    from ov.query import file_name
+
+    assert file_name(query) == expected
+    assert file_name(query) is None or identifier(query) is None
+
+
+@pytest.mark.parametrize("search_type", ["hybrid", "keywords"])
+def test_a_file_name_query_puts_that_file_first(tree, ov, search_type):
+    """`ov search kernel-parameters.txt` had not shown that file in its first 20 hits: the
+    files citing it hold its words more often than it does."""
+    files = {
+        "admin-guide/kernel-parameters.txt": "acpi=\t\t[HW,ACPI] Advanced Configuration\n" * 3,
+        "admin-guide/kernel-parameters.rst": ".. _kernelparameters:\n\nThe kernel's command-line parameters\n"
+                                             "=====================================\n\nSee below.\n",
+        **{f"mm/doc{i}.rst": f"Doc {i}\n=====\n\nSee kernel-parameters.txt for the kernel parameters "
+                             f"(kernel-parameters.txt lists them: kernel parameters).\n" for i in range(6)},
+        "net/http/server.go": "package http\n\nfunc Serve() {}\n",
+        "net/http/cgi/server.go": "package cgi\n\nfunc Serve() {}\n",
+    }
+    root = tree(files)
+    assert ov("index", root).code == 0
+    hits = _hits(ov, root, "kernel-parameters.txt", "--search-type", search_type)
+    assert hits[0]["path"] == "admin-guide/kernel-parameters.txt"
+    assert hits[0]["scores"]["file_name"]["name"] == "kernel-parameters.txt"
+    assert all("file_name" not in h["scores"] for h in hits[1:])
+    assert hits[0]["score"] > hits[1]["score"]
+    # a path names that file, not another of the same name
+    assert _hits(ov, root, "http/server.go", "--search-type", search_type)[0]["path"] == "net/http/server.go"
+    # a file the filters leave out is not raised
+    out = _hits(ov, root, "kernel-parameters.txt", "--search-type", search_type, "--exclude-uri", "admin-guide")
+    assert all(not h["path"].startswith("admin-guide/") for h in out)

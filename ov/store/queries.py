@@ -578,6 +578,18 @@ class Store(Database):
     def file_count(self) -> int:
         return self.q1("SELECT count(*) FROM files")
 
+    def files_named(self, name: str, filters: Filters, limit: int) -> dict[str, int]:
+        """path -> file id of the indexed files passing `filters` at the path `name`
+        (relative to the root) or whose path ends in `/name`, the case of ASCII letters
+        aside (`readme.md` names README.md); at most `limit`, by path. A scan of the
+        paths."""
+        like = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        where, params = filters.file_where("f")
+        rows = self.rows(
+            f"SELECT f.path, f.id FROM files f WHERE (f.path LIKE ? ESCAPE '\\' OR f.path LIKE ? ESCAPE '\\') "
+            f"AND {where} ORDER BY f.path LIMIT ?", [like, "%/" + like, *params, limit])
+        return {r[0]: r[1] for r in rows}
+
     def paths_where(self, filters: Filters) -> set[str]:
         """Paths of the indexed files that pass `filters`' file conditions (tags, types,
         times, paths)."""
