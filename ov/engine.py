@@ -22,7 +22,7 @@ from ov.config import DEFAULT_MAX_FILESIZE, MAX_QUERY_TOKENS
 from ov.errors import OvError
 from ov.journal import status as journal_status
 from ov.kinds import kind_of
-from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
+from ov.model import (ContextEntry, duration_text, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor,
@@ -412,16 +412,8 @@ def _worker_eta(store: Store) -> str:
     if phase == "trigram":
         return ", writing grep's rows first"
     if phase == "embed" and eta is not None:
-        return f", about {_duration(float(eta))} left"
+        return f", about {duration_text(float(eta))} left"
     return ""
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    if seconds < 5400:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def _first_vectors(store: Store, cov: dict) -> None:

@@ -344,3 +344,13 @@ class Manifest:
     limits: dict[str, int]
     categories: list[str]
     detail_tiers: list[str]
+
+
+def duration_text(seconds: float) -> str:
+    """A time for a person: `45 s`, `12 min`, `1 h 15 min` (an ETA, a wait)."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    if minutes < 90:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min" if minutes % 60 else f"{minutes // 60} h"

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 from ov.errors import OvError
-from ov.model import SKIP_REASONS
+from ov.model import SKIP_REASONS, duration_text
 
 FORMATS = ("text", "json", "jsonl")
 
@@ -230,7 +230,7 @@ def _skipped_lines(rep) -> list[str]:
     for f in rep.skipped_files:
         counts[f.reason] = counts.get(f.reason, 0) + 1
     why = ", ".join(f"{n} {SKIP_REASONS.get(r, r)}" for r, n in sorted(counts.items()))
-    lines = [f"skipped:         {rep.skipped} files ({why})"]
+    lines = [f"skipped:         {rep.skipped} file{'' if rep.skipped == 1 else 's'} ({why})"]
     # the text is for a person: the first few, text files first (binary ones buried the
     # rest of status on the Python stdlib: 91 of 96 were lib-dynload/*.so)
     shown = sorted(rep.skipped_files, key=lambda f: f.reason == "binary")[:SKIPPED_SHOWN]
@@ -267,12 +267,17 @@ def _worker_text(w: dict | None, unread: int = 0) -> str:
         text += f" {w.get('done', 0)}/{w['total']}"
     elif w.get("phase") == "scan" and unread:
         text += f", {unread} files to go"
-    if w.get("rate"):
-        text += f", {w['rate']:.0f}/s"
+    # the ETA counts the model's tokens (ov.worker), so their rate is shown beside it: a
+    # rate of rows read with it gave another answer (103,845 rows at 40/s is 43 min, not the
+    # 2.6 h the line said)
+    if w.get("phase") == "embed" and w.get("tokens_rate"):
+        text += f", {w['tokens_rate']:.0f} tokens/s"
+    elif w.get("rate"):
+        text += f", {w['rate']:.0f} {'files' if w.get('phase') == 'scan' else 'rows'}/s"
     if w.get("eta_s") is not None:
-        text += f", eta {w['eta_s']:.0f}s"
+        text += f", about {duration_text(float(w['eta_s']))} left"
     elif w.get("phase") == "scan" and unread and w.get("rate"):
-        text += f", eta {unread / w['rate']:.0f}s"
+        text += f", about {duration_text(unread / w['rate'])} left"
     return text + " (`ov index --stop` stops it)"
 
 

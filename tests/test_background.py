@@ -685,10 +685,23 @@ def test_status_gives_the_workers_scan_what_is_left():
     from ov.render import _worker_text
 
     scan = {"pid": 7, "phase": "scan", "done": 4000, "total": 0, "rate": 600.0, "eta_s": None}
-    assert _worker_text(scan, 38_639) == "pid 7, scan, 38639 files to go, 600/s, eta 64s (`ov index --stop` stops it)"
-    assert _worker_text(scan, 0) == "pid 7, scan, 600/s (`ov index --stop` stops it)"
+    assert _worker_text(scan, 38_639) == ("pid 7, scan, 38639 files to go, 600 files/s, about 64 s left "
+                                          "(`ov index --stop` stops it)")
+    assert _worker_text(scan, 0) == "pid 7, scan, 600 files/s (`ov index --stop` stops it)"
     embed = {"pid": 7, "phase": "embed", "done": 10, "total": 100, "rate": 6.0, "eta_s": 15}
-    assert _worker_text(embed, 5) == "pid 7, embed 10/100, 6/s, eta 15s (`ov index --stop` stops it)"
+    assert _worker_text(embed, 5) == "pid 7, embed 10/100, 6 rows/s, about 15 s left (`ov index --stop` stops it)"
+    # the ETA counts tokens: their rate is the one shown with it (a docs review divided the
+    # rows left by the rows' rate and got 43 min where the line said 9397s)
+    embed.update(tokens_rate=1816.4, eta_s=4480)
+    assert _worker_text(embed, 5) == ("pid 7, embed 10/100, 1816 tokens/s, about 75 min left "
+                                      "(`ov index --stop` stops it)")
+
+
+def test_durations_read_as_a_person_says_them():
+    from ov.model import duration_text
+
+    assert [duration_text(s) for s in (0.2, 45, 89, 90, 3599, 5339, 5400, 7200, 9397)] == [
+        "1 s", "45 s", "89 s", "2 min", "60 min", "89 min", "1 h 30 min", "2 h", "2 h 37 min"]
 
 
 def test_ctrl_c_during_a_first_build_prints_no_pool_traceback(tree):

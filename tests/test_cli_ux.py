@@ -241,3 +241,12 @@ def test_a_huge_max_filesize_reads_files_as_they_are(ov, tmp_path):
     assert r.code == 0, r.out + r.err
     r = ov("index", ".", "--no-embed", "--max-filesize", "999999999999999999G", "-o", "json", cwd=root)
     assert r.code == 2 and r.json["error"]["field"] == "max_filesize"
+
+
+def test_flags_easily_confused_say_which_was_meant(ov, tmp_path):
+    """`--mode keywords` meant `--search-type keywords`; rg's `-o` (only-matching) is
+    `--output` here (a review of a docs tree tripped on both)."""
+    r = ov("search", "x", "--mode", "keywords", cwd=tmp_path)
+    assert r.code == 2 and "--search-type keywords" in r.err
+    g = ov("grep", "-o", "main", cwd=tmp_path)
+    assert g.code == 2 and "--only-matching" in g.err and "unknown output format 'main'" in g.err

@@ -395,7 +395,9 @@ def search_cmd(
 ) -> None:
     """Ranked search: hybrid (keywords + meaning) by default."""
     if mode not in ("list", "context"):
-        fail((output, json_, color), OvError("invalid_argument", f"unknown mode {mode!r} (use list or context)",
+        kind = (f"; the kind of search is --search-type {mode}" if mode in ("hybrid", "keywords", "semantic")
+                else "")  # `--mode keywords`: the two flags are easily confused
+        fail((output, json_, color), OvError("invalid_argument", f"unknown mode {mode!r} (use list or context{kind})",
                                             field="mode"))
     if mode == "context":
         raise typer.Exit(context_command(

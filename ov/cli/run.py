@@ -18,8 +18,8 @@ from ov.render import FORMATS, Out, clean
 
 def make_out(output: str, json_flag: bool, color: str = "auto") -> Out:
     if output not in FORMATS:
-        raise OvError("invalid_argument", f"unknown output format {output!r} (use text, json or jsonl)",
-                      field="output")
+        raise OvError("invalid_argument", f"unknown output format {output!r} (use text, json or jsonl; "
+                      "-o is --output here: rg's -o, --only-matching, has no ov equivalent)", field="output")
     fmt = "json" if json_flag else output
     if color not in ("auto", "always", "never"):
         raise OvError("invalid_argument", f"unknown colour choice {color!r} (use auto, always or never)",
