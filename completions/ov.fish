@@ -24,7 +24,7 @@ complete -c ov -n '__fish_seen_subcommand_from index' -s L -l follow -d 'Follow 
 complete -c ov -n '__fish_seen_subcommand_from index' -l max-filesize -x -d 'Skip files larger than this: bytes, or a size such as 2M (K, M, G as in rg; default: the config\'s max-filesize, else 1 MiB)'
 complete -c ov -n '__fish_seen_subcommand_from index' -l progress -d 'Show progress on stderr: a bar on a terminal, else a line as work advances, at most one a second (default: on a terminal; off one, a single line when an embedding of 2,000 rows or more starts, which --no-progress turns off)'
 complete -c ov -n '__fish_seen_subcommand_from index' -l no-progress -d 'Turn off --progress'
-complete -c ov -n '__fish_seen_subcommand_from index' -l stop -d 'Stop the background worker adding vectors to the index of PATH, and exit (a foreground indexer holding the index is named, with how to stop it)'
+complete -c ov -n '__fish_seen_subcommand_from index' -l stop -d 'Stop the background worker adding vectors to the index of PATH and keep it stopped (no search starts another until `ov index` runs), and exit (a foreground indexer holding the index is named, with how to stop it)'
 complete -c ov -n '__fish_seen_subcommand_from index' -l watch -d 'After indexing, keep watching: re-index each saved, added or deleted file until interrupted'
 complete -c ov -n '__fish_seen_subcommand_from index' -s o -l output -x -a 'text json jsonl' -d 'Output format: text, json or jsonl'
 complete -c ov -n '__fish_seen_subcommand_from index' -l json -d 'Same as -o json'

@@ -404,6 +404,26 @@ def worker_state(db_path: Path) -> dict | None:
     return state
 
 
+def paused_file(db_path: Path) -> Path:
+    """The mark `ov index --stop` leaves: no search starts a worker while it is there (one
+    stopped to give the CPU back had been started again by the next search); the next
+    `ov index` takes it away (`index_tree`)."""
+    return Path(db_path).parent / "worker.paused"
+
+
+def worker_paused(db_path: Path) -> bool:
+    return os.path.isfile(paused_file(db_path)) and not os.path.islink(paused_file(db_path))
+
+
+def pause_worker(db_path: Path) -> None:
+    """Leave the mark (`paused_file`), never through a symlink; nothing when .ov/ is gone."""
+    try:
+        fd = os.open(paused_file(db_path), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        os.close(fd)
+    except OSError:
+        pass
+
+
 def stop_worker(db_path: Path) -> int | None:
     """Ask a running background worker to stop (SIGTERM: it ends after its current batch,
     which is committed). Returns its pid, or None when none was running."""
@@ -536,6 +556,10 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
                f"this run does its work{'' if opts.embed else ', keywords only (--no-embed)'}")
     if not locked:
         lock.acquire(STOP_WAIT_S if stopped is not None else LOCK_WAIT_S)
+        try:  # an `ov index` resumes what `ov index --stop` paused
+            paused_file(db_path).unlink()
+        except OSError:
+            pass
     try:
         store, problem = _open_checked(db_path, thorough=opts.full)
         if problem is not None:

@@ -32,7 +32,8 @@ from pathlib import Path
 from ov.config import env_number
 from ov.errors import OvError
 from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Progress, complete_index, embed_phase,
-                        index_tree, lock_held, stop_worker, trigram_phase, worker_file, worker_state)
+                        index_tree, lock_held, stop_worker, trigram_phase, worker_file, worker_paused,
+                        worker_state)
 from ov.model import IndexReport
 from ov.store import Store, prepare_index_dir
 from ov.store.db import stored_setting, unfinished
@@ -223,7 +224,10 @@ def stop(db_path: Path, wait_s: float = 60.0) -> int | None:
 
 def resume(store: Store) -> int | None:
     """Start a worker when the index still waits for trigram rows or vectors (a worker
-    killed, a machine restarted) and none runs; its pid, else None."""
+    killed, a machine restarted) and none runs, unless `ov index --stop` paused it
+    (ov.indexer.worker_paused); its pid, else None."""
+    if worker_paused(store.path):
+        return None
     if store.get_meta(KEYWORDS_META):
         return spawn(store.path)
     if store.trigrams_complete() and (store.get_meta(EMBED_META) != "on"

@@ -656,12 +656,32 @@ def test_a_search_that_starts_the_worker_again_says_so(tree):
     assert r.code == 0 and "background worker" not in r.err, r.err  # nothing left to do: no word
 
 
+def test_a_stopped_worker_stays_stopped_until_ov_index_runs(tree):
+    """`ov index --stop` to give the CPU back held only until the next search started the
+    worker again (a review of a docs tree): searches now start none until `ov index` runs,
+    and their warning still says the vectors are partial."""
+    from ov.indexer import index_tree, paused_file
+
+    root = tree(_many(40))
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))  # vectors pending, no worker
+    r = run_subprocess(["index", ".", "--stop"], cwd=root)
+    assert r.code == 0 and paused_file(_db(root)).is_file()
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
+    assert r.code == 0 and "background worker" not in r.err, r.err
+    assert worker_state(_db(root)) is None
+    assert any("partial vectors" in w or "keywords alone" in w for w in r.json["result"]["warnings"])
+    assert run_subprocess(["index", "."], cwd=root).code == 0  # the vectors, in the foreground
+    assert not paused_file(_db(root)).exists()
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
+    assert r.code == 0 and r.json["result"]["coverage"]["ratio"] == 1.0
+
+
 @pytest.mark.parametrize("state, said", [
     ({"phase": "scan"}, ", reading the tree's files first"),
     ({"phase": "trigram", "eta_s": 30}, ", writing grep's rows first"),
     ({"phase": "embed", "eta_s": 42.4}, ", about 42 s left"),
     ({"phase": "embed", "eta_s": 600}, ", about 10 min left"),
-    ({"phase": "embed", "eta_s": 6362}, ", about 1.8 h left"),
+    ({"phase": "embed", "eta_s": 6362}, ", about 1 h 46 min left"),
     ({"phase": "embed", "eta_s": None}, ""),
     (None, ""),
 ])

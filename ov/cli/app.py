@@ -116,7 +116,7 @@ def index_cmd(
     follow: Annotated[bool, typer.Option("-L", "--follow", help="Follow symlinks (never outside the root).")] = False,
     max_filesize: Annotated[Optional[str], typer.Option("--max-filesize", help="Skip files larger than this: bytes, or a size such as 2M (K, M, G as in rg; default: the config's max-filesize, else 1 MiB).", metavar="SIZE")] = None,
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr: a bar on a terminal, else a line as work advances, at most one a second (default: on a terminal; off one, a single line when an embedding of 2,000 rows or more starts, which --no-progress turns off).", show_default=False)] = None,
-    stop: Annotated[bool, typer.Option("--stop", help="Stop the background worker adding vectors to the index of PATH, and exit (a foreground indexer holding the index is named, with how to stop it).")] = False,
+    stop: Annotated[bool, typer.Option("--stop", help="Stop the background worker adding vectors to the index of PATH and keep it stopped (no search starts another until `ov index` runs), and exit (a foreground indexer holding the index is named, with how to stop it).")] = False,
     watch: Annotated[bool, typer.Option("--watch", help="After indexing, keep watching: re-index each saved, added or deleted file until interrupted.")] = False,
     output: OutputOpt = "text",
     json_: JsonOpt = False,

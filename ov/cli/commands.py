@@ -337,10 +337,15 @@ def stop_background(out: Out, path: Path, db: Path | None) -> int:
 
     t0 = time.perf_counter()
     db_path = Path(db) if db else db_path_for(Path(path).resolve())
+    from ov.indexer import pause_worker  # noqa: PLC0415
+
     pid = stop(db_path)
+    if db_path.parent.is_dir():
+        pause_worker(db_path)  # searches start no other until `ov index` runs
     result = {"stopped": pid is not None, "pid": pid}
     emit(out, result, t0, lambda: out.notice(
-        f"stopped the background worker (pid {pid}); `ov index` completes the index"
+        f"stopped the background worker (pid {pid}); searches start no other until `ov index` runs, "
+        "which completes the index"
         if pid is not None else "no background worker runs for this index" + _other_writer(db_path)))
     return EXIT_OK
 
