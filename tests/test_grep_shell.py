@@ -700,7 +700,7 @@ def test_no_file_searched_is_an_error_as_rg_says(ov, tree, indexed, tmp_path):
         assert ov("index", "--no-embed", cwd=t).code == 0
     r = ov("grep", "-t", "rust", "main", cwd=t)
     assert (r.code, r.out) == (2, "")
-    assert r.err.startswith("ov: error[not_found]: no files were searched") and "--files" in r.err
+    assert r.err.startswith("ov: error[not_found]: no files were searched: the filters") and "--files" in r.err
     j = ov("grep", "-t", "rust", "main", "--json", cwd=t)
     assert j.code == 2 and j.json["error"]["code"] == "not_found"
     assert ov("grep", "-q", "-t", "rust", "main", cwd=t).code == 2
@@ -709,8 +709,9 @@ def test_no_file_searched_is_an_error_as_rg_says(ov, tree, indexed, tmp_path):
     none = ov("grep", "zqxvnothinghere", cwd=t)
     assert (none.code, none.out, none.err) == (1, "", "")
     assert ov("grep", "-q", "zqxvnothinghere", cwd=t).code == 1
-    (tmp_path / "empty").mkdir()
-    assert ov("grep", "main", cwd=tmp_path / "empty").code == 2  # an empty folder, as rg
+    (tmp_path / "empty").mkdir()  # no filter left anything out: nothing found
+    assert ov("grep", "main", cwd=tmp_path / "empty").code == 1
+    assert ov("grep", "-g", "*.rs", "main", cwd=tmp_path / "empty").code == 2
 
 
 @needs_rg

@@ -55,17 +55,8 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         if sort is not None and sort != "path":
             raise OvError("invalid_argument", f"--sort {sort}: only `path` (the order results "
                           "always come in)", field="sort")
-        if type_list:  # (JSON: {"types": {name: [globs]}}; JSON Lines: a record a type)
-            from ov.kinds import TYPES  # noqa: PLC0415
-
-            if out.fmt == "json":
-                out.envelope({"types": {k: list(v) for k, v in sorted(TYPES.items())}}, render.elapsed_ms(t0))
-            elif out.fmt == "jsonl":
-                for k, v in sorted(TYPES.items()):
-                    out.line({"type": k, "globs": list(v)})
-            else:
-                out.stdout.write(render.types_text())
-            return EXIT_OK
+        if type_list:
+            return _type_list(out, t0)
         # a missing PATH: the others searched, then exit 2, as rg (JSON: the error alone)
         partial = dict(missing_ok=out.fmt != "json")
         if files:
@@ -104,12 +95,31 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
     return run_body((output, json_, color), body)
 
 
+def _type_list(out: Out, t0: float) -> int:
+    """`ov grep --type-list` (JSON: {"types": {name: [globs]}}; JSON Lines: a record a type)."""
+    from ov import render  # noqa: PLC0415
+    from ov.kinds import TYPES  # noqa: PLC0415
+
+    if out.fmt == "json":
+        out.envelope({"types": {k: list(v) for k, v in sorted(TYPES.items())}}, render.elapsed_ms(t0))
+    elif out.fmt == "jsonl":
+        for k, v in sorted(TYPES.items()):
+            out.line({"type": k, "globs": list(v)})
+    else:
+        out.stdout.write(render.types_text())
+    return EXIT_OK
+
+
 def _unless_nothing_searched(records, st, paths: Sequence[str], where: dict):
     """`records`, or the error ripgrep exits 2 with when no file at all was searched: the
-    filters (-t, -g, --exclude-uri, the ignore files, hidden files) left out every file
-    under the PATHs, or there is none (`ov grep -t rust` in a Python tree had exited 1 as
-    a search that found nothing). A grep the index answered without reading a file
-    (nothing could match) is asked again for one file of its walk (`ov grep --files`)."""
+    filters given (-t, -g, --exclude-uri) left out every file under the PATHs (`ov grep -t
+    rust` in a Python tree had exited 1 as a search that found nothing). Without such a
+    filter, a walk that found no file is a search that found nothing (rg, too, exits 1 on
+    a folder holding only a link it does not follow). A grep the index answered without reading a file
+    (nothing could match) is asked again for one file of its walk (`ov grep --files`).
+    Not an error: a run whose walk said why it skipped what it was named (a link leading
+    out of the tree, a FIFO: its warning says it), or one `--tags` narrowed (ov's own
+    filter, which answers as search's does: nothing tagged so is no result)."""
     from itertools import chain  # noqa: PLC0415
 
     from ov import api  # noqa: PLC0415
@@ -117,14 +127,15 @@ def _unless_nothing_searched(records, st, paths: Sequence[str], where: dict):
     first = next(records, None)
     if first is not None:
         return chain([first], records)
-    if st.searched or st.unreadable or st.binary_matches or st.truncated or st.level_cut:
+    if st.searched or st.unreadable or st.binary_matches or st.truncated or st.level_cut \
+            or st.warnings or where.get("tags") \
+            or not (where.get("types") or where.get("globs") or where.get("exclude")):
         return iter(())
     found, _ = api.files(paths, **where)
     if next(found, None) is not None:
         return iter(())
-    raise OvError("not_found", "no files were searched, which means a filter (-t, -g, "
-                  "--exclude-uri, an ignore file, hidden files) left out every file, or there "
-                  "is none; `ov grep --files` with the same flags lists the files searched")
+    raise OvError("not_found", "no files were searched: the filters (-t, -g, --exclude-uri) "
+                  "left out every file; `ov grep --files` with the same flags lists the files searched")
 
 
 def _patterns(pattern: str | None, regexps: list[str], fixed: bool, multiline: bool = False) -> tuple[str, bool]:
