@@ -238,8 +238,12 @@ def _markdown_abstract(text: str) -> str:
 
 
 def _markdown_overview(text: str) -> str:
+    return _blocks_overview(_markdown_blocks(text))
+
+
+def _blocks_overview(blocks: list[tuple[str, int, str]]) -> str:
+    """Headings as `#`s by level, each with its first paragraph's first sentence."""
     out: list[str] = []
-    blocks = _markdown_blocks(text)
     for i, (kind, level, s) in enumerate(blocks):
         if kind != "heading":
             continue
@@ -862,16 +866,7 @@ def _rst_abstract(text: str) -> str:
 
 def _rst_overview(text: str) -> str:
     """reStructuredText headings, each with its first sentence (`_rst_blocks`)."""
-    out: list[str] = []
-    blocks = _rst_blocks(text)
-    for i, (kind, level, s) in enumerate(blocks):
-        if kind != "heading":
-            continue
-        line = "  " * (level - 1) + "#" * level + " " + s
-        if i + 1 < len(blocks) and blocks[i + 1][0] == "para":
-            line += " — " + _first_sentence(blocks[i + 1][2])
-        out.append(line)
-    return _cap_lines(out) if out else ""
+    return _blocks_overview(_rst_blocks(text))
 
 
 _NAME_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
