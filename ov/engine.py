@@ -1191,7 +1191,14 @@ def _unreadable_now(shown: str) -> OvError:
 
 
 def _absent(store: Store, root: Path, rel: str) -> OvError:
-    """The error for a path the index does not hold (nor any file under it), with why."""
+    """The error for a path the index does not hold (nor any file under it), with why. A
+    file's path with a colon and no line after it (`notes.rst:abc`, `notes.rst:`) says what
+    `ov read` takes there."""
+    head, colon, tail = rel.rpartition(":")
+    if colon and head and not _LINE_SPEC.fullmatch(rel) and os.path.isfile(os.path.join(root, head)) \
+            and _may_read(root, head):
+        return OvError("invalid_argument", f"{rel}: {tail!r} is not a line number (read FILE:LINE or "
+                       "FILE:START-END)", field="path")
     why = dict(store.skipped()[1]).get(rel) if rel and _may_read(root, rel) else None
     return OvError("not_found", f"{rel or '.'} is not in the index" + (
         f": the last `ov index` skipped it ({SKIP_REASONS.get(why, why)}; `ov grep` searches it)"

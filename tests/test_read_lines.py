@@ -157,3 +157,12 @@ def test_a_changed_file_is_read_as_it_is_now_and_says_so(root):
     # re-indexed: no warning
     assert ov(root, "index", ".", "--no-embed").code == 0
     assert ov(root, "read", f"pkg/pipe.py:{line}").err == ""
+
+
+@pytest.mark.parametrize("arg", ["pkg/pipe.py:abc", "pkg/pipe.py:", "notes.txt:1x"])
+def test_a_files_path_with_no_line_after_its_colon_says_what_read_takes(root, arg):
+    """`ov read core-api/memory-allocation.rst:abc` said the path `...:abc` was not in the
+    index (a review of a docs tree): it names a file, and something that is no line."""
+    r = ov(root, "read", arg)
+    assert r.code == 2 and "error[invalid_argument]" in r.err and "is not a line number" in r.err, r.err
+    assert "error[not_found]" in ov(root, "read", "nosuch.py:abc").err
