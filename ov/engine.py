@@ -785,9 +785,10 @@ def _evidence(store: Store, row, pats, c: rank.Cand):
     is shown instead (its score is the file's, unchanged); with none anywhere, the lead.
     A file over EVIDENCE_MAX_BYTES keeps its lead: its passages are not all read again; so
     does one whose own vector the semantic branch read (the passage that matched by meaning,
-    not by words)."""
+    not by words), and a file the query names (`kernel-parameters.txt`: its start, not line
+    1,935 for holding "kernel")."""
     sem = c.branches.get("semantic")
-    if not pats or row.size > EVIDENCE_MAX_BYTES or (sem is not None and sem.get("via") != "abstract") \
+    if "file_name" in c.branches or not pats or row.size > EVIDENCE_MAX_BYTES or (sem is not None and sem.get("via") != "abstract") \
             or words_in(row.text, pats)[0] or store.lead_passages([row.file_id]).get(row.file_id) != row.id:
         return row
     best, best_key = None, (0, 0)
