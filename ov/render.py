@@ -304,12 +304,15 @@ LINE_CHARS = 200  # a longer line (minified code) is cut, with "…", around its
 
 def best_line(lines: list[str], pats) -> int:
     """The index of the line holding the most distinct query words (then the most
-    matches; the first of equals); without any match, the first non-blank line."""
+    matches; the first of equals); without any match, the first non-blank line. A line
+    of reStructuredText markup (`.. _serial_console:`) is the line only when no other holds
+    a query word: its label had been shown above the title it names."""
     from ov.query import words_in  # noqa: PLC0415 (ov.query reads the store: grep need not load it)
 
-    best, best_key = None, (0, 0)
+    best, best_key = None, (False, 0, 0)
     for i, line in enumerate(lines):
-        key = words_in(line, pats)
+        d, m = words_in(line, pats)
+        key = (d > 0 and not line.startswith(".. "), d, m)
         if key > best_key:
             best, best_key = i, key
     if best is not None:

@@ -391,3 +391,28 @@ def test_a_heading_is_never_a_passage_alone():
     assert all(len(c.text.splitlines()) > 1 for c in mchunks)
     # a section whose text follows its heading directly is still its own passage
     assert [c.text.splitlines()[0] for c in chunk_text("# A\nText a.\n\n# B\nText b.\n", "a.md")] == ["# A", "# B"]
+
+
+@pytest.mark.model
+def test_real_model_an_rst_document_is_found_by_its_text_not_its_label(tree, ov):
+    """Through the command line with the real model: an .rst tree's hits and abstracts are
+    its titles and text, never its `.. _label:` or licence lines (a docs tree's review:
+    `ov find` showed `serial-console.rst:1: .. _serial_console:`)."""
+    files = {"admin-guide/serial-console.rst": RST,
+             "admin-guide/sysrq.rst": ".. SPDX-License-Identifier: GPL-2.0\n\n.. _sysrq:\n\n"
+                                      "Linux Magic System Request Key Hacks\n====================================\n\n"
+                                      "It is a magical key combo you can hit which the kernel will respond to.\n"}
+    root = tree(files)
+    assert ov("index", ".", cwd=root).code == 0
+    for cmd in (["find", "how do I use a serial port as the console"], ["search", "serial console"]):
+        r = ov(*cmd, "-o", "json", cwd=root)
+        assert r.code == 0, r.err
+        top = r.json["result"]["hits"][0]
+        assert top["path"] == "admin-guide/serial-console.rst"
+        text = [ln for ln in top["excerpt"]["text"].splitlines() if ln.strip()]
+        assert not all(ln.startswith("..") for ln in text)
+        shown = ov(*cmd, cwd=root).out.splitlines()[0]
+        assert ".. _serial_console:" not in shown and "SPDX" not in shown, shown
+    r = ov("read", "admin-guide/sysrq.rst", "--level", "0", cwd=root)
+    assert r.out.strip() == ("Linux Magic System Request Key Hacks — It is a magical key combo you can hit "
+                             "which the kernel will respond to."), r.out
