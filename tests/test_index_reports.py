@@ -62,7 +62,8 @@ def test_an_interrupted_index_says_what_it_kept_and_the_next_run_goes_on(ov, tre
     files, vectors, rows = held(root)
     assert r.code == 130 and 0 < vectors < rows and files == 150, (r.err, vectors, rows)
     assert r.err.splitlines()[-1] == (f"ov: interrupted; the index keeps {files} files and {vectors} "
-                                      f"vectors of {rows} (`ov index` continues from there)"), r.err
+                                      f"vectors of {rows} (`ov index` continues from there; or the next "
+                                      "search adds the rest in the background)"), r.err
     monkeypatch.undo()
     monkeypatch.setenv("OV_EMBEDDER", "hash")
     again = ov("index", ".", "--json", cwd=root).json["result"]

@@ -337,7 +337,10 @@ def interrupted_note(path: Path, db: Path | None, *, embed: bool, full: bool) ->
     what = f"{files} and {held.vectors} vectors of {held.rows}" if embed else files
     if full:  # the rebuild's own file is removed: the index is the one it would have replaced
         return f"the rebuild was dropped; the index keeps its {what} (`{again} --full` starts it again)"
-    return f"the index keeps {what} (`{again}` continues from there)"
+    # a worker this run stopped runs no more: said, so that a Ctrl-C is not read as the end
+    # of the vectors (a review of a docs tree); this run took away any `--stop` pause
+    later = "; or the next search adds the rest in the background" if embed and held.vectors < held.rows else ""
+    return f"the index keeps {what} (`{again}` continues from there{later})"
 
 
 def stop_background(out: Out, path: Path, db: Path | None) -> int:
