@@ -197,7 +197,7 @@ def test_a_first_searchs_own_embedding_stops_at_its_deadline_and_the_worker_fini
 
 @pytest.mark.model  # the real model: its worker runs for minutes, so it is watched for sure
 def test_status_shows_the_worker_and_index_stop_stops_it(tree):
-    from ov.worker import stop
+    from ov.worker import NICE, stop
 
     root = tree(_many(600))
     r = run_subprocess(["search", "tide tables", "-n", "1"], cwd=root)
@@ -213,6 +213,7 @@ def test_status_shows_the_worker_and_index_stop_stops_it(tree):
         assert bg["phase"] in ("starting", "start", "trigram", "embed")
         text = run_subprocess(["status"], cwd=root).out
         assert "vector rows:" in text and f"pid {pid}" in text
+        assert _autogroup_nice(pid) in (None, NICE)  # lowered for every other session too
     finally:
         os.kill(pid, signal.SIGCONT)
     assert stop(_db(root)) == pid  # SIGTERM, then it lets go of the index
@@ -228,6 +229,16 @@ def test_status_shows_the_worker_and_index_stop_stops_it(tree):
     with Store.open(_db(root)) as s:
         emb, total = s.coverage()
         assert emb == total and s.trigrams_complete() and s.integrity_ok()
+
+
+def _autogroup_nice(pid: int) -> int | None:
+    """The nice value of the scheduler group of `pid`'s session (None: no autogroups)."""
+    try:
+        if Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() != "1":
+            return None
+        return int(Path(f"/proc/{pid}/autogroup").read_text().split("nice")[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _answers(root: Path) -> list:
