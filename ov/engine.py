@@ -22,8 +22,8 @@ from ov.config import DEFAULT_MAX_FILESIZE, MAX_QUERY_TOKENS
 from ov.errors import OvError
 from ov.journal import status as journal_status
 from ov.kinds import kind_of
-from ov.model import (ContextEntry, duration_text, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
-                      SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult)
+from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
+                      SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult, duration_text)
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor,
                       file_name, identifier, keyword_plan, query_pattern, request_key, words_in)
@@ -788,7 +788,8 @@ def _evidence(store: Store, row, pats, c: rank.Cand):
     not by words), and a file the query names (`kernel-parameters.txt`: its start, not line
     1,935 for holding "kernel")."""
     sem = c.branches.get("semantic")
-    if "file_name" in c.branches or not pats or row.size > EVIDENCE_MAX_BYTES or (sem is not None and sem.get("via") != "abstract") \
+    if "file_name" in c.branches or not pats or row.size > EVIDENCE_MAX_BYTES \
+            or (sem is not None and sem.get("via") != "abstract") \
             or words_in(row.text, pats)[0] or store.lead_passages([row.file_id]).get(row.file_id) != row.id:
         return row
     best, best_key = None, (0, 0)

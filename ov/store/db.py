@@ -148,12 +148,12 @@ def path_filter(rules: str):
     return PathFilter(globs).at(base, up)
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=2)
 def _answers(rules: str) -> dict[str, int]:
     return {}
 
 
-PATH_ANSWERS_MAX = 1_000_000  # paths remembered for one set of rules (~100 MB at most)
+PATH_ANSWERS_MAX = 200_000  # paths remembered for one set of rules (~40 MB at most)
 
 
 def _path_passes(rules: str, path: str) -> int:
