@@ -115,8 +115,9 @@ def _unless_nothing_searched(records, st, paths: Sequence[str], where: dict):
     filters given (-t, -g, --exclude-uri) left out every file under the PATHs (`ov grep -t
     rust` in a Python tree had exited 1 as a search that found nothing). Without such a
     filter, a walk that found no file is a search that found nothing (rg, too, exits 1 on
-    a folder holding only a link it does not follow). A grep the index answered without reading a file
-    (nothing could match) is asked again for one file of its walk (`ov grep --files`).
+    a folder holding only a link it does not follow). A grep the index answered without
+    reading a file (nothing could match) is asked again for one file of its walk (`ov grep
+    --files`).
     Not an error: a run whose walk said why it skipped what it was named (a link leading
     out of the tree, a FIFO: its warning says it), or one `--tags` narrowed (ov's own
     filter, which answers as search's does: nothing tagged so is no result)."""
