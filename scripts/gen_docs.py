@@ -362,6 +362,8 @@ ENVIRONMENT = [
     ("OV_FIRST_BUDGET", "Seconds a first search reads files before it answers (default 6); the worker reads the rest."),
     ("OV_WORKER_DELAY", "Seconds a background worker waits before it writes (default 0; for tests that read a "
      "first answer as the keyword rows alone give it)."),
+    ("OV_WORKER_NICE", "The background worker's nice value, 0-19, for it and its session's scheduler group "
+     "(default 10)."),
 ]
 
 FILES = [

@@ -197,10 +197,11 @@ def test_a_first_searchs_own_embedding_stops_at_its_deadline_and_the_worker_fini
 
 @pytest.mark.model  # the real model: its worker runs for minutes, so it is watched for sure
 def test_status_shows_the_worker_and_index_stop_stops_it(tree):
-    from ov.worker import NICE, stop
+    from ov.worker import stop
 
     root = tree(_many(600))
-    r = run_subprocess(["search", "tide tables", "-n", "1"], cwd=root)
+    # (the suite runs its workers at nice 0, tests/conftest.py; a user's run at 10)
+    r = run_subprocess(["search", "tide tables", "-n", "1"], cwd=root, env={"OV_WORKER_NICE": "10"})
     assert r.code == 0, r.err
     state = worker_state(_db(root))
     assert state is not None, "the worker finished before it could be watched"
@@ -213,7 +214,8 @@ def test_status_shows_the_worker_and_index_stop_stops_it(tree):
         assert bg["phase"] in ("starting", "start", "trigram", "embed")
         text = run_subprocess(["status"], cwd=root).out
         assert "vector rows:" in text and f"pid {pid}" in text
-        assert _autogroup_nice(pid) in (None, NICE)  # lowered for every other session too
+        assert _autogroup_nice(pid) in (None, 10)  # lowered for every other session too
+        assert int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16]) == 10  # its nice
     finally:
         os.kill(pid, signal.SIGCONT)
     assert stop(_db(root)) == pid  # SIGTERM, then it lets go of the index
