@@ -181,11 +181,9 @@ def _code_priorities(lines: list[str], blank: list[bool], ext: str) -> list[int]
     return prio
 
 
-def _prose_priorities(lines: list[str], blank: list[bool], kind: str,
-                      head: list[bool] | None = None) -> list[int]:
+def _prose_priorities(lines: list[str], blank: list[bool], kind: str, head: list[bool]) -> list[int]:
     """Markdown, reStructuredText and plain text. `head` (one flag a line) is set where a
     line belongs to a heading: its text, its adornment, the labels above it (`_pack`)."""
-    head = head if head is not None else [False] * len(lines)
     n = len(lines)
     prio = [P_NONE] * n
     fence: str | None = None  # the opening fence while inside a fenced block

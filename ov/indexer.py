@@ -60,7 +60,7 @@ from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_inde
 from ov.store.db import (CAP_META, KEYWORDS_META, Unusable, WriteHold, check_db_file, clear_rebuild, own_files,
                          rebuild_path, salvage_front_texts, salvage_sessions, unretire)
 from ov.store.queries import user_tags
-from ov.walk import ALWAYS_SKIPPED, is_ignored, walk
+from ov.walk import ALWAYS_SKIPPED, is_ignored, walk, write_private
 
 Progress = Callable[[str, int, "int | None"], None]
 
@@ -417,11 +417,7 @@ def worker_paused(db_path: Path) -> bool:
 
 def pause_worker(db_path: Path) -> None:
     """Leave the mark (`paused_file`), never through a symlink; nothing when .ov/ is gone."""
-    try:
-        fd = os.open(paused_file(db_path), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        os.close(fd)
-    except OSError:
-        pass
+    write_private(os.fspath(paused_file(db_path)), b"")
 
 
 def stop_worker(db_path: Path) -> int | None:

@@ -326,8 +326,6 @@ def name_line(lines: list[str], path: str, name: str) -> int | None:
     else None. The query's words would pick a line holding its qualifier most:
     `os.path.join` was shown by posixpath.py's `elif not path or path.endswith(sep)`, and
     `alloc_pages` by a `#define alloc_page(...) alloc_pages(...)` below its definition."""
-    import re  # noqa: PLC0415
-
     from ov.tiers import defines  # noqa: PLC0415
 
     text = "\n".join(lines)
