@@ -44,6 +44,8 @@ from ov.walk import read_json
 # OV_WORKER_NICE sets another (0-19): the test suite runs the workers it waits for at 0, so
 # that a worker another session left running (the README's quick start) does not halve them
 NICE = int(min(19, env_number("OV_WORKER_NICE", 10)))
+AUTOGROUP_RATE = 0.1  # seconds: the kernel's limit on /proc/*/autogroup writes (HZ / 10)
+AUTOGROUP_PATIENCE = 2.0  # seconds a refused write is tried again
 # a first search reads files for this long, then answers from the keyword rows written so
 # far (saying how many) and leaves the rest of the tree to the worker
 FIRST_BUDGET_S = env_number("OV_FIRST_BUDGET", 6.0)
@@ -396,16 +398,31 @@ def lower_priority() -> None:
     whole core of two from a test suite running beside it (101 % CPU against 41-43 % for
     each of pytest's two processes). The group's own nice
     (`/proc/self/autogroup`, which a process may raise for itself) lowers it against
-    every other session."""
+    every other session.
+
+    Without CAP_SYS_ADMIN the kernel takes one such write per AUTOGROUP_RATE seconds from
+    the whole machine and refuses the rest with EAGAIN (seen when a test suite starts
+    several workers at once), so a refused write is tried again for up to
+    AUTOGROUP_PATIENCE seconds before the worker starts its work. Nice 0 writes nothing:
+    it is every new group's nice already, and it would spend another worker's turn."""
+    if NICE <= 0:
+        return
     try:
         os.nice(NICE)
     except OSError:
         pass
-    try:
-        with open("/proc/self/autogroup", "w") as f:
-            f.write(str(NICE))
-    except OSError:  # no autogroups (a container's kernel, another OS): nice alone serves
-        pass
+    deadline = time.monotonic() + AUTOGROUP_PATIENCE
+    while True:
+        try:
+            with open("/proc/self/autogroup", "w") as f:
+                f.write(str(NICE))
+            return
+        except BlockingIOError:  # EAGAIN: another process's write took this tenth of a second
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(AUTOGROUP_RATE / 2)
+        except OSError:  # no autogroups (a container's kernel, another OS): nice alone serves
+            return
 
 
 def run(db_path: Path) -> int:
