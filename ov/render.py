@@ -758,14 +758,15 @@ def emit_update(out: Out, rep: Any, summary: str) -> None:
         out.notice(summary)
 
 
-def _text_then_notice(out: Out, body: str, notice: str | None, colored: bool = False) -> None:
-    """Text for people, then a notice on stderr, which a closed pipe stops before it."""
+def _text_then_notice(out: Out, body: str, *notices: str | None, colored: bool = False) -> None:
+    """Text for people, then notices on stderr, which a closed pipe stops before them."""
     out.text(body, colored=colored)
     out.stdout.flush()
     if out.reader_gone():
         raise BrokenPipeError
-    if notice:
-        out.notice(notice)
+    for notice in notices:
+        if notice:
+            out.notice(notice)
 
 
 def result_summary(res: Any, records: str, elapsed: int) -> dict:
@@ -779,14 +780,35 @@ def result_summary(res: Any, records: str, elapsed: int) -> dict:
     return {"type": "summary", **data, "elapsed_ms": elapsed}
 
 
-def emit_hits(out: Out, res: Any, query: str, t0: float) -> None:
-    """A ranked search's hits; in text, a notice of the next page after them; in JSON
+def emit_hits(out: Out, res: Any, query: str, t0: float, first_page: bool = True) -> None:
+    """A ranked search's hits; in text, a notice of the next page after them, and on a
+    first page whose best hit scores under WEAK_SCORE, that score (`weak_notice`); in JSON
     Lines, a summary record after them (with `next_cursor` where more exist)."""
     for w in res.warnings:
         out.warn(w)
     more = f"more hits: add --cursor {res.next_cursor}" if res.next_cursor else None
-    emit(out, res, t0, lambda: _text_then_notice(out, hits_text(res, query, out.color), more, out.color),
+    weak = weak_notice(res.hits) if first_page else None
+    emit(out, res, t0, lambda: _text_then_notice(out, hits_text(res, query, out.color), weak, more,
+                                                 colored=out.color),
          _with_summary(res.hits, lambda: result_summary(res, "hits", elapsed_ms(t0))))
+
+
+# A first page whose best hit scores under this (the estimated chance that it is what the
+# query asks for: ov.rank) is told so in text, which shows no scores: a query of words no
+# file holds still lists the nearest files, and they look like answers. On the tuning
+# sets' real queries ~2 % of first pages (CoSQA dev `find`) fall under it, and the top
+# scores of 20 nonsense queries reach 0.003 (docs/BENCHMARKS.md, "Retrieval quality").
+WEAK_SCORE = 0.01
+
+
+def weak_notice(hits: Any) -> str | None:
+    """The notice of a first page whose every hit is unlikely to be what was asked for."""
+    best = max((h.score for h in hits), default=None)
+    if best is None or best >= WEAK_SCORE:
+        return None
+    said = f"{best:.3f}" if best >= 0.001 else "under 0.001"
+    return (f"weak match: the best hit scores {said}, the estimated chance that it is what "
+            f"the query asks for (--json shows each hit's score)")
 
 
 def _with_summary(records: Any, summary: Any):

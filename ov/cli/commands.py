@@ -229,7 +229,7 @@ def search_command(*, query: str, search_type: str | None = None, limit: int | N
                             read_content=read_content, uri=uri, exclude_uri=exclude_uri,
                             filters=filters, cwd=Path.cwd())
             shown_from_here(res, ix.root)
-        emit_hits(out, res, query, t0)
+        emit_hits(out, res, query, t0, first_page=cursor is None)
         return EXIT_OK if res.hits else EXIT_NONE
 
     return run_body((output, json_, color), body)
