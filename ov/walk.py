@@ -2,7 +2,9 @@
 
 Ignore rules follow git, read through `pathspec`: a `.gitignore` in any folder holds
 rules relative to that folder, `.git/info/exclude` holds rules for the root, and within
-one file the last matching line wins (`!` re-includes). A folder that is excluded is
+one file the last matching line wins (`!` re-includes). As in rg and fd, `.gitignore`
+files count only inside a git work tree (a folder holding `.git`, at, above or below the
+root); `.ignore`, `.rgignore` and `.ovignore` count everywhere. A folder that is excluded is
 never entered, so nothing below it can be re-included (git's rule). As in ripgrep,
 `.ignore`, `.rgignore` and `.ovignore` use the same syntax with higher precedence: the
 kinds are asked in the order extra rules (`WalkOptions.extra_ignores`, rooted at the walk
@@ -45,6 +47,11 @@ ALWAYS_SKIPPED = frozenset({".git", ".ov"})
 # Ignore-file kinds in precedence order (ripgrep's): earlier kinds win over later ones
 # whatever the folder depth; within a kind the deepest folder wins.
 _EXTRA, _OVIGNORE, _RGIGNORE, _IGNORE, _GITIGNORE, _EXCLUDE = range(6)
+# Not an ignore file: the mark (with no rules) of a folder at or below which the walk is
+# inside a git work tree. `.gitignore` applies only there, as in rg and fd (their
+# `--no-require-git` off): a source tarball's `.gitignore` is its packagers' — Debian's
+# linux-source ends its own with `/*`, which left ov nothing of a tree rg searches whole.
+_GIT = 6
 _PER_FOLDER = ((".ovignore", _OVIGNORE), (".rgignore", _RGIGNORE), (".ignore", _IGNORE),
                (".gitignore", _GITIGNORE))
 # a folder holding `.git` (a repository inside the tree) has its own .git/info/exclude
@@ -229,6 +236,8 @@ def _root_levels(root: str, opts: WalkOptions, warn: Callable[[str], None]) -> t
             levels.append((_EXTRA, 0, "", rules))
     if not opts.no_ignore:
         top = git_top_above(root)
+        if top is not None or os.path.lexists(os.path.join(root, ".git")):
+            levels.append((_GIT, 0, "", ()))
         exclude_at = top if top is not None else root
         rules = _read_rules(os.path.join(exclude_at, ".git", "info", "exclude"), ".git/info/exclude", warn)
         if rules:
@@ -307,13 +316,15 @@ def _add_folder(levels: tuple[Level, ...], folder: str, rel: str, depth: int,
     """`levels` plus the ignore files of `folder` (names None: probe for them). A folder
     holding `.git` is a repository of its own: as in git and rg, the `.gitignore` files
     and `.git/info/exclude` of the folders above it stop there (`.ignore`, `.ovignore` and
-    the extra rules go on)."""
+    the extra rules go on). A `.gitignore` outside every work tree is not read (`_GIT`)."""
     new = list(levels)
     root = folder[:len(folder) - len(rel) - 1] if rel else folder  # the links' bound
     if rel and (".git" in names if names is not None else os.path.lexists(os.path.join(folder, ".git"))):
         new = [lv for lv in new if lv[0] not in (_GITIGNORE, _EXCLUDE)]
+        new.append((_GIT, depth, rel, ()))
+    in_git = any(lv[0] == _GIT for lv in new)
     for fname, kind in _PER_FOLDER:
-        if names is not None and fname not in names:
+        if (names is not None and fname not in names) or (kind == _GITIGNORE and not in_git):
             continue
         rules = _read_rules(os.path.join(folder, fname), f"{rel}/{fname}" if rel else fname, warn, root)
         if rules:
@@ -901,8 +912,8 @@ def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> 
 # tick). File contents are not the cache's business: callers that need them stat files.
 # The kernel tree (78,255 files, 5,106 folders): the walk cost ~2 s at load ~12, the
 # cached listing ~0.2 s (see docs/BENCHMARKS.md).
-CACHE_VERSION = 9  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude; 7: no .gitignore across an inner repository;
-# 8: .rgignore; 9: the names each folder left out (grep's -g overrides)
+CACHE_VERSION = 10  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude; 7: no .gitignore across an inner repository;
+# 8: .rgignore; 9: the names each folder left out (grep's -g overrides); 10: .gitignore only in git
 RACY_NS = 2_000_000_000
 _FILE, _DIR, _LINK = 0, 1, 2
 # a listing with more changed folders than this is walked afresh (and written anew)

@@ -44,8 +44,14 @@ def require_tool(name: str, package: str) -> None:
 
 
 def make_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """`files` written under `root`. A tree given a `.gitignore` is made a git work tree
+    (an empty `.git` folder at its root, unless the files name one), as a project holding
+    one is: `.gitignore` counts only inside git (ov.walk)."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
+    if any(Path(rel).name == ".gitignore" for rel in files) and not any(
+            rel == ".git" or rel.startswith(".git/") for rel in files):
+        (root / ".git").mkdir(exist_ok=True)
     for rel, content in files.items():
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)

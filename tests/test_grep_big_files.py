@@ -228,6 +228,7 @@ def test_rows_are_added_replaced_and_dropped_with_the_files(tree):
     with open(root / "c.h", "a") as fh:
         fh.write("more\n")
     (root / "s.txt").write_text(_big_text(9))  # over the cap: a row instead
+    (root / ".git").mkdir(exist_ok=True)  # a work tree: .gitignore counts only in one
     (root / ".gitignore").write_text("d.h\n")
     index_tree(root, opts=IndexOptions(embed=False, walk=_walk(root)))
     now = _rows(root)

@@ -30,7 +30,7 @@ FILES = {
 @pytest.fixture
 def t(tree):
     root = tree(FILES)
-    (root / ".git").mkdir()  # rg reads .gitignore only in a git tree
+    (root / ".git").mkdir(exist_ok=True)  # rg reads .gitignore only in a git tree
     return root
 
 
@@ -313,7 +313,7 @@ IGNORED = {".gitignore": "*.log\nbuild/\n", "x.log": "foo log\n", "y.txt": "foo 
 @pytest.mark.parametrize("indexed", [False, True], ids=["walked", "indexed"])
 def test_an_include_glob_overrides_ignore_files_as_rg(ov, tree, indexed):
     t = tree(IGNORED)
-    (t / ".git").mkdir()
+    (t / ".git").mkdir(exist_ok=True)
     if indexed:  # the listing kept beside an index holds only what the ignore files keep
         assert ov("index", "--no-embed", cwd=t).code == 0
     for globs in (["*.log"], ["docs/ignored.md"], ["*.md"], ["*"], ["build/**"], ["build/*"],
@@ -327,6 +327,22 @@ def test_an_include_glob_overrides_ignore_files_as_rg(ov, tree, indexed):
         assert files == _own(rg(t, "--sort", "path", "--files", *flags).stdout), globs
     # without -g the ignore files hold
     assert ov("grep", "-l", "foo", cwd=t).out == "docs/ok.md\ny.txt\n"
+
+
+@needs_rg
+@pytest.mark.parametrize("indexed", [False, True], ids=["walked", "indexed"])
+def test_gitignore_outside_git_is_not_read_as_rg(ov, tree, indexed):
+    """A tree that is not a git work tree (a tarball, a copied folder): rg reads no
+    `.gitignore` there and `.ignore` everywhere; ov the same, walked or indexed."""
+    t = tree({**IGNORED, ".ignore": "sub/\n"})
+    (t / ".git").rmdir()
+    if indexed:
+        assert ov("index", "--no-embed", cwd=t).code == 0
+    theirs = rg(t, "--sort", "path", "-l", "foo")
+    ours = ov("grep", "-l", "foo", cwd=t)
+    assert (ours.code, ours.out) == (theirs.returncode, _own(theirs.stdout))
+    assert "x.log" in ours.out and "build/b.txt" in ours.out and "sub/s.log" not in ours.out
+    assert ov("grep", "--files", cwd=t).out == _own(rg(t, "--sort", "path", "--files").stdout)
 
 
 def _own(listing: str) -> str:
@@ -507,7 +523,7 @@ def test_ignore_files_of_every_parent_folder_apply_as_rg_reads_them(tmp_path):
     (outer / "repo" / "sub").mkdir(parents=True)
     (outer / ".ignore").write_text("r.txt\n")
     (outer / ".gitignore").write_text("q.txt\n")  # above the work tree: not read (rg neither)
-    (outer / "repo" / ".git").mkdir()
+    (outer / "repo" / ".git").mkdir(exist_ok=True)
     for name in ("q.txt", "r.txt", "s.txt"):
         (outer / "repo" / "sub" / name).write_text("hello\n")
     plain = tmp_path / "p" / "sub"  # no git anywhere

@@ -178,6 +178,7 @@ def test_control_files_that_link_out_of_the_tree_are_not_read(tmp_path):
     applied as ignore rules. Both are skipped now, with a warning."""
     outside = make_tree(tmp_path / "outside", {"secret.toml": 'limit = "SECRET_TOKEN_1"\n', "ign": "a.txt\n"})
     root = make_tree(tmp_path / "clone", {"a.txt": "hello\n", "b.txt": "hello b\n"})
+    (root / ".git").mkdir()  # a clone: its .gitignore would count
     (root / ".ov").mkdir()
     (root / ".ov" / "config.toml").symlink_to(outside / "secret.toml")
     (root / "pyproject.toml").symlink_to(outside / "secret.toml")

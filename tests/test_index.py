@@ -566,6 +566,7 @@ def test_status_counts_indexed_files_that_ov_index_would_now_leave_out(tmp_path)
 
     root = make_tree(tmp_path / "t", {"docs/p1.md": "# One\n\nbrass\n", "docs/p2.md": "# Two\n\nbrass\n",
                                       "secret.py": "x = 1\n", "keep.md": "# Keep\n\nbrass\n"})
+    (root / ".git").mkdir()  # a work tree: .gitignore counts only in one
     env = {"OV_EMBEDDER": "hash"}
     assert run_inprocess("index", ".", "--no-embed", cwd=root, env=env).code == 0
     (root / "docs" / ".gitignore").write_text("p2.md\n")

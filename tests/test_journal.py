@@ -95,7 +95,7 @@ def test_a_change_is_in_the_answer_as_soon_as_it_was_made(tmp_path):
                                  "d0/f3-renamed.txt", "d1/f4.txt"}
         # nothing under .ov or .git is a change of the tree
         (root / ".ov" / "scratch").write_text("x")
-        (root / ".git").mkdir()
+        (root / ".git").mkdir(exist_ok=True)
         (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
         assert ".git" not in ask(db, root) and not any(p.startswith(".ov") for p in ask(db, root))
     finally:

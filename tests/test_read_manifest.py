@@ -433,6 +433,7 @@ def test_read_of_a_skipped_file_says_why(ov, tree):
     # an ignored file: `ov index` would leave it out again, so it is not what the message
     # asks for (node_modules/express/index.js read "run `ov index`")
     (root / ".gitignore").write_text("vendor/\n")
+    (root / ".git").mkdir()  # a work tree: .gitignore counts only in one
     (root / "vendor").mkdir()
     (root / "vendor" / "lib.js").write_text("x = 1\n")
     msg = ov("read", "vendor/lib.js", "-o", "json", cwd=root).json["error"]["message"]

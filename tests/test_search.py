@@ -413,7 +413,7 @@ def test_a_scope_that_names_nothing_indexed_says_so(tmp_path):
 
     root = make_tree(tmp_path / "t", {".gitignore": "*.log\n", "x.log": "needle log\n",
                                       "docs/a.md": "needle doc\n", "src/b.py": "needle = 1\n"})
-    (root / ".git").mkdir()
+    (root / ".git").mkdir(exist_ok=True)
     env = {"OV_EMBEDDER": "hash"}
     assert run_inprocess("index", ".", cwd=root, env=env).code == 0
     r = run_inprocess("search", "needle", "-u", "x.log", "-o", "json", cwd=root, env=env)
@@ -465,7 +465,7 @@ def test_an_empty_index_says_why_it_may_be_empty(tmp_path):
     from conftest import make_tree, run_inprocess
 
     home = make_tree(tmp_path / "h", {".gitignore": "*\n", "proj/src/a.py": "hello = 1\n"})
-    (home / ".git").mkdir()
+    (home / ".git").mkdir(exist_ok=True)
     r = run_inprocess("search", "hello", "-o", "json", cwd=home / "proj", env={"OV_EMBEDDER": "hash", "OV_BACKGROUND": "0"})
     assert r.code == 1 and r.json["result"]["hits"] == [], r.out
     assert any(w.startswith("the index holds no file") and str(home) in w for w in r.json["result"]["warnings"]), r.out

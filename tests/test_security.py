@@ -421,6 +421,7 @@ def test_a_control_file_that_is_not_a_small_regular_file_is_skipped_with_a_warni
     import time
 
     root = make_tree(tmp_path / "t", {"a.md": "# A\n\nhello.\n", "sub/b.md": "hello b\n"})
+    (root / ".git").mkdir(exist_ok=True)  # a work tree: .gitignore is read only in one
     p = root / name
     p.parent.mkdir(parents=True, exist_ok=True)
     if target == "/dev/zero":

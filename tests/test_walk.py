@@ -551,7 +551,8 @@ def test_an_anchored_rule_of_one_name_is_asked_in_its_own_folder_only(tmp_path):
                                 "x.spec": "", "a1.txt/f": "", "sub/x.spec": "", "sub/a1.txt/f": "",
                                 "sub/deep/y.spec": "", "k.o": "", "sub/k.o": ""})
     assert paths(root) == ["sub/a1.txt/f", "sub/deep/y.spec", "sub/x.spec"]
-    levels = w._add_folder((), str(root), "", 0, None, lambda m: None)
+    levels = w._add_folder(w._root_levels(str(root), w.WalkOptions(), lambda m: None), str(root), "", 0,
+                           None, lambda m: None)
     top, sub = w._checks(levels, ""), w._checks(levels, "sub")
     assert top[0][1][0][6] is not None and top[0][1][1][6] is not None  # path rules asked
     assert sub[0][1][0][6] is None and sub[0][1][1][6] is None  # not below
@@ -603,9 +604,10 @@ def test_listing_cache_sees_a_work_tree_made_above_the_root(tmp_path, monkeypatc
 
     monkeypatch.setattr(walk, "RACY_NS", 0)
     make_tree(tmp_path / "t", {".gitignore": "a.txt\n", "sub/a.txt": "", "sub/b.txt": ""})
+    (tmp_path / "t" / ".git").rmdir()  # not yet a work tree
     root = tmp_path / "t" / "sub"
     assert _listing(root) == _walked(root) == ["a.txt", "b.txt"]
-    (tmp_path / "t" / ".git").mkdir()
+    (tmp_path / "t" / ".git").mkdir(exist_ok=True)
     assert _listing(root) == _walked(root) == ["b.txt"]
     (tmp_path / "t" / ".git").rmdir()
     assert _listing(root) == _walked(root) == ["a.txt", "b.txt"]
@@ -672,3 +674,45 @@ def test_an_unreadable_folder_is_said_once_and_keeps_the_listing(tmp_path, monke
         assert sorted(r for r, _, _ in got) == walked == ["ok.txt", "sub/b.txt"]
         assert said == ["closed: Permission denied"], (run, said)
     assert len(built) == 1  # built once, then refreshed
+
+
+def _not_git(root: Path) -> Path:
+    """`root` as make_tree wrote it, with no `.git`: a tarball's or a copied folder's tree."""
+    (root / ".git").rmdir()
+    return root
+
+
+def test_gitignore_counts_only_inside_a_git_work_tree(tmp_path):
+    """As rg and fd do (`--no-require-git` off): Debian's linux-source ends its `.gitignore`
+    with its packagers' `/*`, which left ov nothing of the tree, while rg searched it whole.
+    `.ignore`, `.rgignore` and `.ovignore` count everywhere."""
+    files = {".gitignore": "/*\n!/debian/\n", ".ignore": "*.tmp\n", "kernel/fork.c": "",
+             "kernel/x.tmp": "", "README": ""}
+    root = _not_git(make_tree(tmp_path / "tarball", files))
+    assert paths(root) == ["README", "kernel/fork.c"]
+    assert not is_ignored(root, "kernel/fork.c") and is_ignored(root, "kernel/x.tmp")
+    repo = make_tree(tmp_path / "repo", files)  # the same files in a git work tree
+    assert paths(repo) == []
+    assert is_ignored(repo, "kernel/fork.c")
+
+
+def test_a_repository_inside_a_tree_outside_git_has_its_gitignore(tmp_path):
+    root = _not_git(make_tree(tmp_path, {".gitignore": "*.log\n", "a.log": "", "vendor/lib/.gitignore": "*.o\n",
+                                          "vendor/lib/x.o": "", "vendor/lib/y.log": "", "vendor/z.o": ""}))
+    (root / "vendor" / "lib" / ".git").mkdir(exist_ok=True)
+    # the root's .gitignore is not read (no work tree there); vendor/lib's is, for vendor/lib
+    assert paths(root) == ["a.log", "vendor/lib/y.log", "vendor/z.o"]
+
+
+def test_listing_cache_sees_a_work_tree_made_at_the_root(tmp_path, monkeypatch):
+    """`git init` in a tree makes its `.gitignore` count: the listing must not go on
+    answering as before."""
+    import ov.walk as walk
+
+    monkeypatch.setattr(walk, "RACY_NS", 0)
+    root = _not_git(make_tree(tmp_path / "t", {".gitignore": "a.txt\n", "a.txt": "", "b.txt": ""}))
+    assert _listing(root) == _walked(root) == ["a.txt", "b.txt"]
+    (root / ".git").mkdir(exist_ok=True)
+    assert _listing(root) == _walked(root) == ["b.txt"]
+    (root / ".git").rmdir()
+    assert _listing(root) == _walked(root) == ["a.txt", "b.txt"]
