@@ -795,19 +795,21 @@ def emit_hits(out: Out, res: Any, query: str, t0: float, first_page: bool = True
 
 # A first page whose best hit scores under this (the estimated chance that it is what the
 # query asks for: ov.rank) is told so in text, which shows no scores: a query of words no
-# file holds still lists the nearest files, and they look like answers. On the tuning
-# sets' real queries ~2 % of first pages (CoSQA dev `find`) fall under it, and the top
-# scores of 20 nonsense queries reach 0.003 (docs/BENCHMARKS.md, "Retrieval quality").
+# file holds still lists the nearest files, and they look like answers. The notice states
+# the estimate, not that nothing is relevant: of the tuning sets' real queries, 2.0 %
+# (CoSQA dev) and 6.4 % (SciFact train) of hybrid first pages fall under it, and the first
+# hit was relevant in 2 of those 10 and 12 of those 52; 20 nonsense queries top out at
+# 0.002, or 0.008 in a folder of two files (docs/BENCHMARKS.md, "Low scores said in text").
 WEAK_SCORE = 0.01
 
 
 def weak_notice(hits: Any) -> str | None:
-    """The notice of a first page whose every hit is unlikely to be what was asked for."""
+    """The notice of a first page whose best hit scores under WEAK_SCORE, or None."""
     best = max((h.score for h in hits), default=None)
     if best is None or best >= WEAK_SCORE:
         return None
     said = f"{best:.3f}" if best >= 0.001 else "under 0.001"
-    return (f"weak match: the best hit scores {said}, the estimated chance that it is what "
+    return (f"low scores: the best hit scores {said}, the estimated chance that it is what "
             f"the query asks for (--json shows each hit's score)")
 
 

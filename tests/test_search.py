@@ -539,18 +539,18 @@ def test_a_first_page_of_weak_hits_says_so_in_text(ov, tree):
     root = build(tree)
     r = ov("search", "qwxzv blorpt frandle", cwd=root)
     assert r.code == 0 and r.out.strip()
-    assert "weak match: the best hit scores" in r.err, r.err
+    assert "low scores: the best hit scores" in r.err, r.err
     best = ov("search", "qwxzv blorpt frandle", "-o", "json", cwd=root).json["result"]["hits"][0]["score"]
     assert best < 0.01
     said = "under 0.001" if best < 0.001 else f"{best:.3f}"
     assert f"the best hit scores {said}, the estimated chance" in r.err
     r = ov("search", "qwxzv blorpt frandle", "-o", "json", cwd=root)
-    assert "weak match" not in r.err
+    assert "low scores:" not in r.err
     for cmd in ("search", "find"):
         r = ov(cmd, "open a network socket to a host", cwd=root)
-        assert r.code == 0 and "src/net.py" in r.out and "weak match" not in r.err, r.err
+        assert r.code == 0 and "src/net.py" in r.out and "low scores:" not in r.err, r.err
     r = ov("find", "qwxzv blorpt frandle", "-n", "1", cwd=root)
-    assert "weak match" in r.err and "more hits: add --cursor" in r.err
+    assert "low scores:" in r.err and "more hits: add --cursor" in r.err
     cursor = r.err.split("--cursor ")[1].split()[0]
     r = ov("find", "qwxzv blorpt frandle", "-n", "1", "--cursor", cursor, cwd=root)
-    assert r.code == 0 and "weak match" not in r.err, r.err
+    assert r.code == 0 and "low scores:" not in r.err, r.err
