@@ -60,7 +60,7 @@ from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_inde
 from ov.store.db import (CAP_META, KEYWORDS_META, Unusable, WriteHold, check_db_file, clear_rebuild, own_files,
                          rebuild_path, salvage_front_texts, salvage_sessions, unretire)
 from ov.store.queries import user_tags
-from ov.walk import ALWAYS_SKIPPED, is_ignored, walk, write_private
+from ov.walk import ALWAYS_SKIPPED, gitignore_unread, is_ignored, walk, write_private
 
 Progress = Callable[[str, int, "int | None"], None]
 
@@ -539,6 +539,10 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
     prepare_index_dir(db_path)  # refuses links under .ov; writes .ov/.gitignore
     if os.path.lexists(db_path):
         check_db_file(db_path)  # not someone's file: refused before a lock file is made beside it
+    elif notice and not opts.walk.no_ignore and gitignore_unread(str(root)):
+        notice("this folder is not in a git work tree, so its .gitignore is not read (as in rg "
+               "and fd) and the index takes the files it names; .ovignore takes the same lines "
+               "and counts everywhere")
     if opts.embed and embedder is None:
         # a missing model must fail before anything is changed (not after --full cleared
         # the index); the model itself is loaded only when there is something to embed

@@ -276,6 +276,14 @@ def git_top_above(root: str) -> str | None:
         d = up
 
 
+def gitignore_unread(root: str) -> bool:
+    """Whether `root` holds a `.gitignore` that no walk of it reads: `root` lies in no git
+    work tree (`_GIT`). A first index says so, as it may then hold what a project's
+    `.gitignore` names (`node_modules/` in a downloaded copy)."""
+    return (os.path.isfile(os.path.join(root, ".gitignore"))
+            and not os.path.lexists(os.path.join(root, ".git")) and git_top_above(root) is None)
+
+
 _OUTSIDE_GIT = tuple((n, k) for n, k in _PER_FOLDER if n != ".gitignore")
 
 

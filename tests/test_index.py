@@ -641,3 +641,21 @@ def test_a_binary_file_over_the_size_cap_counts_as_binary_and_warns_no_search(ov
     assert [w for w in r.json["result"]["warnings"] if "max-filesize" in w], r.out
     text = ov("status", cwd=root).out
     assert "  big.txt  (" in text and "... and 4 more (`ov status -o json` lists them)" in text, text
+
+
+def test_a_first_index_outside_git_says_its_gitignore_is_not_read(tmp_path):
+    """Outside a git work tree `.gitignore` is not read (as rg and fd): a downloaded copy of
+    a project would have its `node_modules/` indexed. A first index says so, once."""
+    from conftest import make_tree, run_inprocess
+
+    files = {".gitignore": "node_modules/\n", "a.md": "# A\n\nbrass\n", "node_modules/x/i.js": "dep()\n"}
+    root = make_tree(tmp_path / "copy", files)
+    (root / ".git").rmdir()
+    r = run_inprocess("index", ".", "--no-embed", cwd=root)
+    assert r.code == 0 and "its .gitignore is not read" in r.err and ".ovignore" in r.err, r.err
+    assert run_inprocess("glob", "**", cwd=root).out.splitlines() == ["a.md", "node_modules/x/i.js"]
+    assert "not read" not in run_inprocess("index", ".", "--no-embed", cwd=root).err  # once
+    repo = make_tree(tmp_path / "repo", files)
+    r = run_inprocess("index", ".", "--no-embed", cwd=repo)
+    assert r.code == 0 and "not read" not in r.err, r.err
+    assert run_inprocess("glob", "**", cwd=repo).out.splitlines() == ["a.md"]
