@@ -37,7 +37,7 @@ from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Prog
 from ov.model import IndexReport
 from ov.store import Store, prepare_index_dir
 from ov.store.db import stored_setting, unfinished
-from ov.walk import read_json
+from ov.walk import read_json, write_private
 
 
 # the worker's CPU priority, for itself and its session's scheduler group (`lower_priority`);
@@ -196,15 +196,9 @@ def spawn(db_path: Path) -> int | None:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    """Replace `path` atomically (never through a symlink)."""
-    tmp = path.with_name(path.name + f".{os.getpid()}")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    """Replace `path` atomically, never through a symlink (`write_private`; a failure is
+    swallowed: the state is a report, and the next write tries again)."""
+    write_private(str(path), json.dumps(data).encode("utf-8"))
 
 
 def stop(db_path: Path, wait_s: float = 60.0) -> int | None:
