@@ -28,6 +28,7 @@ from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor,
                       file_name, identifier, keyword_plan, query_pattern, request_key, words_in)
 from ov.store import KNN_MAX, Filters, Store, fts_phrase
+from ov.walk import gitignore_unread
 
 
 @dataclass(frozen=True)
@@ -877,7 +878,7 @@ def status(store: Store, root: Path) -> StatusReport:
         skipped=n_skipped, skipped_files=[SkippedFile(p, r) for p, r in skipped],
         coverage=cov, not_embedded_rows=counts["no_vector"],
         trigram_pending=trigram_pending, background=_worker(store),
-        journal=journal_status(store.path, root),
+        journal=journal_status(store.path, root), gitignore_read=not gitignore_unread(str(root)),
     )
 
 

@@ -235,6 +235,9 @@ class StatusReport:
     # indexed files still on disk that `ov index` would now leave out (an ignore rule, the
     # size cap or a setting changed since): search ranks them until then
     excluded_files: int = 0
+    # False when the root holds a `.gitignore` that no walk reads: the tree lies in no git
+    # work tree (ov.walk.gitignore_unread, as rg and fd)
+    gitignore_read: bool = True
     warnings: list[str] = field(default_factory=list)  # a read-only index says so here too
 
 

@@ -204,6 +204,9 @@ def status_text(rep) -> str:
                                else "not read yet by the first build"
                                + (", which the background worker goes on with" if rep.background else ""))
         + (f", {rep.excluded_files} now left out (ignored or over the size cap)" if rep.excluded_files else ""),
+        *([] if rep.gitignore_read else [
+            "ignore files:    .gitignore not read: the tree is in no git work tree (as in rg and fd); "
+            ".ovignore takes the same lines and counts everywhere"]),
         f"model:           {rep.model or '-'}",
         f"schema version:  {rep.schema_version}",
         f"sqlite:          {rep.sqlite_version}, sqlite-vec {rep.vec_version}",

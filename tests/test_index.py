@@ -655,7 +655,11 @@ def test_a_first_index_outside_git_says_its_gitignore_is_not_read(tmp_path):
     assert r.code == 0 and "its .gitignore is not read" in r.err and ".ovignore" in r.err, r.err
     assert run_inprocess("glob", "**", cwd=root).out.splitlines() == ["a.md", "node_modules/x/i.js"]
     assert "not read" not in run_inprocess("index", ".", "--no-embed", cwd=root).err  # once
+    assert run_inprocess("status", "-o", "json", cwd=root).json["result"]["gitignore_read"] is False
+    assert "ignore files:    .gitignore not read" in run_inprocess("status", cwd=root).out
     repo = make_tree(tmp_path / "repo", files)
     r = run_inprocess("index", ".", "--no-embed", cwd=repo)
     assert r.code == 0 and "not read" not in r.err, r.err
     assert run_inprocess("glob", "**", cwd=repo).out.splitlines() == ["a.md"]
+    assert run_inprocess("status", "-o", "json", cwd=repo).json["result"]["gitignore_read"] is True
+    assert "ignore files:" not in run_inprocess("status", cwd=repo).out
