@@ -240,15 +240,25 @@ def test_status_shows_the_worker_and_index_stop_stops_it(tree):
 def test_the_workers_group_nice_waits_out_the_kernels_rate_limit():
     """Without CAP_SYS_ADMIN the kernel takes one autogroup write per tenth of a second from
     the whole machine (EAGAIN for the rest): a worker started just after another one still
-    lowers its group. Root drops the capability with setpriv, as a CI runner lacks it."""
-    if _autogroup_nice(os.getpid()) is None:
-        pytest.skip("this kernel groups no sessions for the scheduler (sched_autogroup_enabled)")
-    code = ("import os\n"
+    lowers its group. Root drops the capability with setpriv, as a CI runner lacks it. On a
+    kernel without autogroups the worker's own nice is lowered all the same, and nothing
+    waits on a group that is not there."""
+    grouped = _autogroup_nice(os.getpid()) is not None
+    code = ("import os, time\n"
             "import ov.worker as w\n"
             "w.NICE = 10\n"
-            "open('/proc/self/autogroup', 'w').write('3')\n"  # the machine's turn, taken
+            "def group():\n"
+            "    try:\n"
+            "        return open('/proc/self/autogroup').read().split('nice')[1].strip()\n"
+            "    except (OSError, IndexError):\n"
+            "        return '-'\n"
+            "try:\n"
+            "    open('/proc/self/autogroup', 'w').write('3')\n"  # the machine's turn, taken
+            "except OSError:\n"
+            "    pass\n"
+            "t0 = time.monotonic()\n"
             "w.lower_priority()\n"
-            "print(open('/proc/self/autogroup').read().split('nice')[1].strip(), os.nice(0))\n")
+            "print(group() if %r else '-', os.nice(0), round(time.monotonic() - t0, 1))\n" % grouped)
     cmd = [sys.executable, "-c", code]
     if os.geteuid() == 0:
         from conftest import require_tool  # noqa: PLC0415
@@ -257,7 +267,9 @@ def test_the_workers_group_nice_waits_out_the_kernels_rate_limit():
         cmd = ["setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin", *cmd]
     r = subprocess.run(cmd, capture_output=True, text=True, start_new_session=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["10", "10"]
+    group, nice, waited = r.stdout.split()
+    assert (group, nice) == ("10" if grouped else "-", "10")
+    assert float(waited) <= 2.5  # AUTOGROUP_PATIENCE at most, never a hang
 
 
 def _autogroup_nice(pid: int) -> int | None:
