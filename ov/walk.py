@@ -236,7 +236,7 @@ def _root_levels(root: str, opts: WalkOptions, warn: Callable[[str], None]) -> t
             levels.append((_EXTRA, 0, "", rules))
     if not opts.no_ignore:
         top = git_top_above(root)
-        if top is not None or os.path.lexists(os.path.join(root, ".git")):
+        if _in_work_tree(root, top):
             levels.append((_GIT, 0, "", ()))
         exclude_at = top if top is not None else root
         rules = _read_rules(os.path.join(exclude_at, ".git", "info", "exclude"), ".git/info/exclude", warn)
@@ -276,12 +276,16 @@ def git_top_above(root: str) -> str | None:
         d = up
 
 
+def _in_work_tree(root: str, top: str | None) -> bool:
+    """Whether `root` lies in a git work tree: it holds `.git`, or `top` (`git_top_above`) does."""
+    return top is not None or os.path.lexists(os.path.join(root, ".git"))
+
+
 def gitignore_unread(root: str) -> bool:
     """Whether `root` holds a `.gitignore` that no walk of it reads: `root` lies in no git
     work tree (`_GIT`). A first index says so, as it may then hold what a project's
     `.gitignore` names (`node_modules/` in a downloaded copy)."""
-    return (os.path.isfile(os.path.join(root, ".gitignore"))
-            and not os.path.lexists(os.path.join(root, ".git")) and git_top_above(root) is None)
+    return os.path.isfile(os.path.join(root, ".gitignore")) and not _in_work_tree(root, git_top_above(root))
 
 
 _OUTSIDE_GIT = tuple((n, k) for n, k in _PER_FOLDER if n != ".gitignore")
