@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ov import rank
-from ov.config import DEFAULT_MAX_FILESIZE, MAX_QUERY_TOKENS
+from ov.config import DEFAULT_MAX_FILESIZE, MAX_QUERY_TOKENS, env_number
 from ov.errors import OvError
 from ov.journal import status as journal_status
 from ov.kinds import kind_of
@@ -101,6 +101,7 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     if req.threshold is not None and not 0.0 <= req.threshold <= 1.0:
         raise OvError("invalid_argument", "--threshold must be between 0 and 1", field="threshold")
     request = request_key(req.query, req.search_type, req.threshold, req.filters, req.all_chunks)
+    embedder_factory = _memo(embedder_factory or _default_embedder)  # one model load at most
     cov = coverage(store)
     no_vectors = _no_vector_levels(req)  # -L 1: overviews are keyword rows only
     use_kw, use_vec, qvec = _plan(store, req, cov, embedder_factory, no_vectors)
@@ -114,14 +115,18 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     if req.search_type == "hybrid" and not overviews:
         req = replace(req, filters=replace(req.filters, vectorless=False))
     branches = [b for b, on in (("keywords", use_kw), ("semantic", use_vec)) if on]
-    warnings = coverage_warnings("keywords" if overviews else req.search_type, cov)
+    warnings = []
     if overviews:
         warnings.append("hybrid search ran on keywords alone: overviews (-L 1) have no vectors")
     if use_kw and not use_vec and not _searchable(req.query):  # not "nothing matched"
         warnings.append("the query holds no word the keyword index can search (only punctuation or "
                         "symbols): `ov grep -F` finds it as text")
-    ranking = _Rankings(store, req, use_kw, use_vec, qvec, partial=bool(use_vec and cov["pending"]))
+    ranking = _Rankings(store, req, use_kw, use_vec, qvec, partial=bool(use_vec and cov["pending"]),
+                        embedder_factory=embedder_factory)
     page, more, segments, checker = _page(ranking, root, req, segments)
+    # rows whose vectors this search computed (`_VectorsNow`; 0 when none were waiting)
+    cov = {**cov, "computed": len(ranking.now.dist) if ranking.now else 0}
+    warnings[:0] = coverage_warnings("keywords" if overviews else req.search_type, cov)
     if ranking.cut_short:
         warnings.append(f"ranked the best {KNN_MAX if use_vec else KEYWORD_MAX_DEPTH:,} rows of each branch: "
                         "files whose best match lies deeper are not listed (a narrower query, -t or "
@@ -170,8 +175,8 @@ def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory,
     if use_vec:
         if cov["embedded"] == 0 and req.search_type == "semantic":
             _first_vectors(store, cov)
-        if cov["embedded"] == 0:  # a hybrid one reads keywords alone, and says so
-            use_vec = False
+        if cov["embedded"] == 0 and not (VECTORS_NOW_FILES and cov["pending"] and _model_ready()):
+            use_vec = False  # a hybrid one reads keywords alone, and says so
         else:
             qvec, model_id = _embed_query(req.query, embedder_factory or _default_embedder)
             stored = store.get_meta("model")
@@ -179,6 +184,18 @@ def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory,
                 raise OvError("unsupported", f"the index was embedded with {stored!r}, but the "
                               f"query embedder is {model_id!r}; rebuild with `ov index --full`")
     return use_kw, use_vec, qvec
+
+
+def _model_ready() -> bool:
+    """Whether the model's files are there (cheap: no onnxruntime): a hybrid search on an
+    index with no vector yet computes its best keyword hits' (`_VectorsNow`) only then."""
+    from ov.embed import check_available  # noqa: PLC0415
+
+    try:
+        check_available()
+    except OvError:
+        return False
+    return True
 
 
 def _no_vector_levels(req: SearchRequest) -> bool:
@@ -197,6 +214,57 @@ def _no_vector_levels(req: SearchRequest) -> bool:
 FIRST_DEPTH = 256
 KEYWORD_MAX_DEPTH = CURSOR_MAX_DEPTH  # rows a keyword-only ranking reads at most (ov.query)
 FIRST_VECTORS_WAIT_S = 10.0  # a semantic search waits so long for a worker's first vectors
+# A hybrid search while vectors are still coming (a first search answers before the
+# background worker has embedded anything, and on a big tree it works for hours) computes
+# now the vectors its best keyword hits lack: of the files with the best keyword scores,
+# this many, each its best keyword passage and its abstract (`_VectorsNow`). Chosen by
+# cross-validation on the tuning sets' first answers (docs/BENCHMARKS.md "A first answer
+# from both branches"); OV_VECTORS_NOW_FILES=0 turns it off.
+VECTORS_NOW_FILES = int(env_number("OV_VECTORS_NOW_FILES", 16))
+
+
+class _VectorsNow:
+    """The vectors a hybrid search computes for the rows its best keyword hits lack, while a
+    worker (or the next `ov index`) has not stored them yet: of the VECTORS_NOW_FILES files
+    with the best keyword evidence, each one's best keyword passage and its abstract. They
+    are the semantic evidence of those files for this query only (nothing is written: a
+    search does not take the index from the worker that adds the vectors), so a first
+    answer is fused from both branches instead of ranked by keywords alone. A row's vector
+    is computed once per query, whatever the depth a page reads."""
+
+    def __init__(self, store: Store, qvec: bytes, embedder_factory) -> None:
+        self.store, self.qvec, self.embedder_factory = store, qvec, embedder_factory
+        self.dist: dict[int, float] = {}  # row id -> cosine distance to the query
+
+    def cands(self, kw: list[rank.Cand]) -> list[rank.Cand]:
+        """Semantic candidates for the best keyword files' waiting rows (a passage as
+        itself, an abstract on its file's lead passage, as `_branches` reads stored ones)."""
+        import numpy as np  # noqa: PLC0415
+
+        paths = self.store.chunk_paths([c.chunk_id for c in kw])
+        best: dict[str, int] = {}
+        for c in sorted(kw, key=lambda c: (-c.branches["keywords"]["raw"], c.chunk_id)):
+            if len(best) >= VECTORS_NOW_FILES:
+                break
+            best.setdefault(paths.get(c.chunk_id, ""), c.chunk_id)
+        passages = self.store.waiting_vectors(list(best.values()))
+        abstracts = self.store.waiting_abstracts(list(best.values()))
+        todo = [i for i in (*sorted(passages), *sorted(abstracts.values())) if i not in self.dist]
+        if todo:
+            texts = self.store.chunk_texts(todo)
+            todo = [i for i in todo if i in texts]
+            vecs = self.embedder_factory().embed([texts[i] for i in todo])
+            q = np.frombuffer(self.qvec, dtype=np.float32)
+            for i, d in zip(todo, (1.0 - vecs @ q).tolist()):
+                self.dist[i] = d
+        out = [_cand(cid, "semantic", self.dist[cid], 0.0) for cid in sorted(passages) if cid in self.dist]
+        leads = self.store.first_passages(list(abstracts.values()))
+        for aid in sorted(abstracts.values()):
+            if aid in self.dist and aid in leads:
+                c = _cand(leads[aid], "semantic", rank.abstract_distance(self.dist[aid]), 0.0)
+                c.branches["semantic"]["via"] = "abstract"
+                out.append(c)
+        return out
 
 
 class _Rankings:
@@ -206,9 +274,12 @@ class _Rankings:
     gives the same first hits for any `need`."""
 
     def __init__(self, store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, *,
-                 partial: bool = False) -> None:
+                 partial: bool = False, embedder_factory=None) -> None:
         self.store, self.req, self.use_kw, self.use_vec, self.qvec = store, req, use_kw, use_vec, qvec
         self.partial = partial  # some rows still wait for their vector (`_combine`'s `unread`)
+        # the vectors this search computes for its best keyword hits' waiting rows
+        self.now = (_VectorsNow(store, qvec, embedder_factory) if partial and use_kw and embedder_factory
+                    and VECTORS_NOW_FILES > 0 and req.filters.levels == (2,) else None)
         self.at: dict[int, tuple[list[rank.Cand], _RankedRows, bool]] = {}
         self.cap = size_cap(store)  # a recheck reads no changed file past it
         self.tree = query_tree(store, req.query)  # what every score reads besides its evidence
@@ -219,8 +290,9 @@ class _Rankings:
     def __call__(self, depth: int, need: int, checker: rank.Rechecker) -> tuple[list[Hit], bool]:
         if depth not in self.at:
             branch_lists, exhausted, cut = _branches(self.store, self.req, self.use_kw, self.use_vec,
-                                                     self.qvec, depth, self.tree)
+                                                     self.qvec, depth, self.tree, self.now)
             unread = (self.store.waiting_vectors([c.chunk_id for c in branch_lists.get("keywords", [])])
+                      - (set(self.now.dist) if self.now else set())
                       if self.partial and len(branch_lists) == 2 else frozenset())
             ranked = _combine(branch_lists, self.req, self.tree, unread)
             if len(branch_lists) == 1 and not exhausted and cut is not None:
@@ -506,11 +578,13 @@ def coverage_warnings(search_type: str, cov: dict) -> list[str]:
            if cov.get("indexing") and cov["pending"] else
            "run `ov index` to add them" if cov["pending"] else
            "the index was built with --no-embed; run `ov index` to add them")
+    now = (f", and on the vectors it computed for its best keyword hits ({cov['computed']} rows)"
+           if cov.get("computed") else "")
     if cov["embedded"] == 0:
-        what = ("hybrid search ran on keywords alone" if search_type == "hybrid"
-                else "semantic search found nothing to search")
+        what = ((f"hybrid search ran on keywords{now}" if now else "hybrid search ran on keywords alone")
+                if search_type == "hybrid" else "semantic search found nothing to search")
         return out + [f"{what}: the index has no vectors yet (0 of {cov['embeddable']} rows); {how}"]
-    return out + [f"{search_type} search ran on partial vectors: {cov['embedded']} of "
+    return out + [f"{search_type} search ran on partial vectors{now}: {cov['embedded']} of "
                   f"{cov['embeddable']} rows ({cov['ratio']:.0%}) have one; {how}"]
 
 
@@ -584,7 +658,7 @@ def _named_files(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]
 
 
 def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int,
-              tree: rank.Tree):
+              tree: rank.Tree, now: _VectorsNow | None = None):
     """(branch lists, whether every read ran out, the best raw score a row not read could
     have in a single branch: the sum of the bm25s at which the keyword reads were cut / the
     smallest distance at which the KNN was).
@@ -645,6 +719,8 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
             sem_cut = min(cuts) if cuts else None
             if use_kw:
                 sem += _exact_semantic(store, qvec, sem, lists["keywords"], tree, not req.all_chunks)
+            if now is not None:  # the best keyword hits' rows still waiting for a vector
+                sem = rank.with_abstracts(sem, now.cands(lists["keywords"]))
         lists["semantic"] = sem
     paths = store.chunk_paths([c.chunk_id for lst in lists.values() for c in lst])
     for name, lst in lists.items():

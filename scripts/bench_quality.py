@@ -160,6 +160,26 @@ def run_index(folder: Path) -> dict:
     return {"seconds": round(dt, 1), "report": res}
 
 
+def run_first_index(folder: Path) -> dict:
+    """The index as a first `ov search` leaves it: the keyword rows of every file, no vector
+    yet (the worker that would add them is held back by OV_WORKER_DELAY, then stopped).
+    The queries then run with OV_BACKGROUND=0, so no worker starts again: each answers as
+    a first search does while the vectors are still coming."""
+    env = dict(os.environ, OV_FIRST_BUDGET="100000", OV_FIRST_INLINE_ROWS="0", OV_WORKER_DELAY="60")
+    env.pop("OV_EMBEDDER", None)
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "ov", "search", "first", "-o", "json"],
+                       capture_output=True, text=True, env=env, cwd=folder)
+    dt = time.perf_counter() - t0
+    subprocess.run([sys.executable, "-m", "ov", "index", "--stop"], capture_output=True, env=env, cwd=folder)
+    if p.returncode not in (0, 1):
+        sys.exit(f"the first search failed ({p.returncode}): {p.stdout[-2000:]} {p.stderr[-2000:]}")
+    cov = json.loads(p.stdout)["result"]["coverage"]
+    if cov["embedded"] or not cov["pending"]:
+        sys.exit(f"not a first search's index: {cov}")
+    return {"seconds": round(dt, 1), "report": {"first_search": True, **cov}}
+
+
 class Runner:
     """Runs `ov` argument lists: in this process through ov.cli.app.main, or as a child."""
 
@@ -395,6 +415,11 @@ def main(argv=None) -> int:
                     help="1: only the first page of 50 (nDCG@10 and MRR@10 exact, Recall@100 read at 50)")
     ap.add_argument("--nonsense", action=argparse.BooleanOptionalAction, default=True,
                     help="also run 20 nonsense queries (words absent from the corpus) and report their top score")
+    ap.add_argument("--first-answer", action="store_true",
+                    help="the answers of a first search: keyword rows only, the vectors still coming "
+                         "(use a workdir of its own)")
+    ap.add_argument("--vectors-now", type=int, default=None,
+                    help="files whose waiting rows a hybrid search embeds itself (ov.engine.VECTORS_NOW_FILES)")
     ap.add_argument("--out", type=Path, help="write results (and per-query runs) as JSON")
     ap.add_argument("--md", type=Path, help="write the result table as Markdown")
     args = ap.parse_args(argv)
@@ -435,11 +460,17 @@ def main(argv=None) -> int:
         log(f"reusing the index in {folder} (built in {index_info['seconds']} s)")
     else:
         log(f"indexing {len(corpus)} documents in {folder} ...")
-        index_info = run_index(folder)
+        index_info = run_first_index(folder) if args.first_answer else run_index(folder)
         info_p.write_text(json.dumps(index_info))
         log(f"indexed in {index_info['seconds']} s: {index_info['report']}")
 
+    if args.first_answer:
+        os.environ["OV_BACKGROUND"] = "0"  # no worker adds the vectors while the queries run
     runner = Runner(args.runner, folder)
+    if args.vectors_now is not None:
+        from ov import engine  # noqa: PLC0415
+
+        engine.VECTORS_NOW_FILES = args.vectors_now
     ours, timing, runs, dumps, profile = {}, {}, {}, {}, None
     for t in types:
         log(f"{t}: {len(queries)} queries through the CLI ({args.runner}) ...")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import make_tree, run_subprocess
+from ov.engine import VECTORS_NOW_FILES
 from ov.indexer import IndexOptions, embeddable, worker_state
 from ov.store import NO_VECTOR, Store
 
@@ -84,14 +85,21 @@ def test_full_and_partial_coverage(ov, tree):
 # ---- first use and the background worker -------------------------------------------------
 
 
-def test_first_search_answers_from_keywords_and_the_worker_completes(tree):
+def test_first_search_answers_from_both_branches_and_the_worker_completes(tree):
+    """The first search answers before the worker has stored a vector: it computes the
+    vectors of its best keyword hits' rows itself (`engine._VectorsNow`), says how many,
+    and writes none of them (the worker does)."""
     root = tree(_many(40))
-    # (the worker waits 2 s: on a loaded machine it had added vectors before the answer)
-    r = run_subprocess(["search", "tide tables", "--json"], cwd=root, env={"OV_WORKER_DELAY": "2"})
+    # (the worker waits 5 s: on a loaded machine it had added vectors before the answer)
+    r = run_subprocess(["search", "tide tables", "--json", "--explain"], cwd=root, env={"OV_WORKER_DELAY": "5"})
     assert r.code == 0, r.err
     res = r.json["result"]
-    assert res["hits"] and res["branches"] == ["keywords"]
-    assert res["coverage"]["pending"] > 0
+    assert res["hits"] and res["branches"] == ["keywords", "semantic"] and res["search_type"] == "hybrid"
+    cov = res["coverage"]
+    assert cov["embedded"] == 0 and cov["pending"] > 0 and 0 < cov["computed"] <= 2 * VECTORS_NOW_FILES
+    assert any(f"on the vectors it computed for its best keyword hits ({cov['computed']} rows)" in w
+               and "no vectors yet" in w for w in res["warnings"]), res["warnings"]
+    assert any("semantic" in h["scores"] for h in res["hits"]), res["hits"][:3]
     assert "first use" in r.err and "background" in r.err
     _wait_worker(_db(root))
     with Store.open(_db(root)) as s:
@@ -122,11 +130,13 @@ def test_a_small_trees_first_search_embeds_it_and_answers_from_both_branches(tre
 
 def test_a_first_search_leaves_more_rows_than_it_embeds_itself_to_the_worker(tree):
     root = tree(_many(3))
+    # (computing the best hits' vectors turned off: the hybrid runs on keywords alone)
     r = run_subprocess(["search", "tide tables", "--json"], cwd=root,
-                       env={"OV_FIRST_INLINE_ROWS": "2", "OV_WORKER_DELAY": "2"})
+                       env={"OV_FIRST_INLINE_ROWS": "2", "OV_WORKER_DELAY": "2", "OV_VECTORS_NOW_FILES": "0"})
     assert r.code == 0, r.err
     res = r.json["result"]
     assert res["branches"] == ["keywords"] and res["coverage"]["pending"] > 0
+    assert res["coverage"]["computed"] == 0 and any("keywords alone" in w for w in res["warnings"])
     assert "in the background (pid" in r.err, r.err
     _wait_worker(_db(root))
     with Store.open(_db(root)) as s:
@@ -299,7 +309,8 @@ def test_worker_killed_at_random_points_leaves_a_usable_index(tree, tmp_path):
     kills = []
     for round_ in range(3):
         root = make_tree(tmp_path / f"k{round_}", files)
-        assert run_subprocess(["search", "tide", "-n", "1"], cwd=root).code == 0
+        # (keywords alone, so the answer comes as soon as it can: the worker's life is short)
+        assert run_subprocess(["search", "tide", "-n", "1"], cwd=root, env={"OV_VECTORS_NOW_FILES": "0"}).code == 0
         # a random moment of the worker's short life: starting, walking, trigrams, vectors
         time.sleep(rnd.uniform(0.0, 0.15))
         state = worker_state(_db(root))
@@ -685,12 +696,24 @@ def test_a_hit_without_its_vector_yet_scores_as_keywords_alone_in_the_hybrid(tre
     q = "how does the scheduler pick the next task"
     kw = run_subprocess(["search", q, "--search-type", "keywords", "--json"], cwd=root,
                         env={"OV_BACKGROUND": "0"}).json["result"]["hits"]
-    r = run_subprocess(["search", q, "--json", "--explain"], cwd=root, env={"OV_BACKGROUND": "0"})
+    # (computing the best hits' waiting vectors turned off: the rule under test alone)
+    r = run_subprocess(["search", q, "--json", "--explain"], cwd=root,
+                       env={"OV_BACKGROUND": "0", "OV_VECTORS_NOW_FILES": "0"})
     res = r.json["result"]
     assert res["branches"] == ["keywords", "semantic"] and any("partial vectors" in w for w in res["warnings"])
     top = res["hits"][0]
     assert top["path"] == "kernel/sched.c" == kw[0]["path"], res["hits"][:3]
     assert top["score"] == kw[0]["score"] and "semantic" not in top["scores"], (top, kw[0])
+    assert res["coverage"]["computed"] == 0
+    # by default the search computes the vectors its best keyword hits wait for, for itself
+    res = run_subprocess(["search", q, "--json", "--explain"], cwd=root,
+                         env={"OV_BACKGROUND": "0"}).json["result"]
+    top = res["hits"][0]
+    assert top["path"] == "kernel/sched.c" and "semantic" in top["scores"], res["hits"][:3]
+    assert any(f"partial vectors, and on the vectors it computed for its best keyword hits "
+               f"({res['coverage']['computed']} rows)" in w for w in res["warnings"]), res["warnings"]
+    with Store.open(db) as s:  # nothing written: the worker stores them
+        assert s.coverage() == (emb, total)
 
 
 def test_a_search_that_starts_the_worker_again_says_so(tree):
@@ -721,7 +744,8 @@ def test_a_stopped_worker_stays_stopped_until_ov_index_runs(tree):
     r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
     assert r.code == 0 and "background worker" not in r.err, r.err
     assert worker_state(_db(root)) is None
-    assert any("partial vectors" in w or "keywords alone" in w for w in r.json["result"]["warnings"])
+    assert any("partial vectors" in w or "keywords alone" in w or "vectors it computed" in w
+               for w in r.json["result"]["warnings"])
     assert run_subprocess(["index", "."], cwd=root).code == 0  # the vectors, in the foreground
     assert not paused_file(_db(root)).exists()
     r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
