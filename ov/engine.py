@@ -220,7 +220,7 @@ FIRST_VECTORS_WAIT_S = 10.0  # a semantic search waits so long for a worker's fi
 # this many, each its best keyword passage and its abstract (`_VectorsNow`). Chosen by
 # cross-validation on the tuning sets' first answers (docs/BENCHMARKS.md "A first answer
 # from both branches"); OV_VECTORS_NOW_FILES=0 turns it off.
-VECTORS_NOW_FILES = int(env_number("OV_VECTORS_NOW_FILES", 16))
+VECTORS_NOW_FILES = int(env_number("OV_VECTORS_NOW_FILES", 32))
 
 
 class _VectorsNow:

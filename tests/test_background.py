@@ -312,6 +312,10 @@ def test_worker_killed_at_random_points_leaves_a_usable_index(tree, tmp_path):
         # (keywords alone, so the answer comes as soon as it can: the worker's life is short)
         assert run_subprocess(["search", "tide", "-n", "1"], cwd=root, env={"OV_VECTORS_NOW_FILES": "0"}).code == 0
         # a random moment of the worker's short life: starting, walking, trigrams, vectors
+        # (from when it is seen: on a loaded machine it took longer to start than the sleep)
+        deadline = time.monotonic() + 10
+        while worker_state(_db(root)) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
         time.sleep(rnd.uniform(0.0, 0.15))
         state = worker_state(_db(root))
         if state is not None:
