@@ -162,7 +162,8 @@ def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory,
           no_vectors: bool) -> tuple[bool, bool, bytes | None]:
     """(read keywords, read vectors, the query's vector): the search type, less what the
     index cannot serve. Semantic search on an index without vectors is `unsupported`
-    unless a worker is adding them; a hybrid one reads keywords alone until then."""
+    unless a worker is adding them; a hybrid one reads keywords alone until then, unless
+    it can compute the vectors of its best keyword hits (`_VectorsNow`)."""
     use_kw = req.search_type in ("hybrid", "keywords")
     use_vec = req.search_type in ("hybrid", "semantic")
     qvec = None
@@ -178,7 +179,7 @@ def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory,
         if cov["embedded"] == 0 and not (VECTORS_NOW_FILES and cov["pending"] and _model_ready()):
             use_vec = False  # a hybrid one reads keywords alone, and says so
         else:
-            qvec, model_id = _embed_query(req.query, embedder_factory or _default_embedder)
+            qvec, model_id = _embed_query(req.query, embedder_factory)
             stored = store.get_meta("model")
             if stored and stored != model_id:
                 raise OvError("unsupported", f"the index was embedded with {stored!r}, but the "
@@ -274,11 +275,11 @@ class _Rankings:
     gives the same first hits for any `need`."""
 
     def __init__(self, store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, *,
-                 partial: bool = False, embedder_factory=None) -> None:
+                 partial: bool = False, embedder_factory) -> None:
         self.store, self.req, self.use_kw, self.use_vec, self.qvec = store, req, use_kw, use_vec, qvec
         self.partial = partial  # some rows still wait for their vector (`_combine`'s `unread`)
         # the vectors this search computes for its best keyword hits' waiting rows
-        self.now = (_VectorsNow(store, qvec, embedder_factory) if partial and use_kw and embedder_factory
+        self.now = (_VectorsNow(store, qvec, embedder_factory) if partial and use_kw
                     and VECTORS_NOW_FILES > 0 and req.filters.levels == (2,) else None)
         self.at: dict[int, tuple[list[rank.Cand], _RankedRows, bool]] = {}
         self.cap = size_cap(store)  # a recheck reads no changed file past it

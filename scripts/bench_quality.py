@@ -471,6 +471,7 @@ def main(argv=None) -> int:
         from ov import engine  # noqa: PLC0415
 
         engine.VECTORS_NOW_FILES = args.vectors_now
+        os.environ["OV_VECTORS_NOW_FILES"] = str(args.vectors_now)  # and for --runner process
     ours, timing, runs, dumps, profile = {}, {}, {}, {}, None
     for t in types:
         log(f"{t}: {len(queries)} queries through the CLI ({args.runner}) ...")
