@@ -100,9 +100,20 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     check_limit(req.limit)
     if req.threshold is not None and not 0.0 <= req.threshold <= 1.0:
         raise OvError("invalid_argument", "--threshold must be between 0 and 1", field="threshold")
+    cov = coverage(store)
+    if not cov["background"]:
+        return _search(store, root, req, embedder_factory, cov)
+    # a background worker embedding beside this search waits while it runs: the same
+    # model on the same cores would take half of them (ov.indexer.Searching)
+    from ov.indexer import Searching  # noqa: PLC0415
+
+    with Searching(store.path):
+        return _search(store, root, req, embedder_factory, cov)
+
+
+def _search(store: Store, root: Path, req: SearchRequest, embedder_factory, cov: dict) -> SearchResult:
     request = request_key(req.query, req.search_type, req.threshold, req.filters, req.all_chunks)
     embedder_factory = _memo(embedder_factory or _default_embedder)  # one model load at most
-    cov = coverage(store)
     no_vectors = _no_vector_levels(req)  # -L 1: overviews are keyword rows only
     use_kw, use_vec, qvec = _plan(store, req, cov, embedder_factory, no_vectors)
     # new vectors change a ranking that reads them, not a keywords-only one: its cursor

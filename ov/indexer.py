@@ -254,6 +254,90 @@ class IndexLock:
         self.release()
 
 
+# A background worker gives the CPU to a search that runs beside it (`Searching`): it waits
+# before each SEARCH_STEP texts while one runs, at most SEARCH_WAIT_S at a time and then
+# embeds at least as long before it waits again, so a search that hangs (a stopped `ov
+# search`) slows the vectors down by half, never stops them.
+SEARCH_STEP = 4  # the embedder's own batch (ov.embed): no slower than longer steps
+SEARCH_WAIT_S = 10.0
+
+
+def searching_path(db_path: Path) -> Path:
+    """The file searches hold a shared lock on while they run (ov.store.db SIDECARS names it)."""
+    return Path(db_path).with_name(Path(db_path).name + ".search")
+
+
+class Searching:
+    """A search's claim on the CPU while a background worker embeds: a shared advisory lock
+    on `searching_path`, held until `release` (or the process's end: a search that dies
+    leaves no mark behind). The worker, which runs the same model on the same two cores,
+    waits while any is held (`SearchYield`), so a query during the hours a big tree's
+    vectors take answers at the idle machine's speed. Nothing is said when it cannot be
+    taken (an index the user may read but not write, a link put where it goes): the search
+    then runs beside the worker, as before."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.fd: int | None = None
+        try:
+            fd = os.open(searching_path(db_path), os.O_CREAT | os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:  # the worker's test holds it for an instant: the search runs as before
+            os.close(fd)
+            return
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def __enter__(self) -> Searching:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+class SearchYield:
+    """The worker's side of `Searching`: called before each SEARCH_STEP texts it embeds, it
+    returns once no search holds the mark, or after SEARCH_WAIT_S of waiting (then it does
+    not wait again for as long), or when `stop` says so."""
+
+    def __init__(self, db_path: Path, stop: Callable[[], bool]) -> None:
+        self.path, self.stop = searching_path(db_path), stop
+        self.free_until = 0.0  # no waiting before then (`SEARCH_WAIT_S`)
+        self.waited = 0.0  # seconds spent waiting, for the tests and a curious reader
+
+    def held(self) -> bool:
+        """Whether a search holds the mark now (a test of an exclusive lock, at once let go)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return False  # no search has run since the index was made, or a link: no wait
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return False
+        except OSError:
+            return True
+        finally:
+            os.close(fd)  # lets the test's lock go
+
+    def __call__(self) -> None:
+        start = time.monotonic()
+        if start < self.free_until:
+            return
+        while self.held() and not self.stop():
+            if time.monotonic() - start >= SEARCH_WAIT_S:
+                self.free_until = time.monotonic() + SEARCH_WAIT_S
+                break
+            time.sleep(0.02)
+        self.waited += time.monotonic() - start
+
+
 def held_lock(db_path: Path) -> IndexLock | None:
     """The index lock of `db_path` when this process holds it."""
     return _HELD.get(os.path.abspath(lock_path(db_path)))
@@ -728,10 +812,11 @@ def _same_mode(old: Path, new: Path) -> None:
 
 def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=None,
                    stop: Callable[[], bool] | None = None, wait_s: float = 0.0,
-                   locked: bool = False) -> IndexReport:
+                   locked: bool = False, pause: Callable[[], None] | None = None) -> IndexReport:
     """The phases after the keyword rows: grep's trigram rows, then the vectors (unless
     the index was built with --no-embed). No walk. What ov.worker runs; `index_busy`
-    when another process holds the index (`locked`: the caller holds the lock)."""
+    when another process holds the index (`locked`: the caller holds the lock). `pause`
+    is called before each SEARCH_STEP texts the model embeds (the worker's `SearchYield`)."""
     t0 = time.perf_counter()
     report = IndexReport(root=str(index_root_of(db_path)))
     lock = IndexLock(db_path)
@@ -749,7 +834,7 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
                 return report
             trigram_phase(store, progress, stop)
             if store.get_meta(EMBED_META) != "off" and not (stop and stop()):
-                embed_phase(store, report, progress, embedder, stop)
+                embed_phase(store, report, progress, embedder, stop, pause)
         finally:
             store.close()
     finally:
@@ -1300,7 +1385,7 @@ def trigram_phase(store: Store, progress: Progress | None = None,
 
 
 def embed_phase(store: Store, report: IndexReport, progress: Progress | None, embedder,
-                stop: Callable[[], bool] | None = None) -> None:
+                stop: Callable[[], bool] | None = None, pause: Callable[[], None] | None = None) -> None:
     """Embed every chunk waiting for a vector, shortest first (similar lengths batch
     well). A text is run through the model once: chunks with the same text hash share its
     vector, and one already stored elsewhere in the index is copied, not recomputed.
@@ -1312,7 +1397,8 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
 
     `stop`, or another process waiting for the index lock, is heard every EMBED_STEP texts:
     what was embedded by then is committed; then the phase ends (`stop`) or lets the lock
-    go to the waiter and, holding it again, reads the rows still pending and goes on."""
+    go to the waiter and, holding it again, reads the rows still pending and goes on.
+    `pause`, when given, is called before each SEARCH_STEP texts run through the model."""
     pending = store.pending_embeddings()
     if not pending:
         return
@@ -1330,7 +1416,7 @@ def embed_phase(store: Store, report: IndexReport, progress: Progress | None, em
                           "rebuild it with `ov index --full`")
         store.set_meta("model", embedder.model_id)
     lock = held_lock(store.path)
-    run = _EmbedRun(store, report, progress, embedder, pending)
+    run = _EmbedRun(store, report, progress, embedder, pending, pause)
 
     def stopped() -> bool:
         return bool(stop and stop())
@@ -1348,8 +1434,9 @@ class _EmbedRun:
     progress hook with a `work` method, estimated model tokens (`TokenCost`)."""
 
     def __init__(self, store: Store, report: IndexReport, progress: Progress | None, embedder,
-                 pending: list[tuple[int, int]]) -> None:
+                 pending: list[tuple[int, int]], pause: Callable[[], None] | None = None) -> None:
         self.store, self.report, self.progress, self.embedder = store, report, progress, embedder
+        self.pause = pause
         self.total = len(pending)
         self.done = 0
         self.work = getattr(progress, "work", None)
@@ -1397,7 +1484,7 @@ class _EmbedRun:
             if k and cut():
                 stopped = True
                 break
-            vecs += list(embedder.embed([texts[i] for i in todo[k:k + EMBED_STEP]]))
+            vecs += self.embed([texts[i] for i in todo[k:k + EMBED_STEP]])
             if k + EMBED_STEP < len(todo):
                 self.tell(self.done + k + EMBED_STEP,
                           self.work_done + sum(cost.get(i, 0.0) for i in todo[:k + EMBED_STEP]))
@@ -1416,6 +1503,17 @@ class _EmbedRun:
         self.report.reused += len(ids) - len(vecs)
         self.tell(self.done, self.work_done)
         return stopped or cut()
+
+    def embed(self, texts: list[str]) -> list:
+        """The model's vectors of `texts`; with a `pause`, SEARCH_STEP texts at a time, each
+        after it (a search beside the worker waits at most that long for the CPU)."""
+        if self.pause is None:
+            return list(self.embedder.embed(texts))
+        vecs: list = []
+        for j in range(0, len(texts), SEARCH_STEP):
+            self.pause()
+            vecs += list(self.embedder.embed(texts[j:j + SEARCH_STEP]))
+        return vecs
 
     def spent(self, rows: list[int], ran: set[int], cost: dict[int, float]) -> None:
         """Count the tokens of committed `rows`: a row the model ran on costs its estimate,

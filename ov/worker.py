@@ -31,9 +31,9 @@ from pathlib import Path
 
 from ov.config import env_number
 from ov.errors import OvError
-from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Progress, complete_index, embed_phase,
-                        index_tree, lock_held, stop_worker, trigram_phase, worker_file, worker_paused,
-                        worker_state)
+from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Progress, SearchYield, complete_index,
+                        embed_phase, index_tree, lock_held, stop_worker, trigram_phase, worker_file,
+                        worker_paused, worker_state)
 from ov.model import IndexReport
 from ov.store import Store, prepare_index_dir
 from ov.store.db import stored_setting, unfinished
@@ -435,7 +435,9 @@ def run(db_path: Path) -> int:
         until = time.monotonic() + START_DELAY_S
         while time.monotonic() < until and not stopping:
             time.sleep(0.05)
-        complete_index(db_path, progress=state, stop=lambda: bool(stopping) or orphaned(), locked=True)
+        stop = lambda: bool(stopping) or orphaned()  # noqa: E731
+        # a search beside it gets the CPU first (ov.indexer.Searching)
+        complete_index(db_path, progress=state, stop=stop, locked=True, pause=SearchYield(db_path, stop))
         try:
             failed_file(db_path).unlink()
         except OSError:

@@ -562,7 +562,7 @@ def test_a_worker_whose_index_was_deleted_or_replaced_stops(tree, monkeypatch):
     assert run_subprocess(["index", "--no-embed", "."], cwd=root).code == 0
     seen = []
 
-    def fake_complete(db_path, progress=None, stop=None, locked=False):
+    def fake_complete(db_path, progress=None, stop=None, locked=False, pause=None):
         seen.append(stop())
         os.rename(db, db.with_suffix(".old"))  # deleted: the path names nothing
         seen.append(stop())

@@ -486,7 +486,8 @@ OPTIONAL_TABLES = {
 # ---- the index's own files (issue 17) -----------------------------------------------
 # A cloned tree may hold `.ov`, `.ov/index.db` or its companions as links leading
 # anywhere: nothing is written through one. The sidecars SQLite and the lock create.
-SIDECARS = ("-wal", "-shm", "-journal", ".lock", ".lock.want")  # .want: ov.indexer.IndexLock
+SIDECARS = ("-wal", "-shm", "-journal", ".lock", ".lock.want",  # .want: ov.indexer.IndexLock
+            ".search")  # ov.indexer.Searching
 REBUILD_SUFFIX = ".rebuild"  # `ov index --full` builds the new file beside the old
 SUPERSEDED_META = "superseded"  # the old file's mark, written as the rebuild's last step
 
