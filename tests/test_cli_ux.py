@@ -117,6 +117,32 @@ def test_an_unknown_option_hints_at_double_dash(ov, tmp_path):
     assert r.code == 2 and "--" not in r.err.split("-x", 1)[1]
 
 
+def test_extra_arguments_say_what_put_them_there(ov, tmp_path):
+    """`-g drivers/*` unquoted in the kernel's root: the shell hands ov 138 file names, and
+    click listed them all in one line. The first few are named, with the likely cause."""
+    names = [f"drivers/d{i}" for i in range(20)]
+    r = ov("search", "inode cache", "-g", *names, cwd=tmp_path)
+    assert r.code == 2
+    assert r.err == ("ov: error[invalid_argument]: unexpected extra argument(s): drivers/d1 drivers/d2 "
+                     "drivers/d3 and 16 more (the shell expanded the glob after -g into file names before "
+                     "ov saw it: quote it, as -g 'drivers/*')\n")
+    r = ov("find", "x", "--glob", "a.txt", "b.txt", "--json", cwd=tmp_path)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+    assert r.json["error"]["message"].endswith("quote it, as --glob '*.txt')")
+    r = ov("search", "x", "-g", "a.txt", "b.py", cwd=tmp_path)
+    assert r.code == 2 and "as -g 'PATTERN')" in r.err
+    r = ov("search", "x", "-u", "fs/a", "fs/b", cwd=tmp_path)
+    assert r.code == 2 and "(-u takes one file or folder; repeat it for more: -u PATH -u PATH)" in r.err
+    r = ov("search", "inode", "cache", "eviction", cwd=tmp_path)
+    assert r.code == 2
+    assert r.err == ("ov: error[invalid_argument]: unexpected extra argument(s): cache eviction (ov search "
+                     "takes one query: quote a query of several words, as ov search \"how are files "
+                     "split\"; -u PATH scopes it to a folder)\n")
+    r = ov("status", "a", "b", cwd=tmp_path)  # no query, no glob: named alone
+    assert r.code == 2 and r.err.startswith("ov: error[invalid_argument]: unexpected extra argument(s): a")
+    assert "(" not in r.err.split("argument(s)", 1)[1]
+
+
 def test_an_unknown_option_suggests_only_close_spellings(ov, tmp_path):
     """Click offered `--tags` for `--bogus` and `--help` beside `--threshold`."""
     r = ov("grep", "--bogus", "foo", cwd=tmp_path)

@@ -7,6 +7,8 @@ This is the one place where an `OvError` becomes an exit status (0 results, 1 no
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -732,6 +734,47 @@ def _dash_hint(e: BaseException, argv: list[str]) -> str:
             f"'-' goes after '--': ov {argv[0]} -- {name})")
 
 
+_EXTRA = re.compile(r"Got unexpected extra argument(?:\(s\)|s)? \((.*)\)", re.S)
+GLOB_FLAGS = ("-g", "--glob")
+PATH_FLAGS = ("-u", "--uri", "--exclude-uri")
+
+
+def _glob_of(names: list[str]) -> str:
+    """A glob that gives `names` back, for the hint: their common folder's `*`, else their
+    common extension's, else a placeholder."""
+    folders = {n.rsplit("/", 1)[0] if "/" in n.rstrip("/") else "" for n in names}
+    if len(folders) == 1 and "" not in folders:
+        return f"{folders.pop()}/*"
+    exts = {os.path.splitext(n)[1] for n in names}
+    if len(exts) == 1 and "" not in exts:
+        return f"*{exts.pop()}"
+    return "PATTERN"
+
+
+def _extra_args(msg: str, argv: list[str]) -> str | None:
+    """Extra arguments, named (the first few) with what most likely put them there: a glob
+    the shell expanded before ov saw it (`-g *.py` in a folder holding .py files: click
+    listed all 140 of the kernel's drivers/), or a query of several words without quotes."""
+    m = _EXTRA.fullmatch(msg.strip())
+    if not m or not argv:
+        return None
+    extra = m.group(1).split()
+    shown = " ".join(extra[:3]) + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")
+    out = f"unexpected extra argument(s): {shown}"
+    for i, a in enumerate(argv[:-2]):
+        if argv[i + 2] != extra[0]:
+            continue
+        if a in GLOB_FLAGS:
+            return (out + f" (the shell expanded the glob after {a} into file names before ov saw "
+                    f"it: quote it, as {a} '{_glob_of([argv[i + 1], *extra])}')")
+        if a in PATH_FLAGS:
+            return out + f" ({a} takes one file or folder; repeat it for more: {a} PATH {a} PATH)"
+    if argv[0] in ("search", "find"):
+        return (out + f" (ov {argv[0]} takes one query: quote a query of several words, "
+                f"as ov {argv[0]} \"how are files split\"; -u PATH scopes it to a folder)")
+    return out
+
+
 def typer_main(argv: list[str]) -> int:
     """Run the Typer app on `argv`: usage errors become `invalid_argument`, a closed pipe
     is quiet. Returns the exit status."""
@@ -747,7 +790,8 @@ def typer_main(argv: list[str]) -> int:
             # click and ripgrep answer a command line that names nothing to do)
             sys.stderr.write(e.format_message().rstrip("\n") + "\n")
             return EXIT_ERROR
-        msg = _unknown_option(e) or e.format_message().replace("\n", " ").strip()
+        msg = (_unknown_option(e) or _extra_args(e.format_message(), argv)
+               or e.format_message().replace("\n", " ").strip())
         msg += _dash_hint(e, argv)
         report(Out("json" if _wants_json(argv) else "text"), OvError("invalid_argument", msg,
                                                                      field=_usage_field(e, argv)))
