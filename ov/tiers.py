@@ -273,8 +273,12 @@ def _first_lines(text: str, n: int = 3) -> str:
 # --- code: abstracts ------------------------------------------------------------------
 _PY_DOC_RE = re.compile(
     r"\A(?:\ufeff)?(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]*[rRuU]?(\"\"\"|'''|\"|')(.*?)\1", re.S)
+# (the second header of the JDK's java.util.concurrent, 99 of java.util's 369 files: "This
+# file is available under and governed by the GNU General Public License version 2 only
+# ... released to the public domain")
 _LICENSE_RE = re.compile(r"copyright|licen[cs]ed|spdx-license|all rights reserved|"
-                         r"permission is hereby granted|\(c\)", re.I)
+                         r"permission is hereby granted|\(c\)|public license|public domain|"
+                         r"(?:apache|mit|bsd|mozilla) license|under the terms of", re.I)
 # a C preprocessor line starts with `#` as a shell or Python comment does: it is code
 _PREPROCESSOR_RE = re.compile(r"#\s*(?:include|define|undef|if|ifdef|ifndef|elif|else|endif|pragma|import)\b")
 _COMMENT_PREFIX_RE = re.compile(r"^\s*(?:///?!?|#!?|--|;+|%|\*(?!/)|/\*\*?|\*/)\s?")

@@ -366,6 +366,29 @@ def test_abstract_is_clipped_at_a_word_boundary():
     assert long_para[len(a) - 1] == " "  # cut before a whole word
 
 
+def test_a_second_licence_header_is_not_the_abstract():
+    """The JDK's java.util.concurrent (99 of java.util's 369 files) has a second header
+    after Oracle's copyright: "This file is available under and governed by the GNU General
+    Public License ... released to the public domain". It was their abstract; the class's
+    Javadoc is."""
+    jdk = ("/*\n * Copyright (c) 2003, 2021, Oracle and/or its affiliates. All rights reserved.\n */\n\n"
+           "/*\n * This file is available under and governed by the GNU General Public\n"
+           " * License version 2 only, as published by the Free Software Foundation.\n"
+           " * However, the following notice accompanied the original version of this\n * file:\n *\n"
+           " * Written by Doug Lea with assistance from members of JCP JSR-166\n"
+           " * Expert Group and released to the public domain, as explained at\n"
+           " * http://creativecommons.org/publicdomain/zero/1.0/\n */\n\npackage java.util.concurrent;\n\n"
+           "/**\n * A hash table supporting full concurrency of retrievals.\n */\n"
+           "public class ConcurrentHashMap<K,V> {\n}\n")
+    assert abstract(jdk, "ConcurrentHashMap.java") == "A hash table supporting full concurrency of retrievals."
+    for header in ("/* Distributed under the Mozilla License 2.0. */", "// Released into the public domain.",
+                   "/* Use is subject to the terms of the MIT License. */"):
+        assert abstract(f"{header}\n\n/* Parses dates. */\nint parse(void);\n", "a.c") == "Parses dates.", header
+    # a comment that only speaks of licences in passing is still the file's own words
+    assert abstract("/* Reads a package's licence file and prints its name. */\nint main(void);\n",
+                    "a.c") == "Reads a package's licence file and prints its name."
+
+
 def test_abstract_fallbacks_are_never_empty():
     assert abstract("only code = 1\nmore = 2\n", "a.py") == "only code = 1 more = 2"
     assert abstract("# Heading only\n", "a.md") == "# Heading only"
