@@ -10,7 +10,8 @@ worker again (it takes away the stop mark; the next search resumes it), waits fo
 embed phase, then times `Index.search` in process (the query model loaded once, as in
 `ov mcp`), each query with and without the claim in turn, and finally stops the worker
 and times the same queries alone. The worker's rows embedded per minute in each arm say
-what the claim costs it. The worker is stopped at the end (`ov index` completes it).
+what the claim costs it. The worker is stopped at the end and kept stopped, as `ov index
+--stop` leaves it (`ov index` completes the index).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def main(argv=None) -> int:
         os.environ["OV_VECTORS_NOW_FILES"] = str(args.vectors_now)
     from ov import engine, indexer  # noqa: PLC0415
     from ov.api import Index  # noqa: PLC0415
-    from ov.indexer import paused_file, worker_state  # noqa: PLC0415
+    from ov.indexer import pause_worker, paused_file, worker_state  # noqa: PLC0415
     from ov.worker import stop  # noqa: PLC0415
 
     if args.vectors_now is not None:
@@ -101,6 +102,7 @@ def main(argv=None) -> int:
                     rows[arm] += embedded() - before
         indexer.Searching = claim
         stop(db)
+        pause_worker(db)  # no later search starts it again
         print(f"worker stopped; load {os.getloadavg()[0]:.2f}", flush=True)
         time.sleep(3)
         for r in range(args.rounds):
