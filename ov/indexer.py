@@ -272,7 +272,8 @@ class Searching:
     on `searching_path`, held until `release` (or the process's end: a search that dies
     leaves no mark behind). The worker, which runs the same model on the same two cores,
     waits while any is held (`SearchYield`), so a query during the hours a big tree's
-    vectors take answers at the idle machine's speed. Nothing is said when it cannot be
+    vectors take answers nearly as fast as on an idle machine (docs/BENCHMARKS.md, "A search
+    claims the CPU from the worker beside it"). Nothing is said when it cannot be
     taken (an index the user may read but not write, a link put where it goes): the search
     then runs beside the worker, as before."""
 
@@ -310,7 +311,6 @@ class SearchYield:
     def __init__(self, db_path: Path, stop: Callable[[], bool]) -> None:
         self.path, self.stop = searching_path(db_path), stop
         self.free_until = 0.0  # no waiting before then (`SEARCH_WAIT_S`)
-        self.waited = 0.0  # seconds spent waiting, for the tests and a curious reader
 
     def held(self) -> bool:
         """Whether a search holds the mark now (a test of an exclusive lock, at once let go)."""
@@ -335,7 +335,6 @@ class SearchYield:
                 self.free_until = time.monotonic() + SEARCH_WAIT_S
                 break
             time.sleep(0.02)
-        self.waited += time.monotonic() - start
 
 
 def held_lock(db_path: Path) -> IndexLock | None:
