@@ -299,7 +299,7 @@ def test_an_orphaned_worker_leaves_the_next_workers_state_alone(tree, monkeypatc
     assert run_subprocess(["index", "--no-embed", "."], cwd=root).code == 0
     theirs = {"pid": 1, "started": 0, "phase": "embed", "done": 1, "total": 2}
 
-    def fake_complete(db_path, progress=None, stop=None, locked=False):
+    def fake_complete(db_path, progress=None, stop=None, locked=False, pause=None):
         db.unlink()
         db.write_bytes(b"")  # a new index in its place, and a new worker's state file
         worker.worker_file(db).write_text(json.dumps(theirs))
