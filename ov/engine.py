@@ -229,28 +229,28 @@ FIRST_VECTORS_WAIT_S = 10.0  # a semantic search waits so long for a worker's fi
 # A hybrid search while vectors are still coming (a first search answers before the
 # background worker has embedded anything, and on a big tree it works for hours) computes
 # now the vectors its best keyword hits lack: of the files with the best keyword scores,
-# this many, each its best keyword passage (`_VectorsNow`). Chosen by cross-validation on
-# the tuning sets' first answers (docs/BENCHMARKS.md "The rows a first answer computes");
-# OV_VECTORS_NOW_FILES=0 turns it off.
-VECTORS_NOW_FILES = int(env_number("OV_VECTORS_NOW_FILES", 64))
+# this many, each its best keyword passage and its abstract (`_VectorsNow`). Chosen by
+# cross-validation on the tuning sets' first answers (docs/BENCHMARKS.md "A first answer
+# from both branches"); OV_VECTORS_NOW_FILES=0 turns it off.
+VECTORS_NOW_FILES = int(env_number("OV_VECTORS_NOW_FILES", 32))
 
 
 class _VectorsNow:
     """The vectors a hybrid search computes for the rows its best keyword hits lack, while a
     worker (or the next `ov index`) has not stored them yet: of the VECTORS_NOW_FILES files
-    with the best keyword evidence, each one's best keyword passage (their abstracts added
-    next to nothing for the same cost: docs/BENCHMARKS.md). They are the semantic evidence
-    of those files for this query only (nothing is written: a search does not take the
-    index from the worker that adds the vectors), so a first answer is fused from both
-    branches instead of ranked by keywords alone. A row's vector is computed once per
-    query, whatever the depth a page reads."""
+    with the best keyword evidence, each one's best keyword passage and its abstract. They
+    are the semantic evidence of those files for this query only (nothing is written: a
+    search does not take the index from the worker that adds the vectors), so a first
+    answer is fused from both branches instead of ranked by keywords alone. A row's vector
+    is computed once per query, whatever the depth a page reads."""
 
     def __init__(self, store: Store, qvec: bytes, embedder_factory) -> None:
         self.store, self.qvec, self.embedder_factory = store, qvec, embedder_factory
         self.dist: dict[int, float] = {}  # row id -> cosine distance to the query
 
     def cands(self, kw: list[rank.Cand]) -> list[rank.Cand]:
-        """Semantic candidates for the best keyword files' waiting passages."""
+        """Semantic candidates for the best keyword files' waiting rows (a passage as
+        itself, an abstract on its file's lead passage, as `_branches` reads stored ones)."""
         import numpy as np  # noqa: PLC0415
 
         paths = self.store.chunk_paths([c.chunk_id for c in kw])
@@ -259,8 +259,9 @@ class _VectorsNow:
             if len(best) >= VECTORS_NOW_FILES:
                 break
             best.setdefault(paths.get(c.chunk_id, ""), c.chunk_id)
-        passages = sorted(self.store.waiting_vectors(list(best.values())))
-        todo = [i for i in passages if i not in self.dist]
+        passages = self.store.waiting_vectors(list(best.values()))
+        abstracts = self.store.waiting_abstracts(list(best.values()))
+        todo = [i for i in (*sorted(passages), *sorted(abstracts.values())) if i not in self.dist]
         if todo:
             texts = self.store.chunk_texts(todo)
             todo = [i for i in todo if i in texts]
@@ -268,7 +269,14 @@ class _VectorsNow:
             q = np.frombuffer(self.qvec, dtype=np.float32)
             for i, d in zip(todo, (1.0 - vecs @ q).tolist()):
                 self.dist[i] = d
-        return [_cand(cid, "semantic", self.dist[cid], 0.0) for cid in passages if cid in self.dist]
+        out = [_cand(cid, "semantic", self.dist[cid], 0.0) for cid in sorted(passages) if cid in self.dist]
+        leads = self.store.first_passages(list(abstracts.values()))
+        for aid in sorted(abstracts.values()):
+            if aid in self.dist and aid in leads:
+                c = _cand(leads[aid], "semantic", rank.abstract_distance(self.dist[aid]), 0.0)
+                c.branches["semantic"]["via"] = "abstract"
+                out.append(c)
+        return out
 
 
 class _Rankings:

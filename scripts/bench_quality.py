@@ -160,6 +160,37 @@ def run_index(folder: Path) -> dict:
     return {"seconds": round(dt, 1), "report": res}
 
 
+def only_rows(kind: str) -> None:
+    """An experiment on `ov.engine._VectorsNow`: embed only the best keyword passages
+    (`passages`) or only the abstracts (`abstracts`) of the best keyword files, by hiding
+    the other kind's waiting rows from it (the search's own `unread` still sees both)."""
+    from ov import engine  # noqa: PLC0415
+
+    cands = engine._VectorsNow.cands
+
+    class _Only:
+        def __init__(self, store):
+            self.store = store
+
+        def __getattr__(self, name):
+            return getattr(self.store, name)
+
+        def waiting_vectors(self, ids):
+            return set() if kind == "abstracts" else self.store.waiting_vectors(ids)
+
+        def waiting_abstracts(self, ids):
+            return {} if kind == "passages" else self.store.waiting_abstracts(ids)
+
+    def only(self, kw):
+        store, self.store = self.store, _Only(self.store)
+        try:
+            return cands(self, kw)
+        finally:
+            self.store = store
+
+    engine._VectorsNow.cands = only
+
+
 def run_first_index(folder: Path) -> dict:
     """The index as a first `ov search` leaves it: the keyword rows of every file, no vector
     yet (the worker that would add them is held back by OV_WORKER_DELAY, then stopped).
@@ -420,6 +451,9 @@ def main(argv=None) -> int:
                          "(use a workdir of its own)")
     ap.add_argument("--vectors-now", type=int, default=None,
                     help="files whose waiting rows a hybrid search embeds itself (ov.engine.VECTORS_NOW_FILES)")
+    ap.add_argument("--vectors-now-rows", choices=("both", "passages", "abstracts"), default="both",
+                    help="an experiment (inprocess runner only): which of those files' waiting rows "
+                         "are embedded, the best keyword passage, the abstract or both (shipped)")
     ap.add_argument("--out", type=Path, help="write results (and per-query runs) as JSON")
     ap.add_argument("--md", type=Path, help="write the result table as Markdown")
     args = ap.parse_args(argv)
@@ -472,6 +506,10 @@ def main(argv=None) -> int:
 
         engine.VECTORS_NOW_FILES = args.vectors_now
         os.environ["OV_VECTORS_NOW_FILES"] = str(args.vectors_now)  # and for --runner process
+    if args.vectors_now_rows != "both":
+        if args.runner != "inprocess":
+            sys.exit("--vectors-now-rows needs --runner inprocess")
+        only_rows(args.vectors_now_rows)
     ours, timing, runs, dumps, profile = {}, {}, {}, {}, None
     for t in types:
         log(f"{t}: {len(queries)} queries through the CLI ({args.runner}) ...")

@@ -361,7 +361,7 @@ ENVIRONMENT = [
     ("OV_BACKGROUND", "0 turns the background worker off: a first search indexes everything before it answers."),
     ("OV_FIRST_BUDGET", "Seconds a first search reads files before it answers (default 6); the worker reads the rest."),
     ("OV_VECTORS_NOW_FILES", "While vectors are still coming, a hybrid search computes for itself the vectors "
-     "of this many best keyword files' best passages (default 64; 0: keywords alone)."),
+     "of this many best keyword files' best passage and abstract (default 32; 0: keywords alone)."),
     ("OV_WORKER_DELAY", "Seconds a background worker waits before it writes (default 0; for tests that read a "
      "first answer given before any vector is stored)."),
     ("OV_WORKER_NICE", "The background worker's nice value, 0-19, for it and its session's scheduler group "

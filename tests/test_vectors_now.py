@@ -61,7 +61,7 @@ def test_a_first_search_answers_from_both_branches_and_says_what_it_computed(fir
     cov = res["coverage"]
     assert res["search_type"] == "hybrid" and res["branches"] == ["keywords", "semantic"], res
     assert cov["embedded"] == 0 and cov["pending"] > 0, cov
-    assert 0 < cov["computed"] <= engine.VECTORS_NOW_FILES, cov
+    assert 0 < cov["computed"] <= 2 * engine.VECTORS_NOW_FILES, cov
     assert any(f"hybrid search ran on keywords, and on the vectors it computed for its best keyword hits "
                f"({cov['computed']} rows): the index has no vectors yet" in w for w in res["warnings"])
     # the semantic evidence is the model's: the function that does it outranks the story
@@ -111,8 +111,9 @@ def test_pages_of_a_search_that_computed_vectors_are_one_ranking(first):
 
 
 def test_at_most_the_best_files_rows_are_computed_each_once(tree, monkeypatch):
-    """VECTORS_NOW_FILES files, each its best keyword passage; a row is computed once per
-    search whatever the depths its pages read; --all-chunks lists no entry twice."""
+    """VECTORS_NOW_FILES files, each its best keyword passage and its abstract; a row is
+    computed once per search whatever the depths its pages read; --all-chunks lists no
+    entry twice."""
     monkeypatch.setattr(engine, "VECTORS_NOW_FILES", 3)
     files = {f"d/f{i:02d}.md": f"# Part {i}\n\n" + "\n\n".join(
         f"Paragraph {j} of part {i}: the ferry timetable and the harbour tide." for j in range(6)) + "\n"
@@ -132,8 +133,8 @@ def test_at_most_the_best_files_rows_are_computed_each_once(tree, monkeypatch):
     monkeypatch.setenv("OV_BACKGROUND", "0")
     with api.Index.open(root) as ix:
         res = ix.search("ferry timetable tide", limit=20)
-        assert res.coverage["computed"] == len(embedded) - 1 == 3  # (one text: the query)
-        assert len(set(embedded)) == len(embedded)
+        assert res.coverage["computed"] == len(embedded) - 1 <= 2 * 3  # (one text: the query)
+        assert res.coverage["computed"] > 3 and len(set(embedded)) == len(embedded)
         assert {h.path for h in res.hits} == set(files)
         entries = [(h.path, h.level, h.start_line, h.end_line)
                    for h in ix.search("ferry timetable tide", limit=50, all_chunks=True).hits]

@@ -966,6 +966,16 @@ class Store(Database):
         return {r[0] for r in self.rows("SELECT id FROM chunks WHERE id IN (SELECT value FROM json_each(?)) "
                                         "AND embedded = 0", (json.dumps(list(ids)),))}
 
+    def waiting_abstracts(self, ids: Sequence[int]) -> dict[int, int]:
+        """Of the chunks `ids`, each whose file's abstract (its level-0 row) waits for a
+        vector -> that abstract's id."""
+        if not ids:
+            return {}
+        return dict(self.rows(
+            "SELECT c.id, a.id FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value "
+            "JOIN chunks a ON a.file_id = c.file_id AND a.level = 0 AND a.embedded = 0",
+            (json.dumps(list(ids)),)))
+
     def first_passages(self, ids: Sequence[int]) -> dict[int, int]:
         """Tier row id -> the id of its file's lead passage (`lead_passages`: the one the
         abstract speaks for); files without a passage are left out."""
