@@ -157,6 +157,11 @@ YIELD_S = 0.2  # how long a holder that let go waits before it asks for the lock
 _HELD: dict[str, IndexLock] = {}  # this process's held locks, by lock path (`yield_lock`)
 
 
+# every file ov opens beside the index: never through a link put there (issue 17), and not
+# inherited by the worker a search spawns
+_NO_LINK = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 def lock_path(db_path: Path) -> Path:
     """Where the index lock of `db_path` lives (ov.store.db SIDECARS names it too)."""
     return Path(db_path).with_name(Path(db_path).name + ".lock")
@@ -182,8 +187,7 @@ class IndexLock:
         if self.fd is not None:
             return
         try:  # never through a link put where the lock goes (issue 17)
-            self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR | getattr(os, "O_NOFOLLOW", 0)
-                              | getattr(os, "O_CLOEXEC", 0), 0o600)
+            self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR | _NO_LINK, 0o600)
         except OSError as e:
             raise OvError("invalid_path", f"{self.path}: cannot open the index lock "
                           f"({e.strerror or e})", field="db") from None
@@ -215,8 +219,7 @@ class IndexLock:
     def _want(self) -> None:
         """Touch the want mark (never through a link put where it goes)."""
         try:
-            fd = os.open(self.want_path, os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)
-                         | getattr(os, "O_CLOEXEC", 0), 0o600)
+            fd = os.open(self.want_path, os.O_CREAT | os.O_WRONLY | _NO_LINK, 0o600)
             try:
                 os.utime(fd)
             finally:
@@ -280,8 +283,7 @@ class Searching:
     def __init__(self, db_path: Path) -> None:
         self.fd: int | None = None
         try:
-            fd = os.open(searching_path(db_path), os.O_CREAT | os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-                         | getattr(os, "O_CLOEXEC", 0), 0o600)
+            fd = os.open(searching_path(db_path), os.O_CREAT | os.O_RDONLY | _NO_LINK, 0o600)
         except OSError:
             return
         try:
@@ -315,7 +317,7 @@ class SearchYield:
     def held(self) -> bool:
         """Whether a search holds the mark now (a test of an exclusive lock, at once let go)."""
         try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+            fd = os.open(self.path, os.O_RDONLY | _NO_LINK)
         except OSError:
             return False  # no search has run since the index was made, or a link: no wait
         try:
@@ -792,7 +794,7 @@ def _same_mode(old: Path, new: Path) -> None:
     this process owns, as the file it made is."""
     try:
         st = os.stat(old)
-        fd = os.open(new, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(new, os.O_RDONLY | os.O_NONBLOCK | _NO_LINK)
     except OSError:
         return
     try:

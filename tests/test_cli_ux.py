@@ -138,6 +138,10 @@ def test_extra_arguments_say_what_put_them_there(ov, tmp_path):
     assert r.err == ("ov: error[invalid_argument]: unexpected extra argument(s): cache eviction (ov search "
                      "takes one query: quote a query of several words, as ov search \"how are files "
                      "split\"; -u PATH scopes it to a folder)\n")
+    r = ov("search", "x", "--exclude-uri", "build/a", "build/b", cwd=tmp_path)  # it takes a glob too
+    assert r.code == 2 and "quote it, as --exclude-uri 'build/*')" in r.err
+    r = ov("glob", "a.py", "b.py", "c.py", cwd=tmp_path)  # `ov glob *.py`, unquoted
+    assert r.code == 2 and r.err.endswith("before ov saw it: quote it, as ov glob '*.py')\n"), r.err
     r = ov("status", "a", "b", cwd=tmp_path)  # no query, no glob: named alone
     assert r.code == 2 and r.err.startswith("ov: error[invalid_argument]: unexpected extra argument(s): a")
     assert "(" not in r.err.split("argument(s)", 1)[1]

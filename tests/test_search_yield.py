@@ -189,26 +189,23 @@ def test_a_real_worker_rests_while_a_search_holds_the_mark(tree):
             rested = used(2.0)
         assert rested < 0.2, rested
         assert used(2.0) > 0.3  # working again
-        # a real search holds the mark while it runs the model
-        from ov.api import Index
-        from ov.embed import load_embedder
-
-        seen = []
-        real = load_embedder("query")
-
-        class Watch:
-            model_id = real.model_id
-
-            def __getattr__(self, name):
-                return getattr(real, name)
-
-            def embed(self, texts):
-                seen.append(SearchYield(db, lambda: False).held())
-                return real.embed(texts)
-
-        with Index.open(root, embedder=Watch()) as ix:
-            ix.search("lighthouse keeper")
-        assert seen and all(seen), seen
+        # a real search holds the mark while it runs the model (in a process of its own:
+        # a model loaded here would leave onnxruntime's threads in this one, and a later
+        # test's fork() of it could then deadlock)
+        code = ("import sys; from pathlib import Path; from ov.api import Index; "
+                "from ov.embed import load_embedder; from ov.indexer import SearchYield\n"
+                "db = Path(sys.argv[1]) / '.ov' / 'index.db'; real = load_embedder('query'); seen = []\n"
+                "class Watch:\n"
+                "    model_id = real.model_id\n"
+                "    def __getattr__(self, name): return getattr(real, name)\n"
+                "    def embed(self, texts):\n"
+                "        seen.append(SearchYield(db, lambda: False).held()); return real.embed(texts)\n"
+                "with Index.open(Path(sys.argv[1]), embedder=Watch()) as ix: ix.search('lighthouse keeper')\n"
+                "print(seen)\n")
+        p = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        seen = p.stdout.strip()
+        assert seen.startswith("[True") and "False" not in seen, seen
     finally:
         from ov.worker import stop
 

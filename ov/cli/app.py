@@ -735,8 +735,8 @@ def _dash_hint(e: BaseException, argv: list[str]) -> str:
 
 
 _EXTRA = re.compile(r"Got unexpected extra argument(?:\(s\)|s)? \((.*)\)", re.S)
-GLOB_FLAGS = ("-g", "--glob")
-PATH_FLAGS = ("-u", "--uri", "--exclude-uri")
+GLOB_FLAGS = ("-g", "--glob", "--exclude-uri")  # (--exclude-uri takes a glob too)
+PATH_FLAGS = ("-u", "--uri")
 
 
 def _glob_of(names: list[str]) -> str:
@@ -769,6 +769,9 @@ def _extra_args(msg: str, argv: list[str]) -> str | None:
                     f"it: quote it, as {a} '{_glob_of([argv[i + 1], *extra])}')")
         if a in PATH_FLAGS:
             return out + f" ({a} takes one file or folder; repeat it for more: {a} PATH {a} PATH)"
+    if argv[0] == "glob":  # `ov glob *.py` in a folder holding .py files
+        return (out + f" (the shell expanded the pattern into file names before ov saw it: quote "
+                f"it, as ov glob '{_glob_of(extra)}')")
     if argv[0] in ("search", "find"):
         return (out + f" (ov {argv[0]} takes one query: quote a query of several words, "
                 f"as ov {argv[0]} \"how are files split\"; -u PATH scopes it to a folder)")
