@@ -39,6 +39,7 @@ import fnmatch
 import itertools
 import json
 import os
+import re
 import signal
 import stat
 import time
@@ -150,6 +151,24 @@ def embeddable(path: str, text: str, opts: IndexOptions = IndexOptions()) -> boo
 
 
 DATA_EXT = (".json", ".xml", ".yaml", ".yml", ".toml", ".dat")
+
+# Encoded data inside a file the model otherwise reads: a notebook's plotted image (one
+# base64 line of 20-200 KB, cut into a hundred passages or more), a data: URI in markdown or
+# HTML, a certificate, a hex dump. Such a run has no words for the model, and its passages
+# would take the model's time and crowd the vectors; they stay keyword- and grep-searchable.
+_BLOB_RE = re.compile(r"[A-Za-z0-9+/=_-]{64,}")
+BLOB_SHARE = 0.5
+
+
+def encoded_blob(text: str) -> bool:
+    """Whether most of a row's text (spaces aside) is encoded data: runs of 64 or more
+    base64 or hex characters, holding letters and digits both (a line of `=` or `-`, or a
+    long identifier without a digit, is not data)."""
+    runs = [r for r in _BLOB_RE.findall(text)
+            if not r.isalpha() and any(ch.isdigit() for ch in r) and any(ch.isalpha() for ch in r)]
+    if not runs:
+        return False
+    return sum(map(len, runs)) >= BLOB_SHARE * (len(text) - sum(text.count(w) for w in " \n\t"))
 
 
 WANT_FRESH_S = 5.0  # a waiter's mark older than this is one that gave up (the watcher retries every 1 s)
@@ -1305,7 +1324,9 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     return _Rows(ft.size, ft.mtime_ns, ft.hash, title, _front_matter_tags(text),
                  file_type(path), category(path), chunks,
                  # only a row that may get a vector needs its hash (reuse, `_write_file`)
-                 [content_hash(c.text.encode("utf-8")) if embed and wants_vector(c.level, path) and i != skip
+                 [content_hash(c.text.encode("utf-8"))
+                  if embed and wants_vector(c.level, path) and i != skip
+                  and not (opts.embed_long_lines and encoded_blob(c.text))
                   else "" for i, c in enumerate(chunks)],
                  [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL], embed,
                  trigram_doc([(c.start, c.end, c.text) for c in body]), ft.ctime_ns, ft.inode)
@@ -1317,6 +1338,8 @@ def file_title(text: str, path: str, body: list[Chunk]) -> str:
     is `---`), whose `title` key is taken when it has one."""
     if not body:
         return ""
+    if path.lower().endswith(tiers.NOTEBOOK_EXT) and (cells := tiers.notebook_text(text)) and cells.strip():
+        return title_of(cells.lstrip())  # its first cell, not the JSON's `{`
     fm = tiers.front_matter_block(text) if kind_of(path) == "markdown" else None
     if fm is None:
         return title_of(body[0].text)

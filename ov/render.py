@@ -253,7 +253,7 @@ def _coverage_text(rep) -> str:
             f"abstracts) have it ({cov.get('ratio', 0):.0%})")
     if rep.not_embedded_rows:
         text += (f"; {rep.not_embedded_rows} rows that never get one (overviews; minified, "
-                 "generated and data files)")
+                 "generated and data files; encoded data such as base64 images)")
     if rep.trigram_pending:
         text += f"; {rep.trigram_pending} chunks without grep rows yet"
     return text

@@ -9,13 +9,15 @@ with their signatures and first doc line, or the first line of each paragraph; a
 about 4,000 characters, cut at a line boundary. L2 is the text itself.
 
 All of it is regexes over lines (plus `ast` for Python outlines), deterministic, and
-cheap enough to run on every file at index time. File kinds and `-t` type names live in
-`ov.kinds`.
+cheap enough to run on every file at index time. A Jupyter notebook's tiers are read from
+its cells as markdown (`notebook_text`), not from its JSON. File kinds and `-t` type names
+live in `ov.kinds`.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 
@@ -725,11 +727,48 @@ def _py_outline(text: str) -> list[str] | None:
     return out
 
 
+# --- Jupyter notebooks ----------------------------------------------------------------
+NOTEBOOK_EXT = ".ipynb"
+
+
+def notebook_text(text: str) -> str | None:
+    """A notebook's cells as markdown: its markdown cells as they are, its code cells in
+    fences, no outputs and no metadata. None when `text` is not a notebook's JSON. A
+    notebook's tiers come from this: its raw JSON opened every abstract with
+    `{ "cells": [ { "cell_type": "markdown", …`."""
+    try:
+        cells = json.loads(text).get("cells")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(cells, list):
+        return None
+    out = []
+    for cell in cells:
+        if not isinstance(cell, dict):
+            continue
+        src = cell.get("source", "")
+        src = "".join(x for x in src if isinstance(x, str)) if isinstance(src, list) else str(src)
+        if not src.strip():
+            continue
+        out.append(src.strip("\n") if cell.get("cell_type") == "markdown" else f"```\n{src.strip(chr(10))}\n```")
+    return "\n\n".join(out) + "\n"
+
+
+def _as_notebook(text: str, path: str) -> tuple[str, str]:
+    """(text, path) that the tiers read: a notebook's cells as a markdown document."""
+    if path.lower().endswith(NOTEBOOK_EXT) and (view := notebook_text(text)) is not None and view.strip():
+        return view, path[: -len(NOTEBOOK_EXT)] + ".md"
+    return text, path
+
+
 # --- the tiers ------------------------------------------------------------------------
 def abstract(text: str, path: str) -> str:
     """L0: about 256 characters that say what the file is; "" only for a blank text."""
     if not text.strip():
         return ""
+    text, notebook_path = _as_notebook(text, path)
+    fences = notebook_path != path  # a notebook's code cells, fenced by `notebook_text`
+    path = notebook_path
     kind = kind_of(path)
     found = ""
     if kind in ("markdown", "rst", "text") or text.startswith("---"):
@@ -750,7 +789,8 @@ def abstract(text: str, path: str) -> str:
         paras = [p for p in re.split(r"\n\s*\n", body) if p.strip()]
         found = paras[0] if paras else ""
     if not found or not found.strip():
-        found = _first_lines(text)
+        found = _first_lines("\n".join(ln for ln in text.split("\n") if not ln.startswith("```"))
+                             if fences else text)
     return clip(found, ABSTRACT_CHARS)
 
 
@@ -758,6 +798,7 @@ def overview(text: str, path: str) -> str:
     """L1: the file's outline, at most about 4,000 characters cut at a line boundary."""
     if not text.strip():
         return ""
+    text, path = _as_notebook(text, path)
     kind = kind_of(path)
     ext = os.path.splitext(path)[1].lower()
     lines: list[str] | None = None

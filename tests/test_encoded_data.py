@@ -1,0 +1,136 @@
+"""Encoded data gets no vector (ov.indexer.encoded_blob): a notebook's plotted image, a
+`data:` URI, a certificate or a hex dump is cut into passages the model would read for
+nothing. The rest of the file is embedded as before, and the data stays searchable by
+keywords and grep."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+
+import pytest
+
+from ov import indexer, tiers
+from ov.store import Store
+
+
+def _b64(n: int, seed: int = 7) -> str:
+    return base64.b64encode(random.Random(seed).randbytes(n)).decode()
+
+
+def notebook(image_bytes: int = 30_000) -> str:
+    """A notebook as Jupyter writes it (indent 1): a markdown cell, a code cell, and a code
+    cell whose output is a PNG."""
+    cells = [
+        {"cell_type": "markdown", "metadata": {},
+         "source": ["# Churn analysis\n", "We estimate customer churn from the billing table.\n"]},
+        {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [],
+         "source": ["import pandas as pd\n", "df = pd.read_csv('billing.csv')\n"]},
+        {"cell_type": "code", "execution_count": 2, "metadata": {},
+         "outputs": [{"data": {"image/png": _b64(image_bytes), "text/plain": ["<Figure size 640x480>"]},
+                      "metadata": {}, "output_type": "display_data"}],
+         "source": ["df.plot.hist(column='tenure')\n", "plt.show()"]},
+    ]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+PEM = "-----BEGIN CERTIFICATE-----\n" + "\n".join(
+    _b64(900)[i:i + 64] for i in range(0, 1200, 64)) + "\n-----END CERTIFICATE-----\n"
+
+
+@pytest.mark.parametrize("text", [
+    _b64(3000),  # one long base64 line
+    f'"image/png": "{_b64(2000)}",',  # a JSON string holding it
+    f"![plot](data:image/png;base64,{_b64(1500)})",  # a data: URI in markdown
+    PEM,  # base64 wrapped at 64 characters
+    "\n".join(random.Random(3).randbytes(40).hex() for _ in range(20)),  # a hex dump
+])
+def test_encoded_data_is_a_blob(text):
+    assert indexer.encoded_blob(text)
+
+
+@pytest.mark.parametrize("text", [
+    "def parse(args):\n    return [a.strip() for a in args if a]\n" * 5,
+    "# " + "=" * 100 + "\n# section\n# " + "-" * 100 + "\n",  # rules of = and -
+    "result = a_very_long_identifier_name_that_keeps_going_and_going_without_any_end_x\n",
+    "See https://example.com/a/long/path/to/some/resource/that/goes/on/for/a/while/index.html\n",
+    "Lanterns glow violet in glacier caves. " * 20,
+    # one sha256 among words: data, but not most of the passage
+    "checksum of the release tarball, pinned so a rebuilt archive is noticed by the build:\n"
+    "sha256 = 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n"
+    "it is updated by the release script and never by hand; see RELEASING.md for the steps\n",
+])
+def test_words_and_code_are_not_blobs(text):
+    assert not indexer.encoded_blob(text)
+
+
+def _rows(root):
+    with Store.open(root / ".ov" / "index.db", readonly=True) as st:
+        return st.rows("SELECT f.path, c.level, c.embedded, c.text FROM chunks c JOIN files f ON f.id = c.file_id")
+
+
+def test_a_notebooks_image_gets_no_vector_and_its_cells_do(tree, ov):
+    root = tree({"churn.ipynb": notebook(), "notes.md": "# Meeting\n\nWe talked about pricing tiers.\n"})
+    r = ov("index", root, "-o", "json")
+    assert r.code == 0, r.err
+    rows = [r for r in _rows(root) if r[0] == "churn.ipynb" and r[1] == 2]
+    blobs = [r for r in rows if indexer.encoded_blob(r[3])]
+    assert len(blobs) > 100  # the image alone is cut into this many passages
+    assert all(e == -1 for _, _, e, _ in blobs)  # never to be embedded
+    words = [r for r in rows if not indexer.encoded_blob(r[3])]
+    assert words and all(e == 1 for _, _, e, _ in words)
+    assert any("Churn analysis" in t and e == 1 for _, _, e, t in rows)
+    # the image is still there for keywords and grep
+    needle = _b64(30_000)[5000:5024]
+    assert ov("grep", "-F", needle, cwd=root).code == 0
+    status = ov("status", "-o", "json", cwd=root).json["result"]
+    assert status["embedded_coverage"] == 1.0
+
+
+def test_the_check_follows_embed_long_lines(tree, ov):
+    root = tree({"churn.ipynb": notebook(5_000), ".ov/config.toml": "embed-long-lines = false\n"})
+    assert ov("index", root).code == 0
+    rows = [r for r in _rows(root) if r[1] == 2]
+    assert rows and all(e == 1 for _, _, e, _ in rows)
+
+
+@pytest.mark.model
+def test_a_notebook_through_the_cli_with_the_real_model(tree, ov_proc):
+    root = tree({"churn.ipynb": notebook(), "notes.md": "# Meeting\n\nWe talked about pricing tiers.\n"})
+    r = ov_proc(["index", str(root), "-o", "json"], timeout=600)
+    assert r.code == 0, r.err
+    res = r.json["result"]
+    # 172 passages and an abstract before, 169 of them the image; now the cells alone
+    assert res["embedded"] <= 8, res
+    hits = ov_proc(["find", "how customers churn", "-o", "json", "-n", "20"], cwd=root).json["result"]["hits"]
+    assert hits[0]["path"] == "churn.ipynb" and "Churn analysis" in hits[0]["excerpt"]["text"]
+    # the image's passages have no vector, so no semantic hit is one of them
+    assert not any(indexer.encoded_blob(h["excerpt"]["text"]) for h in hits)
+
+
+# --- a notebook's tiers and title come from its cells, not its JSON ----------------------
+def test_a_notebooks_abstract_and_outline_are_its_cells():
+    nb = notebook(2_000)
+    assert tiers.abstract(nb, "a/churn.ipynb") == (
+        "Churn analysis — We estimate customer churn from the billing table.")
+    assert tiers.overview(nb, "a/churn.ipynb").startswith("# Churn analysis")
+    cells = tiers.notebook_text(nb)
+    assert "pd.read_csv" in cells and "image/png" not in cells and "execution_count" not in cells
+    # a notebook of code cells alone opens with its first lines of code
+    code_only = json.dumps({"cells": [{"cell_type": "code", "source": "import numpy as np\nx = 1\n"}]})
+    assert tiers.abstract(code_only, "n.ipynb").startswith("import numpy as np")
+
+
+@pytest.mark.parametrize("text", ["not json at all\n", "[1, 2]\n", '{"cells": 3}\n', '{"cells": []}\n'])
+def test_a_file_named_ipynb_that_is_not_a_notebook_keeps_the_plain_tiers(text):
+    assert tiers.abstract(text, "x.ipynb") == tiers.abstract(text, "x.txt")
+
+
+def test_a_notebooks_title_and_level_0_through_the_cli(tree, ov):
+    root = tree({"churn.ipynb": notebook(2_000)})
+    assert ov("index", root).code == 0
+    assert indexer.file_title(notebook(2_000), "churn.ipynb", indexer.passages(notebook(2_000), "churn.ipynb")) \
+        == "# Churn analysis"
+    r = ov("read", "--level", "0", "churn.ipynb", cwd=root)
+    assert r.code == 0 and r.out.strip() == "Churn analysis — We estimate customer churn from the billing table."
