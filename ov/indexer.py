@@ -1487,7 +1487,7 @@ class _EmbedRun:
 
     def part(self, rows: list[tuple[int, int]], cut: Callable[[], bool]) -> bool:
         """Embed and commit `rows` (id, length); True when `cut` ended it early."""
-        store, embedder = self.store, self.embedder
+        store = self.store
         part = [cid for cid, _ in rows]
         cost = {cid: self.cost(n) for cid, n in rows} if self.cost else {}
         texts = store.chunk_texts(part)
