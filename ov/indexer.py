@@ -156,16 +156,22 @@ DATA_EXT = (".json", ".xml", ".yaml", ".yml", ".toml", ".dat")
 # base64 line of 20-200 KB, cut into a hundred passages or more), a data: URI in markdown or
 # HTML, a certificate, a hex dump. Such a run has no words for the model, and its passages
 # would take the model's time and crowd the vectors; they stay keyword- and grep-searchable.
-_BLOB_RE = re.compile(r"[A-Za-z0-9+/=_-]{64,}")
+_BLOB_RE = re.compile(r"[A-Za-z0-9+/=]{64,}")
+_CLASS_RUN_RE = re.compile(r"[A-Z]+|[a-z]+|[0-9]+|[+/=]+")
 BLOB_SHARE = 0.5
+# Random base64 changes between capitals, small letters and digits every 1.6 characters,
+# hex every 1.9; words and identifiers run longer (CamelCase ~5, a URL's path longer): data
+# is a run whose pieces of one class average at most 2.5 characters.
+BLOB_PIECES = 0.4
 
 
 def encoded_blob(text: str) -> bool:
     """Whether most of a row's text (spaces aside) is encoded data: runs of 64 or more
-    base64 or hex characters, holding letters and digits both (a line of `=` or `-`, or a
-    long identifier without a digit, is not data)."""
-    runs = [r for r in _BLOB_RE.findall(text)
-            if not r.isalpha() and any(ch.isdigit() for ch in r) and any(ch.isalpha() for ch in r)]
+    base64 or hex characters that switch between capitals, small letters and digits as
+    random data does. A rule of `=`, a long identifier (`_` breaks a run; CamelCase pieces
+    are long), a URL or a word is not data (a sample of the kernel: no register name, UUID
+    or link is taken for data)."""
+    runs = [r for r in _BLOB_RE.findall(text) if len(_CLASS_RUN_RE.findall(r)) >= BLOB_PIECES * len(r)]
     if not runs:
         return False
     return sum(map(len, runs)) >= BLOB_SHARE * (len(text) - sum(text.count(w) for w in " \n\t"))

@@ -54,6 +54,11 @@ def test_encoded_data_is_a_blob(text):
     "def parse(args):\n    return [a.strip() for a in args if a]\n" * 5,
     "# " + "=" * 100 + "\n# section\n# " + "-" * 100 + "\n",  # rules of = and -
     "result = a_very_long_identifier_name_that_keeps_going_and_going_without_any_end_x\n",
+    # the kernel's register names and long functions, a link to a commit (each was taken for
+    # data by a first rule that let `_` into a run and asked only for letters and digits)
+    "#define DCORE0_HMMU0_MMU_ACCESS_PAGE_ERROR_VALID_PAGE_ERR_VALID_ENTRY_SHIFT 0\n" * 3,
+    "dml20v2_DISPCLKDPPCLKDCFCLKDeepSleepPrefetchParametersWatermarksAndPerformanceCalculation(mode_lib);\n",
+    "[0] https://github.com/u-boot/u-boot/commit/ec80b4735a593961fe701cc3a5d717d4739b0fd0\n",
     "See https://example.com/a/long/path/to/some/resource/that/goes/on/for/a/while/index.html\n",
     "Lanterns glow violet in glacier caves. " * 20,
     # one sha256 among words: data, but not most of the passage
