@@ -159,6 +159,8 @@ DATA_EXT = (".json", ".xml", ".yaml", ".yml", ".toml", ".dat")
 _BLOB_RE = re.compile(r"[A-Za-z0-9+/=]{64,}")
 _CLASS_RUN_RE = re.compile(r"[A-Z]+|[a-z]+|[0-9]+|[+/=]+")
 BLOB_SHARE = 0.5
+_BLOB_BYTES = bytes(97 if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "+/=") else 32 for c in range(256))
+_BLOB_NEEDLE = b"a" * 64
 # Random base64 changes between capitals, small letters and digits every 1.6 characters,
 # hex every 1.9; words and identifiers run longer (CamelCase ~5, a URL's path longer): data
 # is a run whose pieces of one class average at most 2.5 characters.
@@ -171,6 +173,10 @@ def encoded_blob(text: str) -> bool:
     random data does. A rule of `=`, a long identifier (`_` breaks a run; CamelCase pieces
     are long), a URL or a word is not data (a sample of the kernel: no register name, UUID
     or link is taken for data)."""
+    # a run of 64 is looked for at C speed first (1.4 ms per MB against the regex's 12;
+    # nearly no passage has one)
+    if _BLOB_NEEDLE not in text.encode("utf-8", "surrogatepass").translate(_BLOB_BYTES):
+        return False
     runs = [r for r in _BLOB_RE.findall(text) if len(_CLASS_RUN_RE.findall(r)) >= BLOB_PIECES * len(r)]
     if not runs:
         return False
