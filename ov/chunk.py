@@ -313,9 +313,78 @@ def chunk_text(
     else:
         prio = _prose_priorities(lines, blank, kind, head)
 
+    if path.lower().endswith(NOTEBOOK_EXT):
+        for a, b in notebook_sources(lines):  # a cell's source is never cut with its neighbours
+            prio[a] = HARD
+            k = b + 1
+            while k < len(lines) and blank[k]:
+                k += 1
+            if k < len(lines):
+                prio[k] = HARD
     items = _items(lines, blank, prio, count, overhead, budget, count_tokens, head)
     return _pack(text, items, budget, overlap_lines,
                  int(budget * JOIN_LEAD) if kind in ("markdown", "rst") else 0)
+
+
+# Encoded data inside a file the model otherwise reads: a notebook's plotted image (one
+# base64 line of 20-200 KB, cut into a hundred passages or more), a data: URI in markdown or
+# HTML, a certificate, a hex dump. Such a run has no words for the model, and its passages
+# would take the model's time and crowd the vectors; they stay keyword- and grep-searchable.
+_BLOB_RE = re.compile(r"[A-Za-z0-9+/=]{64,}")
+_CLASS_RUN_RE = re.compile(r"[A-Z]+|[a-z]+|[0-9]+|[+/=]+")
+BLOB_SHARE = 0.5
+_BLOB_BYTES = bytes(97 if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "+/=") else 32 for c in range(256))
+_BLOB_NEEDLE = b"a" * 64
+# Random base64 changes between capitals, small letters and digits every 1.6 characters,
+# hex every 1.9; words and identifiers run longer (CamelCase ~5, a URL's path longer): data
+# is a run whose pieces of one class average at most 2.5 characters.
+BLOB_PIECES = 0.4
+
+
+def encoded_blob(text: str) -> bool:
+    """Whether most of a row's text (spaces aside) is encoded data: runs of 64 or more
+    base64 or hex characters that switch between capitals, small letters and digits as
+    random data does. A rule of `=`, a long identifier (`_` breaks a run; CamelCase pieces
+    are long), a URL or a word is not data (a sample of the kernel: no register name, UUID
+    or link is taken for data)."""
+    # a run of 64 is looked for at C speed first (1.4 ms per MB against the regex's 12;
+    # nearly no passage has one)
+    if _BLOB_NEEDLE not in text.encode("utf-8", "surrogatepass").translate(_BLOB_BYTES):
+        return False
+    runs = [r for r in _BLOB_RE.findall(text) if len(_CLASS_RUN_RE.findall(r)) >= BLOB_PIECES * len(r)]
+    if not runs:
+        return False
+    return sum(map(len, runs)) >= BLOB_SHARE * (len(text) - sum(text.count(w) for w in " \n\t"))
+
+
+NOTEBOOK_EXT = ".ipynb"
+_NB_SOURCE_RE = re.compile(r'^(\s*)"source":\s*(\[)?')
+
+
+def notebook_sources(lines: list[str]) -> list[tuple[int, int]]:
+    """Where a Jupyter notebook's cell sources are, as Jupyter writes its JSON (a key a
+    line, a list item a line): (first, last) line indexes of each `"source": [` list, its
+    closing `]` included; [] for a notebook on one line. The rest of the file is its
+    structure, its cells' metadata and their outputs (tables, logs, plotted images):
+    chunking cuts around each source, and only the sources' passages get vectors
+    (ov.indexer), so a notebook is embedded for what its author wrote."""
+    out = []
+    i, n = 0, len(lines)
+    while i < n:
+        m = _NB_SOURCE_RE.match(lines[i])
+        if m is None:
+            i += 1
+            continue
+        end = i
+        if m.group(2) and not lines[i].rstrip().endswith("]"):  # a list over several lines
+            indent = len(m.group(1))
+            end = i + 1
+            while end < n and not (lines[end].lstrip().startswith("]") and _indent(lines[end]) == indent):
+                end += 1
+            end = min(end, n - 1)
+        out.append((i, end))
+        i = end + 1
+    return out
 
 
 def _items(lines: list[str], blank: list[bool], prio: list[int], count: Callable[[str], int],
@@ -352,7 +421,8 @@ def _items(lines: list[str], blank: list[bool], prio: list[int], count: Callable
         # A short lead (a title, a heading) shares a chunk with the first piece, so the
         # vector of the text's start carries its subject too: everything since the last
         # hard cut then fits in one chunk, which the packing below keeps together.
-        join = 0 < since_hard <= budget * JOIN_LEAD and prio[i] != HARD
+        # (not to encoded data, which gets no vector: the lead would lose its own)
+        join = 0 < since_hard <= budget * JOIN_LEAD and prio[i] != HARD and not encoded_blob(content)
         pieces = _split_long(content, budget, count_tokens or model_tokens, overhead, count_tokens is None,
                              budget - since_hard if join else budget)
         for k, (a, b, pt) in enumerate(pieces):

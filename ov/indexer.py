@@ -39,7 +39,6 @@ import fnmatch
 import itertools
 import json
 import os
-import re
 import signal
 import stat
 import time
@@ -49,6 +48,7 @@ from functools import partial
 from pathlib import Path
 
 from ov import chunk as chunking
+from ov.chunk import encoded_blob
 from ov import grams, tiers
 from ov.config import DEFAULT_EMBED_SKIP, INDEX_DIRNAME, WalkOptions, env_number, load_config
 from ov.errors import OvError, shown_bytes
@@ -152,35 +152,6 @@ def embeddable(path: str, text: str, opts: IndexOptions = IndexOptions()) -> boo
 
 DATA_EXT = (".json", ".xml", ".yaml", ".yml", ".toml", ".dat")
 
-# Encoded data inside a file the model otherwise reads: a notebook's plotted image (one
-# base64 line of 20-200 KB, cut into a hundred passages or more), a data: URI in markdown or
-# HTML, a certificate, a hex dump. Such a run has no words for the model, and its passages
-# would take the model's time and crowd the vectors; they stay keyword- and grep-searchable.
-_BLOB_RE = re.compile(r"[A-Za-z0-9+/=]{64,}")
-_CLASS_RUN_RE = re.compile(r"[A-Z]+|[a-z]+|[0-9]+|[+/=]+")
-BLOB_SHARE = 0.5
-_BLOB_BYTES = bytes(97 if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "+/=") else 32 for c in range(256))
-_BLOB_NEEDLE = b"a" * 64
-# Random base64 changes between capitals, small letters and digits every 1.6 characters,
-# hex every 1.9; words and identifiers run longer (CamelCase ~5, a URL's path longer): data
-# is a run whose pieces of one class average at most 2.5 characters.
-BLOB_PIECES = 0.4
-
-
-def encoded_blob(text: str) -> bool:
-    """Whether most of a row's text (spaces aside) is encoded data: runs of 64 or more
-    base64 or hex characters that switch between capitals, small letters and digits as
-    random data does. A rule of `=`, a long identifier (`_` breaks a run; CamelCase pieces
-    are long), a URL or a word is not data (a sample of the kernel: no register name, UUID
-    or link is taken for data)."""
-    # a run of 64 is looked for at C speed first (1.4 ms per MB against the regex's 12;
-    # nearly no passage has one)
-    if _BLOB_NEEDLE not in text.encode("utf-8", "surrogatepass").translate(_BLOB_BYTES):
-        return False
-    runs = [r for r in _BLOB_RE.findall(text) if len(_CLASS_RUN_RE.findall(r)) >= BLOB_PIECES * len(r)]
-    if not runs:
-        return False
-    return sum(map(len, runs)) >= BLOB_SHARE * (len(text) - sum(text.count(w) for w in " \n\t"))
 
 
 WANT_FRESH_S = 5.0  # a waiter's mark older than this is one that gave up (the watcher retries every 1 s)
@@ -1333,15 +1304,38 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     embed = embeddable(path, text, opts)
     chunks = body + tier_rows  # prose sentences have no rows (VECTOR_LEVELS)
     skip = 0 if front_block(text, path, body) else -1  # the one row of a vector level without one
+    if embed and path.lower().endswith(chunking.NOTEBOOK_EXT):
+        embed_rows = notebook_rows(text, chunks)
+    else:
+        embed_rows = None
     return _Rows(ft.size, ft.mtime_ns, ft.hash, title, _front_matter_tags(text),
                  file_type(path), category(path), chunks,
                  # only a row that may get a vector needs its hash (reuse, `_write_file`)
                  [content_hash(c.text.encode("utf-8"))
                   if embed and wants_vector(c.level, path) and i != skip
+                  and (embed_rows is None or embed_rows[i])
                   and not (opts.embed_long_lines and encoded_blob(c.text))
                   else "" for i, c in enumerate(chunks)],
                  [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL], embed,
                  trigram_doc([(c.start, c.end, c.text) for c in body]), ft.ctime_ns, ft.inode)
+
+
+def notebook_rows(text: str, chunks: list[Chunk]) -> list[bool] | None:
+    """Which of a notebook's rows may get a vector: its abstract (read from its cells) and
+    the passages of its cells' sources, not those of its JSON structure, cell metadata or
+    outputs (ov.chunk.notebook_sources); None for a notebook written on one line."""
+    sources = chunking.notebook_sources(text.split("\n"))
+    if not sources:
+        return None
+    firsts = [a for a, _ in sources]
+    out = []
+    for c in chunks:
+        if c.level != 2:
+            out.append(True)
+            continue
+        k = bisect.bisect_right(firsts, c.start_line - 1) - 1
+        out.append(k >= 0 and c.start_line - 1 <= sources[k][1])
+    return out
 
 
 def file_title(text: str, path: str, body: list[Chunk]) -> str:

@@ -83,21 +83,42 @@ def test_a_notebooks_image_gets_no_vector_and_its_cells_do(tree, ov):
     blobs = [r for r in rows if indexer.encoded_blob(r[3])]
     assert len(blobs) > 100  # the image alone is cut into this many passages
     assert all(e == -1 for _, _, e, _ in blobs)  # never to be embedded
-    words = [r for r in rows if not indexer.encoded_blob(r[3])]
-    assert words and all(e == 1 for _, _, e, _ in words)
-    assert any("Churn analysis" in t and e == 1 for _, _, e, t in rows)
-    # the image is still there for keywords and grep
+    # each cell's source is a passage of its own, and those alone get vectors
+    embedded = sorted(t for _, _, e, t in rows if e == 1)
+    assert len(embedded) == 3 and all(t.lstrip().startswith('"source": [') for t in embedded)
+    assert "Churn analysis" in embedded[0] + embedded[1] + embedded[2]
+    assert not any('"outputs"' in t or '"cell_type"' in t for t in embedded)
+    # the image and the JSON around the cells are still there for keywords and grep
     needle = _b64(30_000)[5000:5024]
     assert ov("grep", "-F", needle, cwd=root).code == 0
+    hits = ov("search", "--search-type", "keywords", "Figure size", "-o", "json", cwd=root).json["result"]["hits"]
+    assert hits and hits[0]["path"] == "churn.ipynb"
     status = ov("status", "-o", "json", cwd=root).json["result"]
     assert status["embedded_coverage"] == 1.0
 
 
-def test_the_check_follows_embed_long_lines(tree, ov):
-    root = tree({"churn.ipynb": notebook(5_000), ".ov/config.toml": "embed-long-lines = false\n"})
+def test_a_notebook_on_one_line_is_cut_and_embedded_as_text(tree, ov):
+    one_line = json.dumps(json.loads(notebook(0)))  # no newlines: no cell can be told apart
+    assert "\n" not in one_line
+    root = tree({"n.ipynb": one_line})
     assert ov("index", root).code == 0
-    rows = [r for r in _rows(root) if r[1] == 2]
-    assert rows and all(e == 1 for _, _, e, _ in rows)
+    rows = [e for _, lv, e, _ in _rows(root) if lv == 2]
+    assert rows and all(e == 1 for e in rows)
+
+
+DATA_URI_NOTE = ("# Architecture\n\nThe diagram below shows the request path.\n\n"
+                 f"![diagram](data:image/png;base64,{_b64(6_000)})\n")
+
+
+def test_the_check_follows_embed_long_lines(tree, ov):
+    on = tree({"arch.md": DATA_URI_NOTE}, name="on")
+    off = tree({"arch.md": DATA_URI_NOTE, ".ov/config.toml": "embed-long-lines = false\n"}, name="off")
+    for root in (on, off):
+        assert ov("index", root).code == 0
+    on_rows = [(e, indexer.encoded_blob(t)) for _, lv, e, t in _rows(on) if lv == 2]
+    assert (-1, True) in on_rows and (1, False) in on_rows  # the text has a vector, the image not
+    off_rows = [e for _, lv, e, _ in _rows(off) if lv == 2]
+    assert off_rows and all(e == 1 for e in off_rows)
 
 
 @pytest.mark.model
@@ -106,8 +127,9 @@ def test_a_notebook_through_the_cli_with_the_real_model(tree, ov_proc):
     r = ov_proc(["index", str(root), "-o", "json"], timeout=600)
     assert r.code == 0, r.err
     res = r.json["result"]
-    # 172 passages and an abstract before, 169 of them the image; now the cells alone
-    assert res["embedded"] <= 8, res
+    # 172 passages and an abstract before, 169 of them the image; now the abstract and the
+    # three cells' sources
+    assert res["embedded"] == 4 + 2, res  # and notes.md's passage and abstract
     hits = ov_proc(["find", "how customers churn", "-o", "json", "-n", "20"], cwd=root).json["result"]["hits"]
     assert hits[0]["path"] == "churn.ipynb" and "Churn analysis" in hits[0]["excerpt"]["text"]
     # the image's passages have no vector, so no semantic hit is one of them
@@ -139,3 +161,28 @@ def test_a_notebooks_title_and_level_0_through_the_cli(tree, ov):
         == "# Churn analysis"
     r = ov("read", "--level", "0", "churn.ipynb", cwd=root)
     assert r.code == 0 and r.out.strip() == "Churn analysis — We estimate customer churn from the billing table."
+
+
+def test_a_lead_is_not_joined_to_encoded_data():
+    """A short heading and paragraph above an over-long line share its first piece (a title
+    for the paragraph it opens), but not a piece of encoded data: that passage gets no
+    vector, and the lead would lose its own."""
+    from ov.chunk import chunk_text  # noqa: PLC0415
+
+    first = chunk_text(DATA_URI_NOTE, "arch.md")[0]
+    assert first.text.startswith("# Architecture") and "request path" in first.text
+    assert not indexer.encoded_blob(first.text) and "base64" not in first.text
+    prose = "# Notes\n\nA short lead.\n\n" + "word " * 400 + "\n"
+    assert chunk_text(prose, "n.md")[0].text.startswith("# Notes\n\nA short lead.\n\nword")
+
+
+# --- where a notebook's sources are --------------------------------------------------------
+def test_notebook_sources_are_the_cells_source_lists():
+    from ov.chunk import notebook_sources  # noqa: PLC0415
+
+    lines = notebook(100).split("\n")
+    got = [(lines[a].strip(), lines[b].strip()) for a, b in notebook_sources(lines)]
+    assert got == [('"source": [', "]")] * 3
+    # a source written as one string, and an empty list on one line
+    assert notebook_sources(['   "source": "x = 1"', '   "source": []']) == [(0, 0), (1, 1)]
+    assert notebook_sources([json.dumps(json.loads(notebook(10)))]) == []
