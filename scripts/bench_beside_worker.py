@@ -15,8 +15,10 @@ what the claim costs it. The worker is stopped at the end and kept stopped, as `
 --stop` leaves it (`ov index` completes the index).
 
 With `--grep` it times `ov grep` (a child process each, as a user runs it) and rg on the
-same patterns instead, alternately, while the worker embeds and after it is stopped: grep
-takes no claim, so this says what the worker costs it, against what it costs rg.
+same patterns instead, alternately, while the worker embeds and after it is stopped: what
+the worker costs each. grep takes no claim: at the worker's nice 10 it lost 0-7 %, and a
+claim (importing the indexer to ask whether a worker runs) cost it more than that
+(docs/BENCHMARKS.md, "grep beside the worker").
 """
 
 from __future__ import annotations

@@ -355,17 +355,51 @@ def test_no_journal_on_a_tree_a_network_file_system_reaches(tmp_path, monkeypatc
 
 
 def test_candidates_and_states_come_from_one_state_of_the_index(tmp_path, monkeypatch):
+    """A commit between the trigram query and the states' query is not seen by either: a
+    file indexed meanwhile is neither a candidate nor a file with a known state, so grep
+    reads it."""
     from ov.search import prefilter
+    from ov.store import Store
 
     root = indexed(tmp_path)
     db = db_path_for(root)
-    real = prefilter._db_signature
-    moves = iter([("a",), ("b",)])  # a commit between the first try's reads: tried again
-    monkeypatch.setattr(prefilter, "_db_signature", lambda p: next(moves, None) or real(p))
+    (root / "late.txt").write_text("needle_xyz came late\n")
+    real = Store.trigram_files
+
+    def then_index(self, *a, **kw):
+        got = real(self, *a, **kw)
+        api.index(root, embed=False)  # another connection commits late.txt here
+        return got
+
+    monkeypatch.setattr(Store, "trigram_files", then_index)
     pre = prefilter._read_prefilter(db, ["needle_xyz"], None)
     assert pre is not None and pre.cands == {"d0/sub/kept.txt"}
-    monkeypatch.setattr(prefilter, "_db_signature", lambda p: (time.monotonic_ns(),))
-    assert prefilter._read_prefilter(db, ["needle_xyz"], None) is None  # never still: read all
+    assert "late.txt" not in pre.fresh  # so it is read: its state is not the index's
+    monkeypatch.setattr(Store, "trigram_files", real)
+    assert prefilter._read_prefilter(db, ["needle_xyz"], None).cands == {"d0/sub/kept.txt", "late.txt"}
+
+
+def test_vectors_added_keep_the_file_states_a_grep_reads(tmp_path, monkeypatch):
+    """A background worker commits vectors for hours on a big tree: those commits leave the
+    cached file states valid (each grep used to read every file's state again), while a
+    file indexed anew makes them read again."""
+    from ov.search import prefilter
+    from ov.store import Store
+
+    root = indexed(tmp_path)
+    db = db_path_for(root)
+    assert prefilter._read_prefilter(db, ["needle_xyz"], None) is not None  # the cache is written
+    reads = []
+    real = Store.chunked_states
+    monkeypatch.setattr(Store, "chunked_states", lambda self: reads.append(1) or real(self))
+    with Store.open(db) as st, st.tx():  # as the worker's commit of a batch of vectors
+        st.bump_vectors()
+    assert prefilter._read_prefilter(db, ["needle_xyz"], None).fresh
+    assert reads == []
+    (root / "d0" / "sub" / "kept.txt").write_text("needle_xyz changed\n")
+    api.index(root, embed=False)
+    assert prefilter._read_prefilter(db, ["needle_xyz"], None).fresh
+    assert reads == [1]
 
 
 def test_the_journal_feeds_the_watcher_saves_and_config_changes(tmp_path):

@@ -79,29 +79,22 @@ def index_candidates(root: Path, notice: Callable[[str], None] | None = None) ->
 def _read_prefilter(db: Path, literals: list[str], changes: Changes | None,
                     fold: bool = False) -> Prefilter | None:
     """The index's word on `literals` (`fold`: in any case, grep's `-i`), every part of it
-    from one state of the index (the state is checked unchanged around the reads, tried
-    again when a commit came between): candidates from one state and file states from a
-    later one would skip a file indexed in between. None past a few tries (an index
-    written all the while: read every file)."""
+    from one state of the index (one read transaction): candidates from one state and file
+    states from a later one would skip a file indexed in between."""
     from ov.grams import literal_grams  # noqa: PLC0415
     from ov.store import Store  # noqa: PLC0415
 
     wanted = literal_grams(literals, fold)
-    for _ in range(3):
-        sig = _db_signature(db)
-        with Store.open(db, readonly=True) as st:
-            cands = st.trigram_files(literals, within_s=TRIGRAM_BUDGET_S, fold=fold)
-            if cands is None:
-                return None
-            big_out = _big_files_ruled_out(st.big_file_grams() if wanted else [], wanted)
-            if changes is not None:  # the states of the touched files alone, for now
-                pre = Prefilter(cands, None, big_out, db=db, sig=sig, changes=changes,
-                                touched_states=st.chunked_states_of(changes.paths))
-            else:
-                pre = Prefilter(cands, {**_indexed_states(db, st), **big_out}, big_out)
-        if _db_signature(db) == sig:
-            return pre
-    return None
+    with Store.open(db, readonly=True) as st, st.snapshot():
+        sig = _index_signature(db, st)
+        cands = st.trigram_files(literals, within_s=TRIGRAM_BUDGET_S, fold=fold)
+        if cands is None:
+            return None
+        big_out = _big_files_ruled_out(st.big_file_grams() if wanted else [], wanted)
+        if changes is not None:  # the states of the touched files alone, for now
+            return Prefilter(cands, None, big_out, db=db, sig=sig, changes=changes,
+                             touched_states=st.chunked_states_of(changes.paths))
+        return Prefilter(cands, {**_indexed_states(db, st, sig), **big_out}, big_out)
 
 
 def _big_files_ruled_out(big: list, wanted: list) -> dict[str, tuple[int, int, int, int]]:
@@ -120,34 +113,39 @@ def _big_files_ruled_out(big: list, wanted: list) -> dict[str, tuple[int, int, i
 TRIGRAM_BUDGET_S = 0.25
 
 
-def _db_signature(db: Path) -> tuple:
-    """What changes whenever the index does: its file's and its write-ahead log's size and
-    mtime (a commit lands in the log, a checkpoint in the file)."""
-    sig = []
-    for p in (db, db.with_name(db.name + "-wal")):
-        try:
-            s = os.stat(p)
-            sig.append((s.st_size, s.st_mtime_ns, s.st_ino))
-        except OSError:
-            sig.append(None)
-    return tuple(sig)
+def _index_signature(db: Path, store) -> tuple:
+    """What changes whenever the index's files or their chunks do, read in the caller's
+    read transaction: the index file's inode (an index made anew) and the generation
+    every write of files and chunks moves in the same transaction (ov.indexer: a
+    lexical pass's commits, a watcher's batch, files removed). A file whose stat alone
+    changed (`touch_file`) leaves it as it was: the state cached then is older than the
+    file's, so grep reads that file, as for any file changed since it was indexed.
+
+    Vectors leave it alone. It was the index file's and its log's size and mtime, which
+    every commit of a background worker's vectors moves (hours of them on a big tree):
+    each grep beside the worker read all 78,000 file states of the kernel's index again
+    (a rare literal took 0.55 s against 0.38 s with the worker stopped)."""
+    try:
+        inode = os.stat(db).st_ino
+    except OSError:
+        inode = None
+    return (inode, store.generation())
 
 
-def _indexed_states(db: Path, store) -> dict[str, tuple[int, int]]:
+def _indexed_states(db: Path, store, sig: tuple) -> dict[str, tuple[int, int]]:
     """`store.chunked_states()` (a dict the caller owns: the copy on disk is written
-    before it returns), kept beside the index while the index is unchanged: the
-    query reads every row of `files` (with its tiers' text), 0.24 s of CPU and seconds of
-    wall time on the kernel's index at load ~20, against ~20 ms to load the copy."""
+    before it returns), kept beside the index while the index is unchanged (`sig`, read in
+    the same read transaction as the states): the query reads every row of `files` (with
+    its tiers' text), 0.24 s of CPU and seconds of wall time on the kernel's index at load
+    ~20, against ~20 ms to load the copy."""
     import marshal  # noqa: PLC0415
 
     path = db.with_name("states.cache")
-    sig = _db_signature(db)
     got = _cached(path, sig)
     if got is not None:
         return got
     fresh = store.chunked_states()
-    if _db_signature(db) == sig:  # not written meanwhile
-        write_sealed(str(path), marshal.dumps((sig, fresh)))
+    write_sealed(str(path), marshal.dumps((sig, fresh)))
     return fresh
 
 
@@ -205,11 +203,11 @@ class Prefilter:
             from ov.store import Store  # noqa: PLC0415
 
             try:
-                with Store.open(self.db, readonly=True) as st:
-                    got = _indexed_states(self.db, st)
+                with Store.open(self.db, readonly=True) as st, st.snapshot():
+                    if _index_signature(self.db, st) != self.sig:
+                        return None
+                    got = _indexed_states(self.db, st, self.sig)
             except OvError:
-                return None
-            if _db_signature(self.db) != self.sig:
                 return None
             self._chunked = got
         return self._chunked
@@ -292,11 +290,11 @@ class Prefilter:
 
         assert self.db is not None
         try:
-            with Store.open(self.db, readonly=True) as st:
+            with Store.open(self.db, readonly=True) as st, st.snapshot():
+                if _index_signature(self.db, st) != self.sig:
+                    return None
                 got = st.chunked_states_of_inodes(inodes)
         except OvError:
-            return None
-        if _db_signature(self.db) != self.sig:
             return None
         got.update((r, s) for r, s in self.big_out.items() if s[3] in inodes)
         return got
