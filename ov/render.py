@@ -195,7 +195,7 @@ def status_text(rep) -> str:
         # and abstracts): "9 of 9 chunks" beside "11 of 11 rows" read as two different counts
         f"chunks:          {rep.chunks} passages, {rep.embedded_chunks} with a vector",
         f"vector rows:     {_coverage_text(rep)}",
-        f"background:      {_worker_text(rep.background, rep.new_files)}"
+        f"background:      {_worker_text(rep.background, rep.new_files, bool(rep.trigram_pending), _vectors_pending(rep))}"
         + ("; an indexer holds the index now (an `ov index`, a watcher)"
            if not rep.background and (rep.coverage or {}).get("indexing") else ""),
         f"change journal:  {_journal_text(rep.journal)}",
@@ -247,6 +247,11 @@ def _skipped_lines(rep) -> list[str]:
 SKIPPED_SHOWN = 10
 
 
+def _vectors_pending(rep) -> bool:
+    cov = rep.coverage or {}
+    return cov.get("embedded", 0) < cov.get("embeddable", 0)
+
+
 def _coverage_text(rep) -> str:
     cov = rep.coverage or {}
     text = (f"{cov.get('embedded', 0)} of the {cov.get('embeddable', 0)} rows that get one (passages and "
@@ -259,28 +264,46 @@ def _coverage_text(rep) -> str:
     return text
 
 
-def _worker_text(w: dict | None, unread: int = 0) -> str:
-    """The worker's line: phase, progress, rate, ETA. Its scan of the tree has no total of
-    its own; `unread`, the files status's walk found the index still lacks, is what is left
-    of it (the scan said only "scan, 1111/s" on the kernel)."""
+# the worker's phases in words (`ov status -o json` keeps the names), and the units of
+# their rates: "scan 4000, grams 71/84, 44 rows/s, about 1 s left" said nothing of what
+# it was doing, nor that hours of vectors came after the 49 s it named
+_PHASES = {"scan": ("reading files for keywords", "files"), "grams": ("grep bitmaps of big files", "files"),
+           "trigram": ("grep rows", "rows"), "embed": ("vectors", "rows")}
+
+
+def _worker_text(w: dict | None, unread: int = 0, trigrams_pending: bool = False,
+                 vectors_pending: bool = False) -> str:
+    """The worker's line: phase, progress, rate, the ETA of that phase, and what comes
+    after it. Its scan of the tree has no total of its own; `unread`, the files status's
+    walk found the index still lacks, is what is left of it (the scan said only "scan,
+    1111/s" on the kernel)."""
     if not w:
         return "-"
-    text = f"pid {w['pid']}, {w.get('phase')}"
+    phase = w.get("phase")
+    words, unit = _PHASES.get(phase, (phase, "rows"))
+    text = f"pid {w['pid']}, {words}"
     if w.get("total"):
         text += f" {w.get('done', 0)}/{w['total']}"
-    elif w.get("phase") == "scan" and unread:
+    elif phase == "scan" and unread:
         text += f", {unread} files to go"
     # the ETA counts the model's tokens (ov.worker), so their rate is shown beside it: a
     # rate of rows read with it gave another answer (103,845 rows at 40/s is 43 min, not the
     # 2.6 h the line said)
-    if w.get("phase") == "embed" and w.get("tokens_rate"):
+    if phase == "embed" and w.get("tokens_rate"):
         text += f", {w['tokens_rate']:.0f} tokens/s"
     elif w.get("rate"):
-        text += f", {w['rate']:.0f} {'files' if w.get('phase') == 'scan' else 'rows'}/s"
+        text += f", {w['rate']:.0f} {unit}/s"
+    left = ""
     if w.get("eta_s") is not None:
-        text += f", about {duration_text(float(w['eta_s']))} left"
-    elif w.get("phase") == "scan" and unread and w.get("rate"):
-        text += f", about {duration_text(unread / w['rate'])} left"
+        left = duration_text(float(w["eta_s"]))
+    elif phase == "scan" and unread and w.get("rate"):
+        left = duration_text(unread / w["rate"])
+    after = [what for what, pending in (("grep rows", trigrams_pending and phase in ("scan", "grams")),
+                                        ("vectors", vectors_pending and phase != "embed")) if pending]
+    if left:
+        text += f", about {left} left" + (" in this phase" if after else "")
+    if after:
+        text += f"; then {' and '.join(after)}"
     return text + " (`ov index --stop` stops it)"
 
 

@@ -790,15 +790,29 @@ def test_status_gives_the_workers_scan_what_is_left():
     from ov.render import _worker_text
 
     scan = {"pid": 7, "phase": "scan", "done": 4000, "total": 0, "rate": 600.0, "eta_s": None}
-    assert _worker_text(scan, 38_639) == ("pid 7, scan, 38639 files to go, 600 files/s, about 64 s left "
-                                          "(`ov index --stop` stops it)")
-    assert _worker_text(scan, 0) == "pid 7, scan, 600 files/s (`ov index --stop` stops it)"
+    assert _worker_text(scan, 38_639) == ("pid 7, reading files for keywords, 38639 files to go, 600 files/s, "
+                                          "about 64 s left (`ov index --stop` stops it)")
+    assert _worker_text(scan, 0) == "pid 7, reading files for keywords, 600 files/s (`ov index --stop` stops it)"
+    # the ETA is the phase's: what comes after it is said (the kernel's line read "about 49 s
+    # left" before 22 h of vectors)
+    assert _worker_text(scan, 38_639, True, True) == (
+        "pid 7, reading files for keywords, 38639 files to go, 600 files/s, about 64 s left in this "
+        "phase; then grep rows and vectors (`ov index --stop` stops it)")
+    grams = {"pid": 7, "phase": "grams", "done": 71, "total": 84, "rate": 44.0, "eta_s": 1}
+    assert _worker_text(grams, 0, True, True) == (
+        "pid 7, grep bitmaps of big files 71/84, 44 files/s, about 1 s left in this phase; then grep "
+        "rows and vectors (`ov index --stop` stops it)")
+    trigram = {"pid": 7, "phase": "trigram", "done": 10, "total": 100, "rate": 50.0, "eta_s": 2}
+    assert _worker_text(trigram, 0, True, True) == (
+        "pid 7, grep rows 10/100, 50 rows/s, about 2 s left in this phase; then vectors "
+        "(`ov index --stop` stops it)")
     embed = {"pid": 7, "phase": "embed", "done": 10, "total": 100, "rate": 6.0, "eta_s": 15}
-    assert _worker_text(embed, 5) == "pid 7, embed 10/100, 6 rows/s, about 15 s left (`ov index --stop` stops it)"
+    assert _worker_text(embed, 5, False, True) == (
+        "pid 7, vectors 10/100, 6 rows/s, about 15 s left (`ov index --stop` stops it)")
     # the ETA counts tokens: their rate is the one shown with it (a docs review divided the
     # rows left by the rows' rate and got 43 min where the line said 9397s)
     embed.update(tokens_rate=1816.4, eta_s=4480)
-    assert _worker_text(embed, 5) == ("pid 7, embed 10/100, 1816 tokens/s, about 75 min left "
+    assert _worker_text(embed, 5) == ("pid 7, vectors 10/100, 1816 tokens/s, about 75 min left "
                                       "(`ov index --stop` stops it)")
 
 
