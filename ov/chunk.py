@@ -367,17 +367,21 @@ def notebook_sources(lines: list[str]) -> list[tuple[int, int]]:
     closing `]` included; [] for a notebook on one line. The rest of the file is its
     structure, its cells' metadata and their outputs (tables, logs, plotted images):
     chunking cuts around each source, and only the sources' passages get vectors
-    (ov.indexer), so a notebook is embedded for what its author wrote."""
+    (ov.indexer), so a notebook is embedded for what its author wrote. A `"source"` key
+    counts at the indent of the cells' `"cell_type"` keys only (an output's JSON may hold
+    one of its own)."""
+    indent = next((_indent(ln) for ln in lines if ln.lstrip().startswith('"cell_type"')), None)
+    if indent is None:
+        return []
     out = []
     i, n = 0, len(lines)
     while i < n:
         m = _NB_SOURCE_RE.match(lines[i])
-        if m is None:
+        if m is None or len(m.group(1)) != indent:
             i += 1
             continue
         end = i
-        if m.group(2) and not lines[i].rstrip().endswith("]"):  # a list over several lines
-            indent = len(m.group(1))
+        if m.group(2) and not lines[i].rstrip().rstrip(",").endswith("]"):  # a list over lines
             end = i + 1
             while end < n and not (lines[end].lstrip().startswith("]") and _indent(lines[end]) == indent):
                 end += 1

@@ -1345,7 +1345,7 @@ def file_title(text: str, path: str, body: list[Chunk]) -> str:
     if not body:
         return ""
     if path.lower().endswith(tiers.NOTEBOOK_EXT) and (cells := tiers.notebook_text(text)) and cells.strip():
-        return title_of(cells.lstrip())  # its first cell, not the JSON's `{`
+        return title_of(tiers.unfenced(cells).lstrip())  # its first cell, not the JSON's `{`
     fm = tiers.front_matter_block(text) if kind_of(path) == "markdown" else None
     if fm is None:
         return title_of(body[0].text)

@@ -738,7 +738,7 @@ def notebook_text(text: str) -> str | None:
     `{ "cells": [ { "cell_type": "markdown", …`."""
     try:
         cells = json.loads(text).get("cells")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):  # (a cloned tree's file may nest 1,500 deep)
         return None
     if not isinstance(cells, list):
         return None
@@ -746,8 +746,9 @@ def notebook_text(text: str) -> str | None:
     for cell in cells:
         if not isinstance(cell, dict):
             continue
-        src = cell.get("source", "")
-        src = "".join(x for x in src if isinstance(x, str)) if isinstance(src, list) else str(src)
+        src = cell.get("source")
+        src = "".join(x for x in src if isinstance(x, str)) if isinstance(src, list) else (
+            src if isinstance(src, str) else "")
         if not src.strip():
             continue
         out.append(src.strip("\n") if cell.get("cell_type") == "markdown" else f"```\n{src.strip(chr(10))}\n```")
@@ -789,8 +790,7 @@ def abstract(text: str, path: str) -> str:
         paras = [p for p in re.split(r"\n\s*\n", body) if p.strip()]
         found = paras[0] if paras else ""
     if not found or not found.strip():
-        found = _first_lines("\n".join(ln for ln in text.split("\n") if not ln.startswith("```"))
-                             if fences else text)
+        found = _first_lines(unfenced(text) if fences else text)
     return clip(found, ABSTRACT_CHARS)
 
 
@@ -798,7 +798,9 @@ def overview(text: str, path: str) -> str:
     """L1: the file's outline, at most about 4,000 characters cut at a line boundary."""
     if not text.strip():
         return ""
-    text, path = _as_notebook(text, path)
+    text, notebook_path = _as_notebook(text, path)
+    fences = notebook_path != path
+    path = notebook_path
     kind = kind_of(path)
     ext = os.path.splitext(path)[1].lower()
     lines: list[str] | None = None
@@ -813,7 +815,12 @@ def overview(text: str, path: str) -> str:
             lines = _regex_outline(text, ext)
         if lines:
             return _cap_lines(lines)
-    return _cap_lines(_paragraph_first_lines(text))
+    return _cap_lines(_paragraph_first_lines(unfenced(text) if fences else text))
+
+
+def unfenced(text: str) -> str:
+    """A notebook's cells (`notebook_text`) without the fence lines around its code."""
+    return "\n".join(ln for ln in text.split("\n") if not ln.startswith("```"))
 
 
 _RST_UNDER_RE = re.compile(r"^([=\-~^\"'`#*+:.])\1{2,}\s*$")

@@ -183,6 +183,45 @@ def test_notebook_sources_are_the_cells_source_lists():
     lines = notebook(100).split("\n")
     got = [(lines[a].strip(), lines[b].strip()) for a, b in notebook_sources(lines)]
     assert got == [('"source": [', "]")] * 3
-    # a source written as one string, and an empty list on one line
-    assert notebook_sources(['   "source": "x = 1"', '   "source": []']) == [(0, 0), (1, 1)]
+    # a source written as one string, an empty list on one line (with a comma where the
+    # keys are not sorted: the list is closed, not open until the outputs' `]`)
+    cells = ['  {', '   "cell_type": "code",', '   "source": "x = 1"', '  },', '  {', '   "cell_type": "code",',
+             '   "source": [],', '   "outputs": [', '    {', '     "text": ["out"]', '    }', '   ]', '  }']
+    assert notebook_sources(cells) == [(2, 2), (6, 6)]
     assert notebook_sources([json.dumps(json.loads(notebook(10)))]) == []
+    # a "source" key inside an output's JSON is not a cell's source
+    nested = ['  {', '   "cell_type": "code",', '   "outputs": [', '    {', '     "data": {',
+              '      "application/json": {', '       "source": [', '        "not a cell"', '       ]',
+              '      }', '     }', '    }', '   ],', '   "source": [', '    "real = 1"', '   ]', '  }']
+    assert notebook_sources(nested) == [(13, 15)]
+
+
+def test_odd_notebooks_neither_crash_nor_lose_their_cells(tree, ov):
+    """What a review of the first version found: a notebook nested 1,500 deep made `ov
+    index` fail (RecursionError); a code-first notebook's title and outline were its fence
+    lines; a null source read "None"."""
+    deep = '{"cells": ' + "[" * 1500 + "]" * 1500 + "}"
+    assert tiers.notebook_text(deep) is None
+    code_first = json.dumps({"cells": [{"cell_type": "code", "source": ["import os\n", "print(1)\n"]},
+                                       {"cell_type": "code", "source": None}]}, indent=1)
+    assert tiers.notebook_text(code_first).count("None") == 0
+    assert tiers.overview(code_first, "c.ipynb") == "import os"
+    body = indexer.passages(code_first, "c.ipynb")
+    assert indexer.file_title(code_first, "c.ipynb", body) == "import os"
+    root = tree({"deep.ipynb": deep, "c.ipynb": code_first, "churn.ipynb": notebook(2_000)})
+    r = ov("index", root, "-o", "json")
+    assert r.code == 0 and r.json["result"]["added"] == 3, r.err
+
+
+def test_a_notebooks_lead_passage_is_its_first_source(tree, ov):
+    """The abstract (the first cell's text) and a hit on the file's name are shown at the
+    first cell's source, not at the JSON before it (`{ "cells": [ { "cell_type": ...`)."""
+    root = tree({"churn.ipynb": notebook(2_000)})
+    assert ov("index", root).code == 0
+    with Store.open(root / ".ov" / "index.db", readonly=True) as st:
+        fid = st.q1("SELECT id FROM files")
+        lead = st.lead_passages([fid])[fid]
+        text = st.q1("SELECT text FROM chunks WHERE id = ?", (lead,))
+        first = st.q1("SELECT text FROM chunks WHERE file_id = ? AND level = 2 ORDER BY seq LIMIT 1", (fid,))
+    assert '"cell_type"' in first  # the JSON before the first cell is a passage of its own
+    assert text.lstrip().startswith('"source"') and "Churn analysis" in text

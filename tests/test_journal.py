@@ -541,3 +541,21 @@ def test_a_folder_the_journal_cannot_watch_hands_the_watcher_to_watchfiles(tmp_p
             time.sleep(0.1)
     finally:
         w.stop()
+
+
+def test_a_new_generation_is_above_every_earlier_one_whatever_the_clock(tmp_path, monkeypatch):
+    """grep's cache of file states is keyed on the generation: one met again (a coarse
+    clock, a clock set back) would be trusted for a later state of the index."""
+    from ov.store import Store
+    from ov.store import queries
+
+    root = indexed(tmp_path)
+    with Store.open(db_path_for(root)) as st:
+        before = int(st.generation(), 16)
+        monkeypatch.setattr(queries.time, "time_ns", lambda: 5)  # the clock far behind
+        seen = []
+        for _ in range(3):
+            with st.tx():
+                st.bump_generation()
+            seen.append(int(st.generation(), 16))
+    assert seen == [before + 1, before + 2, before + 3]

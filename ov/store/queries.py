@@ -619,7 +619,13 @@ class Store(Database):
         return self.get_meta("generation") or "0"
 
     def bump_generation(self) -> None:
-        self.set_meta("generation", f"{time.time_ns():x}")
+        """A new generation, above every earlier one whatever the clock does (grep's cache of
+        file states is keyed on it, ov.search.prefilter: a value met again would be trusted)."""
+        try:
+            prev = int(self.get_meta("generation") or "0", 16)
+        except ValueError:
+            prev = 0
+        self.set_meta("generation", f"{max(time.time_ns(), prev + 1):x}")
 
     def vectors_generation(self) -> str:
         """Moves whenever vectors are added (`bump_vectors`): a cursor of a ranking that
@@ -1032,6 +1038,9 @@ class Store(Database):
             # only a file whose text opens with a `---` line may have front matter
             if start == 0 and head.split("\n", 1)[0].rstrip() == "---" and kind_of(path) == "markdown":
                 out[fid] = self._past_front_matter(fid) or cid
+            elif path.lower().endswith(".ipynb"):  # its first cell's source, not the JSON before it
+                out[fid] = self.q1("SELECT id FROM chunks WHERE file_id = ? AND level = 2 "
+                                   "AND ltrim(text) LIKE '\"source\"%' ORDER BY seq, id LIMIT 1", (fid,)) or cid
         return out
 
     def _past_front_matter(self, file_id: int) -> int | None:
