@@ -132,13 +132,20 @@ def nonsense_queries(corpus, n: int = 20, seed: int = 0) -> list[str]:
     return out
 
 
-def write_docs(corpus, folder: Path, ext: str) -> dict[str, str]:
-    """Write each document once; returns file name -> doc id."""
+def write_docs(corpus, folder: Path, ext: str, keep_paths: bool = False) -> dict[str, str]:
+    """Write each document once; returns file name -> doc id. With `keep_paths`, a
+    document's id is its path in the tree (scripts/build_code_set.py) and it is written
+    there."""
     names = safe_names([c[0] for c in corpus])
     folder.mkdir(parents=True, exist_ok=True)
     back = {}
     for did, title, text in corpus:
-        fname = f"{names[did]}.{ext}"
+        if keep_paths:
+            parts = Path(did).parts
+            if Path(did).is_absolute() or ".." in parts or not parts or parts[0].startswith("."):
+                sys.exit(f"{did!r}: not a relative path inside the tree (--keep-paths)")
+            (folder / did).parent.mkdir(parents=True, exist_ok=True)
+        fname = did if keep_paths else f"{names[did]}.{ext}"
         back[fname] = did
         p = folder / fname
         body = f"{title}\n\n{text}" if title else text
@@ -285,14 +292,15 @@ def run_queries(runner: Runner, stype: str, queries: dict[str, str], db: Path, b
         profile = res.get("profile")
         ranked = []
         for h in hits:
-            did = back.get(Path(h["path"]).name)
+            did = back.get(h["path"]) or back.get(Path(h["path"]).name)
             if did is not None and did not in ranked:
                 ranked.append(did)
         # BEIR drops a document whose id is the query's own id
         ranked = [d for d in ranked if d != qid][:100]
         run[qid] = {d: 1000.0 - i for i, d in enumerate(ranked)}
-        dumps[qid] = [{"doc": back.get(Path(h["path"]).name), "score": h["score"],
-                       "scores": h.get("scores")} for h in hits if back.get(Path(h["path"]).name) != qid]
+        dumps[qid] = [{"doc": back.get(h["path"]) or back.get(Path(h["path"]).name), "score": h["score"],
+                       "scores": h.get("scores")} for h in hits
+                      if (back.get(h["path"]) or back.get(Path(h["path"]).name)) != qid]
         if n % 100 == 0:
             log(f"  {stype}: {n}/{len(queries)} queries, median {1000 * statistics.median(times):.0f} ms")
     return run, times, dumps, profile
@@ -440,6 +448,8 @@ def main(argv=None) -> int:
                     help=f"comma list of {', '.join(TYPES)} (semantic = find through `ov search`)")
     ap.add_argument("--ext", default=None, help="file extension for the documents (default: txt; py for code sets)")
     ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--keep-paths", action="store_true",
+                    help="document ids are paths in a tree (scripts/build_code_set.py): write each there")
     ap.add_argument("--reindex", action="store_true", help="build a fresh index even if one matches")
     ap.add_argument("--runner", choices=("inprocess", "process"), default="inprocess")
     ap.add_argument("--anchors", action=argparse.BooleanOptionalAction, default=True)
@@ -490,7 +500,7 @@ def main(argv=None) -> int:
     folder = work / "docs"
     db = folder / ".ov" / "index.db"
     corpus = read_corpus(d)
-    back = write_docs(corpus, folder, ext)
+    back = write_docs(corpus, folder, ext, args.keep_paths)
     if args.reindex and db.exists():
         for p in db.parent.glob("index.db*"):
             p.unlink()
