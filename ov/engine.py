@@ -233,6 +233,9 @@ FIRST_VECTORS_WAIT_S = 10.0  # a semantic search waits so long for a worker's fi
 # cross-validation on the tuning sets' first answers (docs/BENCHMARKS.md "A first answer
 # from both branches"); OV_VECTORS_NOW_FILES=0 turns it off.
 VECTORS_NOW_FILES = int(env_number("OV_VECTORS_NOW_FILES", 32))
+# of those files, the best this many have their abstract computed too (the rest their best
+# passage alone); OV_VECTORS_NOW_ABSTRACTS sets it
+VECTORS_NOW_ABSTRACTS = int(env_number("OV_VECTORS_NOW_ABSTRACTS", 32))
 
 
 class _VectorsNow:
@@ -260,7 +263,7 @@ class _VectorsNow:
                 break
             best.setdefault(paths.get(c.chunk_id, ""), c.chunk_id)
         passages = self.store.waiting_vectors(list(best.values()))
-        abstracts = self.store.waiting_abstracts(list(best.values()))
+        abstracts = self.store.waiting_abstracts(list(best.values())[:VECTORS_NOW_ABSTRACTS])
         todo = [i for i in (*sorted(passages), *sorted(abstracts.values())) if i not in self.dist]
         if todo:
             texts = self.store.chunk_texts(todo)
