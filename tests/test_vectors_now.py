@@ -140,3 +140,35 @@ def test_at_most_the_best_files_rows_are_computed_each_once(tree, monkeypatch):
                    for h in ix.search("ferry timetable tide", limit=50, all_chunks=True).hits]
         assert len(entries) == len(set(entries)), entries
         assert ix.status().coverage["embedded"] == 0
+
+
+def test_the_abstracts_computed_are_those_of_the_best_files(tree, monkeypatch):
+    """VECTORS_NOW_ABSTRACTS of the VECTORS_NOW_FILES files have their abstract computed
+    too, the best ones by keyword score; the others their best passage alone."""
+    monkeypatch.setattr(engine, "VECTORS_NOW_FILES", 4)
+    monkeypatch.setattr(engine, "VECTORS_NOW_ABSTRACTS", 2)
+    # two files hold both words, six one of them: the two are the best by any keyword score
+    files = {f"d/f{i:02d}.md": f"# Part {i}\n\nThe ferry {'timetable' if i < 2 else 'harbour'} is here.\n\n"
+             + "\n\n".join(f"Paragraph {j} of part {i} on other things." for j in range(4)) + "\n"
+             for i in range(8)}
+    root = tree(files)
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))
+    embedded = []
+
+    from ov.embed import HashEmbedder
+
+    class Counting(HashEmbedder):
+        def embed(self, texts):
+            embedded.extend(texts)
+            return super().embed(texts)
+
+    monkeypatch.setattr("ov.embed.load_embedder", lambda *a, **k: Counting())
+    monkeypatch.setenv("OV_BACKGROUND", "0")
+    with api.Index.open(root) as ix:
+        best = [h.path for h in ix.search("ferry timetable", limit=8, search_type="keywords").hits]
+        res = ix.search("ferry timetable", limit=8)
+        abstracts = dict(ix.store.rows("SELECT f.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id "
+                                       "WHERE c.level = 0"))
+    assert res.coverage["computed"] == 4 + 2
+    assert set(best[:2]) == {"d/f00.md", "d/f01.md"}
+    assert {p for p, t in abstracts.items() if t in embedded} == set(best[:2])
