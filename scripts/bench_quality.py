@@ -167,11 +167,10 @@ def run_index(folder: Path) -> dict:
     return {"seconds": round(dt, 1), "report": res}
 
 
-def only_rows(kind: str, abstracts: int | None = None) -> None:
+def only_rows(kind: str) -> None:
     """An experiment on `ov.engine._VectorsNow`: embed only the best keyword passages
     (`passages`) or only the abstracts (`abstracts`) of the best keyword files, by hiding
-    the other kind's waiting rows from it (the search's own `unread` still sees both);
-    with `abstracts`, both, but the abstracts of only that many of the best files."""
+    the other kind's waiting rows from it (the search's own `unread` still sees both)."""
     from ov import engine  # noqa: PLC0415
 
     cands = engine._VectorsNow.cands
@@ -186,10 +185,8 @@ def only_rows(kind: str, abstracts: int | None = None) -> None:
         def waiting_vectors(self, ids):
             return set() if kind == "abstracts" else self.store.waiting_vectors(ids)
 
-        def waiting_abstracts(self, ids):  # (`ids` come best first)
-            if kind == "passages":
-                return {}
-            return self.store.waiting_abstracts(ids if abstracts is None else ids[:abstracts])
+        def waiting_abstracts(self, ids):
+            return {} if kind == "passages" else self.store.waiting_abstracts(ids)
 
     def only(self, kw):
         store, self.store = self.store, _Only(self.store)
@@ -468,8 +465,8 @@ def main(argv=None) -> int:
                     help="an experiment (inprocess runner only): which of those files' waiting rows "
                          "are embedded, the best keyword passage, the abstract or both (shipped)")
     ap.add_argument("--vectors-now-abstracts", type=int, default=None,
-                    help="an experiment (inprocess runner only): the abstracts of only this many of "
-                         "those files, the best first (their passages all)")
+                    help="of those files, the best this many have their abstract computed too "
+                         "(ov.engine.VECTORS_NOW_ABSTRACTS; default: all of them)")
     ap.add_argument("--out", type=Path, help="write results (and per-query runs) as JSON")
     ap.add_argument("--md", type=Path, help="write the result table as Markdown")
     args = ap.parse_args(argv)
@@ -522,10 +519,14 @@ def main(argv=None) -> int:
 
         engine.VECTORS_NOW_FILES = args.vectors_now
         os.environ["OV_VECTORS_NOW_FILES"] = str(args.vectors_now)  # and for --runner process
-    if args.vectors_now_rows != "both" or args.vectors_now_abstracts is not None:
+        # the abstracts of as many files unless told (not the engine's default, which may differ)
+        abstracts = args.vectors_now if args.vectors_now_abstracts is None else args.vectors_now_abstracts
+        engine.VECTORS_NOW_ABSTRACTS = abstracts
+        os.environ["OV_VECTORS_NOW_ABSTRACTS"] = str(abstracts)
+    if args.vectors_now_rows != "both":
         if args.runner != "inprocess":
-            sys.exit("--vectors-now-rows and --vectors-now-abstracts need --runner inprocess")
-        only_rows(args.vectors_now_rows, args.vectors_now_abstracts)
+            sys.exit("--vectors-now-rows needs --runner inprocess")
+        only_rows(args.vectors_now_rows)
     ours, timing, runs, dumps, profile = {}, {}, {}, {}, None
     for t in types:
         log(f"{t}: {len(queries)} queries through the CLI ({args.runner}) ...")
