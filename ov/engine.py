@@ -229,19 +229,22 @@ FIRST_VECTORS_WAIT_S = 10.0  # a semantic search waits so long for a worker's fi
 # A hybrid search while vectors are still coming (a first search answers before the
 # background worker has embedded anything, and on a big tree it works for hours) computes
 # now the vectors its best keyword hits lack: of the files with the best keyword scores,
-# this many, each its best keyword passage and its abstract (`_VectorsNow`). Chosen by
-# cross-validation on the tuning sets' first answers (docs/BENCHMARKS.md "A first answer
-# from both branches"); OV_VECTORS_NOW_FILES=0 turns it off.
-VECTORS_NOW_FILES = int(env_number("OV_VECTORS_NOW_FILES", 32))
-# of those files, the best this many have their abstract computed too (the rest their best
-# passage alone); OV_VECTORS_NOW_ABSTRACTS sets it
-VECTORS_NOW_ABSTRACTS = int(env_number("OV_VECTORS_NOW_ABSTRACTS", 32))
+# VECTORS_NOW_FILES, each one's best keyword passage, and the abstracts of the best
+# VECTORS_NOW_ABSTRACTS of them (`_VectorsNow`). 64 and 16 were chosen on the first answers
+# of three sets (CoSQA dev, SciFact train, whole stdlib modules) over 32 and 32 by a rule
+# written before the runs (docs/BENCHMARKS.md, "The rows a first answer computes: 64
+# passages and 16 abstracts"); OV_VECTORS_NOW_FILES=0 turns it off.
+VECTORS_NOW_FILES = int(env_number("OV_VECTORS_NOW_FILES", 64))
+# (the abstracts carry a file whose words on the query are in its leading comment only, a
+# C file's, test_background.py: passages alone lost it)
+VECTORS_NOW_ABSTRACTS = int(env_number("OV_VECTORS_NOW_ABSTRACTS", 16))
 
 
 class _VectorsNow:
     """The vectors a hybrid search computes for the rows its best keyword hits lack, while a
     worker (or the next `ov index`) has not stored them yet: of the VECTORS_NOW_FILES files
-    with the best keyword evidence, each one's best keyword passage and its abstract. They
+    with the best keyword evidence, each one's best keyword passage, and the abstracts of the
+    best VECTORS_NOW_ABSTRACTS of them. They
     are the semantic evidence of those files for this query only (nothing is written: a
     search does not take the index from the worker that adds the vectors), so a first
     answer is fused from both branches instead of ranked by keywords alone. A row's vector
