@@ -110,19 +110,14 @@ def test_pages_of_a_search_that_computed_vectors_are_one_ranking(first):
     assert len({p for p, _ in long}) == len(long)
 
 
-def test_at_most_the_best_files_rows_are_computed_each_once(tree, monkeypatch):
-    """VECTORS_NOW_FILES files, each its best keyword passage and its abstract; a row is
-    computed once per search whatever the depths its pages read; --all-chunks lists no
-    entry twice."""
-    monkeypatch.setattr(engine, "VECTORS_NOW_FILES", 3)
-    files = {f"d/f{i:02d}.md": f"# Part {i}\n\n" + "\n\n".join(
-        f"Paragraph {j} of part {i}: the ferry timetable and the harbour tide." for j in range(6)) + "\n"
-        for i in range(12)}
-    root = tree(files)
-    index_tree(root, None, IndexOptions(embed=False, embed_later=True))  # vectors pending, no worker
-    embedded = []
-
+def _pending_and_counted(tree, files: dict[str, str], monkeypatch):
+    """A tree whose vectors are pending (no worker), and the list of every text the
+    (small, deterministic) embedder is then given."""
     from ov.embed import HashEmbedder
+
+    root = tree(files)
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))
+    embedded: list[str] = []
 
     class Counting(HashEmbedder):
         def embed(self, texts):
@@ -131,6 +126,18 @@ def test_at_most_the_best_files_rows_are_computed_each_once(tree, monkeypatch):
 
     monkeypatch.setattr("ov.embed.load_embedder", lambda *a, **k: Counting())
     monkeypatch.setenv("OV_BACKGROUND", "0")
+    return root, embedded
+
+
+def test_at_most_the_best_files_rows_are_computed_each_once(tree, monkeypatch):
+    """VECTORS_NOW_FILES files, each its best keyword passage and its abstract; a row is
+    computed once per search whatever the depths its pages read; --all-chunks lists no
+    entry twice."""
+    monkeypatch.setattr(engine, "VECTORS_NOW_FILES", 3)
+    files = {f"d/f{i:02d}.md": f"# Part {i}\n\n" + "\n\n".join(
+        f"Paragraph {j} of part {i}: the ferry timetable and the harbour tide." for j in range(6)) + "\n"
+        for i in range(12)}
+    root, embedded = _pending_and_counted(tree, files, monkeypatch)
     with api.Index.open(root) as ix:
         res = ix.search("ferry timetable tide", limit=20)
         assert res.coverage["computed"] == len(embedded) - 1 <= 2 * 3  # (one text: the query)
@@ -151,19 +158,7 @@ def test_the_abstracts_computed_are_those_of_the_best_files(tree, monkeypatch):
     files = {f"d/f{i:02d}.md": f"# Part {i}\n\nThe ferry {'timetable' if i < 2 else 'harbour'} is here.\n\n"
              + "\n\n".join(f"Paragraph {j} of part {i} on other things." for j in range(4)) + "\n"
              for i in range(8)}
-    root = tree(files)
-    index_tree(root, None, IndexOptions(embed=False, embed_later=True))
-    embedded = []
-
-    from ov.embed import HashEmbedder
-
-    class Counting(HashEmbedder):
-        def embed(self, texts):
-            embedded.extend(texts)
-            return super().embed(texts)
-
-    monkeypatch.setattr("ov.embed.load_embedder", lambda *a, **k: Counting())
-    monkeypatch.setenv("OV_BACKGROUND", "0")
+    root, embedded = _pending_and_counted(tree, files, monkeypatch)
     with api.Index.open(root) as ix:
         best = [h.path for h in ix.search("ferry timetable", limit=8, search_type="keywords").hits]
         res = ix.search("ferry timetable", limit=8)
