@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 from ov.errors import OvError
 from ov.model import Chunk
-from ov.kinds import kind_of
+from ov.kinds import is_notebook, kind_of
 
 MIN_MAX_TOKENS = 16  # below this a budget cannot hold a line of ordinary text
 # An over-long line's first piece joins the lines above it when they hold at most this
@@ -313,7 +313,7 @@ def chunk_text(
     else:
         prio = _prose_priorities(lines, blank, kind, head)
 
-    if path.lower().endswith(NOTEBOOK_EXT):
+    if is_notebook(path):
         for a, b in notebook_sources(lines):  # a cell's source is never cut with its neighbours
             prio[a] = HARD
             k = b + 1
@@ -357,7 +357,6 @@ def encoded_blob(text: str) -> bool:
     return sum(map(len, runs)) >= BLOB_SHARE * (len(text) - sum(text.count(w) for w in " \n\t"))
 
 
-NOTEBOOK_EXT = ".ipynb"
 _NB_SOURCE_RE = re.compile(r'^(\s*)"source":\s*(\[)?')
 
 

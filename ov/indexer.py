@@ -52,7 +52,7 @@ from ov.chunk import encoded_blob
 from ov import grams, tiers
 from ov.config import DEFAULT_EMBED_SKIP, INDEX_DIRNAME, WalkOptions, env_number, load_config
 from ov.errors import OvError, shown_bytes
-from ov.kinds import category, file_type, kind_of
+from ov.kinds import category, file_type, is_notebook, kind_of
 from ov.model import Chunk, IndexReport
 from ov.paths import db_path_for, index_root_of
 from ov.read import FileText, binary_file, content_hash, digest_under, freshness, read_under, stat_under
@@ -1304,10 +1304,7 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     embed = embeddable(path, text, opts)
     chunks = body + tier_rows  # prose sentences have no rows (VECTOR_LEVELS)
     skip = 0 if front_block(text, path, body) else -1  # the one row of a vector level without one
-    if embed and path.lower().endswith(chunking.NOTEBOOK_EXT):
-        embed_rows = notebook_rows(text, chunks)
-    else:
-        embed_rows = None
+    embed_rows = notebook_rows(text, chunks) if embed and is_notebook(path) else None
     return _Rows(ft.size, ft.mtime_ns, ft.hash, title, _front_matter_tags(text),
                  file_type(path), category(path), chunks,
                  # only a row that may get a vector needs its hash (reuse, `_write_file`)
@@ -1344,7 +1341,7 @@ def file_title(text: str, path: str, body: list[Chunk]) -> str:
     is `---`), whose `title` key is taken when it has one."""
     if not body:
         return ""
-    if path.lower().endswith(tiers.NOTEBOOK_EXT) and (cells := tiers.notebook_text(text)) and cells.strip():
+    if is_notebook(path) and (cells := tiers.notebook_text(text)) and cells.strip():
         return title_of(tiers.unfenced(cells).lstrip())  # its first cell, not the JSON's `{`
     fm = tiers.front_matter_block(text) if kind_of(path) == "markdown" else None
     if fm is None:

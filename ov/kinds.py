@@ -41,6 +41,12 @@ _CODE_NAMES = frozenset(
 )
 
 
+def is_notebook(path: str) -> bool:
+    """A Jupyter notebook (`.ipynb`): searched as its JSON, embedded and summarised from its
+    cells (ov.chunk.notebook_sources, ov.tiers.notebook_text)."""
+    return path.lower().endswith(".ipynb")
+
+
 def kind_of(path: str) -> str:
     """"markdown", "rst", "code" or "text": the rules chunking follows for `path`."""
     name = os.path.basename(path).lower()

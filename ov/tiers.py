@@ -17,11 +17,12 @@ live in `ov.kinds`.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
 
-from ov.kinds import kind_of
+from ov.kinds import is_notebook, kind_of
 
 ABSTRACT_CHARS = 256
 OVERVIEW_CHARS = 4000
@@ -728,14 +729,14 @@ def _py_outline(text: str) -> list[str] | None:
 
 
 # --- Jupyter notebooks ----------------------------------------------------------------
-NOTEBOOK_EXT = ".ipynb"
-
-
+@functools.lru_cache(maxsize=2)
 def notebook_text(text: str) -> str | None:
     """A notebook's cells as markdown: its markdown cells as they are, its code cells in
     fences, no outputs and no metadata. None when `text` is not a notebook's JSON. A
     notebook's tiers come from this: its raw JSON opened every abstract with
-    `{ "cells": [ { "cell_type": "markdown", …`."""
+    `{ "cells": [ { "cell_type": "markdown", …`. Remembered for the last texts: the
+    abstract, the outline and the title each ask for it, and a notebook's JSON can be
+    megabytes of outputs."""
     try:
         cells = json.loads(text).get("cells")
     except (ValueError, AttributeError, RecursionError):  # (a cloned tree's file may nest 1,500 deep)
@@ -755,11 +756,12 @@ def notebook_text(text: str) -> str | None:
     return "\n\n".join(out) + "\n"
 
 
-def _as_notebook(text: str, path: str) -> tuple[str, str]:
-    """(text, path) that the tiers read: a notebook's cells as a markdown document."""
-    if path.lower().endswith(NOTEBOOK_EXT) and (view := notebook_text(text)) is not None and view.strip():
-        return view, path[: -len(NOTEBOOK_EXT)] + ".md"
-    return text, path
+def _as_notebook(text: str, path: str) -> tuple[str, str, bool]:
+    """(text, path, fenced) that the tiers read: a notebook's cells as a markdown document
+    (its code cells fenced, `notebook_text`); any other file as it is."""
+    if is_notebook(path) and (view := notebook_text(text)) is not None and view.strip():
+        return view, os.path.splitext(path)[0] + ".md", True
+    return text, path, False
 
 
 # --- the tiers ------------------------------------------------------------------------
@@ -767,9 +769,7 @@ def abstract(text: str, path: str) -> str:
     """L0: about 256 characters that say what the file is; "" only for a blank text."""
     if not text.strip():
         return ""
-    text, notebook_path = _as_notebook(text, path)
-    fences = notebook_path != path  # a notebook's code cells, fenced by `notebook_text`
-    path = notebook_path
+    text, path, fences = _as_notebook(text, path)
     kind = kind_of(path)
     found = ""
     if kind in ("markdown", "rst", "text") or text.startswith("---"):
@@ -798,9 +798,7 @@ def overview(text: str, path: str) -> str:
     """L1: the file's outline, at most about 4,000 characters cut at a line boundary."""
     if not text.strip():
         return ""
-    text, notebook_path = _as_notebook(text, path)
-    fences = notebook_path != path
-    path = notebook_path
+    text, path, fences = _as_notebook(text, path)
     kind = kind_of(path)
     ext = os.path.splitext(path)[1].lower()
     lines: list[str] | None = None

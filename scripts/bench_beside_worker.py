@@ -60,9 +60,24 @@ def _grep_round(root: Path, times: dict[str, list[float]], arm: str) -> None:
         times[f"rg {' '.join(rg_args)} ({arm})"].append(_run(["rg", *rg_args], root))
 
 
+def _embedding_worker(db: Path, wait_s: float = 900) -> None:
+    """Wait until the index's worker is in its embed phase (it may still be starting or
+    scanning); exit when it does not get there."""
+    from ov.indexer import worker_state  # noqa: PLC0415
+
+    deadline = time.monotonic() + wait_s
+    state = worker_state(db)
+    while (state is None or state.get("phase") != "embed") and time.monotonic() < deadline:
+        time.sleep(1)
+        state = worker_state(db)
+    if state is None or state.get("phase") != "embed":
+        sys.exit("no worker in its embed phase (the index is complete, or the worker did not start)")
+    print(f"worker pid {state['pid']} embedding; load {os.getloadavg()[0]:.2f}", flush=True)
+
+
 def grep_main(root: Path, db: Path, rounds: int) -> int:
     """`ov grep` and rg while the worker embeds, then with the worker stopped."""
-    from ov.indexer import pause_worker, paused_file, worker_state  # noqa: PLC0415
+    from ov.indexer import pause_worker, paused_file  # noqa: PLC0415
     from ov.worker import stop  # noqa: PLC0415
 
     if not shutil.which("rg"):
@@ -70,14 +85,7 @@ def grep_main(root: Path, db: Path, rounds: int) -> int:
     paused_file(db).unlink(missing_ok=True)
     subprocess.run([sys.executable, "-m", "ov", "search", "warm up", "-n", "1"], cwd=root,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # resumes the worker
-    deadline = time.monotonic() + 900
-    state = worker_state(db)
-    while (state is None or state.get("phase") != "embed") and time.monotonic() < deadline:
-        time.sleep(2)
-        state = worker_state(db)
-    if state is None or state.get("phase") != "embed":
-        sys.exit("no worker in its embed phase (the index is complete, or the worker did not start)")
-    print(f"worker pid {state['pid']} embedding; load {os.getloadavg()[0]:.2f}", flush=True)
+    _embedding_worker(db)
     times: dict[str, list[float]] = {}
     for arm in ("worker", "no worker"):
         if arm == "no worker":
@@ -135,7 +143,7 @@ def main(argv=None) -> int:
         os.environ["OV_VECTORS_NOW_FILES"] = str(args.vectors_now)
     from ov import engine, indexer  # noqa: PLC0415
     from ov.api import Index  # noqa: PLC0415
-    from ov.indexer import pause_worker, paused_file, worker_state  # noqa: PLC0415
+    from ov.indexer import pause_worker, paused_file  # noqa: PLC0415
     from ov.worker import stop  # noqa: PLC0415
 
     if args.vectors_now is not None:
@@ -153,14 +161,7 @@ def main(argv=None) -> int:
 
     with Index.open(root, auto_index=True) as ix:  # resumes the worker
         ix.search("warm up the model")
-        deadline = time.monotonic() + 600
-        state = worker_state(db)
-        while state is not None and state.get("phase") != "embed" and time.monotonic() < deadline:
-            time.sleep(1)
-            state = worker_state(db)
-        if state is None or state.get("phase") != "embed":
-            sys.exit("no worker in its embed phase (the index is complete, or the worker did not start)")
-        print(f"worker pid {state['pid']} embedding; load {os.getloadavg()[0]:.2f}", flush=True)
+        _embedding_worker(db)
         time.sleep(5)
         times: dict[str, list[float]] = {"claim": [], "no claim": [], "no worker": []}
         spent: dict[str, float] = {"claim": 0.0, "no claim": 0.0}

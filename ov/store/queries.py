@@ -1021,7 +1021,7 @@ class Store(Database):
         markdown file with front matter, the first one after it (the abstract is the title
         or first paragraph after the front matter, and a hit shown at its `---` lines says
         nothing). Files without a passage are left out."""
-        from ov.kinds import kind_of  # noqa: PLC0415
+        from ov.kinds import is_notebook, kind_of  # noqa: PLC0415
 
         out: dict[int, int] = {}
         if not file_ids:
@@ -1038,7 +1038,7 @@ class Store(Database):
             # only a file whose text opens with a `---` line may have front matter
             if start == 0 and head.split("\n", 1)[0].rstrip() == "---" and kind_of(path) == "markdown":
                 out[fid] = self._past_front_matter(fid) or cid
-            elif path.lower().endswith(".ipynb"):  # its first cell's source, not the JSON before it
+            elif is_notebook(path):  # its first cell's source, not the JSON before it
                 out[fid] = self.q1("SELECT id FROM chunks WHERE file_id = ? AND level = 2 "
                                    "AND ltrim(text) LIKE '\"source\"%' ORDER BY seq, id LIMIT 1", (fid,)) or cid
         return out
