@@ -95,6 +95,35 @@ def test_trigram_doc_keeps_every_run_whole():
     spans = [(0, 10), (g - 2, cut), (cut, g + 15), (a2, a2 + 5)]
     assert trigram_doc([(a, b, text[a:b]) for a, b in spans]) == "alpha beta gamma" + "q" * 10
     assert trigram_doc([]) == ""
+    # runs of one class: word characters or punctuation, three characters or more
+    assert trigram_doc([(0, 29, "dev->priv; a::b ===> (struct)")]) == "dev priv struct ===>"
+
+
+def test_trigram_runs_cut_ascii_as_the_regex_does():
+    """ASCII text is cut by two translations; other text by `_CLASS_RUN`: the same runs."""
+    import random
+
+    from ov.store.text import _CLASS_RUN, trigram_runs
+
+    rng = random.Random(7)
+    alphabet = [chr(i) for i in range(128)] + list("abc_XYZ019->::")
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        assert sorted(trigram_runs(text)) == sorted(set(_CLASS_RUN.findall(text))), repr(text)
+    assert trigram_runs("día->noche_1 día") == ["día", "noche_1"]
+
+
+def test_a_literal_across_classes_finds_its_file(tree):
+    """A literal's runs lie inside the file's runs of the same class, wherever it cuts them."""
+    files = {"p.c": "x = dev->priv_data[idx];\nif (a<<=b) return;\n", "q.c": "priv dev idx\n"}
+    root = tree(files)
+    index_tree(root, opts=IndexOptions(embed=False))
+    with Store.open(_db(root), readonly=True) as s:
+        for lit in ("v->priv_d", "dev->priv_data[idx]", "a<<=b", "<<=", "ta[id", "priv_data"):
+            got = s.trigram_files([lit])
+            assert got is None or "p.c" in got, lit
+        assert s.trigram_files(["priv_data"]) == {"p.c"}
+        assert s.trigram_files(["<<="]) == {"p.c"}
 
 
 def test_rows_are_replaced_and_deleted_cleanly(tree):
@@ -157,6 +186,48 @@ def test_an_index_of_schema_5_gets_its_trigram_rows_again(ov, tree):
         assert "WHERE embedded = 1" in s.q1("SELECT sql FROM sqlite_master WHERE name = 'idx_chunks_hash'")
     assert ov("grep", "-o", "json", "parse_header", cwd=root).json["result"]["matches"] == before
     _fts_ok(db)
+
+
+def test_an_index_of_schema_7_is_read_as_it_stands_and_then_rewritten(ov, tree):
+    """Schema 7's `files_tri` rows held whitespace-separated runs. Read as they stand they
+    still hold every trigram grep asks; the next `ov index` makes the rows anew, so a row
+    of the old form is never deleted with the new form's text (a contentless table would
+    be left wrong)."""
+    from ov.store.text import joined
+
+    root = tree(FILES)
+    index_tree(root, opts=IndexOptions(embed=False))
+    db = _db(root)
+    with Store.open(db) as s, s.tx():  # what schema 7 wrote
+        s.conn.execute("DROP TABLE files_tri")
+        s.conn.execute("CREATE VIRTUAL TABLE files_tri USING fts5(text, content='', tokenize='trigram', detail=none)")
+        for fid in [r[0] for r in s.rows("SELECT id FROM files")]:
+            spans = s.rows("SELECT start, end, text FROM chunks WHERE file_id = ? AND level = 2 ORDER BY id", (fid,))
+            if spans:
+                old = " ".join(dict.fromkeys(joined(spans, " ").split()))
+                s.conn.execute("INSERT INTO files_tri(rowid, text) VALUES (?, ?)", (fid, old))
+    _set_version(db, 7)
+    with Store.open(db, readonly=True) as s:  # grep's read-only open: no migration
+        assert s.q1("PRAGMA user_version") == 7
+        assert s.trigram_files(["return line.strip()"]) == {"a.py"}
+        assert s.trigram_files(["parse_", "(void)"]) == {"b.c"}
+    (root / "b.c").unlink()
+    (root / "a.py").write_text("def parse_footer(line):\n    return line\n")
+    r = ov("index", ".", "--no-embed", "-o", "json", cwd=root)
+    assert r.code == 0, r.out + r.err
+    _fts_ok(db)
+    with Store.open(db, readonly=True) as s:
+        assert s.q1("PRAGMA user_version") == SCHEMA_VERSION
+        assert s.trigrams_complete() and s.trigram_files(["parse_"]) == {"a.py"}
+        assert s.trigram_files(["parse_header"]) == set()
+    assert ov("grep", "-c", "needle_at_the_far_end", cwd=root).out.strip() == "long.txt:1"
+
+
+def _set_version(db, v: int) -> None:
+    c = sqlite3.connect(db)
+    c.execute(f"PRAGMA user_version = {v}")
+    c.commit()
+    c.close()
 
 
 @pytest.mark.parametrize("n", [1, 3])

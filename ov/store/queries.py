@@ -11,7 +11,8 @@ The index holds:
 - `chunks_fts` (FTS5, porter + unicode61) for BM25 keyword ranking; `chunks_tri` (FTS5
   trigram) for ranking text without word separators, holding only the passages that have
   such text; `files_tri` (FTS5 trigram, `detail=none`) for grep's literal prefilter, one
-  row per file holding its distinct whitespace-separated runs (`trigram_doc`). All three
+  row per file holding its distinct runs of word characters or punctuation
+  (`trigram_doc`). All three
   are contentless: `chunks.text` is the one copy of the text, and rows are deleted with
   FTS5's 'delete' command fed the same text, which the stored chunks give back;
 - `chunks_vec` (sqlite-vec `vec0`, 384 float dims, cosine) partitioned by level, with
@@ -44,7 +45,8 @@ from ov.errors import OvError
 from ov.globs import PathFilter, check_exclude_globs
 from ov.store.db import (FTS_TOKENIZE, KNN_MAX, NO_VECTOR, PATH_FUNCTION, SENTENCE_LEVEL, TRI_META,
                          Database, _errors, _map_error, path_filter)
-from ov.store.text import FRONT_CHARS, front_of, fts_phrase, has_nospace, keyword_text, or_phrases, trigram_doc
+from ov.store.text import (FRONT_CHARS, front_of, fts_phrase, has_nospace, keyword_text, or_phrases, trigram_doc,
+                           trigram_runs)
 
 # ---- filters --------------------------------------------------------------------------
 
@@ -1129,10 +1131,12 @@ class Store(Database):
         says anything, or when the query runs past `within_s` seconds of wall time (then
         every file must be read).
 
-        A file's `files_tri` row holds its distinct whitespace-separated runs
-        (`trigram_doc`), and each literal splits at whitespace into runs that lie inside
-        one of those: a file qualifies when its row holds every trigram of every run of
-        three or more characters (case folded, as the table folds them). At most
+        A file's `files_tri` row holds its distinct runs of word characters or of
+        punctuation (`trigram_doc`), and each literal splits into such runs
+        (`trigram_runs`), each inside one of the file's: a file qualifies when its row
+        holds every trigram of every run of three or more characters (case folded, as the
+        table folds them). An index written before schema 8 holds whitespace-separated
+        runs, each of which holds such runs whole: the same question is right there too. At most
         MAX_GRAMS trigrams are asked, spread over each run: fewer only let more files in.
 
         `fold` (grep's `-i`): the literals match in any case. The table folds case, but
@@ -1143,7 +1147,7 @@ class Store(Database):
         `-i` pairs with the Kelvin sign and the long s, are safe: the table folds those two
         to `k` and `s` (tests/test_index_trigrams.py).
         """
-        runs = sorted({r for lit in literals for r in lit.split() if len(r) >= 3})
+        runs = sorted({r for lit in literals for r in trigram_runs(lit)})
         if fold:
             runs = sorted({p for r in runs for p in _FOLD_CUT.split(r) if len(p) >= 3})
         if not runs or not self.trigrams_complete():  # rows still being written: read every file
