@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import dataclasses
 import errno
 import fcntl
 import fnmatch
@@ -56,7 +57,7 @@ from ov.kinds import category, file_type, is_notebook, kind_of
 from ov.model import Chunk, IndexReport
 from ov.paths import db_path_for, index_root_of
 from ov.read import FileText, binary_file, content_hash, digest_under, freshness, read_under, stat_under
-from ov.store import (SENTENCE_LEVEL, Store, damaged, keyword_text, prepare_index_dir, salvage_file_meta,
+from ov.store import (SENTENCE_LEVEL, Store, damaged, camel_words, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
 from ov.store.db import (CAP_META, KEYWORDS_META, Unusable, WriteHold, check_db_file, clear_rebuild, own_files,
                          rebuild_path, salvage_front_texts, salvage_sessions, unretire)
@@ -1258,13 +1259,32 @@ class _Rows:
     tags: dict[str, str]
     ftype: str
     category: str
-    chunks: list[Chunk]
+    chunks: list  # Chunk, or _Span after the trip from a pool process
     hashes: list[str]  # each row's text hash when it may get a vector, else ""
-    keywords: list[str]  # chunks_fts text of each non-sentence chunk
+    camel: list[str]  # camel_words of each non-sentence chunk (its keyword row: keyword_text)
     embed: bool
     tri_doc: str  # the file's files_tri row (store.trigram_doc)
     ctime_ns: int = 0
     inode: int = 0
+
+    def __reduce__(self):
+        # From a pool process to the writer, whose unpickling sets the pace: the chunks as
+        # plain tuples (a frozen Chunk took 16 ms a MB of the kernel's fs/ to unpickle,
+        # tuples 3, with _Span 7), and each keyword row's camelCase words, not its text
+        # again (keyword_text joins them in the writer).
+        fields = [getattr(self, f.name) for f in dataclasses.fields(self)]
+        fields[7] = [(c.start, c.end, c.start_line, c.end_line, c.text, c.level) for c in self.chunks]
+        return _rows_from, tuple(fields)
+
+
+# a chunk as the writer needs it: the fields of ov.model.Chunk, a tuple
+_Span = collections.namedtuple("_Span", "start end start_line end_line text level")
+
+
+def _rows_from(*fields) -> _Rows:
+    rows = _Rows(*fields)
+    rows.chunks = [_Span._make(c) for c in rows.chunks]
+    return rows
 
 
 def _prepare(job) -> tuple[str, object, object]:
@@ -1313,7 +1333,7 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
                   and (embed_rows is None or embed_rows[i])
                   and not (opts.embed_long_lines and encoded_blob(c.text))
                   else "" for i, c in enumerate(chunks)],
-                 [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL], embed,
+                 [camel_words(c.text) for c in chunks if c.level != SENTENCE_LEVEL], embed,
                  trigram_doc([(c.start, c.end, c.text) for c in body]), ft.ctime_ns, ft.inode)
 
 
@@ -1381,7 +1401,7 @@ def _write_file(store: Store, path: str, rows: _Rows, state, report: IndexReport
         path, rows.size, rows.mtime_ns, rows.hash, ftype=rows.ftype, category=rows.category,
         tags=rows.tags, title=rows.title, ctime_ns=rows.ctime_ns, inode=rows.inode, old_front=old_front)
     ids = store.insert_chunks(file_id, rows.chunks, rows.title, embed=rows.embed,
-                              trigrams=trigrams, keywords=rows.keywords, tri_doc=rows.tri_doc)
+                              trigrams=trigrams, camel=rows.camel, tri_doc=rows.tri_doc)
     if rows.embed:  # only passages and abstracts get vectors (VECTOR_LEVELS), not front matter
         store.no_vectors([cid for cid, h, c in zip(ids, rows.hashes, rows.chunks)
                           if not wants_vector(c.level, path) or not h])

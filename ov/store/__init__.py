@@ -17,9 +17,9 @@ from ov.store.db import (DIM, KNN_MAX, NO_VECTOR, REPAIR_ADVICE, SCHEMA_VERSION,
                          connect, damaged, driver_name, map_error, prepare_index_dir,
                          salvage_file_meta, sqlite_errors)
 from ov.store.queries import ChunkRow, Filters, Store
-from ov.store.text import fts_phrase, keyword_text, or_phrases, title_of, trigram_doc
+from ov.store.text import camel_words, fts_phrase, keyword_text, or_phrases, title_of, trigram_doc
 
 __all__ = ["DIM", "KNN_MAX", "NO_VECTOR", "REPAIR_ADVICE", "SCHEMA_VERSION", "SENTENCE_LEVEL",
-           "ChunkRow", "Filters", "Store", "connect", "damaged", "driver_name", "fts_phrase",
+           "ChunkRow", "Filters", "Store", "camel_words", "connect", "damaged", "driver_name", "fts_phrase",
            "keyword_text", "map_error", "or_phrases", "prepare_index_dir", "salvage_file_meta",
            "sqlite_errors", "title_of", "trigram_doc"]

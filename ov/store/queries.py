@@ -398,7 +398,7 @@ class Store(Database):
 
     def insert_chunks(self, file_id: int, chunks: Sequence[Any], title: str = "", *,
                       embed: bool = True, trigrams: bool = True,
-                      keywords: Sequence[str] | None = None, tri_doc: str | None = None) -> list[int]:
+                      camel: Sequence[str] | None = None, tri_doc: str | None = None) -> list[int]:
         """Insert chunks (objects with start, end, start_line, end_line, text, level).
 
         Ids are assigned here so the tables take one `executemany` each; this runs inside
@@ -406,8 +406,9 @@ class Store(Database):
         marks the rows NO_VECTOR. `trigrams=False` leaves the trigram rows to
         `fill_trigrams`; with True they are written now unless earlier chunks still wait
         for theirs (the mark, TRI_META, can only move over a contiguous run of ids).
-        `chunks` are all of the file's rows, and `tri_doc`, when given, is
-        `trigram_doc` of its passages (computed beside the chunking, out of this process).
+        `chunks` are all of the file's rows; `camel` (`camel_words` of each keyword row)
+        and `tri_doc` (`trigram_doc` of its passages), when given, were computed beside
+        the chunking, out of this process.
         A row's text hash is written with its vector (`_insert_vec`), not here.
         """
         upto = self.tri_upto()
@@ -422,8 +423,9 @@ class Store(Database):
              for seq, (cid, c) in enumerate(zip(ids, chunks))])
         # sentence rows (level 3) are vectors only: no keyword rows of their own
         kw_ids = [cid for cid, c in zip(ids, chunks) if c.level != SENTENCE_LEVEL]
-        if keywords is None:
-            keywords = [keyword_text(c.text, title) for c in chunks if c.level != SENTENCE_LEVEL]
+        texts = [c.text for c in chunks if c.level != SENTENCE_LEVEL]
+        keywords = [keyword_text(t, title, w) for t, w in zip(texts, camel)] if camel is not None \
+            else [keyword_text(t, title) for t in texts]
         self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", zip(kw_ids, keywords))
         if trigrams and ids and upto >= top:
             passages = [(cid, c) for cid, c in zip(ids, chunks) if c.level == 2]

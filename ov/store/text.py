@@ -18,23 +18,31 @@ _IDENT = _re.compile(r"\b[A-Za-z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*\b")
 _SEAM = _re.compile(r"[a-z][A-Z]")  # what every _IDENT match holds
 
 
-def keyword_text(text: str, title: str = "") -> str:
+def keyword_text(text: str, title: str = "", camel: str | None = None) -> str:
     """The text indexed for BM25: the chunk, its file's title, and camelCase identifiers
     split into words.
 
     unicode61 already splits snake_case at `_`; `parseHttpHeader` is indexed as itself
     and as `parse Http Header` so a query for "http header" finds it. The title (the
     file's first line: a heading, a signature) keeps a document's subject in every chunk
-    of it, not only the first.
+    of it, not only the first. `camel`, when given, is `camel_words(text)` computed before.
     """
-    # the seam search first: most text (C, prose) has none, and it costs a tenth of _IDENT's
-    extra = {_CAMEL.sub(" ", m.group(0)) for m in _IDENT.finditer(text)} if _SEAM.search(text) else ()
+    extra = camel_words(text) if camel is None else camel
     parts = [text]
     if title:
         parts.append(title)
     if extra:
-        parts.append(" ".join(sorted(extra)))
+        parts.append(extra)
     return "\n".join(parts)
+
+
+def camel_words(text: str) -> str:
+    """The camelCase identifiers of `text` split into words, each once, sorted, joined by
+    spaces ("" for none): what `keyword_text` adds."""
+    # the seam search first: most text (C, prose) has none, and it costs a tenth of _IDENT's
+    if not _SEAM.search(text):
+        return ""
+    return " ".join(sorted({_CAMEL.sub(" ", m.group(0)) for m in _IDENT.finditer(text)}))
 
 
 # scripts without word separators (as ov.query's): CJK ideographs, kana, hangul, thai,
