@@ -611,3 +611,27 @@ def test_rst_abstract_skips_comments_labels_and_fields():
     over = ("========\nOverline\n========\n\n.. _a:\n\nSection\n=======\n\n.. include:: x.rst\n\nBody.\n")
     assert overview(over, "d.rst") == "# Overline\n  ## Section — Body."
     assert abstract(".. only a comment\n", "c.rst") == ".. only a comment"
+
+
+_C_LINES = ["static int probe(struct dev *d)", "{", "\treturn 0;", "}", "/* a comment", "int hidden(void)",
+            " */", "/* one line */", "int after(void) /* tail", "*/", "", "// int not_this(void)",
+            "#define X 1", "struct page *alloc(int n)", "func Serve(l net.Listener) error {",
+            "type Server struct {", "   /* indented", "int in_comment(void)", "*/ int closed(void)",
+            "\tfunc inner() {", "typedef struct x x_t;", "void *p = a /* mid */ ;"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_C_LINES), max_size=40), st.booleans(), st.sampled_from([".c", ".go", ".h"]))
+def test_the_outline_reads_only_the_lines_that_can_change_it(lines, crlf, ext):
+    """C and Go outlines read only the lines that may start a definition or open or close
+    a block comment (`_outline_lines`); what they find is what reading every line finds."""
+    import ov.tiers as tiers
+
+    text = ("\r\n" if crlf else "\n").join(lines)
+    fast = tiers._regex_outline(text, ext)
+    every = tiers._outline_lines
+    try:
+        tiers._outline_lines = lambda text, n, ext: range(n)
+        assert fast == tiers._regex_outline(text, ext)
+    finally:
+        tiers._outline_lines = every
