@@ -238,3 +238,22 @@ def test_reused_vectors_still_found_by_hash(ov, tree, n):
     (root / "new.md").write_text("# Same\n\nthe very same words in every copy\n")
     r = ov("index", ".", "-o", "json", cwd=root)
     assert r.code == 0 and r.json["result"]["reused"] >= 1, r.out
+
+
+def test_camel_words_look_for_the_seam_as_the_identifiers_hold_it():
+    """`camel_words` looks for a small letter before a capital at C speed before it looks
+    for identifiers: text without such a seam has no camelCase identifier."""
+    import random
+    import re
+
+    from ov.store.text import _IDENT, camel_words, keyword_text
+
+    rng = random.Random(3)
+    alphabet = list("aZbY09_ .\n\t-éÉ\udcff") + ["\u212a", "ǅ"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        seam = re.search("[a-z][A-Z]", text) is not None
+        assert (camel_words(text) != "") == (seam and _IDENT.search(text) is not None), repr(text)
+    assert camel_words("parseHttpHeader(x); getX") == "get X parse Http Header"
+    assert keyword_text("int parseHttpHeader;", "T", camel_words("int parseHttpHeader;")) == \
+        "int parseHttpHeader;\nT\nparse Http Header" == keyword_text("int parseHttpHeader;", "T")
