@@ -1402,11 +1402,12 @@ def _write_file(store: Store, path: str, rows: _Rows, state, report: IndexReport
         tags=rows.tags, title=rows.title, ctime_ns=rows.ctime_ns, inode=rows.inode, old_front=old_front)
     ids = store.insert_chunks(file_id, rows.chunks, rows.title, embed=rows.embed,
                               trigrams=trigrams, camel=rows.camel, tri_doc=rows.tri_doc)
-    if rows.embed:  # only passages and abstracts get vectors (VECTOR_LEVELS), not front matter
-        store.no_vectors([cid for cid, h, c in zip(ids, rows.hashes, rows.chunks)
-                          if not wants_vector(c.level, path) or not h])
+    # a row has a hash only when it may get a vector (`_file_rows`: passages and abstracts,
+    # VECTOR_LEVELS, not front matter nor encoded data)
+    if rows.embed:
+        store.no_vectors([cid for cid, h in zip(ids, rows.hashes) if not h])
     if reuse and rows.embed:
-        wanted = {cid: h for cid, h, c in zip(ids, rows.hashes, rows.chunks) if wants_vector(c.level, path) and h}
+        wanted = {cid: h for cid, h in zip(ids, rows.hashes) if h}
         report.reused += store.reuse_vectors(wanted, {cid: kept[h] for cid, h in wanted.items() if h in kept})
     report.chunks += sum(1 for c in rows.chunks if c.level == 2)
 

@@ -486,8 +486,9 @@ class Store(Database):
         without word separators."""
         if not passages:
             return
+        # (isascii first: has_nospace's call costs more than its answer on ASCII text)
         self.conn.executemany("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)",
-                              [(p[0], p[3]) for p in passages if has_nospace(p[3])])
+                              [(p[0], p[3]) for p in passages if not p[3].isascii() and has_nospace(p[3])])
         self.conn.execute("INSERT INTO files_tri(rowid, text) VALUES (?, ?)",
                           (file_id, doc if doc is not None else trigram_doc([p[1:] for p in passages])))
 
