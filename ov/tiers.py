@@ -655,8 +655,8 @@ def _bare_name(defined: str) -> str:
 
 # The lines of a column-0 language (`_COLUMN_0`) the outline must read: those that may
 # start a definition (found by the newline before them, which the regex engine skips to
-# at C speed), and those that may open or close a block comment. On the kernel's C they
-# are a fifth of the lines.
+# at C speed), and those that may open or close a block comment. In the kernel's fs/ they
+# are 16 % of the C lines.
 _COLUMN_0_STARTS = {"c": re.compile(r"\n[A-Za-z_]"), "go": re.compile(r"\n[ft]")}
 
 

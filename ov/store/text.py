@@ -77,8 +77,8 @@ def trigram_doc(passages) -> str:
 # `trigram_runs` splits text into runs of one class: word characters (`\w`: letters,
 # digits, `_`) or punctuation (neither a word character nor whitespace). On the kernel's
 # C a file's distinct whitespace-separated runs (`dev->priv;`, `(struct`) were 433,000
-# characters a MB, and the single SQLite writer spent 33 ms a MB cutting them into
-# trigrams; its distinct runs of one class are 213,000 (`dev`, `priv`, `struct`).
+# characters a MB of fs/, and the single SQLite writer spent 44 ms a MB on their trigram
+# rows; its distinct runs of one class are 213,000 (`dev`, `priv`, `struct`): 21 ms a MB.
 _CLASS_RUN = _re.compile(r"\w{3,}|[^\w\s]{3,}")
 _ASCII_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 # ASCII text is cut with two translations (a third of the regex's cost): every character
