@@ -740,6 +740,26 @@ def test_a_search_that_starts_the_worker_again_says_so(tree):
     assert r.code == 0 and "background worker" not in r.err, r.err  # nothing left to do: no word
 
 
+def test_the_worker_started_after_an_upgrade_says_it_writes_grep_rows(tree):
+    """The upgrade to schema 8 empties grep's trigram tables of an index whose vectors are
+    all there: the search that starts the worker to fill them says so, not "vectors"."""
+    import sqlite3
+
+    from ov.indexer import index_tree
+
+    root = tree(_many(12))
+    index_tree(root, None, IndexOptions(embed=False))
+    c = sqlite3.connect(_db(root))
+    c.execute("PRAGMA user_version = 7")  # the trigram rows of schema 7, made anew on open
+    c.commit()
+    c.close()
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
+    assert r.code == 0 and "to finish the index's grep rows;" in r.err, r.err
+    _wait_worker(_db(root))
+    with Store.open(_db(root), readonly=True) as s:
+        assert s.trigrams_complete() and s.q1("PRAGMA user_version") == 8
+
+
 def test_a_stopped_worker_stays_stopped_until_ov_index_runs(tree):
     """`ov index --stop` to give the CPU back held only until the next search started the
     worker again (a review of a docs tree): searches now start none until `ov index` runs,
