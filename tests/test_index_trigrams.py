@@ -195,7 +195,7 @@ def test_an_index_of_schema_7_is_read_as_it_stands_and_then_rewritten(ov, tree):
     be left wrong)."""
     from ov.store.text import joined
 
-    root = tree(FILES)
+    root = tree({**FILES, "tower.md": "昨日は東京タワーに行きました。\n"})
     index_tree(root, opts=IndexOptions(embed=False))
     db = _db(root)
     with Store.open(db) as s, s.tx():  # what schema 7 wrote
@@ -211,6 +211,12 @@ def test_an_index_of_schema_7_is_read_as_it_stands_and_then_rewritten(ov, tree):
         assert s.q1("PRAGMA user_version") == 7
         assert s.trigram_files(["return line.strip()"]) == {"a.py"}
         assert s.trigram_files(["parse_", "(void)"]) == {"b.c"}
+    # the upgrade empties grep's rows alone: text without spaces is still ranked at once
+    r = ov("search", "東京タワー", "--search-type", "keywords", "-o", "json", cwd=root, env={"OV_BACKGROUND": "0"})
+    assert r.code == 0 and [h["path"] for h in r.json["result"]["hits"]] == ["tower.md"], r.out + r.err
+    with Store.open(db, readonly=True) as s:
+        assert s.q1("PRAGMA user_version") == SCHEMA_VERSION and not s.trigrams_complete()
+    (root / "ja.md").write_text("# 別の文書\n\n大阪の話です。\n")  # its kept chunks_tri row deleted
     (root / "b.c").unlink()
     (root / "a.py").write_text("def parse_footer(line):\n    return line\n")
     r = ov("index", ".", "--no-embed", "-o", "json", cwd=root)
@@ -219,8 +225,12 @@ def test_an_index_of_schema_7_is_read_as_it_stands_and_then_rewritten(ov, tree):
     with Store.open(db, readonly=True) as s:
         assert s.q1("PRAGMA user_version") == SCHEMA_VERSION
         assert s.trigrams_complete() and s.trigram_files(["parse_"]) == {"a.py"}
-        assert s.trigram_files(["parse_header"]) == set()
+        assert s.trigram_files(["parse_header"]) == set() and s.trigram_files(["大阪の話"]) == {"ja.md"}
+        assert s.q1("SELECT count(*) FROM chunks_tri") == 2  # tower.md's, kept, and ja.md's new one, once
     assert ov("grep", "-c", "needle_at_the_far_end", cwd=root).out.strip() == "long.txt:1"
+    for q, hits in (("首都", []), ("大阪", ["ja.md"]), ("東京タワー", ["tower.md"])):
+        r = ov("search", q, "--search-type", "keywords", "-o", "json", cwd=root)
+        assert r.code in (0, 1) and [h["path"] for h in r.json["result"]["hits"]] == hits, r.out + r.err
 
 
 def _set_version(db, v: int) -> None:

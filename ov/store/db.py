@@ -45,6 +45,7 @@ NO_VECTOR = -1
 # it, and a file's chunks take consecutive ids, so the mark alone says which rows a file
 # and a chunk have.
 TRI_META = "tri_upto"
+TRI_KEPT_META = "tri_kept"  # Store.tri_kept: chunks_tri rows kept through migration 8
 # Set while the keyword rows do not cover the tree (ov.indexer): "1" when a first search's
 # time budget left files to the background worker, BUILDING from the moment a new index's
 # schema is written until its first lexical pass ends. The schema and the mark are one
@@ -472,11 +473,20 @@ def _migration_8(conn) -> None:
     (`trigram_doc`), not its whitespace-separated runs: half the characters on the
     kernel's C, and the single writer's trigram work 44 -> 21 ms a MB of the fs/ tree.
     Contentless rows are deleted by feeding their text back, so rows of the old form
-    cannot stay: both trigram tables start empty, as in migration 6, and are filled again
-    by the next `ov index` or the background worker; until then grep reads every file.
+    cannot stay: `files_tri` starts empty and is filled again by the next `ov index` or
+    the background worker (`tri_upto` = 0); until then grep reads every file.
+    `chunks_tri`, unchanged, keeps its rows: the keyword search of text without spaces
+    (Japanese, Chinese) ranks on it, and emptied it found nothing until the refill. The
+    chunks up to the old mark keep them (`tri_kept`), and the refill writes only their
+    files' `files_tri` rows.
     A read-only open of an index not yet migrated stays right: grep's question (the
     trigrams of the literal's runs, `trigram_runs`) is a subset of what an old row holds."""
-    _empty_trigram_tables(conn)
+    old = conn.execute(f"SELECT value FROM meta WHERE key = '{TRI_META}'").fetchone()
+    kept = int(old[0]) if old is not None else (conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0)
+    conn.execute("DROP TABLE IF EXISTS files_tri")
+    conn.execute(FILES_TRI_SQL)
+    conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{TRI_KEPT_META}', ?)", (str(kept),))
+    conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{TRI_META}', '0')")
 
 
 def _empty_trigram_tables(conn) -> None:

@@ -43,7 +43,7 @@ from ov.bm25 import (BM25_K1, COMMON_DF, RARE_MIN, RESCORE_POOL, TermStats, bm25
                      split_common, varint)
 from ov.errors import OvError
 from ov.globs import PathFilter, check_exclude_globs
-from ov.store.db import (FTS_TOKENIZE, KNN_MAX, NO_VECTOR, PATH_FUNCTION, SENTENCE_LEVEL, TRI_META,
+from ov.store.db import (FTS_TOKENIZE, KNN_MAX, NO_VECTOR, PATH_FUNCTION, SENTENCE_LEVEL, TRI_KEPT_META, TRI_META,
                          Database, _errors, _map_error, path_filter)
 from ov.store.text import (FRONT_CHARS, front_of, fts_phrase, has_nospace, keyword_text, or_phrases, trigram_doc,
                            trigram_runs)
@@ -387,9 +387,10 @@ class Store(Database):
             [(r[0], keyword_text(r[2], title)) for r in rows if r[1] != SENTENCE_LEVEL])
         upto = self.tri_upto()
         passages = [r for r in rows if r[1] == 2 and r[0] <= upto]  # those with trigram rows
+        ranked = [r for r in rows if r[1] == 2 and r[0] <= max(upto, self.tri_kept())]  # with a chunks_tri row
         self.conn.executemany(
             "INSERT INTO chunks_tri(chunks_tri, rowid, text) VALUES ('delete', ?, ?)",
-            [(r[0], r[2]) for r in passages if has_nospace(r[2])])
+            [(r[0], r[2]) for r in ranked if has_nospace(r[2])])
         if passages:
             self.conn.execute("INSERT INTO files_tri(files_tri, rowid, text) VALUES ('delete', ?, ?)",
                               (file_id, trigram_doc([(r[3], r[4], r[2]) for r in passages])))
@@ -442,6 +443,11 @@ class Store(Database):
             return int(v)
         return self.q1("SELECT max(id) FROM chunks") or 0
 
+    def tri_kept(self) -> int:
+        """Level-2 chunks with an id at or below this kept their `chunks_tri` rows through
+        the upgrade to schema 8, which emptied `files_tri` alone (0: none)."""
+        return int(self.get_meta(TRI_KEPT_META) or 0)
+
     def pin_tri_upto(self) -> None:
         """Record the mark (inside a write transaction) before chunks are added without
         trigram rows, so that an older index's rows stay counted as written."""
@@ -462,7 +468,7 @@ class Store(Database):
         (0 = none left). Chunks are taken in id order, so the mark moves over every chunk
         it passes."""
         with self.tx():
-            upto = self.tri_upto()
+            upto, kept = self.tri_upto(), self.tri_kept()
             rows = self.rows("SELECT id, file_id, level, start, end, text FROM chunks WHERE id > ? "
                              "ORDER BY id LIMIT ?", (upto, batch))
             if not rows:
@@ -475,20 +481,22 @@ class Store(Database):
                 if level == 2:
                     by_file.setdefault(fid, []).append((cid, start, end, text))
             for fid, passages in by_file.items():
-                self._write_trigrams(fid, passages)
+                self._write_trigrams(fid, passages, ranked=passages[0][0] > kept)
             self.set_meta(TRI_META, str(rows[-1][0]))
         return sum(1 for r in rows if r[2] == 2)
 
     def _write_trigrams(self, file_id: int, passages: Sequence[tuple[int, int, int, str]],
-                        doc: str | None = None) -> None:
+                        doc: str | None = None, ranked: bool = True) -> None:
         """A file's trigram rows from its passages (chunk id, start, end, text), in file
         order: its `files_tri` row, and a `chunks_tri` row for each passage holding text
-        without word separators."""
+        without word separators (unless `ranked` is False: the file's passages kept theirs
+        through the upgrade to schema 8, `tri_kept`)."""
         if not passages:
             return
         # (isascii first: has_nospace's call costs more than its answer on ASCII text)
-        self.conn.executemany("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)",
-                              [(p[0], p[3]) for p in passages if not p[3].isascii() and has_nospace(p[3])])
+        if ranked:
+            self.conn.executemany("INSERT INTO chunks_tri(rowid, text) VALUES (?, ?)",
+                                  [(p[0], p[3]) for p in passages if not p[3].isascii() and has_nospace(p[3])])
         self.conn.execute("INSERT INTO files_tri(rowid, text) VALUES (?, ?)",
                           (file_id, doc if doc is not None else trigram_doc([p[1:] for p in passages])))
 
