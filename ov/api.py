@@ -323,18 +323,6 @@ def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = Tru
 # ---- an open index -----------------------------------------------------------------------
 
 
-def _left_to_do(store) -> str:
-    """What a resumed worker has to write, in words (ov.worker.resume's reasons): an index
-    upgraded to schema 8 has all its vectors and waits for grep's rows alone."""
-    from ov.indexer import EMBED_META, KEYWORDS_META  # noqa: PLC0415
-
-    if store.get_meta(KEYWORDS_META):
-        return "files, grep rows and vectors"
-    grams = not store.trigrams_complete()
-    vectors = store.get_meta(EMBED_META) == "on" and store.coverage()[0] < store.coverage()[1]
-    return "grep rows and vectors" if grams and vectors else "grep rows" if grams else "vectors"
-
-
 def _open_store(db_path: Path, readonly: bool):
     from ov.store.warm import WarmStore  # noqa: PLC0415 - importing the store is not free: grep and glob never need it
 
@@ -410,7 +398,7 @@ class Index:
         store = _open_store(db_path, readonly)
         if auto_index and not readonly:
             from ov.indexer import worker_state  # noqa: PLC0415
-            from ov.worker import last_failure, resume  # noqa: PLC0415
+            from ov.worker import last_failure, left_to_do, resume  # noqa: PLC0415
 
             running = worker_state(db_path) is not None
             failed = None if running else last_failure(db_path)
@@ -419,7 +407,8 @@ class Index:
                 # CPU would otherwise run again for hours unseen; one that failed, with why
                 notice((f"the last background worker ended on an error ({failed}; .ov/worker.log); "
                         f"started another (pid {pid})" if failed else
-                        f"started a background worker (pid {pid}) to finish the index's {_left_to_do(store)}")
+                        f"started a background worker (pid {pid}) to finish the index's "
+                        + " and ".join(", ".join(left_to_do(store)).rsplit(", ", 1)))
                        + "; `ov status` shows progress, `ov index --stop` stops it")
         ix = cls(store, root, embedder)
         ix.readonly_asked = asked_readonly

@@ -1272,17 +1272,17 @@ class _Rows:
         # plain tuples (a frozen Chunk took 16 ms a MB of the kernel's fs/ to unpickle,
         # tuples 3, with _Span 7), and each keyword row's camelCase words, not its text
         # again (keyword_text joins them in the writer).
-        fields = [getattr(self, f.name) for f in dataclasses.fields(self)]
-        fields[7] = [(c.start, c.end, c.start_line, c.end_line, c.text, c.level) for c in self.chunks]
-        return _rows_from, tuple(fields)
+        state = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        state["chunks"] = [(c.start, c.end, c.start_line, c.end_line, c.text, c.level) for c in self.chunks]
+        return _rows_from, (state,)
 
 
 # a chunk as the writer needs it: the fields of ov.model.Chunk, a tuple
 _Span = collections.namedtuple("_Span", "start end start_line end_line text level")
 
 
-def _rows_from(*fields) -> _Rows:
-    rows = _Rows(*fields)
+def _rows_from(state: dict) -> _Rows:
+    rows = _Rows(**state)
     rows.chunks = [_Span._make(c) for c in rows.chunks]
     return rows
 

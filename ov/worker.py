@@ -222,17 +222,26 @@ def stop(db_path: Path, wait_s: float = 60.0) -> int | None:
 
 
 def resume(store: Store) -> int | None:
-    """Start a worker when the index still waits for trigram rows or vectors (a worker
-    killed, a machine restarted) and none runs, unless `ov index --stop` paused it
+    """Start a worker when the index still waits for work (`left_to_do`: a worker killed, a
+    machine restarted) and none runs, unless `ov index --stop` paused it
     (ov.indexer.worker_paused); its pid, else None."""
-    if worker_paused(store.path):
-        return None
-    if store.get_meta(KEYWORDS_META):
-        return spawn(store.path)
-    if store.trigrams_complete() and (store.get_meta(EMBED_META) != "on"
-                                      or store.coverage()[0] == store.coverage()[1]):
+    if worker_paused(store.path) or not left_to_do(store):
         return None
     return spawn(store.path)
+
+
+def left_to_do(store: Store) -> list[str]:
+    """What the index still waits for a worker to write, in words: files a first answer's
+    time budget left ("files", then the rest), grep's trigram rows ("grep rows": also
+    after the upgrade to schema 8), vectors when they are coming; [] when nothing."""
+    if store.get_meta(KEYWORDS_META):
+        return ["files", "grep rows", "vectors"]
+    out = [] if store.trigrams_complete() else ["grep rows"]
+    if store.get_meta(EMBED_META) == "on":
+        have, want = store.coverage()
+        if have < want:
+            out.append("vectors")
+    return out
 
 
 def failed_file(db_path: Path) -> Path:

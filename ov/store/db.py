@@ -452,7 +452,11 @@ def _migration_6(conn) -> None:
 
     Both trigram tables start empty here and are filled by the next `ov index` or the
     background worker (`tri_upto` = 0); until then grep reads every file."""
-    _empty_trigram_tables(conn)
+    for table in ("chunks_tri", "files_tri"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute("CREATE VIRTUAL TABLE chunks_tri USING fts5(text, content='', tokenize='trigram')")
+    conn.execute(FILES_TRI_SQL)
+    conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{TRI_META}', '0')")
     conn.execute("DROP INDEX IF EXISTS idx_chunks_hash")
     conn.execute(HASH_INDEX_SQL)
 
@@ -486,16 +490,6 @@ def _migration_8(conn) -> None:
     conn.execute("DROP TABLE IF EXISTS files_tri")
     conn.execute(FILES_TRI_SQL)
     conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{TRI_KEPT_META}', ?)", (str(kept),))
-    conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{TRI_META}', '0')")
-
-
-def _empty_trigram_tables(conn) -> None:
-    """grep's and the no-space ranking's trigram tables made anew, empty, every level-2
-    chunk marked as waiting for its rows (`tri_upto` = 0)."""
-    for table in ("chunks_tri", "files_tri"):
-        conn.execute(f"DROP TABLE IF EXISTS {table}")
-    conn.execute("CREATE VIRTUAL TABLE chunks_tri USING fts5(text, content='', tokenize='trigram')")
-    conn.execute(FILES_TRI_SQL)
     conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{TRI_META}', '0')")
 
 
