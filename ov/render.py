@@ -259,8 +259,12 @@ def _coverage_text(rep) -> str:
     if rep.not_embedded_rows:
         text += (f"; {rep.not_embedded_rows} rows that never get one (overviews; minified, "
                  "generated and data files; encoded data such as base64 images)")
+    if cov.get("embedded", 0) < cov.get("embeddable", 0) and not cov.get("pending"):
+        # "0 of the 4 rows that get one" read as a promise on an index no worker will embed
+        text += "; none are coming: the index was built with --no-embed (`ov index` adds them)"
     if rep.trigram_pending:
-        text += f"; {rep.trigram_pending} chunks without grep rows yet"
+        text += (f"; {rep.trigram_pending} chunks without grep rows yet (grep reads their files "
+                 "until `ov index`, the background worker or the next search writes them)")
     return text
 
 

@@ -137,10 +137,13 @@ def test_no_embed_then_embed_adds_vectors(ov, tree):
     assert rep["embedded"] == 0
     r = ov("status", "-o", "json", cwd=root)
     assert r.json["result"]["embedded_coverage"] == 0.0
+    # the status text does not promise vectors no worker will write
+    assert "none are coming: the index was built with --no-embed" in ov("status", cwd=root).out
     rep = index_json(ov, root)
     assert rep["embedded"] > 0 and rep["added"] == 0
     r = ov("status", "-o", "json", cwd=root)
     assert r.json["result"]["embedded_coverage"] == 1.0
+    assert "none are coming" not in ov("status", cwd=root).out
 
 
 def test_status_text_and_json(ov, tree):

@@ -216,6 +216,8 @@ def test_an_index_of_schema_7_is_read_as_it_stands_and_then_rewritten(ov, tree):
     assert r.code == 0 and [h["path"] for h in r.json["result"]["hits"]] == ["tower.md"], r.out + r.err
     with Store.open(db, readonly=True) as s:
         assert s.q1("PRAGMA user_version") == SCHEMA_VERSION and not s.trigrams_complete()
+    # what is left is said with what it costs until it is done
+    assert "without grep rows yet (grep reads their files until" in ov("status", cwd=root).out
     (root / "ja.md").write_text("# 別の文書\n\n大阪の話です。\n")  # its kept chunks_tri row deleted
     (root / "b.c").unlink()
     (root / "a.py").write_text("def parse_footer(line):\n    return line\n")
