@@ -379,6 +379,7 @@ class Index:
         if found is None and not auto_index:
             raise OvError("not_found", f"no index found at or above {scope.resolve()}; run `ov index`",
                           field="db")
+        built = False  # this call built the index: it started what it left to a worker
         if auto_index and (found is None or unfinished(found[0])):
             if found is None:
                 notice(f"no index found; building one at {scope.resolve() / '.ov'} (first use: "
@@ -391,12 +392,15 @@ class Index:
                         first_query=first_query)
             if rep is not None:  # None: another process built it while this one waited
                 notice(summary(rep))
+                built = True
             found = locate(scope, db)
             if found is None:
                 raise OvError("internal", "the index could not be built")
         db_path, root = found
         store = _open_store(db_path, readonly)
-        if auto_index and not readonly:
+        # (not after a build here: the worker it just spawned may not yet own its state
+        # file, and a second one was started, said with its pid, and exited at once)
+        if auto_index and not readonly and not built:
             from ov.indexer import worker_state  # noqa: PLC0415
             from ov.worker import last_failure, left_to_do, resume  # noqa: PLC0415
 

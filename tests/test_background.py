@@ -138,6 +138,9 @@ def test_a_first_search_leaves_more_rows_than_it_embeds_itself_to_the_worker(tre
     assert res["branches"] == ["keywords"] and res["coverage"]["pending"] > 0
     assert res["coverage"]["computed"] == 0 and any("keywords alone" in w for w in res["warnings"])
     assert "in the background (pid" in r.err, r.err
+    # one worker, named once: the search that built the index started no second one (whose
+    # pid it gave, though that one found the first and exited)
+    assert r.err.count("(pid ") == 1 and "started a background worker" not in r.err, r.err
     _wait_worker(_db(root))
     with Store.open(_db(root)) as s:
         emb, total = s.coverage()
@@ -946,3 +949,26 @@ def test_a_pool_that_will_not_terminate_is_killed_and_left(monkeypatch):
     fine._pool = [Proc()]
     indexer.end_pool(fine)
     assert not fine._pool[0].killed
+
+
+def test_a_search_that_builds_the_index_starts_one_worker(tree, monkeypatch):
+    """The search that built the index spawned its worker in the build; it asked again
+    right after, before that worker owned its state file (its command line was still the
+    parent's), so a second one was started, named with its pid, and exited at once."""
+    from ov import api, worker
+
+    root = tree(_many(3))
+    monkeypatch.setenv("OV_EMBEDDER", "hash")
+    monkeypatch.setattr(worker, "FIRST_INLINE_ROWS", 2)  # more rows than that: a worker starts
+    spawned: list[Path] = []
+    monkeypatch.setattr(worker, "spawn", lambda db_path: spawned.append(db_path) or 4242)  # no state file
+    notices: list[str] = []
+    with api.Index.open(root, auto_index=True, notice=notices.append):
+        pass
+    assert len(spawned) == 1, (spawned, notices)
+    assert [n for n in notices if "(pid" in n] == [
+        "vectors are being added in the background (pid 4242); `ov status` shows progress, "
+        "`ov index --stop` stops it"], notices
+    with api.Index.open(root, auto_index=True, notice=notices.append):  # a later search resumes it
+        pass
+    assert len(spawned) == 2 and "started a background worker (pid 4242)" in notices[-1], notices
