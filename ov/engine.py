@@ -107,15 +107,18 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     # model on the same cores would take half of them (ov.indexer.Searching)
     from ov.indexer import Searching  # noqa: PLC0415
 
-    with Searching(store.path):
-        return _search(store, root, req, embedder_factory, cov)
+    with Searching(store.path) as claim:
+        return _search(store, root, req, embedder_factory, cov, claim)
 
 
-def _search(store: Store, root: Path, req: SearchRequest, embedder_factory, cov: dict) -> SearchResult:
+def _search(store: Store, root: Path, req: SearchRequest, embedder_factory, cov: dict,
+            claim=None) -> SearchResult:
+    """`search` itself; `claim`, its `Searching` mark while a worker runs (let go while it
+    waits for that worker's first vectors: `_first_vectors`)."""
     request = request_key(req.query, req.search_type, req.threshold, req.filters, req.all_chunks)
     embedder_factory = _memo(embedder_factory or _default_embedder)  # one model load at most
     no_vectors = _no_vector_levels(req)  # -L 1: overviews are keyword rows only
-    use_kw, use_vec, qvec = _plan(store, req, cov, embedder_factory, no_vectors)
+    use_kw, use_vec, qvec = _plan(store, req, cov, embedder_factory, no_vectors, claim)
     # new vectors change a ranking that reads them, not a keywords-only one: its cursor
     # stays valid while a background worker adds them
     generation = store.generation() + (f"/{store.vectors_generation()}" if use_vec else "")
@@ -137,6 +140,11 @@ def _search(store: Store, root: Path, req: SearchRequest, embedder_factory, cov:
     page, more, segments, checker = _page(ranking, root, req, segments)
     # rows whose vectors this search computed (`_VectorsNow`; 0 when none were waiting)
     cov = {**cov, "computed": len(ranking.now.dist) if ranking.now else 0}
+    if use_vec and not use_kw and cov["embedded"] == 0 and not cov["computed"]:
+        # no keyword hit to compute vectors for: the worker's first vectors are waited for
+        # as before (an empty answer would read as "nothing matched"), then it runs again
+        _first_vectors(store, cov, claim)
+        return _search(store, root, req, embedder_factory, {**cov, "computed": 0})
     warnings[:0] = coverage_warnings("keywords" if overviews else req.search_type, cov)
     if ranking.cut_short:
         warnings.append(f"ranked the best {KNN_MAX if use_vec else KEYWORD_MAX_DEPTH:,} rows of each branch: "
@@ -170,7 +178,7 @@ def _search(store: Store, root: Path, req: SearchRequest, embedder_factory, cov:
 
 
 def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory,
-          no_vectors: bool) -> tuple[bool, bool, bytes | None]:
+          no_vectors: bool, claim=None) -> tuple[bool, bool, bytes | None]:
     """(read keywords, read vectors, the query's vector): the search type, less what the
     index cannot serve. Semantic search on an index without vectors is `unsupported`
     unless a worker is adding them; a hybrid one reads keywords alone until then, unless
@@ -185,8 +193,8 @@ def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory,
                           field="level")
         use_vec = False
     if use_vec:
-        if cov["embedded"] == 0 and req.search_type == "semantic":
-            _first_vectors(store, cov)
+        if cov["embedded"] == 0 and req.search_type == "semantic" and not _computes(req, cov):
+            _first_vectors(store, cov, claim)
         if cov["embedded"] == 0 and not (VECTORS_NOW_FILES and cov["pending"] and _model_ready()):
             use_vec = False  # a hybrid one reads keywords alone, and says so
         else:
@@ -196,6 +204,12 @@ def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory,
                 raise OvError("unsupported", f"the index was embedded with {stored!r}, but the "
                               f"query embedder is {model_id!r}; rebuild with `ov index --full`")
     return use_kw, use_vec, qvec
+
+
+def _computes(req: SearchRequest, cov: dict) -> bool:
+    """Whether a search computes the vectors its best keyword hits wait for (`_VectorsNow`):
+    vectors are still coming, passages are asked, the model's files are there."""
+    return bool(VECTORS_NOW_FILES > 0 and cov["pending"] and req.filters.levels == (2,) and _model_ready())
 
 
 def _model_ready() -> bool:
@@ -296,7 +310,9 @@ class _Rankings:
         self.store, self.req, self.use_kw, self.use_vec, self.qvec = store, req, use_kw, use_vec, qvec
         self.partial = partial  # some rows still wait for their vector (`_combine`'s `unread`)
         # the vectors this search computes for its best keyword hits' waiting rows
-        self.now = (_VectorsNow(store, qvec, embedder_factory) if partial and use_kw
+        # (a semantic search too: its first answer ranked no row, or waited on the worker's
+        # first commit and was index_busy; its candidates are the keyword branch's best files)
+        self.now = (_VectorsNow(store, qvec, embedder_factory) if partial and use_vec
                     and VECTORS_NOW_FILES > 0 and req.filters.levels == (2,) else None)
         self.at: dict[int, tuple[list[rank.Cand], _RankedRows, bool]] = {}
         self.cap = size_cap(store)  # a recheck reads no changed file past it
@@ -507,12 +523,16 @@ def _worker_eta(store: Store) -> str:
     return ""
 
 
-def _first_vectors(store: Store, cov: dict) -> None:
+def _first_vectors(store: Store, cov: dict, claim=None) -> None:
     """A semantic search on an index with no vector yet: the first ones a background
     worker commits are waited for, a few seconds at most (a small tree's first `ov find`
     then answers), and `cov` is updated. Else an error, never an empty result that a
     script would read as "nothing matched": `index_busy` (retryable) while a worker adds
-    them, `unsupported` when none are coming."""
+    them, `unsupported` when none are coming. `claim`, the search's `Searching` mark, is
+    let go first: the worker waits while it is held, so the wait was always in vain (the
+    first `ov find` on a fresh tree was index_busy after 10 s)."""
+    if claim is not None:
+        claim.release()
     deadline = time.monotonic() + FIRST_VECTORS_WAIT_S
     while cov["embedded"] == 0 and cov["pending"] and cov["indexing"] and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -600,7 +620,10 @@ def coverage_warnings(search_type: str, cov: dict) -> list[str]:
            if cov.get("computed") else "")
     if cov["embedded"] == 0:
         what = ((f"hybrid search ran on keywords{now}" if now else "hybrid search ran on keywords alone")
-                if search_type == "hybrid" else "semantic search found nothing to search")
+                if search_type == "hybrid" else
+                f"semantic search ran on the vectors it computed for the best keyword hits ({cov['computed']} "
+                "rows; a file sharing no word with the query is not among them)" if now
+                else "semantic search found nothing to search")
         return out + [f"{what}: the index has no vectors yet (0 of {cov['embeddable']} rows); {how}"]
     return out + [f"{search_type} search ran on partial vectors{now}: {cov['embedded']} of "
                   f"{cov['embeddable']} rows ({cov['ratio']:.0%}) have one; {how}"]
@@ -690,31 +713,7 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
     kw_cuts: list[float] = []
     sem_cut = None
     if use_kw:
-        plan = keyword_plan(req.query)
-        kw: dict[int, float] = {}
-        if plan.fts:
-            res = store.keyword_search(plan.fts, req.filters, depth)
-            exhausted &= len(res) < depth
-            kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
-            for cid, s in res:
-                kw[cid] = kw.get(cid, 0.0) + s
-        if plan.trigram:
-            res = store.keyword_search(plan.trigram, req.filters, depth, table="chunks_tri")
-            exhausted &= len(res) < depth
-            kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
-            for cid, s in res:
-                kw[cid] = kw.get(cid, 0.0) + s
-        for term in plan.short:
-            res = store.substring_search(term, req.filters, depth)
-            kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
-            for cid, s in res:
-                kw[cid] = kw.get(cid, 0.0) + s
-        # a note's front matter block (its tags, its title) speaks for the note's first
-        # passage, where the hit is shown: its `---` lines say nothing (ov.indexer.front_block)
-        for front, lead in store.front_leads(list(kw)).items():
-            raw = kw.pop(front)
-            kw[lead] = max(kw.get(lead, 0.0), raw)
-        lists["keywords"] = [_cand(cid, "keywords", raw, 0.0) for cid, raw in kw.items()]
+        lists["keywords"], exhausted, kw_cuts = _keyword_reads(store, req, depth)
     if use_vec:
         res = store.vector_search(qvec, req.filters, depth)
         exhausted &= len(res) < depth
@@ -738,7 +737,8 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
             if use_kw:
                 sem += _exact_semantic(store, qvec, sem, lists["keywords"], tree, not req.all_chunks)
             if now is not None:  # the best keyword hits' rows still waiting for a vector
-                sem = rank.with_abstracts(sem, now.cands(lists["keywords"]))
+                sem = rank.with_abstracts(sem, now.cands(lists["keywords"] if use_kw else
+                                                         _keyword_reads(store, req, depth)[0]))
         lists["semantic"] = sem
     paths = store.chunk_paths([c.chunk_id for lst in lists.values() for c in lst])
     for name, lst in lists.items():
@@ -749,6 +749,38 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
             c.branches[name]["score"] = c.score
     cut = (sum(kw_cuts) if kw_cuts else None) if use_kw else sem_cut
     return lists, exhausted, cut
+
+
+def _keyword_reads(store: Store, req: SearchRequest, depth: int) -> tuple[list[rank.Cand], bool, list[float]]:
+    """The keyword branch read `depth` deep: (its candidates, whether every read ran out,
+    the bm25 at which each cut read was cut)."""
+    plan = keyword_plan(req.query)
+    exhausted = True
+    kw_cuts: list[float] = []
+    kw: dict[int, float] = {}
+    if plan.fts:
+        res = store.keyword_search(plan.fts, req.filters, depth)
+        exhausted &= len(res) < depth
+        kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
+        for cid, s in res:
+            kw[cid] = kw.get(cid, 0.0) + s
+    if plan.trigram:
+        res = store.keyword_search(plan.trigram, req.filters, depth, table="chunks_tri")
+        exhausted &= len(res) < depth
+        kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
+        for cid, s in res:
+            kw[cid] = kw.get(cid, 0.0) + s
+    for term in plan.short:
+        res = store.substring_search(term, req.filters, depth)
+        kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
+        for cid, s in res:
+            kw[cid] = kw.get(cid, 0.0) + s
+    # a note's front matter block (its tags, its title) speaks for the note's first
+    # passage, where the hit is shown: its `---` lines say nothing (ov.indexer.front_block)
+    for front, lead in store.front_leads(list(kw)).items():
+        raw = kw.pop(front)
+        kw[lead] = max(kw.get(lead, 0.0), raw)
+    return [_cand(cid, "keywords", raw, 0.0) for cid, raw in kw.items()], exhausted, kw_cuts
 
 
 def _exact_semantic(store: Store, qvec, sem: list[rank.Cand], kw: list[rank.Cand], tree: rank.Tree,

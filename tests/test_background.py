@@ -590,10 +590,36 @@ def test_a_first_find_waits_for_the_workers_first_vectors(tree):
     _wait_worker(_db(root))
 
 
+@pytest.mark.model
+def test_a_first_find_on_a_fresh_tree_answers_with_the_real_model(tree):
+    """`ov find` with no index, on a tree whose rows its first use leaves to a worker (which
+    is held back here): it answered `index_busy` after 10 s; it now ranks the vectors it
+    computes for its best keyword hits, at once, says so, and starts one worker."""
+    files = _many(3)
+    files["docs/boats.md"] = "# Sailing\n\nWhen the ferry departs in the early morning, passengers board at the pier.\n"
+    root = tree(files)
+    r = run_subprocess(["find", "what time do boats leave", "--json"], cwd=root,
+                       env={"OV_FIRST_INLINE_ROWS": "2", "OV_WORKER_DELAY": "30"})
+    try:
+        assert r.code == 0, r.out + r.err
+        res = r.json["result"]
+        assert res["search_type"] == "semantic" and res["branches"] == ["semantic"], res
+        cov = res["coverage"]
+        assert cov["embedded"] == 0 and cov["computed"] > 0 and cov["pending"] > 0, cov
+        assert any("vectors it computed for the best keyword hits" in w for w in res["warnings"]), res["warnings"]
+        # the answer is the model's: its best hit is the passage about boats leaving at dawn
+        assert res["hits"][0]["path"].startswith("docs/n") and "Boats leave at dawn" in res["hits"][0]["excerpt"]["text"]
+        assert r.err.count("(pid ") == 1, r.err
+    finally:
+        subprocess.run([sys.executable, "-m", "ov", "index", "--stop"], cwd=root, capture_output=True, timeout=60)
+
+
 def test_find_with_no_vector_yet_is_busy_not_empty(tree, monkeypatch):
-    """While a worker has committed no vector, past the wait: index_busy (retryable), so a
-    script retries; an index whose vectors are pending with no worker: unsupported, with
-    the command that adds them. Never exit 1, which reads as "nothing matched"."""
+    """With no vector stored yet, `find` ranks the vectors it computes for its best keyword
+    hits' rows, and says so. A query no keyword matches has none: while a worker has
+    committed no vector, past the wait, index_busy (retryable), so a script retries; an
+    index whose vectors are pending with no worker: unsupported, with the command that adds
+    them. Never exit 1, which reads as "nothing matched"."""
     from ov import api, engine
 
     monkeypatch.setenv("OV_EMBEDDER", "hash")
@@ -603,16 +629,55 @@ def test_find_with_no_vector_yet_is_busy_not_empty(tree, monkeypatch):
     with Store.open(_db(root)) as s, s.tx():
         s.set_meta("embed", "on")  # vectors pending, as a first search leaves them
     with api.Index.open(root) as ix:
+        res = ix.find("tide tables")
+        assert res.hits and res.branches == ["semantic"] and res.coverage["embedded"] == 0
+        assert 0 < res.coverage["computed"] <= VECTORS_NOW_FILES + VECTORS_NOW_ABSTRACTS
+        assert any("semantic search ran on the vectors it computed for the best keyword hits" in w
+                   for w in res.warnings), res.warnings
+        with Store.open(_db(root)) as s:  # nothing is written: the worker stores them
+            assert s.coverage()[0] == 0
         with pytest.raises(api.OvError) as e:
-            ix.find("tide tables")
+            ix.find("qqxz vvbn")
         assert e.value.code == "unsupported" and "ov index" in e.value.message
         monkeypatch.setattr("ov.indexer.worker_state", lambda db: {"pid": 1, "phase": "embedding"})
         t0 = time.monotonic()
         with pytest.raises(api.OvError) as e:
-            ix.find("tide tables")
+            ix.find("qqxz vvbn")
         assert e.value.code == "index_busy" and e.value.retryable and time.monotonic() - t0 >= 0.3
-        hits = ix.search("tide tables").hits  # hybrid: keywords alone, with its warning
+        hits = ix.search("tide tables").hits  # hybrid: keywords and the computed vectors
         assert hits
+
+
+def test_a_find_waiting_for_the_workers_first_vectors_lets_it_run(tree, monkeypatch):
+    """A search holds its `Searching` mark while a worker embeds, and the worker waits while
+    one is held (up to SEARCH_WAIT_S): a `find` that waited for the worker's first vectors
+    held it, so the wait ran out every time (the first `ov find` on a fresh tree was
+    index_busy after 10 s). The mark is let go before the wait."""
+    from ov import api, engine
+    from ov.indexer import SearchYield
+
+    monkeypatch.setenv("OV_EMBEDDER", "hash")
+    root = tree(_many(3))
+    api.index(root, embed=False)
+    with Store.open(_db(root)) as s, s.tx():
+        s.set_meta("embed", "on")
+    monkeypatch.setattr("ov.indexer.worker_state", lambda db: {"pid": 1, "phase": "embed"})
+    held: list[bool] = []
+
+    def first_vectors(store, cov, claim=None):  # the wait, as the worker sees it
+        held.append(SearchYield(_db(root), lambda: False).held())
+        try:
+            real(store, cov, claim)
+        finally:
+            held.append(SearchYield(_db(root), lambda: False).held())
+
+    real = engine._first_vectors
+    monkeypatch.setattr(engine, "_first_vectors", first_vectors)
+    monkeypatch.setattr(engine, "FIRST_VECTORS_WAIT_S", 0.2)
+    with api.Index.open(root) as ix:
+        with pytest.raises(api.OvError) as e:
+            ix.find("qqxz vvbn")
+    assert e.value.code == "index_busy" and held == [True, False], held
 
 
 def test_find_while_another_indexer_embeds_is_busy_not_unsupported(tree, monkeypatch):
@@ -632,7 +697,7 @@ def test_find_while_another_indexer_embeds_is_busy_not_unsupported(tree, monkeyp
     with api.Index.open(root) as ix, IndexLock(_db(root)):
         assert ix.status().coverage["indexing"] is True
         with pytest.raises(api.OvError) as e:
-            ix.find("tide tables")
+            ix.find("qqxz vvbn")  # no keyword hit to compute vectors for
         assert e.value.code == "index_busy" and e.value.retryable, e.value.message
         res = ix.search("tide tables")
         assert res.hits and any("indexer running now" in w for w in res.warnings), res.warnings
