@@ -478,7 +478,8 @@ def _scope_warnings(store: Store, root: Path, f) -> list[str]:
     """A `-u` that holds no indexed file (an ignored, hidden or binary file, one over the
     size cap, or new since `ov index`) answered "no results" without a word; an
     `--exclude-uri` that names nothing left nothing out without one."""
-    out = [f"-u {u}: no indexed file there (ignored, hidden, binary, over --max-filesize, or new "
+    out = [f"-u {u}{_link_note(root, u)}" if _link_note(root, u) else
+           f"-u {u}: no indexed file there (ignored, hidden, binary, over --max-filesize, or new "
            "since `ov index`); `ov grep` searches it" for u in f.uris if u and not store.has_files_under(u)]
     # (a name such as `testdata/` holds no glob character: it is a path from here, and the
     # glob that finds it anywhere is said)
@@ -1418,6 +1419,19 @@ def _passage_at(spans: list[tuple[int, int]], n: int, count: int) -> tuple[int, 
     return (min(max(1, spans[-1][0]), n), n) if spans else (n, n)
 
 
+def _link_note(root: Path, rel: str) -> str:
+    """Why a path through a symbolic link is not in the index ("" when none is on its way):
+    the walk follows no link (as rg), and one leading outside the tree never (DESIGN)."""
+    p = os.path.join(root, rel)
+    real, real_root = os.path.realpath(p), os.path.realpath(root)
+    if real == os.path.abspath(p):
+        return ""
+    if os.path.commonpath([real, real_root]) != real_root:
+        return f": a symbolic link leading outside the tree, which ov never follows (its target: {real})"
+    return (f": a symbolic link, which `ov index` does not follow (as rg); its target is "
+            f"{os.path.relpath(real, real_root)!r}")
+
+
 def _unindexed_note(root: Path, rel: str) -> str:
     """Why a path on disk is not in the index when the last run did not skip it: a file
     new (or renamed) since, or one the walk leaves out. A renamed note read "not in the
@@ -1430,6 +1444,9 @@ def _unindexed_note(root: Path, rel: str) -> str:
         return ""
     if not stat.S_ISREG(st.st_mode):
         return ""
+    link = _link_note(root, rel)
+    if link:  # "new since the last `ov index`" sent a user to run it, and it never would
+        return link
     from ov.config import load_config  # noqa: PLC0415
     from ov.walk import is_ignored  # noqa: PLC0415
 

@@ -115,6 +115,30 @@ def test_a_named_link_leading_out_is_not_followed_and_says_so(fenced):
         assert r.code == 0 and r.json["result"]["warnings"] == [], (args, r.out)
 
 
+def test_read_and_scopes_say_a_link_is_not_followed(fenced):
+    """`ov read LINK` and `-u LINK` told the user the file was "new since the last `ov index`"
+    and to run it, which would never index it: they now say it is a link, and where a
+    link leading out goes (grep's own warning names that target too)."""
+    assert run_inprocess("index", ".", cwd=fenced, env=ENV).code == 0
+    for path in ("abs_file", "rel_file", "hop", "abs_dir/inner.txt"):
+        r = run_inprocess("read", path, "-o", "json", cwd=fenced, env=ENV)
+        msg = r.json["error"]["message"]
+        assert r.code == 2 and "a symbolic link leading outside the tree, which ov never follows" in msg, msg
+        assert "new since" not in msg and MARK not in r.out, msg
+    r = run_inprocess("read", "inside_link", "-o", "json", cwd=fenced, env=ENV)
+    msg = r.json["error"]["message"]
+    assert r.code == 2 and "a symbolic link, which `ov index` does not follow" in msg and "'a.txt'" in msg, msg
+    for path in ("abs_file", "abs_dir", "sub/rel_dir"):
+        r = run_inprocess("search", "outside", "-u", path, "--search-type", "keywords", "-o", "json",
+                          cwd=fenced, env=ENV)
+        assert r.code == 1 and MARK not in r.out, r.out
+        assert [w for w in r.json["result"]["warnings"]
+                if w.startswith(f"-u {path}: a symbolic link leading outside the tree")], r.out
+    r = run_inprocess("search", "inside", "-u", "a.txt", "--search-type", "keywords", "-o", "json",
+                      cwd=fenced, env=ENV)
+    assert r.code == 0 and r.json["result"]["warnings"] == [], r.out
+
+
 def test_dotdot_and_absolute_scopes_are_refused_by_every_command(fenced):
     assert run_inprocess("index", ".", cwd=fenced, env=ENV).code == 0
     out = fenced.parent / "outside"
