@@ -218,6 +218,11 @@ def input_schema(name: str) -> dict[str, Any]:
             "additionalProperties": False}
 
 
+class _ToolArgError(OvError):
+    """An error `check_args` words in the tool's own arguments: `as_arguments` leaves it be
+    (it made "grep takes no argument 'path'" into "...'paths'", the name it does take)."""
+
+
 def check_args(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
     """The arguments of a call, checked against the tool's table: an unknown name, a
     missing required one or a value of the wrong type is `invalid_argument` (a typo must
@@ -226,8 +231,10 @@ def check_args(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
     out = {}
     for arg, value in (args or {}).items():
         if arg not in spec["params"]:
-            raise OvError("invalid_argument", f"{name} takes no argument {arg!r} (it takes: "
-                          f"{', '.join(spec['params']) or 'none'})", field=arg)
+            near = [p for p in (arg + "s", arg[:-1]) if p != arg and p in spec["params"]]
+            raise _ToolArgError("invalid_argument", f"{name} takes no argument {arg!r}"
+                                + (f" (did you mean {near[0]!r}?)" if near else "")
+                                + f" (it takes: {', '.join(spec['params']) or 'none'})", field=arg)
         if value is None:
             continue
         typ = spec["params"][arg][0]
@@ -268,6 +275,8 @@ def as_arguments(err: OvError, tool: str, args: dict[str, Any] | None = None) ->
     """`err` with the flags its message names, and its `field`, as `tool`'s arguments (a
     flag the tool does not take stays as written). The text of the call's own string
     arguments (`args`: a path named `docs/-i`, a pattern) is never touched."""
+    if isinstance(err, _ToolArgError):
+        return err
     params = TOOLS.get(tool, {}).get("params", {})
 
     def arg(flag: str) -> str | None:

@@ -450,6 +450,23 @@ def test_a_grep_timeout_is_named_as_the_tools_argument(tmp_path):
     assert out["error"]["message"] == "timeout must be more than 0 seconds"
 
 
+def test_an_unknown_argument_is_named_as_given(tmp_path):
+    """grep's `path` (glob's name) was reported as "grep takes no argument 'paths'", the
+    one it takes: the error was rewritten as if it named a command-line flag."""
+    from ov import api
+    from ov.mcp import Tools
+
+    make_tree(tmp_path, {"a.txt": "x\n"})
+    with api.Index.open(tmp_path, auto_index=True) as ix:
+        out = Tools(ix).call("grep", {"pattern": "x", "path": "a.txt"})
+        assert out["status"] == "error" and out["error"]["field"] == "path", out
+        assert out["error"]["message"].startswith("grep takes no argument 'path' (did you mean 'paths'?)"), out
+        out = Tools(ix).call("glob", {"pattern": "*", "paths": ["a.txt"]})
+        assert out["error"]["message"].startswith("glob takes no argument 'paths' (did you mean 'path'?)"), out
+        out = Tools(ix).call("search", {"query": "x", "bogus": 1})
+        assert out["error"]["field"] == "bogus" and "did you mean" not in out["error"]["message"], out
+
+
 def test_schemas_say_the_values_each_argument_takes():
     """An agent reads the schema before it calls: the choices and bounds the library
     checks are in it (a `mode` it could only guess; a `limit` of 500 it learns from an
