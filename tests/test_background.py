@@ -357,7 +357,10 @@ def test_progress_lines_when_stderr_is_a_file(tree, tmp_path):
                            timeout=300)
     assert p.returncode == 0
     lines = log.read_text().splitlines()
-    assert any(ln.startswith("ov: scanning ") and ln.endswith(" files") for ln in lines), lines
+    # the scan's last count, said once: the first tick alone read "scanning 1 files"
+    assert [ln for ln in lines if ln.startswith("ov: scanned ")] == ["ov: scanned 31 files"], lines
+    assert lines.index("ov: scanned 31 files") < min(i for i, ln in enumerate(lines) if ln.startswith("ov: embedding"))
+    assert not [ln for ln in lines if ln.startswith("ov: scanning 1 ")], lines
     embed = [ln for ln in lines if ln.startswith("ov: embedding ")]
     assert embed and embed[-1].split()[2].split("/")[0] == embed[-1].split()[2].split("/")[1]
     assert embed[-1].split()[3] == "rows", embed  # each line names what it counts

@@ -153,6 +153,7 @@ class Progress:
     LABELS = {"scan": "scanning", "trigram": "grep rows", "grams": "big files' grep bitmaps",
               "embed": "embedding"}
     UNITS = {"scan": "files", "trigram": "rows", "embed": "rows"}  # what a line counts
+    ENDED = {"scan": "scanned"}  # a count without a total, said once it is done
 
     def __init__(self, enabled: bool, color: bool = True, stream=None, hint: bool = False) -> None:
         self.enabled = enabled
@@ -165,6 +166,7 @@ class Progress:
         self.last: dict[str, float] = {}
         self.rates: dict[str, object] = {}  # phase -> its recent rate (ov.worker.Throughput)
         self.told: tuple[float, float] | None = None
+        self.untold: tuple[str, int] | None = None  # (phase, count) not said yet (`_untold`)
         # the embed phase's estimated model tokens (ov.indexer.TokenCost), which the lines'
         # ETA counts in; a bar shows no ETA, so it does not ask for them (a sample is tokenised)
         self.work = self._work if self.lines else None
@@ -217,8 +219,18 @@ class Progress:
         now = time.monotonic()
         told, self.told = self.told, None
         rate = self._rate(phase, now, told[0] if told else done)
+        if total is None:
+            # a count without a total (the scan) has no last step of its own: its last count
+            # is said when the next phase starts or the run ends ("scanning 1 files" was
+            # all a log of a 63-file tree showed), and its first line after LINE_EVERY_S
+            self.last.setdefault(phase, now)
+            self.untold = (phase, done)
+        elif self.untold is not None and self.untold[0] != phase:
+            self._untold()
         if now - self.last.get(phase, 0.0) < self.LINE_EVERY_S and done != total:
             return
+        if total is None:
+            self.untold = None
         self.last[phase] = now
         label = self.LABELS.get(phase, phase)
         if total:
@@ -228,6 +240,17 @@ class Progress:
             msg = f"ov: {label} {done}/{total}{' ' + unit if unit else ''} ({done / total:.0%}){eta}"
         else:
             msg = f"ov: {label} {done} {self.UNITS.get(phase, 'done')}"
+        self._write(msg)
+
+    def _untold(self) -> None:
+        """The last count of a phase without a total, when it was not said yet."""
+        if self.untold is not None and self.lines:
+            phase, done = self.untold
+            self._write(f"ov: {self.ENDED.get(phase, self.LABELS.get(phase, phase))} {done} "
+                        f"{self.UNITS.get(phase, 'done')}")
+        self.untold = None
+
+    def _write(self, msg: str) -> None:
         try:
             self.stream.write(msg + "\n")
             self.stream.flush()
@@ -247,6 +270,7 @@ class Progress:
         return self.rates[phase].rate
 
     def __exit__(self, *exc) -> None:
+        self._untold()
         if self.bar is not None:
             self.bar.__exit__(*exc)
 
