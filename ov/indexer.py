@@ -40,6 +40,7 @@ import fnmatch
 import itertools
 import json
 import os
+import re
 import signal
 import stat
 import time
@@ -1316,6 +1317,20 @@ def front_block(text: str, path: str, body: list[Chunk]) -> bool:
     return fm is not None and body[0].end <= fm[1]
 
 
+# A passage of at most one word (`pass` after a class's long docstring, a closing `}`,
+# `end`, `return 0;`), cut off by the budget from the passage before it, says nothing of
+# its file; its vector sat near every short query ("option" ranked `typer/models.py`'s
+# `    pass` first, and a nonsense query put it in its top 3). It keeps its keyword row. A
+# file's only passage keeps its vector, however short (a one-word note).
+_WORD = re.compile(r"[^\W\d_]{2,}")
+BARE_CHARS = 40  # longer passages are never so bare: the test is skipped for them
+
+
+def bare(text: str) -> bool:
+    """Whether a passage holds at most one word of two letters or more."""
+    return len(text) < BARE_CHARS and len(_WORD.findall(text)) <= 1
+
+
 def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     text = ft.text
     tier_rows = tier_chunks(text, path)
@@ -1331,6 +1346,7 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
                  [content_hash(c.text.encode("utf-8"))
                   if embed and wants_vector(c.level, path) and i != skip
                   and (embed_rows is None or embed_rows[i])
+                  and not (c.level == 2 and len(body) > 1 and bare(c.text))
                   and not (opts.embed_long_lines and encoded_blob(c.text))
                   else "" for i, c in enumerate(chunks)],
                  [camel_words(c.text) for c in chunks if c.level != SENTENCE_LEVEL], embed,

@@ -244,3 +244,32 @@ def test_full_rebuild_takes_another_model_and_a_plain_run_refuses_it(tree):
     with Store.open(root / ".ov" / "index.db", readonly=True) as st:
         assert st.get_meta("model") == "other-384"
         assert st.q1("SELECT count(*) FROM chunks WHERE embedded = 0") == 0
+
+
+def test_a_passage_of_one_word_gets_no_vector_unless_it_is_the_whole_file(tree, ov):
+    """`    pass` after a class's long docstring was a passage of its own, and its vector sat
+    near every short query (ranked first for "option" in a review). A passage of at most
+    one word keeps its keyword row and gets no vector; a file's only passage keeps its."""
+    body = "\n".join(f"    Sentence {i} says how the options and flags are parsed here." for i in range(19))
+    code = (f'class Options(Base):\n    """\n{body}\n\n    **Example**\n\n    ```python\n    import tool\n\n'
+            f'    def main():\n\n    if __name__ == "__main__":\n        main()\n    ```\n    """\n\n    pass\n\n\n'
+            f'class Other(Base):\n    """\n{body}\n    """\n\n    pass\n')
+    assert "    pass" in [c.text for c in indexer.passages(code, "models.py")]  # cut off alone, as in typer
+    root = tree({"models.py": code, "note.txt": "milk\n"})
+    r = ov("index", root, "-o", "json")
+    assert r.code == 0, r.out + r.err
+    with Store.open(root / ".ov" / "index.db", readonly=True) as st:
+        rows = st.rows("SELECT f.path, c.text, c.embedded FROM chunks c JOIN files f ON f.id = c.file_id "
+                       "WHERE c.level = 2 ORDER BY c.id")
+    tail = [(t, e) for p, t, e in rows if p == "models.py" and t.strip() == "pass"]
+    assert tail == [("    pass", -1)], rows  # its own passage, no vector
+    assert all(e == 1 for p, t, e in rows if t.strip() != "pass"), rows
+    assert [(t, e) for p, t, e in rows if p == "note.txt"] == [("milk", 1)]
+    r = ov("search", "pass", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["models.py"], r.out  # still a keyword row
+    assert ov("status", "-o", "json", cwd=root).json["result"]["embedded_coverage"] == 1.0
+
+
+def test_bare_passages():
+    assert all(indexer.bare(t) for t in ("    pass", "}", "});", "end", "return 0;", "# Defaults"))
+    assert not any(indexer.bare(t) for t in ("buy milk", "EXPORT_SYMBOL(foo);", "x" * 60))
