@@ -316,7 +316,7 @@ class _Rankings:
                     and VECTORS_NOW_FILES > 0 and req.filters.levels == (2,) else None)
         self.at: dict[int, tuple[list[rank.Cand], _RankedRows, bool]] = {}
         self.cap = size_cap(store)  # a recheck reads no changed file past it
-        self.tree = query_tree(store, req.query)  # what every score reads besides its evidence
+        self.tree = query_tree(store, req.query, req.filters)  # what every score reads besides its evidence
         self.cut_short = False  # the last page ran out of rows to read before the branches did
         # `_definers` or `_named_files` (name, path -> chunk, its --explain key), read once
         self.definers: tuple[str, dict[str, int], str] | None = None
@@ -630,12 +630,18 @@ def coverage_warnings(search_type: str, cov: dict) -> list[str]:
                   f"{cov['embeddable']} rows ({cov['ratio']:.0%}) have one; {how}"]
 
 
-def query_tree(store: Store, query: str) -> rank.Tree:
+def query_tree(store: Store, query: str, filters: Filters | None = None) -> rank.Tree:
     """The index's files and keyword rows and the query's keyword terms, which a score reads
-    besides its hit's evidence (rank.Tree): two cheap reads (a count, FTS5's averages)."""
+    besides its hit's evidence (rank.Tree): two cheap reads (a count, FTS5's averages).
+    For an identifier query and `filters`, the rows holding its name (`Tree.holding`)."""
     plan = keyword_plan(query)
+    ident = identifier(query)
+    holding = None
+    if ident is not None and filters is not None:
+        got = store.keyword_search(fts_phrase(ident[0]), filters, DEFINERS_READ)
+        holding = frozenset(cid for cid, _ in got) if len(got) < DEFINERS_READ else None
     return rank.Tree(store.file_count(), store.keyword_rows(), plan.terms,
-                     nospace=bool(plan.trigram or plan.short), identifier=identifier(query) is not None)
+                     nospace=bool(plan.trigram or plan.short), identifier=ident is not None, holding=holding)
 
 
 DEFINERS_READ = 2000  # rows holding an identifier query's name read for its definitions

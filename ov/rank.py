@@ -89,7 +89,7 @@ class Scale:
 _FIND, _KEYWORDS = (19.283, -6.932, -0.894), (70.684, -5.337, -0.377)
 PROSE = Scale(w_sem=0.5, k_bm25=40.0, hybrid=(23.936, -5.151, -0.990), find=_FIND, keywords=_KEYWORDS)
 CODE = Scale(w_sem=0.7, k_bm25=None, hybrid=(19.433, -6.298, -0.633), find=_FIND, keywords=_KEYWORDS)
-PROFILE = {"name": "default", "version": "2026.12-ident1"}
+PROFILE = {"name": "default", "version": "2026.12-ident2"}
 # a hybrid hit scores at least its `find` probability when that is at least this (`fuse`)
 FIND_FLOOR = 0.5
 # ... and at least its keywords-only probability when that is at least this: a name or an
@@ -144,6 +144,11 @@ class Tree:
     terms: int = 1
     nospace: bool = False
     identifier: bool = False  # the query is one code identifier (ov.query.identifier)
+    # ... and the rows holding its name (its words in order), when all of them were read
+    # (None: not known, every row counts as holding it): only those keep their keywords-only
+    # probability in the hybrid (`fuse`). `secret_ignored_word` scored a file holding
+    # "ignore" and "words" but not the name 0.705, keywords alone, its cosine 0.003.
+    holding: frozenset[int] | None = None
 
     @functools.cached_property
     def ln_files(self) -> float:
@@ -328,7 +333,8 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[C
             else:
                 own[name] = pk = keyword_score(raw, path, tree)
                 # a hit the model has not read yet: the semantic branch could not weigh it
-                floor = 0.0 if tree.identifier else KEYWORD_FLOOR
+                floor = 0.0 if tree.identifier and (tree.holding is None or c.chunk_id in tree.holding) \
+                    else KEYWORD_FLOOR
                 p = max(p, pk) if pk >= floor or c.chunk_id in unread else p
         # the hit shows the chunk of the branch that judges the file likelier relevant: a
         # name the keywords found in one passage (0.49) was shown by a passage the model

@@ -106,6 +106,32 @@ def test_an_identifiers_hybrid_keeps_its_keywords_probability():
                       rank.Tree(files=200, rows=2000, terms=2, identifier=True))[0].score
     assert plain < pk
     assert named == pytest.approx(pk)
+    # only a row holding the name keeps it: one holding some of its words is fused
+    held = rank.fuse({"keywords": kw, "semantic": sem},
+                     rank.Tree(files=200, rows=2000, terms=2, identifier=True, holding=frozenset({1})))
+    apart = rank.fuse({"keywords": kw, "semantic": sem},
+                      rank.Tree(files=200, rows=2000, terms=2, identifier=True, holding=frozenset({7})))
+    assert held[0].score == pytest.approx(pk) and apart[0].score == pytest.approx(plain)
+
+
+def test_an_identifiers_tree_knows_the_rows_holding_its_name(ov, tree):
+    """`secret_ignored_word` scored a file holding "ignored" and "words" but not the name
+    0.705 in the hybrid (its keywords-only probability; its cosine 0.003), over
+    `--threshold 0.5` (a review of typer and click): only the rows holding the name, its
+    words in order, keep that probability (`rank.Tree.holding`)."""
+    from ov.engine import query_tree
+    from ov.store import Filters, Store
+
+    root = tree({"notes/todo.md": "# TODO\n\n- secret_ignored_word should not show\n",
+                 "utils.py": "def strip(words):\n    \"\"\"Secret words are ignored here.\"\"\"\n    return words\n"})
+    assert ov("index", root).code == 0
+    with Store.open(root / ".ov" / "index.db", readonly=True) as st:
+        todo = {cid for (cid,) in st.rows("SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id "
+                                          "WHERE f.path = 'notes/todo.md' AND c.level = 2")}
+        got = query_tree(st, "secret_ignored_word", Filters())
+        assert got.identifier and got.holding == frozenset(todo) and len(todo) == 1
+        assert query_tree(st, "secret words", Filters()).holding is None  # not an identifier
+        assert query_tree(st, "secret_ignored_word").holding is None  # no scope given: not read
 
 
 GO_TREE = {
