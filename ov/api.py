@@ -381,6 +381,10 @@ class Index:
                           field="db")
         built = False  # this call built the index: it started what it left to a worker
         if auto_index and (found is None or unfinished(found[0])):
+            from ov.config import load_config  # noqa: PLC0415
+
+            # a bad config is said before "building one", which it stops
+            load_config(scope if found is None else found[1])
             if found is None:
                 notice(f"no index found; building one at {scope.resolve() / '.ov'} (first use: "
                        "keywords now, vectors now or in the background)")

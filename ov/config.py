@@ -231,14 +231,24 @@ def leads_outside(path: str, root: str, folder_inside: bool = True) -> bool:
     return not real.startswith(top.rstrip(os.sep) + os.sep)
 
 
+_WARNED: set[str] = set()  # config files said to lead outside the tree, in this run
+
+
 def _read_toml(path: Path, label: str, root: Path) -> dict | None:
     import sys  # noqa: PLC0415
 
     from ov.errors import OvError  # noqa: PLC0415
 
     if leads_outside(str(path), str(root), folder_inside=False):  # its keys and values would be echoed in errors
-        sys.stderr.write(f"ov: warning: {label}: a symbolic link leading outside the tree; "
-                         "settings there are not applied\n")
+        import os  # noqa: PLC0415
+
+        # (nothing there: nothing to say; the link on the way may be the folder, `.ov`)
+        if os.path.lexists(path) and label not in _WARNED:
+            _WARNED.add(label)  # once a run: a search reads the config more than once
+            what = next((f"{p}: a symbolic link leading outside the tree, so its {path.name} is not read"
+                         for p in (path.parent,) if os.path.islink(p)),
+                        f"{label}: a symbolic link leading outside the tree; settings there are not applied")
+            sys.stderr.write(f"ov: warning: {what}\n")
         return None
     try:
         data = read_control(path)

@@ -217,6 +217,15 @@ def test_search_with_bad_config(ov, tmp_path):
     assert ".ov/config.toml: limit must be an integer from 1 to 50, not 100" in r.json["error"]["message"]
 
 
+def test_a_first_search_with_a_bad_config_says_only_the_error(ov, tmp_path):
+    """It said "no index found; building one" and then stopped on the config."""
+    root = make_tree(tmp_path / "t", FILES)
+    _ov_toml(root, "limit = 99\n")
+    r = ov("search", "needle", cwd=root)
+    assert r.code == 2 and "limit must be an integer from 1 to 50, not 99" in r.err, r.err
+    assert "building one" not in r.err and not (root / ".ov" / "index.db").exists(), r.err
+
+
 # ---- grep / glob ----------------------------------------------------------------------
 
 

@@ -189,6 +189,22 @@ def test_control_files_that_link_out_of_the_tree_are_not_read(tmp_path):
     assert r.stderr.count("a symbolic link leading outside the tree") == 3, r.stderr
 
 
+def test_an_ov_folder_that_links_out_is_said_once_as_the_folder(tmp_path):
+    """`.ov` itself a link out: each search said twice that `.ov/config.toml` was a link
+    leading outside, though no such file existed; now the folder is named, once, and only
+    when a config file is there."""
+    victim = make_tree(tmp_path / "victim", {})
+    root = make_tree(tmp_path / "clone", {"a.md": "hi\n"})
+    (root / ".ov").symlink_to(victim)
+    r = ov(root, "search", "hi")
+    assert r.returncode == 2 and "writes no folder through a link" in r.stderr, r.stderr
+    assert "config.toml" not in r.stderr and list(victim.iterdir()) == [], r.stderr
+    (victim / "config.toml").write_text('limit = "SECRET_TOKEN_2"\n')
+    r = ov(root, "search", "hi")
+    assert r.returncode == 2 and "SECRET" not in r.stderr, r.stderr
+    assert r.stderr.count("a symbolic link leading outside the tree, so its config.toml is not read") == 1, r.stderr
+
+
 def test_a_folder_overview_shows_a_name_with_a_newline_on_one_line(tmp_path):
     root = make_tree(tmp_path / "t", {"new\nline.txt": "needle\n", "a.md": "# A\n\nalpha\n"})
     assert ov(root, "index", "--no-embed", ".").returncode == 0
