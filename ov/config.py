@@ -234,6 +234,11 @@ def leads_outside(path: str, root: str, folder_inside: bool = True) -> bool:
 _WARNED: set[str] = set()  # config files said to lead outside the tree, in this run
 
 
+def new_run() -> None:
+    """A command starts (ov.cli.run.run_body): what the last one said is said again."""
+    _WARNED.clear()
+
+
 def _read_toml(path: Path, label: str, root: Path) -> dict | None:
     import sys  # noqa: PLC0415
 

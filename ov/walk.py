@@ -28,6 +28,7 @@ the order of the relative paths compared component by component (ripgrep's
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -41,6 +42,23 @@ from pathlib import Path
 from ov.config import WalkOptions, leads_outside, read_control
 from ov.errors import OvError
 from ov.model import FileEntry
+
+# What a walk says when it could not read a folder, a file's entry or an ignore file:
+# "{path}: {the OS's words}", or a link it follows that is broken or loops. `ov grep`
+# exits 2 after its results when it heard one, as rg does: a search that could not read
+# part of the tree did not find that nothing matched (`read_error`). The words are told
+# apart by their text because warnings cross to the grep helper by marshal and are kept
+# in the listing cache as text.
+_OS_WORDS = frozenset(os.strerror(e) for e in (
+    errno.EACCES, errno.EPERM, errno.ELOOP, errno.EIO, errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG,
+    errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EOVERFLOW, errno.ESTALE, errno.ENXIO, errno.EBADF))
+BROKEN_LINK = "broken symbolic link"
+LOOP = "file system loop found (links to a folder above it)"
+
+
+def read_error(warning: str) -> bool:
+    """Whether a walk's warning says it could not read something (above)."""
+    return warning.rpartition(": ")[2] in _OS_WORDS or warning.endswith((": " + BROKEN_LINK, ": " + LOOP))
 
 ALWAYS_SKIPPED = frozenset({".git", ".ov"})
 
@@ -765,7 +783,7 @@ def _link_target(e, rel: str, follow: bool, yield_symlinks: bool, real_root: str
     try:
         return os.stat(e.path)
     except FileNotFoundError:
-        warn(f"{rel}: broken symbolic link")
+        warn(f"{rel}: {BROKEN_LINK}")
         return None
 
 
@@ -800,7 +818,7 @@ def _descend(e, rel: str, depth: int, lv, st, follow: bool, on_path: set, no_ign
             return None
         fid = (s.st_dev, s.st_ino)
         if fid in on_path:
-            warn(f"{rel}: file system loop found (links to a folder above it)")
+            warn(f"{rel}: {LOOP}")
             return None
     frame = _open_folder(e.path, rel, depth + 1, lv, fid, no_ignore, warn)
     if frame is not None and fid is not None:

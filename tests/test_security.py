@@ -719,6 +719,46 @@ def _as_a_user(root: Path, modes: dict[str, int]):
     return run, restore
 
 
+def test_grep_exits_2_when_part_of_the_tree_could_not_be_read(tmp_path):
+    """`ov grep NOPE` answered 1, "no match", on a tree with a folder it could not open;
+    rg exits 2 (its results still printed), and a CI job reading 1 would pass a check
+    that never looked there. `-q` with a match is 0, as rg's."""
+    root = make_tree(tmp_path / "t", GUARDED)
+    run, restore = _as_a_user(root, {"sub": 0o000})
+    try:
+        p = run("grep", "hello")
+        assert p.returncode == 2 and p.stdout.splitlines() == ["priv.txt:1:private hello banana secret",
+                                                              "pub.txt:1:public hello"], p
+        assert "sub: Permission denied" in p.stderr, p.stderr
+        p = run("grep", "no-such-text")
+        assert p.returncode == 2 and p.stdout == "", p
+        p = run("grep", "-o", "json", "no-such-text")
+        res = json.loads(p.stdout)
+        assert p.returncode == 2 and res["status"] == "ok" and "sub: Permission denied" in res["result"]["warnings"]
+        assert run("grep", "--files").returncode == 2
+        assert run("grep", "-q", "hello").returncode == 0 and run("grep", "-q", "no-such-text").returncode == 2
+        assert run("grep", "hello", "pub.txt").returncode == 0  # nothing unread under the PATH named
+    finally:
+        restore()
+    with open(root / "priv.txt", "a") as f:  # and a file, not a folder
+        f.write("more\n")
+    run, restore = _as_a_user(root, {"priv.txt": 0o000})
+    try:
+        p = run("grep", "public")
+        assert p.returncode == 2 and p.stdout == "pub.txt:1:public hello\n" and "could not be read" in p.stderr, p
+    finally:
+        restore()
+
+
+def test_a_followed_link_that_loops_or_is_broken_is_an_error_for_grep(tmp_path):
+    root = make_tree(tmp_path / "t", {"a.txt": "needle\n"})
+    (root / "loop1").symlink_to("loop2")
+    (root / "loop2").symlink_to("loop1")
+    assert run_inprocess("grep", "needle", cwd=root, env=ENV).code == 0  # links not followed: none read
+    r = run_inprocess("grep", "-L", "needle", cwd=root, env=ENV)
+    assert r.code == 2 and r.out == "a.txt:1:needle\n", (r.out, r.err)
+
+
 def test_a_user_without_read_override_sees_only_what_they_can_read(tmp_path):
     root = make_tree(tmp_path / "t", GUARDED)
     assert run_inprocess("index", ".", cwd=root, env=ENV).code == 0  # while all is readable

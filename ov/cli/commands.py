@@ -62,7 +62,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         if files:
             found, st = api.files(paths or (), node_limit=node_limit, tags=tags or (), **where, **partial)
             n = render.emit_files(out, found, st, t0, null)
-            return EXIT_ERROR if st.missing else EXIT_OK if n else EXIT_NONE
+            return EXIT_ERROR if st.missing or st.read_errors else EXIT_OK if n else EXIT_NONE
         pat, fx = _patterns(pattern, list(regexps or ()), fixed, multiline)
         icase = (ignore_case or (smart_case and not any(c.isupper() for c in pat))) and not case_sensitive
         how = dict(fixed=fx, ignore_case=icase, word=word, line=line_regexp, multiline=multiline, invert=invert,
@@ -77,7 +77,8 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             recs, qst = api.grep(pat, paths or (), node_limit=1, mode="files", max_count=max_count,
                                  before=b, after=a, **how)
             recs = _unless_nothing_searched(recs, qst, paths or (), dict(node_limit=1, tags=tags or (), **where))
-            return EXIT_OK if next(recs, None) is not None else EXIT_NONE
+            # (a match found ends -q at 0 whatever was unread, as rg's -q)
+            return EXIT_OK if next(recs, None) is not None else EXIT_ERROR if qst.read_errors else EXIT_NONE
         records, st = api.grep(pat, paths or (), before=b, after=a, node_limit=node_limit, mode=mode,
                                max_count=max_count, **how, **partial,
                                deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout)
@@ -90,7 +91,9 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             n = render.emit_grep(out, records, st, mode, t0, context=bool(a or b),
                                  max_columns=cols, null=null,
                                  filename=with_filename or not no_filename, heading=heading)
-        return EXIT_ERROR if st.missing else EXIT_OK if n or st.binary_matches else EXIT_NONE
+        # (a PATH missing, or a part of the tree unread: an answer of "no match" would not
+        # be true, so the results are printed and the run exits 2, as rg's)
+        return EXIT_ERROR if st.missing or st.read_errors else EXIT_OK if n or st.binary_matches else EXIT_NONE
 
     return run_body((output, json_, color), body)
 

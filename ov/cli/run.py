@@ -78,6 +78,9 @@ def run_body(out_args: tuple[str, bool, str], body: Callable[[Out], int]) -> int
     except OvError as e:
         report(Out("json" if out_args[1] or out_args[0] in ("json", "jsonl") else "text"), e)
         return EXIT_ERROR
+    from ov.config import new_run  # noqa: PLC0415
+
+    new_run()  # a run's warnings are said once each, and again by the next run
     try:
         code = body(out)
     except OvError as e:

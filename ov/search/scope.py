@@ -61,6 +61,14 @@ class GrepStats:
     root: str = ""  # the (first) search root
 
     @property
+    def read_errors(self) -> bool:
+        """Whether something under the PATHs could not be read (a file, a folder, an ignore
+        file, a broken or looping link followed): `ov grep` then exits 2, as rg."""
+        from ov.walk import read_error  # noqa: PLC0415
+
+        return bool(self.unreadable) or any(read_error(w) for w in self.warnings)
+
+    @property
     def truncated_reason(self) -> str | None:
         """What cut the result: "node_limit", "level_limit", or both, comma-joined."""
         why = [w for w, cut in (("node_limit", self.truncated), ("level_limit", self.level_cut))
