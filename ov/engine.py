@@ -639,7 +639,10 @@ def query_tree(store: Store, query: str, filters: Filters | None = None) -> rank
     holding = None
     if ident is not None and filters is not None:
         got = store.keyword_search(fts_phrase(ident[0]), filters, DEFINERS_READ)
-        holding = frozenset(cid for cid, _ in got) if len(got) < DEFINERS_READ else None
+        if len(got) < DEFINERS_READ:
+            ids = {cid for cid, _ in got}
+            # a front matter block's hit is the note's first passage's (`_keyword_reads`)
+            holding = frozenset(ids | set(store.front_leads(list(ids)).values()))
     return rank.Tree(store.file_count(), store.keyword_rows(), plan.terms,
                      nospace=bool(plan.trigram or plan.short), identifier=ident is not None, holding=holding)
 
@@ -1442,17 +1445,22 @@ def _unindexed_note(root: Path, rel: str) -> str:
     """Why a path on disk is not in the index when the last run did not skip it: a file
     new (or renamed) since, or one the walk leaves out. A renamed note read "not in the
     index" while it was right there (review of a notes folder)."""
-    if not rel or not _may_read(root, rel):
+    if not rel:
         return ""
+    p = os.path.join(root, rel)
+    if os.path.islink(p) and not os.path.exists(p):  # (its words are the folder's, to anyone listing it)
+        return f": a broken symbolic link (to {os.readlink(p)!r})"
+    if not _may_read(root, rel):
+        return ""
+    link = _link_note(root, rel)
+    if link:  # "new since the last `ov index`" sent a user to run it, and it never would
+        return link
     try:
         st = os.stat(os.path.join(root, rel))
     except (OSError, ValueError):
         return ""
     if not stat.S_ISREG(st.st_mode):
         return ""
-    link = _link_note(root, rel)
-    if link:  # "new since the last `ov index`" sent a user to run it, and it never would
-        return link
     from ov.config import load_config  # noqa: PLC0415
     from ov.walk import is_ignored  # noqa: PLC0415
 

@@ -60,7 +60,7 @@ from ov.paths import db_path_for, index_root_of
 from ov.read import FileText, binary_file, content_hash, digest_under, freshness, read_under, stat_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, camel_words, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
-from ov.store.db import (CAP_META, KEYWORDS_META, Unusable, WriteHold, check_db_file, clear_rebuild, own_files,
+from ov.store.db import (BARE, CAP_META, KEYWORDS_META, Unusable, WriteHold, check_db_file, clear_rebuild, own_files,
                          rebuild_path, salvage_front_texts, salvage_sessions, unretire)
 from ov.store.queries import user_tags
 from ov.walk import ALWAYS_SKIPPED, gitignore_unread, is_ignored, walk, write_private
@@ -1324,6 +1324,7 @@ def front_block(text: str, path: str, body: list[Chunk]) -> bool:
 # file's only passage keeps its vector, however short (a one-word note).
 _WORD = re.compile(r"[^\W\d_]{2,}")
 BARE_CHARS = 40  # longer passages are never so bare: the test is skipped for them
+BARE_HASH = "-"  # `_Rows.hashes` of such a passage: no vector, the BARE state (not NO_VECTOR)
 
 
 def bare(text: str) -> bool:
@@ -1340,15 +1341,20 @@ def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     chunks = body + tier_rows  # prose sentences have no rows (VECTOR_LEVELS)
     skip = 0 if front_block(text, path, body) else -1  # the one row of a vector level without one
     embed_rows = notebook_rows(text, chunks) if embed and is_notebook(path) else None
+    # only a row that may get a vector needs its hash (reuse, `_write_file`)
+    hashes = [content_hash(c.text.encode("utf-8"))
+              if embed and wants_vector(c.level, path) and i != skip
+              and (embed_rows is None or embed_rows[i])
+              and not (opts.embed_long_lines and encoded_blob(c.text))
+              else "" for i, c in enumerate(chunks)]
+    # a passage of one word gets none when another passage of the file gets one (a note's
+    # one-word body keeps its vector, and with it its front matter's place in the ranking)
+    few = [i for i, c in enumerate(body) if hashes[i] and bare(c.text)]
+    if few and len(few) < sum(1 for h in hashes[:len(body)] if h):
+        for i in few:
+            hashes[i] = BARE_HASH
     return _Rows(ft.size, ft.mtime_ns, ft.hash, title, _front_matter_tags(text),
-                 file_type(path), category(path), chunks,
-                 # only a row that may get a vector needs its hash (reuse, `_write_file`)
-                 [content_hash(c.text.encode("utf-8"))
-                  if embed and wants_vector(c.level, path) and i != skip
-                  and (embed_rows is None or embed_rows[i])
-                  and not (c.level == 2 and len(body) > 1 and bare(c.text))
-                  and not (opts.embed_long_lines and encoded_blob(c.text))
-                  else "" for i, c in enumerate(chunks)],
+                 file_type(path), category(path), chunks, hashes,
                  [camel_words(c.text) for c in chunks if c.level != SENTENCE_LEVEL], embed,
                  trigram_doc([(c.start, c.end, c.text) for c in body]), ft.ctime_ns, ft.inode)
 
@@ -1422,8 +1428,9 @@ def _write_file(store: Store, path: str, rows: _Rows, state, report: IndexReport
     # VECTOR_LEVELS, not front matter nor encoded data)
     if rows.embed:
         store.no_vectors([cid for cid, h in zip(ids, rows.hashes) if not h])
+        store.no_vectors([cid for cid, h in zip(ids, rows.hashes) if h == BARE_HASH], BARE)
     if reuse and rows.embed:
-        wanted = {cid: h for cid, h in zip(ids, rows.hashes) if h}
+        wanted = {cid: h for cid, h in zip(ids, rows.hashes) if h and h != BARE_HASH}
         report.reused += store.reuse_vectors(wanted, {cid: kept[h] for cid, h in wanted.items() if h in kept})
     report.chunks += sum(1 for c in rows.chunks if c.level == 2)
 

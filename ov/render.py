@@ -258,7 +258,7 @@ def _coverage_text(rep) -> str:
             f"abstracts) have it ({cov.get('ratio', 0):.0%})")
     if rep.not_embedded_rows:
         text += (f"; {rep.not_embedded_rows} rows that never get one (overviews; minified, "
-                 "generated and data files; encoded data such as base64 images)")
+                 "generated and data files; encoded data such as base64 images; passages of one word)")
     if cov.get("embedded", 0) < cov.get("embeddable", 0) and not cov.get("pending"):
         # "0 of the 4 rows that get one" read as a promise on an index no worker will embed
         text += "; none are coming: the index was built with --no-embed (`ov index` adds them)"

@@ -238,8 +238,8 @@ def _read_rules(path: str, rel: str, warn: Callable[[str], None], root: str | No
         return ()
     try:  # a regular file under 1 MB only: a link to /dev/zero must not hang a walk
         data = read_control(path)
-    except OSError as e:
-        warn(f"{rel}: {e.strerror or e}")
+    except OSError as e:  # (not a `read_error`: an ignore file unread leaves more searched, as rg counts it)
+        warn(f"{rel}: {e.strerror or e}; its rules are not applied")
         return ()
     if data is None:
         return ()

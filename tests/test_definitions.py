@@ -123,13 +123,18 @@ def test_an_identifiers_tree_knows_the_rows_holding_its_name(ov, tree):
     from ov.store import Filters, Store
 
     root = tree({"notes/todo.md": "# TODO\n\n- secret_ignored_word should not show\n",
+                 "notes/alias.md": "---\naliases: [secret_ignored_word]\n---\n# Alias\n\nA note of its own.\n",
                  "utils.py": "def strip(words):\n    \"\"\"Secret words are ignored here.\"\"\"\n    return words\n"})
     assert ov("index", root).code == 0
     with Store.open(root / ".ov" / "index.db", readonly=True) as st:
         todo = {cid for (cid,) in st.rows("SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id "
                                           "WHERE f.path = 'notes/todo.md' AND c.level = 2")}
+        # a front matter block's hit is its note's first passage's: both are held
+        alias = [cid for (cid,) in st.rows("SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id "
+                                           "WHERE f.path = 'notes/alias.md' AND c.level = 2 ORDER BY c.seq")]
         got = query_tree(st, "secret_ignored_word", Filters())
-        assert got.identifier and got.holding == frozenset(todo) and len(todo) == 1
+        assert got.identifier and len(todo) == 1 and len(alias) == 2
+        assert got.holding == frozenset(todo) | frozenset(alias), (got.holding, todo, alias)
         assert query_tree(st, "secret words", Filters()).holding is None  # not an identifier
         assert query_tree(st, "secret_ignored_word").holding is None  # no scope given: not read
 

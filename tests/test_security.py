@@ -120,7 +120,10 @@ def test_read_and_scopes_say_a_link_is_not_followed(fenced):
     and to run it, which would never index it: they now say it is a link, and where a
     link leading out goes (grep's own warning names that target too)."""
     assert run_inprocess("index", ".", cwd=fenced, env=ENV).code == 0
-    for path in ("abs_file", "rel_file", "hop", "abs_dir/inner.txt"):
+    (fenced / "broken").symlink_to("no/such/file")
+    r = run_inprocess("read", "broken", "-o", "json", cwd=fenced, env=ENV)
+    assert r.code == 2 and r.json["error"]["message"].endswith(": a broken symbolic link (to 'no/such/file')"), r.out
+    for path in ("abs_file", "rel_file", "hop", "abs_dir/inner.txt", "abs_dir", "sub/rel_dir"):
         r = run_inprocess("read", path, "-o", "json", cwd=fenced, env=ENV)
         msg = r.json["error"]["message"]
         assert r.code == 2 and "a symbolic link leading outside the tree, which ov never follows" in msg, msg
@@ -746,6 +749,13 @@ def test_grep_exits_2_when_part_of_the_tree_could_not_be_read(tmp_path):
     try:
         p = run("grep", "public")
         assert p.returncode == 2 and p.stdout == "pub.txt:1:public hello\n" and "could not be read" in p.stderr, p
+    finally:
+        restore()
+    (root / ".ignore").write_text("priv.txt\n")  # an ignore file unread: more is searched, not less (rg: 0)
+    run, restore = _as_a_user(root, {".ignore": 0o000})
+    try:
+        p = run("grep", "public")
+        assert p.returncode == 0 and ".ignore: Permission denied; its rules are not applied" in p.stderr, p
     finally:
         restore()
 

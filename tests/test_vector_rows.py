@@ -10,6 +10,8 @@ import pytest
 from ov import indexer
 from ov.model import Chunk
 from ov.store import Store
+from ov.store.db import BARE
+from ov.store.queries import left_out_sql
 
 PROSE = ("On caves\n\nCopper lanterns glow violet in glacier caves. The guides carry them far "
          "below. Nobody knows why the light changes.\n\nA second paragraph follows here. It "
@@ -262,12 +264,33 @@ def test_a_passage_of_one_word_gets_no_vector_unless_it_is_the_whole_file(tree, 
         rows = st.rows("SELECT f.path, c.text, c.embedded FROM chunks c JOIN files f ON f.id = c.file_id "
                        "WHERE c.level = 2 ORDER BY c.id")
     tail = [(t, e) for p, t, e in rows if p == "models.py" and t.strip() == "pass"]
-    assert tail == [("    pass", -1)], rows  # its own passage, no vector
+    assert tail == [("    pass", BARE)], rows  # its own passage, no vector
     assert all(e == 1 for p, t, e in rows if t.strip() != "pass"), rows
     assert [(t, e) for p, t, e in rows if p == "note.txt"] == [("milk", 1)]
     r = ov("search", "pass", "--search-type", "keywords", "-o", "json", cwd=root)
     assert [h["path"] for h in r.json["result"]["hits"]] == ["models.py"], r.out  # still a keyword row
     assert ov("status", "-o", "json", cwd=root).json["result"]["embedded_coverage"] == 1.0
+    # not a minified file's row: the default ranking keeps it, and the file's overview
+    with Store.open(root / ".ov" / "index.db", readonly=True) as st:
+        assert st.rows(f"SELECT count(*) FROM chunks c WHERE {left_out_sql()}") == [(0,)]
+    r = ov("search", "pass", "-o", "json", "--explain", cwd=root)
+    assert any("keywords" in h["scores"] for h in r.json["result"]["hits"] if h["path"] == "models.py"), r.out
+
+
+def test_a_notes_one_word_body_keeps_its_vector_and_its_front_matter_its_place(tree, ov):
+    """A note of front matter and one word: the word is its only passage besides the block
+    (which gets no vector), so it keeps its vector, and the names in the front matter stay
+    keyword evidence of the default ranking (a review found "Priya Raman" there scored by
+    the model alone, 0.002, when the body lost its vector)."""
+    root = tree({"sync.md": "---\ntitle: Weekly sync\nattendees: Priya Raman\ntags: [meeting]\n---\nTBD\n",
+                 "other.txt": "hello world\n"})
+    assert ov("index", root).code == 0
+    with Store.open(root / ".ov" / "index.db", readonly=True) as st:
+        assert st.rows("SELECT c.text, c.embedded FROM chunks c JOIN files f ON f.id = c.file_id "
+                       "WHERE f.path = 'sync.md' AND c.level = 2 ORDER BY c.seq")[-1] == ("TBD", 1)
+    r = ov("search", "Priya Raman", "-o", "json", "--explain", cwd=root)
+    hit = next(h for h in r.json["result"]["hits"] if h["path"] == "sync.md")
+    assert "keywords" in hit["scores"] and r.json["result"]["hits"][0]["path"] == "sync.md", r.out
 
 
 def test_bare_passages():

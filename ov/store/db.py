@@ -39,6 +39,10 @@ SENTENCE_LEVEL = 3  # ov.chunk.SENTENCE: rows with a vector and no keyword row
 # generated, lock and data files: ov.indexer.embeddable), and is left out of the default
 # (hybrid) ranking while keyword search and grep still find it
 NO_VECTOR = -1
+# ... and a row of a ranked file that gets no vector of its own: a passage of at most one
+# word (ov.indexer.bare). Not left out of the default ranking, as a NO_VECTOR row would
+# make its file (`left_out_sql` reads NO_VECTOR rows as a minified or data file's).
+BARE = -2
 # The trigram rows (grep's `files_tri`, and `chunks_tri`) may be written after the keyword
 # rows (a phase of their own, in the background after a first search), so the level-2
 # chunks with an id above this meta value have none yet. New chunks always take ids above

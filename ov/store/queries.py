@@ -522,10 +522,10 @@ class Store(Database):
                 n += 1
         return n
 
-    def no_vectors(self, chunk_ids: Sequence[int]) -> None:
-        """Mark rows that are never given a vector (`embedded` = -1: keyword rows only), so
-        they are not pending (ov.indexer.wants_vector)."""
-        self.conn.executemany("UPDATE chunks SET embedded = -1 WHERE id = ?", [(c,) for c in chunk_ids])
+    def no_vectors(self, chunk_ids: Sequence[int], state: int = NO_VECTOR) -> None:
+        """Mark rows that are never given a vector (`embedded` = NO_VECTOR, or BARE: keyword
+        rows only), so they are not pending (ov.indexer.wants_vector)."""
+        self.conn.executemany("UPDATE chunks SET embedded = ? WHERE id = ?", [(state, c) for c in chunk_ids])
 
     def _insert_vec(self, chunk_id: int, blob: bytes, text_hash: str) -> None:
         meta = self.conn.execute(
@@ -585,7 +585,7 @@ class Store(Database):
             "tier_chunks": self.q1("SELECT count(*) FROM chunks WHERE level IN (0, 1)"),
             "embedded": self.q1("SELECT count(*) FROM chunks WHERE embedded = 1 AND level = 2"),
             "pending": self.q1("SELECT count(*) FROM chunks WHERE embedded = 0"),
-            "no_vector": self.q1("SELECT count(*) FROM chunks WHERE embedded = ?", (NO_VECTOR,)),
+            "no_vector": self.q1("SELECT count(*) FROM chunks WHERE embedded < 0"),
         }
 
     def file_count(self) -> int:
