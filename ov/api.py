@@ -109,15 +109,12 @@ def search_filters(query: str, *, search_type: str | None = None, limit: int | N
                 ftypes=tuple(type_names(types)), globs=tuple(globs))
 
 
-def context_options(detail: str | dict | None = None, max_tokens: int | None = None,
-                    uri: Sequence[str] | None = None) -> dict:
+def context_options(detail: str | dict | None = None, max_tokens: int | None = None) -> dict:
     """Check context mode's own options before anything is opened or built; returns the
-    `--detail` tiers parsed."""
+    `--detail` tiers parsed. (`-u` scopes it as it scopes a list: it had been refused,
+    against the contract's "all commands scope with -u".)"""
     from ov import context as ctx  # noqa: PLC0415
 
-    if uri:
-        raise OvError("invalid_argument", "--uri does not apply with --mode context; use "
-                      "--exclude-uri to leave files out", field="uri")
     if isinstance(detail, dict):  # checked as the command line's JSON form is
         import json  # noqa: PLC0415
 
@@ -551,7 +548,7 @@ class Index:
 
         _text(session_id, "session_id", optional=True)
         _int(dedup_turns, "dedup_turns")
-        det = context_options(detail, max_tokens, _paths(options.get("uri"), "uri"))
+        det = context_options(detail, max_tokens)
         req = self.request(query, **options)
 
         def run():

@@ -161,6 +161,20 @@ def test_exclude_uri_relative_to_cwd(indexed, cli):
     assert "src/net/remote.py" not in uris and "src/lru.py" in uris
 
 
+def test_uri_scopes_context_as_it_scopes_a_list(indexed, cli):
+    """`-u` was refused in context mode, against the contract (every command scopes with
+    -u); it now narrows the candidates as in list mode, relative to the current folder."""
+    res = _ctx(cli, indexed, "-u", "docs", "--max-tokens", 6000)
+    uris = [e["uri"] for e in res["entries"]]
+    assert uris and all(u.startswith("docs/") for u in uris) and "docs/cache.md" in uris, uris
+    assert res["stats"]["candidates"] == 3  # the docs folder's three notes
+    r = cli("search", "cache", "--mode", "context", "--json", "-u", "net", "-u", "ttl.py", cwd=indexed / "src")
+    assert r.code == 0 and sorted(e["uri"] for e in r.json["result"]["entries"]) == [
+        "src/net/remote.py", "src/ttl.py"], r.out
+    listed = cli("search", "cache", "--json", "-u", "docs", cwd=indexed).json["result"]["hits"]
+    assert {h["path"] for h in listed} == set(uris)  # the same files as the list
+
+
 def test_session_dedup_three_turns(indexed, cli):
     args = ("--session-id", "s1", "--dedup-turns", "2", "--limit", "3", "--max-tokens", 6000)
     t1, t2, t3 = (_ctx(cli, indexed, *args) for _ in range(3))
@@ -218,7 +232,6 @@ def test_context_options_refused_in_list_mode(indexed, cli, args, field):
 
 
 @pytest.mark.parametrize("args, field", [
-    (("--uri", "src"), "uri"),
     (("--detail", "deep"), "detail"),
     (("--detail", '{"code": "all"}'), "detail"),
     (("--detail", '{"source": "full"}'), "detail"),

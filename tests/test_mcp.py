@@ -195,8 +195,6 @@ def test_errors_are_structured_and_the_server_goes_on(served):
         ("read", {"path": "src/net.py", "level": 5}, "level must be 0, 1 or 2, not 5", "level"),
         ("search", {"query": "retry", "level": "7"}, "level must be a list of 0, 1 and 2, not '7'", "level"),
         ("find", {"query": "retry", "threshold": 2}, "threshold must be between 0 and 1", "threshold"),
-        ("search", {"query": "retry", "mode": "context", "uri": ["src"]},
-         "uri does not apply with mode context; use exclude_uri to leave files out", "uri"),
         ("search", {"query": "retry", "mode": "context", "dedup_turns": 2},
          "dedup_turns needs session_id", "dedup_turns"),
         ("search", {"query": "retry", "after": "yesterdayish"},

@@ -256,15 +256,17 @@ def context_command(*, query: str, search_type: str | None = None, limit: int | 
         from ov.render import emit_context  # noqa: PLC0415
 
         t0 = time.perf_counter()
-        det = api.context_options(detail, max_tokens, uri)  # before the index is opened
+        det = api.context_options(detail, max_tokens)  # before the index is opened
         filters = api.search_filters(query, search_type=search_type, limit=limit, time_field=time_field,
                                      after=after, before=before, tags=tags, level=level, types=type_,
                                      globs=globs, exclude_uri=exclude_uri, cwd=Path.cwd())
         ignored = [name for name, v in (list_only or {}).items() if v]
-        with open_index(db, auto_index=not no_auto_index, out=out, first_query=query) as ix:
+        scope = _scope_of(uri, db)  # the index is found as list mode finds it
+        with open_index(db, auto_index=not no_auto_index and scope is None, out=out, path=scope,
+                        first_query=query) as ix:
             res = ix.context(query, max_tokens=max_tokens, detail=det, session_id=session_id,
                              dedup_turns=dedup_turns, ignored=ignored, search_type=search_type,
-                             limit=limit, threshold=threshold, exclude_uri=exclude_uri,
+                             limit=limit, threshold=threshold, uri=uri, exclude_uri=exclude_uri,
                              filters=filters, cwd=Path.cwd())
         emit_context(out, res, t0, [f"{name} has no effect with --mode context" for name in ignored])
         return EXIT_OK if res.entries else EXIT_NONE
