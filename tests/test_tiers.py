@@ -395,7 +395,8 @@ def test_abstract_fallbacks_are_never_empty():
     # a licence says nothing of the file: its code does, else the comment is all there is
     assert abstract("// Copyright 2020 X. All rights reserved.\nint x;\n", "a.c") == "int x;"
     assert abstract("// Copyright 2020 X. All rights reserved.\n#define X 1\n", "a.h") == "#define X 1"
-    assert abstract("// Copyright 2020 X. All rights reserved.\n", "a.c") == "// Copyright 2020 X. All rights reserved."
+    assert abstract("// Copyright 2020 X. All rights reserved.\n", "a.c") == \
+        "Only a licence header: Copyright 2020 X. All rights reserved."
     assert abstract("   \n\t\n", "a.py") == ""
     assert overview("", "a.md") == ""
 
@@ -635,3 +636,18 @@ def test_the_outline_reads_only_the_lines_that_can_change_it(lines, crlf, ext):
         assert fast == tiers._regex_outline(text, ext)
     finally:
         tiers._outline_lines = every
+
+
+def test_a_file_of_only_a_licence_header_says_so():
+    """Its abstract was the header with its comment marks (`/* * Licensed under ...`),
+    against "licence headers are never the abstract"; a header above code still yields
+    to what the code defines."""
+    js = '/*\n * Licensed under the Apache License, Version 2.0 (the "License");\n * you may not use this file.\n */\n'
+    assert abstract(js, "c.js") == ('Only a licence header: Licensed under the Apache License, '
+                                          'Version 2.0 (the "License"); you may not use this file.')
+    sh = "#!/bin/sh\n# Copyright 2020 Example Corp.\n#\n# Licensed under the MIT licence.\n"
+    assert abstract(sh, "run.sh") == ("Only a licence header: Copyright 2020 Example Corp. "
+                                            "Licensed under the MIT licence.")
+    code = "# Copyright 2020 Example Corp.\n\ndef walk_tree(root):\n    return root\n"
+    assert abstract(code, "w.py") == "Defines walk_tree()"
+    assert not abstract("// A tiny helper for dates.\n", "d.js").startswith("Only")
