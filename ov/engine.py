@@ -483,6 +483,10 @@ def _scope_warnings(store: Store, root: Path, f) -> list[str]:
            "since `ov index`); `ov grep` searches it" for u in f.uris if u and not store.has_files_under(u)]
     # (a name such as `testdata/` holds no glob character: it is a path from here, and the
     # glob that finds it anywhere is said)
+    if f.tags and not store.paths_where(Filters(tags=f.tags)):
+        from ov.search.prefilter import no_tagged_note  # noqa: PLC0415
+
+        out.append(no_tagged_note(f.tags).replace("so nothing was searched", "so nothing was ranked"))
     out += [f"--exclude-uri {u}: no such file or folder, so nothing was left out for it (a glob such as "
             f"'**/{u.rsplit('/', 1)[-1]}' leaves out such a name at any depth)"
             for u in f.exclude_uris if u and not os.path.lexists(os.path.join(root, u))]

@@ -423,3 +423,17 @@ def test_the_watcher_holds_a_renames_first_half_for_its_second(ov, tree):
     assert w.apply({"notes/Country Loaf.md"}).added == 1
     tags = {r["path"]: r.get("tags") for r in ov("glob", "**/*.md", "-f", "path,tags", "-o", "jsonl", cwd=root).jsonl}
     assert tags["notes/Country Loaf.md"] == {"cuisine": "baking"}
+
+
+def test_a_tag_no_file_carries_is_said(indexed, cli):
+    """A misspelt `--tags team=typo` answered exit 1 without a word, as if nothing matched;
+    it stays exit 1 (tags are ov's own filter) and a warning names it."""
+    assert cli("tag", "a.py", "team=search", cwd=indexed).code == 0
+    for args in (["grep", "words"], ["glob", "**"], ["search", "words", "--search-type", "keywords"],
+                 ["search", "words", "--mode", "context"]):
+        r = cli(*args, "--tags", "team=serch", "-o", "json", cwd=indexed)
+        assert r.code == 1, (args, r.out)
+        assert any(w.startswith("--tags team=serch: no indexed file carries this tag")
+                   for w in r.json["result"]["warnings"]), (args, r.out)
+        r = cli(*args, "--tags", "team=search", "-o", "json", cwd=indexed)
+        assert r.code == 0 and not any("--tags" in w for w in r.json["result"]["warnings"]), (args, r.out)

@@ -623,7 +623,7 @@ def _records(pat, groups, st: GrepStats, *, cwd: Path, before: int, after: int, 
         st.root = st.root or os.fspath(root)
         ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
         pf = _from_cwd(pfilter, root, cwd)  # each root's own: another root is no cwd's
-        allowed = tagged(root, tag_pairs, indexed)
+        allowed = tagged(root, tag_pairs, indexed, st.warnings.append)
         hook = candidates if candidates is not None else (
             index_candidates(root, st.warnings.append) if use_index and indexed else None)
         # -v: a file without the pattern is all matches, so nothing may be ruled out
@@ -712,7 +712,7 @@ def _file_paths(groups, st: GrepStats, cwd: Path, exclude, hidden, no_ignore, ma
         opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pf)
         show = displayer(root, cwd)
         links_out(root, rels, show, st.warnings)
-        allowed = tagged(root, tag_pairs, indexed)
+        allowed = tagged(root, tag_pairs, indexed, st.warnings.append)
         named = frozenset(r for r in rels if r and (root / r).is_file())
         for rel, _ in _searchable(root, rels, opts, st, excluded=excluded, pfilter=pf,
                                   tfilter=tfilter, allowed=allowed, may_hold=None,

@@ -163,7 +163,7 @@ def glob(
     st.root = os.fspath(root)
     ex_rels, excluded, _ = exclusions(root, cwd, exclude, [])
     links_out(root, [rel], displayer(root, cwd), st.warnings)
-    allowed = tagged(root, parse_tags(tags) if tags else None, indexed)  # before the node limit
+    allowed = tagged(root, parse_tags(tags) if tags else None, indexed, st.warnings.append)  # before the node limit
     if not (root / rel).is_dir():  # a file: listed when its name matches
         start, depth, user_cut = rel, max_depth, False
         cut = rel.rfind("/") + 1

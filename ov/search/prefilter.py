@@ -39,15 +39,28 @@ def tag_paths(root: Path, tags: dict[str, str]) -> set[str]:
         return st.paths_where(Filters(tags=tuple(tags.items()) if isinstance(tags, dict) else tuple(tags)))
 
 
-def tagged(root: Path, tags: dict[str, str] | None, indexed: bool) -> set[str] | None:
+def tagged(root: Path, tags: dict[str, str] | None, indexed: bool,
+           warn: Callable[[str], None] | None = None) -> set[str] | None:
     """The paths `--tags` allows under `root` (None: no tags asked); `unsupported` for a
-    root without an index."""
+    root without an index. `warn` hears when no indexed file carries them: a misspelt tag
+    answered exit 1 without a word, as if nothing matched."""
     if not tags:
         return None
     if not indexed:
         raise OvError("unsupported", "--tags needs an index (tags live in it): run `ov index` first",
                       field="tags")
-    return tag_paths(root, tags)
+    got = tag_paths(root, tags)
+    if not got and warn is not None:
+        warn(no_tagged_note(tags))
+    return got
+
+
+def no_tagged_note(tags) -> str:
+    """The warning for `--tags` that no indexed file carries (`tags`: pairs or a dict)."""
+    pairs = list(tags.items()) if isinstance(tags, dict) else list(tags)
+    shown = " ".join(f"{k}={v}" for k, v in pairs)
+    return (f"--tags {shown}: no indexed file carries {'this tag' if len(pairs) == 1 else 'these tags'}, "
+            "so nothing was searched (`ov glob '**' -f path,tags` lists the tags)")
 
 
 def index_candidates(root: Path, notice: Callable[[str], None] | None = None) -> Candidates | None:
