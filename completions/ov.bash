@@ -13,7 +13,7 @@ _ov() {
         esac
     done
     if [[ -z "$cmd" ]]; then
-        COMPREPLY=($(compgen -W "index status grep glob find search read tag manifest doctor mcp -h --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "index status grep glob find search read tag manifest doctor mcp -h --help -V --version" -- "$cur"))
         return
     fi
     local opts=""

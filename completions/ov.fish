@@ -3,6 +3,7 @@
 
 complete -c ov -f
 complete -c ov -n __fish_use_subcommand -s h -l help -d 'Show the help and exit'
+complete -c ov -n __fish_use_subcommand -s V -l version -d 'Print the version and exit'
 complete -c ov -n __fish_use_subcommand -a index -d 'Build or refresh the index of PATH (incremental), in the foreground: a background worker started by a first search is stopped and its work done here'
 complete -c ov -n __fish_use_subcommand -a status -d 'Show what is indexed: files, chunks, embedding coverage, stale files (changed, missing, and new files the index lacks), the background worker and the change journal, sizes, versions, and each setting with where it came from (default, .ov/config.toml or pyproject.toml)'
 complete -c ov -n __fish_use_subcommand -a grep -d 'Search file contents for a regex (ripgrep syntax and habits)'

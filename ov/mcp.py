@@ -441,7 +441,7 @@ class Tools:
         given = [k for k, v in (("max_tokens", max_tokens), ("detail", detail), ("session_id", session_id),
                                 ("dedup_turns", dedup_turns)) if v is not None]
         if given:
-            raise OvError("invalid_argument", f"{', '.join(given)} only apply with mode context",
+            raise OvError("invalid_argument", f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} with mode context",
                           field=given[0])
         return self._behind(to_data(self._coming(self.ix.search, query, **options)))
 

@@ -147,7 +147,7 @@ def bash(cmds: list[Cmd]) -> str:
         "        esac",
         "    done",
         '    if [[ -z "$cmd" ]]; then',
-        f'        COMPREPLY=($(compgen -W "{_sh_words(names)} -h --help" -- "$cur"))',
+        f'        COMPREPLY=($(compgen -W "{_sh_words(names)} -h --help -V --version" -- "$cur"))',
         "        return",
         "    fi",
         '    local opts=""',
@@ -255,6 +255,7 @@ def zsh(cmds: list[Cmd]) -> str:
         "  local curcontext=$curcontext state line",
         "  _arguments -C \\",
         "    '(- *)'{-h,--help}'[Show the help and exit]' \\",
+        "    '(- *)'{-V,--version}'[Print the version and exit]' \\",
         "    '1: :->command' \\",
         "    '*:: :->args'",
         "  case $state in",
@@ -283,6 +284,7 @@ def fish(cmds: list[Cmd]) -> str:
         "",
         "complete -c ov -f",
         "complete -c ov -n __fish_use_subcommand -s h -l help -d 'Show the help and exit'",
+        "complete -c ov -n __fish_use_subcommand -s V -l version -d 'Print the version and exit'",
     ]
     for c in cmds:
         out.append(f"complete -c ov -n __fish_use_subcommand -a {c.name} -d {_fq(c.short)}")
@@ -403,6 +405,8 @@ def man(app_help: str, cmds: list[Cmd]) -> str:
         f"ov \\- {_r(app_help[0].lower() + app_help[1:].rstrip('.'))}",
         ".SH SYNOPSIS",
         f"{_bold('ov')} \\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\fIARGUMENTS\\fR]",
+        ".br",
+        f"{_bold('ov')} \\fB\\-V\\fR | \\fB\\-\\-version\\fR | \\fB\\-\\-help\\fR",
     ]
     for c in cmds:
         out += [".br", _usage(c)]

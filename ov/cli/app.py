@@ -434,7 +434,7 @@ def _no_context_options(max_tokens, detail, session_id, dedup_turns, out_args) -
                                   ("--session-id", session_id), ("--dedup-turns", dedup_turns))
              if v is not None]
     if given:
-        fail(out_args, OvError("invalid_argument", f"{', '.join(given)} only apply with --mode context",
+        fail(out_args, OvError("invalid_argument", f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} with --mode context",
                                field=given[0].lstrip("-").replace("-", "_")))
 
 
