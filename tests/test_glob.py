@@ -63,6 +63,23 @@ def test_a_top_level_pattern_that_matches_only_deeper_says_so(ov, t):
         assert ov("glob", quiet, "-o", "json", cwd=t).json["result"]["warnings"] == [], quiet
 
 
+def test_a_pattern_of_hidden_names_that_finds_nothing_says_why(ov, tmp_path):
+    """`ov glob '.notes.md'` answered nothing, exit 1, without a word; fd says hidden files
+    are filtered and names -H."""
+    root = tmp_path / "h"
+    (root / ".cfg").mkdir(parents=True)
+    (root / ".notes.md").write_text("x\n")
+    (root / ".cfg" / "a.toml").write_text("x\n")
+    (root / "b.md").write_text("x\n")
+    for pattern in (".notes.md", "**/.notes*"):  # (a hidden folder named as a path is entered)
+        r = ov("glob", pattern, "-o", "json", cwd=root)
+        assert r.code == 1 and r.json["result"]["warnings"] == [
+            f"{pattern!r} names hidden files or folders (a leading dot), which are left out by default; "
+            "--hidden includes them"], r.out
+        assert ov("glob", pattern, "--hidden", cwd=root).code == 0
+    assert ov("glob", "*.md", "-o", "json", cwd=root).json["result"]["warnings"] == []
+
+
 def test_globstar_brace_and_class(ov, t):
     assert ov("glob", "**/*.py", cwd=t).out == "a.py\nsrc/m.py\nsrc/pkg/n.py\n"
     assert ov("glob", "src/**/n.{c,h}", cwd=t).out == "src/pkg/n.c\nsrc/pkg/n.h\n"

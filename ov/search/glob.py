@@ -197,6 +197,11 @@ def glob(
             st.warnings.append(f"{pattern!r} matches names at the top of the folder searched only (a glob "
                                f"matches the whole path, as in a shell); {'**/' + pattern!r} matches "
                                "them at any depth")
+    if not found and not hidden and any(part.startswith(".") and part not in (".", "..")
+                                        for part in pattern.split("/")):
+        # fd says so too: the answer of nothing was the hidden rule's, not the tree's
+        st.warnings.append(f"{pattern!r} names hidden files or folders (a leading dot), which are left "
+                           "out by default; --hidden includes them")
     return _result(root, cwd, found, fields, st)
 
 
