@@ -779,7 +779,7 @@ def _keyword_reads(store: Store, req: SearchRequest, depth: int) -> tuple[list[r
         for cid, s in res:
             kw[cid] = kw.get(cid, 0.0) + s
     if plan.trigram:
-        res = store.keyword_search(plan.trigram, req.filters, depth, table="chunks_tri")
+        res = store.score_runs(plan.runs, store.keyword_search(plan.trigram, req.filters, depth, table="chunks_tri"))
         exhausted &= len(res) < depth
         kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
         for cid, s in res:

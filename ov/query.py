@@ -40,6 +40,7 @@ class KeywordPlan:
     trigram: str | None  # for chunks_tri MATCH (substring phrases of >= 3 chars, OR-ed)
     short: tuple[str, ...]  # no-space runs of 1-2 chars: matched with instr() on the text
     terms: int = 0  # the words and runs searched (a score's keyword share reads it: rank.Tree)
+    runs: tuple[str, ...] = ()  # the no-space runs of >= 3 chars `trigram` asks (Store.score_runs)
 
 
 def check_query(text: str) -> str:
@@ -160,7 +161,7 @@ def keyword_plan(text: str) -> KeywordPlan:
     # by substring) but is one term of the query
     lowered = {w.lower() for w in words}
     return KeywordPlan(fts, " OR ".join(fts_phrase(r) for r in tri) or None, short,
-                       len(words) + sum(1 for r in (*tri, *short) if r.lower() not in lowered))
+                       len(words) + sum(1 for r in (*tri, *short) if r.lower() not in lowered), tuple(tri))
 
 
 def check_limit(limit: int) -> int:

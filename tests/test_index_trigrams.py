@@ -269,3 +269,23 @@ def test_camel_words_look_for_the_seam_as_the_identifiers_hold_it():
     assert camel_words("parseHttpHeader(x); getX") == "get X parse Http Header"
     assert keyword_text("int parseHttpHeader;", "T", camel_words("int parseHttpHeader;")) == \
         "int parseHttpHeader;\nT\nparse Http Header" == keyword_text("int parseHttpHeader;", "T")
+
+
+def test_a_run_without_spaces_is_scored_among_all_keyword_rows(ov, tree):
+    """The trigram table holds only the passages of scripts written without spaces, so
+    FTS5's bm25 there counted a run's rows among those alone: in a tree of English notes
+    with a few Japanese ones a run held by most of them had an idf at or under 0, and the
+    exact match of `検索エンジン` scored 0.0013 (a review). It is scored as a short run is,
+    among every keyword row (`Store.score_runs`)."""
+    files = {f"n{i}.md": f"# Note {i}\n\nThe harbour tide tables list high water for day {i}.\n" for i in range(30)}
+    files["ja.md"] = "# 日本語\n\nこのドキュメントは日本語で書かれています。検索エンジンが全角文字を正しく数えるか確認します。\n"
+    files["ja2.md"] = "# 別の文書\n\n検索エンジンの話は別の日に。\n"
+    root = tree(files)
+    assert ov("index", root).code == 0
+    r = ov("search", "検索エンジン", "--search-type", "keywords", "-o", "json", "--explain", cwd=root)
+    hits = r.json["result"]["hits"]
+    assert r.code == 0 and {h["path"] for h in hits} == {"ja.md", "ja2.md"}, r.out
+    assert all(h["score"] > 0.5 and h["scores"]["keywords"]["raw"] > 1 for h in hits), r.out
+    # a run and a word of the same query add up; a run held by more rows counts less
+    both = ov("search", "全角文字 harbour", "--search-type", "keywords", "-o", "json", cwd=root).json["result"]["hits"]
+    assert both[0]["path"] == "ja.md", both

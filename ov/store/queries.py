@@ -875,6 +875,27 @@ class Store(Database):
         idf = bm25_idf(self.keyword_rows(), self.rows_holding(term))
         return [(cid, idf * n * (BM25_K1 + 1) / (n + BM25_K1)) for cid, n in rows]
 
+    def score_runs(self, runs: Sequence[str], hits: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """The trigram table's hits (of no-space runs of 3+ characters) scored as
+        `substring_search` scores a short run, best first: each run's idf among the keyword
+        table's rows (the passages holding it counted in the trigram table), times its count
+        in the row saturated by k1, summed over the runs. FTS5's own bm25 there counts only
+        the trigram table's rows, which hold just the passages of such scripts: in a tree of
+        English with a few Japanese notes every run held by most of them had an idf at or
+        under 0, and an exact match of `検索エンジン` scored 0.0013."""
+        if not hits or not runs:
+            return hits
+        n = self.keyword_rows()
+        idf = {r: bm25_idf(n, self.q1("SELECT count(*) FROM chunks_tri WHERE chunks_tri MATCH ?", (fts_phrase(r),)))
+               for r in runs}
+        texts = self.chunk_texts([cid for cid, _ in hits])
+        scored = []
+        for cid, _ in hits:
+            t = texts.get(cid, "")
+            s = sum(idf[r] * c * (BM25_K1 + 1) / (c + BM25_K1) for r in runs if (c := t.count(r)))
+            scored.append((cid, s))
+        return sorted(scored, key=lambda h: (-h[1], h[0]))
+
     def rows_holding(self, term: str) -> int:
         """The keyword rows whose text holds `term`, as FTS5 counts a word's rows (whatever
         the scope: a file's score does not depend on it). A scan of the text."""
