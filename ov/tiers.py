@@ -688,6 +688,21 @@ def _outline_lines(text: str, n: int, ext: str):
     return out
 
 
+# A C function whose return type stands on the line above its name (GNU and BSD style:
+# `int\nfoo_bar(int x)\n{`): the name line starts at the margin with `name(` and no `;`,
+# the line above holds only the type's words and stars.
+_C_NAME_LINE_RE = re.compile(r"^[A-Za-z_]\w*\s*\([^;]*$")
+_C_TYPE_LINE_RE = re.compile(r"^(?!(?:return|else|goto|case|do|if|while|for|switch|sizeof)\b)"
+                             r"[A-Za-z_][\w]*(?:[ \t\*]+[A-Za-z_]\w*)*[ \t\*]*$")
+
+
+def _c_split_defn(above: str, line: str, ext: str) -> str | None:
+    """The signature of a C function split after its return type (above), else None."""
+    if not _C_NAME_LINE_RE.match(line) or not _C_TYPE_LINE_RE.match(above.rstrip("\r")):
+        return None
+    return _defn(f"{above.strip()} {line}", ext)
+
+
 def _regex_outline(text: str, ext: str) -> list[str]:
     lines = text.split("\n")
     if "\r" in text:
@@ -707,6 +722,8 @@ def _regex_outline(text: str, ext: str) -> list[str]:
         if not s or s.startswith(("//", "*", "#" if ext not in (".py",) else "\0")):
             continue
         sig = _defn(ln, ext)
+        if sig is None and ext in _C_EXTS and i > 0:
+            sig = _c_split_defn(lines[i - 1], ln, ext)
         if sig is None:
             continue
         indent = len(ln) - len(ln.lstrip(" \t"))

@@ -651,3 +651,13 @@ def test_a_file_of_only_a_licence_header_says_so():
     code = "# Copyright 2020 Example Corp.\n\ndef walk_tree(root):\n    return root\n"
     assert abstract(code, "w.py") == "Defines walk_tree()"
     assert not abstract("// A tiny helper for dates.\n", "d.js").startswith("Only")
+
+
+def test_a_c_function_with_its_type_on_the_line_above_is_in_the_outline():
+    """GNU and BSD style put the return type on a line of its own; such functions were
+    left out of the outline (6,587 of them in the kernel's fs/, most of xfs and nfsd)."""
+    c = ("int\nfoo_bar(int x)\n{\n    return x;\n}\n\nstatic void baz_qux(void) {}\n\n"
+         "STATIC int\nxfs_walk(\n\tstruct xfs_mount *mp)\n{\n}\n\nreturn\nnot_a_def(x)\n"
+         "EXPORT_SYMBOL(foo_bar);\n")
+    assert overview(c, "gnu.c").split("\n") == ["int foo_bar(int x)", "static void baz_qux(void)",
+                                               "STATIC int xfs_walk("]
