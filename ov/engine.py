@@ -1169,8 +1169,11 @@ MAX_DEDUP_TURNS = 1_000_000
 
 
 def _stale_warning(n: int, what: str) -> str:
-    return (f"{n} {what} lay in files changed or deleted since indexing: those still there are shown "
-            "where their text is now, the others left out; run `ov index` to refresh")
+    # ("the others" read as files gone; a file still there whose passage was edited is left
+    # out too, and a reader looked for the definition being edited)
+    return (f"{n} {what} lay in files changed or deleted since indexing: a hit whose text is still "
+            "in its file is shown where it is now; one whose text was edited or whose file is gone "
+            "is left out until `ov index` reads the file again")
 
 
 def _refused_warning(n: int) -> str:
