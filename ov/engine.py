@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ov import rank
-from ov.config import DEFAULT_MAX_FILESIZE, MAX_QUERY_TOKENS, env_number
+from ov.config import CONFIG_MAX_FILESIZE, DEFAULT_MAX_FILESIZE, MAX_QUERY_TOKENS, env_number
 from ov.errors import OvError
 from ov.journal import status as journal_status
 from ov.kinds import kind_of
@@ -1384,13 +1384,19 @@ def _read_lines(store: Store, root: Path, rel: str, first: int, last: int | None
     if row is None:
         if os.path.isdir(os.path.join(root, rel)):
             raise OvError("invalid_argument", f"{rel} is a folder: `{asked}` reads lines of a file", field="path")
-        raise _absent(store, root, rel)
-    if not _may_read(root, rel):
-        raise OvError("not_found", f"{rel} is not in the index", field="path")  # as if absent
-    got = _file_now(root, row, size_cap(store))
-    if got is None:
-        raise _unreadable_now(rel)
-    ft, same = got
+        ft = _unindexed_text(root, rel)
+        if ft is None:
+            raise _absent(store, root, rel)
+        row, same = {"id": None, "path": rel}, False
+        note = _absent(store, root, rel).message
+    else:
+        if not _may_read(root, rel):
+            raise OvError("not_found", f"{rel} is not in the index", field="path")  # as if absent
+        got = _file_now(root, row, size_cap(store))
+        if got is None:
+            raise _unreadable_now(rel)
+        ft, same = got
+        note = ""
     from ov.read import LineIndex  # noqa: PLC0415
 
     lines = LineIndex(ft.text)
@@ -1404,11 +1410,34 @@ def _read_lines(store: Store, root: Path, rel: str, first: int, last: int | None
     else:
         start, end = first, last
     text = ft.text[lines.line_start(start):lines.line_start(end + 1) if end < count else len(ft.text)]
-    warnings = [] if same else ["the file changed since the last `ov index`: " + (
+    warnings = [] if same else [f"{note}; these are its lines as they are now" if note and last is not None else
+                                f"{note}; the passage is cut from its text as it is now, as `ov index` would cut it"
+                                if note else "the file changed since the last `ov index`: " + (
         "these are its lines as they are now" if last is not None else
         "the passage is cut from its text as it is now, as `ov index` would cut it") + "; run `ov index` to refresh"]
     return ReadResult(path=rel, level=2, kind="file", text=text, start_line=start, end_line=end,
                       line=first if last is None else None, warnings=warnings)
+
+
+# Lines of a file the index does not hold (new since `ov index`, over --max-filesize, or
+# ignored) are read from the file when named with them, as `ov grep` names them
+# (`big.log:59510`): up to this size, through no link, and only a text file.
+UNINDEXED_LINES_MAX = CONFIG_MAX_FILESIZE
+
+
+def _unindexed_text(root: Path, rel: str):
+    """The text of `root/rel` for a line read when the index lacks it, or None: not a
+    regular file under the root reached through no link, not readable by the user,
+    binary, or larger than UNINDEXED_LINES_MAX."""
+    from ov.read import read_under  # noqa: PLC0415
+
+    p = os.path.join(root, rel)
+    if not _may_read(root, rel) or _link_note(root, rel) or os.path.islink(p):
+        return None
+    try:
+        return read_under(str(root), rel, max_bytes=UNINDEXED_LINES_MAX)
+    except (OSError, OvError, ValueError):
+        return None
 
 
 def _passage_lines(store: Store, row: dict, text: str, same: bool) -> list[tuple[int, int]]:

@@ -125,13 +125,30 @@ def test_a_tier_level_with_a_line_is_refused(root):
         assert ov(root, "read", "pkg/pipe.py:10", "-L", lv, "--json").json["error"]["field"] == "level"
 
 
-def test_a_file_not_in_the_index_says_why(root):
-    (root / "new.py").write_text("x = 1\n")
-    r = ov(root, "read", "new.py:1", "-o", "json")
-    assert r.code == 2 and r.json["error"]["code"] == "not_found"
-    assert r.json["error"]["message"].startswith("new.py is not in the index: the file is new since")
+def test_lines_of_a_file_not_in_the_index_are_read_from_it_and_say_why(root, tmp_path):
+    """`ov grep` points at files the index lacks (new since `ov index`, over
+    --max-filesize: `big.log:59510`); `ov read big.log:59509-59511` answered not_found. The
+    lines are read from the file now, with a warning saying why the index lacks it; a file
+    that is not there, binary, or reached through a link out of the tree is still refused."""
+    (root / "new.py").write_text("x = 1\ny = 2\n")
+    r = ov(root, "read", "new.py:2", "-o", "json")
+    res = r.json["result"]
+    assert r.code == 0 and res["text"] == "x = 1\ny = 2\n" and res["line"] == 2, r.out
+    assert res["warnings"][0].startswith("new.py is not in the index: the file is new since"), res
+    big = "".join(f"line {i} {'flamingoHandler' if i == 1500 else 'noise'}\n" for i in range(3000))
+    (root / "big.log").write_text(big)
+    assert run_inprocess("index", ".", "--no-embed", "--max-filesize", "10K", cwd=root, env=ENV).code == 0
+    r = ov(root, "read", "big.log:1500-1502")
+    assert r.code == 0 and r.out == "1500:line 1499 noise\n1501:line 1500 flamingoHandler\n1502:line 1501 noise\n", r
+    assert "skipped it (over --max-filesize" in r.err and "these are its lines as they are now" in r.err, r.err
     r = ov(root, "read", "gone.py:1")
     assert r.code == 2 and r.err == "ov: error[not_found]: gone.py is not in the index\n"
+    (root / "bin.dat").write_bytes(b"a\x00b\nc\n")
+    assert ov(root, "read", "bin.dat:1").code == 2
+    (tmp_path / "outside.txt").write_text("secret\n")
+    (root / "out.txt").symlink_to(tmp_path / "outside.txt")
+    r = ov(root, "read", "out.txt:1")
+    assert r.code == 2 and "secret" not in r.out + r.err and "leading outside the tree" in r.err, r
 
 
 def test_a_changed_file_is_read_as_it_is_now_and_says_so(root):
