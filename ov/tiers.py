@@ -710,6 +710,7 @@ def _regex_outline(text: str, ext: str) -> list[str]:
     out: list[str] = []
     base: int | None = None
     in_block_comment = False
+    last = -1  # the line of the last entry
     for i in _outline_lines(text, len(lines), ext):
         ln = lines[i]
         s = ln.strip()
@@ -724,6 +725,8 @@ def _regex_outline(text: str, ext: str) -> list[str]:
         sig = _defn(ln, ext)
         if sig is None and ext in _C_EXTS and i > 0:
             sig = _c_split_defn(lines[i - 1], ln, ext)
+            if sig is not None and out and last == i - 1:  # the type line alone read as one
+                out.pop()
         if sig is None:
             continue
         indent = len(ln) - len(ln.lstrip(" \t"))
@@ -737,6 +740,7 @@ def _regex_outline(text: str, ext: str) -> list[str]:
         if doc:
             entry += " — " + doc
         out.append(entry)
+        last = i
     return out
 
 

@@ -78,6 +78,8 @@ def test_a_pattern_of_hidden_names_that_finds_nothing_says_why(ov, tmp_path):
             "--hidden includes them"], r.out
         assert ov("glob", pattern, "--hidden", cwd=root).code == 0
     assert ov("glob", "*.md", "-o", "json", cwd=root).json["result"]["warnings"] == []
+    # not when --hidden would find nothing either (a name not there)
+    assert ov("glob", ".nothere", "-o", "json", cwd=root).json["result"]["warnings"] == []
 
 
 def test_globstar_brace_and_class(ov, t):

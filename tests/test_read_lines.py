@@ -141,6 +141,14 @@ def test_lines_of_a_file_not_in_the_index_are_read_from_it_and_say_why(root, tmp
     r = ov(root, "read", "big.log:1500-1502")
     assert r.code == 0 and r.out == "1500:line 1499 noise\n1501:line 1500 flamingoHandler\n1502:line 1501 noise\n", r
     assert "skipped it (over --max-filesize" in r.err and "these are its lines as they are now" in r.err, r.err
+    # a line alone: a passage holding it, cut from the lines around it (not the whole file)
+    r = ov(root, "read", "big.log:1501", "-o", "json")
+    res = r.json["result"]
+    assert r.code == 0 and res["start_line"] <= 1501 <= res["end_line"] and res["end_line"] - res["start_line"] < 60, res
+    assert "the passage is cut from its lines 1301-1701 as they are now" in res["warnings"][0], res
+    (root / "huge.log").write_text(big)  # new since the last run, and over the cap
+    r = ov(root, "read", "huge.log:1501-1501")
+    assert r.code == 0 and "huge.log is not in the index: it is over --max-filesize" in r.err, r.err
     r = ov(root, "read", "gone.py:1")
     assert r.code == 2 and r.err == "ov: error[not_found]: gone.py is not in the index\n"
     (root / "bin.dat").write_bytes(b"a\x00b\nc\n")

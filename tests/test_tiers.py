@@ -661,3 +661,6 @@ def test_a_c_function_with_its_type_on_the_line_above_is_in_the_outline():
          "EXPORT_SYMBOL(foo_bar);\n")
     assert overview(c, "gnu.c").split("\n") == ["int foo_bar(int x)", "static void baz_qux(void)",
                                                "STATIC int xfs_walk("]
+    # a type line that reads as a definition alone is one entry with its function, not two
+    assert overview("struct s *\nmk(\n\tint n)\n{\n}\n", "a.c") == "struct s * mk("
+    assert overview("enum state\nnext_state(enum state s)\n{\n}\n", "a.c") == "enum state next_state(enum state s)"

@@ -199,9 +199,17 @@ def glob(
                                "them at any depth")
     if not found and not hidden and any(part.startswith(".") and part not in (".", "..")
                                         for part in pattern.split("/")):
-        # fd says so too: the answer of nothing was the hidden rule's, not the tree's
-        st.warnings.append(f"{pattern!r} names hidden files or folders (a leading dot), which are left "
-                           "out by default; --hidden includes them")
+        # fd says so too: the answer of nothing was the hidden rule's, not the tree's (said
+        # only when --hidden finds one: `.ov/*` and a name not there are answered as they are)
+        try:
+            shown = glob(pattern, path, cwd=cwd, ignore_case=ignore_case, hidden=True, no_ignore=no_ignore,
+                         max_depth=max_depth, node_limit=1, exclude=exclude, ignores=ignores, tags=tags,
+                         use_index=use_index).count
+        except OvError:
+            shown = 0
+        if shown:
+            st.warnings.append(f"{pattern!r} names hidden files or folders (a leading dot), which are left "
+                               "out by default; --hidden includes them")
     return _result(root, cwd, found, fields, st)
 
 

@@ -1145,6 +1145,11 @@ class Store(Database):
         """Whether an indexed file's path passes globs (`Filters.path_rules`)."""
         return self.q1(f"SELECT 1 FROM files WHERE {PATH_FUNCTION}(?, path) LIMIT 1", (path_rules,)) is not None
 
+    def any_file(self, filters: Filters) -> bool:
+        """Whether any indexed file passes `filters`' file conditions (one row read)."""
+        fw, fp = filters.file_where("f")
+        return self.q1(f"SELECT 1 FROM files f WHERE {fw} LIMIT 1", fp) is not None
+
     def has_files_under(self, prefix: str) -> bool:
         """Whether any file is indexed at or under a relative path ("" = anywhere)."""
         return self.conn.execute(f"SELECT 1 FROM files WHERE {_UNDER} LIMIT 1", _under(prefix)).fetchone() is not None
