@@ -185,32 +185,35 @@ def glob(
     st.truncated = truncated
     if not user_cut:
         st.level_cut = False  # the pattern's own depth, not --level-limit, stopped the walk
-    if not found and "/" not in pattern and not pattern.startswith("**") and (root / rel).is_dir():
-        # fd matches a name at any depth; a glob matches the path from the folder searched
-        try:
-            deeper = glob("**/" + pattern, path, cwd=cwd, ignore_case=ignore_case, hidden=hidden,
-                          no_ignore=no_ignore, max_depth=max_depth, node_limit=1, exclude=exclude,
-                          ignores=ignores, tags=tags, use_index=use_index).count
-        except OvError:  # (a pattern at the length limit: no longer a glob with `**/`)
-            deeper = 0
-        if deeper:
-            st.warnings.append(f"{pattern!r} matches names at the top of the folder searched only (a glob "
-                               f"matches the whole path, as in a shell); {'**/' + pattern!r} matches "
-                               "them at any depth")
-    if not found and not hidden and any(part.startswith(".") and part not in (".", "..")
-                                        for part in pattern.split("/")):
-        # fd says so too: the answer of nothing was the hidden rule's, not the tree's (said
-        # only when --hidden finds one: `.ov/*` and a name not there are answered as they are)
-        try:
-            shown = glob(pattern, path, cwd=cwd, ignore_case=ignore_case, hidden=True, no_ignore=no_ignore,
-                         max_depth=max_depth, node_limit=1, exclude=exclude, ignores=ignores, tags=tags,
-                         use_index=use_index).count
-        except OvError:
-            shown = 0
-        if shown:
-            st.warnings.append(f"{pattern!r} names hidden files or folders (a leading dot), which are left "
-                               "out by default; --hidden includes them")
+    if not found:
+        st.warnings += _why_nothing(pattern, path, (root / rel).is_dir(), hidden,
+                                    dict(cwd=cwd, ignore_case=ignore_case, no_ignore=no_ignore,
+                                         max_depth=max_depth, node_limit=1, exclude=exclude,
+                                         ignores=ignores, tags=tags, use_index=use_index))
     return _result(root, cwd, found, fields, st)
+
+
+def _why_nothing(pattern: str, path: str | None, folder: bool, hidden: bool, again: dict) -> list[str]:
+    """What a glob that found nothing says, when another form would have found something
+    (`again`: the run's options, for one more run of at most one path): fd matches a name
+    at any depth where a glob matches the path from the folder searched; fd also says when
+    a pattern of hidden names met the hidden rule (only when --hidden finds one: `.ov/*`
+    and a name not there are answered as they are)."""
+    def finds(pat: str, hide: bool) -> int:
+        try:
+            return glob(pat, path, hidden=hide, **again).count
+        except OvError:  # (a pattern at the length limit: no longer a glob with `**/`)
+            return 0
+
+    out = []
+    if "/" not in pattern and not pattern.startswith("**") and folder and finds("**/" + pattern, hidden):
+        out.append(f"{pattern!r} matches names at the top of the folder searched only (a glob "
+                   f"matches the whole path, as in a shell); {'**/' + pattern!r} matches them at any depth")
+    if not hidden and any(part.startswith(".") and part not in (".", "..") for part in pattern.split("/")) \
+            and finds(pattern, True):
+        out.append(f"{pattern!r} names hidden files or folders (a leading dot), which are left "
+                   "out by default; --hidden includes them")
+    return out
 
 
 def _candidates(root: Path, starts: list[str], opts, st: GrepStats, keep,
