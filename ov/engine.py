@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ov import rank
-from ov.config import CONFIG_MAX_FILESIZE, DEFAULT_MAX_FILESIZE, MAX_QUERY_TOKENS, env_number
+from ov.config import CONFIG_MAX_FILESIZE, DEFAULT_MAX_FILESIZE, MAX_QUERY_TOKENS, env_number, leads_outside
 from ov.errors import OvError
 from ov.journal import status as journal_status
 from ov.kinds import kind_of
@@ -341,7 +341,8 @@ class _Rankings:
                 ranked = [c for c in ranked if c.score >= bound]
             if self.use_kw and not self.req.all_chunks:
                 if self.definers is None:  # the same for every depth: pages agree
-                    self.definers = (*_definers(self.store, self.req), "defines")
+                    held = self.tree.holding if self.req.filters.levels == (2,) else None
+                    self.definers = (*_definers(self.store, self.req, held), "defines")
                     if not self.definers[1]:
                         self.definers = (*_named_files(self.store, self.req), "file_name")
                 ranked = rank.with_definers(ranked, *self.definers)
@@ -478,9 +479,8 @@ def _scope_warnings(store: Store, root: Path, f) -> list[str]:
     """A `-u` that holds no indexed file (an ignored, hidden or binary file, one over the
     size cap, or new since `ov index`) answered "no results" without a word; an
     `--exclude-uri` that names nothing left nothing out without one."""
-    out = [f"-u {u}{_link_note(root, u)}" if _link_note(root, u) else
-           f"-u {u}: no indexed file there (ignored, hidden, binary, over --max-filesize, or new "
-           "since `ov index`); `ov grep` searches it" for u in f.uris if u and not store.has_files_under(u)]
+    out = [f"-u {u}{link or ': no indexed file there (ignored, hidden, binary, over --max-filesize, or new since `ov index`); `ov grep` searches it'}"
+           for u in f.uris if u and not store.has_files_under(u) for link in [_link_note(root, u)]]
     # (a name such as `testdata/` holds no glob character: it is a path from here, and the
     # glob that finds it anywhere is said)
     if f.tags and not store.any_file(Filters(tags=f.tags)):
@@ -657,14 +657,15 @@ DEFINITION_WORDS = ("def", "class", "func", "function", "fn", "struct", "type", 
                     "trait", "define", "var", "const", "let", "val", "module", "union", "typedef")
 
 
-def _definers(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
+def _definers(store: Store, req: SearchRequest, held: frozenset[int] | None = None) -> tuple[str, dict[str, int]]:
     """(name, path -> the passage defining it) when the query is one code identifier
     (ov.query.identifier): of the passages in scope holding the name (the best
     DEFINERS_READ by bm25), each file's first that defines it (ov.tiers.defines). For a
     qualified name (`io.EOF`, `http.Handler`), only the files whose own folder or name is
     the qualifier (io/io.go; net/http/server.go, not net/http/cgi/host.go): `time.Second`
     had raised an unrelated `func (p Pair) Second()`. Only code files define (an .rst
-    snippet, 177 defconfig files for `CONFIG_USB`)."""
+    snippet, 177 defconfig files for `CONFIG_USB`). `held`: the passages holding the name
+    in this scope when a caller read all of them already (`rank.Tree.holding`)."""
     ident = identifier(req.query)
     if ident is None or 2 not in req.filters.levels:
         return "", {}
@@ -676,8 +677,9 @@ def _definers(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
     # before it: a name used in 30,000 passages (`EXPORT_SYMBOL_GPL` in the kernel) has its
     # `#define` far past the first DEFINERS_READ by bm25
     # (read only when the first read did not hold every passage with the name)
-    got = {cid for cid, _ in store.keyword_search(fts_phrase(name), scope, DEFINERS_READ)}
-    if len(got) >= DEFINERS_READ:
+    got = set(held) if held is not None else {
+        cid for cid, _ in store.keyword_search(fts_phrase(name), scope, DEFINERS_READ)}
+    if held is None and len(got) >= DEFINERS_READ:
         said = " OR ".join(fts_phrase(f"{kw} {name}") for kw in DEFINITION_WORDS)
         got.update(cid for cid, _ in store.keyword_search(said, scope, DEFINERS_READ))
     ids = sorted(got)
@@ -1410,7 +1412,8 @@ def _read_lines(store: Store, root: Path, rel: str, first: int, last: int | None
         if n is not None and n > count:
             raise OvError("invalid_argument", f"{rel} has {count} line{'' if count == 1 else 's'}: "
                           f"line {n} is past its end", field="path")
-    windowed = False
+    how = ("these are its lines as they are now" if last is not None else
+           "the passage is cut from its text as it is now, as `ov index` would cut it")
     if last is None and row["id"] is None and count > 2 * UNINDEXED_WINDOW:
         # a file the index lacks may be a log of a million lines: its passages are cut
         # around the line asked for, not through the whole file (6.6 s for 58 MB)
@@ -1418,19 +1421,14 @@ def _read_lines(store: Store, root: Path, rel: str, first: int, last: int | None
         window = ft.text[lines.line_start(w0):lines.line_start(w1 + 1) if w1 < count else len(ft.text)]
         spans = [(a + w0 - 1, b + w0 - 1) for a, b in _passage_lines(store, row, window, False)]
         start, end = _passage_at(spans, first, count)
-        note += f"; the passage is cut from its lines {w0}-{w1} as they are now, not from the whole file"
-        windowed = True
+        how = f"the passage is cut from its lines {w0}-{w1} as they are now, not from the whole file"
     elif last is None:
         start, end = _passage_at(_passage_lines(store, row, ft.text, same), first, count)
     else:
         start, end = first, last
     text = ft.text[lines.line_start(start):lines.line_start(end + 1) if end < count else len(ft.text)]
-    warnings = [] if same else [note if windowed else
-                                f"{note}; these are its lines as they are now" if note and last is not None else
-                                f"{note}; the passage is cut from its text as it is now, as `ov index` would cut it"
-                                if note else "the file changed since the last `ov index`: " + (
-        "these are its lines as they are now" if last is not None else
-        "the passage is cut from its text as it is now, as `ov index` would cut it") + "; run `ov index` to refresh"]
+    warnings = ([] if same else [f"{note}; {how}"] if note else
+                [f"the file changed since the last `ov index`: {how}; run `ov index` to refresh"])
     return ReadResult(path=rel, level=2, kind="file", text=text, start_line=start, end_line=end,
                       line=first if last is None else None, warnings=warnings)
 
@@ -1448,8 +1446,7 @@ def _unindexed_text(root: Path, rel: str):
     binary, or larger than UNINDEXED_LINES_MAX."""
     from ov.read import read_under  # noqa: PLC0415
 
-    p = os.path.join(root, rel)
-    if not _may_read(root, rel) or _link_note(root, rel) or os.path.islink(p):
+    if not _may_read(root, rel) or _link_note(root, rel):
         return None
     try:
         return read_under(str(root), rel, max_bytes=UNINDEXED_LINES_MAX)
@@ -1488,7 +1485,7 @@ def _link_note(root: Path, rel: str) -> str:
     real, real_root = os.path.realpath(p), os.path.realpath(root)
     if real == os.path.abspath(p):
         return ""
-    if os.path.commonpath([real, real_root]) != real_root:
+    if leads_outside(p, str(root), folder_inside=False):
         return f": a symbolic link leading outside the tree, which ov never follows (its target: {real})"
     return (f": a symbolic link, which `ov index` does not follow (as rg); its target is "
             f"{os.path.relpath(real, real_root)!r}")

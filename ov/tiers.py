@@ -471,7 +471,8 @@ def _first_code_lines(lines: list[str]) -> str:
     kept = [ln.strip() for i, ln in enumerate(lines[:400])
             if ln.strip() and not _IMPORT_LINE_RE.match(ln) and not (i == 0 and ln.startswith("#!"))]
     code = [ln for ln in kept if not _COMMENT_PREFIX_RE.match(ln) or _PREPROCESSOR_RE.match(ln)]
-    if not code and len(kept) == sum(1 for ln in lines[:400] if ln.strip()) - lines[0].startswith("#!") \
+    # (comments only: no code, and no import, which `kept` leaves out)
+    if not code and not any(_IMPORT_LINE_RE.match(ln) for ln in lines[:400]) \
             and _LICENSE_RE.search(" ".join(kept[:12])):
         # a file holding nothing but its licence header says so, in the header's words
         # without its comment marks (it read `/* * Licensed under ...`)
