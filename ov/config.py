@@ -231,7 +231,7 @@ def leads_outside(path: str, root: str, folder_inside: bool = True) -> bool:
     return not real.startswith(top.rstrip(os.sep) + os.sep)
 
 
-_WARNED: set[str] = set()  # config files said to lead outside the tree, in this run
+_WARNED: set[str] = set()  # config files and index folders said not to be read, in this run
 
 
 def new_run() -> None:
@@ -305,6 +305,12 @@ def load_config(root: Path) -> Config:
     layers: list[tuple[str, dict[str, object]]] = []
     ov_label = f"{INDEX_DIRNAME}/{CONFIG_NAME}"
     ov_toml = _read_toml(root / INDEX_DIRNAME / CONFIG_NAME, str(root / ov_label), root)
+    if ov_toml is not None:
+        from ov.paths import distrusted, untrusted  # noqa: PLC0415
+
+        if why := untrusted(root / INDEX_DIRNAME / CONFIG_NAME):  # planted, as an index can be
+            distrusted(why)
+            ov_toml = None
     pyproject = _read_toml(root / "pyproject.toml", str(root / "pyproject.toml"), root)
     if pyproject is not None:
         tool = pyproject.get("tool", {})

@@ -18,6 +18,7 @@ inside it; everything else here is path arithmetic.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from ov.config import DB_NAME, INDEX_DIRNAME
@@ -38,17 +39,57 @@ def db_path_for(root: Path) -> Path:
     return root / INDEX_DIRNAME / DB_NAME
 
 
+def untrusted(db_path: Path) -> str | None:
+    """Why the index at `db_path` (or another file of ov's in its folder: config.toml) is
+    not this user's to use, or None when it is (or is not there). An index folder or file
+    another user owns (root aside), or a folder every user may write in, could have been
+    planted: as git refuses a `.git` another user owns (the
+    `/tmp/.git` of CVE-2022-24765 steered every command below it), an `.ov/` found that way
+    would show another user's files as this tree's and its config could hide this tree's.
+    An index named by `--db` is the user's choice and is not asked."""
+    me = os.geteuid()
+    for p in (db_path.parent, db_path):
+        try:
+            st = os.lstat(p)
+        except OSError:  # not there, or not this user's to look in: nothing planted here
+            return None
+        if st.st_uid not in (me, 0):
+            return f"{p} is owned by another user (uid {st.st_uid})"
+        if stat.S_ISLNK(st.st_mode):  # refused as a link where it is opened (check_index_files)
+            return None
+        if p == db_path.parent and st.st_mode & 0o002 and not st.st_mode & stat.S_ISVTX:
+            return f"{p} is a folder every user may write in"
+    return None
+
+
+def distrusted(why: str) -> None:
+    """Say once a run that another user's `.ov/` is passed over (`untrusted`)."""
+    import sys  # noqa: PLC0415
+
+    from ov.config import _WARNED  # noqa: PLC0415 - the run's said-once notes
+
+    if why not in _WARNED:
+        _WARNED.add(why)
+        sys.stderr.write(f"ov: warning: {why}: its index and settings are not used, as git ignores a .git another user can "
+                         "change (an index named with --db is used)\n")
+
+
 def find_index(start: Path) -> Path | None:
-    """The nearest `.ov/index.db` at or above `start` (a file or a folder), or None."""
+    """The nearest `.ov/index.db` at or above `start` (a file or a folder), or None. An
+    index another user could have planted (`untrusted`) is passed over, said on stderr."""
     p = start if start.is_dir() else start.parent
     p = p.resolve()
     for d in (p, *p.parents):
         candidate = db_path_for(d)
         try:
-            if candidate.is_file():
-                return candidate
-        except PermissionError:  # `.ov/` there is another user's (owner-only): the tree's
-            return candidate     # root all the same; opening the index says it cannot be read
+            if not candidate.is_file():
+                continue
+        except PermissionError:  # `.ov/` there is another user's (owner-only): not this
+            pass                 # user's to read, and passed over as any other user's
+        if why := untrusted(candidate):
+            distrusted(why)
+            continue
+        return candidate
     return None
 
 
@@ -82,10 +123,10 @@ def locate(scope: Path | None = None, db: Path | None = None) -> tuple[Path, Pat
 
 
 def usable_index(db: Path) -> bool:
-    """Whether an index file is there for this user to read (another user's owner-only
-    `.ov/` is not: grep and glob then search without it)."""
+    """Whether an index file is there for this user to read and use (another user's `.ov/`
+    is not, `untrusted`: grep and glob then search without it)."""
     try:
-        return db.is_file() and os.access(db, os.R_OK)
+        return db.is_file() and os.access(db, os.R_OK) and untrusted(db) is None
     except OSError:
         return False
 

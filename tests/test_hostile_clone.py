@@ -273,3 +273,53 @@ def test_python_m_ov_imports_nothing_from_the_tree(indexed):
         assert "PLANTED RAN" not in r.stderr and r.returncode == 0, (args, r.stderr)
         if "json" in args:
             assert json.loads(r.stdout)["status"] == "ok"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the planted .ov/ to another user")
+def test_an_index_above_that_another_user_owns_is_passed_over(tmp_path):
+    """Another user's `.ov/` in a folder above (a review planted one in a world-writable
+    parent, with a config hiding the checkout): `ov search` in the checkout listed the
+    other user's `../planted.txt`, and `ov grep -q deploy` exited 1 on a file holding it.
+    As git ignores a `.git` another user owns, that index and its config are passed over,
+    said once on stderr, and the checkout gets an index of its own."""
+    up = make_tree(tmp_path / "up", {"planted.txt": "attacker doc mentions deploy\n"})
+    assert ov(up, "index", "--no-embed", ".").returncode == 0
+    (up / ".ov" / "config.toml").write_text('ignore = ["*.sh"]\n')
+    for p in (up / ".ov", *(up / ".ov").iterdir(), up / "planted.txt"):
+        os.lchown(p, 65534, 65534)
+    os.chmod(up / ".ov", 0o777)
+    mine = make_tree(up / "mine", {"deploy.sh": "deploy script here\n"})
+    r = ov(mine, "search", "deploy", "--search-type", "keywords", "-o", "json")
+    assert r.returncode == 0, r.stderr
+    assert [h["path"] for h in json.loads(r.stdout)["result"]["hits"]] == ["deploy.sh"]
+    assert r.stderr.count("owned by another user (uid 65534): its index and settings are not used") == 1
+    assert (mine / ".ov" / "index.db").is_file()
+    assert ov(mine, "grep", "-q", "deploy").returncode == 0
+    # the other user's folder holds what it held: nothing of this user's was written there
+    assert sorted(p.name for p in (up / ".ov").iterdir() if not p.name.startswith("index.db")) \
+        == [".gitignore", "config.toml"]
+    # a search from the folder holding that index is refused, not built into the other's folder
+    r = ov(up, "search", "deploy", "-o", "json")
+    assert r.returncode == 2 and json.loads(r.stdout)["error"]["code"] == "invalid_path"
+    assert ov(up, "grep", "-l", "deploy").stdout.split() == ["mine/deploy.sh", "planted.txt"]
+    # named with --db, it is the user's choice
+    r = ov(mine, "search", "attacker", "--search-type", "keywords", "--db", str(up / ".ov" / "index.db"))
+    assert r.returncode == 0 and "planted.txt" in r.stdout
+
+
+def test_untrusted_reads_the_owner_of_the_index_folder_and_file(tmp_path, monkeypatch):
+    from ov.paths import untrusted
+
+    db = tmp_path / ".ov" / "index.db"
+    assert untrusted(db) is None  # nothing there
+    db.parent.mkdir(mode=0o700)
+    db.write_bytes(b"")
+    assert untrusted(db) is None
+    os.chmod(db.parent, 0o777)
+    assert "a folder every user may write in" in untrusted(db)
+    os.chmod(db.parent, 0o1777)  # sticky, as /tmp: others cannot replace what is there
+    assert untrusted(db) is None
+    os.chmod(db.parent, 0o700)
+    me = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: me + 4242)
+    assert untrusted(db) == (None if me == 0 else f"{db.parent} is owned by another user (uid {me})")

@@ -926,7 +926,7 @@ def test_grep_and_glob_work_beside_another_users_private_index(tmp_path):
     """`.ov/` is owner-only. Another user grepping the same checkout (a colleague, a CI job
     as another account) got `internal: PermissionError` from grep, glob and search: grep
     and glob now search without the index (with a warning for the config they cannot
-    read), and search says the index cannot be read by this user. Here `.ov/` becomes user
+    read), and search says the index is another user's. Here `.ov/` becomes user
     65534's and the commands run as root without its read and write override."""
     root = make_tree(tmp_path / "t", {"a.txt": "hello there\n"})
     assert run_inprocess("index", ".", "--no-embed", cwd=root, env=ENV).code == 0
@@ -941,7 +941,9 @@ def test_grep_and_glob_work_beside_another_users_private_index(tmp_path):
         assert p.returncode == 0 and p.stdout == "a.txt\n", p
         p = run("search", "hello", "-o", "json")
         err = json.loads(p.stdout)["error"]
-        assert p.returncode == 2 and err["code"] == "invalid_path" and "cannot be read" in err["message"], p
+        # (another user's index is not this user's to read or to build in: `paths.untrusted`)
+        assert p.returncode == 2 and err["code"] == "invalid_path" and "owned by another user (uid 65534)" \
+            in err["message"], p
         assert sorted(x.name for x in root.iterdir()) == [".ov", "a.txt"]
     finally:
         restore()

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 from ov.config import INDEX_DIRNAME
 from ov.errors import OvError
+from ov.paths import untrusted
 from ov.store.text import FRONT_CHARS, front_of, keyword_text, title_of
 
 SCHEMA_VERSION = 8
@@ -608,6 +609,9 @@ def prepare_index_dir(db_path: Path) -> None:
         except OSError as e:  # a read-only tree: said as such, not as an `internal` OSError
             raise _cannot_create(folder, e) from None
         made = True
+    elif why := untrusted(db_path):  # another user's: writing there would share this tree with them
+        raise OvError("invalid_path", f"{why}, so this user's index is not made there; an index "
+                      "elsewhere can be named with --db, and `ov grep` searches without one", field="db")
     check_index_files(db_path)
     ignore = folder / ".gitignore"
     if (made or folder.name == ".ov") and not os.path.lexists(ignore):
