@@ -53,12 +53,16 @@ _OS_WORDS = frozenset(os.strerror(e) for e in (
     errno.EACCES, errno.EPERM, errno.ELOOP, errno.EIO, errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG,
     errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EOVERFLOW, errno.ESTALE, errno.ENXIO, errno.EBADF))
 BROKEN_LINK = "broken symbolic link"
+# ... or a link that `-L` (or a PATH named) asked it to follow, which leads out of the tree:
+# never followed (DESIGN), so not read either
+LINK_OUT = "a symbolic link leading outside the tree, not followed"
 LOOP = "file system loop found (links to a folder above it)"
 
 
 def read_error(warning: str) -> bool:
     """Whether a walk's warning says it could not read something (above)."""
-    return warning.rpartition(": ")[2] in _OS_WORDS or warning.endswith((": " + BROKEN_LINK, ": " + LOOP))
+    return (warning.rpartition(": ")[2] in _OS_WORDS or warning.endswith((": " + BROKEN_LINK, ": " + LOOP))
+            or ": " + LINK_OUT in warning)
 
 ALWAYS_SKIPPED = frozenset({".git", ".ov"})
 
@@ -779,6 +783,7 @@ def _link_target(e, rel: str, follow: bool, yield_symlinks: bool, real_root: str
         return _LINK_ITSELF if yield_symlinks else None
     if not _under(os.path.realpath(e.path), real_root):
         skip(rel, "outside_root")
+        warn(f"{rel}: {LINK_OUT}")  # asked to follow links: an answer must not read as all of them
         return None
     try:
         return os.stat(e.path)

@@ -57,8 +57,9 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
                           "always come in)", field="sort")
         if type_list:
             return _type_list(out, t0)
-        # a missing PATH: the others searched, then exit 2, as rg (JSON: the error alone)
-        partial = dict(missing_ok=out.fmt != "json")
+        # a missing PATH: said, the others searched, then exit 2, as rg (JSON: a warning,
+        # status ok; -q with a match: 0), as for a part of the tree that could not be read
+        partial = dict(missing_ok=True)
         if files:
             found, st = api.files(paths or (), node_limit=node_limit, tags=tags or (), **where, **partial)
             n = render.emit_files(out, found, st, t0, null)
@@ -74,11 +75,8 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         b = before if before is not None else (context or 0)
         a = after if after is not None else (context or 0)
         if quiet:
-            recs, qst = api.grep(pat, paths or (), node_limit=1, mode="files", max_count=max_count,
-                                 before=b, after=a, **how)
-            recs = _unless_nothing_searched(recs, qst, paths or (), dict(node_limit=1, tags=tags or (), **where))
-            # (a match found ends -q at 0 whatever was unread, as rg's -q)
-            return EXIT_OK if next(recs, None) is not None else EXIT_ERROR if qst.read_errors else EXIT_NONE
+            return _quiet(out, pat, paths or (), dict(max_count=max_count, before=b, after=a, **how),
+                          dict(node_limit=1, tags=tags or (), **where))
         records, st = api.grep(pat, paths or (), before=b, after=a, node_limit=node_limit, mode=mode,
                                max_count=max_count, **how, **partial,
                                deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout)
@@ -98,6 +96,19 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
     return run_body((output, json_, color), body)
 
 
+def _quiet(out: Out, pat: str, paths: Sequence[str], how: dict, where: dict) -> int:
+    """`ov grep -q`: 0 on the first match, whatever was unread or missing (as rg's -q);
+    else 2 when part of what was asked was not searched (said on stderr), else 1."""
+    from ov import api  # noqa: PLC0415
+
+    recs, st = api.grep(pat, paths, node_limit=1, mode="files", missing_ok=True, **how)
+    if next(_unless_nothing_searched(recs, st, paths, where), None) is not None:
+        return EXIT_OK
+    for w in st.warnings:  # no result is printed, but what could not be searched is said
+        out.warn(w)
+    return EXIT_ERROR if st.read_errors or st.missing else EXIT_NONE
+
+
 def _type_list(out: Out, t0: float) -> int:
     """`ov grep --type-list` (JSON: {"types": {name: [globs]}}; JSON Lines: a record a type)."""
     from ov import render  # noqa: PLC0415
@@ -114,16 +125,17 @@ def _type_list(out: Out, t0: float) -> int:
 
 
 def _unless_nothing_searched(records, st, paths: Sequence[str], where: dict):
-    """`records`, or the error ripgrep exits 2 with when no file at all was searched: the
-    filters given (-t, -g, --exclude-uri) left out every file under the PATHs (`ov grep -t
-    rust` in a Python tree had exited 1 as a search that found nothing). Without such a
-    filter, a walk that found no file is a search that found nothing (rg, too, exits 1 on
-    a folder holding only a link it does not follow). A grep the index answered without
-    reading a file (nothing could match) is asked again for one file of its walk (`ov grep
-    --files`).
-    Not an error: a run whose walk said why it skipped what it was named (a link leading
-    out of the tree, a FIFO: its warning says it), or one `--tags` narrowed (ov's own
-    filter, which answers as search's does: nothing tagged so is no result)."""
+    """`records`, or the error ripgrep exits 2 with when no file at all was searched ("No
+    files were searched"): the filters given (-t, -g, --exclude-uri) left out every file
+    under the PATHs (`ov grep -t rust` in a Python tree had exited 1 as a search that found
+    nothing), or the tree's ignore files or hidden names did (a cloned tree's `.ignore` of
+    `*` made `ov grep -q SECRET` exit 1: a CI check passed on nothing read), or there is
+    no file. A grep the index answered without reading a file (nothing could match) is
+    asked again for one file of its walk (`ov grep --files`).
+    Not this error: a run whose walk said why it did not read what it was named (a link
+    leading out of the tree, an unreadable folder, a FIFO: its warning says it), or one
+    `--tags` narrowed (ov's own filter, which answers as search's does: nothing tagged so
+    is no result)."""
     from itertools import chain  # noqa: PLC0415
 
     from ov import api  # noqa: PLC0415
@@ -132,14 +144,21 @@ def _unless_nothing_searched(records, st, paths: Sequence[str], where: dict):
     if first is not None:
         return chain([first], records)
     if st.searched or st.unreadable or st.binary_matches or st.truncated or st.level_cut \
-            or st.warnings or where.get("tags") \
-            or not (where.get("types") or where.get("globs") or where.get("exclude")):
+            or st.warnings or where.get("tags"):
         return iter(())
     found, _ = api.files(paths, **where)
     if next(found, None) is not None:
         return iter(())
-    raise OvError("not_found", "no files were searched: the filters (-t, -g, --exclude-uri) "
-                  "left out every file; `ov grep --files` with the same flags lists the files searched")
+    if where.get("types") or where.get("globs") or where.get("exclude"):
+        why = "the filters (-t, -g, --exclude-uri) left out every file"
+    elif next(api.files(paths, **{**where, "hidden": True, "no_ignore": True})[0], None) is not None:
+        why = ("ignore files (.gitignore, .ignore, .ovignore) or hidden names left out every file "
+               "(--no-ignore and --hidden take them in)")
+    else:
+        raise OvError("not_found", "no files were searched: there is none here (a link is followed "
+                      "with -L)")
+    raise OvError("not_found", f"no files were searched: {why}; `ov grep --files` with the same "
+                  "flags lists the files searched")
 
 
 def _patterns(pattern: str | None, regexps: list[str], fixed: bool, multiline: bool = False) -> tuple[str, bool]:

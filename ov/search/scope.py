@@ -29,7 +29,7 @@ from ov.errors import OvError
 from ov.globs import PathFilter, split_excludes
 from ov.model import FileEntry, GrepResult
 from ov.paths import db_path_for, inside, resolve, search_root, usable_index
-from ov.walk import walk, walk_paths
+from ov.walk import LINK_OUT, walk, walk_paths
 
 
 # (literals, ignore_case) -> predicate (walked file entry) -> may the file match?
@@ -348,5 +348,4 @@ def links_out(root: Path, rels: Sequence[str], show: Callable[[str], str], warni
         if r and (p.is_symlink() or os.path.realpath(p) != os.path.abspath(p)):  # a link on the way
             target = Path(os.path.realpath(p))
             if target != real_root and real_root not in target.parents:
-                warnings.append(f"{show(r)}: a symbolic link leading outside the tree, not followed "
-                                f"(name its target to search it: {target})")
+                warnings.append(f"{show(r)}: {LINK_OUT} (name its target to search it: {target})")
