@@ -975,6 +975,14 @@ def _ignore_state(path: str) -> tuple[int, int, int, int] | None:
     return (s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino)
 
 
+def _may_list(path: str, s: os.stat_result) -> bool:
+    """Whether this process may list the folder `path` (its stat `s`). A listing made by a
+    run with more rights (root's read override) must not show names this run cannot read
+    (`glob` listed a shut folder's files from one). The system is asked only of a folder not
+    open to every user."""
+    return s.st_mode & 0o005 == 0o005 or os.access(path, os.R_OK | os.X_OK)
+
+
 def _stamp(s: os.stat_result, t0: int) -> tuple[int, int] | None:
     """A folder's (mtime, ctime) as the listing keeps it; None when it moved within
     RACY_NS of `t0` (the same tick could hide a second change)."""
@@ -1150,7 +1158,7 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
                 raise _Stale()
             dirs.pop(rel, None)
             continue
-        if rec is None or rec[0] is None or rec[0] != _stamp(s, t0) or rel in force:
+        if rec is None or rec[0] is None or rec[0] != _stamp(s, t0) or rel in force or not _may_list(path, s):
             rescans += 1
             if rescans > MAX_RESCANS:
                 raise _Stale()
