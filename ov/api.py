@@ -604,6 +604,12 @@ class Index:
         from ov.engine import status  # noqa: PLC0415
 
         self._current()
+        # a broken index is an error (DESIGN), here too: a CI check reading `ov status` passed
+        # on an index every search refused (cheap checks: every table there, each readable)
+        if problem := self.store.health():
+            from ov.store.db import damaged  # noqa: PLC0415
+
+            raise damaged(self.store.path, problem)
         return replace(status(self.store, self.root), settings=load_config(self.root).settings(),
                        warnings=list(self.notes))
 

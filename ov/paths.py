@@ -46,14 +46,18 @@ def untrusted(db_path: Path) -> str | None:
     planted: as git refuses a `.git` another user owns (the
     `/tmp/.git` of CVE-2022-24765 steered every command below it), an `.ov/` found that way
     would show another user's files as this tree's and its config could hide this tree's.
-    An index named by `--db` is the user's choice and is not asked."""
+    An index named by `--db` is the user's choice and is not asked; under sudo, the index of
+    the user who ran sudo is theirs (as git's `SUDO_UID` rule)."""
     me = os.geteuid()
+    mine = {me, 0}
+    if me == 0 and os.environ.get("SUDO_UID", "").isdigit():  # `sudo ov index --full` on the
+        mine.add(int(os.environ["SUDO_UID"]))                  # user's own index, as git allows it
     for p in (db_path.parent, db_path):
         try:
             st = os.lstat(p)
         except OSError:  # not there, or not this user's to look in: nothing planted here
             return None
-        if st.st_uid not in (me, 0):
+        if st.st_uid not in mine:
             return f"{p} is owned by another user (uid {st.st_uid})"
         if stat.S_ISLNK(st.st_mode):  # refused as a link where it is opened (check_index_files)
             return None

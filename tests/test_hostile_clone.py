@@ -323,3 +323,9 @@ def test_untrusted_reads_the_owner_of_the_index_folder_and_file(tmp_path, monkey
     me = os.geteuid()
     monkeypatch.setattr(os, "geteuid", lambda: me + 4242)
     assert untrusted(db) == (None if me == 0 else f"{db.parent} is owned by another user (uid {me})")
+    if me != 0:
+        monkeypatch.setattr(os, "geteuid", lambda: 0)  # root under sudo: the invoking user's is theirs
+        monkeypatch.setenv("SUDO_UID", str(me + 1))
+        assert "owned by another user" in untrusted(db)
+        monkeypatch.setenv("SUDO_UID", str(me))
+        assert untrusted(db) is None

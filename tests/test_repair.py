@@ -169,6 +169,23 @@ def test_a_damaged_index_is_reported_and_rebuilt_by_index_full(built, tmp_path, 
     assert r.code == 0 and r.json["result"]["unchanged"] == len(FILES), r.out
 
 
+@pytest.mark.parametrize("table", ["chunks_fts", "chunks"])
+def test_status_says_an_index_is_damaged_when_search_does(built, tmp_path, table):
+    """`ov status -o json` answered ok, no warning, exit 0, on an index whose keyword table
+    was dropped, which every search refused as damaged: a CI health check passed on it."""
+    root = tmp_path / "t"
+    shutil.copytree(built, root, symlinks=True)
+    conn = sqlite3.connect(root / ".ov" / "index.db")
+    conn.execute(f"DROP TABLE {table}")
+    conn.commit()
+    conn.close()
+    search = run_inprocess("search", "alpha3", "--search-type", "keywords", "-o", "json", cwd=root, env=ENV)
+    assert search.code == 2 and "is damaged (" in search.json["error"]["message"]
+    r = run_inprocess("status", "-o", "json", cwd=root, env=ENV)
+    assert r.code == 2 and r.json["error"] == search.json["error"] | {"message": r.json["error"]["message"]}
+    assert f"is damaged (missing table(s): {table})" in r.json["error"]["message"]
+
+
 def test_incremental_index_says_a_damaged_index_is_damaged_and_doctor_agrees(built, tmp_path):
     root = tmp_path / "t"
     shutil.copytree(built, root, symlinks=True)
@@ -452,11 +469,13 @@ def test_sigterm_stops_a_full_rebuild_as_ctrl_c_does(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to own a file as another user")
-def test_root_rebuilding_a_users_index_leaves_it_theirs(tmp_path):
+def test_root_rebuilding_a_users_index_leaves_it_theirs(tmp_path, monkeypatch):
     """`sudo ov index --full` on a user's index: the new file keeps its owner, group and
-    mode (it used to become root's, 0600, and the user could no longer read it)."""
+    mode (it used to become root's, 0600, and the user could no longer read it). (Under
+    sudo: another user's index is not used otherwise, `paths.untrusted`.)"""
     from ov import api
 
+    monkeypatch.setenv("SUDO_UID", "65534")
     root = make_tree(tmp_path / "t", FILES)
     assert run_inprocess("index", ".", "--no-embed", cwd=root, env=ENV).code == 0
     db = root / ".ov" / "index.db"
