@@ -52,6 +52,7 @@ def check_glob(pattern: str, field: str = "pattern") -> None:
             if k < 0:
                 raise OvError("invalid_pattern", f"invalid glob: unclosed '[' at position {i}",
                               field=field)
+            _check_ranges(pattern, i, k, field)
             i = k + 1
             continue
         if c == "{":
@@ -62,6 +63,23 @@ def check_glob(pattern: str, field: str = "pattern") -> None:
     if braces:
         raise OvError("invalid_pattern", f"invalid glob: unclosed '{{' at position {braces[-1]}",
                       field=field)
+
+
+def _check_ranges(pattern: str, start: int, end: int, field: str) -> None:
+    """Refuse a range running backwards in the class `pattern[start:end + 1]` (`[z-a]`), as
+    `-g` and rg do: as a glob it matched nothing, silently."""
+    body = pattern[start + 1:end]
+    chars: list[str] = []  # the class's characters, escapes read
+    t = 1 if body[:1] in ("!", "^") else 0
+    while t < len(body):
+        if body[t] == "\\" and t + 1 < len(body):
+            t += 1
+        chars.append(body[t] if body[t] != "-" or t in (0, len(body) - 1) else "\0-")
+        t += 1
+    for a, dash, b in zip(chars, chars[1:], chars[2:]):
+        if dash == "\0-" and a != "\0-" and b != "\0-" and a > b:
+            raise OvError("invalid_pattern", f"invalid glob: invalid range '{a}-{b}' in the class at "
+                          f"position {start}", field=field)
 
 
 def compile_glob(pattern: str, *, ignore_case: bool = False,

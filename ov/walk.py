@@ -33,6 +33,7 @@ import os
 import re
 import stat
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import lru_cache
@@ -516,7 +517,9 @@ def _matcher(rules: Rules) -> Matcher | None:
             regexes.append(None)
             continue
         try:
-            rx = re.compile("|".join(f"({src})" for src, _ in group))
+            with warnings.catch_warnings():  # `[[]` of an ignore line: a FutureWarning on stderr
+                warnings.simplefilter("ignore", FutureWarning)  # ("possible nested set"), its meaning kept
+                rx = re.compile("|".join(f"({src})" for src, _ in group))
         except re.error:
             return None
         if rx.groups != len(group):

@@ -186,6 +186,12 @@ def test_no_match_and_bad_input(ov, t, tmp_path):
     assert "position 4" in r.json["error"]["message"]
     r = ov("glob", "--json", "{a,b", cwd=t)
     assert r.json["error"]["code"] == "invalid_pattern"
+    # a range running backwards: `-g` and rg refuse it; as a glob it had matched nothing, exit 1
+    for g in ("[z-a]", "src/[!9-0]*", "[\\z-a]"):
+        r = ov("glob", "--json", g, cwd=t)
+        assert r.code == 2 and r.json["error"]["code"] == "invalid_pattern", g
+        assert "invalid range" in r.json["error"]["message"], g
+    assert ov("glob", "[-a]*", cwd=t).code in (0, 1) and ov("glob", "*.[a-z]*", cwd=t).code == 0
     # a folder outside the tree is searched too (as its own root), paths relative to here
     (t.parent / "outside.txt").write_text("x")
     r = ov("glob", "--json", "*.txt", "..", cwd=t)

@@ -716,3 +716,16 @@ def test_listing_cache_sees_a_work_tree_made_at_the_root(tmp_path, monkeypatch):
     assert _listing(root) == _walked(root) == ["b.txt"]
     (root / ".git").rmdir()
     assert _listing(root) == _walked(root) == ["a.txt", "b.txt"]
+
+
+def test_an_ignore_line_with_a_bracket_class_prints_no_python_warning(tmp_path):
+    """`[[]br].txt` in `.ignore` (a class holding `[`) printed Python's FutureWarning
+    "Possible nested set" and its source line on stderr; the rule itself is kept."""
+    import subprocess  # noqa: PLC0415
+
+    (tmp_path / "b.txt").write_text("needle\n")
+    (tmp_path / "[br].txt").write_text("needle\n")
+    (tmp_path / ".ignore").write_text("[[]br].txt\n")
+    r = subprocess.run([sys.executable, "-m", "ov", "grep", "needle"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "PYTHONWARNINGS": "default"})
+    assert (r.returncode, r.stdout, r.stderr) == (0, "b.txt:1:needle\n", "")
