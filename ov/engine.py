@@ -951,7 +951,8 @@ def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need
     for c in ranked:
         if len(hits) >= need:
             break
-        if req.threshold is not None and c.score < req.threshold:
+        # (the score as printed: a hit shown as 1.0 is kept by --threshold 1)
+        if req.threshold is not None and round(c.score, rank.SCORE_DIGITS) < req.threshold:
             break
         row = rows.get(c.chunk_id)
         if row is None:

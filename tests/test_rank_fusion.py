@@ -543,3 +543,17 @@ def test_question_words_are_not_keyword_evidence(tree, ov):
     for q, want in (("when was the last frost", "garden.md"), ("how do I free disk space", "docker.md")):
         got = hits(q)
         assert got[0]["path"] == want and got[0]["score"] >= 0.7, (q, got)
+
+
+def test_a_hit_printed_as_1_is_kept_by_threshold_1(ov, tree):
+    """A unique identifier's keywords-only score is 0.99999999..., printed 1.0: `--threshold
+    1` dropped it and exited 1 ("scoring below this" reads the printed score)."""
+    rng = random.Random(11)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9))) for _ in range(400)]
+    files = {f"d{i:03d}.md": " ".join(rng.choice(words) for _ in range(60)) + "\n" for i in range(120)}
+    root = tree({**files, "one.md": "changed_token_omega\n"})
+    assert ov("index", str(root), "--no-embed").code == 0
+    every = ov("search", "changed_token_omega", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert [(h["path"], h["score"]) for h in every.json["result"]["hits"]] == [("one.md", 1.0)]
+    cut = ov("search", "changed_token_omega", "--search-type", "keywords", "--threshold", "1", "-o", "json", cwd=root)
+    assert cut.code == 0 and [h["path"] for h in cut.json["result"]["hits"]] == ["one.md"]
