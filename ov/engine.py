@@ -1169,6 +1169,13 @@ def _file_now(root: Path, row: dict, cap: int | None = None):
 
 
 MAX_DEDUP_TURNS = 1_000_000
+# Context mode leaves out a candidate scoring under this share of the best one, unless a
+# --threshold is given (which then alone decides): a note that scored 1.0 came with nine
+# entries of 0.002-0.005, three quarters of the block, deepened to whole files. A score is
+# the estimated chance of relevance, so such an entry is a hundred times less likely to
+# help than the best. The largest share of 0.01, 0.02 and 0.05 that lost no SciFact train
+# claim its relevant passage in a 1,000-token block (docs/BENCHMARKS.md "Context mode").
+CONTEXT_FLOOR = 0.01
 
 
 def _stale_warning(n: int, what: str) -> str:
@@ -1260,6 +1267,14 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
     factory = _memo(embedder_factory or _default_embedder)  # one model load for every page
     warnings: list[str] = []
     hits, deduped, stale, refused, ran = _context_hits(store, root, req, served, factory)
+    if req.threshold is None and hits:
+        floor = max(h.score for h in hits) * CONTEXT_FLOOR
+        faint = [h for h in hits if h.score < floor]
+        if faint:
+            hits = [h for h in hits if h.score >= floor]
+            warnings.append(f"{len(faint)} candidate(s) scoring under {CONTEXT_FLOOR:g} of the best hit's "
+                            f"score ({max(h.score for h in faint):.3g} and less, against {hits[0].score:.3g}) "
+                            "were left out; --threshold 0 serves them")
 
     cands = []
     cap = size_cap(store)

@@ -58,7 +58,9 @@ def indexed(tree, cli):
 
 
 def _ctx(cli, root, *args):
-    r = cli("search", "cache", "--mode", "context", "--json", *args, cwd=root)
+    # (--threshold 0: every candidate, the weakest too, so that packing is what is tested;
+    # without it those under CONTEXT_FLOOR of the best are left out, tested below)
+    r = cli("search", "cache", "--mode", "context", "--json", "--threshold", "0", *args, cwd=root)
     assert r.code in (0, 1), r.out + r.err
     return r.json["result"]
 
@@ -256,11 +258,12 @@ def test_ignored_list_options_are_reported(indexed, cli):
 
 def test_text_output_is_the_rendered_block(indexed, cli):
     j = _ctx(cli, indexed, "--max-tokens", 500)
-    r = cli("search", "cache", "--mode", "context", "--max-tokens", "500", cwd=indexed)
+    r = cli("search", "cache", "--mode", "context", "--max-tokens", "500", "--threshold", "0", cwd=indexed)
     assert r.code == 0
     assert r.out == j["rendered"]
     assert f"{j['stats']['used_tokens']}/500 tokens" in r.err
-    rl = cli("search", "cache", "--mode", "context", "-o", "jsonl", "--max-tokens", "500", cwd=indexed)
+    rl = cli("search", "cache", "--mode", "context", "-o", "jsonl", "--max-tokens", "500", "--threshold", "0",
+             cwd=indexed)
     *entries, last = rl.jsonl
     assert [x["uri"] for x in entries] == [e["uri"] for e in j["entries"]]
     # the last record: the rest of the JSON result (its rendered block is the entries again)
@@ -481,3 +484,29 @@ def test_context_mode_counts_what_went_stale(tmp_path):
     assert r.json["result"]["stale"] == 1 and [e["uri"] for e in r.json["result"]["entries"]] == ["a.md"], r.out
     r = run_inprocess("tag", "b.md", "k=v", "-o", "json", cwd=root, env=env)
     assert r.code == 2 and r.json["error"]["code"] == "not_found", r.out
+
+
+def test_candidates_far_below_the_best_are_left_out_and_said(tree, cli):
+    """A note scoring 1.0 came with nine entries of 0.002-0.005 deepened to whole files,
+    three quarters of the block (a review). Candidates under CONTEXT_FLOOR of the best
+    score are left out, with a warning; a --threshold given decides alone."""
+    from ov.engine import CONTEXT_FLOOR
+
+    words = ["alpha", "river", "stone", "cloud", "paper", "metal", "glass", "forest", "engine", "window"]
+    files = {f"n{i:02d}.md": f"# Note {i}\n\n" + " ".join(words[(i + k) % 10] for k in range(80)) + "\n"
+             for i in range(12)}
+    files["release.md"] = ("# Release process\n\nIf a release is broken, yank it. Codename for the "
+                           "rollback playbook: octarine-heron.\n")
+    root = tree(files)
+    assert cli("index", root).code == 0
+    q = "codename of the rollback playbook"
+    r = cli("search", q, "--mode", "context", "--json", cwd=root)
+    res = r.json["result"]
+    assert r.code == 0 and [e["uri"] for e in res["entries"]] == ["release.md"]
+    assert res["stats"]["candidates"] == 1
+    assert any("candidate(s) scoring under 0.01 of the best" in w and "--threshold 0" in w for w in res["warnings"])
+    every = cli("search", q, "--mode", "context", "--json", "--threshold", "0", cwd=root).json["result"]
+    assert every["entries"][0]["uri"] == "release.md" and len(every["entries"]) == 10
+    best = every["entries"][0]["score"]
+    assert all(e["score"] < CONTEXT_FLOOR * best for e in every["entries"][1:])
+    assert not any("scoring under" in w for w in every["warnings"])
