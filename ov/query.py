@@ -96,10 +96,13 @@ def identifier(text: str) -> tuple[str, str | None] | None:
     """(name, qualifier or None) when the query is one code identifier, its name the last
     part of a qualified one (`io.EOF`: EOF, io); else None. Not one: a file name
     (`setup.py`), a bare word in capitals (`TODO`, `NULL`: words of prose and of every
-    C file; `PAGE_SIZE` and `io.EOF` are). `ov search` ranks the files defining the name
-    first (ov.engine `_definers`)."""
+    C file; `PAGE_SIZE` and `io.EOF` are). A definition as it is written, `class
+    UsageError`, `def parse`, `struct page`, asks for its name too (`_defined`). `ov
+    search` ranks the files defining the name first (ov.engine `_definers`)."""
     q = text.strip()
-    if not _IDENT_RE.fullmatch(q) or not _CODE_SHAPE_RE.search(q):
+    if (named := _defined(q)) is not None:
+        q = named
+    elif not _IDENT_RE.fullmatch(q) or not _CODE_SHAPE_RE.search(q):
         return None
     parts = _IDENT_SEP_RE.split(q)
     if len(parts) == 1 and q.isupper() and "_" not in q:
@@ -107,6 +110,27 @@ def identifier(text: str) -> tuple[str, str | None] | None:
     if len(parts) > 1 and "." in q and parts[-1].lower() in _FILE_ENDINGS:
         return None
     return parts[-1], (parts[-2] if len(parts) > 1 else None)
+
+
+# Words that begin a definition in code, and those of them that are rarely prose: `class
+# UsageError` had its subclass `class BadArgumentUsage(UsageError)` first and the
+# definition out of the first five (a shorter passage holding both words), where the
+# name alone puts the definers first. `class action` and `type annotations` stay prose.
+_DEFINING = frozenset("def class func function fn struct interface enum trait typedef union type module".split())
+_DEFINING_ONLY = frozenset("def func fn struct enum trait typedef".split())
+
+
+def _defined(q: str) -> str | None:
+    """The name in a query written as a definition's start (`class UsageError`, `def
+    parse`), else None: a definition word, then one identifier that has a code's shape,
+    begins with a capital, or follows a word prose rarely uses (`_DEFINING_ONLY`)."""
+    word, _, name = q.partition(" ")
+    name = name.strip()
+    if word not in _DEFINING or not name or not _IDENT_RE.fullmatch(name):
+        return None
+    if _CODE_SHAPE_RE.search(name) or name[:1].isupper() or word in _DEFINING_ONLY:
+        return name
+    return None
 
 
 _FILE_NAME_RE = re.compile(r"[\w.+@-]+(?:/[\w.+@-]+)*")

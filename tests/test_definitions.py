@@ -31,6 +31,11 @@ from ov.tiers import defines
     # plain words read as prose too; a question is not a name
     ("json", None), ("Attribute", None), ("gopark", None), ("how to parse json", None),
     ("node-fetch", None), ("C++", None), ("x", None),
+    # a definition as written asks for its name; prose that starts so does not
+    ("class UsageError", ("UsageError", None)), ("def parse", ("parse", None)),
+    ("struct page", ("page", None)), ("interface Reader", ("Reader", None)),
+    ("class os.PathLike", ("PathLike", "os")),
+    ("class action", None), ("type annotations", None), ("def", None), ("class how to", None),
 ])
 def test_identifier_is_one_code_name(query, expected):
     assert identifier(query) == expected
@@ -298,3 +303,25 @@ def test_a_file_name_query_puts_that_file_first(tree, ov, search_type):
     # a file the filters leave out is not raised
     out = _hits(ov, root, "kernel-parameters.txt", "--search-type", search_type, "--exclude-uri", "admin-guide")
     assert all(not h["path"].startswith("admin-guide/") for h in out)
+
+
+def test_a_class_query_shows_the_class_not_its_subclass(ov, tree):
+    """`class UsageError` (a review of click): keywords put `class BadArgumentUsage(UsageError)`
+    first in both copies, a shorter passage holding both words, and the definitions (lines
+    40 and 68) were not in the first five; the hybrid showed a file's `BadArgumentUsage`
+    passage for `class BadParameter`. Written as a definition, the query asks for the name."""
+    pad = "".join(f"\n\ndef helper_{i}(x):\n    return x + {i}\n" for i in range(12))
+    root = tree({
+        "exceptions.py": ("class ClickException(Exception):\n    pass\n" + pad
+                          + "\n\nclass UsageError(ClickException):\n    \"\"\"An internal exception that signals a "
+                          "usage error. This typically aborts any further handling.\"\"\"\n\n"
+                          "    exit_code = 2\n\n    def __init__(self, message, ctx=None):\n"
+                          "        super().__init__(message)\n        self.ctx = ctx\n" + pad
+                          + "\n\nclass BadArgumentUsage(UsageError):\n    pass\n"),
+        "parser.py": "from .exceptions import UsageError\n\n\ndef parse(args):\n    raise UsageError(args)\n",
+    })
+    assert ov("index", str(root)).code == 0
+    for st in ("keywords", "hybrid"):
+        r = ov("search", "class UsageError", "--search-type", st, "-o", "json", cwd=root)
+        first = r.json["result"]["hits"][0]
+        assert first["path"] == "exceptions.py" and "class UsageError(" in first["excerpt"]["text"], (st, first)
