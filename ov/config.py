@@ -157,6 +157,9 @@ class Config:
             f = (flags or {}).get(key)
             v, s = (f, "flag") if f is not None else (self.values[key], self.sources[key])
             out[key] = {"value": list(v) if isinstance(v, tuple) else v, "source": s}
+            if key == "max-filesize" and f is None and isinstance(v, int) and v > CONFIG_MAX_FILESIZE:
+                # the value in use, as `walk_options` holds it: `ov status` had shown 64G
+                out[key] = {"value": CONFIG_MAX_FILESIZE, "source": s, "configured": v}
         return out
 
 

@@ -311,6 +311,9 @@ def test_a_trees_config_raises_max_filesize_to_64m_at_most(tmp_path, capsys):
     assert cfg.walk_options().max_filesize == CONFIG_MAX_FILESIZE == 64 << 20
     assert cfg.walk_options().max_filesize == CONFIG_MAX_FILESIZE
     assert capsys.readouterr().err.count("max-filesize is held at 64M") == 1  # said once
+    # `ov status` shows the value in use (it had shown 4G), and what the config said
+    assert cfg.settings()["max-filesize"] == {"value": 64 << 20, "source": ".ov/config.toml", "configured": 4 << 30}
+    assert cfg.settings({"max-filesize": 1 << 30})["max-filesize"] == {"value": 1 << 30, "source": "flag"}
 
 
 def test_env_number_reads_a_number_or_keeps_the_default(monkeypatch):
