@@ -39,6 +39,7 @@ from dataclasses import replace
 from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
+from typing import NamedTuple
 
 from ov.config import WalkOptions, leads_outside, read_control
 from ov.errors import OvError
@@ -720,19 +721,23 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
             rel = prefix + name
             try:
                 is_link = e.is_symlink()
-                if is_link:
-                    st = _link_target(e, rel, follow, yield_symlinks, real_root, warn, skip)
-                    if st is None:
-                        continue
-                    is_dir = st is not _LINK_ITSELF and stat.S_ISDIR(st.st_mode)
-                else:
-                    is_dir = e.is_dir(follow_symlinks=False)
+                is_dir = not is_link and e.is_dir(follow_symlinks=False)
             except OSError as err:
                 warn(f"{rel}: {err.strerror or err}")
                 continue
+            out = False  # a link `follow` would take out of the root: said once the rules keep it
+            if is_link:
+                kind = _link_kind(e, rel, follow, yield_symlinks, real_root, warn, skip)
+                if kind is None:
+                    continue
+                st, is_dir, out = kind
             verdict = _decide(checks, name, is_dir) if checks else None
             if (verdict or (name[0] == "." and not hidden_ok and verdict is not False)) and (
                     override is None or not override(rel)):
+                continue
+            if out and (is_dir or keep is None or keep(rel)):
+                skip(rel, "outside_root")
+                warn(f"{rel}: {LINK_OUT}")  # asked to follow links: an answer must not read as all of them
                 continue
             if is_dir:
                 if max_depth is not None and walk_depth >= max_depth:
@@ -756,38 +761,70 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
             if lazy:
                 yield (rel, e.path) if pairs else FileEntry(rel, e.path, -1, -1, 0, False)
                 continue
-            try:
-                s = e.stat(follow_symlinks=False)
-            except OSError as err:
-                warn(f"{rel}: {err.strerror or err}")
-                skip(rel, "unreadable")
-                continue
-            if max_size is not None and s.st_size > max_size:
-                skip(rel, "size")
-                continue
-            yield (rel, e.path) if pairs else FileEntry(rel, e.path, s.st_size, s.st_mtime_ns,
-                                                         s.st_mode, False, s.st_ctime_ns, s.st_ino)
+            entry = _stat_file(e, rel, max_size, pairs, warn, skip)
+            if entry is not None:
+                yield entry
         else:
             fid = stack.pop()[5]
             if fid is not None:
                 on_path.discard(fid)
 
 
+def _stat_file(e, rel: str, max_size: int | None, pairs: bool, warn, skip):
+    """A regular file's entry with its stat, or None (unreadable, over the size cap)."""
+    try:
+        s = e.stat(follow_symlinks=False)
+    except OSError as err:
+        warn(f"{rel}: {err.strerror or err}")
+        skip(rel, "unreadable")
+        return None
+    if max_size is not None and s.st_size > max_size:
+        skip(rel, "size")
+        return None
+    return (rel, e.path) if pairs else FileEntry(rel, e.path, s.st_size, s.st_mtime_ns, s.st_mode, False,
+                                                 s.st_ctime_ns, s.st_ino)
+
+
 # `_link_target`'s answer for a link yielded as itself (yield_symlinks, no follow)
 _LINK_ITSELF = os.stat_result((0,) * 10)
 
 
+def _link_kind(e, rel: str, follow: bool, yield_symlinks: bool, real_root: str, warn, skip):
+    """(`_link_target`'s stat, is a folder, leads out of the root) of a link the walk met;
+    None to leave it out (not followed, broken, or the system could not tell)."""
+    try:
+        st = _link_target(e, rel, follow, yield_symlinks, real_root, warn, skip)
+    except OSError as err:
+        warn(f"{rel}: {err.strerror or err}")
+        return None
+    if st is None:
+        return None
+    out = isinstance(st, _LinkOut)
+    if out:
+        st = st.st
+    return st, st is not None and st is not _LINK_ITSELF and stat.S_ISDIR(st.st_mode), out
+
+
+class _LinkOut(NamedTuple):
+    """A link `follow` met that leads out of the root, with its target's stat (None: none
+    to read): never followed, and said (`LINK_OUT`) unless the rules leave it out anyway
+    (a `venv` link in `.gitignore`, a `-t py` filter: rg never looks at those either)."""
+
+    st: os.stat_result | None
+
+
 def _link_target(e, rel: str, follow: bool, yield_symlinks: bool, real_root: str, warn, skip):
     """What a symlink met by the walk stands for: `_LINK_ITSELF` (not followed, but
-    `yield_symlinks`: the link is yielded itself), its target's stat (followed), or None
-    to leave it out (not followed, a link out of the root, a broken one). OSError passes
-    to the caller."""
+    `yield_symlinks`: the link is yielded itself), its target's stat (followed), a
+    `_LinkOut`, or None to leave it out (not followed, a broken one). OSError passes to
+    the caller."""
     if not follow:
         return _LINK_ITSELF if yield_symlinks else None
     if not _under(os.path.realpath(e.path), real_root):
-        skip(rel, "outside_root")
-        warn(f"{rel}: {LINK_OUT}")  # asked to follow links: an answer must not read as all of them
-        return None
+        try:  # never followed; its kind only, for the ignore rules and filters that may leave it out
+            return _LinkOut(os.stat(e.path))
+        except OSError:
+            return _LinkOut(None)
     try:
         return os.stat(e.path)
     except FileNotFoundError:

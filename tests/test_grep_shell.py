@@ -773,6 +773,29 @@ def test_links_out_that_l_asked_to_follow_are_said_and_exit_2(ov, tree, tmp_path
     assert (plain.code, plain.err) == (1, "") and rg(t, "outside_marker").returncode == 1
 
 
+@needs_rg
+@pytest.mark.parametrize("indexed", [False, True], ids=["walked", "indexed"])
+def test_links_out_that_rules_or_filters_leave_out_are_not_said(ov, tree, tmp_path, indexed):
+    """A `venv` link out of the tree listed in `.gitignore`, or a `.txt` link under `-t py`,
+    is never looked at by rg -L: ov had said it and exited 2 (a review), failing CI runs
+    over trees with an ignored virtualenv link."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "o.txt").write_text("needle\n")
+    t = tree({"a.py": "needle = 1\n", ".gitignore": "venv\n"})  # (the tree fixture is a git work tree)
+    (t / "venv").symlink_to(tmp_path / "outside")
+    (t / "sub").mkdir()
+    (t / "sub" / "out.txt").symlink_to(tmp_path / "outside" / "o.txt")
+    if indexed:
+        assert ov("index", "--no-embed", cwd=t).code == 0
+    for flags, rg_flags in ((["-t", "py"],) * 2, (["-g", "*.py"],) * 2, (["--exclude-uri", "sub"], ["-g", "!sub"])):
+        r = ov("grep", "-L", *flags, "needle", cwd=t)
+        assert (r.code, r.out, r.err) == (0, "a.py:1:needle = 1\n", "") and rg(t, "-L", *rg_flags, "needle").returncode == 0, flags
+        q = ov("grep", "-L", "-q", *flags, "zzz", cwd=t)
+        assert q.code == rg(t, "-L", "-q", *rg_flags, "zzz").returncode == 1, flags
+    said = ov("grep", "-L", "needle", cwd=t)  # the one the rules keep is said: rg would read it
+    assert said.code == 2 and said.err == "ov: warning: sub/out.txt: a symbolic link leading outside the tree, not followed\n"
+
+
 def test_a_missing_path_among_others_is_said_and_the_rest_searched(ov, tree):
     """rg searches the PATHs that exist, says which does not, and exits 2: `ov grep kmalloc
     good.rst nosuch` had printed nothing of good.rst."""
