@@ -298,6 +298,20 @@ def _check_table(table: object, label: str) -> dict[str, object]:
     return dict(table)
 
 
+def _trusted(path: Path) -> bool:
+    """Whether `.ov/config.toml` may be read: not another user's, nor in a folder every
+    user may write (ov.paths.untrusted; said once a run), asked before it is read, so that
+    a planted file that is not even TOML stops nothing. (`pyproject.toml` is the tree's
+    own, as its `.gitignore` is; a tree above found through another user's `.git` is not
+    searched from: ov.paths.search_root.)"""
+    from ov.paths import distrusted, untrusted  # noqa: PLC0415
+
+    why = untrusted(path)
+    if why:
+        distrusted(why)
+    return why is None
+
+
 def load_config(root: Path) -> Config:
     """The settings of the tree at `root`: `.ov/config.toml`, then `[tool.ov]` of
     `pyproject.toml`, then the defaults. An unknown key or a value of the wrong type is
@@ -307,13 +321,8 @@ def load_config(root: Path) -> Config:
     sources = dict.fromkeys(SETTINGS, DEFAULT_SOURCE)
     layers: list[tuple[str, dict[str, object]]] = []
     ov_label = f"{INDEX_DIRNAME}/{CONFIG_NAME}"
-    ov_toml = _read_toml(root / INDEX_DIRNAME / CONFIG_NAME, str(root / ov_label), root)
-    if ov_toml is not None:
-        from ov.paths import distrusted, untrusted  # noqa: PLC0415
-
-        if why := untrusted(root / INDEX_DIRNAME / CONFIG_NAME):  # planted, as an index can be
-            distrusted(why)
-            ov_toml = None
+    ov_toml = _read_toml(root / INDEX_DIRNAME / CONFIG_NAME, str(root / ov_label), root) \
+        if _trusted(root / INDEX_DIRNAME / CONFIG_NAME) else None
     pyproject = _read_toml(root / "pyproject.toml", str(root / "pyproject.toml"), root)
     if pyproject is not None:
         tool = pyproject.get("tool", {})

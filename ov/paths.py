@@ -39,6 +39,41 @@ def db_path_for(root: Path) -> Path:
     return root / INDEX_DIRNAME / DB_NAME
 
 
+SAFE_ENV = "OV_SAFE_DIRECTORIES"
+
+
+def _safe(path: str) -> bool:
+    """Whether `path` lies at or under a folder of OV_SAFE_DIRECTORIES (paths joined by
+    `:`; `*` for every folder), where another user's `.ov/` and `.git` are used as this
+    user's own: git's `safe.directory`, for a container that runs as root over a checkout
+    another user owns."""
+    listed = os.environ.get(SAFE_ENV, "")
+    if not listed:
+        return False
+    if "*" in listed.split(":"):
+        return True
+    a = os.path.abspath(path)
+    return any(d and (a == d or a.startswith(d.rstrip(os.sep) + os.sep))
+               for d in map(os.path.abspath, filter(None, listed.split(":"))))
+
+
+def _owners() -> set[int]:
+    """The owners whose files this user trusts: itself, root, and under sudo the user who
+    ran it (git's `SUDO_UID` rule)."""
+    me = os.geteuid()
+    mine = {me, 0}
+    if me == 0 and os.environ.get("SUDO_UID", "").isdigit():
+        mine.add(int(os.environ["SUDO_UID"]))
+    return mine
+
+
+def _owned(path: str) -> bool:
+    try:
+        return os.lstat(path).st_uid in _owners() or _safe(path)
+    except OSError:
+        return True
+
+
 def untrusted(db_path: Path) -> str | None:
     """Why the index at `db_path` (or another file of ov's in its folder: config.toml) is
     not this user's to use, or None when it is (or is not there). An index folder or file
@@ -48,10 +83,9 @@ def untrusted(db_path: Path) -> str | None:
     would show another user's files as this tree's and its config could hide this tree's.
     An index named by `--db` is the user's choice and is not asked; under sudo, the index of
     the user who ran sudo is theirs (as git's `SUDO_UID` rule)."""
-    me = os.geteuid()
-    mine = {me, 0}
-    if me == 0 and os.environ.get("SUDO_UID", "").isdigit():  # `sudo ov index --full` on the
-        mine.add(int(os.environ["SUDO_UID"]))                  # user's own index, as git allows it
+    if _safe(os.fspath(db_path)):
+        return None
+    mine = _owners()  # (under sudo, `sudo ov index --full` on the user's own index)
     for p in (db_path.parent, db_path):
         try:
             st = os.lstat(p)
@@ -67,15 +101,16 @@ def untrusted(db_path: Path) -> str | None:
 
 
 def distrusted(why: str) -> None:
-    """Say once a run that another user's `.ov/` is passed over (`untrusted`)."""
+    """Say once a run that another user's `.ov/` (its index, its config.toml) is passed over
+    (`untrusted`)."""
     import sys  # noqa: PLC0415
 
     from ov.config import _WARNED  # noqa: PLC0415 - the run's said-once notes
 
     if why not in _WARNED:
         _WARNED.add(why)
-        sys.stderr.write(f"ov: warning: {why}: its index and settings are not used, as git ignores a .git another user can "
-                         "change (an index named with --db is used)\n")
+        sys.stderr.write(f"ov: warning: {why}: not used, as git ignores a .git another user can change "
+                         f"(--db names an index to use; {SAFE_ENV}=FOLDER trusts a tree's)\n")
 
 
 def find_index(start: Path) -> Path | None:
@@ -153,7 +188,9 @@ def search_root(cwd: Path) -> Path:
     here = cwd.resolve()
     for d in (here, *here.parents):
         if os.path.exists(os.path.join(d, ".git")):
-            return d
+            # another user's `.git` above (git itself refuses such a repository): its
+            # top, its ignore files and its pyproject.toml are not this tree's
+            return d if d == here or _owned(os.path.join(d, ".git")) else here
     return here
 
 

@@ -118,17 +118,25 @@ def identifier(text: str) -> tuple[str, str | None] | None:
 # name alone puts the definers first. `class action` and `type annotations` stay prose.
 _DEFINING = frozenset("def class func function fn struct interface enum trait typedef union type module".split())
 _DEFINING_ONLY = frozenset("def func fn struct enum trait typedef".split())
+# ... and those after which a name in capitals is a type's (`class Diagram` is a title too,
+# but rarer typed so than `class diagram`; `module Reference`, `type Systems` stay prose)
+_DEFINING_TYPES = frozenset("class interface struct enum trait".split())
+# a definition's name and what may follow it as written: `class UsageError(Exception):`,
+# `def parse(args)`, `struct page {`, `interface Reader<T>`
+_DEFINED_RE = re.compile(r"([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)\s*(?:[(:{<].*)?")
 
 
 def _defined(q: str) -> str | None:
     """The name in a query written as a definition's start (`class UsageError`, `def
-    parse`), else None: a definition word, then one identifier that has a code's shape,
-    begins with a capital, or follows a word prose rarely uses (`_DEFINING_ONLY`)."""
-    word, _, name = q.partition(" ")
-    name = name.strip()
-    if word not in _DEFINING or not name or not _IDENT_RE.fullmatch(name):
+    parse(args)`), else None: a definition word, then one identifier (what follows it
+    as code writes it aside) that has a code's shape, begins with a capital after a type's
+    word (`_DEFINING_TYPES`), or follows a word prose rarely uses (`_DEFINING_ONLY`)."""
+    word, _, rest = q.partition(" ")
+    m = _DEFINED_RE.fullmatch(rest.strip()) if word in _DEFINING else None
+    if m is None:
         return None
-    if _CODE_SHAPE_RE.search(name) or name[:1].isupper() or word in _DEFINING_ONLY:
+    name = m.group(1)
+    if _CODE_SHAPE_RE.search(name) or word in _DEFINING_ONLY or (name[:1].isupper() and word in _DEFINING_TYPES):
         return name
     return None
 

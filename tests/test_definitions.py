@@ -36,6 +36,8 @@ from ov.tiers import defines
     ("struct page", ("page", None)), ("interface Reader", ("Reader", None)),
     ("class os.PathLike", ("PathLike", "os")),
     ("class action", None), ("type annotations", None), ("def", None), ("class how to", None),
+    ("class UsageError(Exception):", ("UsageError", None)), ("def parse(args)", ("parse", None)),
+    ("module Reference", None), ("function Overview", None), ("type Systems", None), ("union Pacific", None),
 ])
 def test_identifier_is_one_code_name(query, expected):
     assert identifier(query) == expected

@@ -754,6 +754,14 @@ def test_ignore_files_that_leave_no_file_are_said_as_rg_says(ov, tree, indexed):
     assert ov("grep", "--no-ignore", "needle", cwd=t).out == "a.txt:1:needle\n"
 
 
+def test_a_config_ignore_that_leaves_no_file_is_named(ov, tree):
+    """The config's `ignore` lines left every file out, and the error said "there is none
+    here" (a review)."""
+    t = tree({"a.txt": "needle\n", ".ov/config.toml": 'ignore = ["*.txt"]\n'})
+    r = ov("grep", "needle", cwd=t)
+    assert r.code == 2 and "no files were searched: the config's `ignore` setting left out every file" in r.err
+
+
 @needs_rg
 def test_links_out_that_l_asked_to_follow_are_said_and_exit_2(ov, tree, tmp_path):
     """rg -L follows a link anywhere; ov never follows one out of the tree, and under -L had

@@ -292,9 +292,10 @@ def test_an_index_above_that_another_user_owns_is_passed_over(tmp_path):
     r = ov(mine, "search", "deploy", "--search-type", "keywords", "-o", "json")
     assert r.returncode == 0, r.stderr
     assert [h["path"] for h in json.loads(r.stdout)["result"]["hits"]] == ["deploy.sh"]
-    assert r.stderr.count("owned by another user (uid 65534): its index and settings are not used") == 1
+    assert r.stderr.count("owned by another user (uid 65534): not used, as git ignores") == 1
     assert (mine / ".ov" / "index.db").is_file()
     assert ov(mine, "grep", "-q", "deploy").returncode == 0
+    assert ov(mine, "index", "--stop", str(up)).returncode == 0  # (it had left worker.paused there)
     # the other user's folder holds what it held: nothing of this user's was written there
     assert sorted(p.name for p in (up / ".ov").iterdir() if not p.name.startswith("index.db")) \
         == [".gitignore", "config.toml"]
@@ -305,6 +306,31 @@ def test_an_index_above_that_another_user_owns_is_passed_over(tmp_path):
     # named with --db, it is the user's choice
     r = ov(mine, "search", "attacker", "--search-type", "keywords", "--db", str(up / ".ov" / "index.db"))
     assert r.returncode == 0 and "planted.txt" in r.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to plant files as another user")
+def test_files_planted_above_by_another_user_neither_hide_nor_stop_the_checkout(tmp_path):
+    """A review planted, in a shared folder above a checkout, a `.git` and a `pyproject.toml`
+    whose `[tool.ov] ignore` hid the checkout's files (grep: "no files were searched"), and
+    an `.ov/config.toml` that is not TOML, which stopped every command. Another user's
+    `.git` is no search root (git refuses it too), and a config is asked whose it is
+    before it is read. OV_SAFE_DIRECTORIES trusts them, as git's safe.directory."""
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    os.chmod(shared, 0o1777)
+    (shared / ".git").mkdir()
+    (shared / "pyproject.toml").write_text('[tool.ov]\nignore = ["*.txt"]\n')
+    (shared / ".ov").mkdir()
+    (shared / ".ov" / "config.toml").write_text("this is = = not toml\n")
+    for p in (shared / ".git", shared / "pyproject.toml", shared / ".ov", shared / ".ov" / "config.toml"):
+        os.lchown(p, 65534, 65534)
+    mine = make_tree(shared / "mine", {"v.txt": "victim SECRETWORD\n"})
+    for args in (["grep", "SECRETWORD"], ["glob", "*.txt"]):
+        r = ov(mine, *args)
+        assert r.returncode == 0 and "v.txt" in r.stdout and "Traceback" not in r.stderr, (args, r)
+    safe = subprocess.run([sys.executable, "-m", "ov", "grep", "-c", "SECRETWORD", "."], cwd=mine, capture_output=True,
+                          text=True, timeout=LIMIT_S, env={**ENV, "OV_SAFE_DIRECTORIES": str(shared)})
+    assert safe.returncode == 2 and "not valid TOML" in safe.stderr  # trusted: read, and refused as it is
 
 
 def test_untrusted_reads_the_owner_of_the_index_folder_and_file(tmp_path, monkeypatch):
@@ -323,6 +349,15 @@ def test_untrusted_reads_the_owner_of_the_index_folder_and_file(tmp_path, monkey
     me = os.geteuid()
     monkeypatch.setattr(os, "geteuid", lambda: me + 4242)
     assert untrusted(db) == (None if me == 0 else f"{db.parent} is owned by another user (uid {me})")
+    monkeypatch.setattr(os, "geteuid", lambda: me + 4242)
+    if me == 0:  # (root owns it: trusted whoever asks; another owner is tested by the test above)
+        os.lchown(db.parent, 4241, 4241)
+        assert untrusted(db) == f"{db.parent} is owned by another user (uid 4241)"
+    monkeypatch.setenv("OV_SAFE_DIRECTORIES", f"/nowhere:{tmp_path}")  # git's safe.directory
+    assert untrusted(db) is None
+    monkeypatch.setenv("OV_SAFE_DIRECTORIES", "*")
+    assert untrusted(db) is None
+    monkeypatch.delenv("OV_SAFE_DIRECTORIES")
     if me != 0:
         monkeypatch.setattr(os, "geteuid", lambda: 0)  # root under sudo: the invoking user's is theirs
         monkeypatch.setenv("SUDO_UID", str(me + 1))

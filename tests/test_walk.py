@@ -729,3 +729,14 @@ def test_an_ignore_line_with_a_bracket_class_prints_no_python_warning(tmp_path):
     r = subprocess.run([sys.executable, "-m", "ov", "grep", "needle"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=60, env={**os.environ, "PYTHONWARNINGS": "default"})
     assert (r.returncode, r.stdout, r.stderr) == (0, "b.txt:1:needle\n", "")
+
+
+@pytest.mark.parametrize("args", [["glob", "[+--]*"], ["grep", "--files", "-g", "[[]*"], ["grep", "x", "-g", "[+--]*"]])
+def test_a_glob_class_of_brackets_or_dashes_prints_no_python_warning(tmp_path, args):
+    """The same Python FutureWarning came from `-g` and `ov glob` patterns (a review)."""
+    import subprocess  # noqa: PLC0415
+
+    (tmp_path / "b.txt").write_text("x\n")
+    r = subprocess.run([sys.executable, "-m", "ov", *args], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=60, env={**os.environ, "PYTHONWARNINGS": "default"})
+    assert "Warning" not in r.stderr and r.returncode in (0, 1, 2), r.stderr

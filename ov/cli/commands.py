@@ -154,6 +154,8 @@ def _unless_nothing_searched(records, st, paths: Sequence[str], where: dict):
     elif next(api.files(paths, **{**where, "hidden": True, "no_ignore": True})[0], None) is not None:
         why = ("ignore files (.gitignore, .ignore, .ovignore) or hidden names left out every file "
                "(--no-ignore and --hidden take them in)")
+    elif api._root_config(None).get("ignore"):
+        why = "the config's `ignore` setting left out every file (`ov status` says where it is set)"
     else:
         raise OvError("not_found", "no files were searched: there is none here (a link is followed "
                       "with -L)")
@@ -378,8 +380,13 @@ def stop_background(out: Out, path: Path, db: Path | None) -> int:
     db_path = Path(db) if db else db_path_for(Path(path).resolve())
     from ov.indexer import pause_worker  # noqa: PLC0415
 
-    pid = stop(db_path)
-    if db_path.parent.is_dir():
+    from ov.paths import distrusted, untrusted  # noqa: PLC0415
+
+    why = None if db else untrusted(db_path)  # another user's `.ov/`: nothing of this user's written there
+    if why:
+        distrusted(why)
+    pid = None if why else stop(db_path)
+    if db_path.parent.is_dir() and not why:
         pause_worker(db_path)  # searches start no other until `ov index` runs
     result = {"stopped": pid is not None, "pid": pid}
     emit(out, result, t0, lambda: out.notice(

@@ -11,10 +11,18 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable
 
 from ov.errors import EXIT_ERROR, EXIT_NONE, EXIT_OK, OvError, debug_enabled, shown_bytes
 from ov.render import FORMATS, Out, clean
+
+# A user's glob or regex class may hold `[[` or `--` (`-g '[+--]*'`): Python's `re` warns of
+# a meaning it may give them one day, on stderr with its own source line. Today's meaning is
+# the one ov documents; the command's output is not the place for that note.
+warnings.filterwarnings("ignore", message=r"Possible (nested set|set difference|set intersection|"
+                        r"set symmetric difference)", category=FutureWarning)
+
 
 def make_out(output: str, json_flag: bool, color: str = "auto") -> Out:
     if output not in FORMATS:

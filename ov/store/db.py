@@ -611,7 +611,8 @@ def prepare_index_dir(db_path: Path) -> None:
         made = True
     elif why := untrusted(db_path):  # another user's: writing there would share this tree with them
         raise OvError("invalid_path", f"{why}, so this user's index is not made there; an index "
-                      "elsewhere can be named with --db, and `ov grep` searches without one", field="db")
+                      "elsewhere can be named with --db, OV_SAFE_DIRECTORIES=FOLDER trusts the folder (as "
+                      "git's safe.directory), and `ov grep` searches without one", field="db")
     check_index_files(db_path)
     ignore = folder / ".gitignore"
     if (made or folder.name == ".ov") and not os.path.lexists(ignore):
