@@ -18,10 +18,9 @@ inside it; everything else here is path arithmetic.
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
-from ov.config import DB_NAME, INDEX_DIRNAME
+from ov.config import DB_NAME, INDEX_DIRNAME, distrusted, owned, untrusted
 from ov.errors import OvError
 
 
@@ -37,80 +36,6 @@ def check_nul(p: str, field: str = "path") -> None:
 def db_path_for(root: Path) -> Path:
     """Where the index of the tree at `root` lives."""
     return root / INDEX_DIRNAME / DB_NAME
-
-
-SAFE_ENV = "OV_SAFE_DIRECTORIES"
-
-
-def _safe(path: str) -> bool:
-    """Whether `path` lies at or under a folder of OV_SAFE_DIRECTORIES (paths joined by
-    `:`; `*` for every folder), where another user's `.ov/` and `.git` are used as this
-    user's own: git's `safe.directory`, for a container that runs as root over a checkout
-    another user owns."""
-    listed = os.environ.get(SAFE_ENV, "")
-    if not listed:
-        return False
-    if "*" in listed.split(":"):
-        return True
-    a = os.path.abspath(path)
-    return any(d and (a == d or a.startswith(d.rstrip(os.sep) + os.sep))
-               for d in map(os.path.abspath, filter(None, listed.split(":"))))
-
-
-def _owners() -> set[int]:
-    """The owners whose files this user trusts: itself, root, and under sudo the user who
-    ran it (git's `SUDO_UID` rule)."""
-    me = os.geteuid()
-    mine = {me, 0}
-    if me == 0 and os.environ.get("SUDO_UID", "").isdigit():
-        mine.add(int(os.environ["SUDO_UID"]))
-    return mine
-
-
-def _owned(path: str) -> bool:
-    try:
-        return os.lstat(path).st_uid in _owners() or _safe(path)
-    except OSError:
-        return True
-
-
-def untrusted(db_path: Path) -> str | None:
-    """Why the index at `db_path` (or another file of ov's in its folder: config.toml) is
-    not this user's to use, or None when it is (or is not there). An index folder or file
-    another user owns (root aside), or a folder every user may write in, could have been
-    planted: as git refuses a `.git` another user owns (the
-    `/tmp/.git` of CVE-2022-24765 steered every command below it), an `.ov/` found that way
-    would show another user's files as this tree's and its config could hide this tree's.
-    An index named by `--db` is the user's choice and is not asked; under sudo, the index of
-    the user who ran sudo is theirs (as git's `SUDO_UID` rule)."""
-    if _safe(os.fspath(db_path)):
-        return None
-    mine = _owners()  # (under sudo, `sudo ov index --full` on the user's own index)
-    for p in (db_path.parent, db_path):
-        try:
-            st = os.lstat(p)
-        except OSError:  # not there, or not this user's to look in: nothing planted here
-            return None
-        if st.st_uid not in mine:
-            return f"{p} is owned by another user (uid {st.st_uid})"
-        if stat.S_ISLNK(st.st_mode):  # refused as a link where it is opened (check_index_files)
-            return None
-        if p == db_path.parent and st.st_mode & 0o002 and not st.st_mode & stat.S_ISVTX:
-            return f"{p} is a folder every user may write in"
-    return None
-
-
-def distrusted(why: str) -> None:
-    """Say once a run that another user's `.ov/` (its index, its config.toml) is passed over
-    (`untrusted`)."""
-    import sys  # noqa: PLC0415
-
-    from ov.config import _WARNED  # noqa: PLC0415 - the run's said-once notes
-
-    if why not in _WARNED:
-        _WARNED.add(why)
-        sys.stderr.write(f"ov: warning: {why}: not used, as git ignores a .git another user can change "
-                         f"(--db names an index to use; {SAFE_ENV}=FOLDER trusts a tree's)\n")
 
 
 def find_index(start: Path) -> Path | None:
@@ -190,7 +115,7 @@ def search_root(cwd: Path) -> Path:
         if os.path.exists(os.path.join(d, ".git")):
             # another user's `.git` above (git itself refuses such a repository): its
             # top, its ignore files and its pyproject.toml are not this tree's
-            return d if d == here or _owned(os.path.join(d, ".git")) else here
+            return d if d == here or owned(os.path.join(d, ".git")) else here
     return here
 
 

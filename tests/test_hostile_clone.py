@@ -334,7 +334,7 @@ def test_files_planted_above_by_another_user_neither_hide_nor_stop_the_checkout(
 
 
 def test_untrusted_reads_the_owner_of_the_index_folder_and_file(tmp_path, monkeypatch):
-    from ov.paths import untrusted
+    from ov.config import untrusted
 
     db = tmp_path / ".ov" / "index.db"
     assert untrusted(db) is None  # nothing there

@@ -380,7 +380,7 @@ def stop_background(out: Out, path: Path, db: Path | None) -> int:
     db_path = Path(db) if db else db_path_for(Path(path).resolve())
     from ov.indexer import pause_worker  # noqa: PLC0415
 
-    from ov.paths import distrusted, untrusted  # noqa: PLC0415
+    from ov.config import distrusted, untrusted  # noqa: PLC0415
 
     why = None if db else untrusted(db_path)  # another user's `.ov/`: nothing of this user's written there
     if why:

@@ -22,9 +22,8 @@ TYPE_CHECKING = False  # `typing` costs ~2 ms of a grep with an index: annotatio
 if TYPE_CHECKING:
     from typing import Any
 
-from ov.config import INDEX_DIRNAME
+from ov.config import INDEX_DIRNAME, untrusted
 from ov.errors import OvError
-from ov.paths import untrusted
 from ov.store.text import FRONT_CHARS, front_of, keyword_text, title_of
 
 SCHEMA_VERSION = 8
