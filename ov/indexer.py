@@ -81,7 +81,18 @@ RENAME_WINDOW_S = 30.0  # a rename's two halves in two watcher batches at most t
 LOCK_WAIT_S = env_number("OV_LOCK_WAIT", 3.0)
 STOP_WAIT_S = 60.0  # for a stopped background worker to finish its batch and let go
 EMBED_META = "embed"  # "off" after an `ov index --no-embed`: no vectors are coming
+# A passage's budget in estimated model tokens (ov.chunk): prose 200, code the model's
+# window of 256. A function is code's unit of meaning, and a longer one cut at 200 had its
+# second half read apart from the name and docstring that say what it does. Through the
+# CLI with the real model (docs/BENCHMARKS.md "Code passages at the model's window"), code
+# at 256 against 200: CoSQA dev `find` 0.604 -> 0.607, hybrid 0.604 -> 0.608; the stdlib
+# code set 0.688 -> 0.689 and 0.760 -> 0.771; 240 read 0.606 / 0.607 on CoSQA and 0.687 /
+# 0.761 on the code set. Prose stays
+# at 200: SciFact train lost 0.004 (`find`) and 0.007 (hybrid) at 256. The estimate
+# under-counts dense C, so 1.7 % of the kernel's C passages run past the window (their
+# tail has keyword rows, no share of the vector).
 CHUNK_TOKENS = 200
+CODE_CHUNK_TOKENS = 256
 # a first answer's cut walk counts the tree's files for its warning (`walk_total`) this long
 WALK_TOTAL_S = 1.0
 # a first answer with query words walks so long before it reads (`_LexicalPass.entries`)
@@ -567,11 +578,11 @@ def _front_matter_tags(text: str) -> dict[str, str]:
 # of another layout (older: prose sentence rows, overview vectors) re-chunks each file once,
 # its passages and abstracts keeping their vectors by text hash
 ROWS_META = "rows"
-ROWS_LAYOUT = "3"
+ROWS_LAYOUT = "4"
 # From these layouts only files of these kinds have other rows now: only they are
-# re-chunked (3: a markdown file's front matter block has no vector, `front_block`). From
-# any other, every file is.
-RESPLIT_KINDS = {"2": frozenset({"markdown"})}
+# re-chunked (3: a markdown file's front matter block has no vector, `front_block`; 4: code
+# passages of CODE_CHUNK_TOKENS). From any other, every file is.
+RESPLIT_KINDS = {"2": frozenset({"markdown", "code"}), "3": frozenset({"code"})}
 
 
 # The rows given a vector: passages (level 2) and abstracts (level 0). Overviews (level 1)
@@ -597,10 +608,15 @@ def tier_chunks(text: str, path: str) -> list[Chunk]:
     return rows
 
 
+def chunk_budget(path: str) -> int:
+    """The passage budget of a file, by its kind (CHUNK_TOKENS, CODE_CHUNK_TOKENS)."""
+    return CODE_CHUNK_TOKENS if kind_of(path) == "code" else CHUNK_TOKENS
+
+
 def passages(text: str, path: str) -> list[Chunk]:
     """A file's passages (level-2 rows) as indexing cuts them; `ov read PATH:LINE` cuts a
     file changed since indexing the same way."""
-    return chunking.chunk_text(text, path, max_tokens=CHUNK_TOKENS)
+    return chunking.chunk_text(text, path, max_tokens=chunk_budget(path))
 
 
 def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = IndexOptions(), *,

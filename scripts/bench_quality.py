@@ -106,7 +106,7 @@ def fingerprint() -> str:
     """What decides the index's content: a change here means a fresh index."""
     from ov import chunk, embed, indexer, store  # noqa: PLC0415
 
-    parts = [inspect.getsource(chunk), str(indexer.CHUNK_TOKENS),
+    parts = [inspect.getsource(chunk), str(indexer.CHUNK_TOKENS), str(getattr(indexer, "CODE_CHUNK_TOKENS", "")),
              str(getattr(indexer, "CHUNK_OVERLAP", 0)), inspect.getsource(store.keyword_text),
              embed.MODEL_ID, str(embed.MAX_TOKENS), str(store.SCHEMA_VERSION)]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:10]

@@ -77,7 +77,7 @@ def main(argv=None) -> int:
         files += 1
         text, path = ft.text, entry.path
         tier_rows = indexer.tier_chunks(text, path)
-        body = chunking.chunk_text(text, path, max_tokens=indexer.CHUNK_TOKENS)
+        body = indexer.passages(text, path)
         sents = chunking.sentences(text, body) if kind_of(path) != "code" else []
         rows = body + tier_rows + sents
         counts = ntok([r.text for r in rows])

@@ -85,7 +85,7 @@ def _store_probe(root: Path, rng: random.Random) -> str | None:
     """Inside one read transaction: each sampled indexed file has exactly the chunks the
     chunker makes of it, each the file's text at its offsets."""
     from ov.chunk import chunk_text
-    from ov.indexer import CHUNK_TOKENS
+    from ov.indexer import chunk_budget
     from ov.store import connect
 
     con = connect(root / ".ov" / "index.db", readonly=True)
@@ -98,7 +98,7 @@ def _store_probe(root: Path, rng: random.Random) -> str | None:
             text = (root / path).read_text(encoding="utf-8")
             got = con.execute("SELECT start, end, text FROM chunks WHERE file_id = ? AND level = 2 "
                               "ORDER BY seq", (fid,)).fetchall()
-            want = [(c.start, c.end, c.text) for c in chunk_text(text, path, max_tokens=CHUNK_TOKENS)]
+            want = [(c.start, c.end, c.text) for c in chunk_text(text, path, max_tokens=chunk_budget(path))]
             if got != want:
                 return f"{path}: {len(got)} chunks in the index, {len(want)} expected"
         con.execute("COMMIT")

@@ -83,6 +83,20 @@ def test_an_index_of_the_older_layout_drops_sentences_and_overview_vectors(small
     assert again["updated"] == 0 and again["unchanged"] == 3
 
 
+def test_an_index_of_layout_3_cuts_its_code_files_again_and_nothing_else(small, ov):
+    """Layout 4: code passages at the model's window (indexer.CODE_CHUNK_TOKENS). An index
+    made before re-chunks its code files once, on the next `ov index`; prose is untouched."""
+    root, _ = small
+    db = root / ".ov" / "index.db"
+    with Store.open(db) as st, st.tx():
+        st.set_meta(indexer.ROWS_META, "3")
+    rep = ov("index", root, "-o", "json").json["result"]
+    assert (rep["updated"], rep["unchanged"]) == (1, 2)  # tool.py only
+    with Store.open(db, readonly=True) as st:
+        assert st.get_meta(indexer.ROWS_META) == indexer.ROWS_LAYOUT == "4"
+    assert indexer.chunk_budget("tool.py") == 256 and indexer.chunk_budget("essay.txt") == 200
+
+
 def test_a_row_has_a_text_hash_once_it_has_a_vector_and_tiers_are_kept_once(small, ov):
     """Schema 7 (issue 13's index size): the hash is written with the vector, and a file's
     abstract and overview live in its level-0/1 rows only, read back through them."""
@@ -252,10 +266,9 @@ def test_a_passage_of_one_word_gets_no_vector_unless_it_is_the_whole_file(tree, 
     """`    pass` after a class's long docstring was a passage of its own, and its vector sat
     near every short query (ranked first for "option" in a review). A passage of at most
     one word keeps its keyword row and gets no vector; a file's only passage keeps its."""
-    body = "\n".join(f"    Sentence {i} says how the options and flags are parsed here." for i in range(19))
-    code = (f'class Options(Base):\n    """\n{body}\n\n    **Example**\n\n    ```python\n    import tool\n\n'
-            f'    def main():\n\n    if __name__ == "__main__":\n        main()\n    ```\n    """\n\n    pass\n\n\n'
-            f'class Other(Base):\n    """\n{body}\n    """\n\n    pass\n')
+    body = "".join(f"    value_{i} = compute(options, flags, {i})\n" for i in range(14))
+    pad = "    # " + " ".join(["word"] * 19) + "\n"  # (the passage before it just full)
+    code = f'class Options(Base):\n    """Options."""\n\n    def build(self):\n{body}{pad}        return 1\n\n    pass\n'
     assert "    pass" in [c.text for c in indexer.passages(code, "models.py")]  # cut off alone, as in typer
     root = tree({"models.py": code, "note.txt": "milk\n"})
     r = ov("index", root, "-o", "json")
