@@ -86,7 +86,7 @@ EMBED_META = "embed"  # "off" after an `ov index --no-embed`: no vectors are com
 # second half read apart from the name and docstring that say what it does. Through the
 # CLI with the real model (docs/BENCHMARKS.md "Code passages at the model's window"), code
 # at 256 against 200: CoSQA dev `find` 0.604 -> 0.607, hybrid 0.604 -> 0.608; the stdlib
-# code set 0.688 -> 0.689 and 0.760 -> 0.771; 240 read 0.606 / 0.607 on CoSQA and 0.687 /
+# code set 0.688 -> 0.689 and 0.761 -> 0.771; 240 read 0.606 / 0.607 on CoSQA and 0.687 /
 # 0.761 on the code set. Prose stays
 # at 200: SciFact train lost 0.004 (`find`) and 0.007 (hybrid) at 256. The estimate
 # under-counts dense C, so 1.7 % of the kernel's C passages run past the window (their
