@@ -69,8 +69,9 @@ def model_tokens(text: str) -> int:
     Measured against the real tokenizer on ~8,700 spans of 5-25 lines (median ~150
     tokens) from Python's standard library, markdown/rst documents and C/JS sources: the
     estimate / real ratio has a median of 1.16-1.22, a 1st percentile of 0.95-0.98 and a
-    minimum of 0.84 (long hex and base64 runs). With the default budget of 200 that
-    leaves every chunk within the 256-token window.
+    minimum of 0.84 (long hex and base64 runs). With prose's budget of 200 that leaves
+    every chunk within the 256-token window; code's budget is the window itself, 256
+    (ov.indexer.CODE_CHUNK_TOKENS), and a few dense passages run a little past it.
     """
     return 2 + _pieces(text)
 
