@@ -625,6 +625,13 @@ class Index:
 # ---- grep and glob: over the files, with or without an index ------------------------------
 
 
+def config_of(root: str | Path):
+    """The config of the tree at `root` (`.ov/config.toml`, `pyproject.toml [tool.ov]`)."""
+    from ov.config import load_config  # noqa: PLC0415
+
+    return load_config(Path(root))
+
+
 def _root_config(cwd: Path | None):
     """The config of the tree grep and glob search: the nearest index root above `cwd`,
     else `cwd` itself."""

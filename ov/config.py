@@ -315,9 +315,11 @@ def _safe(path: str) -> bool:
         return False
     if "*" in listed.split(":"):
         return True
-    a = os.path.abspath(path)
-    return any(d and (a == d or a.startswith(d.rstrip(os.sep) + os.sep))
-               for d in map(os.path.abspath, filter(None, listed.split(":"))))
+    # absolute entries only, as git's, links resolved on both sides (`..` from wherever
+    # the command runs would trust whatever folder is above it)
+    a = os.path.realpath(path)
+    return any(a == d or a.startswith(d.rstrip(os.sep) + os.sep)
+               for d in (os.path.realpath(e) for e in listed.split(":") if os.path.isabs(e)))
 
 
 def _owners() -> set[int]:
@@ -330,12 +332,18 @@ def _owners() -> set[int]:
     return mine
 
 
-def owned(path: str) -> bool:
-    """Whether the file at `path` is this user's to trust (`_owners`, OV_SAFE_DIRECTORIES)."""
+def foreign(path: str) -> str | None:
+    """Why the file at `path` (a `.git`) is not this user's to trust (`_owners`,
+    OV_SAFE_DIRECTORIES), said once a run (`distrusted`); None when it is, or is not there."""
     try:
-        return os.lstat(path).st_uid in _owners() or _safe(path)
+        uid = os.lstat(path).st_uid
     except OSError:
-        return True
+        return None
+    if uid in _owners() or _safe(path):
+        return None
+    why = f"{path} is owned by another user (uid {uid})"
+    distrusted(why)
+    return why
 
 
 def untrusted(db_path: Path) -> str | None:
@@ -381,6 +389,8 @@ def _trusted(path: Path) -> bool:
     a planted file that is not even TOML stops nothing. (`pyproject.toml` is the tree's
     own, as its `.gitignore` is; a tree above found through another user's `.git` is not
     searched from: ov.paths.search_root.)"""
+    if not os.path.lexists(path):  # (an index named with --db, another user's, has none to say)
+        return True
     why = untrusted(path)
     if why:
         distrusted(why)

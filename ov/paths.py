@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ov.config import DB_NAME, INDEX_DIRNAME, distrusted, owned, untrusted
+from ov.config import DB_NAME, INDEX_DIRNAME, distrusted, foreign, untrusted
 from ov.errors import OvError
 
 
@@ -115,7 +115,7 @@ def search_root(cwd: Path) -> Path:
         if os.path.exists(os.path.join(d, ".git")):
             # another user's `.git` above (git itself refuses such a repository): its
             # top, its ignore files and its pyproject.toml are not this tree's
-            return d if d == here or owned(os.path.join(d, ".git")) else here
+            return d if d == here or not foreign(os.path.join(d, ".git")) else here
     return here
 
 

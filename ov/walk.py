@@ -41,7 +41,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
 
-from ov.config import WalkOptions, leads_outside, read_control
+from ov.config import WalkOptions, foreign, leads_outside, read_control
 from ov.errors import OvError
 from ov.model import FileEntry
 
@@ -293,7 +293,9 @@ def git_top_above(root: str) -> str | None:
     d = os.path.dirname(root)
     while True:
         if os.path.exists(os.path.join(d, ".git")):
-            return d
+            # another user's `.git` (git refuses such a repository): no work tree of this
+            # tree's, so none of its ignore files applies (ov.paths.search_root)
+            return None if foreign(os.path.join(d, ".git")) else d
         up = os.path.dirname(d)
         if up == d:
             return None

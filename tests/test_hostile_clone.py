@@ -320,9 +320,11 @@ def test_files_planted_above_by_another_user_neither_hide_nor_stop_the_checkout(
     os.chmod(shared, 0o1777)
     (shared / ".git").mkdir()
     (shared / "pyproject.toml").write_text('[tool.ov]\nignore = ["*.txt"]\n')
+    (shared / ".gitignore").write_text("*.txt\n")  # (that work tree's ignore files are not this tree's)
     (shared / ".ov").mkdir()
     (shared / ".ov" / "config.toml").write_text("this is = = not toml\n")
-    for p in (shared / ".git", shared / "pyproject.toml", shared / ".ov", shared / ".ov" / "config.toml"):
+    for p in (shared / ".git", shared / "pyproject.toml", shared / ".gitignore", shared / ".ov",
+              shared / ".ov" / "config.toml"):
         os.lchown(p, 65534, 65534)
     mine = make_tree(shared / "mine", {"v.txt": "victim SECRETWORD\n"})
     for args in (["grep", "SECRETWORD"], ["glob", "*.txt"]):
@@ -331,6 +333,14 @@ def test_files_planted_above_by_another_user_neither_hide_nor_stop_the_checkout(
     safe = subprocess.run([sys.executable, "-m", "ov", "grep", "-c", "SECRETWORD", "."], cwd=mine, capture_output=True,
                           text=True, timeout=LIMIT_S, env={**ENV, "OV_SAFE_DIRECTORIES": str(shared)})
     assert safe.returncode == 2 and "not valid TOML" in safe.stderr  # trusted: read, and refused as it is
+    (shared / ".ov" / "config.toml").unlink()
+    for listed in (str(shared), f"/nowhere::{shared}/"):
+        safe = subprocess.run([sys.executable, "-m", "ov", "grep", "-c", "SECRETWORD", "."], cwd=mine,
+                              capture_output=True, text=True, timeout=LIMIT_S, env={**ENV, "OV_SAFE_DIRECTORIES": listed})
+        assert safe.returncode == 2 and "no files were searched" in safe.stderr, listed  # its .gitignore applies
+    rel = subprocess.run([sys.executable, "-m", "ov", "grep", "-c", "SECRETWORD", "."], cwd=mine, capture_output=True,
+                         text=True, timeout=LIMIT_S, env={**ENV, "OV_SAFE_DIRECTORIES": ".."})
+    assert rel.returncode == 0, rel.stderr  # a relative entry trusts nothing (as git's, absolute only)
 
 
 def test_untrusted_reads_the_owner_of_the_index_folder_and_file(tmp_path, monkeypatch):
@@ -357,7 +367,13 @@ def test_untrusted_reads_the_owner_of_the_index_folder_and_file(tmp_path, monkey
     assert untrusted(db) is None
     monkeypatch.setenv("OV_SAFE_DIRECTORIES", "*")
     assert untrusted(db) is None
+    (tmp_path.parent / f"{tmp_path.name}-link").symlink_to(tmp_path)
+    monkeypatch.setenv("OV_SAFE_DIRECTORIES", f"{tmp_path}-link")  # a link to the tree names it
+    assert untrusted(db) is None
     monkeypatch.delenv("OV_SAFE_DIRECTORIES")
+    from ov.config import _trusted
+
+    assert _trusted(db.parent / "config.toml")  # none there: nothing to say (an index named by --db)
     if me != 0:
         monkeypatch.setattr(os, "geteuid", lambda: 0)  # root under sudo: the invoking user's is theirs
         monkeypatch.setenv("SUDO_UID", str(me + 1))

@@ -154,7 +154,7 @@ def _unless_nothing_searched(records, st, paths: Sequence[str], where: dict):
     elif next(api.files(paths, **{**where, "hidden": True, "no_ignore": True})[0], None) is not None:
         why = ("ignore files (.gitignore, .ignore, .ovignore) or hidden names left out every file "
                "(--no-ignore and --hidden take them in)")
-    elif api._root_config(None).get("ignore"):
+    elif st.root and api.config_of(st.root).get("ignore"):  # the searched tree's, not the current folder's
         why = "the config's `ignore` setting left out every file (`ov status` says where it is set)"
     else:
         raise OvError("not_found", "no files were searched: there is none here (a link is followed "
