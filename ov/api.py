@@ -611,7 +611,7 @@ class Index:
 
             raise damaged(self.store.path, problem)
         return replace(status(self.store, self.root), settings=load_config(self.root).settings(),
-                       warnings=list(self.notes))
+                       warnings=list(self.notes) + _older_layout(self.store))
 
     def manifest(self, grep_flags: Sequence[str] = ()):
         """What this build and this index can serve (`ov manifest`). `grep_flags`: the
@@ -623,6 +623,21 @@ class Index:
 
 
 # ---- grep and glob: over the files, with or without an index ------------------------------
+
+
+def _older_layout(store) -> list[str]:
+    """A note when the index's rows are of an older layout (ov.indexer.ROWS_LAYOUT): it
+    answers from them until an `ov index` re-chunks the files (a review found nothing said
+    of it, and `ov index` then reported unchanged files as updated)."""
+    from ov.indexer import RESPLIT_KINDS, ROWS_LAYOUT, ROWS_META  # noqa: PLC0415
+
+    layout = store.get_meta(ROWS_META)
+    if layout is None or layout == ROWS_LAYOUT:  # (None: a first build not yet through its walk)
+        return []
+    kinds = RESPLIT_KINDS.get(layout)
+    which = f"its {' and '.join(sorted(kinds))} files" if kinds else "every file"
+    return [f"the index's passages are of an older layout ({layout}; now {ROWS_LAYOUT}): the next "
+            f"`ov index` cuts {which} again, keeping the vectors of texts that did not change"]
 
 
 def config_of(root: str | Path):

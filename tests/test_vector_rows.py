@@ -90,10 +90,14 @@ def test_an_index_of_layout_3_cuts_its_code_files_again_and_nothing_else(small, 
     db = root / ".ov" / "index.db"
     with Store.open(db) as st, st.tx():
         st.set_meta(indexer.ROWS_META, "3")
+    said = ov("status", "-o", "json", cwd=root).json["result"]["warnings"]
+    assert [w for w in said if "older layout (3; now 4): the next `ov index` cuts its code files again" in w]
+    assert "older layout (3; now 4)" in ov("status", cwd=root).err  # said in text too
     rep = ov("index", root, "-o", "json").json["result"]
     assert (rep["updated"], rep["unchanged"]) == (1, 2)  # tool.py only
     with Store.open(db, readonly=True) as st:
         assert st.get_meta(indexer.ROWS_META) == indexer.ROWS_LAYOUT == "4"
+    assert not [w for w in ov("status", "-o", "json", cwd=root).json["result"]["warnings"] if "older layout" in w]
     assert indexer.chunk_budget("tool.py") == 256 and indexer.chunk_budget("essay.txt") == 200
 
 

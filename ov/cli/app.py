@@ -214,6 +214,8 @@ def status_cmd(
             from ov.render import settings_text, status_text  # noqa: PLC0415
 
             out.text(status_text(rep) + "\n" + settings_text(rep.settings))
+            for w in rep.warnings:  # (JSON: `warnings`)
+                out.warn(w)
 
         emit(out, rep, t0, text)
         return EXIT_OK
