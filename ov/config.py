@@ -385,7 +385,7 @@ def distrusted(why: str) -> None:
 
 def _trusted(path: Path) -> bool:
     """Whether `.ov/config.toml` may be read: not another user's, nor in a folder every
-    user may write (ov.paths.untrusted; said once a run), asked before it is read, so that
+    user may write (`untrusted`; said once a run), asked before it is read, so that
     a planted file that is not even TOML stops nothing. (`pyproject.toml` is the tree's
     own, as its `.gitignore` is; a tree above found through another user's `.git` is not
     searched from: ov.paths.search_root.)"""
