@@ -472,7 +472,7 @@ def test_sigterm_stops_a_full_rebuild_as_ctrl_c_does(tmp_path):
 def test_root_rebuilding_a_users_index_leaves_it_theirs(tmp_path, monkeypatch):
     """`sudo ov index --full` on a user's index: the new file keeps its owner, group and
     mode (it used to become root's, 0600, and the user could no longer read it). (Under
-    sudo: another user's index is not used otherwise, `paths.untrusted`.)"""
+    sudo: another user's index is not used otherwise, `config.untrusted`.)"""
     from ov import api
 
     monkeypatch.setenv("SUDO_UID", "65534")

@@ -937,13 +937,13 @@ def test_grep_and_glob_work_beside_another_users_private_index(tmp_path):
     try:
         p = run("grep", "-c", "hello")
         assert p.returncode == 0 and p.stdout == "a.txt:1\n" and "internal" not in p.stderr, p
-        # the refusal really happened: another user's .ov/ is passed over (paths.untrusted)
+        # the refusal really happened: another user's .ov/ is passed over (config.untrusted)
         assert "owned by another user (uid 65534): not used" in p.stderr, p.stderr
         p = run("glob", "*.txt")
         assert p.returncode == 0 and p.stdout == "a.txt\n", p
         p = run("search", "hello", "-o", "json")
         err = json.loads(p.stdout)["error"]
-        # (another user's index is not this user's to read or to build in: `paths.untrusted`)
+        # (another user's index is not this user's to read or to build in: `config.untrusted`)
         assert p.returncode == 2 and err["code"] == "invalid_path" and "owned by another user (uid 65534)" \
             in err["message"], p
         assert sorted(x.name for x in root.iterdir()) == [".ov", "a.txt"]
