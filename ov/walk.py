@@ -687,11 +687,12 @@ def walk_paths(
     start: Path | None = None,
     on_warning: Callable[[str], None] | None = None,
     on_skip: Callable[[str, str], None] | None = None,
+    keep: Callable[[str], bool] | None = None,
 ) -> Iterator[tuple[str, str]]:
     """(path relative to `root`, absolute path) of each file `walk` would yield, for
     callers that only open them: no stat (without `max_filesize`), no record per file."""
     return _walk(root, opts, start, on_warning, on_skip,  # type: ignore[return-value]
-                 False, False, True, None)
+                 False, False, True, keep)
 
 
 def _walk(root: Path, opts: WalkOptions, start: Path | None,

@@ -33,7 +33,6 @@ from ov.read import decode
 from ov.search import helper as helpers
 from ov.globs import PathFilter
 from ov.search.helper import BINARY, BINARY_MATCH, FOUND, NO_MATCH, SEARCH, UNREADABLE
-from ov.walk import LINK_OUT
 from ov.search.prefilter import Prefilter, index_candidates, prefiltered, tagged
 from ov.search.scope import (LISTINGS, Candidates, GrepStats, check_excludes, displayer, exclusions,
                              file_paths, grep_result, grep_walk_options, limited_stats, links_out, not_files,
@@ -167,25 +166,28 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
     # the listing cache holds what the ignore files keep, and the names they left out: an
     # override that keeps one of those walks afresh (ov.walk.cached_walk)
     cache_dir = listing_dir(root) if use_listing else None
+    keep = None
+    if opts.follow and (excluded is not None or pfilter is not None or tfilter is not None):
+        # -L: the walk leaves out what the filters do, so a link out of the tree they leave
+        # out is never said to be one (`-L -t py` said `sub/out.txt`, which rg never reads)
+        def keep(rel: str) -> bool:
+            return rel in named or ((excluded is None or not excluded(rel)) and (pfilter is None or pfilter(rel))
+                                    and (tfilter is None or tfilter(rel)))
     if may_hold is None:  # size and mtime serve the index prefilter only
-        files = file_paths(root, rels, opts, st, cache_dir)
+        files = file_paths(root, rels, opts, st, cache_dir, keep)
     elif isinstance(may_hold, Prefilter):
         # with a change journal, the files to read come from the listing without a pass
         # over every file; else each file the index rules out is stat'ed
         picked = (may_hold.trusted_files(root, rels, opts, st, cache_dir)
                   if cache_dir is not None else None)
         files = iter(picked) if picked is not None else prefiltered(
-            file_paths(root, rels, opts, st, cache_dir), may_hold, st)
+            file_paths(root, rels, opts, st, cache_dir, keep), may_hold, st)
     else:
-        files = ((e.path, e.abspath) for e in walked_entries(root, rels, opts, st)
+        files = ((e.path, e.abspath) for e in walked_entries(root, rels, opts, st, keep=keep)
                  if may_hold(e))
     if excluded is None and pfilter is None and tfilter is None and allowed is None:
         yield from files  # no per-path test: one generator less per file
         return
-    if opts.follow:  # a link out the filters leave out was never to be read: not said
-        files = _unsaid_links_out(files, root, st, lambda rel: (
-            (excluded is None or not excluded(rel)) and (os.path.isdir(root / rel) or (
-                (pfilter is None or pfilter(rel)) and (tfilter is None or tfilter(rel))))))
     for rel, abspath in files:
         # Tested again per path: a gitignore line cannot hold every name (a trailing
         # tab or CR, a newline), so the walk alone does not leave out all of them.
@@ -198,18 +200,6 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
         if allowed is not None and rel not in allowed:
             continue
         yield rel, abspath
-
-
-def _unsaid_links_out(files, root: Path, st: GrepStats, kept: Callable[[str], bool]):
-    """`files`, and then the walk's warnings of links leading out of the tree (`-L`) kept
-    only for those `kept` would have searched: `-L -t py` said `sub/out.txt`, which rg
-    never looks at. A folder's link is said unless --exclude-uri leaves it out (its files
-    might have matched -t or -g)."""
-    try:
-        yield from files
-    finally:
-        tail = ": " + LINK_OUT
-        st.warnings[:] = [w for w in st.warnings if not w.endswith(tail) or kept(w[:-len(tail)])]
 
 
 def _utf16(abspath: str) -> bool:

@@ -239,9 +239,10 @@ def walked_entries(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats
 
 
 def file_paths(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
-           cache_dir: Path | None = None) -> Iterator[tuple[str, str]]:
+           cache_dir: Path | None = None, keep: Callable[[str], bool] | None = None) -> Iterator[tuple[str, str]]:
     """(relative, absolute) paths of the files `walked_entries` would yield, without stat;
-    from the listing cache in `cache_dir` where it can answer."""
+    from the listing cache in `cache_dir` where it can answer. `keep`: the walk's filter
+    (`ov.walk.walk`), for a walk that does not use the cache."""
     for rel in rels:
         start = root / rel if rel else None
         listed = cached_listing(root, opts, cache_dir, start, st) if cache_dir is not None else None
@@ -249,7 +250,7 @@ def file_paths(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
             yield from ((r, a) for r, a, link in listed if not link)
         else:
             yield from walk_paths(root, opts, start=start, on_warning=st.warnings.append,
-                                  on_skip=counting_skips(st))
+                                  on_skip=counting_skips(st), keep=keep)
 
 
 # The listings of this run's cached walks (cleared as a run starts).
