@@ -389,12 +389,16 @@ def _trusted(path: Path) -> bool:
     a planted file that is not even TOML stops nothing. (`pyproject.toml` is the tree's
     own, as its `.gitignore` is; a tree above found through another user's `.git` is not
     searched from: ov.paths.search_root.)"""
-    if not os.path.lexists(path):  # (an index named with --db, another user's, has none to say)
-        return True
+    # (none there: nothing to say; an index named with --db, another user's, may have none)
+    return not os.path.lexists(path) or not passed_over(path)
+
+
+def passed_over(path: Path) -> bool:
+    """Whether ov's file at `path` is another user's (`untrusted`): said once a run."""
     why = untrusted(path)
     if why:
         distrusted(why)
-    return why is None
+    return why is not None
 
 
 def load_config(root: Path) -> Config:

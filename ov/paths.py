@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ov.config import DB_NAME, INDEX_DIRNAME, distrusted, foreign, untrusted
+from ov.config import DB_NAME, INDEX_DIRNAME, foreign, passed_over, untrusted
 from ov.errors import OvError
 
 
@@ -50,8 +50,7 @@ def find_index(start: Path) -> Path | None:
                 continue
         except PermissionError:  # `.ov/` there is another user's (owner-only): not this
             pass                 # user's to read, and passed over as any other user's
-        if why := untrusted(candidate):
-            distrusted(why)
+        if passed_over(candidate):
             continue
         return candidate
     return None

@@ -315,7 +315,7 @@ def test_files_planted_above_by_another_user_neither_hide_nor_stop_the_checkout(
     an `.ov/config.toml` that is not TOML, which stopped every command. Another user's
     `.git` is no search root (git refuses it too), and a config is asked whose it is
     before it is read. OV_SAFE_DIRECTORIES trusts them, as git's safe.directory."""
-    shared = tmp_path / "shared"
+    shared = tmp_path / "common"  # a folder every user writes in (as /tmp)
     shared.mkdir(mode=0o777)
     os.chmod(shared, 0o1777)
     (shared / ".git").mkdir()

@@ -380,13 +380,11 @@ def stop_background(out: Out, path: Path, db: Path | None) -> int:
     db_path = Path(db) if db else db_path_for(Path(path).resolve())
     from ov.indexer import pause_worker  # noqa: PLC0415
 
-    from ov.config import distrusted, untrusted  # noqa: PLC0415
+    from ov.config import passed_over  # noqa: PLC0415
 
-    why = None if db else untrusted(db_path)  # another user's `.ov/`: nothing of this user's written there
-    if why:
-        distrusted(why)
-    pid = None if why else stop(db_path)
-    if db_path.parent.is_dir() and not why:
+    foreign = not db and passed_over(db_path)  # another user's `.ov/`: nothing of this user's written there
+    pid = None if foreign else stop(db_path)
+    if db_path.parent.is_dir() and not foreign:
         pause_worker(db_path)  # searches start no other until `ov index` runs
     result = {"stopped": pid is not None, "pid": pid}
     emit(out, result, t0, lambda: out.notice(
