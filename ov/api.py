@@ -640,13 +640,6 @@ def _older_layout(store) -> list[str]:
             f"`ov index` cuts {which} again, keeping the vectors of texts that did not change"]
 
 
-def config_of(root: str | Path):
-    """The config of the tree at `root` (`.ov/config.toml`, `pyproject.toml [tool.ov]`)."""
-    from ov.config import load_config  # noqa: PLC0415
-
-    return load_config(Path(root))
-
-
 def _root_config(cwd: Path | None):
     """The config of the tree grep and glob search: the nearest index root above `cwd`,
     else `cwd` itself."""

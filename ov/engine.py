@@ -25,8 +25,8 @@ from ov.kinds import kind_of
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult, duration_text)
 from ov.paths import listing_dir, resolve
-from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, check_limit, check_query, decode_cursor, encode_cursor,
-                      file_name, identifier, keyword_plan, query_pattern, request_key, words_in)
+from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, check_limit, check_query, decode_cursor,
+                      encode_cursor, file_name, identifier, keyword_plan, query_pattern, request_key, words_in)
 from ov.store import KNN_MAX, Filters, Store, fts_phrase
 from ov.walk import gitignore_unread
 
@@ -652,9 +652,6 @@ def query_tree(store: Store, query: str, filters: Filters | None = None) -> rank
 
 
 DEFINERS_READ = 2000  # rows holding an identifier query's name read for its definitions
-# words that come just before a name they define (ov.tiers.defines decides)
-DEFINITION_WORDS = ("def", "class", "func", "function", "fn", "struct", "type", "interface", "enum",
-                    "trait", "define", "var", "const", "let", "val", "module", "union", "typedef")
 
 
 def _definers(store: Store, req: SearchRequest, held: frozenset[int] | None = None) -> tuple[str, dict[str, int]]:

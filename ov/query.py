@@ -116,7 +116,12 @@ def identifier(text: str) -> tuple[str, str | None] | None:
 # UsageError` had its subclass `class BadArgumentUsage(UsageError)` first and the
 # definition out of the first five (a shorter passage holding both words), where the
 # name alone puts the definers first. `class action` and `type annotations` stay prose.
-_DEFINING = frozenset("def class func function fn struct interface enum trait typedef union type module".split())
+# words that come just before a name they define (ov.tiers.defines decides; ov.engine reads
+# the definitions of a name so spelled)
+DEFINITION_WORDS = ("def", "class", "func", "function", "fn", "struct", "type", "interface", "enum",
+                    "trait", "define", "var", "const", "let", "val", "module", "union", "typedef")
+# ... of which these begin a query written as a definition (`var x`, `let x` read as prose too)
+_DEFINING = frozenset(DEFINITION_WORDS) - {"define", "var", "const", "let", "val"}
 _DEFINING_ONLY = frozenset("def func fn struct enum trait typedef".split())
 # ... and those after which a name in capitals is a type's (`class Diagram` is a title too,
 # but rarer typed so than `class diagram`; `module Reference`, `type Systems` stay prose)

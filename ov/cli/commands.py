@@ -139,6 +139,7 @@ def _unless_nothing_searched(records, st, paths: Sequence[str], where: dict):
     from itertools import chain  # noqa: PLC0415
 
     from ov import api  # noqa: PLC0415
+    from ov.config import load_config  # noqa: PLC0415
 
     first = next(records, None)
     if first is not None:
@@ -154,7 +155,7 @@ def _unless_nothing_searched(records, st, paths: Sequence[str], where: dict):
     elif next(api.files(paths, **{**where, "hidden": True, "no_ignore": True})[0], None) is not None:
         why = ("ignore files (.gitignore, .ignore, .ovignore) or hidden names left out every file "
                "(--no-ignore and --hidden take them in)")
-    elif st.root and api.config_of(st.root).get("ignore"):  # the searched tree's, not the current folder's
+    elif st.root and load_config(Path(st.root)).get("ignore"):  # the searched tree's, not the current folder's
         why = "the config's `ignore` setting left out every file (`ov status` says where it is set)"
     else:
         raise OvError("not_found", "no files were searched: there is none here (a link is followed "
