@@ -116,9 +116,12 @@ def _open(dataset: str, workdir: Path):
     d = bq.dataset_dir(dataset)
     corpus = bq.read_corpus(d)
     ext = bq.CODE_SETS.get(d.name, "txt")
+    store = Store.open(workdir / "docs" / ".ov" / "index.db")
+    ids = {c[0] for c in corpus}
+    if all(p in ids for (p,) in store.rows("SELECT path FROM files")):  # written --keep-paths
+        return bq, base, d, corpus, "py" if all(i.endswith(".py") for i in ids) else ext, {i: i for i in ids}, store
     names = bq.safe_names([c[0] for c in corpus])
     back = {f"{names[c[0]]}.{ext}": c[0] for c in corpus}
-    store = Store.open(workdir / "docs" / ".ov" / "index.db")
     return bq, base, d, corpus, ext, back, store
 
 
@@ -133,7 +136,7 @@ def prep(dataset: str, workdir: Path, splits: list[str], out: Path) -> None:
     pos = {p: i for i, p in enumerate(paths)}
     emb = load_embedder("query")
     qall = base.load_queries(str(d))
-    key = (lambda p: p) if isinstance(base, TreeSet) else (lambda p: Path(p).name)
+    key = (lambda p: p) if isinstance(base, TreeSet) or all(p in back for p in paths) else (lambda p: Path(p).name)
     meta = {"dataset": name, "paths": paths, "docs": [back[key(p)] for p in paths],
             "kind": "code" if ext == "py" else "prose", "n_chunks": store.chunk_count(), "splits": {}}
     for split in [*splits, "nonsense"]:
