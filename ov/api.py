@@ -627,17 +627,19 @@ class Index:
 
 def _older_layout(store) -> list[str]:
     """A note when the index's rows are of an older layout (ov.indexer.ROWS_LAYOUT): it
-    answers from them until an `ov index` re-chunks the files (a review found nothing said
-    of it, and `ov index` then reported unchanged files as updated)."""
-    from ov.indexer import RESPLIT_KINDS, ROWS_LAYOUT, ROWS_META  # noqa: PLC0415
+    answers from them until `ov index`, or a background worker a search starts, re-chunks
+    the files (a review found nothing said of it, and `ov index` then reported unchanged
+    files as updated)."""
+    from ov.indexer import RESPLIT_KINDS, ROWS_LAYOUT, older_layout  # noqa: PLC0415
 
-    layout = store.get_meta(ROWS_META)
-    if layout is None or layout == ROWS_LAYOUT:  # (None: a first build not yet through its walk)
+    layout = older_layout(store)
+    if layout is None:
         return []
     kinds = RESPLIT_KINDS.get(layout)
     which = f"its {' and '.join(sorted(kinds))} files" if kinds else "every file"
     return [f"the index's passages are of an older layout ({layout}; now {ROWS_LAYOUT}): the next "
-            f"`ov index` cuts {which} again, keeping the vectors of texts that did not change"]
+            f"`ov index`, or the background worker the next search starts, cuts {which} again, "
+            "keeping the vectors of texts that did not change"]
 
 
 def _root_config(cwd: Path | None):

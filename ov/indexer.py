@@ -585,6 +585,13 @@ ROWS_LAYOUT = "4"
 RESPLIT_KINDS = {"2": frozenset({"markdown", "code"}), "3": frozenset({"code"})}
 
 
+def older_layout(store: Store) -> str | None:
+    """The index's rows layout when it is older than ROWS_LAYOUT (None: current, or a
+    first build not yet through its walk)."""
+    layout = store.get_meta(ROWS_META)
+    return layout if layout is not None and layout != ROWS_LAYOUT else None
+
+
 # The rows given a vector: passages (level 2) and abstracts (level 0). Overviews (level 1)
 # keep their keyword rows only; prose sentences have no rows. Tokens run through the model
 # then stay near the source's own (scripts/bench_tokens.py: SciFact 2.31x -> 1.08x), and
@@ -835,7 +842,8 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
                    stop: Callable[[], bool] | None = None, wait_s: float = 0.0,
                    locked: bool = False, pause: Callable[[], None] | None = None) -> IndexReport:
     """The phases after the keyword rows: grep's trigram rows, then the vectors (unless
-    the index was built with --no-embed). No walk. What ov.worker runs; `index_busy`
+    the index was built with --no-embed). A walk only when files wait for their keyword
+    rows (a first answer's budget) or for passages of the current layout (`older_layout`). What ov.worker runs; `index_busy`
     when another process holds the index (`locked`: the caller holds the lock). `pause`
     is called before each SEARCH_STEP texts the model embeds (the worker's `SearchYield`)."""
     t0 = time.perf_counter()
@@ -847,7 +855,9 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
         clear_rebuild(db_path, stale=True)
         store = Store.open(db_path)
         try:
-            if store.get_meta(KEYWORDS_META):  # a first answer's budget left files unread
+            # a first answer's budget left files unread, or the passages are of an older
+            # layout (ROWS_META): a user who only searches gets them re-cut too
+            if store.get_meta(KEYWORDS_META) or older_layout(store):
                 root = index_root_of(db_path)
                 _lexical_phase(store, root, options_for(root, walk_from_config(root)), report,
                                progress, lambda msg: None, stop)
@@ -1034,7 +1044,10 @@ class _LexicalPass:
         """The last batch: files gone removed (unless the walk was cut: the files not
         walked are not known to be gone), the skipped list, the generation."""
         store, report = self.store, self.report
-        if cut:
+        if cut and self.relayout and not store.get_meta(KEYWORDS_META):
+            pass  # a worker's re-chunk of a complete index, stopped: every file keeps its rows,
+            # those not reached still of the older layout (ROWS_META), cut again next time
+        elif cut:
             store.set_meta(KEYWORDS_META, "1")
             store.set_meta(WALK_TOTAL_META, json.dumps(self.walk_total()))
             report.partial = True

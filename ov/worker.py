@@ -32,7 +32,7 @@ from pathlib import Path
 from ov.config import env_number
 from ov.errors import OvError
 from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Progress, SearchYield, complete_index,
-                        embed_phase, index_tree, lock_held, stop_worker, trigram_phase, worker_file,
+                        embed_phase, index_tree, lock_held, older_layout, stop_worker, trigram_phase, worker_file,
                         worker_paused, worker_state)
 from ov.model import IndexReport
 from ov.store import Store, prepare_index_dir
@@ -236,7 +236,8 @@ def left_to_do(store: Store) -> list[str]:
     after the upgrade to schema 8), vectors when they are coming; [] when nothing."""
     if store.get_meta(KEYWORDS_META):
         return ["files", "grep rows", "vectors"]
-    out = [] if store.trigrams_complete() else ["grep rows"]
+    out = ["passages"] if older_layout(store) else []  # (a layout change: ov.indexer.ROWS_LAYOUT)
+    out += [] if store.trigrams_complete() else ["grep rows"]
     if store.get_meta(EMBED_META) == "on":
         have, want = store.coverage()
         if have < want:

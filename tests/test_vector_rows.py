@@ -5,6 +5,8 @@ embedding again."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from ov import indexer
@@ -57,8 +59,9 @@ def test_identical_texts_are_embedded_once(small):
     assert rep["embedded"] == texts and rep["reused"] == rows - texts
 
 
-def test_an_index_of_the_older_layout_drops_sentences_and_overview_vectors(small, ov):
+def test_an_index_of_the_older_layout_drops_sentences_and_overview_vectors(small, ov, monkeypatch):
     root, _ = small
+    monkeypatch.setenv("OV_BACKGROUND", "0")  # the search below starts no worker: `ov index` re-cuts
     db = root / ".ov" / "index.db"
     with Store.open(db) as st, st.tx():  # what an index of the older layout holds
         fid, blob = st.rows("SELECT c.file_id, v.embedding FROM chunks c JOIN chunks_vec v "
@@ -91,7 +94,8 @@ def test_an_index_of_layout_3_cuts_its_code_files_again_and_nothing_else(small, 
     with Store.open(db) as st, st.tx():
         st.set_meta(indexer.ROWS_META, "3")
     said = ov("status", "-o", "json", cwd=root).json["result"]["warnings"]
-    assert [w for w in said if "older layout (3; now 4): the next `ov index` cuts its code files again" in w]
+    assert [w for w in said if "older layout (3; now 4): the next `ov index`, or the background worker "
+            "the next search starts, cuts its code files again" in w]
     assert "older layout (3; now 4)" in ov("status", cwd=root).err  # said in text too
     rep = ov("index", root, "-o", "json").json["result"]
     assert (rep["updated"], rep["unchanged"]) == (1, 2)  # tool.py only
@@ -313,3 +317,51 @@ def test_a_notes_one_word_body_keeps_its_vector_and_its_front_matter_its_place(t
 def test_bare_passages():
     assert all(indexer.bare(t) for t in ("    pass", "}", "});", "end", "return 0;", "# Defaults"))
     assert not any(indexer.bare(t) for t in ("buy milk", "EXPORT_SYMBOL(foo);", "x" * 60))
+
+
+def test_a_search_starts_a_worker_that_re_cuts_an_older_layout(small, ov):
+    """A user who only searches gets the current layout too: the search answers from the
+    rows there are and starts the background worker, which re-cuts the code files."""
+    from ov.indexer import worker_state
+
+    root, _ = small
+    db = root / ".ov" / "index.db"
+    with Store.open(db) as st, st.tx():
+        st.set_meta(indexer.ROWS_META, "3")
+    r = ov("search", "copper lanterns", "-o", "json", cwd=root)
+    assert r.code == 0 and r.json["result"]["hits"]  # answered from the older rows
+    assert "started a background worker" in r.err and "passages" in r.err
+    deadline = time.monotonic() + 120
+    while worker_state(db) is not None or _layout(db) != "4":
+        assert time.monotonic() < deadline, "the worker did not re-cut the passages"
+        time.sleep(0.1)
+    rep = ov("index", root, "-o", "json").json["result"]
+    assert (rep["updated"], rep["unchanged"]) == (0, 3)  # the worker re-cut tool.py already
+    assert not [w for w in ov("status", "-o", "json", cwd=root).json["result"]["warnings"] if "older layout" in w]
+
+
+def test_a_stopped_re_cut_leaves_the_index_complete_and_the_layout_older(small, ov):
+    """A worker stopped during the re-cut (`ov index --stop`, a search wanting the CPU):
+    every file keeps its rows, no search says the index is still being built, and the next
+    pass re-cuts what is left."""
+    from ov.model import IndexReport
+
+    root, _ = small
+    db = root / ".ov" / "index.db"
+    with Store.open(db) as st, st.tx():
+        st.set_meta(indexer.ROWS_META, "3")
+    with Store.open(db) as st:
+        opts = indexer.options_for(root, indexer.walk_from_config(root))
+        indexer._lexical_phase(st, root, opts, IndexReport(root=str(root)), None, lambda m: None,
+                               stop=lambda: True)
+        assert st.get_meta(indexer.KEYWORDS_META) is None and st.get_meta(indexer.ROWS_META) == "3"
+    r = ov("search", "copper lanterns", "-o", "json", "--no-auto-index", cwd=root)
+    assert r.code == 0 and not [w for w in r.json["result"]["warnings"] if "still being built" in w]
+    assert r.json["result"]["coverage"]["keywords_complete"] is True
+    assert ov("index", root, "-o", "json").json["result"]["updated"] == 1  # tool.py, cut now
+    assert _layout(db) == "4"
+
+
+def _layout(db) -> str | None:
+    with Store.open(db, readonly=True) as st:
+        return st.get_meta(indexer.ROWS_META)
