@@ -329,6 +329,11 @@ def load_embedder(profile: str = "index", threads: int | None = None) -> Embedde
     return OnnxEmbedder(profile=profile, threads=threads)
 
 
+def model_id() -> str:
+    """The id of the model `load_embedder` gives, without loading it."""
+    return HashEmbedder.model_id if _use_hash() else MODEL_ID
+
+
 def _use_hash() -> bool:
     """`OV_EMBEDDER`: "hash" (the test hook), or unset / "onnx" (the model); any other
     value is refused rather than read as the model (a misspelt hook ran the real model)."""

@@ -1001,6 +1001,9 @@ def status(store: Store, root: Path) -> StatusReport:
         n_skipped, skipped = store.skipped()
         cov = coverage(store)
         model, schema = store.get_meta("model"), int(store.get_meta("schema_version") or 0)
+        if model is None and cov["pending"]:  # vectors coming, none stored yet: the model
+            from ov.embed import model_id  # noqa: PLC0415 - that will write them (`model: null`
+            model = model_id()  # read as "no vectors ever" while a worker was starting)
         trigram_pending = store.trigram_pending()
     new, excluded, stale, missing = drift(store, root, states, skipped)  # type: ignore[misc]
     size = sum(p.stat().st_size for p in store.path.parent.glob(store.path.name + "*")

@@ -1040,3 +1040,18 @@ def test_a_search_that_builds_the_index_starts_one_worker(tree, monkeypatch):
     with api.Index.open(root, auto_index=True, notice=notices.append):  # a later search resumes it
         pass
     assert len(spawned) == 2 and "started a background worker (pid 4242)" in notices[-1], notices
+
+
+def test_status_names_the_model_that_will_write_the_coming_vectors(tree, ov):
+    """`model` read null in `ov status` and the MCP status until the worker stored its
+    first vector; a script took it for an index without vectors. Now it names the model
+    that will write them, and stays null for an index built with --no-embed."""
+    from ov import api
+
+    root = tree(_many(3))
+    api.index(root, embed=False)
+    assert ov("status", "-o", "json", cwd=root).json["result"]["model"] is None
+    with Store.open(_db(root)) as s, s.tx():
+        s.set_meta("embed", "on")  # vectors pending, as a first search leaves them
+    res = ov("status", "-o", "json", cwd=root).json["result"]
+    assert res["model"] == "hash-384" and res["coverage"]["pending"] > 0 and res["embedded_chunks"] == 0
