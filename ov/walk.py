@@ -107,13 +107,15 @@ _ANCHORED_LITERAL = re.compile(r"/(?:[^\\*?\[\]!#\s/]|\\[\\*?\[\]!# ])+"
 _UNESCAPE = re.compile(r"\\(.)")
 
 
-def _exact(path: str) -> Callable[[str], bool | None]:
+def _exact(path: str, dirs: bool = False) -> Callable[[str], bool | None]:
+    """The rule of a line naming one path (`dirs`: a folder only, the line ending in '/')."""
     folder = path + "/"
 
     def search(s: str) -> bool | None:
-        return True if s == path or s == folder else None
+        return True if s == folder or (s == path and not dirs) else None
 
     search.exact = path  # type: ignore[attr-defined]  # read by _checks
+    search.dirs = dirs  # type: ignore[attr-defined]
     return search
 
 
@@ -183,10 +185,17 @@ def _compile_line(line: str) -> Rule | None:
     matches what is inside foo but not foo itself, as in git.
     """
     line = _STARS.sub(_collapse_stars, line)
-    if _ANCHORED_LITERAL.fullmatch(line):
-        parts = _UNESCAPE.sub(r"\1", line[1:]).split("/")
+    # a literal path: anchored by its leading '/' or by a '/' inside it (`src/gen/x.c`, as
+    # git reads it), a folder only with a '/' at its end; a 30,000-line .ignore of such
+    # paths took 1.5 s of pathspec and regex compiling a walk
+    dirs = line.endswith("/") and not line.endswith("\\/")
+    body = line[:-1] if dirs else line
+    if not body.startswith("/") and "/" in body:
+        body = "/" + body
+    if _ANCHORED_LITERAL.fullmatch(body):
+        parts = _UNESCAPE.sub(r"\1", body[1:]).split("/")
         if "." not in parts and ".." not in parts:
-            return (_exact("/".join(parts)), True, True)
+            return (_exact("/".join(parts), dirs), True, True)
     # pathspec costs ~10 ms to import: only trees with ignore rules to interpret need it
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern  # noqa: PLC0415
 
@@ -419,7 +428,8 @@ def _may_decide(rule: Rule, prefix: str) -> bool:
 # Plain names, `*LITERAL` names and anchored literal paths (`/defconfig`) skip the
 # regexes: a dict lookup each (most lines of a real .gitignore are of these kinds).
 # Matcher: for files and for folders (exact names, extensions, other suffixes, their
-# lengths, name regex, path regex), then each rule's verdict, then the literal paths.
+# lengths, name regex, path regex), then each rule's verdict, then the literal paths
+# (for files, for folders).
 Matcher = tuple
 _GROUPS = re.compile(r"\(\?P<\w+>")
 _NAME_HEAD = "(?:^(?:.+/)?"  # a slash rule (see _compile_line) that may start at any depth
@@ -431,7 +441,7 @@ def _rule_source(rule: Rule) -> tuple[str, bool] | None:
     search, _, slash = rule
     exact = getattr(search, "exact", None)
     if exact is not None:
-        return "^" + re.escape(exact) + "/?\\Z", False
+        return "^" + re.escape(exact) + ("/\\Z" if search.dirs else "/?\\Z"), False
     if not isinstance(search, _Lazy):
         return None
     src = _GROUPS.sub("(?:", search.pattern)
@@ -484,12 +494,14 @@ def _matcher(rules: Rules) -> Matcher | None:
     # (exact names, suffixes) for files and for folders: literal -> first rule index
     names: tuple[dict[str, int], dict[str, int]] = ({}, {})
     suffixes: tuple[dict[str, int], dict[str, int]] = ({}, {})
-    paths: dict[str, int] = {}  # `/a/b` lines (anchored literals): path -> first index
+    # `/a/b` lines (anchored literals), for files and for folders: path -> first index
+    paths: tuple[dict[str, int], dict[str, int]] = ({}, {})
     alts: tuple[list[tuple[str, int]], ...] = ([], [], [], [])  # name f/d, path f/d
     for i, rule in enumerate(rules):
         exact = getattr(rule[0], "exact", None)
         if exact is not None:
-            paths.setdefault(exact, i)
+            for k in ((1,) if rule[0].dirs else (0, 1)):
+                paths[k].setdefault(exact, i)
             continue
         got = _rule_source(rule)
         if got is None:
@@ -632,8 +644,8 @@ def _decide(checks: tuple[tuple[str, Matcher], ...], name: str, is_dir: bool) ->
                 i = pm[1][m.lastindex - 1]
                 if i < best:
                     best = i
-        if matcher[3]:
-            i = matcher[3].get(prefix + name)
+        if matcher[3][k]:
+            i = matcher[3][k].get(prefix + name)
             if i is not None and i < best:
                 best = i
         if best != _NONE:
