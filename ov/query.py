@@ -308,6 +308,14 @@ def decode_cursor(cursor: str, generation: str, key: str) -> list[tuple[int, int
 # ---- the query's words in a text: the evidence a hit shows (ov.render, ov.engine) ----------
 
 
+INFLECTIONS = ("ies", "es", "s", "ing", "ed")
+# endings Porter's stemmer (FTS5's `porter`) takes off or reduces, as far as a line's words
+# are to be matched from their start: "nonsense" -> "nonsens" finds "nonsensical"
+DERIVATIONS = ("ational", "ations", "ation", "itions", "ition", "ions", "ion", "ments", "ment", "ness",
+               "ities", "ity", "ically", "ical", "ives", "ive", "izes", "ized", "ize", "ises", "ised",
+               "ise", "ures", "ure", "ers", "er", "ly", "e")
+
+
 def query_pattern(query: str):
     """One regex per distinct query word (stop words left out unless the query is only
     them), each matching the word at a word start up to the end of that word; [] for a
@@ -320,9 +328,13 @@ def query_pattern(query: str):
             pats.append(re.compile(re.escape(w)))
             continue
         # the shortest of the word and its forms without an English ending, kept to four
-        # letters or more: "files" -> "file" (not "fil", which would find "filler")
-        forms = [w[:-len(end)] for end in ("ies", "es", "s", "ing", "ed") if w.endswith(end)]
-        stem = min((f for f in forms if len(f) >= 4), key=len, default=w)
+        # letters or more: "files" -> "file" (not "fil", which would find "filler"); without
+        # a longer ending the keyword index's stemmer also takes off, to five letters or
+        # more: "configuration" -> "configur", so the line shown for it is the one holding
+        # "configured", the word the index matched (it had been the passage's first line)
+        forms = [w[:-len(end)] for end in INFLECTIONS if w.endswith(end)]
+        longer = [w[:-len(end)] for end in DERIVATIONS if w.endswith(end)]
+        stem = min([f for f in forms if len(f) >= 4] + [f for f in longer if len(f) >= 5], key=len, default=w)
         pats.append(re.compile(rf"(?<![^\W_]){re.escape(stem)}[^\W_]*", re.IGNORECASE))
     return pats
 

@@ -89,6 +89,20 @@ def test_the_line_shown_is_the_one_that_matched_without_accents_or_inside_cjk(ov
         assert r.code == 0 and r.out.startswith(want), (query, r.out)
 
 
+def test_the_line_shown_holds_the_word_the_stemmer_matched(ov, tree):
+    """The keyword index stems "configuration" and "configured" alike (Porter); the line
+    shown knew only plural and -ing/-ed endings, and showed the note's title."""
+    root = tree({"server.md": "# Server notes\n\nThe server starts on boot.\nIt listens on port 8080.\n"
+                              "Logs go to syslog.\nThe proxy is configured by the ops team.\n",
+                 "words.md": "# Words\n\nA list of words.\nThat was a nonsensical remark.\n",
+                 "other.md": "# Other\n\nNothing about cats.\n"})
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    for query, want in (("configuration", "server.md:6: The proxy is configured"),
+                        ("nonsense", "words.md:4: That was a nonsensical")):
+        r = ov("search", query, "--search-type", "keywords", cwd=root)
+        assert r.code == 0 and r.out.startswith(want), (query, r.out)
+
+
 def test_an_answer_says_when_the_tree_moved_since_the_index(ov, tree):
     """After a `git checkout` brought new files, a search answered nothing, exit 1, with no
     word that the index was behind; a CI job reading the JSON could not tell. And right
