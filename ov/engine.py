@@ -1371,8 +1371,8 @@ def _absent(store: Store, root: Path, rel: str) -> OvError:
 
 # `PATH:LINE` or `PATH:START-END`, as `ov grep` and ranked hits print a place (`path:line`);
 # copied with the colon after it (`path:989: text`) or a column (`path:989:5`, rg's
-# --column) it names the same line
-_LINE_SPEC = re.compile(r"(.+?):([0-9]+)(?:-([0-9]+)|:[0-9]*)?")
+# --column) it names the same line; a name may hold any character, a newline too
+_LINE_SPEC = re.compile(r"(.+?):([0-9]+)(?:-([0-9]+)|:[0-9]*)?", re.DOTALL)
 
 
 def _line_spec(root: Path, rel: str) -> tuple[str, int, int | None] | None:
