@@ -718,7 +718,9 @@ def run_choose_code(cache: Path, k: int = 5, code_set: str = "code-set") -> None
     from ov import rank  # noqa: PLC0415
 
     cq = size_sets(cache, "cosqa-dev", "dev")
-    cs = tree_set(cache, code_set, "all")
+    # its one split: `all` (a TreeSet) or the qrels' (a set written by bench_quality --keep-paths)
+    split = next(x for x in json.loads((cache / f"{code_set}-meta.json").read_text())["splits"] if x != "nonsense")
+    cs = tree_set(cache, code_set, split)
     labelled = [*((f"CoSQA dev /{p}", st) for p, st in cq), ("stdlib set", cs)]
     folds = {lb: fold_of(st.qids, k) for lb, st in labelled}
     keep = rank.CODE
