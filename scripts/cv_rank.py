@@ -7,6 +7,7 @@
     python3 scripts/cv_rank.py prep DIR --workdir DIR --splits all; ... extract DIR --workdir DIR
         (DIR a labelled tree: corpus/, queries.jsonl, qrels.tsv; `TreeSet`)
     python3 scripts/cv_rank.py choose-code
+    python3 scripts/cv_rank.py fusions
     python3 scripts/cv_rank.py cv
     python3 scripts/cv_rank.py calib --prose SA,W,K --code SA,W,K
     python3 scripts/cv_rank.py pooled --prose 1.0,0.3,160 --code 1.0,0.5,160
@@ -1171,6 +1172,64 @@ def size_probs(st: Set) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     return ph, pf, pk, (sem > -1) | (K > 0)
 
 
+FUSION_SETS = (("scifact", "train"), ("cosqa-dev", "dev"), ("code-set", "test"), ("scifact", "test"))
+
+
+def run_fusions(cache: Path, k: int = 5) -> None:
+    """Other fusions against the shipped hybrid (`shipped_hybrid`), per set: each one's mean
+    nDCG@10 and, on every fold, whether it is at least max(find, keywords) - 0.005 (1st
+    mark), RRF (2nd) and the 50/50 min-max (3rd), '.' yes, 'x' no. Families: the min-max mix
+    at weight w; the shipped z plus mu times bm25 over the query's best bm25 (a relative
+    keyword term); a floor at the lower of the branches' own probabilities, or at their
+    geometric mean, for a file both found; a logistic regression over the logits of the
+    two probabilities and a keyword-absent mark (stacked), fitted on the other folds. SciFact
+    test is printed for reporting, never for a choice."""
+    from ov import rank  # noqa: PLC0415
+
+    def logit(p):
+        p = np.clip(p, 1e-6, 1 - 1e-6)
+        return np.log(p / (1 - p))
+
+    for name, split in FUSION_SETS:
+        if not (cache / f"{name}-meta.json").exists():
+            log(f"{name}: not in the cache; skipped")
+            continue
+        st = tree_set(cache, name, split)
+        folds = fold_of(st.qids, k)
+        sem, K = sem_score(st, "P", 0.9), st.f["K"]
+        fm = {lb: fold_means(st.ndcg(x), folds, k) for lb, x in (
+            ("find", sem), ("kw", np.where(K > 0, K, -1.0)), ("rrf", fuse_rrf(sem, K)), ("mm", fuse_mm(sem, K)))}
+
+        def mark(v):
+            f = fold_means(v, folds, k)
+            return "".join("." if ok else "x" for ok in ((f >= np.maximum(fm["find"], fm["kw"]) - 0.005).all(),
+                                                         (f >= fm["rrf"]).all(), (f >= fm["mm"]).all()))
+        h, _, _ = shipped_hybrid(st)
+        ph, pf, pk, present = size_probs(st)
+        sc = rank.CODE if st.kind == "code" else rank.PROSE
+        z = sc.w_sem * np.maximum(sem, 0) + (1 - sc.w_sem) * kw_evidence(st, K, sc)
+        best = K.max(axis=1, keepdims=True)
+        rel = np.where(best > 0, K / np.maximum(best, 1e-9), 0)
+        both = (pf > 0) & (K > 0)
+        X = [logit(pf), np.where(K > 0, logit(pk), 0.0), (K <= 0).astype(float)]
+        m = cands([sem, K], [np.ones_like(K, bool), K > 0], 50)
+        stacked = np.zeros_like(sem)
+        for i in range(k):
+            tr = (folds != i)[:, None] & m
+            w = fit_logistic(np.stack([np.ones(tr.sum()), *(x[tr] for x in X)], 1), (st.gain[tr] > 0).astype(float))
+            stacked[folds == i] = (w[0] + sum(wi * x for wi, x in zip(w[1:], X)))[folds == i]
+        rows = [("find", st.ndcg(sem)), ("keywords", st.ndcg(np.where(K > 0, K, -1.0))), ("shipped hybrid", st.ndcg(h)),
+                ("RRF k=60", st.ndcg(fuse_rrf(sem, K))), ("min-max 50/50", st.ndcg(fuse_mm(sem, K)))]
+        rows += [(f"min-max w={w}", st.ndcg(fuse_mm(sem, K, w))) for w in (0.3, 0.4, 0.6, 0.7, 0.8, 0.9)]
+        rows += [(f"z + {mu} relative bm25", st.ndcg(z + mu * rel)) for mu in (0.05, 0.1, 0.2)]
+        rows += [("floor: lower branch", st.ndcg(np.where(both, np.maximum(h, np.minimum(pf, pk)), h))),
+                 ("floor: geometric mean", st.ndcg(np.where(both, np.maximum(h, np.sqrt(pf * pk)), h))),
+                 ("stacked logits (CV)", st.ndcg(np.where(present, stacked, -99)))]
+        log(f"{name} {split} ({len(st.qids)} queries)")
+        for lb, v in rows:
+            log(f"  {lb:24s} {v.mean():.4f} {mark(v)}  folds {' '.join(f'{x:.3f}' for x in fold_means(v, folds, k))}")
+
+
 def run_floors(sets: list[tuple[str, list[tuple[int, Set]]]]) -> dict:
     """nDCG@10 of the hybrid under each keyword floor (its keywords-only probability kept
     from the floor up), FIND_FLOOR kept, at every corpus size; beside it the hybrid under
@@ -1510,6 +1569,7 @@ if __name__ == "__main__":
     ch.add_argument("--cache", type=Path, default=CACHE)
     cc = sub.add_parser("choose-code")
     cc.add_argument("--cache", type=Path, default=CACHE)
+    sub.add_parser("fusions").add_argument("--cache", type=Path, default=CACHE)
     c = sub.add_parser("cv")
     c.add_argument("--cache", type=Path, default=CACHE)
     c.add_argument("--folds", type=int, default=5)
@@ -1575,5 +1635,7 @@ if __name__ == "__main__":
         run_choose(a.cache)
     elif a.cmd == "choose-code":
         run_choose_code(a.cache)
+    elif a.cmd == "fusions":
+        run_fusions(a.cache)
     else:
         run_cv(a.cache, a.folds, a.out, tuple(tuple(x.split(":")) for x in a.sets.split(",")))
