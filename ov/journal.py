@@ -209,6 +209,11 @@ class Journal:
         self._inside: frozenset[tuple[str, str]] = frozenset()  # mounts inside the tree
         self.complete = False  # every folder watched from the start: a source of changes
         self._queue: list[str] = []  # changed paths not yet taken by the watcher (`batches`)
+        # changes queued since the journal opened, and how many of them `batches` has handed
+        # to the watcher: a search waits until the watcher has applied what was queued
+        # before it (ov.mcp `_settle`)
+        self.told = 0
+        self.handed = 0
         self._queued = threading.Condition()
         self._ov_wd = -1  # the index's folder: watched for its config.toml alone
 
@@ -371,6 +376,7 @@ class Journal:
         """Queue a changed path for the watcher (`batches`)."""
         with self._queued:
             self._queue.append(rel)
+            self.told += 1
             self._queued.notify()
 
     def queued(self) -> bool:
@@ -398,6 +404,7 @@ class Journal:
                         if len(self._queue) == n:
                             break
                 got, self._queue = self._queue, []
+                self.handed = self.told
             yield {(None, os.path.join(self.root, r)) for r in got}
 
     def _watch_ov(self) -> None:

@@ -321,6 +321,9 @@ def _spans_of(message: str, args: dict[str, Any]) -> list[tuple[int, int]]:
 OPEN_WAIT_S = 20.0  # a call that needs the index waits this long for the server to open it
 REOPEN_S = 2.0  # an index that could not be opened is tried again by a call this long after
 INDEXED = ("search", "find", "read", "status")  # the tools that need the index
+# a search waits this long at most for the watcher to apply the changes heard before it
+# (`_settle`): a batch is gathered for 50 ms, then written, and embedded when it is small
+SETTLE_S = 2.0
 
 
 class Opening:
@@ -431,6 +434,7 @@ class Tools:
     def _search(self, query: str, mode: str = "list", max_tokens: int | None = None,
                 detail: str | None = None, session_id: str | None = None,
                 dedup_turns: int | None = None, **options: Any) -> Any:
+        self._settle()
         if mode == "context":
             ignored = [k for k in ("cursor", "explain", "read_content", "all_chunks") if options.pop(k, None)]
             return to_data(self.ix.context(query, max_tokens=max_tokens, detail=detail,
@@ -446,6 +450,7 @@ class Tools:
         return self._behind(to_data(self._coming(self.ix.search, query, **options)))
 
     def _find(self, query: str, **options: Any) -> Any:
+        self._settle()
         return self._behind(to_data(self._coming(self.ix.find, query, **options)))
 
     def _coming(self, ranked: Callable[..., Any], query: str, **options: Any) -> Any:
@@ -464,16 +469,31 @@ class Tools:
                           "them (`status` shows the coverage); try again", retryable=True,
                           field=e.field) from None
 
+    def _settle(self) -> None:
+        """Wait, SETTLE_S at most, until the watcher has applied every change its journal
+        had heard of when the query came: an agent that saves a file and searches for it
+        at once found nothing (the watcher gathers a batch for 50 ms, then writes it), and
+        no warning said so. Without a journal (watchfiles) there is no count to wait for."""
+        w = self.watcher
+        journal = getattr(w, "journal", None) if w is not None else None
+        if journal is None or not journal.complete:
+            return
+        target, deadline = journal.told, time.monotonic() + SETTLE_S
+        while w.state.applied < target and time.monotonic() < deadline and not w.stop_event.is_set():
+            time.sleep(0.01)
+
     def _behind(self, data: Any) -> Any:
         """A ranked result read while the watcher has changes it has not applied yet (a
         catch-up over the whole tree, a batch being written, or one waiting for another
         indexer): says so, since a file changed just now may be missing from the hits or
         shown as it was, and no hit is counted stale for it."""
         w = self.watcher.state if self.watcher is not None else None
-        if w is None or not (w.catching_up or w.pending):
+        journal = getattr(self.watcher, "journal", None)
+        unapplied = journal.handed - w.applied if w is not None and journal is not None and journal.complete else 0
+        if w is None or not (w.catching_up or w.pending or unapplied > 0):
             return data
         what = ("a pass over the whole tree is running" if w.catching_up else
-                f"{w.pending} changed path(s) are being re-indexed")
+                f"{w.pending or unapplied} changed path(s) are being re-indexed")
         data.setdefault("warnings", []).append(
             f"the index is catching up with the tree: {what}; files changed in the last moments may "
             "be missing from these hits or shown as they were (grep reads the files as they are)")

@@ -95,6 +95,9 @@ class WatchState:
     last_update: float | None = None  # time.time() of the last applied batch
     pending: int = 0  # paths of the batch being applied, or waiting (another indexer holds the lock)
     catching_up: bool = False  # a pass over the whole tree is running: changes queue behind it
+    # the change journal's `handed` count when the watcher last had nothing left to apply:
+    # every change it queued up to there is in the index (ov.mcp `_settle`)
+    applied: int = 0
     errors: list[str] = field(default_factory=list)
 
 
@@ -266,16 +269,19 @@ class Watcher:
                 source, from_journal, whole = self._watchfiles(), False, True
                 self._slice_s = EMBED_SLICE_S
                 next(source, None)  # sets the OS watch up
+            mark = journal.handed if from_journal and journal is not None else 0
             rels, all_ = changed_paths(root, (p for _c, p in changes))
             pending |= rels
             whole = whole or all_ or (self.journal is not None and self.journal.wants_catch_up)
             if not pending and not whole:
+                self.state.applied = max(self.state.applied, mark)
                 self._guarded(lambda: self._embed_idle())  # idle: vectors for the rows that wait
                 continue
             self.state.pending = len(pending)
             if self._guarded(lambda: self.apply(pending, whole)):
                 pending, whole = set(), False
                 self.state.pending = 0
+                self.state.applied = max(self.state.applied, mark)
 
     def _watchfiles(self):
         """The OS's events through watchfiles (where no complete journal is kept)."""

@@ -333,6 +333,29 @@ def test_saved_files_are_searchable_within_seconds(served):
     assert status["watch"]["errors"] == [] and status["watch"]["pending"] == 0
 
 
+def test_a_search_right_after_a_save_finds_the_saved_words(served):
+    """An agent edits a file, then searches for what it wrote: the watcher gathers a batch
+    for 50 ms and then writes it, and a search in between answered from the index before
+    the save, with nothing to say so. A search now waits (SETTLE_S at most) for the
+    changes the watcher had heard of when it came."""
+    root = served
+
+    async def scenario(s):
+        await _poll(s, lambda s: _updated(s, 1), timeout=120)
+        found = []
+        for i, word in enumerate(("capybara", "okapi", "pangolin")):
+            (root / f"docs/n{i}.md").write_text(f"# Note {i}\n\nA {word} crossed the road.\n")
+            await anyio.sleep(0.05)  # the OS's event reaches the journal's thread (an agent takes longer)
+            _, env = await call(s, "search", {"query": word, "search_type": "keywords"})
+            found.append([h["path"] for h in env["result"]["hits"]])
+        return found
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("no change journal on this system (watchfiles: no count to wait for)")
+    found = _session(root, scenario)
+    assert found == [["docs/n0.md"], ["docs/n1.md"], ["docs/n2.md"]], found
+
+
 async def _updated(s, n: int) -> bool:
     _, env = await call(s, "status")
     return env["result"]["watch"]["updates"] >= n
