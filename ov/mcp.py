@@ -489,7 +489,7 @@ class Tools:
         shown as it was, and no hit is counted stale for it."""
         w = self.watcher.state if self.watcher is not None else None
         journal = getattr(self.watcher, "journal", None)
-        unapplied = journal.handed - w.applied if w is not None and journal is not None and journal.complete else 0
+        unapplied = journal.told - w.applied if w is not None and journal is not None and journal.complete else 0
         if w is None or not (w.catching_up or w.pending or unapplied > 0):
             return data
         what = ("a pass over the whole tree is running" if w.catching_up else
