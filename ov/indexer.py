@@ -857,10 +857,11 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
         try:
             # a first answer's budget left files unread, or the passages are of an older
             # layout (ROWS_META): a user who only searches gets them re-cut too
-            if store.get_meta(KEYWORDS_META) or older_layout(store):
+            partial = bool(store.get_meta(KEYWORDS_META))
+            if partial or older_layout(store):
                 root = index_root_of(db_path)
                 _lexical_phase(store, root, options_for(root, walk_from_config(root)), report,
-                               progress, lambda msg: None, stop)
+                               progress, lambda msg: None, stop, recut_only=not partial)
             if stop and stop():
                 return report
             trigram_phase(store, progress, stop)
@@ -876,12 +877,13 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
 
 def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
                    progress: Progress | None, warn: Callable[[str], None],
-                   stop: Callable[[], bool] | None = None) -> None:
+                   stop: Callable[[], bool] | None = None, recut_only: bool = False) -> None:
     """Walk the tree and write the keyword rows of every new or changed file, committing
     every COMMIT_FILES files or COMMIT_SECONDS; then remove the rows of files gone. A
     time budget (`opts.budget_s`, a first answer) or `stop` ends it early, the rest left
-    to ov.worker."""
-    run = _LexicalPass(store, root, opts, report, progress, warn)
+    to ov.worker. `recut_only` (`_LexicalPass.recut_jobs`): no walk, the indexed files of
+    an older layout cut again, nothing added or removed."""
+    run = _LexicalPass(store, root, opts, report, progress, warn, recut_only)
     deadline = run.deadline
     cut = False
     try:
@@ -903,8 +905,9 @@ class _LexicalPass:
     those skipped and why, and what changed since the last commit."""
 
     def __init__(self, store: Store, root: Path, opts: IndexOptions, report: IndexReport,
-                 progress: Progress | None, warn: Callable[[str], None]) -> None:
+                 progress: Progress | None, warn: Callable[[str], None], recut_only: bool = False) -> None:
         self.store, self.root, self.opts, self.report = store, root, opts, report
+        self.recut_only = recut_only
         self.progress, self.warn = progress, warn
         self.known = store.file_states()
         self.own = own_files(root, store.path)
@@ -985,9 +988,23 @@ class _LexicalPass:
         yield from head
         yield from entries
 
+    def recut_jobs(self):
+        """The jobs of a background re-cut (`recut_only`): the indexed files of the kinds
+        the older layout cut otherwise, by their stored paths, under the size cap the index
+        was built with. No walk: the worker knows only the tree's config, and a walk by it
+        would have dropped the files an `ov index --hidden` (or -L, --no-ignore,
+        --max-filesize) had added."""
+        cap = self.store.get_meta(CAP_META)
+        max_bytes = int(cap) if cap and cap.isdigit() else None
+        for n, (path, state) in enumerate(sorted(self.known.items()), 1):
+            if self.progress:
+                self.progress("scan", n, len(self.known))
+            if self.resplit_kinds is None or kind_of(path) in self.resplit_kinds:
+                yield str(self.root), path, max_bytes, None, self.opts, state
+
     def prepared(self):
         """`_prepare` of every job: the first INLINE_FILES here, the rest in a pool."""
-        todo = self.jobs()
+        todo = self.recut_jobs() if self.recut_only else self.jobs()
         yield from map(_prepare, itertools.islice(todo, INLINE_FILES))
         pool = _pool()
         if pool is None:
@@ -1044,9 +1061,9 @@ class _LexicalPass:
         """The last batch: files gone removed (unless the walk was cut: the files not
         walked are not known to be gone), the skipped list, the generation."""
         store, report = self.store, self.report
-        if cut and self.relayout and not store.get_meta(KEYWORDS_META):
-            pass  # a worker's re-chunk of a complete index, stopped: every file keeps its rows,
-            # those not reached still of the older layout (ROWS_META), cut again next time
+        if self.recut_only:  # nothing was walked: no file is known gone, none skipped; stopped,
+            if not cut:  # every file keeps its rows, those not reached of the older layout
+                store.set_meta(ROWS_META, ROWS_LAYOUT)  # (ROWS_META), cut again next time
         elif cut:
             store.set_meta(KEYWORDS_META, "1")
             store.set_meta(WALK_TOTAL_META, json.dumps(self.walk_total()))

@@ -353,13 +353,34 @@ def test_a_stopped_re_cut_leaves_the_index_complete_and_the_layout_older(small, 
     with Store.open(db) as st:
         opts = indexer.options_for(root, indexer.walk_from_config(root))
         indexer._lexical_phase(st, root, opts, IndexReport(root=str(root)), None, lambda m: None,
-                               stop=lambda: True)
+                               stop=lambda: True, recut_only=True)
         assert st.get_meta(indexer.KEYWORDS_META) is None and st.get_meta(indexer.ROWS_META) == "3"
     r = ov("search", "copper lanterns", "-o", "json", "--no-auto-index", cwd=root)
     assert r.code == 0 and not [w for w in r.json["result"]["warnings"] if "still being built" in w]
     assert r.json["result"]["coverage"]["keywords_complete"] is True
     assert ov("index", root, "-o", "json").json["result"]["updated"] == 1  # tool.py, cut now
     assert _layout(db) == "4"
+
+
+def test_the_workers_re_cut_keeps_what_flags_of_ov_index_added(tree, ov):
+    """The worker knows the tree's config alone: a walk by it dropped the files `ov index
+    --hidden` had added. Its re-cut reads the indexed files by their paths instead."""
+    from ov.indexer import worker_state
+
+    root = tree({"tool.py": CODE, ".hidden/tool2.py": CODE, "essay.txt": PROSE})
+    assert ov("index", root, "--hidden", "-o", "json").json["result"]["added"] == 3
+    db = root / ".ov" / "index.db"
+    with Store.open(db) as st, st.tx():
+        st.set_meta(indexer.ROWS_META, "3")
+        before = st.q1("SELECT count(*) FROM files")
+    assert ov("search", "copper lanterns", "-o", "json", cwd=root).code == 0
+    deadline = time.monotonic() + 120
+    while worker_state(db) is not None or _layout(db) != "4":
+        assert time.monotonic() < deadline, "the worker did not re-cut the passages"
+        time.sleep(0.1)
+    with Store.open(db, readonly=True) as st:
+        paths = sorted(p for (p,) in st.rows("SELECT path FROM files"))
+    assert before == 3 and paths == [".hidden/tool2.py", "essay.txt", "tool.py"]
 
 
 def _layout(db) -> str | None:
