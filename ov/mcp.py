@@ -476,8 +476,8 @@ class Tools:
         no warning said so. Without a journal (watchfiles) there is no count to wait for."""
         w = self.watcher
         journal = getattr(w, "journal", None) if w is not None else None
-        if journal is None or not journal.complete:
-            return
+        if journal is None or not journal.complete or w.state.catching_up:
+            return  # (a pass over the whole tree may last minutes: the result says so instead)
         target, deadline = journal.told, time.monotonic() + SETTLE_S
         while w.state.applied < target and time.monotonic() < deadline and not w.stop_event.is_set():
             time.sleep(0.01)
