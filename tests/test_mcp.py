@@ -602,6 +602,36 @@ def test_a_ranked_result_says_when_the_watcher_has_changes_not_applied(tmp_path)
         assert Tools(ix, walking).call("status", {})["result"]["watch"]["catching_up"] is True
 
 
+def test_a_search_waits_for_unapplied_changes_a_bounded_time_and_says_so(tmp_path, monkeypatch):
+    """`_settle`: changes the journal heard of and the watcher has not applied are waited
+    for, SETTLE_S at most, then counted in the warning; during a pass over the whole tree
+    (minutes on a big one) a search does not wait at all."""
+    import threading
+    from types import SimpleNamespace
+
+    from ov import api, mcp
+    from ov.watch import WatchState
+
+    monkeypatch.setattr(mcp, "SETTLE_S", 3.0)
+    make_tree(tmp_path, {"a.md": "# Tides\n\nThe tide tables.\n"})
+    journal = SimpleNamespace(complete=True, told=5, handed=5)
+    args = {"query": "tide", "search_type": "keywords"}
+    with api.Index.open(tmp_path, auto_index=True) as ix:
+        stuck = SimpleNamespace(state=WatchState(), journal=journal, stop_event=threading.Event())
+        t0 = time.monotonic()
+        got = mcp.Tools(ix, stuck).call("search", args)["result"]
+        assert 3.0 <= time.monotonic() - t0 < 10
+        assert got["hits"] and any("5 changed path(s)" in w for w in got["warnings"]), got["warnings"]
+        walking = SimpleNamespace(state=WatchState(catching_up=True), journal=journal, stop_event=threading.Event())
+        t0 = time.monotonic()
+        got = mcp.Tools(ix, walking).call("search", args)["result"]
+        assert time.monotonic() - t0 < 2.0 and any("whole tree" in w for w in got["warnings"])
+        done = SimpleNamespace(state=WatchState(applied=5), journal=journal, stop_event=threading.Event())
+        t0 = time.monotonic()
+        got = mcp.Tools(ix, done).call("search", args)["result"]
+        assert time.monotonic() - t0 < 2.0 and not any("catching up" in w for w in got["warnings"])
+
+
 def test_grep_and_glob_answer_while_the_index_is_opened(tmp_path, monkeypatch):
     """The server answers `initialize` at once and opens (on first use builds) its index in
     a thread: grep and glob answer from the files meanwhile, a ranked tool waits a moment,
