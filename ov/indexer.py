@@ -1696,7 +1696,8 @@ class TokenCost:
 
 def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOptions = IndexOptions(), *,
                 warn: Callable[[str], None] | None = None, embedder=None,
-                gone_tags: GoneTags | None = None, stop: Callable[[], bool] | None = None) -> IndexReport:
+                gone_tags: GoneTags | None = None, stop: Callable[[], bool] | None = None,
+                searchable: Callable[[], None] | None = None) -> IndexReport:
     """Re-index only `rels`: root-relative paths a watcher saw change (files or folders,
     added, modified or deleted), without walking the rest of the tree.
 
@@ -1710,7 +1711,8 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
 
     `gone_tags`, kept by the caller from one call to the next (a watcher's batches), lets a
     rename that falls across two batches (the old path gone in one, the new come in the
-    next) keep the file's `ov tag` tags, as one within a batch does."""
+    next) keep the file's `ov tag` tags, as one within a batch does. `searchable` is
+    called once the keyword and grep rows are committed, before the embedding."""
     t0 = time.perf_counter()
     root = Path(root).resolve()
     db_path = Path(db_path) if db_path else db_path_for(root)
@@ -1733,6 +1735,8 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
                     store.bump_generation()
                     store.record_chunk_count()
             trigram_phase(store)  # grep's rows for what changed
+            if searchable is not None:
+                searchable()
             if opts.embed:  # `stop`: the rest waits for a later call (a watcher's idle moment)
                 embed_phase(store, report, None, embedder, stop)
         finally:

@@ -209,10 +209,8 @@ class Journal:
         self._inside: frozenset[tuple[str, str]] = frozenset()  # mounts inside the tree
         self.complete = False  # every folder watched from the start: a source of changes
         self._queue: list[str] = []  # changed paths not yet taken by the watcher (`batches`)
-        # changes queued since the journal opened, and how many of them `batches` has handed
-        # to the watcher: a search waits until the watcher has applied what was queued
-        # before it (ov.mcp `_settle`)
-        self.told = 0
+        # how many changes `batches` has handed to the watcher: a search waits until the
+        # watcher has written what it was handed (ov.mcp `_settle`, ov.watch `applied`)
         self.handed = 0
         self._queued = threading.Condition()
         self._ov_wd = -1  # the index's folder: watched for its config.toml alone
@@ -376,8 +374,12 @@ class Journal:
         """Queue a changed path for the watcher (`batches`)."""
         with self._queued:
             self._queue.append(rel)
-            self.told += 1
             self._queued.notify()
+
+    def queued_paths(self) -> list[str]:
+        """The changed paths waiting to be taken by `batches` (root-relative)."""
+        with self._queued:
+            return list(self._queue)
 
     def queued(self) -> bool:
         """Whether a change waits to be taken by `batches` (asked while the watcher embeds)."""
@@ -404,7 +406,7 @@ class Journal:
                         if len(self._queue) == n:
                             break
                 got, self._queue = self._queue, []
-                self.handed = self.told
+                self.handed += len(got)
             yield {(None, os.path.join(self.root, r)) for r in got}
 
     def _watch_ov(self) -> None:

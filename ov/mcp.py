@@ -470,17 +470,36 @@ class Tools:
                           field=e.field) from None
 
     def _settle(self) -> None:
-        """Wait, SETTLE_S at most, until the watcher has applied every change its journal
-        had heard of when the query came: an agent that saves a file and searches for it
-        at once found nothing (the watcher gathers a batch for 50 ms, then writes it), and
-        no warning said so. Without a journal (watchfiles) there is no count to wait for."""
+        """Wait, SETTLE_S at most, until the watcher has the changes its journal has heard
+        of in the index's keyword rows: an agent that saves a file and searches for it at
+        once found nothing (the watcher gathers a batch for 50 ms, then writes it), and no
+        warning said so. Changes to ignored files (a log written every few ms) are not
+        waited for, nor the vectors of a batch. Without a journal (watchfiles) there is
+        nothing to count."""
         w = self.watcher
-        journal = getattr(w, "journal", None) if w is not None else None
-        if journal is None or not journal.complete or w.state.catching_up:
+        if getattr(w, "journal", None) is None or w.state.catching_up:
             return  # (a pass over the whole tree may last minutes: the result says so instead)
-        target, deadline = journal.told, time.monotonic() + SETTLE_S
-        while w.state.applied < target and time.monotonic() < deadline and not w.stop_event.is_set():
+        seen: dict[str, bool] = {}
+        deadline = time.monotonic() + SETTLE_S
+        while self._unapplied(seen) and time.monotonic() < deadline and not w.stop_event.is_set():
             time.sleep(0.01)
+
+    def _unapplied(self, seen: dict[str, bool] | None = None) -> int:
+        """The changes the watcher's journal has heard of that are not in the keyword rows
+        yet: the paths it queued that the walk would index (`seen`: each path's verdict,
+        kept from one call to the next), and the batch being written until its keyword rows
+        are committed (`WatchState.applied`)."""
+        from ov.walk import is_ignored  # noqa: PLC0415
+
+        w, seen = self.watcher, {} if seen is None else seen
+        journal = getattr(w, "journal", None)
+        if journal is None or not journal.complete:
+            return 0
+        for rel in journal.queued_paths():
+            if rel not in seen:
+                seen[rel] = not is_ignored(w.root, rel, w.opts.walk)
+        queued = sum(1 for rel in set(journal.queued_paths()) if seen.get(rel))
+        return queued + (w.state.pending if journal.handed > w.state.applied else 0)
 
     def _behind(self, data: Any) -> Any:
         """A ranked result read while the watcher has changes it has not applied yet (a
@@ -488,12 +507,14 @@ class Tools:
         indexer): says so, since a file changed just now may be missing from the hits or
         shown as it was, and no hit is counted stale for it."""
         w = self.watcher.state if self.watcher is not None else None
+        if w is None:
+            return data
         journal = getattr(self.watcher, "journal", None)
-        unapplied = journal.told - w.applied if w is not None and journal is not None and journal.complete else 0
-        if w is None or not (w.catching_up or w.pending or unapplied > 0):
+        unapplied = self._unapplied() if journal is not None and journal.complete else w.pending
+        if not (w.catching_up or unapplied):
             return data
         what = ("a pass over the whole tree is running" if w.catching_up else
-                f"{w.pending or unapplied} changed path(s) are being re-indexed")
+                f"{unapplied} changed path(s) are being re-indexed")
         data.setdefault("warnings", []).append(
             f"the index is catching up with the tree: {what}; files changed in the last moments may "
             "be missing from these hits or shown as they were (grep reads the files as they are)")

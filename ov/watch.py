@@ -124,6 +124,7 @@ class Watcher:
         self.journal: Journal | None = None
         self.gone_tags = GoneTags()  # a rename's halves may come in two batches
         self.unembedded = opts.embed  # rows may wait for a vector (`_embed_idle`)
+        self._mark = 0  # the journal's `handed` count at the batch being applied (`_applied_upto`)
         self._slice_s: float | None = None  # set while events come from watchfiles, not the journal
         self._slice_start = 0.0  # when the embedding now running began (`_preempted`)
 
@@ -167,11 +168,18 @@ class Watcher:
         if whole:
             return self.catch_up()
         self._slice_start = time.monotonic()
+        # the batch is searchable once its keyword rows are in: a search waiting for it
+        # (ov.mcp `_settle`) does not wait for the vectors of the whole backlog as well
+        mark = self._mark
         rep = index_paths(self.root, rels, self.db_path, self.opts, warn=self.warn,
-                          embedder=self._model(), gone_tags=self.gone_tags, stop=self._preempted)
+                          embedder=self._model(), gone_tags=self.gone_tags, stop=self._preempted,
+                          searchable=lambda: self._applied_upto(mark))
         self.unembedded = self.opts.embed
         self._applied(rep)
         return rep
+
+    def _applied_upto(self, mark: int) -> None:
+        self.state.applied = max(self.state.applied, mark)
 
     def _preempted(self) -> bool:
         """Whether embedding must stop for what the watcher has to do first: the watch
@@ -269,19 +277,19 @@ class Watcher:
                 source, from_journal, whole = self._watchfiles(), False, True
                 self._slice_s = EMBED_SLICE_S
                 next(source, None)  # sets the OS watch up
-            mark = journal.handed if from_journal and journal is not None else 0
+            self._mark = journal.handed if from_journal and journal is not None else 0
             rels, all_ = changed_paths(root, (p for _c, p in changes))
             pending |= rels
             whole = whole or all_ or (self.journal is not None and self.journal.wants_catch_up)
             if not pending and not whole:
-                self.state.applied = max(self.state.applied, mark)
+                self._applied_upto(self._mark)
                 self._guarded(lambda: self._embed_idle())  # idle: vectors for the rows that wait
                 continue
             self.state.pending = len(pending)
             if self._guarded(lambda: self.apply(pending, whole)):
                 pending, whole = set(), False
                 self.state.pending = 0
-                self.state.applied = max(self.state.applied, mark)
+                self._applied_upto(self._mark)
 
     def _watchfiles(self):
         """The OS's events through watchfiles (where no complete journal is kept)."""

@@ -603,33 +603,44 @@ def test_a_ranked_result_says_when_the_watcher_has_changes_not_applied(tmp_path)
 
 
 def test_a_search_waits_for_unapplied_changes_a_bounded_time_and_says_so(tmp_path, monkeypatch):
-    """`_settle`: changes the journal heard of and the watcher has not applied are waited
-    for, SETTLE_S at most, then counted in the warning; during a pass over the whole tree
+    """`_settle`: a batch the watcher was handed and has not written to the keyword rows,
+    and queued changes to files the walk would index, are waited for, SETTLE_S at most,
+    then counted in the warning. A change to an ignored file (a log written every few ms
+    had cost each search a second and a warning) is not; during a pass over the whole tree
     (minutes on a big one) a search does not wait at all."""
     import threading
     from types import SimpleNamespace
 
     from ov import api, mcp
+    from ov.indexer import IndexOptions
     from ov.watch import WatchState
 
     monkeypatch.setattr(mcp, "SETTLE_S", 3.0)
-    make_tree(tmp_path, {"a.md": "# Tides\n\nThe tide tables.\n"})
-    journal = SimpleNamespace(complete=True, told=5, handed=5)
+    make_tree(tmp_path, {"a.md": "# Tides\n\nThe tide tables.\n", ".gitignore": "*.log\n"})
+    (tmp_path / ".git").mkdir(exist_ok=True)  # .gitignore counts in a work tree
     args = {"query": "tide", "search_type": "keywords"}
+
+    def watcher(state, queued=()):
+        journal = SimpleNamespace(complete=True, handed=5, queued_paths=lambda: list(queued))
+        return SimpleNamespace(state=state, journal=journal, stop_event=threading.Event(), root=tmp_path,
+                               opts=IndexOptions())
+
+    def timed(w):
+        t0 = time.monotonic()
+        got = mcp.Tools(ix, w).call("search", args)["result"]
+        return time.monotonic() - t0, [x for x in got["warnings"] if "catching up" in x]
+
     with api.Index.open(tmp_path, auto_index=True) as ix:
-        stuck = SimpleNamespace(state=WatchState(), journal=journal, stop_event=threading.Event())
-        t0 = time.monotonic()
-        got = mcp.Tools(ix, stuck).call("search", args)["result"]
-        assert 3.0 <= time.monotonic() - t0 < 10
-        assert got["hits"] and any("5 changed path(s)" in w for w in got["warnings"]), got["warnings"]
-        walking = SimpleNamespace(state=WatchState(catching_up=True), journal=journal, stop_event=threading.Event())
-        t0 = time.monotonic()
-        got = mcp.Tools(ix, walking).call("search", args)["result"]
-        assert time.monotonic() - t0 < 2.0 and any("whole tree" in w for w in got["warnings"])
-        done = SimpleNamespace(state=WatchState(applied=5), journal=journal, stop_event=threading.Event())
-        t0 = time.monotonic()
-        got = mcp.Tools(ix, done).call("search", args)["result"]
-        assert time.monotonic() - t0 < 2.0 and not any("catching up" in w for w in got["warnings"])
+        took, said = timed(watcher(WatchState(pending=2)))  # handed 5, none written yet
+        assert 3.0 <= took < 10 and said and "2 changed path(s)" in said[0], said
+        took, said = timed(watcher(WatchState(), queued=["notes/new.md", "notes/new.md"]))
+        assert 3.0 <= took < 10 and said and "1 changed path(s)" in said[0], said
+        took, said = timed(watcher(WatchState(), queued=["server.log"] * 40))  # ignored
+        assert took < 2.0 and not said, said
+        took, said = timed(watcher(WatchState(pending=2, applied=5)))  # written; vectors to come
+        assert took < 2.0 and not said, said
+        took, said = timed(watcher(WatchState(catching_up=True, pending=2)))
+        assert took < 2.0 and "whole tree" in said[0], said
 
 
 def test_grep_and_glob_answer_while_the_index_is_opened(tmp_path, monkeypatch):

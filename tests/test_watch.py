@@ -259,3 +259,27 @@ def test_a_branch_switch_is_reindexed_in_batches_without_a_rescan(tmp_path):
     print(f"\nbranch switch: {len(batches)} batch(es), {read} files read, fresh in {took:.2f} s, "
           f"batches took {[r.seconds for r in batches]}")
     assert content(root / ".ov" / "index.db") == fresh(root, tmp_path)
+
+
+def test_a_batch_counts_as_applied_once_its_keyword_rows_are_in(tmp_path, monkeypatch):
+    """A search waiting for the watcher (ov.mcp `_settle`) waited 2 s on every call while a
+    saved file's batch went on to embed the whole backlog: the batch now counts as applied
+    (`WatchState.applied`) when its keyword rows are committed, before the embedding."""
+    from ov import indexer
+    from ov.watch import Watcher
+
+    root = make_tree(tmp_path / "t", {"a.md": "# Tides\n\nThe tide tables.\n"})
+    index_tree(root, None, IndexOptions(embed=False))
+    w = Watcher(root, opts=IndexOptions(embed=True))
+    order = []
+    real = indexer.embed_phase
+
+    def embed(store, *args, **kwargs):
+        order.append(("embed", w.state.applied))
+        return real(store, *args, **kwargs)
+
+    monkeypatch.setattr(indexer, "embed_phase", embed)
+    (root / "a.md").write_text("# Tides\n\nThe tide tables, revised.\n")
+    w._mark = 7
+    w.apply({"a.md"})
+    assert order and order[0] == ("embed", 7) and w.state.applied == 7
