@@ -309,8 +309,7 @@ def decode_cursor(cursor: str, generation: str, key: str) -> list[tuple[int, int
 
 
 INFLECTIONS = ("ies", "es", "s", "ing", "ed")
-# endings Porter's stemmer (FTS5's `porter`) takes off or reduces, as far as a line's words
-# are to be matched from their start: "nonsense" -> "nonsens" finds "nonsensical"
+# endings Porter's stemmer (FTS5's `porter`) can take off or reduce, for `query_stems`
 DERIVATIONS = ("ational", "ations", "ation", "itions", "ition", "ions", "ion", "ments", "ment", "ness",
                "ities", "ity", "ically", "ical", "ives", "ive", "izes", "ized", "ize", "ises", "ised",
                "ise", "ures", "ure", "ers", "er", "ly", "e")
@@ -320,23 +319,41 @@ def query_pattern(query: str):
     """One regex per distinct query word (stop words left out unless the query is only
     them), each matching the word at a word start up to the end of that word; [] for a
     query with no word of two or more characters."""
-    words = list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", fold(query)) if len(w) > 1))
-    words = [w for w in words if w not in STOPWORDS] or words
     pats = []
-    for w in words:
+    for w in _query_words(query):
         if any(c >= "\u3000" for c in w):  # CJK: no spaces between words, so any place
             pats.append(re.compile(re.escape(w)))
             continue
         # the shortest of the word and its forms without an English ending, kept to four
-        # letters or more: "files" -> "file" (not "fil", which would find "filler"); without
-        # a longer ending the keyword index's stemmer also takes off, to five letters or
-        # more: "configuration" -> "configur", so the line shown for it is the one holding
-        # "configured", the word the index matched (it had been the passage's first line)
+        # letters or more: "files" -> "file" (not "fil", which would find "filler")
         forms = [w[:-len(end)] for end in INFLECTIONS if w.endswith(end)]
-        longer = [w[:-len(end)] for end in DERIVATIONS if w.endswith(end)]
-        stem = min([f for f in forms if len(f) >= 4] + [f for f in longer if len(f) >= 5], key=len, default=w)
-        pats.append(re.compile(rf"(?<![^\W_]){re.escape(stem)}[^\W_]*", re.IGNORECASE))
+        pats.append(_at_word_start(min((f for f in forms if len(f) >= 4), key=len, default=w)))
     return pats
+
+
+def query_stems(query: str):
+    """Weaker patterns, for the line a hit shows when no line holds a word of
+    `query_pattern`: each word without a longer ending, to five letters or more.
+    The keyword index stems "configuration" and "configured" alike, and the line shown
+    had been the note's title; tried first, these had shown `import functools` for
+    "function" and `#define` for "definition", so they only break ties."""
+    out = []
+    for w in _query_words(query):
+        if any(c >= "\u3000" for c in w):
+            continue
+        forms = [w[:-len(end)] for end in DERIVATIONS if w.endswith(end) and len(w) - len(end) >= 5]
+        if forms:
+            out.append(_at_word_start(min(forms, key=len)))
+    return out
+
+
+def _query_words(query: str) -> list[str]:
+    words = list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", fold(query)) if len(w) > 1))
+    return [w for w in words if w not in STOPWORDS] or words
+
+
+def _at_word_start(stem: str):
+    return re.compile(rf"(?<![^\W_]){re.escape(stem)}[^\W_]*", re.IGNORECASE)
 
 
 def fold(text: str) -> str:

@@ -328,21 +328,31 @@ def settings_text(settings: dict) -> str:
 # most distinct query words (a word matches at a word start, so "event" finds "events").
 
 
+class QueryPatterns(list):
+    """`ov.query.query_pattern`'s patterns, with `weak`: `query_stems`' (`best_line`)."""
+
+    weak: list = []
+
+
 EXCERPT_AROUND = 2  # excerpt lines shown before and after the best line
 LINE_CHARS = 200  # a longer line (minified code) is cut, with "…", around its first match
 
 
 def best_line(lines: list[str], pats) -> int:
     """The index of the line holding the most distinct query words (then the most
-    matches; the first of equals); without any match, the first non-blank line. A line
+    matches, then the most of `pats.weak`, the words without longer endings; the first of
+    equals); without any match, the first non-blank line. A line
     of reStructuredText markup (`.. _serial_console:`) is the line only when no other holds
     a query word: its label had been shown above the title it names."""
     from ov.query import words_in  # noqa: PLC0415 (ov.query reads the store: grep need not load it)
 
-    best, best_key = None, (False, 0, 0)
+    best, best_key = None, (False, 0, 0, False, 0, 0)
+    weak = getattr(pats, "weak", ())  # ov.query.query_stems: they break ties only
     for i, line in enumerate(lines):
         d, m = words_in(line, pats)
-        key = (d > 0 and not line.startswith(".. "), d, m)
+        dw, mw = words_in(line, weak) if weak else (0, 0)
+        label = line.startswith(".. ")
+        key = (d > 0 and not label, d, m, dw > 0 and not label, dw, mw)
         if key > best_key:
             best, best_key = i, key
     if best is not None:
@@ -448,9 +458,10 @@ def hit_text(h, pats, color: bool, name: str | None = None) -> list[str]:
 
 def hits_text(res, query: str, color: bool) -> str:
     """Each hit, best first, as `hit_text` shows it; a blank line between hits."""
-    from ov.query import identifier, query_pattern  # noqa: PLC0415
+    from ov.query import identifier, query_pattern, query_stems  # noqa: PLC0415
 
-    pats = query_pattern(query)
+    pats = QueryPatterns(query_pattern(query))
+    pats.weak = query_stems(query)
     ident = identifier(query)
     name = ident[0] if ident else None
     blocks = ["\n".join(hit_text(h, pats, color, name)) for h in res.hits]

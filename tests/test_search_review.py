@@ -95,10 +95,16 @@ def test_the_line_shown_holds_the_word_the_stemmer_matched(ov, tree):
     root = tree({"server.md": "# Server notes\n\nThe server starts on boot.\nIt listens on port 8080.\n"
                               "Logs go to syslog.\nThe proxy is configured by the ops team.\n",
                  "words.md": "# Words\n\nA list of words.\nThat was a nonsensical remark.\n",
-                 "other.md": "# Other\n\nNothing about cats.\n"})
+                 "other.md": "# Other\n\nNothing about cats.\n",
+                 # the longer endings only break ties: "funct" must not pick the import
+                 "util.py": "import functools\n\n\ndef wrap(f):\n    \"\"\"Wrap a function in a cache.\"\"\"\n"
+                            "    return functools.cache(f)\n",
+                 "defs.h": "#define MAX 10\n/* the definition of the limit */\nint limit;\n"})
     assert ov("index", ".", "--no-embed", cwd=root).code == 0
     for query, want in (("configuration", "server.md:6: The proxy is configured"),
-                        ("nonsense", "words.md:4: That was a nonsensical")):
+                        ("nonsense", "words.md:4: That was a nonsensical"),
+                        ("function", "util.py:5: \"\"\"Wrap a function"),
+                        ("definition", "defs.h:2: /* the definition")):
         r = ov("search", query, "--search-type", "keywords", cwd=root)
         assert r.code == 0 and r.out.startswith(want), (query, r.out)
 
