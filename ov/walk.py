@@ -445,8 +445,10 @@ def _rule_source(rule: Rule) -> tuple[str, bool] | None:
     if not isinstance(search, _Lazy):
         return None
     src = _GROUPS.sub("(?:", search.pattern)
-    if slash:
-        return src, False  # "(?:^...)\Z" (see _compile_line)
+    if slash:  # "(?:^...)\Z" (see _compile_line), tested with `match`: a rule pathspec
+        # leaves unanchored (`*/` is "(?P<ps_d>/)": any folder) may start anywhere, as its
+        # own `search` reads it; `!*/` of an allow-list had re-included no folder
+        return (src if src.startswith("(?:^") else "(?:^[\\s\\S]*?" + src + ")"), False
     if src == "." or src.startswith("^"):
         return src, True
     return None

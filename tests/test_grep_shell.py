@@ -844,3 +844,17 @@ def test_literal_path_lines_ignore_what_rg_ignores(ov, tree):
     assert "a/src/gen/x.c" in want and "build/out2" in want and "src/gen/x.c\n" not in want.replace("a/src", "")
     assert ov("grep", "-l", "needle", cwd=t).out == want
     assert ov("glob", "**", cwd=t).out == rg(t, "--files", "--sort", "path").stdout
+
+
+@needs_rg
+def test_an_allow_list_gitignore_re_includes_what_rg_does(ov, tree):
+    """`*`, then `!*/` and `!NAME`: ignore all but NAME, wherever it lies. pathspec reads
+    `*/` as a regex with no start, which the walk tested from the path's start: `!*/`
+    re-included no folder, and `b/keep.txt` was hidden where rg and git list it."""
+    t = tree({".gitignore": "*\n!*/\n!keep.txt\n", "keep.txt": "needle\n", "b/keep.txt": "needle\n",
+              "b/c/keep.txt": "needle\n", "b/other.txt": "needle\n", "other.txt": "needle\n"})
+    (t / ".git").mkdir(exist_ok=True)
+    want = rg(t, "-l", "--sort", "path", "needle").stdout
+    assert want == "b/c/keep.txt\nb/keep.txt\nkeep.txt\n"
+    assert ov("grep", "-l", "needle", cwd=t).out == want
+    assert ov("glob", "**", cwd=t).out == rg(t, "--files", "--sort", "path").stdout
