@@ -635,11 +635,16 @@ def _older_layout(store) -> list[str]:
     layout = older_layout(store)
     if layout is None:
         return []
+    from ov.indexer import worker_paused  # noqa: PLC0415
+    from ov.worker import enabled  # noqa: PLC0415
+
     kinds = RESPLIT_KINDS.get(layout)
     which = f"its {' and '.join(sorted(kinds))} files" if kinds else "every file"
-    return [f"the index's passages are of an older layout ({layout}; now {ROWS_LAYOUT}): the next "
-            f"`ov index`, or the background worker the next search starts, cuts {which} again, "
-            "keeping the vectors of texts that did not change"]
+    # (no worker starts after `ov index --stop`, nor with OV_BACKGROUND=0)
+    who = ("the next `ov index`, or the background worker the next search starts,"
+           if enabled() and not worker_paused(store.path) else "the next `ov index`")
+    return [f"the index's passages are of an older layout ({layout}; now {ROWS_LAYOUT}): {who} "
+            f"cuts {which} again, keeping the vectors of texts that did not change"]
 
 
 def _root_config(cwd: Path | None):

@@ -98,7 +98,8 @@ def test_a_range_prints_exactly_those_lines(root):
     (root / "notes:2").write_text("a file named notes:2\n")
     assert ov(root, "index", ".", "--no-embed").code == 0
     assert ov(root, "read", "notes:2").out == "a file named notes:2\n"
-    # a name holding a newline, as grep prints it (`new\x0aline.txt:1:`), read back
+    # a name holding a newline (grep prints it escaped, `new\x0aline.txt:1:`; the name
+    # itself is what `ov read` takes), read back with a line range
     (root / "new\nline.txt").write_text("first\nsecond\n")
     assert ov(root, "index", ".", "--no-embed").code == 0
     assert ov(root, "read", "new\nline.txt:2-2").out == "2:second\n"

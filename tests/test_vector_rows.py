@@ -86,7 +86,7 @@ def test_an_index_of_the_older_layout_drops_sentences_and_overview_vectors(small
     assert again["updated"] == 0 and again["unchanged"] == 3
 
 
-def test_an_index_of_layout_3_cuts_its_code_files_again_and_nothing_else(small, ov):
+def test_an_index_of_layout_3_cuts_its_code_files_again_and_nothing_else(small, ov, monkeypatch):
     """Layout 4: code passages at the model's window (indexer.CODE_CHUNK_TOKENS). An index
     made before re-chunks its code files once, on the next `ov index`; prose is untouched."""
     root, _ = small
@@ -96,6 +96,11 @@ def test_an_index_of_layout_3_cuts_its_code_files_again_and_nothing_else(small, 
     said = ov("status", "-o", "json", cwd=root).json["result"]["warnings"]
     assert [w for w in said if "older layout (3; now 4): the next `ov index`, or the background worker "
             "the next search starts, cuts its code files again" in w]
+    # no worker will start (OV_BACKGROUND=0, or after `ov index --stop`): none is promised
+    monkeypatch.setenv("OV_BACKGROUND", "0")
+    said = ov("status", "-o", "json", cwd=root).json["result"]["warnings"]
+    assert [w for w in said if "older layout (3; now 4): the next `ov index` cuts its code files again" in w]
+    monkeypatch.delenv("OV_BACKGROUND")
     assert "older layout (3; now 4)" in ov("status", cwd=root).err  # said in text too
     rep = ov("index", root, "-o", "json").json["result"]
     assert (rep["updated"], rep["unchanged"]) == (1, 2)  # tool.py only
