@@ -616,7 +616,7 @@ def coverage_warnings(search_type: str, cov: dict) -> list[str]:
     if search_type == "keywords" or cov["embedded"] >= cov["embeddable"]:
         return out
     how = ("a background worker is adding them (`ov status` shows progress; `ov index` "
-           "finishes them in the foreground)" if cov["background"] else
+           "finishes them in the foreground)" if cov["background"] and cov["pending"] else
            "an indexer running now is adding them (`ov status` shows the coverage)"
            if cov.get("indexing") and cov["pending"] else
            "run `ov index` to add them" if cov["pending"] else

@@ -1055,3 +1055,16 @@ def test_status_names_the_model_that_will_write_the_coming_vectors(tree, ov):
         s.set_meta("embed", "on")  # vectors pending, as a first search leaves them
     res = ov("status", "-o", "json", cwd=root).json["result"]
     assert res["model"] == "hash-384" and res["coverage"]["pending"] > 0 and res["embedded_chunks"] == 0
+
+
+def test_a_worker_re_cutting_a_no_embed_index_promises_no_vectors():
+    """A background worker re-cutting an older layout's passages of a --no-embed index
+    adds no vector; results said "a background worker is adding them" while it ran."""
+    from ov.engine import coverage_warnings
+
+    cov = {"embedded": 0, "embeddable": 40, "pending": 0, "background": True, "indexing": True,
+           "ratio": 0.0, "keywords_complete": True}
+    said = coverage_warnings("hybrid", cov)
+    assert len(said) == 1 and "--no-embed" in said[0] and "adding them" not in said[0], said
+    said = coverage_warnings("hybrid", {**cov, "pending": 40})
+    assert "a background worker is adding them" in said[0], said
