@@ -578,6 +578,9 @@ def _front_matter_tags(text: str) -> dict[str, str]:
 # of another layout (older: prose sentence rows, overview vectors) re-chunks each file once,
 # its passages and abstracts keeping their vectors by text hash
 ROWS_META = "rows"
+# [layout, path]: the last file a stopped background re-cut to that layout wrote
+# (`_LexicalPass.recut_jobs`): the next one goes on after it
+RECUT_META = "recut_upto"
 ROWS_LAYOUT = "4"
 # From these layouts only files of these kinds have other rows now: only they are
 # re-chunked (3: a markdown file's front matter block has no vector, `front_block`; 4: code
@@ -908,6 +911,7 @@ class _LexicalPass:
                  progress: Progress | None, warn: Callable[[str], None], recut_only: bool = False) -> None:
         self.store, self.root, self.opts, self.report = store, root, opts, report
         self.recut_only = recut_only
+        self.last = ""  # the path of the last file taken (`take`)
         self.progress, self.warn = progress, warn
         self.known = store.file_states()
         self.own = own_files(root, store.path)
@@ -996,10 +1000,15 @@ class _LexicalPass:
         --max-filesize) had added."""
         cap = self.store.get_meta(CAP_META)
         max_bytes = int(cap) if cap and cap.isdigit() else None
+        try:  # a re-cut stopped before: the files up to its last are cut already
+            layout, after = json.loads(self.store.get_meta(RECUT_META) or "null") or (None, "")
+        except (ValueError, TypeError):
+            layout, after = None, ""
+        after = after if layout == ROWS_LAYOUT and isinstance(after, str) else ""
         for n, (path, state) in enumerate(sorted(self.known.items()), 1):
             if self.progress:
                 self.progress("scan", n, len(self.known))
-            if self.resplit_kinds is None or kind_of(path) in self.resplit_kinds:
+            if path > after and (self.resplit_kinds is None or kind_of(path) in self.resplit_kinds):
                 yield str(self.root), path, max_bytes, None, self.opts, state
 
     def prepared(self):
@@ -1015,6 +1024,7 @@ class _LexicalPass:
 
     def take(self, path: str, state, prep) -> bool:
         """Store one prepared file (or count why not); True when it counts to the batch."""
+        self.last = path
         if isinstance(prep, str):
             self.warn(prep)
             self.on_skip(path, "unreadable")
@@ -1052,6 +1062,8 @@ class _LexicalPass:
     def commit(self, batches) -> None:
         """End the batch when it holds COMMIT_FILES files or is COMMIT_SECONDS old."""
         if self.pending >= COMMIT_FILES or time.monotonic() - self.last_commit > COMMIT_SECONDS:
+            if self.recut_only:  # with the rows: a re-cut stopped after this goes on from here
+                self.store.set_meta(RECUT_META, json.dumps([ROWS_LAYOUT, self.last]))
             if self.changed_any:
                 self.store.bump_generation()
             batches.commit()
@@ -1062,8 +1074,11 @@ class _LexicalPass:
         walked are not known to be gone), the skipped list, the generation."""
         store, report = self.store, self.report
         if self.recut_only:  # nothing was walked: no file is known gone, none skipped; stopped,
-            if not cut:  # every file keeps its rows, those not reached of the older layout
-                store.set_meta(ROWS_META, ROWS_LAYOUT)  # (ROWS_META), cut again next time
+            if cut and self.last:  # every file keeps its rows, those not reached of the older
+                store.set_meta(RECUT_META, json.dumps([ROWS_LAYOUT, self.last]))  # layout,
+            elif not cut:  # cut by the next re-cut, which starts after the last one written
+                store.set_meta(ROWS_META, ROWS_LAYOUT)
+                store.delete_meta(RECUT_META)
         elif cut:
             store.set_meta(KEYWORDS_META, "1")
             store.set_meta(WALK_TOTAL_META, json.dumps(self.walk_total()))
@@ -1078,6 +1093,7 @@ class _LexicalPass:
                     self.changed_any = True
             _carry_tags(store, self.added, moved)
             store.set_meta(ROWS_META, ROWS_LAYOUT)
+            store.delete_meta(RECUT_META)
             store.set_skipped(self.skipped)
             store.delete_meta(KEYWORDS_META)
             store.delete_meta(WALK_TOTAL_META)

@@ -388,6 +388,33 @@ def test_the_workers_re_cut_keeps_what_flags_of_ov_index_added(tree, ov):
     assert before == 3 and paths == [".hidden/tool2.py", "essay.txt", "tool.py"]
 
 
+def test_a_stopped_re_cut_goes_on_after_the_last_file_it_wrote(tree, ov):
+    """A worker killed at 1,225 of 1,790 files started the next re-cut from the first
+    file again; it goes on from where the last one stopped now."""
+    from ov.model import IndexReport
+
+    root = tree({f"m{i}.py": CODE.replace("glow", f"glow{i}") for i in range(6)})
+    assert ov("index", root, "--no-embed").code == 0
+    db = root / ".ov" / "index.db"
+    with Store.open(db) as st, st.tx():
+        st.set_meta(indexer.ROWS_META, "3")
+    opts = indexer.options_for(root, indexer.walk_from_config(root))
+    asked = []
+
+    def stop_after_two() -> bool:
+        asked.append(1)
+        return len(asked) > 2
+
+    with Store.open(db) as st:
+        first = IndexReport(root=str(root))
+        indexer._lexical_phase(st, root, opts, first, None, lambda m: None, stop=stop_after_two, recut_only=True)
+        assert first.updated == 2 and st.get_meta(indexer.ROWS_META) == "3"
+        rest = IndexReport(root=str(root))
+        indexer._lexical_phase(st, root, opts, rest, None, lambda m: None, recut_only=True)
+        assert rest.updated == 4 and st.get_meta(indexer.ROWS_META) == "4"
+        assert st.get_meta(indexer.RECUT_META) is None
+
+
 def _layout(db) -> str | None:
     with Store.open(db, readonly=True) as st:
         return st.get_meta(indexer.ROWS_META)
