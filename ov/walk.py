@@ -185,6 +185,8 @@ def _compile_line(line: str) -> Rule | None:
     matches what is inside foo but not foo itself, as in git.
     """
     line = _STARS.sub(_collapse_stars, line)
+    if line.endswith("/**/"):  # the folders below `a` (`a/**/`), not `a`: pathspec's regex
+        line += "*/"  # matched `a` itself, where git and rg do not; `a/**/*/` says the same
     # a literal path: anchored by its leading '/' or by a '/' inside it (`src/gen/x.c`, as
     # git reads it), a folder only with a '/' at its end; a 30,000-line .ignore of such
     # paths took 1.5 s of pathspec and regex compiling a walk

@@ -858,3 +858,15 @@ def test_an_allow_list_gitignore_re_includes_what_rg_does(ov, tree):
     assert want == "b/c/keep.txt\nb/keep.txt\nkeep.txt\n"
     assert ov("grep", "-l", "needle", cwd=t).out == want
     assert ov("glob", "**", cwd=t).out == rg(t, "--files", "--sort", "path").stdout
+
+
+@needs_rg
+@pytest.mark.parametrize("rules", ["b/**/\n", "*\n!b/**/\n!*.txt\n"])
+def test_a_folder_rule_ending_in_globstar_leaves_the_folder_itself_as_rg_does(ov, tree, rules):
+    """`b/**/` names the folders below `b`, not `b`: ov had ignored `b/keep.txt`, which
+    git and rg list (and re-included `b`'s own files in the allow-list form)."""
+    t = tree({".gitignore": rules, "b/keep.txt": "needle\n", "b/sub/deep.txt": "needle\n",
+              "b/sub/x/e.txt": "needle\n", "a/x.txt": "needle\n", "top.txt": "needle\n"})
+    (t / ".git").mkdir(exist_ok=True)
+    assert ov("glob", "**", cwd=t).out == rg(t, "--files", "--sort", "path").stdout
+    assert ov("grep", "-l", "needle", cwd=t).out == rg(t, "-l", "--sort", "path", "needle").stdout
