@@ -324,6 +324,7 @@ INDEXED = ("search", "find", "read", "status")  # the tools that need the index
 # a search waits this long at most for the watcher to apply the changes heard before it
 # (`_settle`): a batch is gathered for 50 ms, then written, and embedded when it is small
 SETTLE_S = 2.0
+UNAPPLIED_CHECKS = 512  # queued paths `_unapplied` judges at most in one call
 
 
 class Opening:
@@ -473,33 +474,53 @@ class Tools:
         """Wait, SETTLE_S at most, until the watcher has the changes its journal has heard
         of in the index's keyword rows: an agent that saves a file and searches for it at
         once found nothing (the watcher gathers a batch for 50 ms, then writes it), and no
-        warning said so. Changes to ignored files (a log written every few ms) are not
-        waited for, nor the vectors of a batch. Without a journal (watchfiles) there is
-        nothing to count."""
+        warning said so. Changes to files the index leaves out (an ignored log written
+        every few ms, a binary file) are not waited for, nor the vectors of a batch.
+        Without a journal (watchfiles) there is nothing to count."""
         w = self.watcher
+        self._verdicts: dict[str, bool] = {}
         if getattr(w, "journal", None) is None or w.state.catching_up:
             return  # (a pass over the whole tree may last minutes: the result says so instead)
-        seen: dict[str, bool] = {}
         deadline = time.monotonic() + SETTLE_S
-        while self._unapplied(seen) and time.monotonic() < deadline and not w.stop_event.is_set():
+        while not w.stop_event.is_set() and self._unapplied(deadline, first=True) \
+                and time.monotonic() < deadline:
             time.sleep(0.01)
 
-    def _unapplied(self, seen: dict[str, bool] | None = None) -> int:
+    def _unapplied(self, deadline: float | None = None, first: bool = False) -> int:
         """The changes the watcher's journal has heard of that are not in the keyword rows
-        yet: the paths it queued that the walk would index (`seen`: each path's verdict,
-        kept from one call to the next), and the batch being written until its keyword rows
-        are committed (`WatchState.applied`)."""
-        from ov.walk import is_ignored  # noqa: PLC0415
-
-        w, seen = self.watcher, {} if seen is None else seen
+        yet (at least so many): the queued paths it would index (`_waits_for`, each judged
+        once a query; past `deadline` or UNAPPLIED_CHECKS of them, the rest are counted
+        unjudged), or the batch being written until its keyword rows are committed
+        (`WatchState.applied`). `first`: stop at the first."""
+        w = self.watcher
         journal = getattr(w, "journal", None)
         if journal is None or not journal.complete:
             return 0
-        for rel in journal.queued_paths():
-            if rel not in seen:
-                seen[rel] = not is_ignored(w.root, rel, w.opts.walk)
-        queued = sum(1 for rel in set(journal.queued_paths()) if seen.get(rel))
-        return queued + (w.state.pending if journal.handed > w.state.applied else 0)
+        verdicts = getattr(self, "_verdicts", {})
+        queued, judged = 0, 0
+        for rel in dict.fromkeys(journal.queued_paths()):
+            if rel not in verdicts and judged < UNAPPLIED_CHECKS \
+                    and (deadline is None or time.monotonic() < deadline):
+                verdicts[rel] = self._waits_for(rel)
+                judged += 1
+            if verdicts.get(rel, True):
+                queued += 1
+                if first:
+                    break
+        return max(queued, w.state.pending if journal.handed > w.state.applied else 0)
+
+    def _waits_for(self, rel: str) -> bool:
+        """Whether a search waits for a change to `rel`: an ignore file or the tree's config
+        (the watcher re-reads what they govern), or a file the walk would index that is not
+        binary."""
+        from ov.read import binary_file  # noqa: PLC0415
+        from ov.walk import is_ignored  # noqa: PLC0415
+        from ov.watch import RULE_FILES  # noqa: PLC0415
+
+        w = self.watcher
+        if rel.rsplit("/", 1)[-1] in RULE_FILES or rel in (".ov/config.toml", "pyproject.toml"):
+            return True
+        return not is_ignored(w.root, rel, w.opts.walk) and not binary_file(str(w.root), rel)
 
     def _behind(self, data: Any) -> Any:
         """A ranked result read while the watcher has changes it has not applied yet (a
@@ -510,7 +531,7 @@ class Tools:
         if w is None:
             return data
         journal = getattr(self.watcher, "journal", None)
-        unapplied = self._unapplied() if journal is not None and journal.complete else w.pending
+        unapplied = self._unapplied(time.monotonic() + 0.2) if journal is not None and journal.complete else w.pending
         if not (w.catching_up or unapplied):
             return data
         what = ("a pass over the whole tree is running" if w.catching_up else

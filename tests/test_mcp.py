@@ -605,9 +605,10 @@ def test_a_ranked_result_says_when_the_watcher_has_changes_not_applied(tmp_path)
 def test_a_search_waits_for_unapplied_changes_a_bounded_time_and_says_so(tmp_path, monkeypatch):
     """`_settle`: a batch the watcher was handed and has not written to the keyword rows,
     and queued changes to files the walk would index, are waited for, SETTLE_S at most,
-    then counted in the warning. A change to an ignored file (a log written every few ms
-    had cost each search a second and a warning) is not; during a pass over the whole tree
-    (minutes on a big one) a search does not wait at all."""
+    then counted in the warning. A change to an ignored or binary file (a log written
+    every few ms had cost each search a second and a warning) is not, but one to an ignore
+    file is; during a pass over the whole tree (minutes on a big one) a search does not
+    wait at all."""
     import threading
     from types import SimpleNamespace
 
@@ -637,10 +638,20 @@ def test_a_search_waits_for_unapplied_changes_a_bounded_time_and_says_so(tmp_pat
         assert 3.0 <= took < 10 and said and "1 changed path(s)" in said[0], said
         took, said = timed(watcher(WatchState(), queued=["server.log"] * 40))  # ignored
         assert took < 2.0 and not said, said
+        (tmp_path / "app.sqlite").write_bytes(b"SQLite format 3\x00" + bytes(200))  # binary
+        took, said = timed(watcher(WatchState(), queued=["app.sqlite"] * 40))
+        assert took < 2.0 and not said, said
+        # an ignore file is hidden, yet the watcher re-reads what it governs: waited for
+        took, said = timed(watcher(WatchState(), queued=["docs/.gitignore"]))
+        assert 3.0 <= took < 10 and said and "1 changed path(s)" in said[0], said
         took, said = timed(watcher(WatchState(pending=2, applied=5)))  # written; vectors to come
         assert took < 2.0 and not said, said
         took, said = timed(watcher(WatchState(catching_up=True, pending=2)))
         assert took < 2.0 and "whole tree" in said[0], said
+        # 20,000 queued paths (a branch switch): judged within the wait's bound, not all
+        monkeypatch.setattr(mcp, "SETTLE_S", 0.5)
+        took, said = timed(watcher(WatchState(), queued=[f"d{i % 50}/f{i}.md" for i in range(20000)]))
+        assert 0.5 <= took < 2.5 and said, (took, said)
 
 
 def test_grep_and_glob_answer_while_the_index_is_opened(tmp_path, monkeypatch):
