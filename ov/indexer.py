@@ -845,8 +845,9 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
                    stop: Callable[[], bool] | None = None, wait_s: float = 0.0,
                    locked: bool = False, pause: Callable[[], None] | None = None) -> IndexReport:
     """The phases after the keyword rows: grep's trigram rows, then the vectors (unless
-    the index was built with --no-embed). A walk only when files wait for their keyword
-    rows (a first answer's budget) or for passages of the current layout (`older_layout`). What ov.worker runs; `index_busy`
+    the index was built with --no-embed). A lexical pass first when files wait for their
+    keyword rows (a first answer's budget: a walk) or for passages of the current layout
+    (`older_layout`: a re-cut of the indexed files). What ov.worker runs; `index_busy`
     when another process holds the index (`locked`: the caller holds the lock). `pause`
     is called before each SEARCH_STEP texts the model embeds (the worker's `SearchYield`)."""
     t0 = time.perf_counter()
@@ -1073,10 +1074,13 @@ class _LexicalPass:
         """The last batch: files gone removed (unless the walk was cut: the files not
         walked are not known to be gone), the skipped list, the generation."""
         store, report = self.store, self.report
-        if self.recut_only:  # nothing was walked: no file is known gone, none skipped; stopped,
-            if cut and self.last:  # every file keeps its rows, those not reached of the older
-                store.set_meta(RECUT_META, json.dumps([ROWS_LAYOUT, self.last]))  # layout,
-            elif not cut:  # cut by the next re-cut, which starts after the last one written
+        if self.recut_only:
+            # nothing was walked: no file is known gone, none skipped. Stopped, every file
+            # keeps its rows, those not reached still of the older layout; the next re-cut
+            # starts after the last one written (RECUT_META)
+            if cut and self.last:
+                store.set_meta(RECUT_META, json.dumps([ROWS_LAYOUT, self.last]))
+            elif not cut:
                 store.set_meta(ROWS_META, ROWS_LAYOUT)
                 store.delete_meta(RECUT_META)
         elif cut:
