@@ -166,13 +166,17 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
     # the listing cache holds what the ignore files keep, and the names they left out: an
     # override that keeps one of those walks afresh (ov.walk.cached_walk)
     cache_dir = listing_dir(root) if use_listing else None
-    keep = None
-    if opts.follow and (excluded is not None or pfilter is not None or tfilter is not None):
-        # -L: the walk leaves out what the filters do, so a link out of the tree they leave
-        # out is never said to be one (`-L -t py` said `sub/out.txt`, which rg never reads)
-        def keep(rel: str) -> bool:
-            return rel in named or ((excluded is None or not excluded(rel)) and (pfilter is None or pfilter(rel))
-                                    and (tfilter is None or tfilter(rel)))
+    filtered = excluded is not None or pfilter is not None or tfilter is not None
+
+    def passes(rel: str) -> bool:
+        """--exclude-uri, then -g and -t, which a file named on the command line passes."""
+        if excluded is not None and excluded(rel):
+            return False
+        return rel in named or ((pfilter is None or pfilter(rel)) and (tfilter is None or tfilter(rel)))
+
+    # -L: the walk leaves out what the filters do, so a link out of the tree they leave out
+    # is never said to be one (`-L -t py` said `sub/out.txt`, which rg never reads)
+    keep = passes if opts.follow and filtered else None
     if may_hold is None:  # size and mtime serve the index prefilter only
         files = file_paths(root, rels, opts, st, cache_dir, keep)
     elif isinstance(may_hold, Prefilter):
@@ -185,21 +189,14 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
     else:
         files = ((e.path, e.abspath) for e in walked_entries(root, rels, opts, st, keep=keep)
                  if may_hold(e))
-    if excluded is None and pfilter is None and tfilter is None and allowed is None:
+    if not filtered and allowed is None:
         yield from files  # no per-path test: one generator less per file
         return
     for rel, abspath in files:
         # Tested again per path: a gitignore line cannot hold every name (a trailing
         # tab or CR, a newline), so the walk alone does not leave out all of them.
-        if excluded is not None and excluded(rel):
-            continue
-        if pfilter is not None and not pfilter(rel) and rel not in named:
-            continue
-        if tfilter is not None and not tfilter(rel) and rel not in named:
-            continue
-        if allowed is not None and rel not in allowed:
-            continue
-        yield rel, abspath
+        if passes(rel) and (allowed is None or rel in allowed):
+            yield rel, abspath
 
 
 def _utf16(abspath: str) -> bool:
