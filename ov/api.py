@@ -630,14 +630,12 @@ def _older_layout(store) -> list[str]:
     answers from them until `ov index`, or a background worker a search starts, re-chunks
     the files (a review found nothing said of it, and `ov index` then reported unchanged
     files as updated)."""
-    from ov.indexer import RESPLIT_KINDS, ROWS_LAYOUT, older_layout  # noqa: PLC0415
+    from ov.indexer import RESPLIT_KINDS, ROWS_LAYOUT, older_layout, worker_paused  # noqa: PLC0415
+    from ov.worker import enabled  # noqa: PLC0415
 
     layout = older_layout(store)
     if layout is None:
         return []
-    from ov.indexer import worker_paused  # noqa: PLC0415
-    from ov.worker import enabled  # noqa: PLC0415
-
     kinds = RESPLIT_KINDS.get(layout)
     which = f"its {' and '.join(sorted(kinds))} files" if kinds else "every file"
     # (no worker starts after `ov index --stop`, nor with OV_BACKGROUND=0)

@@ -46,7 +46,7 @@ from ov.config import MAX_LIMIT
 from ov.context import MAX_BUDGET
 from ov.errors import OvError, debug_enabled
 from ov.paths import resolve
-from ov.read import OutsideRoot, resolve_under
+from ov.read import OutsideRoot, binary_file, resolve_under
 from ov.render import dumps, to_data
 
 # ---- the tools' arguments: one table, read by the schemas and by the checks ---------------
@@ -435,7 +435,7 @@ class Tools:
     def _search(self, query: str, mode: str = "list", max_tokens: int | None = None,
                 detail: str | None = None, session_id: str | None = None,
                 dedup_turns: int | None = None, **options: Any) -> Any:
-        self._settle()
+        verdicts = self._settle()
         if mode == "context":
             ignored = [k for k in ("cursor", "explain", "read_content", "all_chunks") if options.pop(k, None)]
             return to_data(self.ix.context(query, max_tokens=max_tokens, detail=detail,
@@ -448,11 +448,11 @@ class Tools:
         if given:
             raise OvError("invalid_argument", f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} with mode context",
                           field=given[0])
-        return self._behind(to_data(self._coming(self.ix.search, query, **options)))
+        return self._behind(to_data(self._coming(self.ix.search, query, **options)), verdicts)
 
     def _find(self, query: str, **options: Any) -> Any:
-        self._settle()
-        return self._behind(to_data(self._coming(self.ix.find, query, **options)))
+        verdicts = self._settle()
+        return self._behind(to_data(self._coming(self.ix.find, query, **options)), verdicts)
 
     def _coming(self, ranked: Callable[..., Any], query: str, **options: Any) -> Any:
         """`ranked(query, ...)`, with `unsupported` "no vectors yet" made `index_busy`
@@ -470,37 +470,38 @@ class Tools:
                           "them (`status` shows the coverage); try again", retryable=True,
                           field=e.field) from None
 
-    def _settle(self) -> None:
+    def _settle(self) -> dict[str, bool]:
         """Wait, SETTLE_S at most, until the watcher has the changes its journal has heard
         of in the index's keyword rows: an agent that saves a file and searches for it at
         once found nothing (the watcher gathers a batch for 50 ms, then writes it), and no
         warning said so. Changes to files the index leaves out (an ignored log written
         every few ms, a binary file) are not waited for, nor the vectors of a batch.
-        Without a journal (watchfiles) there is nothing to count."""
-        w = self.watcher
-        self._verdicts: dict[str, bool] = {}
-        if getattr(w, "journal", None) is None or w.state.catching_up:
-            return  # (a pass over the whole tree may last minutes: the result says so instead)
+        Without a journal (watchfiles) there is nothing to count. Returns each queued
+        path's verdict (`_waits_for`), for `_behind`."""
+        w, verdicts = self.watcher, {}
+        journal = getattr(w, "journal", None)
+        if journal is None or not journal.complete or w.state.catching_up:
+            return verdicts  # (a pass over the whole tree may last minutes: the result says so)
         deadline = time.monotonic() + SETTLE_S
-        while not w.stop_event.is_set() and self._unapplied(deadline, first=True) \
+        while not w.stop_event.is_set() and self._unapplied(verdicts, deadline, first=True) \
                 and time.monotonic() < deadline:
             time.sleep(0.01)
+        return verdicts
 
-    def _unapplied(self, deadline: float | None = None, first: bool = False) -> int:
-        """The changes the watcher's journal has heard of that are not in the keyword rows
-        yet (at least so many): the queued paths it would index (`_waits_for`, each judged
-        once a query; past `deadline` or UNAPPLIED_CHECKS of them, the rest are counted
+    def _unapplied(self, verdicts: dict[str, bool], deadline: float, first: bool = False) -> int:
+        """The changes not in the keyword rows yet (at least so many): with the watcher's
+        journal, the queued paths it would index (`_waits_for`, each judged once in
+        `verdicts`; past `deadline` or UNAPPLIED_CHECKS of them, the rest are counted
         unjudged), or the batch being written until its keyword rows are committed
-        (`WatchState.applied`). `first`: stop at the first."""
+        (`WatchState.applied`); without, the batch being applied. `first`: stop at the
+        first."""
         w = self.watcher
         journal = getattr(w, "journal", None)
         if journal is None or not journal.complete:
-            return 0
-        verdicts = getattr(self, "_verdicts", {})
+            return w.state.pending
         queued, judged = 0, 0
         for rel in dict.fromkeys(journal.queued_paths()):
-            if rel not in verdicts and judged < UNAPPLIED_CHECKS \
-                    and (deadline is None or time.monotonic() < deadline):
+            if rel not in verdicts and judged < UNAPPLIED_CHECKS and time.monotonic() < deadline:
                 verdicts[rel] = self._waits_for(rel)
                 judged += 1
             if verdicts.get(rel, True):
@@ -513,8 +514,7 @@ class Tools:
         """Whether a search waits for a change to `rel`: an ignore file or the tree's config
         (the watcher re-reads what they govern), or a file the walk would index that is not
         binary."""
-        from ov.read import binary_file  # noqa: PLC0415
-        from ov.walk import is_ignored  # noqa: PLC0415
+        from ov.walk import is_ignored  # noqa: PLC0415 - the server starts without the walk
         from ov.watch import RULE_FILES  # noqa: PLC0415
 
         w = self.watcher
@@ -522,16 +522,15 @@ class Tools:
             return True
         return not is_ignored(w.root, rel, w.opts.walk) and not binary_file(str(w.root), rel)
 
-    def _behind(self, data: Any) -> Any:
+    def _behind(self, data: Any, verdicts: dict[str, bool]) -> Any:
         """A ranked result read while the watcher has changes it has not applied yet (a
         catch-up over the whole tree, a batch being written, or one waiting for another
         indexer): says so, since a file changed just now may be missing from the hits or
-        shown as it was, and no hit is counted stale for it."""
-        w = self.watcher.state if self.watcher is not None else None
-        if w is None:
+        shown as it was, and no hit is counted stale for it. `verdicts`: `_settle`'s."""
+        if self.watcher is None:
             return data
-        journal = getattr(self.watcher, "journal", None)
-        unapplied = self._unapplied(time.monotonic() + 0.2) if journal is not None and journal.complete else w.pending
+        w = self.watcher.state
+        unapplied = self._unapplied(verdicts, time.monotonic() + 0.2)
         if not (w.catching_up or unapplied):
             return data
         what = ("a pass over the whole tree is running" if w.catching_up else

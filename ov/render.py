@@ -331,7 +331,9 @@ def settings_text(settings: dict) -> str:
 class QueryPatterns(list):
     """`ov.query.query_pattern`'s patterns, with `weak`: `query_stems`' (`best_line`)."""
 
-    weak: list = []
+    def __init__(self, pats, weak=()) -> None:
+        super().__init__(pats)
+        self.weak = list(weak)
 
 
 EXCERPT_AROUND = 2  # excerpt lines shown before and after the best line
@@ -460,8 +462,7 @@ def hits_text(res, query: str, color: bool) -> str:
     """Each hit, best first, as `hit_text` shows it; a blank line between hits."""
     from ov.query import identifier, query_pattern, query_stems  # noqa: PLC0415
 
-    pats = QueryPatterns(query_pattern(query))
-    pats.weak = query_stems(query)
+    pats = QueryPatterns(query_pattern(query), query_stems(query))
     ident = identifier(query)
     name = ident[0] if ident else None
     blocks = ["\n".join(hit_text(h, pats, color, name)) for h in res.hits]
