@@ -46,7 +46,7 @@ import stat
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 
 from ov import chunk as chunking
@@ -1253,12 +1253,29 @@ def _pool():
     os.environ["PYTHONSAFEPATH"] = "1"
     try:
         _quiet_resource_tracker()
-        return ctx.Pool(jobs, initializer=_pool_worker_start)
+        return _calm_pool_class()(jobs, initializer=_pool_worker_start, context=ctx)
     finally:
         if saved is None:
             del os.environ["PYTHONSAFEPATH"]
         else:
             os.environ["PYTHONSAFEPATH"] = saved
+
+
+@lru_cache(maxsize=1)
+def _calm_pool_class():
+    """multiprocessing's Pool whose worker-handler thread wakes only when a worker exits or
+    the pool changes. The stock one also wakes whenever a result waits unread in the result
+    pipe, and so spins (checking every worker's exit status) until the result thread has
+    read it: ~8 % of a core through `ov index --no-embed` of the kernel's `fs/ net/
+    kernel/ mm/`, taken from the workers and the writer (docs/BENCHMARKS.md). The wake is
+    for workers that leave after `maxtasksperchild` tasks, which these never do."""
+    from multiprocessing import pool as mp_pool  # noqa: PLC0415
+
+    class CalmPool(mp_pool.Pool):
+        def _get_sentinels(self):
+            return [self._change_notifier._reader]
+
+    return CalmPool
 
 
 POOL_END_S = 5.0  # how long `end_pool` waits for multiprocessing's own terminate
