@@ -55,6 +55,15 @@ def clean_name(path: str) -> str:
     return re.sub("[\x00-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m.group()):02x}", path)
 
 
+_NAME_ESCAPE = re.compile(r"\\x(0[1-9a-f]|1[0-9a-f]|7f|8[0-9a-f]|9[0-9a-f])")
+
+
+def unclean_name(shown: str) -> str:
+    """The name `clean_name` showed as `shown`: each `\\xNN` it writes (a control
+    character, U+0001-U+001F and U+007F-U+009F; no name holds U+0000) back to its character."""
+    return _NAME_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), shown) if "\\x" in shown else shown
+
+
 def to_data(obj: Any) -> Any:
     """Dataclasses to plain JSON data; optional fields that are None are left out."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):

@@ -103,6 +103,17 @@ def test_a_range_prints_exactly_those_lines(root):
     (root / "new\nline.txt").write_text("first\nsecond\n")
     assert ov(root, "index", ".", "--no-embed").code == 0
     assert ov(root, "read", "new\nline.txt:2-2").out == "2:second\n"
+    # ... and so is the name as text output prints it, copied from grep's line
+    shown = ov(root, "grep", "-n", "second", "new\nline.txt").out
+    assert shown == "new\\x0aline.txt:2:second\n", shown
+    assert ov(root, "read", shown.split(":")[0] + ":2-2").out == "2:second\n"
+    assert ov(root, "read", "new\\x0aline.txt", "-o", "json").json["result"]["path"] == "new\nline.txt"
+    # a file whose own name holds the four characters `\x0a` is that file, not the other
+    (root / "new\\x0aline.txt").write_text("its own\n")
+    assert ov(root, "index", ".", "--no-embed").code == 0
+    assert ov(root, "read", "new\\x0aline.txt").out == "its own\n"
+    r = ov(root, "read", "gone\\x0aline.txt", "-o", "json")  # neither name: the name asked for
+    assert r.code == 2 and r.json["error"]["code"] == "not_found" and "gone\\x0aline.txt" in r.json["error"]["message"]
 
 
 @pytest.mark.parametrize("arg, message", [

@@ -455,7 +455,7 @@ def read_cmd(
         t0 = time.perf_counter()
         check_nul(path)  # before the index is opened
         with open_index(db) as ix:
-            res = read_from_here(ix.read(path, level, cwd=Path.cwd()), ix.root)
+            res = read_from_here(_read_named(ix, path, level), ix.root)
 
         def text() -> None:
             from ov.render import read_text  # noqa: PLC0415
@@ -468,6 +468,24 @@ def read_cmd(
         return EXIT_OK
 
     run((output, json_, color), body)
+
+
+def _read_named(ix, path: str, level: int | None):
+    """`ix.read`, and for a name text output printed with its control characters as `\\xNN`
+    (`ov.render.clean_name`: `new\\x0aline.txt:1:` from grep), the file that name stands
+    for, when no file has the name as typed: a path copied from grep's or glob's text then
+    reads back."""
+    try:
+        return ix.read(path, level, cwd=Path.cwd())
+    except OvError as e:
+        from ov.render import unclean_name  # noqa: PLC0415
+
+        if e.code != "not_found" or (named := unclean_name(path)) == path:
+            raise
+        try:
+            return ix.read(named, level, cwd=Path.cwd())
+        except OvError:
+            raise e from None
 
 
 @app.command("tag")
