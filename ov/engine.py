@@ -26,7 +26,7 @@ from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, M
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult, duration_text)
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, check_limit, check_query, decode_cursor,
-                      encode_cursor, file_name, identifier, keyword_plan, query_pattern, request_key, words_in)
+                      encode_cursor, file_name, identifier, keyword_plan, query_pattern, request_key, type_name, words_in)
 from ov.store import KNN_MAX, Filters, Store, fts_phrase
 from ov.walk import gitignore_unread
 
@@ -658,16 +658,18 @@ def _definers(store: Store, req: SearchRequest, held: frozenset[int] | None = No
     """(name, path -> the passage defining it) when the query is one code identifier
     (ov.query.identifier): of the passages in scope holding the name (the best
     DEFINERS_READ by bm25), each file's first that defines it (ov.tiers.defines). For a
-    qualified name (`io.EOF`, `http.Handler`), only the files whose own folder or name is
-    the qualifier (io/io.go; net/http/server.go, not net/http/cgi/host.go): `time.Second`
-    had raised an unrelated `func (p Pair) Second()`. Only code files define (an .rst
+    qualified name (`io.EOF`, `Regex::new`), only the files the qualifier names
+    (`_qualified`): `time.Second` had raised an unrelated `func (p Pair) Second()`. A word
+    that may name a type (ov.query.type_name: `Deserializer`) raises the files defining it,
+    and nothing else of the identifier's ranking. Only code files define (an .rst
     snippet, 177 defconfig files for `CONFIG_USB`). `held`: the passages holding the name
     in this scope when a caller read all of them already (`rank.Tree.holding`)."""
     ident = identifier(req.query)
+    if ident is None and (word := type_name(req.query)) is not None:
+        ident = (word, None)  # a word that may name a type: only its definers are raised
     if ident is None or 2 not in req.filters.levels:
         return "", {}
     name, qual = ident
-    from ov.tiers import defines  # noqa: PLC0415
 
     scope = replace(req.filters, levels=(2,))
     # the passages holding the name most, and those where a definition's keyword comes just
@@ -679,7 +681,14 @@ def _definers(store: Store, req: SearchRequest, held: frozenset[int] | None = No
     if held is None and len(got) >= DEFINERS_READ:
         said = " OR ".join(fts_phrase(f"{kw} {name}") for kw in DEFINITION_WORDS)
         got.update(cid for cid, _ in store.keyword_search(said, scope, DEFINERS_READ))
-    ids = sorted(got)
+    found = _defining(store, sorted(got), name)
+    return name, (found if qual is None else _qualified(store, scope, found, qual))
+
+
+def _defining(store: Store, ids: list[int], name: str) -> dict[str, int]:
+    """path -> the first of these passages that defines `name`, for each code file."""
+    from ov.tiers import defines  # noqa: PLC0415
+
     texts, paths = store.chunk_texts(ids), store.chunk_paths(ids)
     found: dict[str, int] = {}
     for cid in ids:  # ids ascend in a file's order; prose and config files define nothing
@@ -687,11 +696,38 @@ def _definers(store: Store, req: SearchRequest, held: frozenset[int] | None = No
         if (path is not None and path not in found and cid in texts and kind_of(path) == "code"
                 and defines(texts[cid], path, name) is not None):
             found[path] = cid
-    if qual is not None:  # the package or module: a file's folder (Go's package) or name
-        q = qual.lower()
-        found = {p: c for p, c in found.items()
-                 if q in (os.path.basename(os.path.dirname(p)).lower(), os.path.splitext(os.path.basename(p))[0].lower())}
-    return name, found
+    return found
+
+
+_VERSIONED_RE = re.compile(r"(.+?)-v?\d+(?:\.\d+)*")  # `tokio-1.24.2`: a crate's or package's folder
+
+
+def _qualified(store: Store, scope: Filters, found: dict[str, int], qual: str) -> dict[str, int]:
+    """Of the files defining a qualified name's last part, those its qualifier names, by the
+    first rule that keeps any:
+    1. the package or module: the file's own folder (Go's package) or name (`io.EOF`:
+       io/io.go; `http.Handler`: net/http/server.go, not net/http/cgi/host.go);
+    2. the type: the file defines the qualifier too, or implements it (`Regex::new`: the
+       file with `struct Regex` or `impl Regex`; `Foo.bar`: the file of `class Foo`);
+    3. the crate or package above it: any folder of its path, a version after `-` aside
+       (`tokio::spawn`: tokio-1.24.2/src/task/spawn.rs).
+    A review had `tokio::spawn` and `Regex::new` find no definer: Rust's `crate::item` and
+    `Type::method` name neither the file nor its folder."""
+    q = qual.lower()
+    own = {p: c for p, c in found.items()
+           if q in (os.path.basename(os.path.dirname(p)).lower(), os.path.splitext(os.path.basename(p))[0].lower())}
+    if own or not found:
+        return own
+    got = [cid for cid, _ in store.keyword_search(fts_phrase(qual), scope, DEFINERS_READ)]
+    paths, texts = store.chunk_paths(got), store.chunk_texts(got)
+    impl = re.compile(r"^\s*impl\b[^{;\n]*(?<![\w$])" + re.escape(qual) + r"(?![\w$])", re.M)
+    typed = set(_defining(store, got, qual)) | {
+        paths[cid] for cid in got if cid in paths and cid in texts and impl.search(texts[cid])}
+    if by_type := {p: c for p, c in found.items() if p in typed}:
+        return by_type
+    return {p: c for p, c in found.items()
+            if any(q == (m.group(1) if (m := _VERSIONED_RE.fullmatch(part)) else part).lower()
+                   for part in p.split("/")[:-1])}
 
 
 NAMED_FILES_MAX = 50  # files a file-name query raises (`_named_files`)

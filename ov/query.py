@@ -131,11 +131,21 @@ _DEFINING_TYPES = frozenset("class interface struct enum trait".split())
 _DEFINED_RE = re.compile(r"([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)\s*(?:[(:{<].*)?")
 
 
+# words that may come before a definition's word (`pub trait Deserializer`, `export
+# function f`, `public static class C`): left aside when a query is read as a definition
+_MODIFIERS_RE = re.compile(r"(?:(?:pub(?:\([\w:\s]+\))?|export|default|public|private|protected|internal|"
+                           r"static|async|abstract|final|sealed|unsafe|extern|inline|virtual|override|"
+                           r"partial|open|data)\s+)+")
+
+
 def _defined(q: str) -> str | None:
     """The name in a query written as a definition's start (`class UsageError`, `def
-    parse(args)`), else None: a definition word, then one identifier (what follows it
-    as code writes it aside) that has a code's shape, begins with a capital after a type's
-    word (`_DEFINING_TYPES`), or follows a word prose rarely uses (`_DEFINING_ONLY`)."""
+    parse(args)`, `pub trait Deserializer`), else None: modifiers (`_MODIFIERS_RE`), a
+    definition word, then one identifier (what follows it as code writes it aside) that
+    has a code's shape, begins with a capital after a type's word (`_DEFINING_TYPES`), or
+    follows a word prose rarely uses (`_DEFINING_ONLY`)."""
+    if (lead := _MODIFIERS_RE.match(q)) and lead.end() < len(q):
+        q = q[lead.end():]
     word, _, rest = q.partition(" ")
     m = _DEFINED_RE.fullmatch(rest.strip()) if word in _DEFINING else None
     if m is None:
@@ -144,6 +154,18 @@ def _defined(q: str) -> str | None:
     if _CODE_SHAPE_RE.search(name) or word in _DEFINING_ONLY or (name[:1].isupper() and word in _DEFINING_TYPES):
         return name
     return None
+
+
+_TYPE_NAME_RE = re.compile(r"[A-Z][a-z][A-Za-z0-9]*")
+
+
+def type_name(text: str) -> str | None:
+    """The word a query is when it may name a type without a code's shape (`Deserializer`,
+    `Runtime`): one word of letters and digits, a capital then small letters. Such a word
+    is prose as often (`Introduction`), so `ov search` only raises the files that define it
+    as code does (ov.engine `_definers`), and scores it as any word."""
+    q = text.strip()
+    return q if _TYPE_NAME_RE.fullmatch(q) and identifier(q) is None else None
 
 
 _FILE_NAME_RE = re.compile(r"[\w.+@-]+(?:/[\w.+@-]+)*")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from ov import rank
-from ov.query import identifier
+from ov.query import identifier, type_name
 from ov.rank import Cand
 from ov.tiers import defines
 
@@ -38,9 +38,23 @@ from ov.tiers import defines
     ("class action", None), ("type annotations", None), ("def", None), ("class how to", None),
     ("class UsageError(Exception):", ("UsageError", None)), ("def parse(args)", ("parse", None)),
     ("module Reference", None), ("function Overview", None), ("type Systems", None), ("union Pacific", None),
+    # ... after the modifiers code writes before it
+    ("pub trait Deserializer", ("Deserializer", None)), ("pub(crate) fn spawn_inner", ("spawn_inner", None)),
+    ("public static class Foo", ("Foo", None)), ("export function parseArgs", ("parseArgs", None)),
+    ("pub", None), ("public transport", None), ("static class action", None),
+    ("Regex::new", ("new", "Regex")), ("tokio::spawn", ("spawn", "tokio")),
 ])
 def test_identifier_is_one_code_name(query, expected):
     assert identifier(query) == expected
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("Deserializer", "Deserializer"), ("Runtime", "Runtime"), ("Introduction", "Introduction"),
+    # an identifier, a word in capitals or small letters, two words: not this
+    ("WithDeadline", None), ("EOF", None), ("runtime", None), ("Tokio runtime", None), ("X", None),
+])
+def test_type_name_is_one_capitalised_word(query, expected):
+    assert type_name(query) == expected
 
 
 @pytest.mark.parametrize("text, path, name, defined", [
@@ -204,6 +218,56 @@ def test_search_puts_the_definition_first_and_shows_it(tree, ov, search_type):
     # a question is not a name: no file is raised for defining a word of it
     plain = _hits(ov, root, "deadline of the context", "--search-type", search_type)
     assert all("defines" not in h["scores"] for h in plain)
+
+
+RUST_TREE = {
+    "regex-1.7.1/src/re_unicode.rs": (
+        "/// A compiled regular expression for Unicode strings.\npub struct Regex(Exec);\n\n"
+        "impl Regex {\n    /// Compiles a regular expression.\n"
+        "    pub fn new(re: &str) -> Result<Regex, Error> {\n        RegexBuilder::new(re).build()\n    }\n}\n"),
+    "regex-1.7.1/src/builder.rs": (
+        "pub struct RegexBuilder(Options);\n\nimpl RegexBuilder {\n"
+        "    pub fn new(pattern: &str) -> RegexBuilder {\n        RegexBuilder(Options::new(pattern))\n    }\n}\n"),
+    "regex-1.7.1/examples/dna.rs": "use regex::Regex;\n\nfn main() {\n" + "".join(
+        f"    let re{i} = Regex::new(\"agggtaaa|tttaccct\").unwrap(); // Regex::new {i}\n" for i in range(6)) + "}\n",
+    "tokio-1.24.2/src/task/spawn.rs": (
+        "/// Spawns a new asynchronous task, returning a JoinHandle for it.\n"
+        "pub fn spawn<T>(future: T) -> JoinHandle<T::Output> {\n    spawn_inner(future, None)\n}\n"),
+    "tokio-1.24.2/CHANGELOG.md": "# 1.24.2\n\n" + "".join(
+        f"- Fixed a panic in `tokio::spawn` when the runtime shuts down ({i}). `tokio::spawn` is safe now.\n"
+        for i in range(5)),
+    "other-0.1.0/src/lib.rs": "/// Spawns nothing.\npub fn spawn() {}\n",
+    "serde-1.0.152/src/de/mod.rs": (
+        "/// A data format that can deserialize any data structure supported by Serde.\n"
+        "pub trait Deserializer<'de>: Sized {\n    type Error: Error;\n}\n"),
+    "serde-1.0.152/src/de/ignored_any.rs": "use de::{Deserialize, Deserializer, Visitor};\n\n" + "".join(
+        f"fn f{i}<D: Deserializer>(d: D) {{ Deserializer::ignore(d) }} // Deserializer\n" for i in range(6)),
+    "notes/intro.md": "# Introduction\n\nAn Introduction to the crates above, and an Introduction to tokio.\n",
+    "notes/guide.md": "# Guide\n\nRead the Introduction first.\n",
+}
+
+
+@pytest.mark.parametrize("search_type", ["hybrid", "keywords"])
+def test_rust_names_find_their_definitions(tree, ov, search_type):
+    """A review of a Rust tree: `Regex::new` and `tokio::spawn` raised no definer (their
+    qualifier names neither the file nor its folder), `Deserializer` put a `use` line first,
+    and `pub trait Deserializer` was read as prose. The type or crate the qualifier names
+    now chooses among the files defining the last part (ov.engine `_qualified`)."""
+    root = tree(RUST_TREE)
+    assert ov("index", root).code == 0
+    by_type = _hits(ov, root, "Regex::new", "--search-type", search_type)
+    assert by_type[0]["path"] == "regex-1.7.1/src/re_unicode.rs", [h["path"] for h in by_type]
+    assert "pub fn new(" in by_type[0]["excerpt"]["text"]
+    assert [h["path"] for h in by_type if "defines" in h["scores"]] == ["regex-1.7.1/src/re_unicode.rs"]
+    by_crate = _hits(ov, root, "tokio::spawn", "--search-type", search_type)
+    assert by_crate[0]["path"] == "tokio-1.24.2/src/task/spawn.rs", [h["path"] for h in by_crate]
+    assert [h["path"] for h in by_crate if "defines" in h["scores"]] == ["tokio-1.24.2/src/task/spawn.rs"]
+    for query in ("Deserializer", "pub trait Deserializer"):
+        typed = _hits(ov, root, query, "--search-type", search_type)
+        assert typed[0]["path"] == "serde-1.0.152/src/de/mod.rs", (query, [h["path"] for h in typed])
+        assert [h["path"] for h in typed if "defines" in h["scores"]] == ["serde-1.0.152/src/de/mod.rs"]
+    # a capitalised word no code defines raises nothing
+    assert all("defines" not in h["scores"] for h in _hits(ov, root, "Introduction", "--search-type", search_type))
 
 
 def test_the_text_output_shows_a_name_by_its_definition_line(tree, ov):
