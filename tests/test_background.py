@@ -708,6 +708,16 @@ def test_find_while_another_indexer_embeds_is_busy_not_unsupported(tree, monkeyp
         assert ix.status().coverage["indexing"] is False
 
 
+def _with_a_pool(cwd, code: str):
+    """`code` run in a new interpreter with `p`, the pool `ov index` starts, and `os`; the
+    pool is terminated after it. The run must succeed."""
+    r = subprocess.run([sys.executable, "-c", "import os\nfrom ov.indexer import _pool\np = _pool()\n" + code
+                        + "p.terminate()\n"], cwd=cwd, capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "OV_INDEX_JOBS": "2"})
+    assert r.returncode == 0, r.stderr
+    return r
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads /proc")
 def test_the_pools_resource_tracker_does_not_write_to_the_users_terminal(tmp_path):
     """A first search whose time budget stopped the pool mid-run printed, after its answer,
@@ -715,14 +725,8 @@ def test_the_pools_resource_tracker_does_not_write_to_the_users_terminal(tmp_pat
     shutdown" (seen on a copy of the stdlib, each time): the resource tracker, which
     cleans such semaphores up when ov ends, wrote on the stderr it inherited. It starts
     with /dev/null as its stderr now."""
-    code = ("import os, multiprocessing.resource_tracker as rt\n"
-            "from ov.indexer import _pool\n"
-            "p = _pool()\n"
-            "print(os.readlink(f'/proc/{rt._resource_tracker._pid}/fd/2'))\n"
-            "p.terminate()\n")
-    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                       timeout=60, env={**os.environ, "OV_INDEX_JOBS": "2"})
-    assert r.returncode == 0, r.stderr
+    r = _with_a_pool(tmp_path, "import multiprocessing.resource_tracker as rt\n"
+                               "print(os.readlink(f'/proc/{rt._resource_tracker._pid}/fd/2'))\n")
     assert r.stdout.strip() == os.devnull and "leaked" not in r.stderr, (r.stdout, r.stderr)
 
 
@@ -733,9 +737,8 @@ def test_the_pools_worker_handler_does_not_spin_while_a_result_waits(tmp_path):
     held the interpreter: ~8 % of a core through a keyword index of the kernel's fs/ net/
     kernel/ mm/. The pool `ov index` starts wakes it only when a worker exits. Here a result
     waits unread for most of a second: the thread's CPU time over it is read from /proc."""
-    code = ("import os, time, threading\n"
-            "from ov.indexer import _pool\n"
-            "p = _pool()\n"
+    r = _with_a_pool(tmp_path, (
+            "import time, threading\n"
             "tid = next(t.native_id for t in threading.enumerate() if '_handle_workers' in t.name)\n"
             "def ticks():\n"
             "    f = open(f'/proc/self/task/{tid}/stat').read().rsplit(')', 1)[1].split()\n"
@@ -747,11 +750,7 @@ def test_the_pools_worker_handler_does_not_spin_while_a_result_waits(tmp_path):
             "second = p.apply_async(abs, (-2,))\n"
             "time.sleep(0.8)\n"
             "print(ticks() - t0, os.sysconf('SC_CLK_TCK'))\n"
-            "print(first.get(timeout=30), second.get(timeout=30))\n"
-            "p.terminate()\n")
-    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                       timeout=60, env={**os.environ, "OV_INDEX_JOBS": "2"})
-    assert r.returncode == 0, r.stderr
+            "print(first.get(timeout=30), second.get(timeout=30))\n"))
     spent, hz = map(int, r.stdout.split("\n")[0].split())
     assert spent <= hz // 10, f"the worker-handler thread ran {spent} of {hz} ticks in a second"
     assert r.stdout.split("\n")[1] == "1 2"
