@@ -55,7 +55,7 @@ def clean_name(path: str) -> str:
     return re.sub("[\x00-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m.group()):02x}", path)
 
 
-_NAME_ESCAPE = re.compile(r"\\x(0[1-9a-f]|1[0-9a-f]|7f|8[0-9a-f]|9[0-9a-f])")
+_NAME_ESCAPE = re.compile(r"\\x(0[1-9a-f]|1[0-9a-f]|7f|8[0-9a-f]|9[0-9a-f])", re.I)
 
 
 def unclean_name(shown: str) -> str:

@@ -603,7 +603,7 @@ def defines(text: str, path: str, name: str) -> int | None:
     (ov.engine `_definers`)."""
     ext = os.path.splitext(path)[1].lower()
     word = re.compile(r"(?<![\w$]){}(?![\w$])".format(re.escape(name)))
-    bound = re.compile(r"^(?:(?:export\s+)?(?:var|const|let|val)\s+{n}\b|#\s*define\s+{n}\b|{n}\s*(?::[^=\n]*)?=(?!=))"
+    bound = re.compile(r"^(?:(?:export\s+)?(?:var|const|let|val)\s+{n}\b|#\s*define\s+{n}\b|{n}\s*(?::[^=\n]*)?=(?![=>]))"
                        .format(n=re.escape(name)))
     seen = -1
     for m in word.finditer(text):

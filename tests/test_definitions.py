@@ -237,6 +237,17 @@ RUST_TREE = {
         f"- Fixed a panic in `tokio::spawn` when the runtime shuts down ({i}). `tokio::spawn` is safe now.\n"
         for i in range(5)),
     "other-0.1.0/src/lib.rs": "/// Spawns nothing.\npub fn spawn() {}\n",
+    # a method of the same name in the crate: the item's own file is the one
+    "tokio-1.24.2/src/runtime/handle.rs": "pub struct Handle;\n\nimpl Handle {\n    pub fn spawn<F>(&self, f: F) {}\n}\n",
+    # a type argument is not the type implemented: `Vec::new` is not defined here
+    "bytes-1.2.1/src/bytes.rs": ("pub struct Bytes;\n\nimpl Bytes {\n    pub fn new() -> Bytes { Bytes }\n}\n\n"
+                                 "impl PartialEq<Vec<u8>> for Bytes {\n    fn eq(&self, o: &Vec<u8>) -> bool { true }\n}\n"),
+    # an impl's associated type is not the trait
+    "serde-1.0.152/src/private/de.rs": "".join(
+        f"impl<'de> Deserializer<'de> for Content{i} {{\n    type Deserializer = Self;\n}}\n" for i in range(4)),
+    # a docstring's `Help => About` binds nothing
+    "idlelib/help.py": '"""Help menu.\n\nHelp => About IDLE\n"""\n\nimport os\n',
+    "idlelib/menus.py": "menudefs = [('help', 'Help')]  # Help\n",
     "serde-1.0.152/src/de/mod.rs": (
         "/// A data format that can deserialize any data structure supported by Serde.\n"
         "pub trait Deserializer<'de>: Sized {\n    type Error: Error;\n}\n"),
@@ -267,7 +278,8 @@ def test_rust_names_find_their_definitions(tree, ov, search_type):
         assert typed[0]["path"] == "serde-1.0.152/src/de/mod.rs", (query, [h["path"] for h in typed])
         assert [h["path"] for h in typed if "defines" in h["scores"]] == ["serde-1.0.152/src/de/mod.rs"]
     # a capitalised word no code defines raises nothing
-    assert all("defines" not in h["scores"] for h in _hits(ov, root, "Introduction", "--search-type", search_type))
+    for query in ("Introduction", "Help", "Vec::new"):
+        assert all("defines" not in h["scores"] for h in _hits(ov, root, query, "--search-type", search_type)), query
 
 
 def test_the_text_output_shows_a_name_by_its_definition_line(tree, ov):

@@ -112,6 +112,9 @@ def test_a_range_prints_exactly_those_lines(root):
     (root / "new\\x0aline.txt").write_text("its own\n")
     assert ov(root, "index", ".", "--no-embed").code == 0
     assert ov(root, "read", "new\\x0aline.txt").out == "its own\n"
+    # what is wrong with the file it stands for is said, and capitals read as well
+    r = ov(root, "read", "new\\x0Aline.txt:9", "-o", "json")
+    assert r.code == 2 and r.json["error"]["message"] == "new\nline.txt has 2 lines: line 9 is past its end", r.out
     r = ov(root, "read", "gone\\x0aline.txt", "-o", "json")  # neither name: the name asked for
     assert r.code == 2 and r.json["error"]["code"] == "not_found" and "gone\\x0aline.txt" in r.json["error"]["message"]
 

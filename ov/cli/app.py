@@ -484,8 +484,8 @@ def _read_named(ix, path: str, level: int | None):
             raise
         try:
             return ix.read(named, level, cwd=Path.cwd())
-        except OvError:
-            raise e from None
+        except OvError as other:  # the file it stands for, and what is wrong with it
+            raise (e if other.code == "not_found" else other) from None
 
 
 @app.command("tag")
