@@ -26,7 +26,8 @@ from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, M
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult, duration_text)
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, check_limit, check_query, decode_cursor,
-                      encode_cursor, file_name, identifier, keyword_plan, query_pattern, request_key, type_name, words_in)
+                      definition_word, encode_cursor, file_name, identifier, keyword_plan, query_pattern, request_key,
+                      type_name, words_in)
 from ov.store import KNN_MAX, Filters, Store, fts_phrase
 from ov.walk import gitignore_unread
 
@@ -676,7 +677,7 @@ def _definers(store: Store, req: SearchRequest, held: frozenset[int] | None = No
     if typed:  # only where a type's word comes just before it: the word may be everywhere
         said = " OR ".join(fts_phrase(f"{kw} {name}") for kw in TYPE_WORDS)
         got = [cid for cid, _ in store.keyword_search(said, scope, TYPE_NAME_READ)]
-        return name, _defining(store, sorted(got), name, _TYPE_LINE.format(n=re.escape(name)))
+        return name, _firsts(_defining(store, sorted(got), name, _TYPE_LINE.format(n=re.escape(name))))
     # the passages holding the name most, and those where a definition's keyword comes just
     # before it: a name used in 30,000 passages (`EXPORT_SYMBOL_GPL` in the kernel) has its
     # `#define` far past the first DEFINERS_READ by bm25
@@ -688,11 +689,9 @@ def _definers(store: Store, req: SearchRequest, held: frozenset[int] | None = No
         got.update(cid for cid, _ in store.keyword_search(said, scope, DEFINERS_READ))
     # a query written as a definition (`pub trait Deserializer`) takes the definitions so
     # written: an impl's `type Deserializer = Self;` had come first
-    said_as = re.search(r"\b(" + "|".join(DEFINITION_WORDS) + r")\s+" + re.escape(name) + r"\b", req.query)
-    line = (r"\b" + said_as.group(1) + r"\s+" + re.escape(name) + r"\b(?!\s*=)") if said_as else None
-    every = _defining(store, sorted(got), name, line, every=True)
-    found = {p: cids[0] for p, cids in every.items()}
-    return name, (found if qual is None else _qualified(store, scope, every, name, qual))
+    said_as = definition_word(req.query)
+    every = _defining(store, sorted(got), name, rf"\b{said_as}\s+{re.escape(name)}\b(?!\s*=)" if said_as else None)
+    return name, (_firsts(every) if qual is None else _qualified(store, scope, every, name, qual))
 
 
 # words that define a type, and how its line reads (`pub trait Deserializer<'de>`, `class
@@ -700,28 +699,32 @@ def _definers(store: Store, req: SearchRequest, held: frozenset[int] | None = No
 # query reads at most TYPE_NAME_READ passages holding one of them before the name. Read as
 # an identifier's 2,000 passages, `Device` took 1.9-2.0 s on the kernel against 0.72 s.
 TYPE_WORDS = ("class", "struct", "trait", "interface", "enum", "union", "type")
-_TYPE_LINE = r"\b(?:class|struct|trait|interface|enum|union|type)\s+{n}\b(?!\s*=)"
+_TYPE_LINE = r"\b(?:" + "|".join(TYPE_WORDS) + r")\s+{n}\b(?!\s*=)"
 TYPE_NAME_READ = 300
 
 
-def _defining(store: Store, ids: list[int], name: str, line: str | None = None, every: bool = False):
-    """path -> the first of these passages that defines `name`, for each code file (with
-    `every`, the list of them all, in the file's order); with `line`, a pattern the
-    defining line must hold too."""
+def _firsts(every: dict[str, list[int]]) -> dict[str, int]:
+    """path -> its first passage, of `_defining`'s lists."""
+    return {p: cids[0] for p, cids in every.items()}
+
+
+def _defining(store: Store, ids: list[int], name: str, line: str | None = None) -> dict[str, list[int]]:
+    """path -> the passages of these that define `name`, in the file's order, for each code
+    file; with `line`, a pattern the defining line must hold too."""
     from ov.tiers import defines  # noqa: PLC0415
 
     texts, paths = store.chunk_texts(ids), store.chunk_paths(ids)
     shape = re.compile(line) if line else None
-    found: dict = {}
+    found: dict[str, list[int]] = {}
     for cid in ids:  # ids ascend in a file's order; prose and config files define nothing
         path = paths.get(cid)
-        if path is None or (path in found and not every) or cid not in texts or kind_of(path) != "code":
+        if path is None or cid not in texts or kind_of(path) != "code":
             continue
         text = texts[cid]
         at = defines(text, path, name)
         end = text.find("\n", at) if at is not None else -1
         if at is not None and (shape is None or shape.search(text, at, len(text) if end < 0 else end)):
-            found.setdefault(path, []).append(cid) if every else found.setdefault(path, cid)
+            found.setdefault(path, []).append(cid)
     return found
 
 
@@ -741,7 +744,7 @@ def _qualified(store: Store, scope: Filters, every: dict[str, list[int]], name: 
     A review had `tokio::spawn` and `Regex::new` find no definer: Rust's `crate::item` and
     `Type::method` name neither the file nor its folder."""
     q = qual.lower()
-    found = {p: cids[0] for p, cids in every.items()}
+    found = _firsts(every)
     own = {p: c for p, c in found.items()
            if q in (os.path.basename(os.path.dirname(p)).lower(), os.path.splitext(os.path.basename(p))[0].lower())}
     if own or not found:
@@ -752,7 +755,7 @@ def _qualified(store: Store, scope: Filters, every: dict[str, list[int]], name: 
     # the type implemented: `impl<T> Regex<T> {`, `impl Trait for Regex {`; not a type
     # argument or a trait's path (`impl PartialEq<Vec<u8>> for Bytes`, `impl From<io::Error>`)
     impl = re.compile(r"^\s*impl\b(?:\s*<[^{;\n]*?>)?\s+(?:" + q_ty + r"|[^{;\n]*?\bfor\s+" + q_ty + ")", re.M)
-    typed: dict[str, int] = _defining(store, got, qual)  # path -> its first passage of the type
+    typed = _firsts(_defining(store, got, qual))  # path -> its first passage of the type
     for cid in got:
         if cid in paths and cid in texts and impl.search(texts[cid]) and cid < typed.get(paths[cid], cid + 1):
             typed[paths[cid]] = cid

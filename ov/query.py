@@ -101,7 +101,7 @@ def identifier(text: str) -> tuple[str, str | None] | None:
     search` ranks the files defining the name first (ov.engine `_definers`)."""
     q = text.strip()
     if (named := _defined(q)) is not None:
-        q = named
+        q = named[1]
     elif not _IDENT_RE.fullmatch(q) or not _CODE_SHAPE_RE.search(q):
         return None
     parts = _IDENT_SEP_RE.split(q)
@@ -138,9 +138,9 @@ _MODIFIERS_RE = re.compile(r"(?:(?:pub(?:\([\w:\s]+\))?|export|default|public|pr
                            r"partial|open|data)\s+)+")
 
 
-def _defined(q: str) -> str | None:
-    """The name in a query written as a definition's start (`class UsageError`, `def
-    parse(args)`, `pub trait Deserializer`), else None: modifiers (`_MODIFIERS_RE`), a
+def _defined(q: str) -> tuple[str, str] | None:
+    """(the definition's word, the name) of a query written as a definition's start (`class
+    UsageError`, `def parse(args)`, `pub trait Deserializer`), else None: modifiers (`_MODIFIERS_RE`), a
     definition word, then one identifier (what follows it as code writes it aside) that
     has a code's shape, begins with a capital after a type's word (`_DEFINING_TYPES`), or
     follows a word prose rarely uses (`_DEFINING_ONLY`)."""
@@ -152,8 +152,15 @@ def _defined(q: str) -> str | None:
         return None
     name = m.group(1)
     if _CODE_SHAPE_RE.search(name) or word in _DEFINING_ONLY or (name[:1].isupper() and word in _DEFINING_TYPES):
-        return name
+        return word, name
     return None
+
+
+def definition_word(text: str) -> str | None:
+    """The definition's word of a query written as a definition (`trait` of `pub trait
+    Deserializer`), else None: ov.engine takes only the definitions written with it."""
+    named = _defined(text.strip())
+    return named[0] if named else None
 
 
 _TYPE_NAME_RE = re.compile(r"[A-Z][a-z][A-Za-z0-9]*")
