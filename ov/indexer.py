@@ -1222,14 +1222,62 @@ def _bounded_imap(pool, fn, jobs, window: int | None = None):
 
     def hand_out() -> None:
         part = list(itertools.islice(jobs, half))
-        if part:
-            ahead.append(pool.imap(fn, part, chunksize=8))
+        if part:  # in groups of POOL_GROUP: imap's own chunks come as a bare generator
+            groups = [part[i:i + POOL_GROUP] for i in range(0, len(part), POOL_GROUP)]
+            ahead.append(pool.imap(partial(_each, fn), groups))
 
     hand_out()
     hand_out()
     while ahead:
-        yield from ahead.popleft()
+        yield from _awaited(pool, ahead.popleft())
         hand_out()
+
+
+POOL_CHECK_S = 1.0  # how often a wait on the pool checks that its processes are alive
+POOL_GROUP = 8  # files a pool process takes at once
+
+
+def _each(fn, items: list) -> list:
+    return [fn(item) for item in items]
+
+
+def _awaited(pool, results):
+    """The results of one `imap`, each waited for at most POOL_CHECK_S at a time, between
+    which the pool's processes are checked. A pool process that dies (the kernel's
+    out-of-memory killer, a `kill -9`) takes the file it held with it, and the stock
+    iterator waits for that file's result for ever: `ov index` and a first search hung
+    with nothing said. Its death is an error now; the batches committed before it stay."""
+    from multiprocessing import TimeoutError as Waited  # noqa: PLC0415
+
+    while True:
+        try:
+            yield from results.next(POOL_CHECK_S)
+        except StopIteration:
+            return
+        except Waited:
+            _check_alive(pool)
+
+
+def _check_alive(pool) -> None:
+    """An `internal` error (retryable: a next run goes on from the last commit) when one of
+    the pool's first processes has ended. They never end on their own while the pool runs:
+    there is no `maxtasksperchild`, and the stock pool would start another in its place."""
+    for proc in getattr(pool, "ov_first", ()):
+        code = proc.exitcode
+        if code is None:
+            continue
+        how = f"exited with status {code}" if code >= 0 else f"was killed by {_signal_name(-code)}"
+        if code == -signal.SIGKILL:
+            how += " (out of memory?)"
+        raise OvError("internal", f"a process reading files for the index {how}; what was "
+                      "committed is kept: run `ov index` again to go on", retryable=True)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _pool():
@@ -1272,6 +1320,10 @@ def _calm_pool_class():
     from multiprocessing import pool as mp_pool  # noqa: PLC0415
 
     class CalmPool(mp_pool.Pool):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self.ov_first = list(self._pool)  # the processes `_check_alive` watches
+
         def _get_sentinels(self):
             return [self._change_notifier._reader]
 

@@ -512,9 +512,16 @@ def test_the_pool_is_handed_files_a_window_ahead_of_the_writer():
             pulled.append(i)
             yield i
 
+    class Results:  # multiprocessing's IMapIterator: `next` waits at most `timeout`
+        def __init__(self, items):
+            self.items = iter(items)
+
+        def next(self, timeout=None):
+            return next(self.items)
+
     class Pool:  # imap as the real one gives it: the whole part taken at once, results in order
         def imap(self, fn, part, chunksize=1):
-            return iter([fn(x) for x in list(part)])
+            return Results([fn(x) for x in list(part)])
 
     got = []
     for r in ix._bounded_imap(Pool(), lambda x: x * 2, jobs(), window=10):
@@ -754,6 +761,80 @@ def test_the_pools_worker_handler_does_not_spin_while_a_result_waits(tmp_path):
     spent, hz = map(int, r.stdout.split("\n")[0].split())
     assert spent <= hz // 10, f"the worker-handler thread ran {spent} of {hz} ticks in a second"
     assert r.stdout.split("\n")[1] == "1 2"
+
+
+def test_a_pool_process_that_dies_is_an_error_not_a_wait_for_ever(tmp_path):
+    """A pool process killed while it held files (the out-of-memory killer, `kill -9`) took
+    their results with it, and the stock iterator waited for them for ever."""
+    r = _with_a_pool(tmp_path, (
+            "import signal, time\n"
+            "from ov.indexer import _bounded_imap\n"
+            "from ov.errors import OvError\n"
+            "t = time.monotonic()\n"
+            "try:\n"
+            "    list(_bounded_imap(p, signal.raise_signal, [signal.SIGKILL]))\n"
+            "except OvError as e:\n"
+            "    print(e.code, e.retryable, e.message, time.monotonic() - t < 20, sep='|')\n"))
+    code, retryable, message, soon = r.stdout.strip().split("|")
+    assert (code, retryable, soon) == ("internal", "True", "True")
+    assert "was killed by SIGKILL (out of memory?)" in message and "run `ov index` again" in message
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(d))
+        except (OSError, IndexError, ValueError):
+            pass
+    return kids
+
+
+def _cpu_ticks(pid: int) -> int:
+    try:
+        f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(f[11]) + int(f[12])
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads /proc")
+def test_ov_index_whose_pool_processes_are_killed_ends_with_an_error_and_the_next_run_completes(tmp_path):
+    """`kill -9` of the processes that read files for `ov index` (grandchildren: children
+    of multiprocessing's fork server) once they are busy: the command ends with exit 2 and
+    says what happened; what it committed is kept and the next run adds the rest."""
+    body = "".join(f"def function_{i}(value):\n    return value * {i}\n" for i in range(160))
+    root = make_tree(tmp_path / "t", {f"f{i:04d}.py": f"# file needle{i}\n" + body for i in range(1000)})
+    env = {**os.environ, "OV_INDEX_JOBS": "2"}
+    env.pop("OV_DEBUG", None)
+    p = subprocess.Popen([sys.executable, "-m", "ov", "index", "--no-embed", "."], cwd=root, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = []
+    deadline = time.monotonic() + 60
+    while p.poll() is None and not killed and time.monotonic() < deadline:
+        for server in [k for k in _children(p.pid) if b"forkserver" in Path(f"/proc/{k}/cmdline").read_bytes()]:
+            workers = _children(server)
+            if len(workers) == 2 and all(_cpu_ticks(w) >= 5 for w in workers):  # each is past its start
+                for w in workers:
+                    os.kill(w, signal.SIGKILL)
+                killed += workers
+        time.sleep(0.005)
+    try:
+        _, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert killed, "the pool's processes were not seen busy"
+    assert p.returncode == 2, err
+    assert "error[internal]: a process reading files for the index was killed by SIGKILL" in err
+    with Store.open(_db(root)) as s:
+        assert s.integrity_ok()
+        kept = s.q1("SELECT count(*) FROM files")
+    assert 0 < kept < 1000
+    r = run_subprocess(["index", "--no-embed", "."], cwd=root, env={"OV_INDEX_JOBS": "2"})
+    assert r.code == 0 and f"{1000 - kept} added" in r.err, r.err
+    r = run_subprocess(["search", "needle999", "--search-type", "keywords", "--json"], cwd=root)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["f0999.py"]
 
 
 def test_embedding_progress_is_told_within_a_commit(tree, tmp_path):
