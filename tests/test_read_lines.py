@@ -108,6 +108,10 @@ def test_a_range_prints_exactly_those_lines(root):
     assert shown == "new\\x0aline.txt:2:second\n", shown
     assert ov(root, "read", shown.split(":")[0] + ":2-2").out == "2:second\n"
     assert ov(root, "read", "new\\x0aline.txt", "-o", "json").json["result"]["path"] == "new\nline.txt"
+    # a text-mode error shows a name as grep's line does: copied from it, `ov read` takes it
+    r = ov(root, "read", "new\nline.txt:9")
+    assert r.err == "ov: error[invalid_argument]: new\\x0aline.txt has 2 lines: line 9 is past its end\n", r.err
+    assert ov(root, "read", r.err.split(": ")[2].split(" has ")[0]).out == "first\nsecond\n"
     # a file whose own name holds the four characters `\x0a` is that file, not the other
     (root / "new\\x0aline.txt").write_text("its own\n")
     assert ov(root, "index", ".", "--no-embed").code == 0

@@ -36,9 +36,9 @@ def make_out(output: str, json_flag: bool, color: str = "auto") -> Out:
 
 
 # Control characters in a message (a file name with a newline) would split the one line
-# an error gets in text mode; tabs are harmless.
-_CONTROL = {i: ("\\n" if i == 10 else "\\r" if i == 13 else f"\\x{i:02x}")
-            for i in (*range(32), 127) if i != 9}
+# an error gets in text mode; tabs are harmless. They are shown as text output shows them
+# in a name (`new\x0aline.txt`, ov.render), the form `ov read` takes back.
+_CONTROL = {i: f"\\x{i:02x}" for i in (*range(32), *range(127, 160)) if i != 9}
 
 
 def report(out: Out, err: OvError) -> None:
