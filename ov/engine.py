@@ -690,10 +690,13 @@ def _definers(store: Store, req: SearchRequest, held: frozenset[int] | None = No
     # a query written as a definition (`pub trait Deserializer`) takes the definitions so
     # written: an impl's `type Deserializer = Self;` had come first
     said_as = definition_word(req.query)
-    every = _defining(store, sorted(got), name, rf"\b{said_as}\s+{re.escape(name)}\b(?!\s*=)" if said_as else None)
+    bound = said_as in _BINDING_WORDS  # `export const store = ...`; not a type's `type X = Self;`
+    every = _defining(store, sorted(got), name, rf"\b{said_as}\s+{re.escape(name)}\b" + ("" if bound else r"(?!\s*=)")
+                      if said_as else None)
     return name, (_firsts(every) if qual is None else _qualified(store, scope, every, name, qual))
 
 
+_BINDING_WORDS = frozenset({"const", "let", "var", "val"})  # whose definitions go on with `=`
 # words that define a type, and how its line reads (`pub trait Deserializer<'de>`, `class
 # Message(...)`; not `type Deserializer = Self;`, an impl's associated type): a type-name
 # query reads at most TYPE_NAME_READ passages holding one of them before the name. Read as

@@ -119,9 +119,11 @@ def identifier(text: str) -> tuple[str, str | None] | None:
 # words that come just before a name they define (ov.tiers.defines decides; ov.engine reads
 # the definitions of a name so spelled)
 DEFINITION_WORDS = ("def", "class", "func", "function", "fn", "struct", "type", "interface", "enum",
-                    "trait", "define", "var", "const", "let", "val", "module", "union", "typedef")
-# ... of which these begin a query written as a definition (`var x`, `let x` read as prose too)
-_DEFINING = frozenset(DEFINITION_WORDS) - {"define", "var", "const", "let", "val"}
+                    "trait", "define", "var", "const", "let", "val", "module", "mod", "union", "typedef")
+# ... of which these begin a query written as a definition (`var x`, `let x` read as prose too;
+# after a modifier, `export const x`, they are code)
+_DEFINING = frozenset(DEFINITION_WORDS) - {"define", "var", "const", "let", "val", "mod"}
+_DEFINING_AFTER_MODIFIER = frozenset(DEFINITION_WORDS) - {"define"}
 _DEFINING_ONLY = frozenset("def func fn struct enum trait typedef".split())
 # ... and those after which a name in capitals is a type's (`class Diagram` is a title too,
 # but rarer typed so than `class diagram`; `module Reference`, `type Systems` stay prose)
@@ -135,7 +137,10 @@ _DEFINED_RE = re.compile(r"([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)\s*(?
 # function f`, `public static class C`): left aside when a query is read as a definition
 _MODIFIERS_RE = re.compile(r"(?:(?:pub(?:\([\w:\s]+\))?|export|default|public|private|protected|internal|"
                            r"static|async|abstract|final|sealed|unsafe|extern|inline|virtual|override|"
-                           r"partial|open|data)\s+)+")
+                           r"partial|open|data|const(?=\s+(?:fn|enum)\b))\s+)+")
+
+
+_CODE_LEAD_RE = re.compile(r"(?:pub|export)\b")
 
 
 def _defined(q: str) -> tuple[str, str] | None:
@@ -143,15 +148,20 @@ def _defined(q: str) -> tuple[str, str] | None:
     UsageError`, `def parse(args)`, `pub trait Deserializer`), else None: modifiers (`_MODIFIERS_RE`), a
     definition word, then one identifier (what follows it as code writes it aside) that
     has a code's shape, begins with a capital after a type's word (`_DEFINING_TYPES`), or
-    follows a word prose rarely uses (`_DEFINING_ONLY`)."""
-    if (lead := _MODIFIERS_RE.match(q)) and lead.end() < len(q):
+    follows a word prose rarely uses (`_DEFINING_ONLY`). After `pub`, `export` or two
+    modifiers the query is code whatever the name (`export default function App`, `export
+    const store`, `pub mod io`); one English modifier is not (`static type checking`)."""
+    lead = _MODIFIERS_RE.match(q)
+    if lead and lead.end() < len(q):
         q = q[lead.end():]
+    code = lead is not None and (_CODE_LEAD_RE.match(lead.group()) is not None or len(lead.group().split()) > 1)
     word, _, rest = q.partition(" ")
-    m = _DEFINED_RE.fullmatch(rest.strip()) if word in _DEFINING else None
+    m = _DEFINED_RE.fullmatch(rest.strip()) if word in (_DEFINING_AFTER_MODIFIER if code else _DEFINING) else None
     if m is None:
         return None
     name = m.group(1)
-    if _CODE_SHAPE_RE.search(name) or word in _DEFINING_ONLY or (name[:1].isupper() and word in _DEFINING_TYPES):
+    if (code or _CODE_SHAPE_RE.search(name) or word in _DEFINING_ONLY
+            or (name[:1].isupper() and word in _DEFINING_TYPES)):
         return word, name
     return None
 

@@ -42,6 +42,13 @@ from ov.tiers import defines
     ("pub trait Deserializer", ("Deserializer", None)), ("pub(crate) fn spawn_inner", ("spawn_inner", None)),
     ("public static class Foo", ("Foo", None)), ("export function parseArgs", ("parseArgs", None)),
     ("pub", None), ("public transport", None), ("static class action", None),
+    # after `pub`, `export` or two modifiers a definition is code whatever its name; one
+    # English modifier is not
+    ("pub const fn new", ("new", None)), ("export default function App", ("App", None)),
+    ("export const useStore", ("useStore", None)), ("pub mod io", ("io", None)),
+    ("export type Props", ("Props", None)), ("public static function render", ("render", None)),
+    ("static type checking", None), ("public function names", None), ("abstract class hierarchy", None),
+    ("const value", None), ("mod loader", None),
     ("Regex::new", ("new", "Regex")), ("tokio::spawn", ("spawn", "tokio")),
 ])
 def test_identifier_is_one_code_name(query, expected):
@@ -280,6 +287,34 @@ def test_rust_names_find_their_definitions(tree, ov, search_type):
     # a capitalised word no code defines raises nothing
     for query in ("Introduction", "Help", "Vec::new"):
         assert all("defines" not in h["scores"] for h in _hits(ov, root, query, "--search-type", search_type)), query
+
+
+MODIFIED_TREE = {
+    "src/buf.rs": "pub struct Buf { data: Vec<u8> }\n\nimpl Buf {\n    pub const fn new() -> Buf {\n"
+                  "        Buf { data: Vec::new() }\n    }\n}\n",
+    "src/user.rs": "pub mod io {\n    pub fn read() {}\n}\n",
+    "src/lib.rs": "pub mod io;\nmod buf;\n",
+    "web/App.jsx": "export default function App() {\n  return <div />;\n}\n",
+    "web/store.ts": 'import create from "zustand";\n\nexport const useStore = create(() => ({ count: 0 }));\n',
+    **{f"web/use{i}.jsx": ('import App from "./App";\nimport { useStore } from "./store";\n'
+                           "export const n = useStore.getState(); export default function f() {}\n"
+                           "useStore(App); App(useStore); let b = Buf::new(); pub const fn new; pub mod io;\n")
+       for i in range(6)},
+}
+
+
+@pytest.mark.parametrize("search_type", ["hybrid", "keywords"])
+def test_a_definition_written_with_its_modifiers_raises_its_definer(tree, ov, search_type):
+    """`pub const fn new`, `export default function App`, `export const useStore` and `pub mod
+    io` were read as prose (a `const` before `fn`; a name without a code's shape after
+    `function`; `const` and `mod` not taken as definitions' words): nothing was raised."""
+    root = tree(MODIFIED_TREE)
+    assert ov("index", root).code == 0
+    for query, path in (("pub const fn new", "src/buf.rs"), ("export default function App", "web/App.jsx"),
+                        ("export const useStore", "web/store.ts"), ("pub mod io", "src/user.rs")):
+        hits = _hits(ov, root, query, "--search-type", search_type)
+        assert [h["path"] for h in hits if "defines" in h["scores"]] == [path], (query, hits)
+        assert hits[0]["path"] == path, (query, [h["path"] for h in hits])
 
 
 def test_the_text_output_shows_a_name_by_its_definition_line(tree, ov):
