@@ -319,8 +319,9 @@ class _Rankings:
         self.cap = size_cap(store)  # a recheck reads no changed file past it
         self.tree = query_tree(store, req.query, req.filters)  # what every score reads besides its evidence
         self.cut_short = False  # the last page ran out of rows to read before the branches did
-        # `_definers` or `_named_files` (name, path -> chunk, its --explain key), read once
-        self.definers: tuple[str, dict[str, int], str] | None = None
+        # `_definers` or `_named_files` (name, path -> chunk, its --explain key, the rule that
+        # kept them), read once
+        self.definers: tuple[str, dict[str, int], str, str] | None = None
 
     def __call__(self, depth: int, need: int, checker: rank.Rechecker) -> tuple[list[Hit], bool]:
         if depth not in self.at:
@@ -343,9 +344,10 @@ class _Rankings:
             if self.use_kw and not self.req.all_chunks:
                 if self.definers is None:  # the same for every depth: pages agree
                     held = self.tree.holding if self.req.filters.levels == (2,) else None
-                    self.definers = (*_definers(self.store, self.req, held), "defines")
-                    if not self.definers[1]:
-                        self.definers = (*_named_files(self.store, self.req), "file_name")
+                    name, found, by = _definers(self.store, self.req, held)
+                    self.definers = (name, found, "defines", by)
+                    if not found:
+                        self.definers = (*_named_files(self.store, self.req), "file_name", "")
                 ranked = rank.with_definers(ranked, *self.definers)
             rows = _RankedRows(self.store, [c.chunk_id for c in ranked], need * 3 + 50)
             self.at[depth] = (ranked, rows, exhausted)
@@ -655,8 +657,10 @@ def query_tree(store: Store, query: str, filters: Filters | None = None) -> rank
 DEFINERS_READ = 2000  # rows holding an identifier query's name read for its definitions
 
 
-def _definers(store: Store, req: SearchRequest, held: frozenset[int] | None = None) -> tuple[str, dict[str, int]]:
-    """(name, path -> the passage defining it) when the query is one code identifier
+def _definers(store: Store, req: SearchRequest,
+              held: frozenset[int] | None = None) -> tuple[str, dict[str, int], str]:
+    """(name, path -> the passage defining it, the rule of `_qualified` that kept them or
+    "") when the query is one code identifier
     (ov.query.identifier): of the passages in scope holding the name (the best
     DEFINERS_READ by bm25), each file's first that defines it (ov.tiers.defines). For a
     qualified name (`io.EOF`, `Regex::new`), only the files the qualifier names
@@ -670,14 +674,14 @@ def _definers(store: Store, req: SearchRequest, held: frozenset[int] | None = No
     if typed:
         ident = (word, None)  # a word that may name a type: only its definers are raised
     if ident is None or 2 not in req.filters.levels:
-        return "", {}
+        return "", {}, ""
     name, qual = ident
 
     scope = replace(req.filters, levels=(2,))
     if typed:  # only where a type's word comes just before it: the word may be everywhere
         said = " OR ".join(fts_phrase(f"{kw} {name}") for kw in TYPE_WORDS)
         got = [cid for cid, _ in store.keyword_search(said, scope, TYPE_NAME_READ)]
-        return name, _firsts(_defining(store, sorted(got), name, _TYPE_LINE.format(n=re.escape(name))))
+        return name, _firsts(_defining(store, sorted(got), name, _TYPE_LINE.format(n=re.escape(name)))), ""
     # the passages holding the name most, and those where a definition's keyword comes just
     # before it: a name used in 30,000 passages (`EXPORT_SYMBOL_GPL` in the kernel) has its
     # `#define` far past the first DEFINERS_READ by bm25
@@ -693,7 +697,8 @@ def _definers(store: Store, req: SearchRequest, held: frozenset[int] | None = No
     bound = said_as in _BINDING_WORDS  # `export const store = ...`; not a type's `type X = Self;`
     every = _defining(store, sorted(got), name, rf"\b{said_as}\s+{re.escape(name)}\b" + ("" if bound else r"(?!\s*=)")
                       if said_as else None)
-    return name, (_firsts(every) if qual is None else _qualified(store, scope, every, name, qual))
+    by, found = ("", _firsts(every)) if qual is None else _qualified(store, scope, every, name, qual)
+    return name, found, by
 
 
 _BINDING_WORDS = frozenset({"const", "let", "var", "val"})  # whose definitions go on with `=`
@@ -734,14 +739,15 @@ def _defining(store: Store, ids: list[int], name: str, line: str | None = None) 
 _VERSIONED_RE = re.compile(r"(.+?)-v?\d+(?:\.\d+)*")  # `tokio-1.24.2`: a crate's or package's folder
 
 
-def _qualified(store: Store, scope: Filters, every: dict[str, list[int]], name: str, qual: str) -> dict[str, int]:
+def _qualified(store: Store, scope: Filters, every: dict[str, list[int]], name: str,
+               qual: str) -> tuple[str, dict[str, int]]:
     """Of the files defining a qualified name's last part, those its qualifier names, by the
-    first rule that keeps any:
-    1. the package or module: the file's own folder (Go's package) or name (`io.EOF`:
+    first rule that keeps any, with the rule's name (`--explain`'s `defines.by`):
+    1. `module`, the package or module: the file's own folder (Go's package) or name (`io.EOF`:
        io/io.go; `http.Handler`: net/http/server.go, not net/http/cgi/host.go);
-    2. the type: the file defines the qualifier too, or implements it (`Regex::new`: the
+    2. `type`: the file defines the qualifier too, or implements it (`Regex::new`: the
        file with `struct Regex` or `impl Regex`; `Foo.bar`: the file of `class Foo`);
-    3. the crate or package above it: any folder of its path, a version after `-` aside,
+    3. `folder`, the crate or package above it: any folder of its path, a version after `-` aside,
        and of those the files named after the item when there are any (`tokio::spawn`:
        tokio-1.24.2/src/task/spawn.rs).
     A review had `tokio::spawn` and `Regex::new` find no definer: Rust's `crate::item` and
@@ -751,7 +757,7 @@ def _qualified(store: Store, scope: Filters, every: dict[str, list[int]], name: 
     own = {p: c for p, c in found.items()
            if q in (os.path.basename(os.path.dirname(p)).lower(), os.path.splitext(os.path.basename(p))[0].lower())}
     if own or not found:
-        return own
+        return "module", own
     got = [cid for cid, _ in store.keyword_search(fts_phrase(qual), scope, DEFINERS_READ)]
     paths, texts = store.chunk_paths(got), store.chunk_texts(got)
     q_ty = r"(?:[\w:]+::)?" + re.escape(qual) + r"(?:<[^{;\n]*>)?\s*(?:\{|where\b|$)"
@@ -766,13 +772,13 @@ def _qualified(store: Store, scope: Filters, every: dict[str, list[int]], name: 
     # `Match::new` above it; not a file whose only `new` is above an `impl Eq for Vec`
     if by_type := {p: after[0] for p, cids in every.items() if p in typed
                    and (after := [c for c in cids if c >= typed[p]])}:
-        return by_type
+        return "type", by_type
     above = {p: c for p, c in found.items()
              if any(q == (m.group(1) if (m := _VERSIONED_RE.fullmatch(part)) else part).lower()
                     for part in p.split("/")[:-1])}
     # the item's own file, when it has one (`tokio::spawn`: task/spawn.rs, not the methods
     # named spawn of runtime.rs, handle.rs, local.rs...)
-    return {p: c for p, c in above.items() if os.path.splitext(os.path.basename(p))[0] == name} or above
+    return "folder", {p: c for p, c in above.items() if os.path.splitext(os.path.basename(p))[0] == name} or above
 
 
 NAMED_FILES_MAX = 50  # files a file-name query raises (`_named_files`)

@@ -347,7 +347,8 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[C
     return sort_cands(fused)
 
 
-def with_definers(ranked: list[Cand], name: str, definers: dict[str, int], why: str = "defines") -> list[Cand]:
+def with_definers(ranked: list[Cand], name: str, definers: dict[str, int], why: str = "defines",
+                  by: str = "") -> list[Cand]:
     """An identifier query's ranking (ov.query.identifier) with the files that define the
     name (`definers`: path -> the chunk holding the definition, ov.tiers.defines) first,
     each shown by that chunk. A definition of the name asked for is at least as likely what
@@ -355,7 +356,8 @@ def with_definers(ranked: list[Cand], name: str, definers: dict[str, int], why: 
     printed step (SCORE_DIGITS) above the best file that does not define it (the definers
     in the order of their own scores, a step apart), or its own score when higher; its own
     is kept in `--explain` as `defines.score` (`why`: the key; `file_name` for the files a
-    query names, ov.engine `_named_files`, raised the same way). `WithDeadline`
+    query names, ov.engine `_named_files`, raised the same way), with `by`, the rule that
+    kept a qualified name's definers (ov.engine `_qualified`), when given. `WithDeadline`
     had put context_test.go first and context.go, which defines it, past the first three
     (a review on the Go standard library)."""
     if not definers:
@@ -371,7 +373,7 @@ def with_definers(ranked: list[Cand], name: str, definers: dict[str, int], why: 
     for i, path in enumerate(mine):
         c = have.get(path)
         branches = {**(c.branches if c is not None else {}),
-                    why: {"name": name, "score": round(own[path], SCORE_DIGITS)}}
+                    why: {"name": name, "score": round(own[path], SCORE_DIGITS), **({"by": by} if by else {})}}
         out.append(Cand(definers[path], path, max(own[path], min(1.0, top + step * (len(mine) - i))), branches))
     return sort_cands(out)
 

@@ -213,6 +213,8 @@ def test_search_puts_the_definition_first_and_shows_it(tree, ov, search_type):
     # a qualified name: the file of the package named, shown by its definition
     eof = _hits(ov, root, "io.EOF", "--search-type", search_type)
     assert eof[0]["path"] == "io/io.go" and "var EOF" in eof[0]["excerpt"]["text"]
+    assert eof[0]["scores"]["defines"]["by"] == "module"
+    assert "by" not in hits[0]["scores"]["defines"]  # a bare name's definers need no rule
     # the package named is the file's own folder: net/http/cgi's Handler is not http's
     handler = _hits(ov, root, "http.Handler", "--search-type", search_type)
     assert handler[0]["path"] == "net/http/server.go"
@@ -277,9 +279,11 @@ def test_rust_names_find_their_definitions(tree, ov, search_type):
     assert by_type[0]["path"] == "regex-1.7.1/src/re_unicode.rs", [h["path"] for h in by_type]
     assert "pub fn new(" in by_type[0]["excerpt"]["text"]
     assert [h["path"] for h in by_type if "defines" in h["scores"]] == ["regex-1.7.1/src/re_unicode.rs"]
+    assert by_type[0]["scores"]["defines"]["by"] == "type"  # the rule that kept it, in --explain
     by_crate = _hits(ov, root, "tokio::spawn", "--search-type", search_type)
     assert by_crate[0]["path"] == "tokio-1.24.2/src/task/spawn.rs", [h["path"] for h in by_crate]
     assert [h["path"] for h in by_crate if "defines" in h["scores"]] == ["tokio-1.24.2/src/task/spawn.rs"]
+    assert by_crate[0]["scores"]["defines"]["by"] == "folder"
     for query in ("Deserializer", "pub trait Deserializer"):
         typed = _hits(ov, root, query, "--search-type", search_type)
         assert typed[0]["path"] == "serde-1.0.152/src/de/mod.rs", (query, [h["path"] for h in typed])
