@@ -703,10 +703,11 @@ def _definers(store: Store, req: SearchRequest,
 
 _BINDING_WORDS = frozenset({"const", "let", "var", "val"})  # whose definitions go on with `=`
 # words that define a type, and how its line reads (`pub trait Deserializer<'de>`, `class
-# Message(...)`; not `type Deserializer = Self;`, an impl's associated type): a type-name
+# Message(...)`, JavaScript's constructor `function Layer(p, options, fn)`; not `type
+# Deserializer = Self;`, an impl's associated type): a type-name
 # query reads at most TYPE_NAME_READ passages holding one of them before the name. Read as
 # an identifier's 2,000 passages, `Device` took 1.9-2.0 s on the kernel against 0.72 s.
-TYPE_WORDS = ("class", "struct", "trait", "interface", "enum", "union", "type")
+TYPE_WORDS = ("class", "struct", "trait", "interface", "enum", "union", "type", "function")
 _TYPE_LINE = r"\b(?:" + "|".join(TYPE_WORDS) + r")\s+{n}\b(?!\s*=)"
 TYPE_NAME_READ = 300
 

@@ -109,6 +109,8 @@ def identifier(text: str) -> tuple[str, str | None] | None:
         return None
     if len(parts) > 1 and "." in q and parts[-1].lower() in _FILE_ENDINGS:
         return None
+    if len(parts) > 2 and parts[-2] == "prototype":  # JavaScript's `Layer.prototype.match`: Layer's
+        parts.pop(-2)
     return parts[-1], (parts[-2] if len(parts) > 1 else None)
 
 

@@ -628,7 +628,8 @@ _C_EXTS = frozenset(".c .h .cc .cpp .cxx .hpp .hh".split())
 def _defines_by_language(text: str, start: int, line: str, ext: str, name: str) -> bool:
     """What `_defn`'s outline does not read as a definition: a Go name in a `var (`,
     `const (` or `type (` block (`time.Second`, `http.StatusOK`) or a generic function
-    (`func Map[T any](`), and a C function whose name starts its line (the kernel's
+    (`func Map[T any](`), a name a CommonJS module exports (`exports.static = ...`,
+    `module.exports.json = ...`), and a C function whose name starts its line (the kernel's
     `unsigned long\ncopy_from_user(...)`)."""
     if ext == ".go":
         if re.match(r"^func\s+(?:\([^)]*\)\s*)?%s\s*\[" % re.escape(name), line):
@@ -640,6 +641,8 @@ def _defines_by_language(text: str, start: int, line: str, ext: str, name: str) 
                 if text[top:top + 1] not in ("\t", " ", "\n", "/", ""):
                     return bool(_GO_BLOCK_RE.match(text[top:text.find("\n", top)]))
         return False
+    if _EXT_LANG.get(ext) == "js":  # CommonJS's exports: `exports.static = require('serve-static');`
+        return re.match(r"^\s*(?:module\.)?exports\.%s\s*=(?!=)" % re.escape(name), line) is not None
     return ext in _C_EXTS and re.match(r"^%s\s*\([^;]*$" % re.escape(name), line) is not None
 
 

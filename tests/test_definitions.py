@@ -50,6 +50,8 @@ from ov.tiers import defines
     ("static type checking", None), ("public function names", None), ("abstract class hierarchy", None),
     ("const value", None), ("mod loader", None),
     ("Regex::new", ("new", "Regex")), ("tokio::spawn", ("spawn", "tokio")),
+    # JavaScript's prototype is not the qualifier: the type before it is
+    ("Layer.prototype.match", ("match", "Layer")), ("Array.prototype.map", ("map", "Array")),
 ])
 def test_identifier_is_one_code_name(query, expected):
     assert identifier(query) == expected
@@ -319,6 +321,38 @@ def test_a_definition_written_with_its_modifiers_raises_its_definer(tree, ov, se
         hits = _hits(ov, root, query, "--search-type", search_type)
         assert [h["path"] for h in hits if "defines" in h["scores"]] == [path], (query, hits)
         assert hits[0]["path"] == path, (query, [h["path"] for h in hits])
+
+
+JS_TREE = {
+    "lib/router/layer.js": ("'use strict';\n\nmodule.exports = Layer;\n\n"
+                            "function Layer(path, options, fn) {\n  this.handle = fn;\n  this.path = path;\n}\n\n"
+                            "Layer.prototype.match = function match(path) {\n  return path === this.path;\n};\n"),
+    "lib/router/index.js": "var Layer = require('./layer');\n\n" + "".join(
+        f"proto.use{i} = function () {{\n  var layer = new Layer('/{i}', {{}}, fn); // a Layer\n"
+        f"  if (layer.match(path)) {{ stack.push(layer); }} // Layer.prototype.match\n}};\n" for i in range(6)),
+    "lib/router/route.js": "var Layer = require('./layer');\n\nfunction Route(path) {\n"
+                           "  this.stack = [new Layer(path), new Layer(path)]; // Layer Layer\n}\n",
+    "lib/express.js": "exports.Router = Router;\nexports.static = require('serve-static');\n",
+    "lib/application.js": "".join(f"// app.use(express.static('public{i}')): express.static serves files\n"
+                                  for i in range(6)) + "app.listen = function listen() {};\n",
+}
+
+
+@pytest.mark.parametrize("search_type", ["hybrid", "keywords"])
+def test_commonjs_names_find_their_definitions(tree, ov, search_type):
+    """A review of a JS tree (express, from Debian's node-* packages): `Layer` put two files
+    using it first (a constructor function was not a type's definition), `Layer.prototype.match`
+    took `prototype` for its qualifier, and `express.static` did not find `exports.static =`."""
+    root = tree(JS_TREE)
+    assert ov("index", root).code == 0
+    for query, path, by in (("Layer", "lib/router/layer.js", None),
+                            ("Layer.prototype.match", "lib/router/layer.js", "module"),
+                            ("express.static", "lib/express.js", "module")):
+        hits = _hits(ov, root, query, "--search-type", search_type)
+        assert [h["path"] for h in hits if "defines" in h["scores"]] == [path], (query, hits)
+        assert hits[0]["path"] == path and hits[0]["scores"]["defines"].get("by") == by, (query, hits[0])
+    match = _hits(ov, root, "Layer.prototype.match", "--search-type", search_type)[0]
+    assert "Layer.prototype.match = function match(path)" in match["excerpt"]["text"]
 
 
 def test_the_text_output_shows_a_name_by_its_definition_line(tree, ov):
