@@ -63,6 +63,20 @@ def test_a_top_level_pattern_that_matches_only_deeper_says_so(ov, t):
         assert ov("glob", quiet, "-o", "json", cwd=t).json["result"]["warnings"] == [], quiet
 
 
+def test_a_pattern_that_matches_only_folders_says_how_to_list_their_files(ov, t):
+    """`ov glob 'packages/*'` and `ov glob '**/dist'` answered nothing, exit 1, without a
+    word (a review on a JS tree): a glob lists files, as rg --files does, and the empty
+    answer now names the form that lists the files in those folders."""
+    for pattern, inside, listed in (("src/p*", "src/p*/**", "src/pkg/n.c\n"), ("**/pkg", "**/pkg/**", "src/pkg/n.c\n")):
+        r = ov("glob", pattern, "-o", "json", cwd=t)
+        assert r.code == 1 and r.json["result"]["warnings"] == [
+            f"{pattern!r} matches only folders here, and a glob lists files (as rg --files does); "
+            f"{inside!r} lists the files in them"], r.out
+        assert ov("glob", inside, cwd=t).out.startswith(listed)
+    for quiet in ("nothere/*", "**/nothere", "**/pkg/**"):
+        assert ov("glob", quiet, "-o", "json", cwd=t).json["result"]["warnings"] == [], quiet
+
+
 def test_a_pattern_of_hidden_names_that_finds_nothing_says_why(ov, tmp_path):
     """`ov glob '.notes.md'` answered nothing, exit 1, without a word; fd says hidden files
     are filtered and names -H."""

@@ -209,6 +209,10 @@ def _why_nothing(pattern: str, path: str | None, folder: bool, hidden: bool, aga
     if "/" not in pattern and not pattern.startswith("**") and folder and finds("**/" + pattern, hidden):
         out.append(f"{pattern!r} matches names at the top of the folder searched only (a glob "
                    f"matches the whole path, as in a shell); {'**/' + pattern!r} matches them at any depth")
+    inside = pattern.rstrip("/") + "/**"  # (`packages/*`, `**/dist`: folders, whose files it lists)
+    if not pattern.endswith("**") and finds(inside, hidden):
+        out.append(f"{pattern!r} matches only folders here, and a glob lists files (as rg "
+                   f"--files does); {inside!r} lists the files in them")
     if not hidden and any(part.startswith(".") and part not in (".", "..") for part in pattern.split("/")) \
             and finds(pattern, True):
         out.append(f"{pattern!r} names hidden files or folders (a leading dot), which are left "
