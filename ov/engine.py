@@ -155,7 +155,7 @@ def _search(store: Store, root: Path, req: SearchRequest, embedder_factory, cov:
         warnings.append(_stale_warning(checker.stale, "hit(s)"))
     if checker.refused:
         warnings.append(_refused_warning(checker.refused))
-    warnings.extend(_size_cap_warning(store, req.filters))
+    warnings.extend(_size_cap_warning(store, req.filters, req.query))
     warnings.extend(_scope_warnings(store, root, req.filters))
     if not page and not store.has_files_under(""):
         warnings.append(_empty_index_warning(root))
@@ -426,19 +426,33 @@ def _replayed(ranking: _Rankings, root: Path, depth: int, count: int, last: str,
     return [key(h) for h in replay if key(h) not in shown][:count]
 
 
-def _size_cap_warning(store: Store, f=None) -> list[str]:
+def _size_cap_warning(store: Store, f=None, query: str = "") -> list[str]:
     """DESIGN's "no silent limits": files the index left out for their size are in no
     ranked result, which says so (grep reads them). Those the scope (`-u`, `--exclude-uri`,
     `-t`) leaves out anyway are not counted: every answer in `encoding/` repeated the Go
-    tree's three big files elsewhere."""
+    tree's three big files elsewhere. Nor are those whose trigram bitmap (ov.grams, kept
+    for grep) lacks a word of the query: on a JS tree every search named TypeScript's eight
+    10 MB bundles, and the one whose answer lay only in them (`checkTypeAssignableTo`) was
+    said no differently. The files named may hold every word of three letters or more."""
     total, listed = store.skipped()
     big = [p for p, why in listed if why == "size" and (f is None or f.holds_path(p))]
+    more = total > len(listed)
+    words = [w for w in dict.fromkeys(re.findall(r"\w{3,}", query.lower()))][:SIZE_CAP_WORDS]
+    if big and words and not more:
+        from ov.grams import lacks, literal_grams  # noqa: PLC0415
+
+        bits = {p: b for p, _, b in store.big_file_grams()}
+        wanted = [literal_grams([w], fold=True) for w in words]
+        big = [p for p in big if p not in bits or not any(lacks(bits[p], g) for g in wanted)]
     if not big:
         return []
-    more = total > len(listed)
-    return [f"{'at least ' if more else ''}{len(big)} file(s) over --max-filesize are not in the index "
+    held = "may hold the query's words but " if words and not more else ""
+    return [f"{'at least ' if more else ''}{len(big)} file(s) over --max-filesize {held}are not in the index "
             f"and so in no ranked result ({big[0]}{', ...' if len(big) > 1 or more else ''}); "
             "`ov status` lists them, `ov grep` searches them"]
+
+
+SIZE_CAP_WORDS = 16  # the query's words a big file's bitmap is asked for (`_size_cap_warning`)
 
 
 def _empty_index_warning(root: Path) -> str:
