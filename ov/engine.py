@@ -1317,7 +1317,8 @@ def _memo(factory):
 def _context_hits(store: Store, root: Path, req: SearchRequest, served: set, factory):
     """Context mode's candidates: ranked pages read until `req.limit` hits not served to the
     session before. (hits, deduped, stale, refused, ran): `ran` is what the first page says
-    ran, its search type and its warnings (coverage, the size cap), the same on every page;
+    ran, its search type, its warnings (coverage, the size cap), its branches and its
+    coverage, the same on every page;
     stale and refused counts are summed instead."""
     hits: list[Hit] = []
     deduped = stale = refused = 0
@@ -1328,7 +1329,7 @@ def _context_hits(store: Store, root: Path, req: SearchRequest, served: set, fac
         page = search(store, root, replace(base, cursor=cursor), factory)
         if ran is None:
             mine = (_stale_warning(page.stale, "hit(s)"), _refused_warning(page.refused or 0))
-            ran = (page.search_type, [w for w in page.warnings if w not in mine])
+            ran = (page.search_type, [w for w in page.warnings if w not in mine], page.branches, page.coverage)
         stale += page.stale
         refused += page.refused or 0
         for h in page.hits:
@@ -1416,7 +1417,8 @@ def context(store: Store, root: Path, req: SearchRequest, *, max_tokens: int | N
                          deduped=deduped, max_tokens=budget, used_tokens=sum(p.cost for p in packed),
                          tier_counts=counts, ignored_options=list(ignored or []))
     return ContextResult(entries=entries, rendered=ctx.render(packed), stats=stats,
-                         search_type=ran[0] if ran else req.search_type, session_id=session_id, turn=turn,
+                         search_type=ran[0] if ran else req.search_type, branches=ran[2] if ran else [],
+                         coverage=ran[3] if ran else None, session_id=session_id, turn=turn,
                          warnings=warnings, stale=stale, truncated=bool(dropped),
                          truncated_reason="max_tokens" if dropped else None)
 

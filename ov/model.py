@@ -287,6 +287,8 @@ class ContextResult:
     rendered: str
     stats: ContextStats
     search_type: str = "hybrid"
+    branches: list[str] = field(default_factory=list)  # the branches that ran, as a list's
+    coverage: dict[str, Any] | None = None  # ov.engine.coverage, as a list's
     session_id: str | None = None
     turn: int | None = None
     warnings: list[str] = field(default_factory=list)

@@ -53,6 +53,11 @@ def test_no_embed_index_says_keywords_ran_and_find_is_unsupported(ov, tree):
     assert cov["embedded"] == 0 and cov["embeddable"] > 0 and cov["pending"] == 0
     assert any("keywords alone" in w and "--no-embed" in w for w in res["warnings"])
     assert "keywords alone" in r.err
+    # context mode says the same, in the same fields (a review of a JS tree: its JSON had
+    # only the warning's words)
+    ctx = ov("search", "tide tables", "--mode", "context", "--json", cwd=root).json["result"]
+    assert (ctx["search_type"], ctx["branches"], ctx["coverage"]) == (res["search_type"], res["branches"], cov)
+    assert any("keywords alone" in w for w in ctx["warnings"])
     r = ov("find", "tide tables", "--json", cwd=root)
     assert r.code == 2 and r.json["error"]["code"] == "unsupported"
     # asked for keywords: nothing to warn about
@@ -68,6 +73,8 @@ def test_full_and_partial_coverage(ov, tree):
     assert res["search_type"] == "hybrid" and res["branches"] == ["keywords", "semantic"]
     assert res["coverage"]["embedded"] == res["coverage"]["embeddable"] > 0
     assert res["coverage"]["ratio"] == 1.0 and res["warnings"] == []
+    ctx = ov("search", "tide tables", "--mode", "context", "--json", cwd=root).json["result"]
+    assert ctx["branches"] == ["keywords", "semantic"] and ctx["coverage"] == res["coverage"]
     # new files indexed without vectors: the vectors present are a part of those to come
     for i in range(3, 9):
         (root / "docs" / f"n{i:03d}.md").write_text(PROSE.format(i=i))
