@@ -18,7 +18,7 @@ _ov() {
     fi
     local opts=""
     case "$cmd" in
-        index) opts="--no-embed --full --hidden --no-hidden --no-ignore -L --follow --max-filesize --progress --no-progress --stop --watch -o --output --json --db --color --help" ;;
+        index) opts="--no-embed --full --hidden --no-hidden --no-ignore -L --follow --max-filesize --progress --no-progress --stop --watch --background -o --output --json --db --color --help" ;;
         status) opts="-o --output --json --db --color --help" ;;
         grep) opts="-F --fixed-strings -i --ignore-case -w --word-regexp -x --line-regexp -U --multiline -A --after-context -B --before-context -C --context -g --glob -t --type --exclude-uri --hidden --no-hidden --no-ignore --node-limit --level-limit --max-depth --tags -c --count -l --files-with-matches --max-columns --no-index -n --line-number -e --regexp -v --invert-match -m --max-count -S --smart-case -s --case-sensitive -H --with-filename --no-filename -0 --null --heading --no-heading --files --sort --type-list -L --follow -q --quiet --timeout --color -o --output --json --help" ;;
         glob) opts="-i --ignore-case --hidden --no-hidden --no-ignore --node-limit --level-limit --max-depth -f --fields --simple --exclude-uri --tags --no-index --color -o --output --json --help" ;;

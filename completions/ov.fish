@@ -27,6 +27,7 @@ complete -c ov -n '__fish_seen_subcommand_from index' -l progress -d 'Show progr
 complete -c ov -n '__fish_seen_subcommand_from index' -l no-progress -d 'Turn off --progress'
 complete -c ov -n '__fish_seen_subcommand_from index' -l stop -d 'Stop the background worker adding vectors to the index of PATH and keep it stopped (no search starts another until `ov index` runs), and exit (a foreground indexer holding the index is named, with how to stop it)'
 complete -c ov -n '__fish_seen_subcommand_from index' -l watch -d 'After indexing, keep watching: re-index each saved, added or deleted file until interrupted'
+complete -c ov -n '__fish_seen_subcommand_from index' -l background -d 'Write the keyword rows of every file now and leave the vectors to a background worker, as a first search does (a running one is started again), instead of computing them here'
 complete -c ov -n '__fish_seen_subcommand_from index' -s o -l output -x -a 'text json jsonl' -d 'Output format: text, json or jsonl'
 complete -c ov -n '__fish_seen_subcommand_from index' -l json -d 'Same as -o json'
 complete -c ov -n '__fish_seen_subcommand_from index' -l db -r -F -d 'Index database file (default: nearest .ov/index.db)'

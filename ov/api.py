@@ -225,7 +225,8 @@ def _options(options: dict[str, Any]) -> dict[str, Any]:
 def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True, full: bool = False,
           hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
           max_filesize: int | None = None, walk=None, progress=None, warn: Notice = _quiet,
-          embedder=None, first_use: bool = False, notice: Notice = _quiet, first_query: str = ""):
+          embedder=None, first_use: bool = False, notice: Notice = _quiet, first_query: str = "",
+          background: bool = False):
     """Build or refresh the index of `path` (default `.`); returns an `IndexReport`.
 
     `progress(phase, done, total)` hears each step; it may also be a context manager
@@ -236,7 +237,10 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
     rest by a background worker (ov.worker; `notice` hears its pid); it returns None when
     another process built the index meanwhile (this call waited for it). `first_query`:
     the query a first use answers; the files whose paths hold its words are read first
-    within the budget."""
+    within the budget. With `background` (and `embed`), every file's keyword rows now and
+    the vectors by a background worker, as a first use leaves them (`notice` hears its pid):
+    a tree edited while its first vectors are computed (tens of minutes) is searchable at
+    once, where a plain `index` stops the worker and embeds the rest in the foreground."""
     from ov.indexer import index_tree, options_for  # noqa: PLC0415
     from ov.query import path_words  # noqa: PLC0415
 
@@ -246,10 +250,27 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
     if first_use and first_query:
         opts = replace(opts, first_words=path_words(first_query))
 
+    later = False
+    if background and embed:
+        from ov.worker import enabled, model_available  # noqa: PLC0415
+
+        # without a worker (OV_BACKGROUND=0) or the model (which then fails), a plain run
+        later = enabled() and model_available(None)
+        if later:
+            opts = replace(opts, embed=False, embed_later=True, trigrams=False)
+
     def run(bar):
+        from ov.paths import db_path_for  # noqa: PLC0415
+
+        if later:
+            from ov.worker import spawn  # noqa: PLC0415
+
+            rep = index_tree(root, db, opts, progress=bar, warn=warn, notice=notice)
+            if (pid := spawn(Path(db) if db else db_path_for(root.resolve()))) is not None:
+                started.append(pid)
+            return rep
         if not first_use:
             return index_tree(root, db, opts, progress=bar, warn=warn, embedder=embedder, notice=notice)
-        from ov.paths import db_path_for  # noqa: PLC0415
         from ov.worker import first_use as first  # noqa: PLC0415
 
         rep, pid = first(root, Path(db) if db else db_path_for(root.resolve()), opts,

@@ -673,7 +673,8 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
     stopped = None if locked else stop_worker(db_path)
     if stopped is not None and notice:  # said before the wait: its batch may take half a minute
         notice(f"stopping the background worker (pid {stopped}) after its current batch; "
-               f"this run does its work{'' if opts.embed else ', keywords only (--no-embed)'}")
+               + ("this run writes the keyword rows and starts it again" if opts.embed_later else
+                  f"this run does its work{'' if opts.embed else ', keywords only (--no-embed)'}"))
     if not locked:
         lock.acquire(STOP_WAIT_S if stopped is not None else LOCK_WAIT_S)
         try:  # an `ov index` resumes what `ov index --stop` paused
@@ -694,7 +695,7 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
         else:
             try:
                 _fill(store, root, opts, report, progress, warn_, embedder, stop)
-                if notice and not opts.embed:
+                if notice and not opts.embed and not opts.embed_later:
                     _vectors_left(store, stopped is not None, notice)
             finally:
                 store.close()

@@ -86,7 +86,7 @@ def first_use(root: Path, db_path: Path, opts: IndexOptions, *, progress: Progre
     if stored_setting(db_path, EMBED_META) == "off":  # a killed `ov index --no-embed` stays so
         opts = replace(opts, embed=False)
     if enabled():
-        later = opts.embed and _model_available(warn)
+        later = opts.embed and model_available(warn)
         opts = replace(opts, embed=False, embed_later=later, trigrams=False, budget_s=FIRST_BUDGET_S)
     prepare_index_dir(db_path)
     lock = IndexLock(db_path)
@@ -153,7 +153,7 @@ def _lock_unless_built(lock: IndexLock, db_path: Path) -> bool:
     return False
 
 
-def _model_available(warn) -> bool:
+def model_available(warn) -> bool:
     from ov.embed import check_available  # noqa: PLC0415 - cheap: no onnxruntime
 
     try:

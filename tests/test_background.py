@@ -117,6 +117,34 @@ def test_first_search_answers_from_both_branches_and_the_worker_completes(tree):
     assert res["branches"] == ["keywords", "semantic"] and res["warnings"] == []
 
 
+@pytest.mark.model
+def test_index_background_writes_keywords_now_and_leaves_the_vectors_to_a_worker(tree):
+    """A review of a JS tree: a file edited while the first vectors were computed (23
+    minutes) was searchable only after a foreground `ov index`, which stopped the worker and
+    embedded everything left (its ETA 1,905 s). `--background` writes the keyword rows of
+    every file and starts the worker again for the vectors."""
+    root = tree(_many(40))
+    r = run_subprocess(["index", "--background"], cwd=root, env={"OV_WORKER_DELAY": "5"})
+    assert r.code == 0, r.err
+    assert "vectors are being added in the background (pid" in r.err and ", 0 embedded" in r.err, r.err
+    (root / "docs" / "late.md").write_text("# Late\n\nThe quokka ferry timetable.\n")
+    r = run_subprocess(["index", "--background"], cwd=root)
+    assert r.code == 0 and "1 added" in r.err, r.err
+    assert "stopping the background worker" in r.err and "starts it again" in r.err, r.err
+    hits = run_subprocess(["search", "quokka ferry", "--search-type", "keywords", "--json"], cwd=root)
+    assert [h["path"] for h in hits.json["result"]["hits"]] == ["docs/late.md"]
+    _wait_worker(_db(root))
+    with Store.open(_db(root)) as s:
+        emb, total = s.coverage()
+        assert emb == total > 0 and s.trigrams_complete()
+    # the worker's vectors are the model's: a question in other words finds the late file
+    res = run_subprocess(["find", "boat schedule for the quokka", "--json"], cwd=root).json["result"]
+    assert res["hits"][0]["path"] == "docs/late.md" and res["warnings"] == [], res
+    for other in ("--no-embed", "--watch", "--full"):
+        r = run_subprocess(["index", "--background", other, "-o", "json"], cwd=root)
+        assert r.code == 2 and r.json["error"]["code"] == "invalid_argument" and other in r.json["error"]["message"]
+
+
 def test_a_small_trees_first_search_embeds_it_and_answers_from_both_branches(tree):
     """A folder of a few notes needs no worker: its first search embeds the rows itself
     (`worker.FIRST_INLINE_ROWS`) and answers as from a complete index, with no warning."""

@@ -120,6 +120,7 @@ def index_cmd(
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr: a bar on a terminal, else a line as work advances, at most one a second (default: on a terminal; off one, a single line when an embedding of 2,000 rows or more starts, which --no-progress turns off).", show_default=False)] = None,
     stop: Annotated[bool, typer.Option("--stop", help="Stop the background worker adding vectors to the index of PATH and keep it stopped (no search starts another until `ov index` runs), and exit (a foreground indexer holding the index is named, with how to stop it).")] = False,
     watch: Annotated[bool, typer.Option("--watch", help="After indexing, keep watching: re-index each saved, added or deleted file until interrupted.")] = False,
+    background: Annotated[bool, typer.Option("--background", help="Write the keyword rows of every file now and leave the vectors to a background worker, as a first search does (a running one is started again), instead of computing them here.")] = False,
     output: OutputOpt = "text",
     json_: JsonOpt = False,
     db: DbOpt = None,
@@ -135,10 +136,15 @@ def index_cmd(
             raise OvError("not_found", f"{path}: no such folder", field="path")
         if not path.is_dir():
             raise OvError("invalid_path", f"{path} is not a folder", field="path")
+        if background and (no_embed or watch or full):
+            other = "--no-embed" if no_embed else "--watch" if watch else "--full"
+            raise OvError("invalid_argument", f"--background leaves the vectors to a worker; it takes no "
+                          f"{other}", field="background")
         if stop:
             given = [f for f, on in (("--full", full), ("--no-embed", no_embed), ("--watch", watch),
                                      ("--no-ignore", no_ignore), ("--follow", follow),
-                                     ("--max-filesize", max_filesize is not None)) if on]
+                                     ("--max-filesize", max_filesize is not None),
+                                     ("--background", background)) if on]
             if given:  # said and ignored would leave the user thinking they ran
                 raise OvError("invalid_argument", f"--stop only stops the background worker; it "
                               f"takes no {', '.join(given)}", field="stop")
@@ -149,7 +155,7 @@ def index_cmd(
         try:
             rep = build_index(out, path, db, embed=not no_embed, full=full,
                               walk_opts=api.walk_options(path, hidden, no_ignore, follow, max_filesize),
-                              progress=progress)
+                              progress=progress, background=background)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(interrupted_note(path, db, embed=not no_embed, full=full)) from None
         emit(out, rep, t0, lambda: out.notice(api.summary(rep)))
