@@ -876,7 +876,25 @@ def overview(text: str, path: str) -> str:
             lines = _regex_outline(text, ext)
         if lines:
             return _cap_lines(lines)
+    if ext == ".json" and (keys := _json_keys(text)):
+        return _cap_lines(keys)
     return _cap_lines(_paragraph_first_lines(unfenced(text) if fences else text))
+
+
+_JSON_KEY_RE = re.compile(r'^([ \t]*)"(?:[^"\\]|\\.)*"\s*:')
+
+
+def _json_keys(text: str) -> list[str]:
+    """A JSON file's outline: the lines of its top-level keys as written (`"name":
+    "express",`, `"dependencies": {`, an opened value's bracket and a comma aside), when it
+    is written a key a line; else [] (one line: the paragraphs' rule). Its first line, `{`,
+    had been the whole overview of every JSON file (a review of a JS tree)."""
+    found = [(len(m.group(1)), ln) for ln in text.split("\n") if (m := _JSON_KEY_RE.match(ln))]
+    if not found:
+        return []
+    top = min(depth for depth, _ in found)
+    return [clip(ln.strip().rstrip(",").removesuffix("{").removesuffix("[").rstrip(), 160)
+            for depth, ln in found if depth == top]
 
 
 def unfenced(text: str) -> str:

@@ -426,6 +426,15 @@ def test_plain_text_overview_is_first_line_of_each_paragraph():
     assert abstract(text, "notes.txt") == "First para line one line two"
 
 
+def test_a_json_files_overview_is_its_top_level_keys():
+    """`ov read package.json --level 1` printed `{`, its first paragraph's first line (a
+    review of a JS tree): a JSON file written a key a line is outlined by its top-level keys."""
+    text = ('{\n  "name": "express",\n  "version": "4.18.2",\n  "dependencies": {\n    "accepts": "~1.3.8",\n'
+            '    "body-parser": "1.20.1"\n  },\n  "files": [\n    "LICENSE"\n  ]\n}\n')
+    assert overview(text, "package.json") == '"name": "express"\n"version": "4.18.2"\n"dependencies":\n"files":'
+    assert overview('{"name": "x", "v": 1}\n', "min.json") == '{"name": "x", "v": 1}'  # one line: as prose
+
+
 def test_rst_overview():
     text = ("=====\nTitle\n=====\n\nIntro sentence. More.\n\nSection\n-------\n\nBody here.\n\n"
             "Sub\n~~~\nDeep.\n")
