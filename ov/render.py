@@ -202,7 +202,9 @@ def status_text(rep) -> str:
                                                "search)"),
         # passages (level 2); the vector line counts every row that gets a vector (passages
         # and abstracts): "9 of 9 chunks" beside "11 of 11 rows" read as two different counts
-        f"chunks:          {rep.chunks} passages, {rep.embedded_chunks} with a vector",
+        # ("48351 passages, 49 with a vector" beside "768 of the 39190 rows" read as a
+        # contradiction while abstracts, shorter, were embedded first: the passages' own count)
+        f"chunks:          {rep.chunks} passages, {rep.embedded_chunks} of them with a vector",
         f"vector rows:     {_coverage_text(rep)}",
         f"background:      {_worker_text(rep.background, rep.new_files, bool(rep.trigram_pending), _vectors_pending(rep))}"
         + ("; an indexer holds the index now (an `ov index`, a watcher)"

@@ -159,7 +159,7 @@ def test_status_text_and_json(ov, tree):
     r = ov("status", cwd=root)
     assert "stale files:     1 changed" in r.out
     # one count of passages, one of the rows that get a vector: no line restates another
-    assert f"chunks:          {res['chunks']} passages, {res['embedded_chunks']} with a vector\n" in r.out
+    assert f"chunks:          {res['chunks']} passages, {res['embedded_chunks']} of them with a vector\n" in r.out
     cov = res["coverage"]
     assert f"vector rows:     {cov['embedded']} of the {cov['embeddable']} rows that get one" in r.out
     assert "embedded:" not in r.out
