@@ -295,7 +295,7 @@ def summary(r) -> str:
     """One line for an `IndexReport`: what `ov index` prints at the end."""
     return (f"indexed {r.root}: {r.added} added, {r.updated} updated, {r.removed} removed, "
             f"{r.unchanged} unchanged, {r.skipped} skipped; {r.chunks} chunks, {r.embedded} embedded"
-            f"{f' ({r.reused} reused)' if r.reused else ''} in {r.seconds:.2f}s"
+            f"{f' and {r.reused} vector(s) copied from the same text' if r.reused else ''} in {r.seconds:.2f}s"
             f"{' (time budget reached: the rest in the background)' if getattr(r, 'partial', False) else ''}")
 
 
