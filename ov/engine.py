@@ -25,9 +25,9 @@ from ov.kinds import kind_of
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult, duration_text)
 from ov.paths import listing_dir, resolve
-from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, check_limit, check_query, decode_cursor,
-                      definition_word, encode_cursor, file_name, identifier, keyword_plan, query_pattern, request_key,
-                      type_name, words_in)
+from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, STOPWORDS, check_limit, check_query,
+                      code_shaped, decode_cursor, definition_word, encode_cursor, file_name, identifier, keyword_plan,
+                      query_pattern, request_key, type_name, words_in)
 from ov.store import KNN_MAX, Filters, Store, fts_phrase
 from ov.walk import gitignore_unread
 
@@ -431,22 +431,26 @@ def _size_cap_warning(store: Store, f=None, query: str = "") -> list[str]:
     ranked result, which says so (grep reads them). Those the scope (`-u`, `--exclude-uri`,
     `-t`) leaves out anyway are not counted: every answer in `encoding/` repeated the Go
     tree's three big files elsewhere. Nor are those whose trigram bitmap (ov.grams, kept
-    for grep) lacks a word of the query: on a JS tree every search named TypeScript's eight
-    10 MB bundles, and the one whose answer lay only in them (`checkTypeAssignableTo`) was
-    said no differently. The files named may hold every word of three letters or more."""
+    for grep) rules out every word of the query: on a JS tree every search named
+    TypeScript's eight 10 MB bundles, and the one whose answer lay only in them
+    (`checkTypeAssignableTo`) was said no differently. A file is named when it may hold
+    one of the query's words as the keyword search reads them: any word (an OR), not a
+    stop word, a plain word by its stem's first letters (`configuration` finds
+    `configured`), a name of a code's shape whole."""
     total, listed = store.skipped()
     big = [p for p, why in listed if why == "size" and (f is None or f.holds_path(p))]
     more = total > len(listed)
-    words = [w for w in dict.fromkeys(re.findall(r"\w{3,}", query.lower()))][:SIZE_CAP_WORDS]
-    if big and words and not more:
+    probes = [w.lower() if code_shaped(w) else w.lower()[:max(3, len(w) - 5)]
+              for w in dict.fromkeys(re.findall(r"\w{3,}", query)) if w.lower() not in STOPWORDS][:SIZE_CAP_WORDS]
+    if big and probes and not more:
         from ov.grams import lacks, literal_grams  # noqa: PLC0415
 
         bits = {p: b for p, _, b in store.big_file_grams()}
-        wanted = [literal_grams([w], fold=True) for w in words]
-        big = [p for p in big if p not in bits or not any(lacks(bits[p], g) for g in wanted)]
+        wanted = [literal_grams([w], fold=True) for w in probes]
+        big = [p for p in big if p not in bits or any(not lacks(bits[p], g) for g in wanted)]
     if not big:
         return []
-    held = "may hold the query's words but " if words and not more else ""
+    held = "may hold words of the query but " if probes and not more else ""
     return [f"{'at least ' if more else ''}{len(big)} file(s) over --max-filesize {held}are not in the index "
             f"and so in no ranked result ({big[0]}{', ...' if len(big) > 1 or more else ''}); "
             "`ov status` lists them, `ov grep` searches them"]
@@ -709,13 +713,19 @@ def _definers(store: Store, req: SearchRequest,
     # written: an impl's `type Deserializer = Self;` had come first
     said_as = definition_word(req.query)
     bound = said_as in _BINDING_WORDS  # `export const store = ...`; not a type's `type X = Self;`
+    relayed: set[str] = set()
     every = _defining(store, sorted(got), name, rf"\b{said_as}\s+{re.escape(name)}\b" + ("" if bound else r"(?!\s*=)")
-                      if said_as else None)
+                      if said_as else None, relayed)
     by, found = ("", _firsts(every)) if qual is None else _qualified(store, scope, every, name, qual)
-    return name, found, by
+    # a file that only passes the name on (`exports.parseDate = require('./parse-date')`)
+    # counts when no file in the list defines it: it had come before parse-date.js
+    return name, {p: c for p, c in found.items() if p not in relayed} or found, by
 
 
-_BINDING_WORDS = frozenset({"const", "let", "var", "val"})  # whose definitions go on with `=`
+# whose definitions go on with `=` (`export const store = ...`, TypeScript's `export type
+# Props = {`); a trait's or a class's do not (`type Deserializer = Self;` in an impl is not
+# `pub trait Deserializer`)
+_BINDING_WORDS = frozenset({"const", "let", "var", "val", "type"})
 # words that define a type, and how its line reads (`pub trait Deserializer<'de>`, `class
 # Message(...)`, JavaScript's constructor `function Layer(p, options, fn)`; not `type
 # Deserializer = Self;`, an impl's associated type): a type-name
@@ -731,14 +741,21 @@ def _firsts(every: dict[str, list[int]]) -> dict[str, int]:
     return {p: cids[0] for p, cids in every.items()}
 
 
-def _defining(store: Store, ids: list[int], name: str, line: str | None = None) -> dict[str, list[int]]:
+# a CommonJS export of what another module or object holds: `= require('./x')`, `= a.b;`
+_RELAYED_RE = re.compile(r"=\s*(?:require\s*\(|[\w$]+(?:\.[\w$]+)+\s*;?\s*$)")
+
+
+def _defining(store: Store, ids: list[int], name: str, line: str | None = None,
+              relayed: set[str] | None = None) -> dict[str, list[int]]:
     """path -> the passages of these that define `name`, in the file's order, for each code
-    file; with `line`, a pattern the defining line must hold too."""
+    file; with `line`, a pattern the defining line must hold too. `relayed` gets the files
+    whose every such line only passes on another module's value (`_RELAYED_RE`)."""
     from ov.tiers import defines  # noqa: PLC0415
 
     texts, paths = store.chunk_texts(ids), store.chunk_paths(ids)
     shape = re.compile(line) if line else None
     found: dict[str, list[int]] = {}
+    own: set[str] = set()  # files with a line that defines the name itself
     for cid in ids:  # ids ascend in a file's order; prose and config files define nothing
         path = paths.get(cid)
         if path is None or cid not in texts or kind_of(path) != "code":
@@ -746,8 +763,13 @@ def _defining(store: Store, ids: list[int], name: str, line: str | None = None) 
         text = texts[cid]
         at = defines(text, path, name)
         end = text.find("\n", at) if at is not None else -1
-        if at is not None and (shape is None or shape.search(text, at, len(text) if end < 0 else end)):
+        stop = len(text) if end < 0 else end
+        if at is not None and (shape is None or shape.search(text, at, stop)):
             found.setdefault(path, []).append(cid)
+            if not _RELAYED_RE.search(text, at, stop):
+                own.add(path)
+    if relayed is not None:
+        relayed.update(p for p in found if p not in own)
     return found
 
 

@@ -114,8 +114,17 @@ GENERATED = ("code generated", "do not edit", "@generated", "auto-generated", "a
 # a build's output ends by naming its source map (`//# sourceMappingURL=axios.js.map`): a
 # bundle or a compiled file, whose source is in the tree as well when the tree is a project
 # (a review of a JS tree: axios's three `dist/` bundles came before its `lib/` source)
-SOURCE_MAP = "# sourceMappingURL="
-SOURCE_MAP_TAIL = 500
+SOURCE_MAP_LINES = ("//# sourceMappingURL=", "/*# sourceMappingURL=", "//@ sourceMappingURL=")
+
+
+def built_output(path: str, text: str) -> bool:
+    """Whether a file's last line names its source map, as a bundler or a compiler writes it.
+    Not a TypeScript declaration file (`.d.ts`, its declaration map named so): it is the
+    package's API, its doc comments included; nor a file that only holds the words (code
+    that writes the comment)."""
+    if path.endswith((".d.ts", ".d.mts", ".d.cts")):
+        return False
+    return text[-500:].rstrip().rsplit("\n", 1)[-1].lstrip().startswith(SOURCE_MAP_LINES)
 
 
 @dataclass(frozen=True)
@@ -158,7 +167,7 @@ def embeddable(path: str, text: str, opts: IndexOptions = IndexOptions()) -> boo
     if not opts.embed_long_lines or kind_of(path) in ("markdown", "rst"):
         return True
     head = text[:600].lower()
-    if any(m in head for m in GENERATED) or SOURCE_MAP in text[-SOURCE_MAP_TAIL:]:
+    if any(m in head for m in GENERATED) or built_output(path, text):
         return False
     if kind_of(path) != "code" and not name.lower().endswith(DATA_EXT):
         return True

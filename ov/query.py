@@ -86,6 +86,12 @@ _IDENT_SEP_RE = re.compile(r"\.|::|->|#")
 _CODE_SHAPE_RE = re.compile(r"_|\.|::|->|#|\$|[a-z0-9][A-Z]|[A-Z]{2}")
 
 
+def code_shaped(word: str) -> bool:
+    """Whether a word has a code's shape: `_`, a dot or `::`, `camelCase`, capitals run
+    together (`parse_args`, `hashGrow`, `EOF`), not a plain word."""
+    return _CODE_SHAPE_RE.search(word) is not None
+
+
 # a dotted word ending so names a file (`setup.py`, `README.md`), not a member
 _FILE_ENDINGS = frozenset(
     "py pyi js mjs cjs ts tsx jsx go rs c h cc cpp hpp java kt rb php cs swift md rst txt html "
@@ -150,20 +156,25 @@ def _defined(q: str) -> tuple[str, str] | None:
     UsageError`, `def parse(args)`, `pub trait Deserializer`), else None: modifiers (`_MODIFIERS_RE`), a
     definition word, then one identifier (what follows it as code writes it aside) that
     has a code's shape, begins with a capital after a type's word (`_DEFINING_TYPES`), or
-    follows a word prose rarely uses (`_DEFINING_ONLY`). After `pub`, `export` or two
-    modifiers the query is code whatever the name (`export default function App`, `export
-    const store`, `pub mod io`); one English modifier is not (`static type checking`)."""
+    follows a word prose rarely uses (`_DEFINING_ONLY`). After `pub` the query is code
+    whatever the name (`pub mod io`); after `export`, with a name of a code's shape or a
+    capital (`export const useStore`, `export default function App`), `const`, `let`,
+    `var`, `val` and `mod` are definitions' words too. English modifiers are not enough:
+    `export function names`, `static type checking`, `abstract data type definition` stay
+    prose."""
     lead = _MODIFIERS_RE.match(q)
-    if lead and lead.end() < len(q):
+    if lead and lead.end() < len(q) and lead.group().strip() != "const":  # (`const fn pointers`)
         q = q[lead.end():]
-    code = lead is not None and (_CODE_LEAD_RE.match(lead.group()) is not None or len(lead.group().split()) > 1)
+    else:
+        lead = None
+    code = lead is not None and _CODE_LEAD_RE.match(lead.group()) is not None
     word, _, rest = q.partition(" ")
     m = _DEFINED_RE.fullmatch(rest.strip()) if word in (_DEFINING_AFTER_MODIFIER if code else _DEFINING) else None
     if m is None:
         return None
     name = m.group(1)
-    if (code or _CODE_SHAPE_RE.search(name) or word in _DEFINING_ONLY
-            or (name[:1].isupper() and word in _DEFINING_TYPES)):
+    if ((code and (lead.group().startswith("pub") or name[:1].isupper())) or _CODE_SHAPE_RE.search(name)
+            or word in _DEFINING_ONLY or (name[:1].isupper() and word in _DEFINING_TYPES)):
         return word, name
     return None
 

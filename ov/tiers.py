@@ -881,19 +881,22 @@ def overview(text: str, path: str) -> str:
     return _cap_lines(_paragraph_first_lines(unfenced(text) if fences else text))
 
 
-_JSON_KEY_RE = re.compile(r'^([ \t]*)"(?:[^"\\]|\\.)*"\s*:')
+_JSON_KEY_RE = re.compile(r'^([ \t]*(?:\{[ \t]*)?)"(?:[^"\\]|\\.)*"\s*:')  # (`{ "a": 1,` opens the object)
 
 
 def _json_keys(text: str) -> list[str]:
     """A JSON file's outline: the lines of its top-level keys as written (`"name":
     "express",`, `"dependencies": {`, an opened value's bracket and a comma aside), when it
-    is written a key a line; else [] (one line: the paragraphs' rule). Its first line, `{`,
-    had been the whole overview of every JSON file (a review of a JS tree)."""
+    is written a key a line; else [] (one line, or an array of records: the paragraphs'
+    rule). Its first line, `{`, had been the whole overview of every JSON file (a review of
+    a JS tree)."""
+    if not text.lstrip().startswith("{") or "\n" not in text.strip():
+        return []
     found = [(len(m.group(1)), ln) for ln in text.split("\n") if (m := _JSON_KEY_RE.match(ln))]
     if not found:
         return []
     top = min(depth for depth, _ in found)
-    return [clip(ln.strip().rstrip(",").removesuffix("{").removesuffix("[").rstrip(), 160)
+    return [clip(ln.strip().removeprefix("{").strip().rstrip(",").removesuffix("{").removesuffix("[").rstrip(), 160)
             for depth, ln in found if depth == top]
 
 

@@ -140,9 +140,14 @@ def test_index_background_writes_keywords_now_and_leaves_the_vectors_to_a_worker
     # the worker's vectors are the model's: a question in other words finds the late file
     res = run_subprocess(["find", "boat schedule for the quokka", "--json"], cwd=root).json["result"]
     assert res["hits"][0]["path"] == "docs/late.md" and res["warnings"] == [], res
+    # a complete index: nothing for a worker, none is started
+    r = run_subprocess(["index", "--background"], cwd=root)
+    assert r.code == 0 and "in the background" not in r.err and worker_state(_db(root)) is None, r.err
     for other in ("--no-embed", "--watch", "--full"):
         r = run_subprocess(["index", "--background", other, "-o", "json"], cwd=root)
         assert r.code == 2 and r.json["error"]["code"] == "invalid_argument" and other in r.json["error"]["message"]
+    r = run_subprocess(["index", "--background", "--no-embed", "--full", "-o", "json"], cwd=root)
+    assert r.json["error"]["message"].endswith("it takes no --no-embed, --full"), r.out
 
 
 def test_a_small_trees_first_search_embeds_it_and_answers_from_both_branches(tree):
@@ -485,6 +490,10 @@ def test_embed_skip_config_replaces_the_list(ov, tree):
     ("dist/axios.js", "function a() {}\n//# sourceMappingURL=axios.js.map\n", False),
     ("dist/app.css", "a { b: c }\n/*# sourceMappingURL=app.css.map */\n", False),
     ("lib/axios.js", "// see the sourceMappingURL docs\nfunction a() {}\n" + "x();\n" * 200, True),
+    # ... not code that writes the comment, nor a declaration file (the package's API)
+    ("lib/appendMap.js", "function f(code, file) {\n  return code + '\\n//# sourceMappingURL=' + file;\n}\n", True),
+    ("types/index.d.ts", "/** Sends a request. */\nexport declare function get(): void;\n"
+                         "//# sourceMappingURL=index.d.ts.map\n", True),
 ])
 def test_embeddable(path, text, want):
     assert embeddable(path, text, IndexOptions()) is want

@@ -42,13 +42,16 @@ from ov.tiers import defines
     ("pub trait Deserializer", ("Deserializer", None)), ("pub(crate) fn spawn_inner", ("spawn_inner", None)),
     ("public static class Foo", ("Foo", None)), ("export function parseArgs", ("parseArgs", None)),
     ("pub", None), ("public transport", None), ("static class action", None),
-    # after `pub`, `export` or two modifiers a definition is code whatever its name; one
-    # English modifier is not
+    # after `pub` a definition is code whatever its name, after `export` with a name of a
+    # code's shape or a capital; English modifiers are not enough
     ("pub const fn new", ("new", None)), ("export default function App", ("App", None)),
     ("export const useStore", ("useStore", None)), ("pub mod io", ("io", None)),
-    ("export type Props", ("Props", None)), ("public static function render", ("render", None)),
+    ("export type Props", ("Props", None)), ("public static function render", None),
     ("static type checking", None), ("public function names", None), ("abstract class hierarchy", None),
-    ("const value", None), ("mod loader", None),
+    ("const value", None), ("mod loader", None), ("export function names", None),
+    ("export type definitions", None), ("export const values", None), ("abstract data type definition", None),
+    ("static inline function definitions", None), ("private data class members", None),
+    ("const enum values", None), ("const fn pointers", None),
     ("Regex::new", ("new", "Regex")), ("tokio::spawn", ("spawn", "tokio")),
     # JavaScript's prototype is not the qualifier: the type before it is
     ("Layer.prototype.match", ("match", "Layer")), ("Array.prototype.map", ("map", "Array")),
@@ -302,9 +305,11 @@ MODIFIED_TREE = {
     "src/lib.rs": "pub mod io;\nmod buf;\n",
     "web/App.jsx": "export default function App() {\n  return <div />;\n}\n",
     "web/store.ts": 'import create from "zustand";\n\nexport const useStore = create(() => ({ count: 0 }));\n',
+    "web/types.ts": "export type Props = {\n  title: string;\n};\n",
     **{f"web/use{i}.jsx": ('import App from "./App";\nimport { useStore } from "./store";\n'
                            "export const n = useStore.getState(); export default function f() {}\n"
-                           "useStore(App); App(useStore); let b = Buf::new(); pub const fn new; pub mod io;\n")
+                           "useStore(App); App(useStore); let b = Buf::new(); pub const fn new; pub mod io;\n"
+                           "const p: Props = {}; // Props Props\n")
        for i in range(6)},
 }
 
@@ -317,7 +322,8 @@ def test_a_definition_written_with_its_modifiers_raises_its_definer(tree, ov, se
     root = tree(MODIFIED_TREE)
     assert ov("index", root).code == 0
     for query, path in (("pub const fn new", "src/buf.rs"), ("export default function App", "web/App.jsx"),
-                        ("export const useStore", "web/store.ts"), ("pub mod io", "src/user.rs")):
+                        ("export const useStore", "web/store.ts"), ("pub mod io", "src/user.rs"),
+                        ("export type Props", "web/types.ts")):
         hits = _hits(ov, root, query, "--search-type", search_type)
         assert [h["path"] for h in hits if "defines" in h["scores"]] == [path], (query, hits)
         assert hits[0]["path"] == path, (query, [h["path"] for h in hits])
@@ -335,6 +341,11 @@ JS_TREE = {
     "lib/express.js": "exports.Router = Router;\nexports.static = require('serve-static');\n",
     "lib/application.js": "".join(f"// app.use(express.static('public{i}')): express.static serves files\n"
                                   for i in range(6)) + "app.listen = function listen() {};\n",
+    # a module that passes a name on does not define it where another file does
+    "lib/date/index.js": "exports.parseDate = require('./parse-date');\nexports.json = body.json;\n",
+    "lib/date/parse-date.js": "module.exports = function parseDate(s) {\n  return new Date(s);\n};\n",
+    **{f"lib/use{i}.js": "var d = require('./date');\nd.parseDate('x'); d.parseDate(d.parseDate('y'));\n"
+       for i in range(3)},
 }
 
 
@@ -351,6 +362,8 @@ def test_commonjs_names_find_their_definitions(tree, ov, search_type):
         hits = _hits(ov, root, query, "--search-type", search_type)
         assert [h["path"] for h in hits if "defines" in h["scores"]] == [path], (query, hits)
         assert hits[0]["path"] == path and hits[0]["scores"]["defines"].get("by") == by, (query, hits[0])
+    passed_on = _hits(ov, root, "parseDate", "--search-type", search_type)
+    assert [h["path"] for h in passed_on if "defines" in h["scores"]] == ["lib/date/parse-date.js"], passed_on
     match = _hits(ov, root, "Layer.prototype.match", "--search-type", search_type)[0]
     assert "Layer.prototype.match = function match(path)" in match["excerpt"]["text"]
 

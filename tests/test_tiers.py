@@ -433,6 +433,11 @@ def test_a_json_files_overview_is_its_top_level_keys():
             '    "body-parser": "1.20.1"\n  },\n  "files": [\n    "LICENSE"\n  ]\n}\n')
     assert overview(text, "package.json") == '"name": "express"\n"version": "4.18.2"\n"dependencies":\n"files":'
     assert overview('{"name": "x", "v": 1}\n', "min.json") == '{"name": "x", "v": 1}'  # one line: as prose
+    # a key on the line that opens the object; an array of records is no object's outline
+    assert overview('{ "compilerOptions": {\n    "target": "es6"\n  },\n  "include": ["src"]\n}\n',
+                    "tsconfig.json") == '"compilerOptions":\n"include": ["src"]'
+    records = '[\n  {\n    "id": 0,\n    "name": "n0"\n  },\n  {\n    "id": 1,\n    "name": "n1"\n  }\n]\n'
+    assert overview(records, "rows.json") == "["
 
 
 def test_rst_overview():

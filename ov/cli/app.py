@@ -137,7 +137,7 @@ def index_cmd(
         if not path.is_dir():
             raise OvError("invalid_path", f"{path} is not a folder", field="path")
         if background and (no_embed or watch or full):
-            other = "--no-embed" if no_embed else "--watch" if watch else "--full"
+            other = ", ".join(f for f, on in (("--no-embed", no_embed), ("--watch", watch), ("--full", full)) if on)
             raise OvError("invalid_argument", f"--background leaves the vectors to a worker; it takes no "
                           f"{other}", field="background")
         if stop:
