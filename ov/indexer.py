@@ -1271,6 +1271,14 @@ def _awaited(pool, results):
             return
         except Waited:
             _check_alive(pool)
+        except RuntimeError as e:
+            # a Ctrl-C or SIGTERM (`ov index` takes it as one) that lands in the iterator's
+            # condition wait after it let go of its lock: leaving the `with` then fails with
+            # "release unlocked lock" (seen once in ~120 SIGTERMs of a review): the
+            # interrupt it hides is what happened
+            if isinstance(e.__context__, KeyboardInterrupt):
+                raise e.__context__ from None
+            raise
 
 
 def _check_alive(pool) -> None:

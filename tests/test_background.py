@@ -833,6 +833,31 @@ def test_a_pool_process_that_dies_is_an_error_not_a_wait_for_ever(tmp_path):
     assert "was killed by SIGKILL (out of memory?)" in message and "run `ov index` again" in message
 
 
+def test_an_interrupt_hidden_by_the_pools_lock_is_still_an_interrupt():
+    """A SIGTERM that lands in the pool iterator's condition wait just after the wait let go
+    of its lock ends the `with` around it with RuntimeError("release unlocked lock"), the
+    interrupt as its context: `ov index` said `error[internal]` instead of `interrupted`
+    (seen once in ~120 runs). The interrupt is raised again."""
+    import ov.indexer as ix
+
+    class Results:
+        def next(self, timeout=None):
+            try:
+                raise KeyboardInterrupt
+            except KeyboardInterrupt:
+                raise RuntimeError("release unlocked lock")  # as threading.Condition leaves it
+
+    with pytest.raises(KeyboardInterrupt):
+        list(ix._awaited(None, Results()))
+
+    class Broken:
+        def next(self, timeout=None):
+            raise RuntimeError("something else")
+
+    with pytest.raises(RuntimeError, match="something else"):
+        list(ix._awaited(None, Broken()))
+
+
 def _children(pid: int) -> list[int]:
     kids = []
     for d in filter(str.isdigit, os.listdir("/proc")):
