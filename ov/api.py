@@ -292,6 +292,8 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
     for pid in started:  # once the bar is gone: a terminal's live line took it in before
         notice(f"vectors are being added in the background (pid {pid}); "
                "`ov status` shows progress, `ov index --stop` stops it")
+        if rep is not None:
+            rep.worker_pid = pid
     return rep
 
 

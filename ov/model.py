@@ -173,6 +173,9 @@ class IndexReport:
     seconds: float = 0.0
     partial: bool = False  # a first answer's time budget ended the walk; ov.worker goes on
     warnings: list[str] = field(default_factory=list)
+    # the background worker this run started for what it left (`ov index --background`, a
+    # first search), which `ov status` follows; None when none was
+    worker_pid: int | None = None
 
 
 @dataclass(frozen=True)

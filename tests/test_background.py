@@ -128,8 +128,9 @@ def test_index_background_writes_keywords_now_and_leaves_the_vectors_to_a_worker
     assert r.code == 0, r.err
     assert "vectors are being added in the background (pid" in r.err and ", 0 embedded" in r.err, r.err
     (root / "docs" / "late.md").write_text("# Late\n\nThe quokka ferry timetable.\n")
-    r = run_subprocess(["index", "--background"], cwd=root)
-    assert r.code == 0 and "1 added" in r.err, r.err
+    r = run_subprocess(["index", "--background", "-o", "json"], cwd=root, env={"OV_WORKER_DELAY": "3"})
+    assert r.code == 0 and r.json["result"]["added"] == 1, r.out
+    assert r.json["result"]["worker_pid"] == worker_state(_db(root))["pid"], r.out  # a script can follow it
     assert "stopping the background worker" in r.err and "starts it again" in r.err, r.err
     hits = run_subprocess(["search", "quokka ferry", "--search-type", "keywords", "--json"], cwd=root)
     assert [h["path"] for h in hits.json["result"]["hits"]] == ["docs/late.md"]
