@@ -264,13 +264,12 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
 
         if later:
             from ov.store import Store  # noqa: PLC0415
-            from ov.worker import left_to_do, spawn  # noqa: PLC0415
+            from ov.worker import resume  # noqa: PLC0415
 
             rep = index_tree(root, db, opts, progress=bar, warn=warn, notice=notice)
-            db_path = Path(db) if db else db_path_for(root.resolve())
-            with Store.open(db_path, readonly=True) as store:
-                work = left_to_do(store)  # a complete index starts no worker
-            if work and (pid := spawn(db_path)) is not None:
+            with Store.open(Path(db) if db else db_path_for(root.resolve()), readonly=True) as store:
+                pid = resume(store)  # none for a complete index
+            if pid is not None:
                 started.append(pid)
             return rep
         if not first_use:

@@ -25,9 +25,9 @@ from ov.kinds import kind_of
 from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult, duration_text)
 from ov.paths import listing_dir, resolve
-from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, STOPWORDS, check_limit, check_query,
-                      code_shaped, decode_cursor, definition_word, encode_cursor, file_name, identifier, keyword_plan,
-                      query_pattern, request_key, type_name, words_in)
+from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, check_limit, check_query, decode_cursor,
+                      definition_word, encode_cursor, file_name, identifier, keyword_plan, query_pattern, query_roots,
+                      request_key, type_name, words_in)
 from ov.store import KNN_MAX, Filters, Store, fts_phrase
 from ov.walk import gitignore_unread
 
@@ -434,14 +434,12 @@ def _size_cap_warning(store: Store, f=None, query: str = "") -> list[str]:
     for grep) rules out every word of the query: on a JS tree every search named
     TypeScript's eight 10 MB bundles, and the one whose answer lay only in them
     (`checkTypeAssignableTo`) was said no differently. A file is named when it may hold
-    one of the query's words as the keyword search reads them: any word (an OR), not a
-    stop word, a plain word by its stem's first letters (`configuration` finds
-    `configured`), a name of a code's shape whole."""
+    one of the query's words as the keyword search reads them: any word (an OR), stop
+    words aside, stemmed (ov.query.query_roots: `configuration` finds `configured`)."""
     total, listed = store.skipped()
     big = [p for p, why in listed if why == "size" and (f is None or f.holds_path(p))]
     more = total > len(listed)
-    probes = [w.lower() if code_shaped(w) else w.lower()[:max(3, len(w) - 5)]
-              for w in dict.fromkeys(re.findall(r"\w{3,}", query)) if w.lower() not in STOPWORDS][:SIZE_CAP_WORDS]
+    probes = [w for w in query_roots(query) if len(w) >= 3][:SIZE_CAP_WORDS]  # (a trigram at least)
     if big and probes and not more:
         from ov.grams import lacks, literal_grams  # noqa: PLC0415
 

@@ -86,12 +86,6 @@ _IDENT_SEP_RE = re.compile(r"\.|::|->|#")
 _CODE_SHAPE_RE = re.compile(r"_|\.|::|->|#|\$|[a-z0-9][A-Z]|[A-Z]{2}")
 
 
-def code_shaped(word: str) -> bool:
-    """Whether a word has a code's shape: `_`, a dot or `::`, `camelCase`, capitals run
-    together (`parse_args`, `hashGrow`, `EOF`), not a plain word."""
-    return _CODE_SHAPE_RE.search(word) is not None
-
-
 # a dotted word ending so names a file (`setup.py`, `README.md`), not a member
 _FILE_ENDINGS = frozenset(
     "py pyi js mjs cjs ts tsx jsx go rs c h cc cpp hpp java kt rb php cs swift md rst txt html "
@@ -396,6 +390,19 @@ def query_stems(query: str):
         forms = [w[:-len(end)] for end in DERIVATIONS if w.endswith(end) and len(w) - len(end) >= 5]
         if forms:
             out.append(_at_word_start(min(forms, key=len)))
+    return out
+
+
+def query_roots(query: str) -> list[str]:
+    """What every match of each query word holds, as the keyword index stems them: the
+    word (folded, stop words aside as `query_pattern` leaves them) without the shortest
+    ending `query_pattern` or `query_stems` takes off (`configuration`: configur, which
+    `configured` holds). For a test of literal text, such as a big file's trigram bitmap."""
+    out = []
+    for w in _query_words(query):
+        forms = [w[:-len(end)] for ends, least in ((INFLECTIONS, 4), (DERIVATIONS, 5)) for end in ends
+                 if w.endswith(end) and len(w) - len(end) >= least and not any(c >= "\u3000" for c in w)]
+        out.append(min(forms, key=len, default=w))
     return out
 
 
