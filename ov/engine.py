@@ -27,7 +27,7 @@ from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, M
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, check_limit, check_query, decode_cursor,
                       definition_word, encode_cursor, file_name, identifier, keyword_plan, query_pattern, query_roots,
-                      request_key, type_name, words_in)
+                      request_key, type_name, worded, words_in)
 from ov.store import KNN_MAX, Filters, Store, fts_phrase
 from ov.walk import gitignore_unread
 
@@ -667,7 +667,8 @@ def query_tree(store: Store, query: str, filters: Filters | None = None) -> rank
             # a front matter block's hit is the note's first passage's (`_keyword_reads`)
             holding = frozenset(ids | set(store.front_leads(list(ids)).values()))
     return rank.Tree(store.file_count(), store.keyword_rows(), plan.terms,
-                     nospace=bool(plan.trigram or plan.short), identifier=ident is not None, holding=holding)
+                     nospace=bool(plan.trigram or plan.short), identifier=ident is not None, holding=holding,
+                     worded=worded(query))
 
 
 DEFINERS_READ = 2000  # rows holding an identifier query's name read for its definitions

@@ -180,6 +180,25 @@ def definition_word(text: str) -> str | None:
     return named[0] if named else None
 
 
+# a word of a sentence: letters and digits, and the marks prose puts around words
+_PROSE_WORD_RE = re.compile(r"[(\"'`]*[^\W_]+(?:[-'][^\W_]+)*[)\"'`.,;:!?]*")
+
+
+def worded(text: str) -> bool:
+    """Whether the query is a phrase in words (`set a cookie on the response`, `how are
+    goroutines scheduled`): three words or more, at least two of them not stop words, and
+    none with a code's shape (`_CODE_SHAPE_RE`: `io.EOF`, `parse_args`, `hashGrow`; an
+    acronym, `TLS`, is a word). Its
+    hybrid hits show the passage the model reads closest to it (ov.rank `fuse`)."""
+    words = text.split()
+    if len(words) < 3 or not all(_PROSE_WORD_RE.fullmatch(w) for w in words):
+        return False
+    bare = [w.strip("()\"'`.,;:!?") for w in words]
+    if any(_CODE_SHAPE_RE.search(w) and not (w.isalpha() and w.isupper()) for w in bare):
+        return False  # (an acronym, `TLS`, `HTTP`, is a word of prose too)
+    return sum(fold(w) not in STOPWORDS for w in bare) >= 2
+
+
 _TYPE_NAME_RE = re.compile(r"[A-Z][a-z][A-Za-z0-9]*")
 
 

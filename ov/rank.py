@@ -144,6 +144,7 @@ class Tree:
     terms: int = 1
     nospace: bool = False
     identifier: bool = False  # the query is one code identifier (ov.query.identifier)
+    worded: bool = False  # the query is a phrase in words (ov.query.worded): `fuse`'s shown passage
     # ... and the rows holding its name (its words in order), when all of them were read
     # (None: not known, every row counts as holding it): only those keep their keywords-only
     # probability in the hybrid (`fuse`). `secret_ignored_word` scored a file holding
@@ -336,15 +337,29 @@ def fuse(lists: dict[str, list[Cand]], tree: Tree, unread=frozenset()) -> list[C
                 floor = 0.0 if tree.identifier and (tree.holding is None or c.chunk_id in tree.holding) \
                     else KEYWORD_FLOOR
                 p = max(p, pk) if pk >= floor or c.chunk_id in unread else p
-        # the hit shows the chunk of the branch that judges the file likelier relevant: a
-        # name the keywords found in one passage (0.49) was shown by a passage the model
-        # read a little closer than the rest (0.0001) that lacked it
-        lead = max(got, key=lambda g: (own[g[2]], g[0], -g[1].chunk_id))[1]
+        lead = _lead(got, own, tree)
         f = Cand(lead.chunk_id, path, p)
         for term, c, name, rank in got:  # `term`: what the branch adds to z (--explain)
             f.branches[name] = {**c.branches.get(name, {}), "rank": rank, "term": round(term, SCORE_DIGITS)}
         fused.append(f)
     return sort_cands(fused)
+
+
+def _lead(got: list[tuple[float, Cand, str, int]], own: dict[str, float], tree: Tree) -> Cand:
+    """The chunk a fused hit shows, of the branches' (term, cand, branch, rank) for its file.
+    A phrase in words (`Tree.worded`) is shown by the passage the model reads closest to it
+    (not when the file came by its abstract, which stands for the whole file): "set a cookie
+    on the response" showed express's response.js by its `require` lines (keywords 0.54:
+    `cookie`, `setCharset`, `ServerResponse`) over the passage that sets the cookie (the
+    model's nearest, 0.13 at that tree's size). Else the chunk of the branch that judges the
+    file likelier relevant: a name the keywords found in one passage (`findrunnable`, 0.49)
+    was shown by a passage the model read a little closer than the rest (0.0001) that
+    lacked it."""
+    if tree.worded and not tree.nospace:
+        for _, c, name, _ in got:
+            if name == "semantic" and c.branches["semantic"].get("via") != "abstract":
+                return c
+    return max(got, key=lambda g: (own[g[2]], g[0], -g[1].chunk_id))[1]
 
 
 def with_definers(ranked: list[Cand], name: str, definers: dict[str, int], why: str = "defines",

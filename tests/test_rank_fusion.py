@@ -5,6 +5,7 @@ query; a file's score does not depend on the other files or on how deep a branch
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 
@@ -159,6 +160,24 @@ def test_a_hit_shows_the_chunk_of_the_branch_that_believes_in_it(path):
     assert kw_wins.chunk_id == 0  # the keyword branch's chunk (`lists`: keywords 0.., semantic 1000..)
     sem_wins = rank.fuse(lists([(path, 1.0)], [(path, 0.85)]), TREE)[0]
     assert sem_wins.chunk_id == 1000
+
+
+@pytest.mark.parametrize("path", ["response.js", "notes.md"])
+def test_a_phrase_in_words_shows_the_passage_the_model_reads_closest(path):
+    """`set a cookie on the response` showed express's response.js by its `require` lines,
+    which the keywords judged likelier (0.54) than the model judged the passage setting the
+    cookie (0.13): a phrase in words shows the semantic branch's passage, whatever the
+    branches' own probabilities; a name (not `worded`) the likelier branch's, and a file that
+    came by its abstract (which stands for the whole file) too."""
+    worded = dataclasses.replace(TREE, worded=True)
+    assert rank.fuse(lists([(path, 30.0)], [(path, 0.3)]), worded)[0].chunk_id == 1000
+    assert rank.fuse(lists([(path, 30.0)], [(path, 0.3)]), TREE)[0].chunk_id == 0
+    by_abstract = lists([(path, 30.0)], [(path, 0.3)])
+    by_abstract["semantic"][0].branches["semantic"]["via"] = "abstract"
+    assert rank.fuse(by_abstract, worded)[0].chunk_id == 0
+    # the order and the scores do not change, only the passage shown
+    both = lists([(path, 30.0), ("b.md", 5.0)], [(path, 0.3), ("b.md", 0.6)])
+    assert [(c.path, c.score) for c in rank.fuse(both, worded)] == [(c.path, c.score) for c in rank.fuse(both, TREE)]
 
 
 def _prob_at(share: float) -> float:

@@ -7,6 +7,8 @@ import random
 
 import pytest
 
+from conftest import run_subprocess
+from ov.query import worded
 from ov.store import Store
 
 
@@ -197,3 +199,86 @@ def test_the_moved_tree_check_has_bounds(ov, tree, monkeypatch):
         ix.store.checks_drift = False  # as `ov mcp` sets it beside its watcher
         res = ix.search("alpha", search_type="keywords")
         assert res.hits and not [w for w in res.warnings if "changed since" in w]
+
+
+@pytest.mark.parametrize("query, yes", [
+    ("set a cookie on the response", True), ("how are goroutines scheduled", True),
+    ("TLS handshake client certificate", True), ("What is the (default) timeout?", True),
+    ("findrunnable", False), ("set cookie", False), ("how does it work", False),
+    ("io.EOF reader loop", False), ("parse_args in main", False), ("HTTPServer shutdown grace", False)])
+def test_a_phrase_in_words(query, yes):
+    """Three words or more, two of them not stop words, none of a code's shape (an acronym
+    is a word)."""
+    assert worded(query) is yes
+
+
+def _response_js() -> str:
+    head = ("'use strict';\n\n" + "".join(f"var {n} = require('{m}');\n" for n, m in [
+        ("http", "http"), ("path", "path"), ("merge", "utils-merge"), ("sign", "cookie-signature"),
+        ("normalizeType", "./utils"), ("setCharset", "./utils"), ("cookie", "cookie"), ("send", "send"),
+        ("vary", "vary")]) + "\n/**\n * Response prototype.\n */\n\n"
+        "var res = Object.create(http.ServerResponse.prototype);\nmodule.exports = res;\n")
+    body = "".join(f"""
+/**
+ * Write {what}.
+ */
+
+res.{name} = function {name}(value) {{
+  var opts = merge({{}}, this.options);
+  if (value === undefined) {{
+    throw new TypeError('argument value is required');
+  }}
+  this.setHeader('X-{name}', String(value));
+  this.end(JSON.stringify({{ value: value, opts: opts }}));
+  return this;
+}};
+""" for name, what in [("status", "the HTTP status code"), ("links", "the Link header field"),
+                       ("json", "a JSON body"), ("location", "the location header to the url")])
+    setter = """
+/**
+ * Store a small piece of state in the browser of the visitor, signed if asked.
+ */
+
+res.remember = function remember(name, value, options) {
+  var opts = merge({}, options);
+  var secret = this.req.secret;
+  if (opts.signed && !secret) {
+    throw new Error('a secret is required to sign');
+  }
+  var val = typeof value === 'object' ? 'j:' + JSON.stringify(value) : String(value);
+  if (opts.signed) {
+    val = 's:' + sign(val, secret);
+  }
+  if (opts.maxAge != null) {
+    opts.expires = new Date(Date.now() + opts.maxAge);
+    opts.maxAge = opts.maxAge / 1000;
+  }
+  this.append('Set-Cookie', cookie.serialize(name, String(val), opts));
+  return this;
+};
+"""
+    return head + body + setter
+
+
+@pytest.mark.model
+def test_a_phrase_in_words_is_shown_by_the_passage_that_does_what_it_says(tree):
+    """A review on express: `ov search "set a cookie on the response"` found response.js
+    first but showed its `require` lines, whose words the keywords counted (`cookie`,
+    `setCharset`, `ServerResponse`), not the function that sets the cookie; `ov find` showed
+    that function. A name still shows the passage holding it."""
+    root = tree({"lib/response.js": _response_js(), "lib/other.js": "function add(a, b) { return a + b; }\n"})
+    assert run_subprocess(["index", "."], cwd=root).code == 0
+    text = (root / "lib/response.js").read_text().splitlines()
+    setter = next(i for i, ln in enumerate(text, 1) if "Set-Cookie" in ln)
+    for mode in ("hybrid", "semantic"):
+        r = run_subprocess(["search", "set a cookie on the response", "--search-type", mode, "-n", "1", "--json"],
+                           cwd=root)
+        hit = r.json["result"]["hits"][0]
+        assert hit["path"] == "lib/response.js" and hit["start_line"] <= setter <= hit["end_line"], (mode, hit)
+    # the keywords alone judge the `require` lines likelier: the hybrid's choice is not theirs
+    r = run_subprocess(["search", "set a cookie on the response", "--search-type", "keywords", "-n", "1", "--json"],
+                       cwd=root)
+    assert not r.json["result"]["hits"][0]["start_line"] <= setter <= r.json["result"]["hits"][0]["end_line"]
+    r = run_subprocess(["search", "setCharset", "-n", "1", "--json"], cwd=root)
+    hit = r.json["result"]["hits"][0]
+    assert "setCharset" in hit["excerpt"]["text"] and hit["start_line"] < setter, hit
