@@ -22,7 +22,7 @@ from ov.config import CONFIG_MAX_FILESIZE, DEFAULT_MAX_FILESIZE, MAX_QUERY_TOKEN
 from ov.errors import OvError
 from ov.journal import status as journal_status
 from ov.kinds import kind_of
-from ov.model import (ContextEntry, ContextResult, ContextStats, Excerpt, Hit, Manifest, ReadResult,
+from ov.model import (ContextEntry, ContextResult, ContextStats, Copy, Excerpt, Hit, Manifest, ReadResult,
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult, duration_text)
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, check_limit, check_query, decode_cursor,
@@ -355,25 +355,26 @@ class _Rankings:
         return _materialise(ranked, rows, self.req, checker, need), exhausted
 
 
-def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tuple[int, int]]):
+def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tuple[int, int, str, int]]):
     """(the page's hits, ranked; whether more exist; the cursor's segments after it; the
     page's rechecker).
 
     A fused ranking depends on how deep each branch is read (a file gets a branch's share
     only when one of its chunks is within the depth), so a page read deeper than the one
     before it could repeat or skip hits. The cursor therefore records the depth each page
-    was ranked at; the hits already shown are replayed from exactly those rankings, and
-    each new page is the next hits of its own ranking that were not shown. Every page of
-    one query then reads one depth until it runs out."""
+    was ranked at; the hits already taken are replayed from exactly those rankings, and
+    each new page is the next hits of its own ranking that were not taken. Every page of
+    one query then reads one depth until it runs out. A hit whose passage is word for word
+    one this page shows is taken as that hit's duplicate (`_fold`)."""
     def key(h: Hit):
         # with --all-chunks a hit is its chunk: a file's tier rows share the span 0-0, so
         # the level tells them apart
         return (h.path, h.level, h.excerpt.start, h.excerpt.end) if req.all_chunks else h.path
 
     shown: set = set()
-    for depth, count, last in segments:
+    for depth, count, last, _ in segments:
         shown.update(_replayed(ranking, root, depth, count, last, key, shown))
-    offset = sum(count for _, count, _ in segments)
+    offset = sum(ranks for *_, ranks in segments)
     checker = rank.Rechecker(str(root), ranking.cap)
     need = len(shown) + req.limit + 1
     depth = segments[-1][0] if segments else max(FIRST_DEPTH, need * 4)
@@ -383,20 +384,49 @@ def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tup
     while True:
         hits, exhausted = ranking(depth, need, checker)
         new = [h for h in hits if key(h) not in shown]
-        if len(new) > req.limit or exhausted or depth >= top:
+        page, taken, more = _fold(new, req.limit, not req.all_chunks)
+        if more:
+            break
+        if len(hits) >= need:  # this depth's ranking holds more: duplicates took the room
+            need += len(new) - len(page)
+            continue
+        if exhausted or depth >= top:
             break
         depth = min(top, depth * 4)
     # (a --threshold that ended the page cut nothing: rows not read score lower still)
-    ranking.cut_short = not exhausted and len(new) <= req.limit and req.threshold is None
-    page = new[: req.limit]
+    ranking.cut_short = not exhausted and not more and req.threshold is None
     for i, h in enumerate(page):
         h.rank = offset + i + 1
-    last = _mark(key(page[-1])) if page else (segments[-1][2] if segments else "")
+    last = _mark(key(new[taken - 1])) if taken else (segments[-1][2] if segments else "")
     if segments and segments[-1][0] == depth:
-        segments = [*segments[:-1], (depth, segments[-1][1] + len(page), last)]
+        segments = [*segments[:-1], (depth, segments[-1][1] + taken, last, segments[-1][3] + len(page))]
     else:
-        segments = [*segments, (depth, len(page), last)]
-    return page, len(new) > req.limit, segments, checker
+        segments = [*segments, (depth, taken, last, len(page))]
+    return page, more, segments, checker
+
+
+def _fold(new: list[Hit], limit: int, fold: bool = True) -> tuple[list[Hit], int, bool]:
+    """(the page: the first `limit` of `new` that are not word for word a passage it already
+    shows; how many of `new` it took; whether one more is left). A passage that repeats one
+    shown above it on the page (a vendored or bundled copy: lodash and lodash-es, a
+    package's `dist/` builds) is folded into that hit's `duplicates`, with the ones after
+    the page's last hit up to the next hit of its own. On a tree of 19 npm packages, 9 of 10
+    questions had such copies among their first 10 hits. A copy past its hit's page is
+    listed as a hit of its own: a page never hides one."""
+    page: list[Hit] = []
+    by_text: dict[str, Hit] = {}
+    for taken, h in enumerate(new):
+        text = h.excerpt.text if fold and h.level == 2 else ""
+        first = by_text.get(text) if text else None
+        if first is not None:
+            first.duplicates = [*(first.duplicates or []), Copy(h.path, h.start_line, h.end_line)]
+            continue
+        if len(page) == limit:
+            return page, taken, True
+        page.append(h)
+        if text:
+            by_text[text] = h
+    return page, len(new), False
 
 
 def _mark(k) -> str:

@@ -49,6 +49,15 @@ class Excerpt:
     end: int
 
 
+@dataclass(frozen=True)
+class Copy:
+    """A file whose passage is word for word the one a hit shows (`Hit.duplicates`)."""
+
+    path: str
+    start_line: int
+    end_line: int
+
+
 @dataclass
 class Hit:
     """A ranked search hit."""
@@ -65,6 +74,9 @@ class Hit:
     content: str | None = None
     scores: dict[str, Any] | None = None  # per-branch, with --explain
     tags: dict[str, str] | None = None
+    # the files ranked after this one on its page whose passage shown is word for word
+    # this one's (vendored and bundled copies): folded into it (ov.engine `_fold`)
+    duplicates: list[Copy] | None = None
 
 
 @dataclass

@@ -339,22 +339,24 @@ CURSOR_MAX_DEPTH = 16 * KNN_MAX  # no page is ranked deeper than the branches ca
 CURSOR_MAX_SHOWN = 100_000
 
 
-def encode_cursor(generation: str, key: str, segments: list[tuple[int, int, str]]) -> str:
+def encode_cursor(generation: str, key: str, segments: list[tuple[int, int, str, int]]) -> str:
     raw = json.dumps({"g": generation, "k": key, "s": [list(x) for x in segments]},
                      separators=(",", ":"))
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, generation: str, key: str) -> list[tuple[int, int, str]]:
-    """The (depth, hits, mark of the last hit shown) segments a cursor carries; refused if
-    it is malformed or the index changed."""
+def decode_cursor(cursor: str, generation: str, key: str) -> list[tuple[int, int, str, int]]:
+    """The (depth, hits taken, mark of the last hit taken, hits shown: the others were
+    folded into a hit as its duplicates) segments a cursor carries; refused if it is
+    malformed or the index changed."""
     invalid = OvError("invalid_argument", "the cursor is not valid; rerun the query without --cursor",
                       field="cursor")
     try:
         pad = "=" * (-len(cursor) % 4)
         data = json.loads(base64.urlsafe_b64decode(cursor + pad).decode())
         g, k = data["g"], data["k"]
-        segments = [(int(seg[0]), int(seg[1]), str(seg[2]) if len(seg) > 2 else "") for seg in data["s"]]
+        segments = [(int(seg[0]), int(seg[1]), str(seg[2]) if len(seg) > 2 else "",
+                     int(seg[3]) if len(seg) > 3 else int(seg[1])) for seg in data["s"]]
     except Exception:
         raise invalid from None
     if k != key:
@@ -364,8 +366,9 @@ def decode_cursor(cursor: str, generation: str, key: str) -> list[tuple[int, int
         raise OvError("invalid_argument",
                       "the index changed since this cursor was made; rerun the query", field="cursor")
     if (not segments or len(segments) > CURSOR_MAX_SEGMENTS
-            or any(not 1 <= d <= CURSOR_MAX_DEPTH or n < 0 or len(t) > 16 for d, n, t in segments)
-            or sum(n for _, n, _ in segments) > CURSOR_MAX_SHOWN):
+            or any(not 1 <= d <= CURSOR_MAX_DEPTH or n < 0 or len(t) > 16 or not 0 <= r <= n
+                   for d, n, t, r in segments)
+            or sum(n for _, n, _, _ in segments) > CURSOR_MAX_SHOWN):
         raise invalid
     return segments
 

@@ -464,6 +464,9 @@ def hit_text(h, pats, color: bool, name: str | None = None) -> list[str]:
             out.append(f"    {num}{sep} {_mark(_cut(lines[j], pats), pats, color)}".rstrip())
         if hi - lo < len(lines):
             out.append(f"    [excerpt: lines {first}-{first + len(lines) - 1}, {hi - lo} shown]")
+    if h.duplicates:
+        out.append("    [the same passage, word for word, in: " + ", ".join(
+            f"{clean_name(d.path)}:{d.start_line}" for d in h.duplicates) + "]")
     if h.scores is not None:
         out.append("    " + _scores_line(h))
     return out

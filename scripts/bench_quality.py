@@ -286,6 +286,8 @@ def run_queries(runner: Runner, stype: str, queries: dict[str, str], db: Path, b
         if res.get("next_cursor") and pages > 1:
             env2, _ = runner(args + ["--cursor", res["next_cursor"]])
             hits += env2["result"]["hits"]
+        # a hit's word-for-word copies (ov.engine `_fold`) are shown with it: ranked after it
+        hits = [x for h in hits for x in (h, *({**h, "path": d["path"]} for d in h.get("duplicates", [])))]
         profile = res.get("profile")
         ranked = []
         for h in hits:

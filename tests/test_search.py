@@ -147,7 +147,7 @@ def test_camel_and_snake_identifiers(ov, tree):
 
 
 def test_filter_before_limit(ov, tree):
-    files = {f"other/f{i:03}.md": "needle needle needle needle\n" for i in range(60)}
+    files = {f"other/f{i:03}.md": "needle needle needle needle" + "!" * (i + 1) + "\n" for i in range(60)}
     files["docs/only.md"] = "# doc\n\nlong text " + "filler " * 300 + "needle\n"
     root = build(tree, files)
     r = ov("search", "needle", "-o", "json", "-n", "50", cwd=root)
@@ -197,7 +197,7 @@ def test_cursor_pages_equal_the_unpaged_result(ov, tree):
 
 
 def test_cursor_from_changed_index_is_refused(ov, tree):
-    files = {f"f{i:02}.md": "common word\n" for i in range(15)}
+    files = {f"f{i:02}.md": "common word" + "!" * (i + 1) + "\n" for i in range(15)}
     root = build(tree, files)
     page = ov("search", "common", "-n", "5", "-o", "json", cwd=root).json["result"]
     (root / "new.md").write_text("common again\n")

@@ -305,7 +305,9 @@ def shown_from_here(res, root: Path) -> None:
     from ov.search.scope import displayer  # noqa: PLC0415
 
     show = displayer(root, Path.cwd())
-    res.hits = [dataclasses.replace(h, path=show(h.path)) for h in res.hits]
+    res.hits = [dataclasses.replace(h, path=show(h.path), duplicates=[dataclasses.replace(d, path=show(d.path))
+                                                                      for d in h.duplicates] if h.duplicates else None)
+                for h in res.hits]
 
 
 def read_from_here(res, root: Path):
