@@ -616,7 +616,7 @@ def defines(text: str, path: str, name: str) -> int | None:
         if bound.match(line) or _defines_by_language(text, start, line, ext, name):
             return start
         sig = _defn(line, ext)
-        if sig is not None and name in (_bare_name(_defined_name(sig)), _called_first(sig)):
+        if sig is not None and name in _names_defined(sig, ext):
             return start
     return None
 
@@ -654,6 +654,39 @@ def _called_first(sig: str) -> str:
     reads as its return type's (`static struct page *alloc_pages(...)`: struct page)."""
     m = _FIRST_CALL_RE.match(sig)
     return m.group(1) if m else ""
+
+
+_CALLED_RE = re.compile(r"(?<![\w$])([A-Za-z_]\w*)\s*\($")
+
+
+def _names_defined(sig: str, ext: str) -> tuple[str, ...]:
+    """The names a definition's signature line may define (`defines`): the outline's, and
+    the name before the first `(`; in C a function's is `_c_function`'s alone."""
+    named = _defined_name(sig)
+    if ext in _C_EXTS:
+        own = _c_function(sig)  # (`struct page *alloc_pages(...)` reads as `struct page` too)
+        return (own,) if named.endswith("()") or not named else (_bare_name(named), own)
+    return _bare_name(named), _called_first(sig)
+
+
+def _c_function(sig: str) -> str:
+    """The function a C signature defines: of the names before a `(` outside every
+    parenthesis, the last not spelt as the kernel's attribute macros are (`__alloc_size(1)`
+    before the return type, `__releases(x)` after the parameters), else the last. The name
+    before the first `(` (`_called_first`) was `__alloc_size` in `static __always_inline
+    __alloc_size(1) void *kmalloc_node(size_t size, ...)`."""
+    depth, names = 0, []
+    for i, ch in enumerate(sig):
+        if ch == "(":
+            if depth == 0:
+                m = _CALLED_RE.search(sig[max(0, i - 120):i + 1])
+                if m is not None:
+                    names.append(m.group(1))
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+    own = [n for n in names if not n.startswith("__")]
+    return (own or names or [""])[-1]
 
 
 def _bare_name(defined: str) -> str:

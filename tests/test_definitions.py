@@ -97,6 +97,15 @@ def test_type_name_is_one_capitalised_word(query, expected):
     ("unsigned long\ncopy_from_user(void *to, const void __user *from, unsigned long n)\n{\n", "u.c",
      "copy_from_user", True),
     ("copy_from_user(to, from, n);\n", "u.c", "copy_from_user", False),
+    # the kernel's attribute macros before the return type (the name is the last call's)
+    ("static __always_inline __alloc_size(1) void *kmalloc_node(size_t size, gfp_t flags, int node)\n{\n",
+     "slab.h", "kmalloc_node", True),
+    ("static __always_inline __alloc_size(1) void *kmalloc_node(size_t size, gfp_t flags, int node)\n{\n",
+     "slab.h", "__alloc_size", False),
+    ("__printf(2, 3) __cold\nint dev_err_probe(const struct device *dev, int err, const char *fmt, ...)\n{\n",
+     "core.c", "dev_err_probe", True),
+    ("static int cb_call(int (*cb)(void *), void *arg)\n{\n", "cb.c", "cb_call", True),
+    ("static int cb_call(int (*cb)(void *), void *arg)\n{\n", "cb.c", "cb", False),
     ("def WithDeadlineX():\n", "x.py", "WithDeadline", False),  # whole names only
     ("def withdeadline():\n", "x.py", "WithDeadline", False),  # case counts
 ])
