@@ -26,7 +26,7 @@ complete -c ov -n '__fish_seen_subcommand_from index' -l max-filesize -x -d 'Ski
 complete -c ov -n '__fish_seen_subcommand_from index' -l progress -d 'Show progress on stderr: a bar on a terminal, else a line as work advances, at most one a second (default: on a terminal; off one, a single line when an embedding of 2,000 rows or more starts, which --no-progress turns off)'
 complete -c ov -n '__fish_seen_subcommand_from index' -l no-progress -d 'Turn off --progress'
 complete -c ov -n '__fish_seen_subcommand_from index' -l stop -d 'Stop the background worker adding vectors to the index of PATH and keep it stopped (no search starts another until `ov index` runs), and exit (a foreground indexer holding the index is named, with how to stop it)'
-complete -c ov -n '__fish_seen_subcommand_from index' -l watch -d 'After indexing, keep watching: re-index each saved, added or deleted file until interrupted'
+complete -c ov -n '__fish_seen_subcommand_from index' -l watch -d 'Write the keyword rows, then keep watching: re-index each saved, added or deleted file until interrupted, and add the vectors between batches'
 complete -c ov -n '__fish_seen_subcommand_from index' -l background -d 'Write the keyword rows of every file now and leave the vectors to a background worker, as a first search does (a running one is started again), instead of computing them here'
 complete -c ov -n '__fish_seen_subcommand_from index' -s o -l output -x -a 'text json jsonl' -d 'Output format: text, json or jsonl'
 complete -c ov -n '__fish_seen_subcommand_from index' -l json -d 'Same as -o json'

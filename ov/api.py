@@ -226,7 +226,7 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
           hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
           max_filesize: int | None = None, walk=None, progress=None, warn: Notice = _quiet,
           embedder=None, first_use: bool = False, notice: Notice = _quiet, first_query: str = "",
-          background: bool = False):
+          background: bool = False, vectors_later: bool = False):
     """Build or refresh the index of `path` (default `.`); returns an `IndexReport`.
 
     `progress(phase, done, total)` hears each step; it may also be a context manager
@@ -240,7 +240,9 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
     within the budget. With `background` (and `embed`), every file's keyword rows now and
     the vectors by a background worker, as a first use leaves them (`notice` hears its pid):
     a tree edited while its first vectors are computed (tens of minutes) is searchable at
-    once, where a plain `index` stops the worker and embeds the rest in the foreground."""
+    once, where a plain `index` stops the worker and embeds the rest in the foreground.
+    With `vectors_later` (and `embed`), every file's keyword rows and none of the vectors,
+    which the index says are coming: a watcher (`watcher`) adds them between its batches."""
     from ov.indexer import index_tree, options_for  # noqa: PLC0415
     from ov.query import path_words  # noqa: PLC0415
 
@@ -250,6 +252,8 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
     if first_use and first_query:
         opts = replace(opts, first_words=path_words(first_query))
 
+    if vectors_later and embed:
+        opts = replace(opts, embed=False, embed_later=True)
     later = False
     if background and embed:
         from ov.worker import enabled, model_available  # noqa: PLC0415

@@ -119,7 +119,7 @@ def index_cmd(
     max_filesize: Annotated[Optional[str], typer.Option("--max-filesize", help="Skip files larger than this: bytes, or a size such as 2M (K, M, G as in rg; default: the config's max-filesize, else 1 MiB).", metavar="SIZE")] = None,
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr: a bar on a terminal, else a line as work advances, at most one a second (default: on a terminal; off one, a single line when an embedding of 2,000 rows or more starts, which --no-progress turns off).", show_default=False)] = None,
     stop: Annotated[bool, typer.Option("--stop", help="Stop the background worker adding vectors to the index of PATH and keep it stopped (no search starts another until `ov index` runs), and exit (a foreground indexer holding the index is named, with how to stop it).")] = False,
-    watch: Annotated[bool, typer.Option("--watch", help="After indexing, keep watching: re-index each saved, added or deleted file until interrupted.")] = False,
+    watch: Annotated[bool, typer.Option("--watch", help="Write the keyword rows, then keep watching: re-index each saved, added or deleted file until interrupted, and add the vectors between batches.")] = False,
     background: Annotated[bool, typer.Option("--background", help="Write the keyword rows of every file now and leave the vectors to a background worker, as a first search does (a running one is started again), instead of computing them here.")] = False,
     output: OutputOpt = "text",
     json_: JsonOpt = False,
@@ -155,7 +155,9 @@ def index_cmd(
         try:
             rep = build_index(out, path, db, embed=not no_embed, full=full,
                               walk_opts=api.walk_options(path, hidden, no_ignore, follow, max_filesize),
-                              progress=progress, background=background)
+                              progress=progress, background=background,
+                              # a watch adds the vectors between its batches: it watches at once
+                              vectors_later=watch)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(interrupted_note(path, db, embed=not no_embed, full=full)) from None
         emit(out, rep, t0, lambda: out.notice(api.summary(rep)))

@@ -341,7 +341,8 @@ def tagged_from_here(res, root: Path):
 
 
 def build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, full: bool = False,
-                walk_opts=None, progress: bool | None = None, background: bool = False):
+                walk_opts=None, progress: bool | None = None, background: bool = False,
+                vectors_later: bool = False):
     """`api.index` with a progress bar on stderr (a TTY, or --progress); off a terminal
     without either flag, one line when a long embedding starts (`Progress` hint)."""
     from ov import api  # noqa: PLC0415
@@ -349,7 +350,7 @@ def build_index(out: Out, root: Path, db: Path | None, *, embed: bool = True, fu
     shown = out.stderr.isatty() if progress is None else progress
     bar = Progress(shown, color=out.stderr_color, stream=out.stderr, hint=progress is None)
     return api.index(root, db=db, embed=embed, full=full, walk=walk_opts, progress=bar, warn=out.warn,
-                     notice=bar.notice, background=background)
+                     notice=bar.notice, background=background, vectors_later=vectors_later)
 
 def interrupted_note(path: Path, db: Path | None, *, embed: bool, full: bool) -> str:
     """What an `ov index` stopped by Ctrl-C or SIGTERM kept, for the line that says it was
