@@ -743,8 +743,10 @@ def _definers(store: Store, req: SearchRequest,
     said_as = definition_word(req.query)
     bound = said_as in _BINDING_WORDS  # `export const store = ...`; not a type's `type X = Self;`
     relayed: set[str] = set()
-    every = _defining(store, sorted(got), name, rf"\b{said_as}\s+{re.escape(name)}\b" + ("" if bound else r"(?!\s*=)")
-                      if said_as else None, relayed)
+    # (a Go method's receiver stands between `func` and its name: `func (c *Client) Do(`)
+    recv = r"(?:\([^)]*\)\s*)?" if said_as == "func" else ""
+    every = _defining(store, sorted(got), name, rf"\b{said_as}\s+{recv}{re.escape(name)}\b"
+                      + ("" if bound else r"(?!\s*=)") if said_as else None, relayed)
     by, found = ("", _firsts(every)) if qual is None else _qualified(store, scope, every, name, qual)
     # a file that only passes the name on (`exports.parseDate = require('./parse-date')`)
     # counts when no file in the list defines it: it had come before parse-date.js

@@ -86,6 +86,10 @@ _IDENT_SEP_RE = re.compile(r"\.|::|->|#")
 _CODE_SHAPE_RE = re.compile(r"_|\.|::|->|#|\$|[a-z0-9][A-Z]|[A-Z]{2}")
 
 
+# a Go method expression: `(*Client).Do`, `(*http.Client).Do`, `(Point).Dist`
+_METHOD_EXPR_RE = re.compile(r"\(\s*\*?\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\)\.([A-Za-z_]\w*)")
+
+
 # a dotted word ending so names a file (`setup.py`, `README.md`), not a member
 _FILE_ENDINGS = frozenset(
     "py pyi js mjs cjs ts tsx jsx go rs c h cc cpp hpp java kt rb php cs swift md rst txt html "
@@ -100,6 +104,8 @@ def identifier(text: str) -> tuple[str, str | None] | None:
     UsageError`, `def parse`, `struct page`, asks for its name too (`_defined`). `ov
     search` ranks the files defining the name first (ov.engine `_definers`)."""
     q = text.strip()
+    if (expr := _METHOD_EXPR_RE.fullmatch(q)) is not None:  # Go's `(*Client).Do`: Client.Do
+        q = f"{expr.group(1)}.{expr.group(2)}"
     if (named := _defined(q)) is not None:
         q = named[1]
     elif not _IDENT_RE.fullmatch(q) or not _CODE_SHAPE_RE.search(q):
@@ -163,14 +169,26 @@ def _defined(q: str) -> tuple[str, str] | None:
         lead = None
     code = lead is not None and _CODE_LEAD_RE.match(lead.group()) is not None
     word, _, rest = q.partition(" ")
-    m = _DEFINED_RE.fullmatch(rest.strip()) if word in (_DEFINING_AFTER_MODIFIER if code else _DEFINING) else None
+    rest = rest.strip()
+    if word == "func" and (recv := _GO_RECEIVER_RE.match(rest)):  # `func (c *Client) Do`: Client.Do
+        rest = f"{recv.group(1)}.{rest[recv.end():]}"
+    go_type = word == "type" and (kind := _GO_TYPE_KIND_RE.search(rest)) is not None
+    if go_type:  # `type Client struct`, `type Handler interface {`
+        rest = rest[:kind.start()]
+    m = _DEFINED_RE.fullmatch(rest) if word in (_DEFINING_AFTER_MODIFIER if code else _DEFINING) else None
     if m is None:
         return None
     name = m.group(1)
     if ((code and (lead.group().startswith("pub") or name[:1].isupper())) or _CODE_SHAPE_RE.search(name)
-            or word in _DEFINING_ONLY or (name[:1].isupper() and word in _DEFINING_TYPES)):
+            or word in _DEFINING_ONLY or (name[:1].isupper() and word in _DEFINING_TYPES) or go_type):
         return word, name
     return None
+
+
+# Go's method receiver (`func (c *Client) Do`, `func (l *List[T]) Len`) and the kind a `type`
+# declaration names after its name (`type Client struct`), read by `_defined`
+_GO_RECEIVER_RE = re.compile(r"\(\s*(?:\w+\s+)?\*?\s*([A-Za-z_]\w*)(?:\[[^\]]*\])?\s*\)\s*")
+_GO_TYPE_KIND_RE = re.compile(r"\s+(?:struct|interface)\b\s*\{?\s*\}?$")
 
 
 def definition_word(text: str) -> str | None:

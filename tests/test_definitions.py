@@ -55,6 +55,11 @@ from ov.tiers import defines
     ("Regex::new", ("new", "Regex")), ("tokio::spawn", ("spawn", "tokio")),
     # JavaScript's prototype is not the qualifier: the type before it is
     ("Layer.prototype.match", ("match", "Layer")), ("Array.prototype.map", ("map", "Array")),
+    # Go as it is written: a type with its kind, a method with its receiver, a method expression
+    ("type Client struct", ("Client", None)), ("type Handler interface {", ("Handler", None)),
+    ("func (c *Client) Do", ("Do", "Client")), ("func (l *List[T]) Len", ("Len", "List")),
+    ("(*Client).Do", ("Do", "Client")), ("(*http.Client).Do", ("Do", "Client")),
+    ("type systems are cool", None), ("type struct", None),
 ])
 def test_identifier_is_one_code_name(query, expected):
     assert identifier(query) == expected
@@ -336,6 +341,33 @@ def test_a_definition_written_with_its_modifiers_raises_its_definer(tree, ov, se
         hits = _hits(ov, root, query, "--search-type", search_type)
         assert [h["path"] for h in hits if "defines" in h["scores"]] == [path], (query, hits)
         assert hits[0]["path"] == path, (query, [h["path"] for h in hits])
+
+
+GO_WRITTEN = {
+    "net/http/client.go": "package http\n\n// A Client is an HTTP client.\ntype Client struct {\n\tTimeout int\n}\n\n"
+                          "// Do sends an HTTP request and returns an HTTP response.\n"
+                          "func (c *Client) Do(req *Request) (*Response, error) {\n\treturn c.do(req)\n}\n",
+    "net/rpc/client.go": "package rpc\n\n// Client represents an RPC Client.\ntype Client struct {\n\tseq uint64\n}\n",
+    **{f"runtime/chan{i}_test.go": "package runtime\n\nfunc TestChan(t *testing.T) {\n"
+       + "".join(f"\ttype client struct{{}} // Client struct {j}\n\tc.initOnce.Do(f) // Client Do struct\n"
+                 for j in range(6)) + "}\n" for i in range(3)},
+}
+
+
+@pytest.mark.parametrize("search_type", ["hybrid", "keywords"])
+def test_go_definitions_as_written_find_their_definers(tree, ov, search_type):
+    """A review on the Go standard library: `type Client struct` and `type Handler interface`
+    were read as prose (no definer raised; net/http/client.go out of the first 20), and
+    `func (c *Client) Do` or `(*Client).Do` put tests first."""
+    root = tree(GO_WRITTEN)
+    assert ov("index", root).code == 0
+    hits = _hits(ov, root, "type Client struct", "--search-type", search_type)
+    assert sorted(h["path"] for h in hits if "defines" in h["scores"]) == ["net/http/client.go", "net/rpc/client.go"]
+    assert {h["path"] for h in hits[:2]} == {"net/http/client.go", "net/rpc/client.go"}
+    for query in ("func (c *Client) Do", "(*Client).Do"):
+        hits = _hits(ov, root, query, "--search-type", search_type)
+        assert hits[0]["path"] == "net/http/client.go" and "func (c *Client) Do(" in hits[0]["excerpt"]["text"], query
+        assert [h["path"] for h in hits if "defines" in h["scores"]] == ["net/http/client.go"], query
 
 
 JS_TREE = {
