@@ -26,7 +26,7 @@ from ov.model import (ContextEntry, ContextResult, ContextStats, Copy, Excerpt, 
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult, duration_text)
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, check_limit, check_query, decode_cursor,
-                      definition_word, encode_cursor, file_name, identifier, keyword_plan, query_pattern, query_roots,
+                      definition_word, encode_cursor, file_name, identifier, jargon, keyword_plan, query_pattern, query_roots,
                       request_key, type_name, worded, words_in)
 from ov.store import KNN_MAX, Filters, Store, fts_phrase
 from ov.walk import gitignore_unread
@@ -713,13 +713,16 @@ def _definers(store: Store, req: SearchRequest,
     qualified name (`io.EOF`, `Regex::new`), only the files the qualifier names
     (`_qualified`): `time.Second` had raised an unrelated `func (p Pair) Second()`. A word
     that may name a type (ov.query.type_name: `Deserializer`) raises the files defining it,
-    and nothing else of the identifier's ranking. Only code files define (an .rst
+    and nothing else of the identifier's ranking; so does a word the model does not know
+    (ov.query.jargon: `kmalloc`, `newproc`, `GOMAXPROCS`). Only code files define (an .rst
     snippet, 177 defconfig files for `CONFIG_USB`). `held`: the passages holding the name
     in this scope when a caller read all of them already (`rank.Tree.holding`)."""
     ident = identifier(req.query)
     typed = ident is None and (word := type_name(req.query)) is not None
     if typed:
         ident = (word, None)  # a word that may name a type: only its definers are raised
+    elif ident is None and (word := jargon(req.query)) is not None:
+        ident = (word, None)  # a word the model does not know (`kmalloc`): the same
     if ident is None or 2 not in req.filters.levels:
         return "", {}, ""
     name, qual = ident

@@ -11,6 +11,7 @@ whole, so they are also searched as substrings through the trigram table.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -227,6 +228,37 @@ def type_name(text: str) -> str | None:
     as code does (ov.engine `_definers`), and scores it as any word."""
     q = text.strip()
     return q if _TYPE_NAME_RE.fullmatch(q) and identifier(q) is None else None
+
+
+_JARGON_RE = re.compile(r"[a-z][a-z0-9]{3,}|[A-Z][A-Z0-9]{3,}")
+
+
+def jargon(text: str) -> str | None:
+    """The word a query is when it may name a function in small letters (`kmalloc`,
+    `newproc`, `mallocgc`) or a constant in capitals (`GOMAXPROCS`): one word of four
+    letters and digits or more, in one case, that the model's vocabulary does not hold
+    whole (English does: `bread`, `socket`, `express`; `parse`, `json` and `runtime` are
+    jargon to it). `ov search` only raises the files that define it (ov.engine
+    `_definers`), and scores it as any word. None without the tokenizer's vocabulary."""
+    q = text.strip()
+    if not _JARGON_RE.fullmatch(q) or identifier(q) is not None:
+        return None
+    vocab = _vocabulary()
+    return q if vocab and q.lower() not in vocab else None
+
+
+@functools.lru_cache(maxsize=1)
+def _vocabulary() -> frozenset[str]:
+    """The whole words of the model's WordPiece vocabulary (empty when not installed)."""
+    from ov.embed import model_paths  # noqa: PLC0415
+
+    path = model_paths()[1][0]
+    try:
+        with open(path, encoding="utf-8") as f:
+            vocab = json.load(f)["model"]["vocab"]
+    except (OSError, TypeError, ValueError, KeyError):
+        return frozenset()
+    return frozenset(w for w in vocab if w.isalnum())
 
 
 _FILE_NAME_RE = re.compile(r"[\w.+@-]+(?:/[\w.+@-]+)*")

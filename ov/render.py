@@ -474,11 +474,12 @@ def hit_text(h, pats, color: bool, name: str | None = None) -> list[str]:
 
 def hits_text(res, query: str, color: bool) -> str:
     """Each hit, best first, as `hit_text` shows it; a blank line between hits."""
-    from ov.query import identifier, query_pattern, query_stems  # noqa: PLC0415
+    from ov.query import identifier, jargon, query_pattern, query_stems, type_name  # noqa: PLC0415
 
     pats = QueryPatterns(query_pattern(query), query_stems(query))
     ident = identifier(query)
-    name = ident[0] if ident else None
+    # (a word that may name a type or a function is shown where it is defined too)
+    name = ident[0] if ident else type_name(query) or jargon(query)
     blocks = ["\n".join(hit_text(h, pats, color, name)) for h in res.hits]
     text = "\n\n".join(blocks)
     if res.plan:

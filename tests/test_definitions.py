@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from ov import rank
-from ov.query import identifier, type_name
+from ov.query import identifier, jargon, type_name
 from ov.rank import Cand
 from ov.tiers import defines
 
@@ -368,6 +368,42 @@ def test_go_definitions_as_written_find_their_definers(tree, ov, search_type):
         hits = _hits(ov, root, query, "--search-type", search_type)
         assert hits[0]["path"] == "net/http/client.go" and "func (c *Client) Do(" in hits[0]["excerpt"]["text"], query
         assert [h["path"] for h in hits if "defines" in h["scores"]] == ["net/http/client.go"], query
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("kmalloc", "kmalloc"), ("newproc", "newproc"), ("GOMAXPROCS", "GOMAXPROCS"), ("json", "json"),
+    # English words the model knows whole, short words, two words, names of a code's shape
+    ("bread", None), ("socket", None), ("express", None), ("main", None), ("gfp", None),
+    ("kmalloc flags", None), ("kmalloc_node", None), ("Deserializer", None), ("Kmalloc", None),
+])
+def test_jargon_is_a_word_the_model_does_not_know(query, expected):
+    assert jargon(query) == expected
+
+
+C_TREE = {
+    "include/linux/slab.h": "/* Slab allocator. */\n\n"
+    "static __always_inline __alloc_size(1) void *kmalloc(size_t size, gfp_t flags)\n{\n"
+    "\treturn __kmalloc(size, flags);\n}\n",
+    **{f"drivers/d{i}.c": "".join(f"\tp{j} = kmalloc(sizeof(*p{j}), GFP_KERNEL); /* kmalloc */\n" for j in range(8))
+       for i in range(4)},
+    "notes/bread.md": "# Bread\n\nKnead the bread dough.\n",
+    "src/bake.c": "void bread(void)\n{\n}\n",
+}
+
+
+@pytest.mark.parametrize("search_type", ["hybrid", "keywords"])
+def test_a_word_the_model_does_not_know_raises_its_definers(tree, ov, search_type):
+    """A review on the Go standard library: `newproc`, `mallocgc` and `gopark` (and the
+    kernel's `kmalloc`) were read as prose, so their definitions came 3rd to 10th under the
+    files calling them. A word the model's vocabulary does not hold whole raises the files
+    defining it, shown at the definition; an English word does not."""
+    root = tree(C_TREE)
+    assert ov("index", root).code == 0
+    hits = _hits(ov, root, "kmalloc", "--search-type", search_type)
+    assert hits[0]["path"] == "include/linux/slab.h" and hits[0]["scores"]["defines"]["name"] == "kmalloc", hits
+    r = ov("search", "kmalloc", "--search-type", search_type, "-n", "1", cwd=root)
+    assert r.out.startswith("include/linux/slab.h:3: static __always_inline __alloc_size(1) void *kmalloc("), r.out
+    assert all("defines" not in h["scores"] for h in _hits(ov, root, "bread", "--search-type", search_type))
 
 
 JS_TREE = {
