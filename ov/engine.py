@@ -57,6 +57,8 @@ def scope_paths(root: Path, uris: list[str] | None, cwd: Path | None = None, *,
 
     def one(u: str) -> str:
         rel = resolve(root, cwd, u, must_exist=must_exist, field=field, links=True)
+        if (out := _link_out(root, rel)) is not None:  # as `-u /etc`: not a "no results" (a Go tree's review)
+            raise out
         if from_root and not os.path.lexists(os.path.join(root, rel)):
             # a result's uri is root-relative: handed back from a subfolder, it still names
             # the file it came from (it named a file below the subfolder, and none is there)
@@ -1523,6 +1525,8 @@ def _absent(store: Store, root: Path, rel: str) -> OvError:
             and _may_read(root, head):
         return OvError("invalid_argument", f"{rel}: {tail!r} is not a line number (read FILE:LINE or "
                        "FILE:START-END)", field="path")
+    if (out := _link_out(root, rel, "path")) is not None:
+        return out
     why = dict(store.skipped()[1]).get(rel) if rel and _may_read(root, rel) else None
     return OvError("not_found", f"{rel or '.'} is not in the index" + (
         f": the last `ov index` skipped it ({SKIP_REASONS.get(why, why)}; `ov grep` searches it)"
@@ -1652,6 +1656,16 @@ def _passage_at(spans: list[tuple[int, int]], n: int, count: int) -> tuple[int, 
     if after:
         return n, min(after[0], count)
     return (min(max(1, spans[-1][0]), n), n) if spans else (n, n)
+
+
+def _link_out(root: Path, rel: str, field: str = "uri") -> OvError | None:
+    """`invalid_path` for a path named by the user that is (or goes through) a symbolic
+    link leading outside the tree (DESIGN: it escapes the root, and is never followed)."""
+    p = os.path.join(root, rel)
+    if not rel or os.path.realpath(p) == os.path.abspath(p) or not leads_outside(p, str(root), folder_inside=False):
+        return None
+    return OvError("invalid_path", f"{rel}: a symbolic link leading outside the tree, which ov never follows "
+                   f"(its target: {os.path.realpath(p)})", field=field)
 
 
 def _link_note(root: Path, rel: str) -> str:

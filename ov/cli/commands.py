@@ -221,7 +221,9 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
                        fields=() if simple else flds, exclude=exclude_uri or (), tags=tags or (),
                        use_index=not no_index)
         emit_glob(out, res, st, t0, flds, simple)
-        return EXIT_OK if res.matches else EXIT_NONE
+        # a part of what was asked unread (a folder, a PATH that is a link out of the tree):
+        # the paths are printed and the run exits 2, as `ov grep` and rg do
+        return EXIT_ERROR if st.read_errors else EXIT_OK if res.matches else EXIT_NONE
 
     return run_body((output, json_, color), body)
 
