@@ -14,6 +14,7 @@ import base64
 import functools
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -53,6 +54,11 @@ def check_query(text: str) -> str:
         raise OvError("invalid_argument", "the query is not valid UTF-8", field="query") from None
     if "\x00" in text:
         raise OvError("invalid_argument", "the query contains a NUL byte", field="query")
+    if all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf") for c in text[:MAX_QUERY_CHARS + 1]):
+        # (a zero-width space or \x01\x02 ranked ten junk hits with exit 0: a Go tree's review)
+        raise OvError("invalid_argument", "the query is empty: it holds only control or invisible characters "
+                      f"({', '.join(sorted({f'U+{ord(c):04X}' for c in text if not c.isspace()})[:4])})",
+                      field="query")
     if len(text) > MAX_QUERY_CHARS:
         raise OvError("query_too_long",
                       f"the query has {len(text)} characters; the limit is {MAX_QUERY_CHARS}",

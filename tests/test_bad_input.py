@@ -190,6 +190,10 @@ CASES = [
     Case("query-too-many-tokens", ["search", "word " * 300, "--search-type", "semantic"],
          "query_too_long"),
     Case("empty-query", ["search", "   "], "invalid_argument"),
+    # only invisible or control characters: ten junk hits and exit 0 before (a Go tree's review)
+    Case("zero-width-query", ["search", "\u200b"], "invalid_argument"),
+    Case("control-query", ["find", "\x01\x02"], "invalid_argument"),
+    Case("bom-and-space-query", ["search", "\ufeff \u200d"], "invalid_argument"),
     # unknown search types
     Case("unknown-search-type", ["search", "foo", "--search-type", "bogus"], "invalid_argument"),
     Case("empty-search-type", ["search", "foo", "--search-type", ""], "invalid_argument"),
