@@ -289,12 +289,19 @@ def file_name(text: str) -> str | None:
 
 def path_words(query: str) -> tuple[str, ...]:
     """The words of a query a file's path may hold, lowercased: 3 letters or more, not a
-    stop word; a plural as its singular (`requests`: request)."""
+    stop word; a plural as its singular (`requests`: request); a name's parts too
+    (`ServeHTTP`: servehttp, serve, http: a first search on the Go tree read `cmd/` first and
+    answered with no file of net/http)."""
     out: dict[str, None] = {}
-    for w in re.findall(r"[^\W_]{3,}", query.lower()):
-        if w not in STOPWORDS:  # a plural as its singular, which a path holding either holds
-            out[w[:-1] if len(w) > 4 and w.endswith("s") else w] = None
+    for run in re.findall(r"[^\W_]+", query):
+        parts = [run, *(_NAME_PART_RE.findall(run) if not run.islower() and not run.isupper() else ())]
+        for w in (x.lower() for x in parts):
+            if len(w) >= 3 and w not in STOPWORDS:  # a plural as its singular, which a path holding either holds
+                out[w[:-1] if len(w) > 4 and w.endswith("s") else w] = None
     return tuple(out)
+
+
+_NAME_PART_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
 def keyword_plan(text: str) -> KeywordPlan:

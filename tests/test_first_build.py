@@ -378,6 +378,10 @@ def test_path_words_are_the_query_words_a_path_may_hold():
     assert path_words("gzip readers, JSON tags") == ("gzip", "reader", "json", "tags")
     assert path_words("io.EOF") == ("eof",)
     assert path_words("a to is") == ()
+    # a name's parts: `ServeHTTP`'s first answer on the Go tree read cmd/ and no net/http
+    assert path_words("ServeHTTP") == ("servehttp", "serve", "http")
+    assert path_words("XMLHttpRequest") == ("xmlhttprequest", "xml", "http", "request")
+    assert path_words("kmalloc GFP_KERNEL") == ("kmalloc", "gfp", "kernel")
 
 
 def test_a_first_answer_reads_the_files_its_query_names_first(tree, monkeypatch):
