@@ -158,6 +158,8 @@ def _search(store: Store, root: Path, req: SearchRequest, embedder_factory, cov:
     if checker.refused:
         warnings.append(_refused_warning(checker.refused))
     warnings.extend(_size_cap_warning(store, req.filters, req.query))
+    if req.search_type == "hybrid" and use_kw and not req.filters.vectorless and not req.all_chunks:
+        warnings.extend(_left_out_warning(store, req, ranking.tree, page))
     warnings.extend(_scope_warnings(store, root, req.filters))
     if not page and not store.has_files_under(""):
         warnings.append(_empty_index_warning(root))
@@ -487,6 +489,31 @@ def _size_cap_warning(store: Store, f=None, query: str = "") -> list[str]:
 
 
 SIZE_CAP_WORDS = 16  # the query's words a big file's bitmap is asked for (`_size_cap_warning`)
+
+
+def _left_out_warning(store: Store, req: SearchRequest, tree: rank.Tree, page: list[Hit]) -> list[str]:
+    """The default (hybrid) ranking leaves out the rows of generated, minified, lock and
+    data files (ov.indexer.embeddable): said when such a file's keyword hit would have
+    made this page by its keywords-only probability. On the Go tree the whole HTTP/2
+    code (`net/http/h2_bundle.go`, "Code generated ... DO NOT EDIT") was missing from
+    "http2 flow control window update frame" without a word."""
+    plan = keyword_plan(req.query)
+    if not plan.fts:
+        return []
+    got = store.keyword_search(plan.fts, replace(req.filters, vectorless=True), req.limit + 1)
+    out = store.left_out([cid for cid, _ in got])
+    if not out:
+        return []
+    paths = store.chunk_paths(sorted(out))
+    floor = page[-1].score if len(page) >= req.limit else 0.0
+    shown = {h.path for h in page}
+    files = list(dict.fromkeys(paths[cid] for cid, raw in got if cid in out and cid in paths
+                               and rank.keyword_score(raw, paths[cid], tree) > floor and paths[cid] not in shown))
+    if not files:
+        return []
+    return [f"{len(files)} generated, minified or data file(s) hold the query's words but the default "
+            f"ranking leaves them out ({files[0]}{', ...' if len(files) > 1 else ''}): "
+            "`--search-type keywords` ranks them (README: what gets a vector)"]
 
 
 def _empty_index_warning(root: Path) -> str:

@@ -438,6 +438,12 @@ def test_minified_lock_and_map_files_are_not_embedded(ov, tree):
     hy = ov("search", "zebrafinch", "--json", cwd=root).json["result"]
     assert [h["path"] for h in hy["hits"]] == ["notes.md"]
     assert hy["coverage"]["embedded"] == hy["coverage"]["embeddable"]
+    # ... and says so: on the Go tree the HTTP/2 code (h2_bundle.go, "Code generated") was
+    # missing from the default ranking without a word
+    left = [w for w in hy["warnings"] if "generated, minified or data file(s) hold the query's words" in w]
+    assert len(left) == 1 and "--search-type keywords" in left[0], hy["warnings"]
+    assert not any("generated, minified" in w for w in
+                   ov("search", "sings at dawn", "--json", cwd=root).json["result"]["warnings"])
     g = ov("grep", "-F", "zebrafinch", "-l", cwd=root)
     assert "app.min.js" in g.out and "package-lock.json" in g.out
     st = ov("status", "--json", cwd=root).json["result"]

@@ -910,6 +910,13 @@ class Store(Database):
                f"AND instr(c.text, ?) > 0 AND n >= ? ORDER BY n DESC, c.id LIMIT ?")
         return [(r[0], float(r[1])) for r in self.rows(sql, [term, term, *fp, term, least, limit])]
 
+    def left_out(self, ids: Sequence[int]) -> set[int]:
+        """Those of `ids` whose rows the default ranking leaves out (`left_out_sql`)."""
+        if not ids:
+            return set()
+        return {r[0] for r in self.rows(f"SELECT c.id FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value "
+                                         f"WHERE {left_out_sql('c.')}", (json.dumps(list(ids)),))}
+
     def chunk_paths(self, ids: Sequence[int]) -> dict[int, str]:
         out: dict[int, str] = {}
         ids = list(dict.fromkeys(ids))
