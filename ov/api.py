@@ -347,6 +347,20 @@ def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = Tru
                    settings=settings)
 
 
+def _lost_worker(db_path: Path) -> int | None:
+    """The pid a worker's state file still names when no worker runs: one that ended
+    without removing it (a `kill -9`, an out-of-memory kill, a machine restarted). A search
+    after a `kill -9` said "started a background worker" and nothing of the one lost (a
+    review of the Go tree)."""
+    from ov.indexer import worker_file  # noqa: PLC0415
+    from ov.walk import read_json  # noqa: PLC0415
+
+    try:
+        return int(read_json(worker_file(db_path))["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 # ---- an open index -----------------------------------------------------------------------
 
 
@@ -437,12 +451,15 @@ class Index:
 
             running = worker_state(db_path) is not None
             failed = None if running else last_failure(db_path)
+            lost = None if running or failed else _lost_worker(db_path)
             pid = resume(store)  # a worker stopped or killed before it finished is started again
             if pid is not None and not running:  # said, as at first use: one stopped to free the
                 # CPU would otherwise run again for hours unseen; one that failed, with why
                 notice((f"the last background worker ended on an error ({failed}; .ov/worker.log); "
                         f"started another (pid {pid})" if failed else
-                        f"started a background worker (pid {pid}) to finish the index's "
+                        (f"the last background worker (pid {lost}) ended before it finished (killed?); "
+                         if lost else "")
+                        + f"started a background worker (pid {pid}) to finish the index's "
                         + " and ".join(", ".join(left_to_do(store)).rsplit(", ", 1)))
                        + "; `ov status` shows progress, `ov index --stop` stops it")
         ix = cls(store, root, embedder)

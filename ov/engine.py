@@ -26,8 +26,8 @@ from ov.model import (ContextEntry, ContextResult, ContextStats, Copy, Excerpt, 
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult, duration_text)
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, check_limit, check_query, decode_cursor,
-                      definition_word, encode_cursor, file_name, identifier, jargon, keyword_plan, query_pattern, query_roots,
-                      request_key, type_name, worded, words_in)
+                      definition_word, encode_cursor, file_name, identifier, jargon, keyword_plan, package_of,
+                      query_pattern, query_roots, request_key, type_name, worded, words_in)
 from ov.store import KNN_MAX, Filters, Store, fts_phrase
 from ov.walk import gitignore_unread
 
@@ -351,7 +351,9 @@ class _Rankings:
                     name, found, by = _definers(self.store, self.req, held)
                     self.definers = (name, found, "defines", by)
                     if not found:
-                        self.definers = (*_named_files(self.store, self.req), "file_name", "")
+                        text, held = _verbatim(self.store, self.req)
+                        self.definers = ((text, held, "verbatim", "") if held else
+                                         (*_named_files(self.store, self.req), "file_name", ""))
                 ranked = rank.with_definers(ranked, *self.definers)
             rows = _RankedRows(self.store, [c.chunk_id for c in ranked], need * 3 + 50)
             self.at[depth] = (ranked, rows, exhausted)
@@ -780,6 +782,8 @@ def _definers(store: Store, req: SearchRequest,
     every = _defining(store, sorted(got), name, rf"\b{said_as}\s+{recv}{re.escape(name)}\b"
                       + ("" if bound else r"(?!\s*=)") if said_as else None, relayed)
     by, found = ("", _firsts(every)) if qual is None else _qualified(store, scope, every, name, qual)
+    if (pkg := package_of(req.query)) is not None:  # `bufio.Scanner.Scan`: bufio's Scanner
+        found = {p: c for p, c in found.items() if pkg in p.split("/")[:-1]} or found
     # a file that only passes the name on (`exports.parseDate = require('./parse-date')`)
     # counts when no file in the list defines it: it had come before parse-date.js
     return name, {p: c for p, c in found.items() if p not in relayed} or found, by
@@ -852,10 +856,8 @@ def _qualified(store: Store, scope: Filters, every: dict[str, list[int]], name: 
        tokio-1.24.2/src/task/spawn.rs).
     A review had `tokio::spawn` and `Regex::new` find no definer: Rust's `crate::item` and
     `Type::method` name neither the file nor its folder."""
-    q = qual.lower()
     found = _firsts(every)
-    own = {p: c for p, c in found.items()
-           if q in (os.path.basename(os.path.dirname(p)).lower(), os.path.splitext(os.path.basename(p))[0].lower())}
+    own = _of_module(found, qual)
     if own or not found:
         return "module", own
     got = [cid for cid, _ in store.keyword_search(fts_phrase(qual), scope, DEFINERS_READ)]
@@ -872,16 +874,76 @@ def _qualified(store: Store, scope: Filters, every: dict[str, list[int]], name: 
     # `Match::new` above it; not a file whose only `new` is above an `impl Eq for Vec`
     if by_type := {p: after[0] for p, cids in every.items() if p in typed
                    and (after := [c for c in cids if c >= typed[p]])}:
-        return "type", by_type
+        return "type", _go_methods(store, by_type, name, qual)
     above = {p: c for p, c in found.items()
-             if any(q == (m.group(1) if (m := _VERSIONED_RE.fullmatch(part)) else part).lower()
+             if any(qual.lower() == (m.group(1) if (m := _VERSIONED_RE.fullmatch(part)) else part).lower()
                     for part in p.split("/")[:-1])}
     # the item's own file, when it has one (`tokio::spawn`: task/spawn.rs, not the methods
     # named spawn of runtime.rs, handle.rs, local.rs...)
     return "folder", {p: c for p, c in above.items() if os.path.splitext(os.path.basename(p))[0] == name} or above
 
 
+def _go_methods(store: Store, by_type: dict[str, int], name: str, qual: str) -> dict[str, int]:
+    """Of the Go files `_qualified`'s `type` rule keeps, those whose definition is the
+    qualifier's method (`func (s *Scanner) Scan(`), when any is: fmt/scan.go defines a
+    `Scanner` interface and a plain `func Scan(`, and came first for `Scanner.Scan`."""
+    go = {p: c for p, c in by_type.items() if p.endswith(".go")}
+    if not go:
+        return by_type
+    recv = re.compile(r"^func\s*\(\s*(?:\w+\s+)?\*?\s*" + re.escape(qual) + r"(?:\[[^\]]*\])?\s*\)\s*"
+                      + re.escape(name) + r"\b", re.M)
+    texts = store.chunk_texts(list(go.values()))
+    methods = {p for p, c in go.items() if recv.search(texts.get(c, ""))}
+    return {p: c for p, c in by_type.items() if p in methods or p not in go} if methods else by_type
+
+
+def _of_module(found: dict[str, int], qual: str) -> dict[str, int]:
+    """Those of `found` in the package or module `qual` names: its own folder (Go's package;
+    `context.Context`: context/context.go, not types2/context.go), else its file name
+    (`io.EOF`: io/io.go). A qualifier with a capital names them only in its own case
+    (Java's Scanner.java): in Go, Python or Rust it is a type, and `Scanner.Scan` had
+    text/scanner/ and go/scanner/ first, bufio/scan.go 13th (`type` finds it)."""
+    def named(part: str) -> bool:
+        return part == qual or (qual.islower() and part.lower() == qual)
+    folder = {p: c for p, c in found.items() if named(os.path.basename(os.path.dirname(p)))}
+    return folder or {p: c for p, c in found.items() if named(os.path.splitext(os.path.basename(p))[0])}
+
+
 NAMED_FILES_MAX = 50  # files a file-name query raises (`_named_files`)
+
+
+def _verbatim(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
+    """(the text, path -> the passage holding it) when the query, two words or more and
+    VERBATIM_MIN_CHARS characters, stands word for word in at most VERBATIM_FILES_MAX files
+    of the scope (case and runs of white space aside; quotes around it too): a pasted error
+    message or a quoted line. `http: Server closed` had net/http/server.go, the one file
+    holding it (`errors.New("http: Server closed")`), out of the first 10 on the Go tree,
+    under files saying "http", "server" and "closed" more often. A text in more files than
+    that says nothing of which one is meant, and raises none."""
+    text = " ".join(req.query.split()).strip("\"'`").strip()
+    if len(text) < VERBATIM_MIN_CHARS or len(text.split()) < 2 or 2 not in req.filters.levels:
+        return "", {}
+    got = store.keyword_search(fts_phrase(text), replace(req.filters, levels=(2,)), VERBATIM_READ)
+    if not got or len(got) >= VERBATIM_READ:
+        return "", {}
+    ids = sorted(cid for cid, _ in got)
+    texts, paths = store.chunk_texts(ids), store.chunk_paths(ids)
+    exact: dict[str, int] = {}
+    folded: dict[str, int] = {}
+    for cid in ids:  # a file's first passage holding it, in its case if any does
+        if cid in texts and cid in paths:
+            row = " ".join(texts[cid].split())
+            if text in row:
+                exact.setdefault(paths[cid], cid)
+            elif text.lower() in row.lower():
+                folded.setdefault(paths[cid], cid)
+    held = exact or folded  # (`http: server closed idle connection` is another message)
+    return (text, held) if 0 < len(held) <= VERBATIM_FILES_MAX else ("", {})
+
+
+VERBATIM_MIN_CHARS = 10
+VERBATIM_FILES_MAX = 8
+VERBATIM_READ = 200  # rows holding the query's words in order read for `_verbatim`
 
 
 def _named_files(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
@@ -1527,6 +1589,13 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
             raise _unreadable_now(shown)
         lv = 2 if level is None else level
         return ReadResult(path=rel, level=lv, kind="file", text=got[lv])
+    cap = size_cap(store)
+    if (row is None and rel and level in (None, 2) and (ft := _unindexed_text(root, rel)) is not None
+            and (cap is None or ft.size <= cap)):  # (one skipped for its size: `FILE:START-END` reads it)
+        # a file the index lacks, read whole as `FILE:LINE` reads its lines (a review of the
+        # Go tree: `ov read new.go` was not_found where `ov read new.go:2` read it)
+        return ReadResult(path=rel, level=2, kind="file", text=ft.text,
+                          warnings=[f"{_absent(store, root, rel).message}; this is its text as it is now"])
     lv = 1 if level is None else level
     files = _listed(root, rel, _rows_under(root, store.files_under(rel, tiers=lv != 2))[0])
     if not files:
@@ -1874,8 +1943,9 @@ def manifest(store: Store | None, root: Path | None, grep_flags: list[str] = (),
         vectors = store.has_vectors()
         levels = store.tier_levels()
         model_id = store.get_meta("model")
+        embedded, embeddable = store.coverage()  # (a worker may be hours into them: said)
         index = {"root": str(root), "db": str(store.path), "files": store.counts()["files"],
-                 "vectors": vectors}
+                 "vectors": vectors, "embedded": embedded, "embeddable": embeddable}
     from ov.embed import MODEL_ID, check_available  # noqa: PLC0415
 
     model_id = model_id or MODEL_ID

@@ -127,6 +127,19 @@ def identifier(text: str) -> tuple[str, str | None] | None:
     return parts[-1], (parts[-2] if len(parts) > 1 else None)
 
 
+def package_of(text: str) -> str | None:
+    """The package before a qualified name's type, when the query names one: `bufio` of
+    `bufio.Scanner.Scan`, `http` of `(*http.Client).Do`; else None."""
+    ident = identifier(text)
+    if ident is None or ident[1] is None:
+        return None
+    q = text.strip()
+    if (expr := _METHOD_EXPR_RE.fullmatch(q)) is not None:
+        q = f"{expr.group(1)}.{expr.group(2)}"
+    parts = [x for x in _IDENT_SEP_RE.split(q) if x != "prototype"]
+    return parts[-3] if len(parts) >= 3 and _IDENT_RE.fullmatch(q) else None
+
+
 # Words that begin a definition in code, and those of them that are rarely prose: `class
 # UsageError` had its subclass `class BadArgumentUsage(UsageError)` first and the
 # definition out of the first five (a shorter passage holding both words), where the

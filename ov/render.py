@@ -282,7 +282,7 @@ def _coverage_text(rep) -> str:
 # the worker's phases in words (`ov status -o json` keeps the names), and the units of
 # their rates: "scan 4000, grams 71/84, 44 rows/s, about 1 s left" said nothing of what
 # it was doing, nor that hours of vectors came after the 49 s it named
-_PHASES = {"scan": ("reading files for keywords", "files"), "grams": ("grep bitmaps of big files", "files"),
+_PHASES = {"start": ("starting", "rows"), "starting": ("starting", "rows"), "scan": ("reading files for keywords", "files"), "grams": ("grep bitmaps of big files", "files"),
            "trigram": ("grep rows", "rows"), "embed": ("vectors", "rows")}
 
 
@@ -644,9 +644,20 @@ def tags_text(res) -> str:
     return "".join(f"{clean_name(f.path)}\t{cell(f.tags)}\n" for f in res.files)
 
 
+def _vectors_said(idx: dict) -> str:
+    """A manifest's index line on its vectors: "with vectors" said of 16 % of them on a
+    tree whose worker was hours from done (a review of the Go tree)."""
+    done, of = idx.get("embedded", 0), idx.get("embeddable", 0)
+    if not idx["vectors"]:
+        return "without vectors"
+    if done < of:
+        return f"vectors for {done} of {of} rows ({100 * done // max(1, of)}%)"
+    return "with vectors"
+
+
 def manifest_text(m) -> str:
     idx = m.index
-    where = (f"{idx['root']} ({idx['files']} files, {'with' if idx['vectors'] else 'without'} vectors)"
+    where = (f"{idx['root']} ({idx['files']} files, {_vectors_said(idx)})"
              if idx else "none found (find/search would build one here)")
     lim = m.limits
     depth = "none" if lim["level_limit"] is None else lim["level_limit"]

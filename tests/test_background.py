@@ -3,6 +3,7 @@ line progress off a terminal, and files that are never embedded."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import random
@@ -1002,9 +1003,27 @@ def test_a_search_that_starts_the_worker_again_says_so(tree):
     index_tree(root, None, IndexOptions(embed=False, embed_later=True))  # vectors pending, no worker
     r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
     assert r.code == 0 and "started a background worker (pid" in r.err and "ov index --stop" in r.err, r.err
+    assert "the last background worker" not in r.err, r.err  # none was lost
     _wait_worker(_db(root))
     r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
     assert r.code == 0 and "background worker" not in r.err, r.err  # nothing left to do: no word
+
+
+def test_a_search_after_a_worker_was_killed_says_it_was_lost(tree):
+    """A review of the Go tree: after a `kill -9` of the worker, the next search said
+    "started a background worker" and nothing of the one lost. The state file it leaves
+    names it."""
+    from ov.indexer import index_tree, worker_file
+
+    root = tree(_many(40))
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))  # vectors pending, no worker
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a pid no process has now
+    worker_file(_db(root)).write_text(json.dumps({"pid": dead.pid, "started": 0, "phase": "embed"}))
+    r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
+    assert r.code == 0 and f"the last background worker (pid {dead.pid}) ended before it finished" in r.err, r.err
+    assert "started a background worker (pid" in r.err
+    _wait_worker(_db(root))
 
 
 def test_the_worker_started_after_an_upgrade_says_it_writes_grep_rows(tree):
@@ -1101,6 +1120,9 @@ def test_status_gives_the_workers_scan_what_is_left():
     embed.update(tokens_rate=1816.4, eta_s=4480)
     assert _worker_text(embed, 5) == ("pid 7, vectors 10/100, 1816 tokens/s, about 75 min left "
                                       "(`ov index --stop` stops it)")
+    # its first moments, before any phase (a Go tree's review read "pid 23333, start; then vectors")
+    start = {"pid": 7, "phase": "start", "done": 0, "total": 0, "rate": 0.0, "eta_s": None}
+    assert _worker_text(start, 0, False, True) == "pid 7, starting; then vectors (`ov index --stop` stops it)"
 
 
 def test_durations_read_as_a_person_says_them():

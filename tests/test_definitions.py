@@ -60,6 +60,7 @@ from ov.tiers import defines
     ("func (c *Client) Do", ("Do", "Client")), ("func (l *List[T]) Len", ("Len", "List")),
     ("(*Client).Do", ("Do", "Client")), ("(*http.Client).Do", ("Do", "Client")),
     ("type systems are cool", None), ("type struct", None),
+    ("bufio.Scanner.Scan", ("Scan", "Scanner")),
 ])
 def test_identifier_is_one_code_name(query, expected):
     assert identifier(query) == expected
@@ -406,6 +407,69 @@ def test_a_word_the_model_does_not_know_raises_its_definers(tree, ov, search_typ
     assert all("defines" not in h["scores"] for h in _hits(ov, root, "bread", "--search-type", search_type))
 
 
+GO_QUALIFIED = {
+    "bufio/scan.go": "package bufio\n\ntype Scanner struct {\n\tr io.Reader\n}\n\n"
+                     "func (s *Scanner) Scan() bool {\n\treturn true\n}\n",
+    "text/scanner/scanner.go": "package scanner\n\ntype Scanner struct {\n\tpos int\n}\n\n"
+                               "func (s *Scanner) Scan() rune {\n\treturn 0\n}\n",
+    "fmt/scan.go": "package fmt\n\ntype Scanner interface {\n\tScan(state ScanState, verb rune) error\n}\n\n"
+                   "func Scan(a ...any) (n int, err error) {\n\treturn 0, nil\n}\n",
+    "context/context.go": "package context\n\ntype Context interface {\n\tDone() <-chan struct{}\n}\n",
+    "cmd/types2/context.go": "package types2\n\ntype Context struct {\n\tn int\n}\n",
+    **{f"cmd/use{i}.go": "package main\n\n" + "".join(
+        f"// context.Context scanner.Scan Scanner.Scan bufio.Scanner.Scan {j}\nvar c{j} context.Context\n"
+        for j in range(6)) for i in range(3)},
+}
+
+
+@pytest.mark.parametrize("search_type", ["hybrid", "keywords"])
+def test_go_qualifiers_name_packages_and_types_as_go_does(tree, ov, search_type):
+    """A review on the Go standard library: `bufio.Scanner.Scan` had text/scanner and
+    go/scanner first (the folder `scanner` read as the qualifier `Scanner`; `bufio` not read),
+    `Scanner.Scan` raised fmt's plain `func Scan`, and `context.Context` tied
+    context/context.go with types2/context.go (a file named context.go)."""
+    root = tree(GO_QUALIFIED)
+    assert ov("index", root).code == 0
+
+    def definers(query):
+        return sorted(h["path"] for h in _hits(ov, root, query, "--search-type", search_type) if "defines" in h["scores"])
+    assert definers("bufio.Scanner.Scan") == ["bufio/scan.go"]
+    assert definers("Scanner.Scan") == ["bufio/scan.go", "text/scanner/scanner.go"]
+    assert definers("context.Context") == ["context/context.go"]
+
+
+MESSAGES = {
+    "net/http/server.go": "package http\n\n// ErrServerClosed is returned by the Server's Serve methods.\n"
+                          'var ErrServerClosed = errors.New("http: Server closed")\n',
+    "net/http/transport.go": "package http\n\n"
+                             'var errServerClosedIdle = errors.New("http: server closed idle connection")\n',
+    **{f"net/http/t{i}_test.go": "package http\n\n" + "".join(
+        f"// the http server closed the connection; http server closed, server closed {j}\n" for j in range(8))
+       for i in range(4)},
+    "notes/common.md": "# Notes\n\nreturn the result\n",
+    **{f"lib/r{i}.py": "def f():\n    # return the result\n    return 1\n" for i in range(12)},
+}
+
+
+@pytest.mark.parametrize("search_type", ["hybrid", "keywords"])
+def test_a_query_found_word_for_word_raises_the_files_holding_it(tree, ov, search_type):
+    """A review on the Go standard library: `http: Server closed`, pasted from an error,
+    had net/http/server.go (`errors.New("http: Server closed")`) out of the first 10, under
+    files saying "http", "server" and "closed" more often. A text in its own case comes
+    before the same text in another; one held by more than VERBATIM_FILES_MAX files raises
+    none."""
+    root = tree(MESSAGES)
+    assert ov("index", root).code == 0
+    hits = _hits(ov, root, "http: Server closed", "--search-type", search_type)
+    assert hits[0]["path"] == "net/http/server.go" and hits[0]["scores"]["verbatim"]["name"] == "http: Server closed"
+    assert [h["path"] for h in hits if "verbatim" in h["scores"]] == ["net/http/server.go"]
+    assert '"http: Server closed"' in hits[0]["excerpt"]["text"]
+    hits = _hits(ov, root, '"http: server closed idle"', "--search-type", search_type)  # quoted, another case
+    assert [h["path"] for h in hits if "verbatim" in h["scores"]] == ["net/http/transport.go"]
+    assert not any("verbatim" in h["scores"] for h in _hits(ov, root, "return the result", "--search-type", search_type))
+    assert not any("verbatim" in h["scores"] for h in _hits(ov, root, "server", "--search-type", search_type))
+
+
 JS_TREE = {
     "lib/router/layer.js": ("'use strict';\n\nmodule.exports = Layer;\n\n"
                             "function Layer(path, options, fn) {\n  this.handle = fn;\n  this.path = path;\n}\n\n"
@@ -434,7 +498,7 @@ def test_commonjs_names_find_their_definitions(tree, ov, search_type):
     root = tree(JS_TREE)
     assert ov("index", root).code == 0
     for query, path, by in (("Layer", "lib/router/layer.js", None),
-                            ("Layer.prototype.match", "lib/router/layer.js", "module"),
+                            ("Layer.prototype.match", "lib/router/layer.js", "type"),
                             ("express.static", "lib/express.js", "module")):
         hits = _hits(ov, root, query, "--search-type", search_type)
         assert [h["path"] for h in hits if "defines" in h["scores"]] == [path], (query, hits)

@@ -72,7 +72,12 @@ def test_read_is_current(indexed, cli):
 
 def test_read_errors(indexed, cli, tmp_path):
     (indexed / "new.py").write_text("x = 1\n")
+    # a file new since the last run is read as it is now, and said so (it was not_found
+    # while `new.py:1` read it: a review of the Go tree)
     r = cli("read", "new.py", "--json", cwd=indexed)
+    assert r.code == 0 and r.json["result"]["text"] == "x = 1\n", r.out
+    assert "new since the last `ov index`" in r.json["result"]["warnings"][0]
+    r = cli("read", "new.py", "-L", "0", "--json", cwd=indexed)  # its tiers are the index's
     assert r.code == 2 and r.json["error"]["code"] == "not_found"
     r = cli("read", "missing.md", "--json", cwd=indexed)
     assert r.json["error"]["code"] == "not_found"
@@ -199,6 +204,26 @@ def test_no_embed_index_stops_advertising_semantic(tree, cli):
     for args in (("search", "x", "--search-type", "semantic"), ("find", "x")):
         r = cli(*args, "--json", cwd=root)
         assert r.code == 2 and r.json["error"]["code"] == "unsupported"
+
+
+def test_manifest_says_how_many_vectors_an_index_has(tree, cli):
+    """`ov manifest` said "with vectors" of an index whose worker had made 16 % of them (a
+    review of the Go tree)."""
+    root = tree(FILES, name="partial")
+    assert cli("index", root).code == 0
+    idx = _manifest(cli, root)["index"]
+    assert idx["vectors"] and idx["embedded"] == idx["embeddable"] > 1, idx
+    assert "files, with vectors)" in cli("manifest", cwd=root).out.splitlines()[1]
+    from ov.store import Store
+
+    with Store.open(root / ".ov" / "index.db") as s:  # half of them still to come, as a worker leaves them
+        s.conn.execute("UPDATE chunks SET embedded = 0 WHERE embedded = 1 AND id % 2 = 0")
+        s.conn.commit()
+        done, of = s.coverage()
+    assert 0 < done < of
+    idx = _manifest(cli, root)["index"]
+    assert (idx["embedded"], idx["embeddable"]) == (done, of)
+    assert f"files, vectors for {done} of {of} rows ({100 * done // of}%))" in cli("manifest", cwd=root).out
 
 
 def test_manifest_without_index(tmp_path, cli):
@@ -427,8 +452,10 @@ def test_read_of_a_skipped_file_says_why(ov, tree):
     assert "skipped" not in ov("read", "none.md", "-o", "json", cwd=root).json["error"]["message"]
     # a file new (or renamed) since the last run: there on disk, not yet indexed
     (root / "renamed.md").write_text("# A, renamed\n")
-    msg = ov("read", "renamed.md", "-o", "json", cwd=root).json["error"]["message"]
+    msg = ov("read", "renamed.md", "-L", "0", "-o", "json", cwd=root).json["error"]["message"]
     assert "new since the last `ov index`" in msg, msg
+    r = ov("read", "renamed.md", "-o", "json", cwd=root)  # its text: read now, and said so
+    assert r.code == 0 and "new since the last `ov index`" in r.json["result"]["warnings"][0], r.out
     assert "new since" not in ov("read", "none.md", "-o", "json", cwd=root).json["error"]["message"]
     # an ignored file: `ov index` would leave it out again, so it is not what the message
     # asks for (node_modules/express/index.js read "run `ov index`")
@@ -436,5 +463,5 @@ def test_read_of_a_skipped_file_says_why(ov, tree):
     (root / ".git").mkdir()  # a work tree: .gitignore counts only in one
     (root / "vendor").mkdir()
     (root / "vendor" / "lib.js").write_text("x = 1\n")
-    msg = ov("read", "vendor/lib.js", "-o", "json", cwd=root).json["error"]["message"]
+    msg = ov("read", "vendor/lib.js", "-L", "1", "-o", "json", cwd=root).json["error"]["message"]
     assert "ignore rules" in msg and "`ov grep PATTERN` with its path" in msg and "run `ov index`" not in msg, msg
