@@ -621,25 +621,33 @@ def defines(text: str, path: str, name: str) -> int | None:
     return None
 
 
-_GO_BLOCK_RE = re.compile(r"^(?:var|const|type)\s*\(\s*$")
+# a Go block whose indented names are definitions: `var (`, `const (`, `type (`, and a
+# struct's fields or an interface's methods (`Server.ReadTimeout`, `Handler.ServeHTTP`)
+_GO_BLOCK_RE = re.compile(r"^(?:(?:var|const|type)\s*\(|type\s+\w+(?:\[[^\]]*\])?\s+(?:struct|interface)\s*\{)\s*$")
 _C_EXTS = frozenset(".c .h .cc .cpp .cxx .hpp .hh".split())
 
 
 def _defines_by_language(text: str, start: int, line: str, ext: str, name: str) -> bool:
     """What `_defn`'s outline does not read as a definition: a Go name in a `var (`,
-    `const (` or `type (` block (`time.Second`, `http.StatusOK`) or a generic function
+    `const (` or `type (` block (`time.Second`, `http.StatusOK`), a struct's field or an
+    interface's method (`Server.ReadTimeout`, `Handler.ServeHTTP`), or a generic function
     (`func Map[T any](`), a name a CommonJS module exports (`exports.static = ...`,
     `module.exports.json = ...`), and a C function whose name starts its line (the kernel's
     `unsigned long\ncopy_from_user(...)`)."""
     if ext == ".go":
         if re.match(r"^func\s+(?:\([^)]*\)\s*)?%s\s*\[" % re.escape(name), line):
             return True
-        if re.match(r"^\t%s\b(?:\s*=|\s+(?:struct|interface)\b|\s+[^\s=]+(?:\s*=|\s*$)|\s*$)" % re.escape(name), line):
+        if re.match(r"^\t%s\b(?:\s*=|\s+(?:struct|interface)\b|\s+[^\s=]+(?:\s*=|\s*(?://.*|`.*)?$)|\s*(?://.*)?$|\()"
+                    % re.escape(name), line):
             top = start
             while top > 0:  # the nearest line above at the left margin opens the block
                 top = text.rfind("\n", 0, top - 1) + 1
                 if text[top:top + 1] not in ("\t", " ", "\n", "/", ""):
                     return bool(_GO_BLOCK_RE.match(text[top:text.find("\n", top)]))
+            # the passage begins inside the block (net/http's Server struct spans passages):
+            # `\tName Type` is a field or a block's name (no statement of a body reads so); a
+            # call, `\tName(...)`, may be a body's
+            return "(" not in line.split("//", 1)[0]
         return False
     if _EXT_LANG.get(ext) == "js":  # CommonJS's exports: `exports.static = require('serve-static');`
         return re.match(r"^\s*(?:module\.)?exports\.%s\s*=(?!=)" % re.escape(name), line) is not None

@@ -100,6 +100,16 @@ def test_type_name_is_one_capitalised_word(query, expected):
     ("package x\n\ntype (\n\tPair struct {\n\t\tA int\n\t}\n)\n", "x.go", "Pair", True),
     ("func f() {\n\tSecond = 3\n}\n", "x.go", "Second", False),  # an assignment in a body
     ("func Map[T any](xs []T) []T {\n", "x.go", "Map", True),
+    # a struct's fields and an interface's methods (a Go tree's review: `Server.ReadTimeout`
+    # was shown by `return s.ReadTimeout`), the opener in the passage or above it
+    ("type Server struct {\n\t// the timeout\n\tReadTimeout time.Duration // for reads\n}\n", "s.go",
+     "ReadTimeout", True),
+    ("\t// ReadTimeout is the maximum duration\n\tReadTimeout time.Duration\n", "s.go", "ReadTimeout", True),
+    ("type T struct {\n\tName string `json:\"name\"`\n}\n", "t.go", "Name", True),
+    ("type Handler interface {\n\tServeHTTP(ResponseWriter, *Request)\n}\n", "h.go", "ServeHTTP", True),
+    ("\tServeHTTP(w, r)\n", "h.go", "ServeHTTP", False),  # a call in a body
+    ("func f() {\n\tServeHTTP(w, r)\n}\n", "h.go", "ServeHTTP", False),
+    ("\tt := s.ReadTimeout\n", "s.go", "ReadTimeout", False),
     ("unsigned long\ncopy_from_user(void *to, const void __user *from, unsigned long n)\n{\n", "u.c",
      "copy_from_user", True),
     ("copy_from_user(to, from, n);\n", "u.c", "copy_from_user", False),
