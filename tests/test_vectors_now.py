@@ -20,7 +20,8 @@ FILES = {
     **{f"notes/harbour{i:02d}.md": f"# Harbour {i}\n\nThe tide tables for harbour {i} list high water. "
        "Boats leave the harbour at dawn and come back before the evening tide.\n" for i in range(30)},
     "src/dedupe.py": ('def unique_lines(path):\n'
-                      '    """Remove duplicate lines from a file, keeping the first of each."""\n'
+                      # (not the query word for word: that would raise it by itself, ov.engine `_verbatim`)
+                      '    """Remove the duplicate lines of a file, keeping the first of each."""\n'
                       '    seen = set()\n'
                       '    with open(path) as f:\n'
                       '        kept = [line for line in f if not (line in seen or seen.add(line))]\n'
