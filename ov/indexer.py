@@ -1101,6 +1101,10 @@ class _LexicalPass:
         elif cut:
             store.set_meta(KEYWORDS_META, "1")
             store.set_meta(WALK_TOTAL_META, json.dumps(self.walk_total()))
+            # those of the files read so far (`ov status` said "skipped: 0 files" while the
+            # first build had said 84: a review of the Go tree); the run that ends the walk
+            # writes them all
+            store.set_skipped(self.skipped)
             report.partial = True
         else:
             moved: dict[str, dict | None] = {}  # content hash -> the `ov tag` tags of a file gone

@@ -370,6 +370,31 @@ def test_a_subfolder_with_its_own_index_is_searched_in_it(tmp_path):
     assert (other / ".ov").is_dir()
 
 
+def test_a_first_build_cut_by_its_budget_records_what_it_skipped_so_far(tree, monkeypatch):
+    """`ov status` said "skipped: 0 files" during a first build that had said 84 skipped (a
+    review of the Go tree): a build cut short records the files it skipped so far."""
+    import time as real
+    import types
+
+    from ov import indexer
+    from ov.store import Store
+
+    root = tree({"a/blob.bin": b"\x00\x01binary", "a/note.md": "# A\n",
+                 **{f"z/n{i:02d}.md": f"# N{i}\n" for i in range(40)}})
+    clock = [real.monotonic()]
+
+    def monotonic() -> float:  # each look at the clock a second later: the budget runs out
+        clock[0] += 1.0
+        return clock[0]
+    monkeypatch.setattr(indexer, "time", types.SimpleNamespace(
+        monotonic=monotonic, perf_counter=real.perf_counter, time=real.time, sleep=real.sleep))
+    rep = indexer.index_tree(root, None, indexer.IndexOptions(embed=False, budget_s=20.0))
+    assert rep.partial and rep.added < 41, rep
+    with Store.open(root / ".ov" / "index.db") as s:
+        total, listed = s.skipped()
+    assert total == 1 and listed == [("a/blob.bin", "binary")], (total, listed)
+
+
 def test_path_words_are_the_query_words_a_path_may_hold():
     from ov.query import path_words
 
