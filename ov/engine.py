@@ -118,7 +118,9 @@ def _search(store: Store, root: Path, req: SearchRequest, embedder_factory, cov:
             claim=None) -> SearchResult:
     """`search` itself; `claim`, its `Searching` mark while a worker runs (let go while it
     waits for that worker's first vectors: `_first_vectors`)."""
-    request = request_key(req.query, req.search_type, req.threshold, req.filters, req.all_chunks)
+    # (the ranking profile too: a cursor from another version's ranking would replay another one)
+    request = request_key(req.query, req.search_type, req.threshold, req.filters, req.all_chunks,
+                          rank.PROFILE["version"])
     embedder_factory = _memo(embedder_factory or _default_embedder)  # one model load at most
     no_vectors = _no_vector_levels(req)  # -L 1: overviews are keyword rows only
     use_kw, use_vec, qvec = _plan(store, req, cov, embedder_factory, no_vectors, claim)
@@ -393,7 +395,7 @@ def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tup
         page, taken, more = _fold(new, req.limit, not req.all_chunks)
         if more:
             break
-        if len(hits) >= need:  # this depth's ranking holds more: duplicates took the room
+        if len(hits) >= need and len(new) > len(page):  # this depth holds more: copies took the room
             need += len(new) - len(page)
             continue
         if exhausted or depth >= top:
@@ -493,6 +495,9 @@ def _size_cap_warning(store: Store, f=None, query: str = "") -> list[str]:
 SIZE_CAP_WORDS = 16  # the query's words a big file's bitmap is asked for (`_size_cap_warning`)
 
 
+LEFT_OUT_CEILING = 0.9  # a full page whose last hit scores this says nothing of left-out files
+
+
 def _left_out_warning(store: Store, req: SearchRequest, tree: rank.Tree, page: list[Hit]) -> list[str]:
     """The default (hybrid) ranking leaves out the rows of generated, minified, lock and
     data files (ov.indexer.embeddable): said when such a file's keyword hit would have
@@ -500,14 +505,17 @@ def _left_out_warning(store: Store, req: SearchRequest, tree: rank.Tree, page: l
     code (`net/http/h2_bundle.go`, "Code generated ... DO NOT EDIT") was missing from
     "http2 flow control window update frame" without a word."""
     plan = keyword_plan(req.query)
-    if not plan.fts:
+    full = len(page) >= req.limit
+    floor = max(req.threshold or 0.0, page[-1].score if full else 0.0)
+    # (a second keyword read costs as much as the branch's: not when no file is left out,
+    # nor when the page is full of hits no keyword-only score reaches on this scale)
+    if not plan.fts or (full and floor >= LEFT_OUT_CEILING) or not store.has_left_out():
         return []
     got = store.keyword_search(plan.fts, replace(req.filters, vectorless=True), req.limit + 1)
     out = store.left_out([cid for cid, _ in got])
     if not out:
         return []
     paths = store.chunk_paths(sorted(out))
-    floor = page[-1].score if len(page) >= req.limit else 0.0
     shown = {h.path for h in page}
     files = list(dict.fromkeys(paths[cid] for cid, raw in got if cid in out and cid in paths
                                and rank.keyword_score(raw, paths[cid], tree) > floor and paths[cid] not in shown))
@@ -752,8 +760,12 @@ def _definers(store: Store, req: SearchRequest,
     typed = ident is None and (word := type_name(req.query)) is not None
     if typed:
         ident = (word, None)  # a word that may name a type: only its definers are raised
-    elif ident is None and (word := jargon(req.query)) is not None:
-        ident = (word, None)  # a word the model does not know (`kmalloc`): the same
+    elif ident is None and 2 in req.filters.levels and (word := jargon(req.query)) is not None:
+        # a word the model does not know (`kmalloc`): its definitions as a function or a
+        # type only (a Go tree's `timeout` field raised server.go over the notes on timeouts)
+        scope = replace(req.filters, levels=(2,))
+        got = [cid for cid, _ in store.keyword_search(fts_phrase(word), scope, DEFINERS_READ)]
+        return word, _firsts(_defining(store, sorted(got), word, _JARGON_LINE.format(n=re.escape(word)))), ""
     if ident is None or 2 not in req.filters.levels:
         return "", {}, ""
     name, qual = ident
@@ -801,6 +813,9 @@ _BINDING_WORDS = frozenset({"const", "let", "var", "val", "type"})
 TYPE_WORDS = ("class", "struct", "trait", "interface", "enum", "union", "type", "function")
 _TYPE_LINE = r"\b(?:" + "|".join(TYPE_WORDS) + r")\s+{n}\b(?!\s*=)"
 TYPE_NAME_READ = 300
+# how a jargon word's definition reads (`_definers`): a function's or a macro's name before
+# its parameters, or a type's after its word
+_JARGON_LINE = r"\b{n}\s*[(\[<]|\b(?:class|struct|type|interface|trait|enum|union)\s+{n}\b"
 
 
 def _firsts(every: dict[str, list[int]]) -> dict[str, int]:
@@ -1590,7 +1605,8 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
         lv = 2 if level is None else level
         return ReadResult(path=rel, level=lv, kind="file", text=got[lv])
     cap = size_cap(store)
-    if (row is None and rel and level in (None, 2) and (ft := _unindexed_text(root, rel)) is not None
+    if (row is None and rel and level in (None, 2) and not _left_out_by_rules(root, rel)
+            and (ft := _unindexed_text(root, rel)) is not None
             and (cap is None or ft.size <= cap)):  # (one skipped for its size: `FILE:START-END` reads it)
         # a file the index lacks, read whole as `FILE:LINE` reads its lines (a review of the
         # Go tree: `ov read new.go` was not_found where `ov read new.go:2` read it)
@@ -1662,7 +1678,7 @@ def _read_lines(store: Store, root: Path, rel: str, first: int, last: int | None
     if row is None:
         if os.path.isdir(os.path.join(root, rel)):
             raise OvError("invalid_argument", f"{rel} is a folder: `{asked}` reads lines of a file", field="path")
-        ft = _unindexed_text(root, rel)
+        ft = None if _left_out_by_rules(root, rel) else _unindexed_text(root, rel)
         if ft is None:
             raise _absent(store, root, rel)
         row, same = {"id": None, "path": rel}, False
@@ -1777,6 +1793,16 @@ def _link_note(root: Path, rel: str) -> str:
             f"{os.path.relpath(real, real_root)!r}")
 
 
+def _left_out_by_rules(root: Path, rel: str) -> bool:
+    """Whether the tree's ignore rules (hidden names, .gitignore, .ovignore, the config's
+    `ignore`) leave `rel` out: such a file is not read whole for `ov read` (`.env`, a
+    secret listed in .ovignore, through `ov mcp`)."""
+    from ov.config import load_config  # noqa: PLC0415
+    from ov.walk import is_ignored  # noqa: PLC0415
+
+    return is_ignored(root, rel, load_config(root).walk_options())
+
+
 def _unindexed_note(root: Path, rel: str) -> str:
     """Why a path on disk is not in the index when the last run did not skip it: a file
     new (or renamed) since, or one the walk leaves out. A renamed note read "not in the
@@ -1797,10 +1823,7 @@ def _unindexed_note(root: Path, rel: str) -> str:
         return ""
     if not stat.S_ISREG(st.st_mode):
         return ""
-    from ov.config import load_config  # noqa: PLC0415
-    from ov.walk import is_ignored  # noqa: PLC0415
-
-    if is_ignored(root, rel, load_config(root).walk_options()):
+    if _left_out_by_rules(root, rel):
         # `ov index` would leave it out again: "run `ov index`" sent a user round in circles
         return (": the tree's ignore rules (.gitignore, .ignore, hidden names, the config's "
                 "`ignore`) leave it out; `ov grep PATTERN` with its path searches it")

@@ -99,8 +99,9 @@ TOOLS: dict[str, dict[str, Any]] = {
             "plain words ('where are retries configured', 'how is the cache invalidated'). "
             "search_type hybrid (default: keywords + meaning), keywords, or semantic. "
             "mode list (default) returns hits {rank, path, start_line, end_line, score 0-1, level, "
-            "excerpt {text, start, end}} best first, and next_cursor when more exist (pass it as "
-            "cursor). mode context returns the best files packed under max_tokens as entries and "
+            "excerpt {text, start, end}, and duplicates [{path, start_line, end_line}]: other files "
+            "whose passage is word for word this one} best first, and next_cursor when more exist "
+            "(pass it as cursor). mode context returns the best files packed under max_tokens as entries and "
             "a `rendered` block ready to put in a prompt. For an exact string or regex use grep; "
             "for file names use glob."),
         "required": ["query"],

@@ -54,7 +54,7 @@ def check_query(text: str) -> str:
         raise OvError("invalid_argument", "the query is not valid UTF-8", field="query") from None
     if "\x00" in text:
         raise OvError("invalid_argument", "the query contains a NUL byte", field="query")
-    if all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf") for c in text[:MAX_QUERY_CHARS + 1]):
+    if len(text) <= MAX_QUERY_CHARS and all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf") for c in text):
         # (a zero-width space or \x01\x02 ranked ten junk hits with exit 0: a Go tree's review)
         raise OvError("invalid_argument", "the query is empty: it holds only control or invisible characters "
                       f"({', '.join(sorted({f'U+{ord(c):04X}' for c in text if not c.isspace()})[:4])})",
@@ -257,8 +257,9 @@ def jargon(text: str) -> str | None:
     `newproc`, `mallocgc`) or a constant in capitals (`GOMAXPROCS`): one word of four
     letters and digits or more, in one case, that the model's vocabulary does not hold
     whole (English does: `bread`, `socket`, `express`; `parse`, `json` and `runtime` are
-    jargon to it). `ov search` only raises the files that define it (ov.engine
-    `_definers`), and scores it as any word. None without the tokenizer's vocabulary."""
+    jargon to it). `ov search` only raises the files that define it as a function or a
+    type (ov.engine `_definers`: not a field or a variable, as `timeout` is in many a
+    struct), and scores it as any word. None without the tokenizer's vocabulary."""
     q = text.strip()
     if not _JARGON_RE.fullmatch(q) or identifier(q) is not None:
         return None
@@ -277,7 +278,9 @@ def _vocabulary() -> frozenset[str]:
             vocab = json.load(f)["model"]["vocab"]
     except (OSError, TypeError, ValueError, KeyError):
         return frozenset()
-    return frozenset(w for w in vocab if w.isalnum())
+    if not isinstance(vocab, dict):  # (a Unigram tokenizer's is a list of pairs: not WordPiece's)
+        return frozenset()
+    return frozenset(w for w in vocab if isinstance(w, str) and w.isalnum())
 
 
 _FILE_NAME_RE = re.compile(r"[\w.+@-]+(?:/[\w.+@-]+)*")

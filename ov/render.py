@@ -419,6 +419,9 @@ def _scores_line(h) -> str:
     return f"score {h.score:.4g}" + ("; " + "; ".join(parts) if parts else "")
 
 
+COPIES_SHOWN = 5  # a hit's word-for-word copies named in text output
+
+
 def hit_text(h, pats, color: bool, name: str | None = None) -> list[str]:
     """One hit's lines: the best line as `path:line: text`, then its excerpt around it (or
     the whole file with --read-content), then the scores with --explain. With `name` (the
@@ -464,9 +467,11 @@ def hit_text(h, pats, color: bool, name: str | None = None) -> list[str]:
             out.append(f"    {num}{sep} {_mark(_cut(lines[j], pats), pats, color)}".rstrip())
         if hi - lo < len(lines):
             out.append(f"    [excerpt: lines {first}-{first + len(lines) - 1}, {hi - lo} shown]")
-    if h.duplicates:
+    if h.duplicates:  # (2,000 copies of a licence: five named, the count of the rest; JSON lists all)
+        more = len(h.duplicates) - COPIES_SHOWN
         out.append("    [the same passage, word for word, in: " + ", ".join(
-            f"{clean_name(d.path)}:{d.start_line}" for d in h.duplicates) + "]")
+            f"{clean_name(d.path)}:{d.start_line}" for d in h.duplicates[:COPIES_SHOWN])
+            + (f" and {more} more (-o json lists them)" if more > 0 else "") + "]")
     if h.scores is not None:
         out.append("    " + _scores_line(h))
     return out

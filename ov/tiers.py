@@ -645,9 +645,9 @@ def _defines_by_language(text: str, start: int, line: str, ext: str, name: str) 
                 if text[top:top + 1] not in ("\t", " ", "\n", "/", ""):
                     return bool(_GO_BLOCK_RE.match(text[top:text.find("\n", top)]))
             # the passage begins inside the block (net/http's Server struct spans passages):
-            # `\tName Type` is a field or a block's name (no statement of a body reads so); a
-            # call, `\tName(...)`, may be a body's
-            return "(" not in line.split("//", 1)[0]
+            # `\tName Type` is a field (no statement of a body reads so); an assignment
+            # (`\ttimeout = 30 * time.Second`) or a call, `\tName(...)`, may be a body's
+            return re.match(r"^\t%s\s+[^\s=(:][^=(]*$" % re.escape(name), line.split("//", 1)[0].rstrip()) is not None
         return False
     if _EXT_LANG.get(ext) == "js":  # CommonJS's exports: `exports.static = require('serve-static');`
         return re.match(r"^\s*(?:module\.)?exports\.%s\s*=(?!=)" % re.escape(name), line) is not None

@@ -445,6 +445,9 @@ def test_minified_lock_and_map_files_are_not_embedded(ov, tree):
     assert len(left) == 1 and "--search-type keywords" in left[0], hy["warnings"]
     assert not any("generated, minified" in w for w in
                    ov("search", "sings at dawn", "--json", cwd=root).json["result"]["warnings"])
+    # a threshold none of them reaches by its keywords says nothing of them
+    assert not any("generated, minified" in w for w in ov(
+        "search", "zebrafinch", "--threshold", "0.999", "--json", cwd=root).json["result"]["warnings"])
     g = ov("grep", "-F", "zebrafinch", "-l", cwd=root)
     assert "app.min.js" in g.out and "package-lock.json" in g.out
     st = ov("status", "--json", cwd=root).json["result"]

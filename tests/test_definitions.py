@@ -110,6 +110,10 @@ def test_type_name_is_one_capitalised_word(query, expected):
     ("\tServeHTTP(w, r)\n", "h.go", "ServeHTTP", False),  # a call in a body
     ("func f() {\n\tServeHTTP(w, r)\n}\n", "h.go", "ServeHTTP", False),
     ("\tt := s.ReadTimeout\n", "s.go", "ReadTimeout", False),
+    # a passage that begins inside a long function: an assignment is not a field (a review
+    # of this change: `timeout` raised run.go over the notes on timeouts)
+    ("\tx := 1\n\ttimeout = 30 * time.Second\n", "run.go", "timeout", False),
+    ("\tx := 1\n\ttimeout += 1\n", "run.go", "timeout", False),
     ("unsigned long\ncopy_from_user(void *to, const void __user *from, unsigned long n)\n{\n", "u.c",
      "copy_from_user", True),
     ("copy_from_user(to, from, n);\n", "u.c", "copy_from_user", False),
@@ -391,6 +395,22 @@ def test_jargon_is_a_word_the_model_does_not_know(query, expected):
     assert jargon(query) == expected
 
 
+def test_jargon_needs_a_wordpiece_vocabulary(tmp_path, monkeypatch):
+    """A Unigram tokenizer.json (its vocabulary a list of pairs) given as OV_TOKENIZER made
+    every search an `internal` AttributeError: no vocabulary, no jargon."""
+    from ov import query
+
+    uni = tmp_path / "uni.json"
+    uni.write_text('{"model": {"type": "Unigram", "vocab": [["kmalloc", -1.0], ["the", -2.0]]}}')
+    monkeypatch.setenv("OV_TOKENIZER", str(uni))
+    query._vocabulary.cache_clear()
+    try:
+        assert jargon("kmalloc") is None
+    finally:
+        monkeypatch.delenv("OV_TOKENIZER")
+        query._vocabulary.cache_clear()
+
+
 C_TREE = {
     "include/linux/slab.h": "/* Slab allocator. */\n\n"
     "static __always_inline __alloc_size(1) void *kmalloc(size_t size, gfp_t flags)\n{\n"
@@ -415,6 +435,19 @@ def test_a_word_the_model_does_not_know_raises_its_definers(tree, ov, search_typ
     r = ov("search", "kmalloc", "--search-type", search_type, "-n", "1", cwd=root)
     assert r.out.startswith("include/linux/slab.h:3: static __always_inline __alloc_size(1) void *kmalloc("), r.out
     assert all("defines" not in h["scores"] for h in _hits(ov, root, "bread", "--search-type", search_type))
+
+
+@pytest.mark.parametrize("search_type", ["hybrid", "keywords"])
+def test_a_word_the_model_does_not_know_raises_functions_and_types_not_fields(tree, ov, search_type):
+    """`timeout` is jargon to the model and a field of many a struct: a review had
+    srv.go (`type Server struct { timeout int }`) raised from third to first over the notes
+    on timeouts. Only a function or a type of that name is raised."""
+    root = tree({"srv.go": "package srv\n\ntype Server struct {\n\ttimeout int\n}\n",
+                 "docs/timeouts.md": "# Timeouts\n\nEvery timeout is in seconds; a timeout of 0 waits for ever.\n",
+                 "net.go": "package net\n\nfunc timeout(d int) bool {\n\treturn d > 0\n}\n"})
+    assert ov("index", root).code == 0
+    hits = _hits(ov, root, "timeout", "--search-type", search_type)
+    assert [h["path"] for h in hits if "defines" in h["scores"]] == ["net.go"], hits
 
 
 GO_QUALIFIED = {

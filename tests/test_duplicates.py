@@ -90,3 +90,15 @@ def test_copies_fold_with_the_real_model(tree):
     (copy,) = [h for h in hits if h["path"].startswith("vendor/")]
     assert copy["path"] == "vendor/pkg0/clone.js" and copy["rank"] <= 2, hits
     assert [d["path"] for d in copy["duplicates"]] == ["vendor/pkg1/clone.js", "vendor/pkg2/clone.js"]
+
+
+def test_text_names_five_copies_and_counts_the_rest(ov, tree):
+    """2,000 copies of one licence printed one line of 1,999 paths (a review of this change):
+    text names five and counts the rest; JSON lists them all."""
+    root = _tree(tree, copies=9)
+    assert ov("index", ".", cwd=root).code == 0
+    r = ov("search", "deep clone nested objects", "--search-type", "keywords", cwd=root)
+    line = next(ln for ln in r.out.splitlines() if "word for word" in ln)
+    assert line.count("vendor/pkg") == 5 and line.endswith("and 3 more (-o json lists them)]"), line
+    r = ov("search", "deep clone nested objects", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert max(len(h.get("duplicates", [])) for h in r.json["result"]["hits"]) == 8

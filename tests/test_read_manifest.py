@@ -79,6 +79,12 @@ def test_read_errors(indexed, cli, tmp_path):
     assert "new since the last `ov index`" in r.json["result"]["warnings"][0]
     r = cli("read", "new.py", "-L", "0", "--json", cwd=indexed)  # its tiers are the index's
     assert r.code == 2 and r.json["error"]["code"] == "not_found"
+    # ... but not a file the tree's rules leave out (`.env`, a secret in .ovignore): `ov mcp`
+    # would hand it to an agent
+    (indexed / ".env").write_text("TOKEN=hunter2\n")
+    for path in (".env", ".env:1"):
+        r = cli("read", path, "--json", cwd=indexed)
+        assert r.code == 2 and r.json["error"]["code"] == "not_found" and "hunter2" not in r.out, r.out
     r = cli("read", "missing.md", "--json", cwd=indexed)
     assert r.json["error"]["code"] == "not_found"
     (tmp_path / "out.md").write_text("x\n")

@@ -624,6 +624,12 @@ class Store(Database):
     def record_chunk_count(self) -> None:
         self.set_meta("chunks", str(self.q1("SELECT count(*) FROM chunks WHERE level = 2")))
 
+    def has_left_out(self) -> bool:
+        """Whether any passage belongs to a file the default ranking leaves out
+        (`left_out_sql`): NO_VECTOR passages read through the `embedded` index."""
+        return self.q1(f"SELECT 1 FROM chunks c WHERE c.embedded = {NO_VECTOR} AND c.level = 2 "
+                       f"AND {left_out_sql('c.')} LIMIT 1") is not None
+
     def has_vectors(self) -> bool:
         return self.q1("SELECT 1 FROM chunks WHERE embedded = 1 LIMIT 1") is not None
 
