@@ -929,14 +929,21 @@ NAMED_FILES_MAX = 50  # files a file-name query raises (`_named_files`)
 
 def _verbatim(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
     """(the text, path -> the passage holding it) when the query, two words or more and
-    VERBATIM_MIN_CHARS characters, stands word for word in at most VERBATIM_FILES_MAX files
-    of the scope (case and runs of white space aside; quotes around it too): a pasted error
-    message or a quoted line. `http: Server closed` had net/http/server.go, the one file
+    VERBATIM_MIN_CHARS characters with a mark of punctuation (else VERBATIM_MIN_WORDS
+    words), stands word for word in at most VERBATIM_FILES_MAX files of the scope (runs of
+    white space aside, quotes around it too; in its own case first when it has a capital):
+    a pasted error message or a quoted line. `http: Server closed` had net/http/server.go, the one file
     holding it (`errors.New("http: Server closed")`), out of the first 10 on the Go tree,
     under files saying "http", "server" and "closed" more often. A text in more files than
     that says nothing of which one is meant, and raises none."""
     text = " ".join(req.query.split()).strip("\"'`").strip()
-    if len(text) < VERBATIM_MIN_CHARS or len(text.split()) < 2 or 2 not in req.filters.levels:
+    words = len(text.split())
+    # a line's or a message's shape: punctuation among the words (`http: Server closed`,
+    # `net/http: request canceled`), or a sentence; "set a cookie" and "template inheritance"
+    # stood in docs too, and took a score they had not earned (a review of a Python tree)
+    marked = any(not (c.isalnum() or c.isspace()) for c in text)
+    if (len(text) < VERBATIM_MIN_CHARS or words < 2 or not (marked or words >= VERBATIM_MIN_WORDS)
+            or 2 not in req.filters.levels):
         return "", {}
     got = store.keyword_search(fts_phrase(text), replace(req.filters, levels=(2,)), VERBATIM_READ)
     if not got or len(got) >= VERBATIM_READ:
@@ -952,11 +959,14 @@ def _verbatim(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
                 exact.setdefault(paths[cid], cid)
             elif text.lower() in row.lower():
                 folded.setdefault(paths[cid], cid)
-    held = exact or folded  # (`http: server closed idle connection` is another message)
+    # (`http: server closed idle connection` is another message; a query in small letters
+    # says nothing of case: "Set a cookie value by name" holds "set a cookie value")
+    held = {**folded, **exact} if text.islower() else exact or folded
     return (text, held) if 0 < len(held) <= VERBATIM_FILES_MAX else ("", {})
 
 
 VERBATIM_MIN_CHARS = 10
+VERBATIM_MIN_WORDS = 6  # a text without punctuation counts from this many words
 VERBATIM_FILES_MAX = 8
 VERBATIM_READ = 200  # rows holding the query's words in order read for `_verbatim`
 

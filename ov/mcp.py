@@ -654,7 +654,8 @@ def _scope(path: Path | None) -> Path:
     scope = Path.cwd() if path is None else Path(path)
     if not scope.is_dir():
         raise OvError("not_found" if not scope.exists() else "invalid_path",
-                      f"{scope}: no such folder", field="path")
+                      f"{scope}: no such folder" if not scope.exists() else
+                      f"{scope} is a file: `ov mcp` serves a folder (its tree)", field="path")
     return scope
 
 

@@ -93,6 +93,14 @@ _IDENT_SEP_RE = re.compile(r"\.|::|->|#")
 _CODE_SHAPE_RE = re.compile(r"_|\.|::|->|#|\$|[a-z0-9][A-Z]|[A-Z]{2}")
 
 
+# a call as pasted from code: the name before `(...)` or a bare `(`
+_CALL_TAIL_RE = re.compile(r"([A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*)\((?:[^()]*\))?\s*;?")
+# file endings that are also methods' names: after a capitalised type's name they are its
+# method (`Response.json`, `Console.log`, `Template.render`... `Report.html` stays a file
+# when no file defines `html`: the file-name rule comes after the definers)
+_METHOD_ENDINGS = frozenset({"json", "log", "html", "xml", "out", "lock"})
+
+
 # a Go method expression: `(*Client).Do`, `(*http.Client).Do`, `(Point).Dist`
 _METHOD_EXPR_RE = re.compile(r"\(\s*\*?\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\)\.([A-Za-z_]\w*)")
 
@@ -113,15 +121,19 @@ def identifier(text: str) -> tuple[str, str | None] | None:
     q = text.strip()
     if (expr := _METHOD_EXPR_RE.fullmatch(q)) is not None:  # Go's `(*Client).Do`: Client.Do
         q = f"{expr.group(1)}.{expr.group(2)}"
+    called = (call := _CALL_TAIL_RE.fullmatch(q)) is not None  # pasted: `raise_for_status()`, `click.echo(`
+    if called:
+        q = call.group(1)
     if (named := _defined(q)) is not None:
         q = named[1]
-    elif not _IDENT_RE.fullmatch(q) or not _CODE_SHAPE_RE.search(q):
+    elif not _IDENT_RE.fullmatch(q) or not (_CODE_SHAPE_RE.search(q) or called):
         return None
     parts = _IDENT_SEP_RE.split(q)
-    if len(parts) == 1 and q.isupper() and "_" not in q:
+    if len(parts) == 1 and q.isupper() and "_" not in q and not called:
         return None
-    if len(parts) > 1 and "." in q and parts[-1].lower() in _FILE_ENDINGS:
-        return None
+    if (len(parts) > 1 and "." in q and parts[-1].lower() in _FILE_ENDINGS and not called
+            and not (parts[-1] in _METHOD_ENDINGS and parts[-2][:1].isupper() and not parts[-2].isupper())):
+        return None  # (`Response.json`, `Console.log`: a type's method, not a file)
     if len(parts) > 2 and parts[-2] == "prototype":  # JavaScript's `Layer.prototype.match`: Layer's
         parts.pop(-2)
     return parts[-1], (parts[-2] if len(parts) > 1 else None)

@@ -348,12 +348,18 @@ def _leading_comments(text: str, limit_lines: int = 400) -> list[list[str]]:
     return blocks
 
 
+# a title as rst writes it, underlined (and perhaps overlined) with one punctuation mark:
+# 16 of 667 abstracts of a tree of Python packages were `requests.sessions ~~~~~~~~~~~~~`
+_RST_TITLE_RE = re.compile(r"(?:([=\-~^*+#`:.'\"_])\1{2,}\n)?[^\n]+\n([=\-~^*+#`:.'\"_])\2{2,}")
+
+
 def _code_abstract(text: str, path: str) -> str:
     ext = os.path.splitext(path)[1].lower()
     if ext in (".py", ".pyi", ".pyw"):
         m = _PY_DOC_RE.match(text)
-        if m and m.group(2).strip():
-            return re.split(r"\n\s*\n", m.group(2).strip())[0]  # its summary paragraph
+        if m and m.group(2).strip():  # its summary paragraph, past an rst title (`requests.sessions\n~~~~`)
+            paras = re.split(r"\n\s*\n", m.group(2).strip())
+            return next((p for p in paras if not _RST_TITLE_RE.fullmatch(p.strip())), paras[0])
     for block in _leading_comments(text):
         body = _comment_text(block)
         if body and not _LICENSE_RE.search(body) and not body.startswith(("-*-", "vim:")) \

@@ -61,6 +61,12 @@ from ov.tiers import defines
     ("(*Client).Do", ("Do", "Client")), ("(*http.Client).Do", ("Do", "Client")),
     ("type systems are cool", None), ("type struct", None),
     ("bufio.Scanner.Scan", ("Scan", "Scanner")),
+    # a capitalised type's method named as a file ending is a method; a call as pasted is
+    # its name (a review of a Python tree: `Response.json`, `raise_for_status()`, `click.echo(`)
+    ("Response.json", ("json", "Response")), ("Console.log", ("log", "Console")),
+    ("raise_for_status()", ("raise_for_status", None)), ("click.echo(", ("echo", "click")),
+    ("render_template(name, **context)", ("render_template", None)),
+    ("App.js", None), ("package.json", None), ("GIF ('87 and '89 variants)", None),
 ])
 def test_identifier_is_one_code_name(query, expected):
     assert identifier(query) == expected

@@ -446,6 +446,10 @@ def test_other_commands_do_not_load_the_sdk(tmp_path):
 def test_mcp_with_a_missing_folder_is_an_error(tmp_path):
     r = run_inprocess("mcp", str(tmp_path / "nope"), env=ENV)
     assert r.code == 2 and "error[not_found]" in r.err
+    # a file is not "no such folder" (a review of a Python tree)
+    (tmp_path / "README.md").write_text("# Hi\n")
+    r = run_inprocess("mcp", str(tmp_path / "README.md"), env=ENV)
+    assert r.code == 2 and "error[invalid_path]" in r.err and "is a file" in r.err, r.err
 
 
 def test_flags_in_a_path_of_an_error_message_are_not_rewritten():

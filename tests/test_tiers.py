@@ -678,3 +678,16 @@ def test_a_c_function_with_its_type_on_the_line_above_is_in_the_outline():
     # a type line that reads as a definition alone is one entry with its function, not two
     assert overview("struct s *\nmk(\n\tint n)\n{\n}\n", "a.c") == "struct s * mk("
     assert overview("enum state\nnext_state(enum state s)\n{\n}\n", "a.c") == "enum state next_state(enum state s)"
+
+
+def test_a_python_module_abstract_passes_its_rst_title():
+    """16 of 667 abstracts of a tree of Python packages were `requests.sessions ~~~~~~`: the
+    docstring's rst title, not its first sentence."""
+    from ov.tiers import abstract
+
+    doc = '"""\nrequests.sessions\n~~~~~~~~~~~~~~~~~\n\nThis module provides a Session object to manage and persist settings.\n"""\n'
+    assert abstract(doc + "import os\n", "requests/sessions.py").startswith("This module provides a Session object")
+    over = '"""\n=====\nTitle\n=====\n\nWhat it does.\n"""\n'
+    assert abstract(over, "m.py") == "What it does."
+    assert abstract('"""Only a line."""\n', "m.py") == "Only a line."
+    assert abstract('"""\nTitle\n-----\n"""\n', "m.py").startswith("Title")  # nothing else to say
