@@ -101,8 +101,9 @@ TOOLS: dict[str, dict[str, Any]] = {
             "mode list (default) returns hits {rank, path, start_line, end_line, score 0-1, level, "
             "excerpt {text, start, end}, and duplicates [{path, start_line, end_line}]: other files "
             "whose passage is word for word this one} best first, and next_cursor when more exist "
-            "(pass it as cursor). mode context returns the best files packed under max_tokens as entries and "
-            "a `rendered` block ready to put in a prompt. For an exact string or regex use grep; "
+            "(pass it as cursor). mode context returns the best files packed under max_tokens as "
+            "entries and a `rendered` block ready to put in a prompt (in the text result the entries "
+            "come without their text, which `rendered` holds). For an exact string or regex use grep; "
             "for file names use glob."),
         "required": ["query"],
         "params": {
@@ -812,8 +813,20 @@ def _stop_on_signals(tools: Tools) -> None:
 def _result(envelope: dict[str, Any]):
     import mcp.types as types  # noqa: PLC0415
 
-    return types.CallToolResult(content=[types.TextContent(text=dumps(envelope))],
+    return types.CallToolResult(content=[types.TextContent(text=dumps(_as_text(envelope)))],
                                 structured_content=envelope, is_error=envelope["status"] != "ok")
+
+
+def _as_text(envelope: dict[str, Any]) -> dict[str, Any]:
+    """The envelope as the model reads it: a context pack's entries without their text,
+    which `rendered` holds already. Both in the text sent twice the tokens asked for (1,582
+    used of 1,600, and 14,001 characters: a review of a Python tree); the structured
+    content keeps them."""
+    res = envelope.get("result")
+    if not (isinstance(res, dict) and "rendered" in res and isinstance(res.get("entries"), list)):
+        return envelope
+    entries = [{k: v for k, v in e.items() if k != "text"} for e in res["entries"]]
+    return {**envelope, "result": {**res, "entries": entries}}
 
 
 async def _serve(tools: Tools) -> None:
