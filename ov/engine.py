@@ -728,10 +728,11 @@ def query_tree(store: Store, query: str, filters: Filters | None = None) -> rank
     For an identifier query and `filters`, the rows holding its name (`Tree.holding`)."""
     plan = keyword_plan(query)
     ident = identifier(query)
-    # a word the model does not know is a name too: its cosine says little of it, so rows
-    # holding it keep their keywords-only probability (`setupmethod`'s definer scored 0.038
-    # in the hybrid, 0.244 by keywords alone: --threshold 0.1 dropped it)
-    name = ident[0] if ident is not None else jargon(query)
+    # a word that may name a type (`Blueprint`) or that the model does not know is a name
+    # too: its cosine says little of it, so rows holding it keep their keywords-only
+    # probability (`setupmethod`'s definer scored 0.038 in the hybrid, 0.244 by keywords
+    # alone, `Blueprint`'s 0.065: --threshold 0.1 dropped them)
+    name = ident[0] if ident is not None else type_name(query) or jargon(query)
     holding = None
     if name is not None and filters is not None:
         got = store.keyword_search(fts_phrase(name), filters, DEFINERS_READ)

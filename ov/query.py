@@ -256,7 +256,8 @@ def type_name(text: str) -> str | None:
     """The word a query is when it may name a type without a code's shape (`Deserializer`,
     `Runtime`): one word of letters and digits, a capital then small letters. Such a word
     is prose as often (`Introduction`), so `ov search` only raises the files that define it
-    as code does (ov.engine `_definers`), and scores it as any word."""
+    as code does (ov.engine `_definers`), its rows keeping their keywords-only probability
+    (ov.engine `query_tree`)."""
     q = text.strip()
     return q if _TYPE_NAME_RE.fullmatch(q) and identifier(q) is None else None
 
@@ -271,7 +272,8 @@ def jargon(text: str) -> str | None:
     whole (English does: `bread`, `socket`, `express`; `parse`, `json` and `runtime` are
     jargon to it). `ov search` only raises the files that define it as a function or a
     type (ov.engine `_definers`: not a field or a variable, as `timeout` is in many a
-    struct), and scores it as any word. None without the tokenizer's vocabulary."""
+    struct), its rows keeping their keywords-only probability (ov.engine `query_tree`). None
+    without the tokenizer's vocabulary."""
     q = text.strip()
     if not _JARGON_RE.fullmatch(q) or identifier(q) is not None:
         return None

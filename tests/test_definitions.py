@@ -451,6 +451,7 @@ def test_a_word_the_model_does_not_know_raises_its_definers(tree, ov, search_typ
         tree_ = query_tree(st, "kmalloc", Filters())
         assert tree_.identifier and tree_.holding and len(tree_.holding) == 5  # slab.h and the 4 drivers
         assert not query_tree(st, "bread", Filters()).identifier
+        assert query_tree(st, "Kmalloc", Filters()).identifier  # (a word that may name a type)
     assert all("defines" not in h["scores"] for h in _hits(ov, root, "bread", "--search-type", search_type))
 
 
