@@ -7,6 +7,7 @@ the whole tree from scratch.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from pathlib import Path
@@ -133,22 +134,39 @@ def test_a_watcher_thread_follows_saves(tmp_path):
     assert not w._thread.is_alive()
 
 
-def test_ov_index_watch_follows_saves_until_interrupted(tmp_path):
-    import os
+@contextlib.contextmanager
+def _watching(root: Path, env: dict, wait_s: float, each_line=None):
+    """`ov index --watch ROOT` started, once it says it watches (each stderr line before
+    that handed to `each_line`); interrupted with SIGINT at the end of the block, and
+    asserted to end as Ctrl-C ends it (killed, whatever happened)."""
     import signal
     import subprocess
     import sys
 
+    p = subprocess.Popen([sys.executable, "-m", "ov", "index", "--watch", str(root)], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + wait_s
+    try:
+        while "watching" not in (line := p.stderr.readline()):
+            assert line and time.monotonic() < deadline, "ov index --watch did not start"
+            if each_line is not None:
+                each_line(line)
+        yield p
+        p.send_signal(signal.SIGINT)
+        assert p.wait(30) in (0, 130)
+    finally:
+        p.kill()
+        p.wait()
+        p.stderr.close()
+
+
+def test_ov_index_watch_follows_saves_until_interrupted(tmp_path):
+    import os
+
     from conftest import run_inprocess
 
     root = make_tree(tmp_path / "t", BASE)
-    env = {**os.environ, "OV_EMBEDDER": "hash"}
-    p = subprocess.Popen([sys.executable, "-m", "ov", "index", "--watch", str(root)], env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while "watching" not in (line := p.stderr.readline()):
-            assert line and time.monotonic() < deadline, "ov index --watch did not start"
+    with _watching(root, {**os.environ, "OV_EMBEDDER": "hash"}, 120):
         (root / "sub" / "saved.md").write_text("# Omicron\n\nsaved while watching\n")
         t0 = time.monotonic()
         while time.monotonic() - t0 < 30:
@@ -159,12 +177,6 @@ def test_ov_index_watch_follows_saves_until_interrupted(tmp_path):
             time.sleep(0.1)
         else:
             pytest.fail("ov index --watch did not index the saved file within 30 s")
-        p.send_signal(signal.SIGINT)
-        assert p.wait(30) in (0, 130)
-    finally:
-        p.kill()
-        p.wait()
-        p.stderr.close()
 
 
 @pytest.mark.model
@@ -175,9 +187,6 @@ def test_ov_index_watch_watches_before_the_vectors_are_done(tmp_path):
     a file saved meanwhile is searchable within seconds."""
     import os
     import random
-    import signal
-    import subprocess
-    import sys
 
     from conftest import run_subprocess
 
@@ -186,13 +195,10 @@ def test_ov_index_watch_watches_before_the_vectors_are_done(tmp_path):
         f"notes/n{i:03d}.md": f"# Note {i}\n\nThe harbour pilot's log, entry {i}.\n\n"
         + " ".join(str(rng.randrange(10**6)) for _ in range(150)) + "\n" for i in range(300)})
     env = {k: v for k, v in os.environ.items() if k != "OV_EMBEDDER"}
-    p = subprocess.Popen([sys.executable, "-m", "ov", "index", "--watch", str(root)], env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while "watching" not in (line := p.stderr.readline()):
-            assert line and time.monotonic() < deadline, "ov index --watch did not start"
-            assert "embedded in" not in line or ", 0 embedded" in line, line  # no vector before it watches
+
+    def no_vector_yet(line: str) -> None:  # none before it watches
+        assert "embedded in" not in line or ", 0 embedded" in line, line
+    with _watching(root, env, 60, no_vector_yet):
         (root / "late.md").write_text("# Late\n\nThe quokka ferry timetable.\n")
         t0 = time.monotonic()
         while time.monotonic() - t0 < 30:
@@ -204,12 +210,6 @@ def test_ov_index_watch_watches_before_the_vectors_are_done(tmp_path):
             pytest.fail("ov index --watch did not index the saved file within 30 s")
         cov = r.json["result"]["coverage"]
         assert cov["embedded"] < cov["embeddable"], cov  # the vectors were still coming
-        p.send_signal(signal.SIGINT)
-        assert p.wait(30) in (0, 130)
-    finally:
-        p.kill()
-        p.wait()
-        p.stderr.close()
 
 
 def test_a_long_lived_index_follows_every_commit(tmp_path):
