@@ -222,8 +222,11 @@ def _prose_priorities(lines: list[str], blank: list[bool], kind: str, head: list
                 fence = m.group(1)
                 p = P_PARA
             elif _ATX_RE.match(line):
-                p = HARD
-                head[i] = True
+                top = _myst_targets_above(lines, blank, i)
+                p = HARD if top == i else P_NONE  # its MyST targets start the section with it
+                prio[top] = HARD
+                for m in range(top, i + 1):
+                    head[m] = True
             elif _SETEXT_MD_RE.match(line) and para_start >= 0 and not after_blank:
                 prio[para_start] = HARD  # the paragraph above is the heading's text
                 for k in range(para_start, i + 1):
@@ -259,6 +262,22 @@ def _prose_priorities(lines: list[str], blank: list[bool], kind: str, head: list
         prio[i] = max(prio[i], p)
         prev = i
     return prio
+
+
+_MYST_TARGET_RE = re.compile(r"\(\S+\)=\s*$")
+
+
+def _myst_targets_above(lines: list[str], blank: list[bool], k: int) -> int:
+    """The first of the MyST target lines (`(parameter-types)=`) just above the heading at
+    line `k`, blank lines between; `k` when there is none. Cut above the heading, a target
+    was a passage of its own, and click's docs showed `parameter-types.md:1:
+    (parameter-types)=` for a question its section answered (as rst's labels, below)."""
+    top, m = k, k - 1
+    while m >= 0 and (blank[m] or _MYST_TARGET_RE.match(lines[m])):
+        if not blank[m]:
+            top = m
+        m -= 1
+    return top
 
 
 def _rst_markup_above(lines: list[str], blank: list[bool], k: int) -> int:

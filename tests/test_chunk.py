@@ -375,6 +375,19 @@ def test_rst_labels_start_the_section_they_name_and_never_stand_alone():
     assert not any(all(ln.startswith("..") for ln in c.text.splitlines() if ln.strip()) for c in chunks)
 
 
+MYST = ("Intro words.\n\n" + "".join(f"Line {i} of the intro says what the guide is about.\n" for i in range(30))
+        + "\n(parameter-types)=\n\n# Parameter Types\n\nClick supports custom parameter types.\n")
+
+
+def test_myst_targets_start_the_section_they_name():
+    """A MyST target above a heading (`(parameter-types)=`) was a passage of its own, and
+    click's docs showed it as the hit for a question its section answered."""
+    chunks = chunk_text(MYST, "guide.md")
+    check_invariants(MYST, chunks)
+    assert any(c.text.startswith("(parameter-types)=\n\n# Parameter Types\n\nClick supports") for c in chunks), chunks
+    assert not any(c.text.strip() == "(parameter-types)=" for c in chunks)
+
+
 def test_a_heading_is_never_a_passage_alone():
     """A heading whose paragraph does not fit takes the paragraph's first lines; one with
     no text of its own takes the next heading (2,577 of the kernel's .rst passages were a

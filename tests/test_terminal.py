@@ -326,6 +326,22 @@ def test_a_hit_with_no_query_word_shows_its_first_line(ov, evidence):
     assert best_line(["a events", "order and plugin", "x"], query_pattern("the plugin events order")) == 1
 
 
+def test_a_label_line_is_not_the_line_shown_when_another_holds_the_words(tree, ov):
+    """click's docs: "how to implement a custom parameter type" was shown by
+    `parameter-types.md:1: (parameter-types)=`, a MyST target naming the title below it (a
+    review of a Python tree); rst's `.. _label:` was already passed over."""
+    from ov.query import query_pattern
+    from ov.render import best_line
+
+    lines = ["(parameter-types)=", "", "# Parameter Types", "", "Click supports custom types."]
+    assert best_line(lines, query_pattern("custom parameter types")) == 2
+    assert best_line(["(parameter-types)=", "", "nothing else"], query_pattern("parameter types")) == 0
+    root = tree({"docs/parameter-types.md": "\n".join(lines) + "\n", "docs/other.md": "# Other\n\nunrelated\n"})
+    assert ov("index", root).code == 0
+    r = ov("search", "parameter types", "--search-type", "keywords", "-n", "1", cwd=root)
+    assert r.out.startswith("docs/parameter-types.md:3: # Parameter Types"), r.out
+
+
 def test_crlf_lines_are_shown_without_their_cr(ov, tree):
     root = tree({"win.txt": "first line\r\nthe needle line\r\nlast line\r\n"})
     assert ov("index", ".", "--no-embed", cwd=root).code == 0
