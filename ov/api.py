@@ -347,20 +347,6 @@ def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = Tru
                    settings=settings)
 
 
-def _lost_worker(db_path: Path) -> int | None:
-    """The pid a worker's state file still names when no worker runs: one that ended
-    without removing it (a `kill -9`, an out-of-memory kill, a machine restarted). A search
-    after a `kill -9` said "started a background worker" and nothing of the one lost (a
-    review of the Go tree)."""
-    from ov.indexer import worker_file  # noqa: PLC0415
-    from ov.walk import read_json  # noqa: PLC0415
-
-    try:
-        return int(read_json(worker_file(db_path))["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
 # ---- an open index -----------------------------------------------------------------------
 
 
@@ -447,11 +433,11 @@ class Index:
         # file, and a second one was started, said with its pid, and exited at once)
         if auto_index and not readonly and not built:
             from ov.indexer import worker_state  # noqa: PLC0415
-            from ov.worker import last_failure, left_to_do, resume  # noqa: PLC0415
+            from ov.worker import last_failure, left_to_do, lost_worker, resume  # noqa: PLC0415
 
             running = worker_state(db_path) is not None
             failed = None if running else last_failure(db_path)
-            lost = None if running or failed else _lost_worker(db_path)
+            lost = None if running or failed else lost_worker(db_path)
             pid = resume(store)  # a worker stopped or killed before it finished is started again
             if pid is not None and not running:  # said, as at first use: one stopped to free the
                 # CPU would otherwise run again for hours unseen; one that failed, with why

@@ -140,7 +140,7 @@ _CLOSER_RE = re.compile(r"^(?:[}\])]+[;,)]*|end|fi|esac|done)\s*$")
 _ATX_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SETEXT_MD_RE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
-_RST_ADORN_RE = re.compile(r"^([=\-~^\"'`#*+:.!$%&,/;<>?@\\_|])\1{2,}\s*$")
+RST_ADORN_RE = re.compile(r"^([=\-~^\"'`#*+:.!$%&,/;<>?@\\_|])\1{2,}\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")
 
 
@@ -236,11 +236,11 @@ def _prose_priorities(lines: list[str], blank: list[bool], kind: str, head: list
             elif _LIST_RE.match(line):
                 p = P_BLANK
         elif kind == "rst":
-            if _RST_ADORN_RE.match(line) and para_start >= 0 and not after_blank \
+            if RST_ADORN_RE.match(line) and para_start >= 0 and not after_blank \
                     and len(line.rstrip()) >= min(3, len(lines[i - 1].strip())):
                 # An underline: the title above it (and its overline, if any) starts a section.
                 k = i - 1
-                if k - 1 >= 0 and not blank[k - 1] and _RST_ADORN_RE.match(lines[k - 1]):
+                if k - 1 >= 0 and not blank[k - 1] and RST_ADORN_RE.match(lines[k - 1]):
                     k -= 1
                 top = _rst_markup_above(lines, blank, k)
                 if top < k:  # its label or comment lines start the section with it
@@ -264,7 +264,7 @@ def _prose_priorities(lines: list[str], blank: list[bool], kind: str, head: list
     return prio
 
 
-_MYST_TARGET_RE = re.compile(r"\(\S+\)=\s*$")
+MYST_TARGET_RE = re.compile(r"\(\S+\)=\s*$")
 
 
 def _myst_targets_above(lines: list[str], blank: list[bool], k: int) -> int:
@@ -273,7 +273,7 @@ def _myst_targets_above(lines: list[str], blank: list[bool], k: int) -> int:
     was a passage of its own, and click's docs showed `parameter-types.md:1:
     (parameter-types)=` for a question its section answered (as rst's labels, below)."""
     top, m = k, k - 1
-    while m >= 0 and (blank[m] or _MYST_TARGET_RE.match(lines[m])):
+    while m >= 0 and (blank[m] or MYST_TARGET_RE.match(lines[m])):
         if not blank[m]:
             top = m
         m -= 1
@@ -291,7 +291,7 @@ def _rst_markup_above(lines: list[str], blank: list[bool], k: int) -> int:
         if blank[m]:
             m -= 1
             continue
-        if not lines[m].startswith("..") or _RST_ADORN_RE.match(lines[m]) \
+        if not lines[m].startswith("..") or RST_ADORN_RE.match(lines[m]) \
                 or (m + 1 < len(lines) and lines[m + 1][:1].isspace() and not blank[m + 1]):
             break  # not markup, or markup with a body (a directive's content)
         top = m

@@ -495,9 +495,6 @@ def _size_cap_warning(store: Store, f=None, query: str = "") -> list[str]:
 SIZE_CAP_WORDS = 16  # the query's words a big file's bitmap is asked for (`_size_cap_warning`)
 
 
-LEFT_OUT_CEILING = 0.9  # a full page whose last hit scores this says nothing of left-out files
-
-
 def _left_out_warning(store: Store, req: SearchRequest, tree: rank.Tree, page: list[Hit]) -> list[str]:
     """The default (hybrid) ranking leaves out the rows of generated, minified, lock and
     data files (ov.indexer.embeddable): said when such a file's keyword hit would have
@@ -505,11 +502,9 @@ def _left_out_warning(store: Store, req: SearchRequest, tree: rank.Tree, page: l
     code (`net/http/h2_bundle.go`, "Code generated ... DO NOT EDIT") was missing from
     "http2 flow control window update frame" without a word."""
     plan = keyword_plan(req.query)
-    full = len(page) >= req.limit
-    floor = max(req.threshold or 0.0, page[-1].score if full else 0.0)
-    # (a second keyword read costs as much as the branch's: not when no file is left out,
-    # nor when the page is full of hits no keyword-only score reaches on this scale)
-    if not plan.fts or (full and floor >= LEFT_OUT_CEILING) or not store.has_left_out():
+    floor = max(req.threshold or 0.0, page[-1].score if len(page) >= req.limit else 0.0)
+    # (a second keyword read costs as much as the branch's: not when no file is left out)
+    if not plan.fts or not store.has_left_out():
         return []
     got = store.keyword_search(plan.fts, replace(req.filters, vectorless=True), req.limit + 1)
     out = store.left_out([cid for cid, _ in got])
@@ -762,24 +757,24 @@ def _definers(store: Store, req: SearchRequest,
     snippet, 177 defconfig files for `CONFIG_USB`). `held`: the passages holding the name
     in this scope when a caller read all of them already (`rank.Tree.holding`)."""
     ident = identifier(req.query)
-    typed = ident is None and (word := type_name(req.query)) is not None
-    if typed:
-        ident = (word, None)  # a word that may name a type: only its definers are raised
-    elif ident is None and 2 in req.filters.levels and (word := jargon(req.query)) is not None:
-        # a word the model does not know (`kmalloc`): its definitions as a function or a
-        # type only (a Go tree's `timeout` field raised server.go over the notes on timeouts)
-        scope = replace(req.filters, levels=(2,))
-        got = [cid for cid, _ in store.keyword_search(fts_phrase(word), scope, DEFINERS_READ)]
-        return word, _firsts(_defining(store, sorted(got), word, _JARGON_LINE.format(n=re.escape(word)))), ""
-    if ident is None or 2 not in req.filters.levels:
+    typed = None if ident is not None else type_name(req.query)
+    word = typed or (None if ident is not None else jargon(req.query))
+    if (ident is None and word is None) or 2 not in req.filters.levels:
         return "", {}, ""
+    scope = replace(req.filters, levels=(2,))
+    if typed:  # its definitions as a type, read only where a type's word comes just before it
+        said = " OR ".join(fts_phrase(f"{kw} {typed}") for kw in TYPE_WORDS)  # (the word may be everywhere)
+        got = [cid for cid, _ in store.keyword_search(said, scope, TYPE_NAME_READ)]
+        return typed, _firsts(_defining(store, sorted(got), typed, _TYPE_LINE.format(n=re.escape(typed)))), ""
+    if word is not None:
+        # a word the model does not know (`kmalloc`): its definitions as a function, a macro
+        # or a type (a Go tree's `timeout` field had raised server.go over the notes on
+        # timeouts), of the rows holding it (read already for the tree's `holding`, if all)
+        got = sorted(held) if held is not None else sorted(
+            cid for cid, _ in store.keyword_search(fts_phrase(word), scope, DEFINERS_READ))
+        return word, _firsts(_defining(store, got, word, _JARGON_LINE.format(n=re.escape(word)))), ""
     name, qual = ident
 
-    scope = replace(req.filters, levels=(2,))
-    if typed:  # only where a type's word comes just before it: the word may be everywhere
-        said = " OR ".join(fts_phrase(f"{kw} {name}") for kw in TYPE_WORDS)
-        got = [cid for cid, _ in store.keyword_search(said, scope, TYPE_NAME_READ)]
-        return name, _firsts(_defining(store, sorted(got), name, _TYPE_LINE.format(n=re.escape(name)))), ""
     # the passages holding the name most, and those where a definition's keyword comes just
     # before it: a name used in 30,000 passages (`EXPORT_SYMBOL_GPL` in the kernel) has its
     # `#define` far past the first DEFINERS_READ by bm25
@@ -1788,11 +1783,11 @@ def _passage_at(spans: list[tuple[int, int]], n: int, count: int) -> tuple[int, 
 def _link_out(root: Path, rel: str, field: str = "uri") -> OvError | None:
     """`invalid_path` for a path named by the user that is (or goes through) a symbolic
     link leading outside the tree (DESIGN: it escapes the root, and is never followed)."""
-    p = os.path.join(root, rel)
-    if not rel or os.path.realpath(p) == os.path.abspath(p) or not leads_outside(p, str(root), folder_inside=False):
-        return None
-    return OvError("invalid_path", f"{rel}: a symbolic link leading outside the tree, which ov never follows "
-                   f"(its target: {os.path.realpath(p)})", field=field)
+    note = _link_note(root, rel) if rel else ""
+    return OvError("invalid_path", rel + note, field=field) if note.startswith(_LINK_OUT) else None
+
+
+_LINK_OUT = ": a symbolic link leading outside the tree"
 
 
 def _link_note(root: Path, rel: str) -> str:
@@ -1803,7 +1798,7 @@ def _link_note(root: Path, rel: str) -> str:
     if real == os.path.abspath(p):
         return ""
     if leads_outside(p, str(root), folder_inside=False):
-        return f": a symbolic link leading outside the tree, which ov never follows (its target: {real})"
+        return f"{_LINK_OUT}, which ov never follows (its target: {real})"
     return (f": a symbolic link, which `ov index` does not follow (as rg); its target is "
             f"{os.path.relpath(real, real_root)!r}")
 

@@ -118,6 +118,20 @@ def identifier(text: str) -> tuple[str, str | None] | None:
     C file; `PAGE_SIZE` and `io.EOF` are). A definition as it is written, `class
     UsageError`, `def parse`, `struct page`, asks for its name too (`_defined`). `ov
     search` ranks the files defining the name first (ov.engine `_definers`)."""
+    parts = _identifier_parts(text)
+    return None if parts is None else (parts[-1], parts[-2] if len(parts) > 1 else None)
+
+
+def package_of(text: str) -> str | None:
+    """The package before a qualified name's type, when the query names one: `bufio` of
+    `bufio.Scanner.Scan`, `http` of `(*http.Client).Do`; else None."""
+    parts = _identifier_parts(text)
+    return parts[-3] if parts is not None and len(parts) >= 3 else None
+
+
+def _identifier_parts(text: str) -> list[str] | None:
+    """The parts of the identifier a query is (`identifier`), outermost first, a
+    JavaScript `prototype` left out; None when it is not one."""
     q = text.strip()
     if (expr := _METHOD_EXPR_RE.fullmatch(q)) is not None:  # Go's `(*Client).Do`: Client.Do
         q = f"{expr.group(1)}.{expr.group(2)}"
@@ -136,20 +150,7 @@ def identifier(text: str) -> tuple[str, str | None] | None:
         return None  # (`Response.json`, `Console.log`: a type's method, not a file)
     if len(parts) > 2 and parts[-2] == "prototype":  # JavaScript's `Layer.prototype.match`: Layer's
         parts.pop(-2)
-    return parts[-1], (parts[-2] if len(parts) > 1 else None)
-
-
-def package_of(text: str) -> str | None:
-    """The package before a qualified name's type, when the query names one: `bufio` of
-    `bufio.Scanner.Scan`, `http` of `(*http.Client).Do`; else None."""
-    ident = identifier(text)
-    if ident is None or ident[1] is None:
-        return None
-    q = text.strip()
-    if (expr := _METHOD_EXPR_RE.fullmatch(q)) is not None:
-        q = f"{expr.group(1)}.{expr.group(2)}"
-    parts = [x for x in _IDENT_SEP_RE.split(q) if x != "prototype"]
-    return parts[-3] if len(parts) >= 3 and _IDENT_RE.fullmatch(q) else None
+    return parts
 
 
 # Words that begin a definition in code, and those of them that are rarely prose: `class

@@ -351,9 +351,6 @@ EXCERPT_AROUND = 2  # excerpt lines shown before and after the best line
 LINE_CHARS = 200  # a longer line (minified code) is cut, with "…", around its first match
 
 
-_MYST_TARGET_RE = re.compile(r"\(\S+\)=\s*$")  # a MyST target line: a label, not a sentence
-
-
 def best_line(lines: list[str], pats) -> int:
     """The index of the line holding the most distinct query words (then the most
     matches, then the most of `pats.weak`, the words without longer endings; the first of
@@ -361,6 +358,7 @@ def best_line(lines: list[str], pats) -> int:
     of reStructuredText markup (`.. _serial_console:`) or a MyST target (`(parameter-types)=`)
     is the line only when no other holds a query word: its label had been shown above the
     title it names (click's docs: `parameter-types.md:1: (parameter-types)=`)."""
+    from ov.chunk import MYST_TARGET_RE  # noqa: PLC0415 (ranked hits only: grep need not load it)
     from ov.query import words_in  # noqa: PLC0415 (ov.query reads the store: grep need not load it)
 
     best, best_key = None, (False, 0, 0, False, 0, 0)
@@ -368,7 +366,7 @@ def best_line(lines: list[str], pats) -> int:
     for i, line in enumerate(lines):
         d, m = words_in(line, pats)
         dw, mw = words_in(line, weak) if weak else (0, 0)
-        label = line.startswith(".. ") or _MYST_TARGET_RE.match(line) is not None
+        label = line.startswith(".. ") or MYST_TARGET_RE.match(line) is not None
         key = (d > 0 and not label, d, m, dw > 0 and not label, dw, mw)
         if key > best_key:
             best, best_key = i, key

@@ -22,6 +22,7 @@ import json
 import os
 import re
 
+from ov.chunk import RST_ADORN_RE
 from ov.kinds import is_notebook, kind_of
 
 ABSTRACT_CHARS = 256
@@ -348,9 +349,13 @@ def _leading_comments(text: str, limit_lines: int = 400) -> list[list[str]]:
     return blocks
 
 
-# a title as rst writes it, underlined (and perhaps overlined) with one punctuation mark:
-# 16 of 667 abstracts of a tree of Python packages were `requests.sessions ~~~~~~~~~~~~~`
-_RST_TITLE_RE = re.compile(r"(?:([=\-~^*+#`:.'\"_])\1{2,}\n)?[^\n]+\n([=\-~^*+#`:.'\"_])\2{2,}")
+def _rst_title(para: str) -> bool:
+    """Whether a paragraph is a title as rst writes it, a line underlined (and perhaps
+    overlined) with one punctuation mark (ov.chunk's adornment): 16 of 667 abstracts of a
+    tree of Python packages were `requests.sessions ~~~~~~~~~~~~~`."""
+    lines = para.strip().split("\n")
+    return (len(lines) in (2, 3) and RST_ADORN_RE.match(lines[-1]) is not None
+            and (len(lines) == 2 or RST_ADORN_RE.match(lines[0]) is not None))
 
 
 def _code_abstract(text: str, path: str) -> str:
@@ -359,7 +364,7 @@ def _code_abstract(text: str, path: str) -> str:
         m = _PY_DOC_RE.match(text)
         if m and m.group(2).strip():  # its summary paragraph, past an rst title (`requests.sessions\n~~~~`)
             paras = re.split(r"\n\s*\n", m.group(2).strip())
-            return next((p for p in paras if not _RST_TITLE_RE.fullmatch(p.strip())), paras[0])
+            return next((p for p in paras if not _rst_title(p)), paras[0])
     for block in _leading_comments(text):
         body = _comment_text(block)
         if body and not _LICENSE_RE.search(body) and not body.startswith(("-*-", "vim:")) \

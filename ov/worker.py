@@ -258,6 +258,17 @@ def last_failure(db_path: Path) -> str | None:
         return None
 
 
+def lost_worker(db_path: Path) -> int | None:
+    """The pid a worker's state file still names when no worker runs: one that ended
+    without removing it (a `kill -9`, an out-of-memory kill, a machine restarted). A search
+    after a `kill -9` said "started a background worker" and nothing of the one lost (a
+    review of the Go tree)."""
+    try:
+        return int(read_json(worker_file(db_path))["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _open_log(path: Path) -> int | None:
     """The worker's stderr: appended, owner-only, never through a symlink."""
     try:
