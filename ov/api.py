@@ -410,15 +410,17 @@ class Index:
         if auto_index and (found is None or unfinished(found[0])):
             from ov.config import load_config  # noqa: PLC0415
 
+            home = _first_use_root(scope) if found is None else found[1]
             # a bad config is said before "building one", which it stops
-            load_config(scope if found is None else found[1])
+            load_config(home)
             if found is None:
-                notice(f"no index found; building one at {scope.resolve() / '.ov'} (first use: "
-                       "keywords now, vectors now or in the background)")
+                notice(f"no index found; building one at {home.resolve() / '.ov'} ("
+                       + ("the top of this git work tree; " if home != scope else "")
+                       + "first use: keywords now, vectors now or in the background)")
             else:
                 notice(f"the index at {found[0]} is not built yet; building it (keywords now, "
                        "vectors now or in the background)")
-            rep = index(scope if found is None else found[1], db=None if found is None else found[0],
+            rep = index(home, db=None if found is None else found[0],
                         progress=progress, warn=warn, first_use=True, notice=notice,
                         first_query=first_query)
             if rep is not None:  # None: another process built it while this one waited
@@ -676,6 +678,29 @@ def _older_layout(store) -> list[str]:
            if enabled() and not worker_paused(store.path) else "the next `ov index`")
     return [f"the index's passages are of an older layout ({layout}; now {ROWS_LAYOUT}): {who} "
             f"cuts {which} again, keeping the vectors of texts that did not change"]
+
+
+def _first_use_root(scope: Path) -> Path:
+    """Where a first use builds the index: the top of the git work tree `scope` lies in,
+    as a checkout is one project to git and rg users (a later search from any folder of it
+    finds the same index, where an index of the folder a first search ran in would be one
+    of several); else `scope`. Not a top that is the home folder or the file system's root
+    (a dotfiles repository holding a whole home folder), one this user cannot write in, or
+    one holding an `.ov` already (another user's, passed over)."""
+    from ov.walk import git_top_above  # noqa: PLC0415
+
+    top = git_top_above(str(scope.resolve()))
+    if top is None:
+        return scope
+    at = Path(top)
+    try:
+        home = Path.home().resolve()
+    except RuntimeError:  # no HOME and no passwd entry (a bare container)
+        home = at
+    if (at in (home, Path(at.anchor)) or not os.access(at, os.W_OK | os.X_OK)
+            or os.path.lexists(at / ".ov")):
+        return scope
+    return at
 
 
 def _root_config(cwd: Path | None):

@@ -465,3 +465,29 @@ def test_a_first_search_hands_its_query_to_the_build(tree, monkeypatch):
     assert r.code == 0, r.err
     assert seen and seen[0] == ("harbour", "boat")
     run_inprocess("index", "--stop", cwd=root)
+
+
+def test_a_first_search_in_a_subfolder_of_a_checkout_indexes_the_checkout(tmp_path):
+    """A first `ov search` from `repo/src` built `repo/src/.ov`: the rest of the checkout was
+    never searched, and a later search from the top built a second index. It now builds at
+    the work tree's top, and says so; a search from any folder of the checkout then finds it.
+    A top that is the home folder (a dotfiles repository) is not taken: the first use builds
+    in the folder it ran in, as before."""
+    repo = make_tree(tmp_path / "repo", {".gitignore": "*.log\n", "src/conf.py": "def parse_config(path):\n    pass\n",
+                                         "docs/config.md": "# Config\n\nTo parse the config file, call parse_config.\n",
+                                         "docs/debug.log": "parse config\n"})
+    r = run_inprocess("search", "parse config", "--search-type", "keywords", "--json", cwd=repo / "src")
+    assert r.code == 0, r.err
+    assert (repo / ".ov" / "index.db").is_file() and not (repo / "src" / ".ov").exists()
+    assert f"building one at {repo.resolve() / '.ov'} (the top of this git work tree;" in r.err, r.err
+    assert {h["path"] for h in r.json["result"]["hits"]} == {"../docs/config.md", "conf.py"}, r.out  # as the current folder sees them
+    r = run_inprocess("search", "parse config", "--search-type", "keywords", "--json", cwd=repo / "docs")
+    assert r.code == 0 and "building" not in r.err, r.err
+    assert not (repo / "docs" / ".ov").exists()
+
+    home = make_tree(tmp_path / "home", {".gitignore": "*.log\n", "notes/todo.md": "parse config\n"})
+    r = run_inprocess("search", "parse config", "--search-type", "keywords", "--json", cwd=home / "notes",
+                      env={"HOME": str(home)})
+    assert r.code == 0, r.err
+    assert (home / "notes" / ".ov").is_dir() and not (home / ".ov").exists()
+    assert "the top of this git work tree" not in r.err, r.err
