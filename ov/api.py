@@ -287,11 +287,12 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
         return rep
 
     started: list[int] = []
+    go = run if first_use else lambda bar: _told(root, db, bar, run)
     if progress is not None and hasattr(progress, "__enter__"):
         with progress as bar:
-            rep = run(bar)
+            rep = go(bar)
     else:
-        rep = run(progress)
+        rep = go(progress)
     for pid in started:  # once the bar is gone: a terminal's live line took it in before
         notice(f"vectors are being added in the background (pid {pid}); "
                "`ov status` shows progress, `ov index --stop` stops it")
@@ -678,6 +679,19 @@ def _older_layout(store) -> list[str]:
            if enabled() and not worker_paused(store.path) else "the next `ov index`")
     return [f"the index's passages are of an older layout ({layout}; now {ROWS_LAYOUT}): {who} "
             f"cuts {which} again, keeping the vectors of texts that did not change"]
+
+
+def _told(root: Path, db: Path | None, bar, run):
+    """`run(bar)`, an `ov index`, with its progress kept where `ov status` in another shell
+    reads it (ov.worker.Reported), as the background worker's is."""
+    from ov.paths import db_path_for  # noqa: PLC0415
+    from ov.worker import Reported  # noqa: PLC0415
+
+    told = Reported(Path(db) if db else db_path_for(root.resolve()), bar)
+    try:
+        return run(told)
+    finally:
+        told.remove()
 
 
 def _first_use_root(scope: Path) -> Path:

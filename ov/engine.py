@@ -1294,7 +1294,7 @@ def status(store: Store, root: Path) -> StatusReport:
         sqlite_version=sqlite_version, vec_version=vec,
         skipped=n_skipped, skipped_files=[SkippedFile(p, r) for p, r in skipped],
         coverage=cov, not_embedded_rows=counts["no_vector"],
-        trigram_pending=trigram_pending, background=_worker(store),
+        trigram_pending=trigram_pending, background=_worker(store), indexer=_indexer(store),
         journal=journal_status(store.path, root), gitignore_read=not gitignore_unread(str(root)),
     )
 
@@ -1383,6 +1383,12 @@ def _worker(store: Store) -> dict | None:
     from ov.indexer import worker_state  # noqa: PLC0415
 
     return worker_state(store.path)
+
+
+def _indexer(store: Store) -> dict | None:
+    from ov.indexer import indexer_state  # noqa: PLC0415
+
+    return indexer_state(store.path)
 
 
 # ---- context, read, tag, manifest (issue 5) --------------------------------------------------

@@ -422,6 +422,30 @@ def worker_file(db_path: Path) -> Path:
     return Path(db_path).with_name(Path(db_path).name + ".worker")
 
 
+def indexer_file(db_path: Path) -> Path:
+    """Where a foreground indexer (`ov index`, a watcher's first build) records its pid and
+    progress (JSON, as the worker's `worker_file`), for `ov status` in another shell."""
+    return Path(db_path).with_name(Path(db_path).name + ".indexer")
+
+
+def indexer_state(db_path: Path) -> dict | None:
+    """The progress of the foreground indexer holding the index now (the fields of the
+    worker's state, ov.worker._fresh), or None: only while the pid it names holds the
+    index lock (where the system names the holder; else while it runs and the lock is
+    held), so a killed run's file, or one a cloned tree planted, says nothing."""
+    from ov.walk import read_json  # noqa: PLC0415
+
+    state = read_json(indexer_file(db_path))
+    try:
+        pid = int(state["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    holder = lock_holder(db_path)
+    if holder is not None:
+        return state if holder == pid else None
+    return state if pid > 1 and lock_held(db_path) and _alive(pid) else None
+
+
 def lock_held(db_path: Path) -> bool:
     """Whether some process holds the index lock now (asked without waiting)."""
     try:

@@ -244,6 +244,9 @@ class StatusReport:
     # It and `journal` are null in JSON when absent, not left out as optional fields are:
     # the text shows both lines
     background: dict[str, Any] | None = field(default_factory=lambda: None)
+    # a foreground indexer writing the index now (`ov index` in another shell): pid and the
+    # same progress fields; null when none is (ov.indexer.indexer_state)
+    indexer: dict[str, Any] | None = field(default_factory=lambda: None)
     # a watcher's change journal (ov.journal.status): ready, not_ready (why), changed
     journal: dict[str, Any] | None = field(default_factory=lambda: None)
     new_files: int = 0  # files on disk `ov index` would add (a rename: one missing, one new)

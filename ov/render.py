@@ -207,7 +207,8 @@ def status_text(rep) -> str:
         f"chunks:          {rep.chunks} passages, {rep.embedded_chunks} of them with a vector",
         f"vector rows:     {_coverage_text(rep)}",
         f"background:      {_worker_text(rep.background, rep.new_files, bool(rep.trigram_pending), _vectors_pending(rep))}"
-        + ("; an indexer holds the index now (an `ov index`, a watcher)"
+        + (f"; {_indexer_text(rep.indexer, rep.new_files)}" if rep.indexer and not rep.background else
+           "; an indexer holds the index now (an `ov index`, a watcher)"
            if not rep.background and (rep.coverage or {}).get("indexing") else ""),
         f"change journal:  {_journal_text(rep.journal)}",
         f"stale files:     {rep.stale_files} changed, {rep.missing_files} missing on disk, "
@@ -294,6 +295,23 @@ def _worker_text(w: dict | None, unread: int = 0, trigrams_pending: bool = False
     1111/s" on the kernel)."""
     if not w:
         return "-"
+    text, after = _progress_text(w, unread, trigrams_pending, vectors_pending)
+    if after:
+        text += f"; then {' and '.join(after)}"
+    return text + " (`ov index --stop` stops it)"
+
+
+def _indexer_text(w: dict, unread: int = 0) -> str:
+    """A foreground indexer's progress (an `ov index` in another shell), as the worker's:
+    before, status said only that "an indexer holds the index now"."""
+    text, _ = _progress_text(w, unread)
+    return (f"an indexer writes the index now ({text}; Ctrl-C in its terminal or "
+            f"`kill {w['pid']}` stops it)")
+
+
+def _progress_text(w: dict, unread: int = 0, trigrams_pending: bool = False,
+                   vectors_pending: bool = False) -> tuple[str, list[str]]:
+    """`pid N, phase done/total, rate, about T left`, and the phases still to come after it."""
     phase = w.get("phase")
     words, unit = _PHASES.get(phase, (phase, "rows"))
     text = f"pid {w['pid']}, {words}"
@@ -317,9 +335,7 @@ def _worker_text(w: dict | None, unread: int = 0, trigrams_pending: bool = False
                                         ("vectors", vectors_pending and phase != "embed")) if pending]
     if left:
         text += f", about {left} left" + (" in this phase" if after else "")
-    if after:
-        text += f"; then {' and '.join(after)}"
-    return text + " (`ov index --stop` stops it)"
+    return text, after
 
 
 def settings_text(settings: dict) -> str:

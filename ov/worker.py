@@ -32,7 +32,7 @@ from pathlib import Path
 from ov.config import env_number
 from ov.errors import OvError
 from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Progress, SearchYield, complete_index,
-                        embed_phase, index_tree, lock_held, older_layout, stop_worker, trigram_phase, worker_file,
+                        embed_phase, index_tree, indexer_file, lock_held, older_layout, stop_worker, trigram_phase, worker_file,
                         worker_paused, worker_state)
 from ov.model import IndexReport
 from ov.store import Store, prepare_index_dir
@@ -311,15 +311,16 @@ class _State:
     """The worker's progress, written atomically for `ov status`: the progress hook of
     ov.indexer, with its `work` method for the embed phase's tokens."""
 
-    def __init__(self, db_path: Path, orphaned=lambda: False) -> None:
-        self.path = worker_file(db_path)
+    def __init__(self, db_path: Path, orphaned=lambda: False, path: Path | None = None) -> None:
+        self.path = worker_file(db_path) if path is None else path
         self.orphaned = orphaned  # its index is gone: the folder may be another worker's now
         self.data = {"pid": os.getpid(), "started": time.time(), **_fresh("start")}
         self.rows = Throughput(time.monotonic(), 0)
         self.tokens: Throughput | None = None
         self.told: tuple[float, float] | None = None  # the tokens told for the next report
         self.written = 0.0
-        self.write(force=True)
+        if path is None:  # (a foreground run's first write waits for its first step: the lock)
+            self.write(force=True)
 
     def work(self, done: float, total: float) -> None:
         """The embed phase's estimated model tokens, told just before each of its reports."""
@@ -360,6 +361,31 @@ class _State:
                 self.path.unlink()
         except (OSError, ValueError):
             pass
+
+
+class Reported:
+    """A foreground indexer's progress hook (`ov index`): `progress` (its bar or lines, or
+    None), and the state file `ov status` reads in another shell (ov.indexer.indexer_state),
+    kept as the worker keeps its own. Its first write comes with the first step, which the
+    index lock precedes: a run still waiting for the lock does not replace the holder's."""
+
+    def __init__(self, db_path: Path, progress: Progress | None) -> None:
+        self.progress = progress
+        self.state = _State(db_path, path=indexer_file(db_path))
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if self.progress is not None:
+            self.progress(phase, done, total)
+        self.state(phase, done, total)
+
+    def work(self, done: float, total: float) -> None:
+        self.state.work(done, total)
+        told = getattr(self.progress, "work", None)
+        if told:
+            told(done, total)
+
+    def remove(self) -> None:
+        self.state.remove()
 
 
 def _eta(rows: Throughput, total: int | None, tokens: Throughput | None,

@@ -294,3 +294,40 @@ def test_off_a_terminal_a_long_embedding_says_so_once(ov, tree, monkeypatch):
     assert "embedding" not in ov("index", ".", "--full", "--no-progress", cwd=root).err
     lines = ov("index", ".", "--full", "--progress", cwd=root).err.splitlines()
     assert "ov: embedding" in "\n".join(lines) and not any("--progress prints" in ln for ln in lines), lines
+
+
+def test_status_in_another_shell_shows_a_foreground_indexers_progress(tree):
+    """During an `ov index`, `ov status` elsewhere said only "an indexer holds the index
+    now" (a review's finding): no phase, count, rate or time left. The run now keeps a state
+    file as the worker does; status shows it while that process holds the index lock, and
+    not after it ends, nor from a file naming another process."""
+    from ov import api
+    from ov.indexer import indexer_file
+
+    root = tree(notes(80))
+    seen: list[dict] = []
+
+    embeds: list[int] = []
+
+    def progress(phase, done, total):
+        if phase != "embed":
+            return
+        embeds.append(done)
+        if len(embeds) == 1:
+            time.sleep(0.6)  # past the state file's half-second between writes: this step is written
+        elif len(embeds) == 2:
+            r = run_subprocess(["status", "--json"], cwd=root)
+            seen.append(r.json["result"])
+            seen.append({"text": run_subprocess(["status"], cwd=root).out})
+
+    api.index(root, progress=progress)
+    got, text = seen[0]["indexer"], seen[1]["text"]
+    assert got is not None and got["pid"] == os.getpid(), seen[0]
+    assert got["phase"] == "embed" and got["total"] > 0, got
+    assert f"an indexer writes the index now (pid {os.getpid()}, " in text, text
+    assert f"`kill {os.getpid()}` stops it" in text, text
+    assert not indexer_file(_db(root)).exists()
+    assert run_subprocess(["status", "--json"], cwd=root).json["result"]["indexer"] is None
+    indexer_file(_db(root)).write_text(f'{{"pid": {os.getpid()}, "phase": "embed", "done": 1, "total": 9}}')
+    r = run_subprocess(["status", "--json"], cwd=root)  # no lock held: a planted or stale file
+    assert r.json["result"]["indexer"] is None, r.out
