@@ -132,6 +132,20 @@ def test_type_name_is_one_capitalised_word(query, expected):
      "core.c", "dev_err_probe", True),
     ("static int cb_call(int (*cb)(void *), void *arg)\n{\n", "cb.c", "cb_call", True),
     ("static int cb_call(int (*cb)(void *), void *arg)\n{\n", "cb.c", "cb", False),
+    # C++ as Eigen and Boost write it (a review of a C++ tree): a template class on one line,
+    # a class after an export macro, `enum class`, a template function
+    ("template<typename Derived> class MatrixBase\n  : public DenseBase<Derived>\n{\n", "MatrixBase.h",
+     "MatrixBase", True),
+    ("template<class T> class Foo : public Bar<T> {\n", "f.hpp", "T", False),
+    ("class BOOST_SYMBOL_VISIBLE illegal_backtracking : public std::exception\n{\n", "m.hpp",
+     "illegal_backtracking", True),
+    ("class BOOST_SYMBOL_VISIBLE illegal_backtracking : public std::exception\n{\n", "m.hpp",
+     "BOOST_SYMBOL_VISIBLE", False),
+    ("class BOOST_SYMBOL_VISIBLE exception;\n", "e.hpp", "exception", False),  # a declaration
+    ("enum class input_format_t { json, cbor };\n", "i.hpp", "input_format_t", True),
+    ("template <typename J, typename std::enable_if<is_x<J>::value, int>::type = 0>\n"
+     "void from_json(const J& j, typename J::boolean_t& b)\n{\n", "f.hpp", "from_json", True),
+    ("template<class T> T clamp(T x, T lo, T hi) {\n", "c.hpp", "clamp", True),
     ("def WithDeadlineX():\n", "x.py", "WithDeadline", False),  # whole names only
     ("def withdeadline():\n", "x.py", "WithDeadline", False),  # case counts
 ])

@@ -513,6 +513,17 @@ def test_category(path, expected):
                "pub fn load(p: &str) -> Point {\n}\n", "Defines struct Point, load()"),
     ("ring.c", "#include <stdio.h>\n\nstruct ring {\n};\nstatic int ring_push(struct ring *r, int v) {\n}\n"
                "int main(void) {\n}\n", "Defines struct ring, ring_push(), main()"),
+    # C++ (Eigen, Boost): a template class on one line, a class after an export macro; a
+    # namespace says less than what it holds, and a `#if` is no comment
+    ("FullPivLU.h", "#ifndef EIGEN_LU_H\n#define EIGEN_LU_H\n\nnamespace Eigen {\n\n"
+                    "template<typename _MatrixType> struct traits;\n"
+                    "template<typename _MatrixType> class FullPivLU\n  : public SolverBase<FullPivLU<_MatrixType> >\n"
+                    "{\n};\n\nclass BOOST_SYMBOL_VISIBLE illegal_backtracking : public std::exception\n{\n};\n"
+                    "enum class format_t { json, cbor };\n}\n",
+     "Defines class FullPivLU, class illegal_backtracking, enum class format_t, namespace Eigen"),
+    ("basic_stream.hpp", "#include <chrono>\n\n#if ! BOOST_BEAST_DOXYGEN\nnamespace boost {\n}\n#endif\n"
+                         "\nnamespace beast {\nclass basic_stream\n{\n};\n}\n",
+     "Defines class basic_stream, namespace boost, namespace beast"),
     # CommonJS and ES5 (express, qs, koa-router...): functions bound by assignment, known
     # by the name bound; a `.d.ts` file's `export declare function` (zod: 110 of them)
     ("application.js", "/*!\n * express\n * MIT Licensed\n */\n\n'use strict';\n\n"
