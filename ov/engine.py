@@ -27,7 +27,7 @@ from ov.model import (ContextEntry, ContextResult, ContextStats, Copy, Excerpt, 
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, check_limit, check_query, decode_cursor,
                       definition_word, encode_cursor, file_name, identifier, jargon, keyword_plan, package_of,
-                      query_pattern, query_roots, request_key, type_name, worded, words_in)
+                      query_pattern, query_roots, request_key, stem_words, type_name, worded, words_in)
 from ov.store import KNN_MAX, Filters, Store, fts_phrase
 from ov.walk import gitignore_unread
 
@@ -968,6 +968,9 @@ def _verbatim(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
 VERBATIM_MIN_CHARS = 10
 VERBATIM_MIN_WORDS = 6  # a text without punctuation counts from this many words
 VERBATIM_FILES_MAX = 8
+# files a query read as a name without its extension may raise: more, and it names none of
+# them (`index` in a JS tree); as many as a text found word for word may
+STEM_FILES_MAX = VERBATIM_FILES_MAX
 VERBATIM_READ = 200  # rows holding the query's words in order read for `_verbatim`
 
 
@@ -977,10 +980,16 @@ def _named_files(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]
     its lead passage (at most NAMED_FILES_MAX). `kernel-parameters.txt` had not been in
     the first 20 hits of any search type on the kernel's Documentation, behind the files
     that cite it (a review of a docs tree)."""
-    name = file_name(req.query)
-    if name is None or 2 not in req.filters.levels:
+    if 2 not in req.filters.levels:
         return "", {}
-    files = store.files_named(name, req.filters, NAMED_FILES_MAX)
+    name = file_name(req.query)
+    if name is not None:
+        files = store.files_named(name, req.filters, NAMED_FILES_MAX)
+    else:  # a name without its extension: only when few files have it
+        name = stem_words(req.query)
+        files = (store.files_of_stem(name, req.filters, STEM_FILES_MAX) if name else None) or {}
+    if not files:
+        return "", {}
     lead = store.lead_passages(list(files.values()))
     return name, {p: lead[fid] for p, fid in files.items() if fid in lead}
 

@@ -318,6 +318,25 @@ def file_name(text: str) -> str | None:
     return None
 
 
+# a wikilink as notes write it: `[[Certificates]]`, `[[Certificates|certs]]`, `[[Note#Heading]]`
+_WIKILINK_RE = re.compile(r"\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]")
+STEM_WORDS_MAX = 6
+
+
+def stem_words(text: str) -> str | None:
+    """The words of a query that may be a file's name without its extension, lowercased
+    and joined by one space, or None: at most STEM_WORDS_MAX words, 3 characters or more in
+    all, a wikilink read as the note it names. `ov search` ranks the few files whose name
+    reads so first (ov.engine `_named_files`): "Reading list" had put `notes/Reading
+    list.md` 25th and "npm install" `commands/npm-install.md` 10th, under passages the
+    model read closer to two words (a review of a notes tree)."""
+    m = _WIKILINK_RE.fullmatch(text.strip())
+    words = re.findall(r"[^\W_]+", m.group(1) if m else text)
+    if not words or len(words) > STEM_WORDS_MAX or sum(map(len, words)) < 3:
+        return None
+    return " ".join(words).lower()
+
+
 def path_words(query: str) -> tuple[str, ...]:
     """The words of a query a file's path may hold, lowercased: 3 letters or more, not a
     stop word; a plural as its singular (`requests`: request); a name's parts too

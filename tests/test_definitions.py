@@ -685,6 +685,44 @@ def test_a_file_name_query_puts_that_file_first(tree, ov, search_type):
     assert all(not h["path"].startswith("admin-guide/") for h in out)
 
 
+@pytest.mark.parametrize("query, expected", [
+    ("npm install", "npm install"), ("Reading list", "reading list"), ("[[Certificates]]", "certificates"),
+    ("[[Project Falcon|falcon]]", "project falcon"), ("[[Note#Heading]]", "note"), ("README", "readme"),
+    ("how do I install a package in this project today", None), ("ab", None), ("", None), ("!!", None),
+])
+def test_stem_words_are_a_files_name_as_words(query, expected):
+    from ov.query import stem_words
+
+    assert stem_words(query) == expected
+
+
+@pytest.mark.parametrize("search_type", ["hybrid", "keywords"])
+def test_a_query_that_is_a_files_name_without_its_extension_puts_it_first(tree, ov, search_type):
+    """"Reading list" put `notes/Reading list.md` 25th, under passages holding the words
+    more often, and "npm install" put `commands/npm-install.md` 10th (a review of a notes
+    tree). A file whose name reads as the query comes first, shown from its start; not when
+    more than a few files share the name (`index`), nor for files the filters leave out."""
+    files = {
+        "notes/Reading list.md": "# Reading list\n\n- Dune\n- Middlemarch\n- The Left Hand of Darkness\n",
+        "commands/npm-install.md": "---\ntitle: npm-install\n---\n\n### Synopsis\n\nInstall a package.\n",
+        **{f"blog/post{i}.md": f"# Post {i}\n\nMy reading list grows: a list of reading, reading list after "
+                               f"reading list. Run npm install, then npm install again (npm install).\n"
+           for i in range(6)},
+        **{f"pkg{i}/index.md": f"# Package {i}\n\nThe index of package {i}.\n" for i in range(9)},
+    }
+    root = tree(files)
+    assert ov("index", root).code == 0
+    for query, want, line in (("Reading list", "notes/Reading list.md", 1),
+                              ("npm install", "commands/npm-install.md", 5),  # past its front matter
+                              ("[[Reading list]]", "notes/Reading list.md", 1)):
+        hits = _hits(ov, root, query, "--search-type", search_type)
+        assert hits[0]["path"] == want and hits[0]["start_line"] == line, (query, hits[:3])
+        assert "file_name" in hits[0]["scores"] and all("file_name" not in h["scores"] for h in hits[1:])
+    assert all("file_name" not in h["scores"] for h in _hits(ov, root, "index", "--search-type", search_type))
+    out = _hits(ov, root, "Reading list", "--search-type", search_type, "--exclude-uri", "notes")
+    assert all(not h["path"].startswith("notes/") for h in out)
+
+
 def test_a_class_query_shows_the_class_not_its_subclass(ov, tree):
     """`class UsageError` (a review of click): keywords put `class BadArgumentUsage(UsageError)`
     first in both copies, a shorter passage holding both words, and the definitions (lines

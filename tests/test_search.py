@@ -477,7 +477,8 @@ def test_an_empty_index_says_why_it_may_be_empty(tmp_path):
 
     home = make_tree(tmp_path / "h", {".gitignore": "*\n", "proj/src/a.py": "hello = 1\n"})
     (home / ".git").mkdir(exist_ok=True)
-    r = run_inprocess("search", "hello", "-o", "json", cwd=home / "proj", env={"OV_EMBEDDER": "hash", "OV_BACKGROUND": "0"})
+    r = run_inprocess("search", "hello", "-o", "json", cwd=home / "proj",
+                      env={"OV_EMBEDDER": "hash", "OV_BACKGROUND": "0", "HOME": str(home)})
     assert r.code == 1 and r.json["result"]["hits"] == [], r.out
     assert any(w.startswith("the index holds no file") and str(home) in w for w in r.json["result"]["warnings"]), r.out
 

@@ -603,6 +603,25 @@ class Store(Database):
             f"AND {where} ORDER BY f.path LIMIT ?", [like, "%/" + like, *params, limit])
         return {r[0]: r[1] for r in rows}
 
+    def files_of_stem(self, words: str, filters: Filters, limit: int) -> dict[str, int] | None:
+        """path -> file id of the indexed files passing `filters` whose name, without its
+        last extension, reads as `words` (ov.query.stem_words: `npm-install.md`, `Reading
+        list.md`); None when more than `limit` do (a name as common as `index`). A scan of
+        the paths that hold the words in order."""
+        like = "%" + "%".join(w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                              for w in words.split()) + "%"
+        where, params = filters.file_where("f")
+        out: dict[str, int] = {}
+        for path, fid in self.rows(f"SELECT f.path, f.id FROM files f WHERE f.path LIKE ? ESCAPE '\\' "
+                                   f"AND {where}", [like, *params]):
+            stem = path.rsplit("/", 1)[-1]
+            stem = stem.rsplit(".", 1)[0] if "." in stem.lstrip(".") else stem
+            if " ".join(re.findall(r"[^\W_]+", stem)).lower() == words:
+                out[path] = fid
+                if len(out) > limit:
+                    return None
+        return out
+
     def paths_where(self, filters: Filters) -> set[str]:
         """Paths of the indexed files that pass `filters`' file conditions (tags, types,
         times, paths)."""
