@@ -150,6 +150,14 @@ def _search(store: Store, root: Path, req: SearchRequest, embedder_factory, cov:
         # as before (an empty answer would read as "nothing matched"), then it runs again
         _first_vectors(store, cov, claim)
         return _search(store, root, req, embedder_factory, {**cov, "computed": 0})
+    if use_vec and cov["embedded"] == 0 and not cov["computed"]:
+        # the semantic branch had no vector to read: the keywords alone ranked, and the
+        # result says so (it said "branches": ["keywords", "semantic"] beside the warning).
+        # When they matched nothing, the first vectors are waited for as `find` waits (a
+        # small notes folder's first search answered nothing in 0.9 s; its worker was done 2 s later)
+        if not page and req.cursor is None and _waited_vectors(store, cov, claim):
+            return _search(store, root, req, embedder_factory, {**cov, "computed": 0})
+        branches = ["keywords"]
     warnings[:0] = coverage_warnings("keywords" if overviews else req.search_type, cov)
     if ranking.cut_short:
         warnings.append(f"ranked the best {KNN_MAX if use_vec else KEYWORD_MAX_DEPTH:,} rows of each branch: "
@@ -619,13 +627,7 @@ def _first_vectors(store: Store, cov: dict, claim=None) -> None:
     them, `unsupported` when none are coming. `claim`, the search's `Searching` mark, is
     let go first: the worker waits while it is held, so the wait was always in vain (the
     first `ov find` on a fresh tree was index_busy after 10 s)."""
-    if claim is not None:
-        claim.release()
-    deadline = time.monotonic() + FIRST_VECTORS_WAIT_S
-    while cov["embedded"] == 0 and cov["pending"] and cov["indexing"] and time.monotonic() < deadline:
-        time.sleep(0.2)
-        cov.update(coverage(store))
-    if cov["embedded"]:
+    if _waited_vectors(store, cov, claim):
         return
     if cov["background"] or (cov["indexing"] and cov["pending"]):
         # a worker, or an `ov index` or a server's watcher embedding now
@@ -644,6 +646,18 @@ def _first_vectors(store: Store, cov: dict, claim=None) -> None:
         return  # nothing in it to embed (an empty tree, data files only): no hit, not an error
     raise OvError("unsupported", "this index has no vectors (built with --no-embed); run `ov index` "
                   "without --no-embed to enable semantic search", field="search_type")
+
+
+def _waited_vectors(store: Store, cov: dict, claim=None) -> bool:
+    """Whether a worker (or an indexer) adding vectors to an index that has none committed
+    its first within FIRST_VECTORS_WAIT_S (`cov` updated); `claim` is let go first."""
+    if claim is not None:
+        claim.release()
+    deadline = time.monotonic() + FIRST_VECTORS_WAIT_S
+    while cov["embedded"] == 0 and cov["pending"] and cov["indexing"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+        cov.update(coverage(store))
+    return bool(cov["embedded"])
 
 
 def coverage(store: Store) -> dict:

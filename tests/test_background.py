@@ -664,6 +664,40 @@ def test_a_first_find_waits_for_the_workers_first_vectors(tree):
     _wait_worker(_db(root))
 
 
+def test_a_first_hybrid_search_no_keyword_matches_waits_for_the_first_vectors(tree):
+    """A small notes folder's first `ov search "trip to Japan"` (its note is in Japanese)
+    answered nothing (exit 1) in 0.9 s, its JSON naming both branches beside the warning
+    that the keywords ran alone; the worker had every vector 2 s later. With no keyword hit
+    and no vector, the search waits for the worker's first vectors, as `find` does."""
+    root = tree({"メモ/東京旅行.md": "# 東京旅行の計画\n\n来年の春に東京へ行く予定です。\n",
+                 **{f"n{i}.md": f"# Note {i}\n\nGroceries and errands, list {i}.\n" for i in range(40)}})
+    r = run_subprocess(["search", "zeppelin voyage", "--json"], cwd=root,
+                       env={"OV_EMBEDDER": "hash", "OV_FIRST_INLINE_ROWS": "2"})
+    try:
+        assert r.code == 0, r.out + r.err
+        res = r.json["result"]
+        assert res["hits"] and res["coverage"]["embedded"] > 0, res
+        assert res["branches"] == ["keywords", "semantic"] and res["search_type"] == "hybrid", res
+    finally:
+        _wait_worker(_db(root))
+
+
+def test_a_hybrid_search_with_no_vector_to_read_names_the_keywords_alone(tree):
+    """Vectors pending, no worker adding them, and no keyword hit whose vectors the search
+    could compute: the keywords ranked alone, and `branches` and `search_type` say so, as the
+    warning does (they named both branches)."""
+    root = tree({f"n{i}.md": f"# Note {i}\n\nGroceries and errands, list {i}.\n" for i in range(40)})
+    env = {"OV_EMBEDDER": "hash"}
+    # the worker waits before it writes anything, and is stopped in that wait
+    assert run_subprocess(["index", "--background"], cwd=root, env={**env, "OV_WORKER_DELAY": "30"}).code == 0
+    assert run_subprocess(["index", "--stop"], cwd=root, env=env).code == 0
+    r = run_subprocess(["search", "zeppelin voyage", "--json"], cwd=root, env=env)
+    res = r.json["result"]
+    assert res["coverage"]["embedded"] == 0 and res["coverage"]["pending"] > 0, res
+    assert res["branches"] == ["keywords"] and res["search_type"] == "keywords", res
+    assert any("keywords alone" in w for w in res["warnings"]), res["warnings"]
+
+
 @pytest.mark.model
 def test_a_first_find_on_a_fresh_tree_answers_with_the_real_model(tree):
     """`ov find` with no index, on a tree whose rows its first use leaves to a worker (which
