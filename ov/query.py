@@ -375,8 +375,18 @@ def keyword_plan(text: str) -> KeywordPlan:
     # a run that is a whole word is searched twice (as a word, and in the trigram table or
     # by substring) but is one term of the query
     lowered = {w.lower() for w in words}
-    return KeywordPlan(fts, " OR ".join(fts_phrase(r) for r in tri) or None, short,
-                       len(words) + sum(1 for r in (*tri, *short) if r.lower() not in lowered), tuple(tri))
+    terms = len(words) + sum(1 for r in (*tri, *short) if r.lower() not in lowered)
+    # ... and a longer run is also searched by its pairs of characters, as CJK search
+    # engines index such text: a question is written without spaces, and the text holds
+    # its words apart ("如何关闭抽屉", how to close the drawer, found nothing where the
+    # docs say "抽屉的关闭按钮"; "抽屉 关闭", with a space, found them)
+    pairs = tuple(dict.fromkeys(p for r in tri for p in (r[i:i + 2] for i in range(len(r) - 1))
+                                if p not in short))[:PAIRS_MAX]
+    return KeywordPlan(fts, " OR ".join(fts_phrase(r) for r in tri) or None, short + pairs,
+                       terms + len(pairs), tuple(tri))
+
+
+PAIRS_MAX = 12  # pairs of characters a query's runs without spaces are searched by (each a scan)
 
 
 def check_limit(limit: int) -> int:

@@ -89,7 +89,7 @@ class Scale:
 _FIND, _KEYWORDS = (19.283, -6.932, -0.894), (70.684, -5.337, -0.377)
 PROSE = Scale(w_sem=0.5, k_bm25=40.0, hybrid=(23.936, -5.151, -0.990), find=_FIND, keywords=_KEYWORDS)
 CODE = Scale(w_sem=0.7, k_bm25=None, hybrid=(19.433, -6.298, -0.633), find=_FIND, keywords=_KEYWORDS)
-PROFILE = {"name": "default", "version": "2026.12-verbatim1"}
+PROFILE = {"name": "default", "version": "2026.12-names1"}
 # a hybrid hit scores at least its `find` probability when that is at least this (`fuse`)
 FIND_FLOOR = 0.5
 # ... and at least its keywords-only probability when that is at least this: a name or an

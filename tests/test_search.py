@@ -11,6 +11,7 @@ import pytest
 from conftest import make_tree, run_inprocess
 
 from ov.read import decode
+from ov.query import keyword_plan
 
 DOCS = {
     "docs/install.md": "# Installing\n\nRun pip install to set up the package on a new machine.\n",
@@ -136,6 +137,24 @@ def test_cjk_queries_find_matches(ov, tree):
     assert r.code == 0 and r.json["result"]["hits"][0]["path"] == "notes/zh.md"
     r = ov("search", "検索", "--search-type", "keywords", "-o", "json", cwd=root)
     assert r.code == 0 and r.json["result"]["hits"][0]["path"] == "notes/ja.md"
+
+
+def test_a_cjk_question_without_spaces_finds_the_words_it_holds(ov, tree):
+    """"如何关闭抽屉" (how to close the drawer) found nothing by keywords, silently, where the
+    docs say "抽屉的关闭按钮" (the words apart); "抽屉 关闭", with a space, found them. A run
+    without spaces is also searched by its pairs of characters, and a passage holding the
+    run whole still ranks first."""
+    root = build(tree, {"drawer.md": "# 抽屉\n\n自定义抽屉的关闭按钮位置。\n",
+                        "modal.md": "# 对话框\n\n对话框的标题。\n",
+                        "exact.md": "# 常见问题\n\n如何关闭抽屉：点击遮罩。\n",
+                        "trip.md": "# 東京旅行の計画\n\n来年の春に東京へ行く予定です。\n"}, "--no-embed")
+    hits = ov("search", "如何关闭抽屉", "--search-type", "keywords", "-o", "json", cwd=root).json["result"]["hits"]
+    assert [h["path"] for h in hits] == ["exact.md", "drawer.md"], hits
+    hits = ov("search", "東京の旅行", "--search-type", "keywords", "-o", "json", cwd=root).json["result"]["hits"]
+    assert [h["path"] for h in hits] == ["trip.md"], hits
+    plan = keyword_plan("如何关闭抽屉")
+    assert plan.runs == ("如何关闭抽屉",) and plan.short == ("如何", "何关", "关闭", "闭抽", "抽屉")
+    assert plan.terms == 6
 
 
 def test_camel_and_snake_identifiers(ov, tree):
