@@ -1005,7 +1005,13 @@ def _named_files(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]
     if not files:
         return "", {}
     lead = store.lead_passages(list(files.values()))
-    return name, {p: lead[fid] for p, fid in files.items() if fid in lead}
+    found = {p: lead[fid] for p, fid in files.items() if fid in lead}
+    if not req.filters.vectorless and file_name(req.query) is None:
+        # a name without its extension does not bring back a data file the default ranking
+        # leaves out (`cache` named data/cache.csv); a name with its extension asks for it
+        out = store.left_out(list(found.values()))
+        found = {p: cid for p, cid in found.items() if cid not in out}
+    return name, found
 
 
 def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int,
@@ -1534,10 +1540,18 @@ def _context_hits(store: Store, root: Path, req: SearchRequest, served: set, fac
         stale += page.stale
         refused += page.refused or 0
         for h in page.hits:
-            if h.path in served:
-                deduped += 1
-            elif len(hits) < req.limit:
-                hits.append(h)
+            if h.path not in served:
+                if len(hits) < req.limit:
+                    hits.append(h)
+                continue
+            deduped += 1
+            # its copies (`Hit.duplicates`) in its place: folded into a hit served in an
+            # earlier turn, a file whose passage shown is the same as the served one's (and
+            # whose rest may not be) was never served, and the next turn had nothing
+            for c in h.duplicates or ():
+                if c.path not in served and len(hits) < req.limit:
+                    hits.append(replace(h, path=c.path, start_line=c.start_line, end_line=c.end_line,
+                                        duplicates=None))
         if not page.next_cursor:
             break
         cursor = page.next_cursor

@@ -207,6 +207,27 @@ def test_session_default_dedup_is_one_turn(indexed, cli):
     assert not (a & b) and c == a
 
 
+def test_a_session_serves_a_copy_folded_into_a_hit_served_before(tree, cli):
+    """`b.md` shares `a.md`'s first passage and holds more (OKAPI_TIMEOUT). A list folds it
+    into `a.md`'s `duplicates`; context mode with a session served `a.md`, and the next turn
+    answered nothing (exit 1): `b.md` was never served. It is offered in `a.md`'s place."""
+    shared = ("# Setup\n\nTo configure the okapi proxy, set OKAPI_PROXY before starting the daemon.\n"
+              + "".join(f"Detail line {i} about unrelated matters of the installer.\n" for i in range(40)))
+    root = tree({"a.md": shared + "\n## Extra A\n\n" + "".join(f"Alpha text {i}.\n" for i in range(40)),
+                 "b.md": shared + "\n## Extra B\n\nThe okapi proxy also needs OKAPI_TIMEOUT.\n"
+                         + "".join(f"Beta text {i}.\n" for i in range(40))})
+    assert cli("index", root).code == 0
+    listed = cli("search", "okapi proxy", "--json", cwd=root).json["result"]["hits"]
+    assert [h["path"] for h in listed] == ["a.md"] and listed[0]["duplicates"][0]["path"] == "b.md", listed
+    args = ("search", "okapi proxy", "--mode", "context", "--json", "--session-id", "t")
+    first = cli(*args, cwd=root)
+    assert [e["uri"] for e in first.json["result"]["entries"]] == ["a.md"], first.out
+    second = cli(*args, cwd=root)
+    assert second.code == 0, second.out + second.err
+    assert [e["uri"] for e in second.json["result"]["entries"]] == ["b.md"], second.out
+    assert "OKAPI_TIMEOUT" in second.json["result"]["rendered"]
+
+
 def test_detail_full_and_per_category(indexed, cli):
     res = _ctx(cli, indexed, "--detail", "full", "--max-tokens", 100000)
     assert {e["detail"] for e in res["entries"]} == {"full"}
