@@ -132,6 +132,9 @@ def _lines(text: str) -> list[str]:
     ["-S", "needle"], ["-S", "Needle"], ["-i", "-s", "needle"], ["-F", "-e", "a.b", "-e", "one"],
     ["-c", "-v", "needle"], ["-m", "2", "-c", "needle"], ["-m", "0", "needle"], ["-c", "-m", "0", "needle"],
     ["-q", "-m", "0", "needle"], ["-q", "-m", "1", "needle"],
+    # inverted, by patterns matching many times a line (each line's first match is enough:
+    # `-v .` visited every character's match), and matching empty
+    ["-v", "."], ["-v", "-c", "."], ["-v", "e"], ["-v", "e+"], ["-v", "^\\s*$"], ["-v", "x*"],
 ])
 def test_flag_lines_as_rg(ov, t, flags):
     ours = ov("grep", *flags, cwd=t)

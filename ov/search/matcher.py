@@ -970,13 +970,32 @@ def build_matches(path: str, text: str, lines: list[_Line], before: int = 0,
     return out
 
 
+def _lines_hit(p: Pattern, text: str) -> set[int]:
+    """The numbers of the lines holding a match: one search per matching line (`_line_hits`)
+    where no match crosses a newline. `ov grep -v .` visited every character's match: 56 s
+    on a C++ tree rg read in 0.17 s."""
+    hit: set[int] = set()
+    if p.multiline:
+        for ln in matched_lines(p, text)[0]:
+            hit.update(range(ln.no, ln.no + text.count("\n", ln.start, ln.end) + 1))
+        return hit
+    count = text.count
+    last, no = 0, 1
+    try:
+        for s in _line_hits(p, text, _search_deadline(p)):
+            no += count("\n", last, s)
+            last = s
+            hit.add(no)
+    except TimeoutError:
+        raise _deadline_error(p) from None
+    return hit
+
+
 def inverted_matches(p: Pattern, path: str, text: str,
                      limit: int | None = None) -> tuple[list[Match], bool]:
     """`-v`: the lines holding no match, as Match records without submatches (at most
     `limit`), and whether more exist. A line a multi-line match crosses holds a match."""
-    hit: set[int] = set()
-    for ln in matched_lines(p, text)[0]:
-        hit.update(range(ln.no, ln.no + text.count("\n", ln.start, ln.end) + 1))
+    hit = _lines_hit(p, text)
     out: list[Match] = []
     find = text.find
     n = len(text)
