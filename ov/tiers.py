@@ -50,13 +50,16 @@ def _flow_list(v: str) -> list[str]:
 
 
 def front_matter_block(text: str) -> tuple[list[str], int] | None:
-    """The lines between the leading '---' and its closing line, and the text offset after it."""
-    if not text.startswith("---"):
+    """The lines between the leading '---' and its closing line, and the text offset after it.
+    A UTF-8 byte order mark before it is passed over (Windows editors write one: a note's
+    summary was its raw `--- title: ... ---`)."""
+    bom = 1 if text.startswith("\ufeff") else 0
+    if not text.startswith("---", bom):
         return None
-    lines = text.split("\n")
+    lines = text[bom:].split("\n")
     if lines[0].rstrip() != "---":
         return None
-    offset = len(lines[0]) + 1
+    offset = bom + len(lines[0]) + 1
     for j in range(1, len(lines)):
         if lines[j].rstrip() in ("---", "..."):
             return [ln.rstrip("\r") for ln in lines[1:j]], offset + len(lines[j]) + 1
@@ -231,14 +234,19 @@ def _markdown_abstract(text: str) -> str:
     """The first paragraph, after the title it falls under (the front matter's `title`, else
     the first heading before it): a note's title is its subject, and its first paragraph
     alone often is not (`# Fluffy pancakes` / "Makes about 12 pancakes.")."""
-    named = front_matter(text).get("title") if text.startswith("---") else None
+    named = front_matter(text).get("title") if text.lstrip("\ufeff").startswith("---") else None
     title = _inline(named).strip() if isinstance(named, str) else ""
+    headings = []
     for kind, _, s in _markdown_blocks(text):
-        if kind == "heading" and not title:
-            title = s
+        if kind == "heading":
+            headings.append(s)
+            title = title or s
         if kind == "para" and re.search(r"\w", s):
             return f"{title} — {s}" if title and not s.lower().startswith(title.lower()) else s
-    return ""
+    # headings alone (a template): the title and what it is divided into, not the raw
+    # front matter the first lines would give
+    rest = [h for h in headings if h != title]
+    return f"{title} — {', '.join(rest)}" if title and rest else title
 
 
 def _markdown_overview(text: str) -> str:
@@ -949,7 +957,7 @@ def abstract(text: str, path: str) -> str:
     text, path, fences = _as_notebook(text, path)
     kind = kind_of(path)
     found = ""
-    if kind in ("markdown", "rst", "text") or text.startswith("---"):
+    if kind in ("markdown", "rst", "text") or text.lstrip("\ufeff").startswith("---"):
         fm = front_matter(text)
         for key in ("description", "summary", "abstract"):
             if isinstance(fm.get(key), str) and fm[key].strip():

@@ -322,6 +322,17 @@ def test_front_matter_description_wins_for_the_abstract():
     assert abstract(text2, "notes.txt") == "Sum up."
 
 
+@pytest.mark.parametrize("bom", ["", "\ufeff"])
+def test_a_note_of_headings_alone_is_summed_up_by_its_title_and_headings(bom):
+    """A meeting template (front matter and headings, no paragraph) had the raw
+    `--- title: Meeting template ---` as its summary; a byte order mark before the front
+    matter hid it from every reader of it (a notes tree's review)."""
+    text = bom + "---\ntitle: Meeting template\ntags: [kind=template]\n---\n# Meeting template\n\n## Attendees\n\n## Decisions\n"
+    assert abstract(text, "Meeting template.md") == "Meeting template — Attendees, Decisions"
+    assert front_matter(text) == {"title": "Meeting template", "tags": ["kind=template"]}
+    assert "---" not in overview(text, "Meeting template.md") and "title:" not in overview(text, "Meeting template.md")
+
+
 def test_front_matter_forms():
     text = (
         "---\n"
@@ -391,7 +402,7 @@ def test_a_second_licence_header_is_not_the_abstract():
 
 def test_abstract_fallbacks_are_never_empty():
     assert abstract("only code = 1\nmore = 2\n", "a.py") == "only code = 1 more = 2"
-    assert abstract("# Heading only\n", "a.md") == "# Heading only"
+    assert abstract("# Heading only\n", "a.md") == "Heading only"  # the title, without its mark
     # a licence says nothing of the file: its code does, else the comment is all there is
     assert abstract("// Copyright 2020 X. All rights reserved.\nint x;\n", "a.c") == "int x;"
     assert abstract("// Copyright 2020 X. All rights reserved.\n#define X 1\n", "a.h") == "#define X 1"
