@@ -383,9 +383,12 @@ def _page(ranking: _Rankings, root: Path, req: SearchRequest, segments: list[tup
     one query then reads one depth until it runs out. A hit whose passage is word for word
     one this page shows is taken as that hit's duplicate (`_fold`)."""
     def key(h: Hit):
-        # with --all-chunks a hit is its chunk: a file's tier rows share the span 0-0, so
-        # the level tells them apart
-        return (h.path, h.level, h.excerpt.start, h.excerpt.end) if req.all_chunks else h.path
+        # with --all-chunks a hit is its chunk, known by its span as the index holds it (a
+        # file changed since moves the span shown, and a replay, which reads the index's,
+        # repeated and skipped passages); a file's tier rows share the span 0-0, so the
+        # level tells them apart
+        return (h.path, h.level, *getattr(h, "indexed_span", (h.excerpt.start, h.excerpt.end))) \
+            if req.all_chunks else h.path
 
     shown: set = set()
     for depth, count, last, _ in segments:
@@ -1273,6 +1276,7 @@ def _materialise(ranked, rows, req: SearchRequest, checker: rank.Rechecker, need
         seen_spans.add(span)
         hit = Hit(rank=0, path=row.path, start_line=sl, end_line=el, score=round(c.score, rank.SCORE_DIGITS),
                   level=row.level, excerpt=Excerpt(text, start, end))
+        hit.indexed_span = (row.start, row.end)  # (not a field: in no output; `_page`'s key)
         if req.explain:
             hit.scores = c.branches
         if req.include_tiers or row.level != 2:

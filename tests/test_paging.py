@@ -207,6 +207,37 @@ def test_a_file_deleted_between_pages_skips_no_other_hit(tmp_path):
     assert third == ["f6.txt"]
 
 
+@pytest.mark.parametrize("search_type", ["keywords", "semantic"])
+def test_all_chunks_pages_over_a_changed_file_show_each_passage_once(tmp_path, search_type):
+    """With --all-chunks a hit is its chunk, and pages knew it by the span shown: a file
+    changed since `ov index` shows its passage at new offsets, while the replay of earlier
+    pages reads the index's, so that passage came back on every page and other files'
+    never came (a review's paging checks). Edited before the first page, and between pages."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "t", {f"f{i}.txt": f"header {i}\nzebra quokka line {i}\ntrailer\n" for i in range(6)})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", cwd=root, env=env).code == 0
+    (root / "f0.txt").write_text("new first\nnew second\n" + (root / "f0.txt").read_text())
+
+    def pages(edit_between: bool) -> list[str]:
+        seen, cursor = [], None
+        for i in range(12):
+            args = ["search", "zebra quokka", "--search-type", search_type, "--all-chunks", "-n", "1", "-o", "json"]
+            r = run_inprocess(*args, *(["--cursor", cursor] if cursor else []), cwd=root, env=env)
+            assert r.code == 0, r.out + r.err
+            seen += [h["path"] for h in r.json["result"]["hits"]]
+            cursor = r.json["result"].get("next_cursor")
+            if not cursor:
+                return seen
+            if edit_between and i == 1:
+                (root / "f1.txt").write_text("moved\n" + (root / "f1.txt").read_text())
+        raise AssertionError(f"no end after 12 pages: {seen}")
+
+    assert sorted(pages(False)) == [f"f{i}.txt" for i in range(6)]
+    assert sorted(pages(True)) == [f"f{i}.txt" for i in range(6)]
+
+
 @pytest.mark.parametrize("search_type", ["keywords", "hybrid"])
 def test_a_word_repeated_through_a_big_file_hides_no_other_file(ov, tree, search_type):
     """A log repeating a word in thousands of passages, each scoring alike: the search
