@@ -343,7 +343,8 @@ def chunk_text(
                 prio[k] = HARD
     items = _items(lines, blank, prio, count, overhead, budget, count_tokens, head)
     return _pack(text, items, budget, overlap_lines,
-                 int(budget * JOIN_LEAD) if kind in ("markdown", "rst") else 0)
+                 int(budget * JOIN_LEAD) if kind in ("markdown", "rst") else 0,
+                 CODE_MIN_TOKENS if kind == "code" else 0)
 
 
 # Encoded data inside a file the model otherwise reads: a notebook's plotted image (one
@@ -466,7 +467,30 @@ def _items(lines: list[str], blank: list[bool], prio: list[int], count: Callable
     return starts, ends, nums, toks, prios, heads
 
 
-def _pack(text: str, items, budget: int, overlap_lines: int, lead: int = 0) -> list[Chunk]:
+# A code passage ends at a good cut only past this many estimated tokens of lines that say
+# something (`_STRUCTURAL_RE`'s say nothing): the best cut after `namespace asio {` (the
+# comment above the class) had left it a passage of its own, which ranked second for
+# `BOOST_ASIO_DECL` and fourth for `boost::asio::io_context` (a C++ tree's review)
+CODE_MIN_TOKENS = 8
+# lines that only open or close a scope or a preprocessor condition
+_STRUCTURAL_RE = re.compile(r"\s*(?:namespace\b[\w:\s]*\{?|[{}()\[\];,][{}()\[\];,\s]*|"
+                            r"#\s*(?:if|ifdef|ifndef|elif|else|endif|pragma)\b.*|"
+                            r"(?:public|private|protected)\s*:|extern\s+\"C\"\s*\{?)\s*(?://.*)?")
+
+
+def _says(text: str, starts: list[int], ends: list[int], toks: list[int], a: int, b: int, least: int) -> bool:
+    """Whether items a..b-1 hold at least `least` tokens of lines that are not structural."""
+    got = 0
+    for k in range(a, b):
+        if not _STRUCTURAL_RE.fullmatch(text, starts[k], ends[k]):
+            got += toks[k]
+            if got >= least:
+                return True
+    return False
+
+
+def _pack(text: str, items, budget: int, overlap_lines: int, lead: int = 0,
+          least: int = 0) -> list[Chunk]:
     """Items into chunks: as many as fit the budget, ending at the best cut when the next
     one does not fit, never across a hard cut; with `overlap_lines`, a chunk repeats up to
     that many lines of the previous one.
@@ -478,6 +502,7 @@ def _pack(text: str, items, budget: int, overlap_lines: int, lead: int = 0) -> l
     ranked first for their few words and served as context."""
     starts, ends, nums, toks, prios, heads = items
     chunks: list[Chunk] = []
+    spans: list[tuple[int, int]] = []  # each chunk's items
     n = len(starts)
     i = 0  # first item not yet in any chunk
     prev_s = -1
@@ -503,11 +528,17 @@ def _pack(text: str, items, budget: int, overlap_lines: int, lead: int = 0) -> l
             best = j
             low = body if body >= 0 and sum(toks[s:body]) <= lead else i
             for k in range(j - 1, low, -1):
-                if prios[k] > prios[best]:
-                    best = k
+                if prios[k] > prios[best] and (not least or _says(text, starts, ends, toks, s, k, least)):
+                    best = k  # (with `least`: not a sliver)
             j = best
+        if (least and chunks and j == n and prios[i] != HARD and s == i and sum(toks[spans[-1][0]:n]) <= budget
+                and not _says(text, starts, ends, toks, s, n, least)):
+            # the text's last lines say nothing of their own (`}`, `#endif`): with the passage before
+            s = spans.pop()[0]
+            chunks.pop()
         chunks.append(Chunk(starts[s], ends[j - 1], nums[s], nums[j - 1],
                             text[starts[s]:ends[j - 1]]))
+        spans.append((s, j))
         prev_s = s
         i = j
     return chunks

@@ -231,7 +231,9 @@ def test_code_is_cut_before_top_level_definitions():
 @pytest.mark.parametrize("path,text,starts", [
     ("main.go", "package main\n\nimport \"fmt\"\n\n// Add adds.\nfunc Add(a, b int) int {\n",
      "// Add adds.\nfunc Add"),
-    ("lib.rs", "use std::io;\n\n#[derive(Debug)]\npub struct Point {\n", "#[derive(Debug)]\npub struct"),
+    # (an import of a few tokens is no passage of its own: CODE_MIN_TOKENS)
+    ("lib.rs", "use std::io::{self, BufRead, BufReader, Read, Write};\n\n#[derive(Debug)]\npub struct Point {\n",
+     "#[derive(Debug)]\npub struct"),
     ("app.ts", "import x from 'y';\n\nexport function run(): void {\n", "export function run"),
     ("util.c", "#include <stdio.h>\n\nstatic int add(int a, int b)\n{\n", "static int add"),
 ])
@@ -241,6 +243,23 @@ def test_code_definitions_in_other_languages(path, text, starts):
     chunks = chunk_text(full, path, max_tokens=120)
     assert any(c.text.startswith(starts) for c in chunks), [c.text[:30] for c in chunks]
     check_invariants(full, chunks)
+
+
+def test_a_code_passage_is_never_a_sliver_before_a_definition():
+    """The best cut after `namespace asio {` (above the comment of the class that follows)
+    left that line a passage of its own, which ranked second for `BOOST_ASIO_DECL` (a C++
+    tree's review). A code passage ends at a good cut only past CODE_MIN_TOKENS."""
+    doc = "".join(f"/// Line {i} of the documentation of the class that follows here.\n" for i in range(40))
+    body = "".join(f"  void step_{i}(int count, const char* name);\n" for i in range(12))
+    text = ("namespace boost {\nnamespace asio {\n\n" + doc + "class io_context\n{\npublic:\n" + body
+            + "};\n\n} // namespace asio\n} // namespace boost\n\n#endif // BOOST_ASIO_IO_CONTEXT_HPP\n")
+    chunks = chunk_text(text, "io_context.hpp", max_tokens=256)
+    assert len(chunks) > 1 and all(len(c.text.split()) > 8 for c in chunks), [c.text[:40] for c in chunks]
+    assert chunks[-1].text.endswith("#endif // BOOST_ASIO_IO_CONTEXT_HPP") and "void step_11" in chunks[-1].text
+    assert chunks[0].text.startswith("namespace boost {\nnamespace asio {\n\n/// Line 0")
+    check_invariants(text, chunks)
+    # a short file stays whole, and prose keeps its cuts
+    assert [c.text for c in chunk_text("int x;\n", "a.c")] == ["int x;"]
 
 
 def test_overlap_repeats_lines_and_keeps_invariants():
