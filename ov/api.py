@@ -694,27 +694,45 @@ def _told(root: Path, db: Path | None, bar, run):
         told.remove()
 
 
+def _superuser() -> bool:
+    return os.geteuid() == 0
+
+
 def _first_use_root(scope: Path) -> Path:
     """Where a first use builds the index: the top of the git work tree `scope` lies in,
     as a checkout is one project to git and rg users (a later search from any folder of it
     finds the same index, where an index of the folder a first search ran in would be one
-    of several); else `scope`. Not a top that is the home folder or the file system's root
-    (a dotfiles repository holding a whole home folder), one this user cannot write in, or
-    one holding an `.ov` already (another user's, passed over)."""
-    from ov.walk import git_top_above  # noqa: PLC0415
+    of several); else `scope`. Not a top that:
+    - is the home folder or the file system's root (a dotfiles repository holding a whole
+      home folder), or one this user does not own or cannot write in;
+    - holds an `.ov` that is not this user's folder (another user's, passed over);
+    - would leave `scope` out of its index: a git-ignored or hidden folder (`build/`,
+      `node_modules/pkg`, `.notes/`) searched from inside found nothing, then or later;
+    - any, for root: `sudo ov search` in /etc/nginx would index all of an etckeeper /etc."""
+    from ov.config import foreign, load_config  # noqa: PLC0415
+    from ov.walk import git_top_above, is_ignored  # noqa: PLC0415
 
     top = git_top_above(str(scope.resolve()))
-    if top is None:
+    if top is None or _superuser():
         return scope
     at = Path(top)
     try:
         home = Path.home().resolve()
     except RuntimeError:  # no HOME and no passwd entry (a bare container)
         home = at
-    if (at in (home, Path(at.anchor)) or not os.access(at, os.W_OK | os.X_OK)
-            or os.path.lexists(at / ".ov")):
+    own = at / ".ov"
+    try:
+        mine = at.stat().st_uid == os.geteuid()
+    except OSError:
         return scope
-    return at
+    if (at in (home, Path(at.anchor)) or not mine or not os.access(at, os.W_OK | os.X_OK)
+            or (os.path.lexists(own) and (os.path.islink(own) or not own.is_dir() or foreign(str(own))))):
+        return scope
+    try:
+        left_out = is_ignored(at, scope.resolve().relative_to(at).as_posix(), load_config(at).walk_options())
+    except OvError:  # the top's config is broken: its own search says so
+        return scope
+    return scope if left_out else at
 
 
 def _root_config(cwd: Path | None):

@@ -93,7 +93,7 @@ def _default_embedder():
 
 def _searchable(query: str) -> bool:
     plan = keyword_plan(query)
-    return bool(plan.fts or plan.trigram or plan.short)
+    return bool(plan.fts or plan.trigram or plan.short or plan.pairs)
 
 
 def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) -> SearchResult:
@@ -155,7 +155,8 @@ def _search(store: Store, root: Path, req: SearchRequest, embedder_factory, cov:
         # result says so (it said "branches": ["keywords", "semantic"] beside the warning).
         # When they matched nothing, the first vectors are waited for as `find` waits (a
         # small notes folder's first search answered nothing in 0.9 s; its worker was done 2 s later)
-        if not page and req.cursor is None and _waited_vectors(store, cov, claim):
+        if (not page and req.cursor is None and cov["pending"] <= FIRST_VECTORS_WAIT_ROWS
+                and _waited_vectors(store, cov, claim)):
             return _search(store, root, req, embedder_factory, {**cov, "computed": 0})
         branches = ["keywords"]
     warnings[:0] = coverage_warnings("keywords" if overviews else req.search_type, cov)
@@ -255,6 +256,10 @@ def _no_vector_levels(req: SearchRequest) -> bool:
 FIRST_DEPTH = 256
 KEYWORD_MAX_DEPTH = CURSOR_MAX_DEPTH  # rows a keyword-only ranking reads at most (ov.query)
 FIRST_VECTORS_WAIT_S = 10.0  # a semantic search waits so long for a worker's first vectors
+# ... and a hybrid one that no keyword matched, when at most this many rows wait for theirs
+# (a small tree, whose worker commits them all in seconds): on a big tree the worker writes
+# grep's rows for minutes before any vector, and each such search had waited the 10 s in vain
+FIRST_VECTORS_WAIT_ROWS = 2_000
 # A hybrid search while vectors are still coming (a first search answers before the
 # background worker has embedded anything, and on a big tree it works for hours) computes
 # now the vectors its best keyword hits lack: of the files with the best keyword scores,
@@ -1089,11 +1094,13 @@ def _keyword_reads(store: Store, req: SearchRequest, depth: int) -> tuple[list[r
         kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
         for cid, s in res:
             kw[cid] = kw.get(cid, 0.0) + s
-    for term in plan.short:
-        res = store.substring_search(term, req.filters, depth)
-        kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
+    for term in (*plan.short, *plan.pairs):
+        pair = term not in plan.short
+        res = store.substring_search(term, req.filters, depth, nospace=pair)
+        share = 1.0 / len(plan.pairs) if pair else 1.0  # (the pairs weigh one term in all)
+        kw_cuts += [share * min(s for _, s in res)] if len(res) >= depth else []
         for cid, s in res:
-            kw[cid] = kw.get(cid, 0.0) + s
+            kw[cid] = kw.get(cid, 0.0) + share * s
     # a note's front matter block (its tags, its title) speaks for the note's first
     # passage, where the hit is shown: its `---` lines say nothing (ov.indexer.front_block)
     for front, lead in store.front_leads(list(kw)).items():

@@ -450,7 +450,7 @@ _C_EXTS = frozenset(".c .h .cc .cpp .cxx .hpp .hh".split())
 _C_NAME_AFTER_KW_RE = re.compile(
     r"\b(enum\s+(?:class|struct)|class|struct|union|enum|namespace)\s+"
     r"(?:(?:[A-Z][A-Z0-9_]+|__\w+(?:\((?:[^()]|\([^()]*\))*\))?|alignas\([^)]*\)|\[\[[^\]]*\]\])\s+(?!final\b))*"
-    r"([A-Za-z_]\w*(?:::\w+)*)")
+    r"([A-Za-z_]\w*(?:::\w+)*)\b(?!\s*\()")  # (not a function returning `struct VEC3`)
 
 
 def _drop_template(sig: str) -> str:
@@ -550,11 +550,16 @@ def _doc_above(lines: list[str], i: int, ext: str = "") -> str:
     while end >= 0 and not lines[end].strip() and k - end < 2 and ext in _C_EXTS:
         end -= 1  # one blank line may stand between a doc comment (`/**`) and what it documents
     if end >= 0 and lines[end].rstrip().endswith("*/") and "/*" not in lines[end]:
-        # a block comment is read whole, up to its `/*`: the lines of an example in it
-        # (Eigen's `\code` blocks) have no `*` before them, and the block's end alone was read
+        # a doc comment (`/**`, `/*!`; not a `/*****` banner) is read whole, up to its
+        # opening: the lines of an example in it (Eigen's `\code` blocks) have no `*` before
+        # them, and its end alone was read. Not a licence, nor code commented out (`/*`)
         top = next((j for j in range(end - 1, max(-1, end - 200), -1) if "/*" in lines[j]), None)
-        if top is not None and (end == k or lines[top].lstrip().startswith(("/**", "/*!"))):
-            return _doc_text(lines[top:end + 1])
+        head = lines[top].lstrip() if top is not None else ""
+        if head.startswith(("/**", "/*!")) and not head.startswith("/***"):
+            doc = _doc_text(lines[top:end + 1], ext)
+            return "" if _LICENSE_RE.search(doc) else doc
+        if end != k:
+            return ""
     while k >= 0:
         s = lines[k].strip()
         if s.startswith(marks) and not s.startswith(("#[", "#include", "#define")):
@@ -566,16 +571,17 @@ def _doc_above(lines: list[str], i: int, ext: str = "") -> str:
             break
     if not block:
         return ""
-    return _doc_text(block[::-1])
+    return _doc_text(block[::-1], ext)
 
 
-def _doc_text(block: list[str]) -> str:
-    return _first_sentence(_DOXYGEN_RE.sub("", _comment_text(block)).strip(), 160)
+def _doc_text(block: list[str], ext: str) -> str:
+    text = _comment_text(block)
+    return _first_sentence((_DOXYGEN_RE.sub("", text) if ext in _C_EXTS else text).strip(), 160)
 
 
-# Doxygen's commands that name or file what they document (`\ingroup LU_Module \class
-# FullPivLU \brief LU decomposition...`): the words after them are the doc
-_DOXYGEN_RE = re.compile(r"[\\@](?:(?:ingroup|class|struct|union|file|defgroup|addtogroup|namespace|"
+# Doxygen's commands in C and C++ that name or file what they document (`\ingroup
+# LU_Module \class FullPivLU \brief LU decomposition...`): the words after them are the doc
+_DOXYGEN_RE = re.compile(r"(?<![\w.])[\\@](?:(?:ingroup|class|struct|union|file|defgroup|addtogroup|namespace|"
                          r"headerfile|nosubgrouping)\b[ \t]*[\w:<>.]*|brief\b|details\b)\s*")
 
 

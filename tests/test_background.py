@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_tree, run_subprocess
+from conftest import make_tree, run_inprocess, run_subprocess
 from ov.engine import VECTORS_NOW_ABSTRACTS, VECTORS_NOW_FILES
 from ov.indexer import IndexOptions, embeddable, worker_state
 from ov.store import NO_VECTOR, Store
@@ -680,6 +680,24 @@ def test_a_first_hybrid_search_no_keyword_matches_waits_for_the_first_vectors(tr
         assert res["branches"] == ["keywords", "semantic"] and res["search_type"] == "hybrid", res
     finally:
         _wait_worker(_db(root))
+
+
+def test_a_hybrid_search_no_keyword_matches_on_a_big_tree_does_not_wait(tree, monkeypatch):
+    """... but not where many rows wait: a big tree's worker writes grep's rows for minutes
+    before any vector, and every such query (an agent's too) waited 10 s for nothing."""
+    from ov import engine
+
+    monkeypatch.setattr(engine, "FIRST_VECTORS_WAIT_ROWS", 10)
+    root = tree({f"n{i}.md": f"# Note {i}\n\nGroceries and errands, list {i}.\n" for i in range(40)})
+    env = {"OV_EMBEDDER": "hash", "OV_FIRST_INLINE_ROWS": "2", "OV_WORKER_DELAY": "30"}
+    try:
+        assert run_subprocess(["index", "--background"], cwd=root, env=env).code == 0
+        t0 = time.monotonic()
+        r = run_inprocess("search", "zeppelin voyage", "--json", cwd=root, env={"OV_EMBEDDER": "hash"})
+        assert time.monotonic() - t0 < engine.FIRST_VECTORS_WAIT_S / 2, r.err
+        assert r.code == 1 and r.json["result"]["branches"] == ["keywords"], r.out
+    finally:
+        run_subprocess(["index", "--stop"], cwd=root, env={"OV_EMBEDDER": "hash"})
 
 
 def test_a_hybrid_search_with_no_vector_to_read_names_the_keywords_alone(tree):

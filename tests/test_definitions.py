@@ -146,6 +146,7 @@ def test_type_name_is_one_capitalised_word(query, expected):
     ("template <typename J, typename std::enable_if<is_x<J>::value, int>::type = 0>\n"
      "void from_json(const J& j, typename J::boolean_t& b)\n{\n", "f.hpp", "from_json", True),
     ("template<class T> T clamp(T x, T lo, T hi) {\n", "c.hpp", "clamp", True),
+    ("struct VEC3 vec_add(struct VEC3 a, struct VEC3 b)\n{\n", "v.h", "vec_add", True),
     ("def WithDeadlineX():\n", "x.py", "WithDeadline", False),  # whole names only
     ("def withdeadline():\n", "x.py", "WithDeadline", False),  # case counts
 ])
@@ -710,6 +711,7 @@ def test_a_query_that_is_a_files_name_without_its_extension_puts_it_first(tree, 
            for i in range(6)},
         **{f"pkg{i}/index.md": f"# Package {i}\n\nThe index of package {i}.\n" for i in range(9)},
         "data/npm_install.csv": "step,command\n1,npm install\n",  # a data file: the hybrid leaves it out
+        "notes/Über Uns.md": "# Wir\n\nEin Team.\n",
     }
     root = tree(files)
     assert ov("index", root).code == 0
@@ -722,6 +724,8 @@ def test_a_query_that_is_a_files_name_without_its_extension_puts_it_first(tree, 
         assert named == ([want, "data/npm_install.csv"] if search_type == "keywords" and query == "npm install"
                          else [want]), (query, named)
     assert all("file_name" not in h["scores"] for h in _hits(ov, root, "index", "--search-type", search_type))
+    hits = _hits(ov, root, "Über Uns", "--search-type", search_type)  # a capital LIKE does not fold
+    assert hits[0]["path"] == "notes/Über Uns.md" and "file_name" in hits[0]["scores"], hits[:2]
     out = _hits(ov, root, "Reading list", "--search-type", search_type, "--exclude-uri", "notes")
     assert all(not h["path"].startswith("notes/") for h in out)
 

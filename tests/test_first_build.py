@@ -467,12 +467,15 @@ def test_a_first_search_hands_its_query_to_the_build(tree, monkeypatch):
     run_inprocess("index", "--stop", cwd=root)
 
 
-def test_a_first_search_in_a_subfolder_of_a_checkout_indexes_the_checkout(tmp_path):
+def test_a_first_search_in_a_subfolder_of_a_checkout_indexes_the_checkout(tmp_path, monkeypatch):
     """A first `ov search` from `repo/src` built `repo/src/.ov`: the rest of the checkout was
     never searched, and a later search from the top built a second index. It now builds at
     the work tree's top, and says so; a search from any folder of the checkout then finds it.
     A top that is the home folder (a dotfiles repository) is not taken: the first use builds
     in the folder it ran in, as before."""
+    from ov import api
+
+    monkeypatch.setattr(api, "_superuser", lambda: False)  # (the suite may run as root: see below)
     repo = make_tree(tmp_path / "repo", {".gitignore": "*.log\n", "src/conf.py": "def parse_config(path):\n    pass\n",
                                          "docs/config.md": "# Config\n\nTo parse the config file, call parse_config.\n",
                                          "docs/debug.log": "parse config\n"})
@@ -491,3 +494,21 @@ def test_a_first_search_in_a_subfolder_of_a_checkout_indexes_the_checkout(tmp_pa
     assert r.code == 0, r.err
     assert (home / "notes" / ".ov").is_dir() and not (home / ".ov").exists()
     assert "the top of this git work tree" not in r.err, r.err
+
+    # a folder the top's index would leave out (git-ignored, hidden) is indexed itself: from
+    # `build/`, the top's index had answered from other folders, never out.txt, then or later
+    for folder, want in (("build", "out.txt"), (".notes", "n.md")):
+        fresh = make_tree(tmp_path / f"fresh{folder}", {".gitignore": "build/\n", "src/a.py": "x = 1\n",
+                                                         "build/out.txt": "parse config output\n",
+                                                         ".notes/n.md": "parse config notes\n"})
+        r = run_inprocess("search", "parse config", "--search-type", "keywords", "--json", cwd=fresh / folder)
+        assert r.code == 0 and [h["path"] for h in r.json["result"]["hits"]] == [want], (folder, r.out, r.err)
+        assert (fresh / folder / ".ov" / "index.db").is_file() and not (fresh / ".ov").exists()
+
+    # root climbs to no top (an etckeeper /etc: `sudo ov search` in /etc/nginx indexed all of it)
+    monkeypatch.setattr(api, "_superuser", lambda: True)
+    etc = make_tree(tmp_path / "etc", {".gitignore": "*.bak\n", "nginx/nginx.conf": "server parse config\n",
+                                       "shadow": "root:parse config secret\n"})
+    r = run_inprocess("search", "parse config", "--search-type", "keywords", "--json", cwd=etc / "nginx")
+    assert r.code == 0 and [h["path"] for h in r.json["result"]["hits"]] == ["nginx.conf"], r.out
+    assert not (etc / ".ov").exists()

@@ -147,14 +147,19 @@ def test_a_cjk_question_without_spaces_finds_the_words_it_holds(ov, tree):
     root = build(tree, {"drawer.md": "# 抽屉\n\n自定义抽屉的关闭按钮位置。\n",
                         "modal.md": "# 对话框\n\n对话框的标题。\n",
                         "exact.md": "# 常见问题\n\n如何关闭抽屉：点击遮罩。\n",
-                        "trip.md": "# 東京旅行の計画\n\n来年の春に東京へ行く予定です。\n"}, "--no-embed")
+                        "trip.md": "# 東京旅行の計画\n\n来年の春に東京へ行く予定です。\n",
+                        "docker.md": "# Docker\n\nDocker networks connect the containers.\n",
+                        "net.md": "# 网络\n\n容器的网络。\n"}, "--no-embed")
     hits = ov("search", "如何关闭抽屉", "--search-type", "keywords", "-o", "json", cwd=root).json["result"]["hits"]
     assert [h["path"] for h in hits] == ["exact.md", "drawer.md"], hits
     hits = ov("search", "東京の旅行", "--search-type", "keywords", "-o", "json", cwd=root).json["result"]["hits"]
     assert [h["path"] for h in hits] == ["trip.md"], hits
     plan = keyword_plan("如何关闭抽屉")
-    assert plan.runs == ("如何关闭抽屉",) and plan.short == ("如何", "何关", "关闭", "闭抽", "抽屉")
-    assert plan.terms == 6
+    assert plan.runs == ("如何关闭抽屉",) and plan.pairs == ("如何", "何关", "关闭", "闭抽", "抽屉")
+    assert plan.short == () and plan.terms == 2  # the run, and its pairs as one term
+    # a word beside such a run keeps its share: the pairs do not count one term each
+    mixed = ov("search", "Docker 容器网络配置", "--search-type", "keywords", "-o", "json", cwd=root).json["result"]
+    assert [h["path"] for h in mixed["hits"]][:1] == ["docker.md"], mixed["hits"]
 
 
 def test_camel_and_snake_identifiers(ov, tree):

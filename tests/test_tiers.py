@@ -333,6 +333,27 @@ def test_a_note_of_headings_alone_is_summed_up_by_its_title_and_headings(bom):
     assert "---" not in overview(text, "Meeting template.md") and "title:" not in overview(text, "Meeting template.md")
 
 
+@pytest.mark.parametrize("path, text, l0, l1", [
+    # a licence in a doc comment a blank line above is no doc (and never the abstract)
+    ("main.c", "/** Copyright (c) 2021 Acme Corp. All rights reserved.\n * SPDX-License-Identifier: MIT\n */\n\n"
+               "int main(int argc, char **argv)\n{\n}\n", "Defines main()", "int main(int argc, char **argv)"),
+    # code commented out, and a comment after code, right above a function: no doc
+    ("p.c", "int y;\n/* int old_parse(char *s) {\n   return atoi(s);\n} */\nint parse(const char *s)\n{\n}\n",
+     None, "int parse(const char *s)"),
+    ("q.c", "int x = 1; /* a counter\n that counts */\nint parse(const char *s)\n{\n}\n", None, "int parse(const char *s)"),
+    # Doxygen's commands are C's: an address in a JS comment stays whole
+    ("m.js", "/**\n * Mail results to ops@file.example.org nightly.\n */\nfunction mail() {\n}\n",
+     "Mail results to ops@file.example.org nightly.", "function mail() — Mail results to ops@file.example.org nightly."),
+    # a function returning `struct VEC3` is no struct named after the function
+    ("v.h", "struct VEC3 vec_add(struct VEC3 a, struct VEC3 b)\n{\n}\n", "Defines struct VEC3", None),
+])
+def test_a_c_doc_comment_is_a_doc_not_a_licence_code_or_an_address(path, text, l0, l1):
+    if l0 is not None:
+        assert abstract(text, path) == l0
+    if l1 is not None:
+        assert overview(text, path) == l1
+
+
 def test_front_matter_forms():
     text = (
         "---\n"
