@@ -27,7 +27,8 @@ from ov.model import (ContextEntry, ContextResult, ContextStats, Copy, Excerpt, 
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, check_limit, check_query, decode_cursor,
                       definition_word, encode_cursor, file_name, identifier, jargon, keyword_plan, package_of,
-                      query_pattern, query_roots, request_key, stem_words, type_name, worded, words_in)
+                      query_pattern, query_roots, request_key, stem_words, tag_words, type_name, worded,
+                      words_in)
 from ov.store import KNN_MAX, Filters, Store, fts_phrase
 from ov.walk import gitignore_unread
 
@@ -365,9 +366,11 @@ class _Rankings:
                     held = self.tree.holding if self.req.filters.levels == (2,) else None
                     name, found, by = _definers(self.store, self.req, held)
                     self.definers = (name, found, "defines", by)
-                    if not found:
-                        text, held = _verbatim(self.store, self.req)
-                        self.definers = ((text, held, "verbatim", "") if held else
+                    if not found:  # (tags before a text found word for word: `#a #b` is both)
+                        tag, tagged = _tagged_files(self.store, self.req)
+                        text, held = ("", {}) if tagged else _verbatim(self.store, self.req)
+                        self.definers = ((tag, tagged, "tag", "") if tagged else
+                                         (text, held, "verbatim", "") if held else
                                          (*_named_files(self.store, self.req), "file_name", ""))
                 ranked = rank.with_definers(ranked, *self.definers)
             rows = _RankedRows(self.store, [c.chunk_id for c in ranked], need * 3 + 50)
@@ -994,6 +997,50 @@ VERBATIM_FILES_MAX = 8
 # them (`index` in a JS tree); as many as a text found word for word may
 STEM_FILES_MAX = VERBATIM_FILES_MAX
 VERBATIM_READ = 200  # rows holding the query's words in order read for `_verbatim`
+
+
+def _tagged_files(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
+    """(the tags, path -> the passage shown) when the query is tags (ov.query.tag_words):
+    the notes in scope carrying every one, as `#tag` in their text or in their front
+    matter's `tags` (the case aside; `#project/falcon` is `#project`'s too), each shown by
+    the passage holding its first `#tag`,
+    else by its lead passage; at most NAMED_FILES_MAX, by path."""
+    tags = tag_words(req.query)
+    if not tags or 2 not in req.filters.levels:
+        return "", {}
+    found: dict[str, int] | None = None
+    for tag in tags:
+        here: dict[str, int] = {}
+        fronts: set[str] = set()
+        # (a nested tag is its parent's too, as Obsidian reads `#project/falcon`)
+        inline = re.compile(r"(?<![\w#&/])#%s(?:/[\w/-]*)?(?![\w-])" % re.escape(tag), re.IGNORECASE)
+        for word in dict.fromkeys((tag, tag.lower())):  # (SQL folds ASCII letters only)
+            for path, cid, front, text in store.tag_candidates(word, req.filters):
+                if found is not None and path not in found:
+                    continue
+                if front and any(t == tag.lower() or t.startswith(tag.lower() + "/") for t in _front_tags(text)):
+                    fronts.add(path)
+                elif not front and path not in here and inline.search(text):
+                    here[path] = cid
+        fronts -= set(here)
+        if fronts:
+            files = store.file_ids(sorted(fronts))
+            lead = store.lead_passages(list(files.values()))
+            here.update({p: lead[fid] for p, fid in files.items() if fid in lead})
+        found = here if found is None else {p: c for p, c in found.items() if p in here}
+        if not found:
+            return "", {}
+    return " ".join("#" + t for t in tags), dict(sorted(found.items())[:NAMED_FILES_MAX])
+
+
+def _front_tags(block: str) -> set[str]:
+    """The bare tags of a front matter block's `tags` (a list, or words), lowercased and
+    without a `#`; `k=v` tags (ov's own, `--tags`) are not among them."""
+    from ov.tiers import front_matter  # noqa: PLC0415
+
+    got = front_matter(block).get("tags")
+    words = got if isinstance(got, list) else re.split(r"[\s,]+", got) if isinstance(got, str) else []
+    return {w.strip().lstrip("#").lower() for w in words if isinstance(w, str) and w.strip() and "=" not in w}
 
 
 def _named_files(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:

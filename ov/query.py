@@ -338,6 +338,23 @@ def stem_words(text: str) -> str | None:
     return " ".join(words).lower()
 
 
+# a tag as notes write it in their text (Obsidian, Logseq): `#project`, `#project/falcon`,
+# `#旅行`; not a number (`#42`, an issue), and not a heading's `# ` (a space follows)
+_TAG_RE = re.compile(r"#([^\W\d_][\w/-]*|[\d_][\w/-]*[^\W\d_][\w/-]*)")
+TAGS_MAX = 4
+
+
+def tag_words(text: str) -> tuple[str, ...] | None:
+    """The tags a query is, when it is nothing but 1 to TAGS_MAX of them (`#project`,
+    `#project #falcon`), without their `#`; else None. `ov search` ranks the notes carrying
+    them all first (ov.engine `_tagged_files`): `#project` had put the two notes tagged so
+    12th and 36th, under notes using the word (a review of a notes tree)."""
+    parts = text.split()
+    if not 1 <= len(parts) <= TAGS_MAX or not all(_TAG_RE.fullmatch(p) for p in parts):
+        return None
+    return tuple(dict.fromkeys(p[1:] for p in parts))
+
+
 def path_words(query: str) -> tuple[str, ...]:
     """The words of a query a file's path may hold, lowercased: 3 letters or more, not a
     stop word; a plural as its singular (`requests`: request); a name's parts too

@@ -730,6 +730,43 @@ def test_a_query_that_is_a_files_name_without_its_extension_puts_it_first(tree, 
     assert all(not h["path"].startswith("notes/") for h in out)
 
 
+@pytest.mark.parametrize("query, expected", [
+    ("#project", ("project",)), ("#project #falcon", ("project", "falcon")), ("#project/falcon", ("project/falcon",)),
+    ("#旅行", ("旅行",)), ("#2024-notes", ("2024-notes",)),
+    ("#42", None), ("# Heading", None), ("project", None), ("#a #b #c #d #e", None), ("C#", None), ("", None),
+])
+def test_tag_words_are_a_query_of_tags(query, expected):
+    from ov.query import tag_words
+
+    assert tag_words(query) == expected
+
+
+@pytest.mark.parametrize("search_type", ["hybrid", "keywords"])
+def test_a_query_of_tags_puts_the_notes_carrying_them_first(tree, ov, search_type):
+    """`#project` put the two notes tagged so 12th and 36th, under notes using the word
+    (a review of a notes tree). Notes carrying every tag of the query come first: as `#tag`
+    in their text (a nested `#project/falcon` too, the case aside) or in their front
+    matter's `tags`; each shown where its tag is, or from its start."""
+    files = {
+        "projects/Falcon.md": "---\ntags: [project, falcon, team=platform]\n---\n# Falcon\n\nThe proxy plan.\n",
+        "daily/d1.md": "# Monday\n\nMet Anna.\n\n- [ ] ask Bernd about the scraper #Project/falcon\n",
+        "daily/d2.md": "# Tuesday\n\nNothing tagged here, though the project and the projects are named: project.\n",
+        "notes/issue.md": "# Bugs\n\nSee #42 and the project page; C# code; &#project; a/#project.\n",
+        **{f"words/w{i}.md": f"# Word {i}\n\nproject project project plans {i}\n" for i in range(8)},
+    }
+    root = tree(files)
+    assert ov("index", root).code == 0
+    hits = _hits(ov, root, "#project", "--search-type", search_type)
+    tagged = [h["path"] for h in hits if "tag" in h["scores"]]
+    assert set(tagged) == {"daily/d1.md", "projects/Falcon.md"} and [h["path"] for h in hits[:2]] == tagged, hits[:4]
+    lines = {h["path"]: h["start_line"] for h in hits[:2]}
+    assert lines == {"daily/d1.md": 1, "projects/Falcon.md": 4}  # the passage of its `#tag`; past the front matter
+    both = _hits(ov, root, "#project #falcon", "--search-type", search_type)
+    assert [h["path"] for h in both if "tag" in h["scores"]] == ["projects/Falcon.md"], both[:3]
+    r = ov("search", "#nosuchtag", "--search-type", search_type, "-o", "json", "--explain", cwd=root)
+    assert r.code in (0, 1) and all("tag" not in h["scores"] for h in r.json["result"]["hits"]), r.out
+
+
 def test_a_class_query_shows_the_class_not_its_subclass(ov, tree):
     """`class UsageError` (a review of click): keywords put `class BadArgumentUsage(UsageError)`
     first in both copies, a shorter passage holding both words, and the definitions (lines

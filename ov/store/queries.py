@@ -628,6 +628,22 @@ class Store(Database):
                     return None
         return out
 
+    def tag_candidates(self, tag: str, filters: Filters) -> list[tuple[str, int, bool, str]]:
+        """(path, chunk id, whether it is a front matter block, text) of the passages
+        passing `filters` that hold `tag` as text, the case of ASCII letters aside (a scan:
+        the caller checks it is a tag there, `#tag` or an entry of the front matter's
+        `tags`), in the files' order."""
+        fw, fp = filters.file_where("f")
+        return [(r[0], r[1], bool(r[2]), r[3]) for r in self.rows(
+            f"SELECT f.path, c.id, {front_block_sql('c.')}, c.text FROM chunks c JOIN files f ON f.id = c.file_id "
+            f"WHERE c.level = 2 AND {fw} AND instr(lower(c.text), lower(?)) > 0 ORDER BY f.path, c.seq, c.id",
+            [*fp, tag])]
+
+    def file_ids(self, paths: Sequence[str]) -> dict[str, int]:
+        """path -> file id of those of `paths` the index holds."""
+        return dict(self.rows("SELECT path, id FROM files WHERE path IN (SELECT value FROM json_each(?))",
+                              (json.dumps(list(paths)),)))
+
     def paths_where(self, filters: Filters) -> set[str]:
         """Paths of the indexed files that pass `filters`' file conditions (tags, types,
         times, paths)."""
