@@ -579,10 +579,18 @@ def _behind_warning(store: Store, root: Path) -> list[str]:
 
 def _scope_warnings(store: Store, root: Path, f) -> list[str]:
     """A `-u` that holds no indexed file (an ignored, hidden or binary file, one over the
-    size cap, or new since `ov index`) answered "no results" without a word; an
+    size cap, or new since `ov index`) answered "no results" without a word, and a search
+    from such a folder answered from the others without one; an
     `--exclude-uri` that names nothing left nothing out without one."""
     out = [f"-u {u}{link or ': no indexed file there (ignored, hidden, binary, over --max-filesize, or new since `ov index`); `ov grep` searches it'}"
            for u in f.uris if u and not store.has_files_under(u) for link in [_link_note(root, u)]]
+    here = f.glob_at[0].rstrip("/")
+    if not f.uris and here and not store.has_files_under(here):
+        # a search from a git-ignored `build/` under an index of the checkout answered from
+        # the other folders, as if `build/` held nothing of the query (a review)
+        out.append(f"the current folder ({here}/) holds no indexed file (ignored, hidden, binary, over "
+                   f"--max-filesize, or new since `ov index`): the hits are the rest of the index at {root}; "
+                   "`ov grep` searches this folder")
     # (a name such as `testdata/` holds no glob character: it is a path from here, and the
     # glob that finds it anywhere is said)
     if f.tags and not store.any_file(Filters(tags=f.tags)):

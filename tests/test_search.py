@@ -373,6 +373,23 @@ def test_a_file_over_the_size_cap_is_named_in_every_ranked_result_it_may_be_in(t
     assert r.json["result"]["warnings"] == [], r.out
 
 
+def test_a_search_from_a_folder_the_index_left_out_says_so(tmp_path):
+    """From a git-ignored `build/` under an index of the checkout, a search answered from
+    the other folders as if `build/` held nothing of the query, without a word."""
+    from conftest import make_tree, run_inprocess
+
+    root = make_tree(tmp_path / "repo", {".gitignore": "build/\n", "build/out.txt": "the zanzibar manual\n",
+                                         "src/a.py": "def zanzibar(): pass\n"})
+    env = {"OV_EMBEDDER": "hash"}
+    assert run_inprocess("index", ".", "--no-embed", cwd=root, env=env).code == 0
+    r = run_inprocess("search", "zanzibar", "--search-type", "keywords", "-o", "json", cwd=root / "build", env=env)
+    res = r.json["result"]
+    assert [h["path"] for h in res["hits"]] == ["../src/a.py"]
+    assert any(w.startswith("the current folder (build/) holds no indexed file") for w in res["warnings"]), res
+    r = run_inprocess("search", "zanzibar", "--search-type", "keywords", "-o", "json", cwd=root / "src", env=env)
+    assert not any("current folder" in w for w in r.json["result"]["warnings"]), r.out
+
+
 def test_a_time_filter_judges_a_file_by_its_mtime_now(tmp_path):
     """`--after`/`--before` filter on the mtime the index holds; a file re-stamped since
     (`touch -d`) was still returned by `--after 2h`. A hit is now judged by its file's
