@@ -443,7 +443,7 @@ def indexer_state(db_path: Path) -> dict | None:
     holder = lock_holder(db_path)
     if holder is not None:
         return state if holder == pid else None
-    return state if pid > 1 and lock_held(db_path) and _alive(pid) else None
+    return state if pid > 1 and lock_held(db_path) and process_alive(pid) else None
 
 
 def lock_held(db_path: Path) -> bool:
@@ -508,7 +508,7 @@ def _ps_command(pid: int) -> bytes | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     """Whether `pid` runs (a zombie, dead but not yet reaped, does not)."""
     try:
         os.kill(pid, 0)
@@ -536,7 +536,7 @@ def worker_state(db_path: Path) -> dict | None:
         return None
     if state.get("phase") == "starting" and 0 <= time.time() - float(state.get("started", 0)) < START_S:
         # spawned a moment ago: it may not have its lock yet
-        return state if _alive(pid) else None
+        return state if process_alive(pid) else None
     if not lock_held(db_path):
         return None
     return state

@@ -32,7 +32,7 @@ from pathlib import Path
 from ov.config import env_number
 from ov.errors import OvError
 from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Progress, SearchYield, complete_index,
-                        embed_phase, index_tree, indexer_file, lock_held, older_layout, stop_worker, trigram_phase, worker_file,
+                        embed_phase, index_tree, indexer_file, lock_held, older_layout, process_alive, stop_worker, trigram_phase, worker_file,
                         worker_paused, worker_state)
 from ov.model import IndexReport
 from ov.store import Store, prepare_index_dir
@@ -213,12 +213,32 @@ def stop(db_path: Path, wait_s: float = 60.0) -> int | None:
     if worker_state(db_path) is not None:
         raise OvError("index_busy", f"the background worker (pid {state['pid']}) did not stop "
                       f"within {wait_s:.0f}s", retryable=True)
+    # ... and until its process is gone, a few seconds at most: it lets go of the index
+    # before it exits, and `ps` a second after "stopped" still showed it (a review)
+    gone = time.monotonic() + EXIT_WAIT_S
+    while _running(int(state["pid"])) and time.monotonic() < gone:
+        time.sleep(0.05)
     try:  # one stopped before it took over its state file leaves the spawner's
         if read_json(worker_file(db_path)).get("pid") == state["pid"]:
             worker_file(db_path).unlink()
     except (OSError, ValueError):
         pass
     return int(state["pid"])
+
+
+EXIT_WAIT_S = 5.0
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` runs (ov.indexer.process_alive); a worker this process spawned is reaped."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False  # this process's child, reaped now
+    except ChildProcessError:
+        pass
+    except OSError:
+        return False
+    return process_alive(pid)
 
 
 def resume(store: Store) -> int | None:

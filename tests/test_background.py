@@ -279,6 +279,9 @@ def test_status_shows_the_worker_and_index_stop_stops_it(tree):
         os.kill(pid, signal.SIGCONT)
     assert stop(_db(root)) == pid  # SIGTERM, then it lets go of the index
     assert worker_state(_db(root)) is None
+    # ... and its process is gone when "stopped" is said (`ps` showed it a second later)
+    from ov.indexer import process_alive
+    assert not process_alive(pid)
     r = run_subprocess(["index", ".", "--stop", "--json"], cwd=root)
     assert r.code == 0 and r.json["result"] == {"stopped": False, "pid": None}
     r = run_subprocess(["index", ".", "--stop"], cwd=root)
