@@ -496,7 +496,10 @@ def _size_cap_warning(store: Store, f=None, query: str = "") -> list[str]:
     total, listed = store.skipped()
     big = [p for p, why in listed if why == "size" and (f is None or f.holds_path(p))]
     more = total > len(listed)
-    probes = [w for w in query_roots(query) if len(w) >= 3][:SIZE_CAP_WORDS]  # (a trigram at least)
+    # (a trigram at least); a name is looked for whole: `quokka_unique_function` named a C++
+    # tree's lapacke.h, which holds `function`
+    name = (identifier(query) or ("",))[0] if query else ""
+    probes = [name] if len(name) >= 3 else [w for w in query_roots(query) if len(w) >= 3][:SIZE_CAP_WORDS]
     if big and probes and not more:
         from ov.grams import lacks, literal_grams  # noqa: PLC0415
 

@@ -367,6 +367,11 @@ def test_a_file_over_the_size_cap_is_named_in_every_ranked_result_it_may_be_in(t
     for some in ("once bigneedle", "how do the bigneedles work"):
         r = run_inprocess("search", some, "--search-type", "keywords", "-o", "json", cwd=root)
         assert any("big.txt" in w for w in r.json["result"]["warnings"]), (some, r.out)
+    # ... and a name whole: big.txt holds `bigneedle` but not `quokka_bigneedle_function`
+    # (a made-up name had named a C++ tree's lapacke.h for its `function`)
+    for name, named in (("quokka_bigneedle_function", False), ("bigneedle_x", False), ("bigneedle", True)):
+        r = run_inprocess("search", name, "--search-type", "keywords", "-o", "json", cwd=root)
+        assert any("big.txt" in w for w in r.json["result"]["warnings"]) is named, (name, r.out)
     (root / "big.txt").write_text("bigneedle\n")
     assert run_inprocess("index", ".", "--no-embed", cwd=root, env={"OV_EMBEDDER": "hash"}).code == 0
     r = run_inprocess("search", "bigneedle", "--search-type", "keywords", "-o", "json", cwd=root)
