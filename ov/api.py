@@ -705,11 +705,12 @@ def _first_use_root(scope: Path) -> Path:
     of several); else `scope`. Not a top that:
     - is the home folder or the file system's root (a dotfiles repository holding a whole
       home folder), or one this user does not own or cannot write in;
-    - holds an `.ov` that is not this user's folder (another user's, passed over);
+    - holds an `.ov` that is not this user's to use (another user's, or one every user may
+      write in: passed over, and opening it is refused);
     - would leave `scope` out of its index: a git-ignored or hidden folder (`build/`,
       `node_modules/pkg`, `.notes/`) searched from inside found nothing, then or later;
     - any, for root: `sudo ov search` in /etc/nginx would index all of an etckeeper /etc."""
-    from ov.config import foreign, load_config  # noqa: PLC0415
+    from ov.config import load_config, untrusted  # noqa: PLC0415
     from ov.walk import git_top_above, is_ignored  # noqa: PLC0415
 
     top = git_top_above(str(scope.resolve()))
@@ -726,7 +727,7 @@ def _first_use_root(scope: Path) -> Path:
     except OSError:
         return scope
     if (at in (home, Path(at.anchor)) or not mine or not os.access(at, os.W_OK | os.X_OK)
-            or (os.path.lexists(own) and (os.path.islink(own) or not own.is_dir() or foreign(str(own))))):
+            or (os.path.lexists(own) and (os.path.islink(own) or not own.is_dir() or untrusted(own / "index.db")))):
         return scope
     try:
         left_out = is_ignored(at, scope.resolve().relative_to(at).as_posix(), load_config(at).walk_options())

@@ -1065,9 +1065,12 @@ def _named_files(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]
     name = file_name(req.query)
     if name is not None:
         files = store.files_named(name, req.filters, NAMED_FILES_MAX)
-    else:  # a name without its extension: only when few files have it
+    else:  # a name without its extension: a note's or a doc's, only when few files have it
+        # (a code file named so is shown from its start, its licence: `thread pool` raised
+        # Boost's thread_pool.hpp at its copyright lines, over the passages using one)
         name = stem_words(req.query)
         files = (store.files_of_stem(name, req.filters, STEM_FILES_MAX) if name else None) or {}
+        files = {p: fid for p, fid in files.items() if kind_of(p) != "code"}
     if not files:
         return "", {}
     lead = store.lead_passages(list(files.values()))
@@ -1152,9 +1155,9 @@ def _keyword_reads(store: Store, req: SearchRequest, depth: int) -> tuple[list[r
         kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
         for cid, s in res:
             kw[cid] = kw.get(cid, 0.0) + s
-    for term in (*plan.short, *plan.pairs):
+    for term in (*plan.short, *plan.pairs):  # (runs without spaces: only in the trigram table's passages)
         pair = term not in plan.short
-        res = store.substring_search(term, req.filters, depth, nospace=pair)
+        res = store.substring_search(term, req.filters, depth, nospace=True)
         share = 1.0 / len(plan.pairs) if pair else 1.0  # (the pairs weigh one term in all)
         kw_cuts += [share * min(s for _, s in res)] if len(res) >= depth else []
         for cid, s in res:

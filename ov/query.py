@@ -332,7 +332,11 @@ def stem_words(text: str) -> str | None:
     list.md` 25th and "npm install" `commands/npm-install.md` 10th, under passages the
     model read closer to two words (a review of a notes tree)."""
     m = _WIKILINK_RE.fullmatch(text.strip())
-    words = re.findall(r"[^\W_]+", m.group(1) if m else text)
+    name = m.group(1) if m else text.strip()
+    stem, dot, ext = name.rpartition(".")
+    if dot and stem and ext.lower() in _FILE_ENDINGS:  # `Reading list.md`: a name with a space
+        name = stem
+    words = re.findall(r"[^\W_]+", name)
     if not words or len(words) > STEM_WORDS_MAX or sum(map(len, words)) < 3:
         return None
     return " ".join(words).lower()

@@ -712,6 +712,8 @@ def test_a_query_that_is_a_files_name_without_its_extension_puts_it_first(tree, 
         **{f"pkg{i}/index.md": f"# Package {i}\n\nThe index of package {i}.\n" for i in range(9)},
         "data/npm_install.csv": "step,command\n1,npm install\n",  # a data file: the hybrid leaves it out
         "notes/Über Uns.md": "# Wir\n\nEin Team.\n",
+        "asio/thread_pool.hpp": "// Copyright (c) 2003-2020 Christopher M. Kohlhoff\n\nclass thread_pool {\n};\n",
+        "src/pool.cpp": "// a thread pool: each thread takes work from the pool\nvoid run_pool() {}\n",
     }
     root = tree(files)
     assert ov("index", root).code == 0
@@ -724,6 +726,11 @@ def test_a_query_that_is_a_files_name_without_its_extension_puts_it_first(tree, 
         assert named == ([want, "data/npm_install.csv"] if search_type == "keywords" and query == "npm install"
                          else [want]), (query, named)
     assert all("file_name" not in h["scores"] for h in _hits(ov, root, "index", "--search-type", search_type))
+    # a code file named so is not raised (`thread pool` showed Boost's thread_pool.hpp at its
+    # licence), and a name with a space and its extension is a name
+    code = _hits(ov, root, "thread pool", "--search-type", search_type)
+    assert all("file_name" not in h["scores"] for h in code), code[:2]
+    assert _hits(ov, root, "Reading list.md", "--search-type", search_type)[0]["path"] == "notes/Reading list.md"
     hits = _hits(ov, root, "Über Uns", "--search-type", search_type)  # a capital LIKE does not fold
     assert hits[0]["path"] == "notes/Über Uns.md" and "file_name" in hits[0]["scores"], hits[:2]
     out = _hits(ov, root, "Reading list", "--search-type", search_type, "--exclude-uri", "notes")
