@@ -113,7 +113,8 @@ def _estimate_line(line: str) -> int:
 
 
 # Languages where a column-0 "type name(args" line without ';' defines a function.
-_C_LIKE_EXT = frozenset({".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx",
+_C_LIKE_EXT = frozenset({".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".ipp", ".tpp",
+                         ".inl", ".ixx", ".cppm",
                          ".h++", ".ino", ".m", ".mm", ".cu", ".cuh", ".cs", ".java", ".d"})
 
 

@@ -26,7 +26,8 @@ _MARKDOWN_EXT = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx", ".qmd",
 _RST_EXT = frozenset({".rst", ".rest"})
 _CODE_EXT = frozenset(
     """.py .pyi .pyw .pyx .js .mjs .cjs .jsx .ts .mts .cts .tsx .go .rs .java .kt .kts .scala
-    .sc .groovy .gradle .c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .h++ .ino .m .mm .cs .fs .fsx
+    .sc .groovy .gradle .c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .h++ .ipp .tpp .inl .ixx .cppm
+    .ino .m .mm .cs .fs .fsx
     .vb .swift .rb .rake .php .pl .pm .lua .sh .bash .zsh .fish .ksh .ps1 .psm1 .r .jl .dart
     .ex .exs .erl .hrl .hs .ml .mli .clj .cljs .el .lisp .scm .rkt .nim .zig .v .sv .vhd
     .vhdl .sql .proto .graphql .gql .tf .hcl .cmake .mk .make .vue .svelte .astro .sol

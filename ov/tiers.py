@@ -290,7 +290,7 @@ _PY_DOC_RE = re.compile(
 # ... released to the public domain")
 _LICENSE_RE = re.compile(r"copyright|licen[cs]ed|spdx-license|all rights reserved|"
                          r"permission is hereby granted|\(c\)|public license|public domain|"
-                         r"(?:apache|mit|bsd|mozilla) license|under the terms of", re.I)
+                         r"(?:apache|mit|bsd|mozilla) license|under the terms of|software licen[cs]e", re.I)
 # a C preprocessor line starts with `#` as a shell or Python comment does: it is code
 _PREPROCESSOR_RE = re.compile(r"#\s*(?:include|define|undef|if|ifdef|ifndef|elif|else|endif|pragma|import)\b")
 _COMMENT_PREFIX_RE = re.compile(r"^\s*(?:///?!?|#!?|--|;+|%|\*(?!/)|/\*\*?|\*/)\s?")
@@ -443,7 +443,7 @@ _NAME_ASSIGNED_RE = re.compile(r"^(?:(?:export\s+)?(?:const|let|var)\s+)?(?:[\w$
                                r"(?:async\s+)?(function\b|class\b|\(|[\w$]+\s*=>)")
 
 
-_C_EXTS = frozenset(".c .h .cc .cpp .cxx .hpp .hh".split())
+_C_EXTS = frozenset(".c .h .cc .cpp .cxx .hpp .hh .hxx .ipp .tpp .inl .ixx .cppm".split())
 # C and C++: `enum class`, and the macros and attributes a class's name may follow
 # (`class BOOST_SYMBOL_VISIBLE illegal_backtracking`, `class __declspec(dllexport) W`):
 # Boost's headers read as defining "class BOOST_SYMBOL_VISIBLE" 58 times
@@ -648,6 +648,7 @@ _EXT_LANG = {
     ".groovy": "java", ".swift": "java", ".dart": "java",
     ".c": "c", ".h": "c", ".cc": "c", ".cpp": "c", ".cxx": "c", ".c++": "c", ".hh": "c",
     ".hpp": "c", ".hxx": "c", ".h++": "c", ".m": "c", ".mm": "c", ".cu": "c", ".ino": "c",
+    ".ipp": "c", ".tpp": "c", ".inl": "c", ".ixx": "c", ".cppm": "c",  # C++'s inline and module files
 }
 _LANG_PATTERNS = {"js": _JS_PATTERNS, "go": _GO_PATTERNS, "rust": _RUST_PATTERNS,
                   "java": _JAVA_PATTERNS, "c": _C_PATTERNS}

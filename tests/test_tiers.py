@@ -344,6 +344,11 @@ def test_a_note_of_headings_alone_is_summed_up_by_its_title_and_headings(bom):
     # Doxygen's commands are C's: an address in a JS comment stays whole
     ("m.js", "/**\n * Mail results to ops@file.example.org nightly.\n */\nfunction mail() {\n}\n",
      "Mail results to ops@file.example.org nightly.", "function mail() — Mail results to ops@file.example.org nightly."),
+    # Boost's licence is a licence, and an `.ipp` file is C++
+    ("graph.hpp", "// Copyright 2002 Someone\n\n// Distributed under the Boost Software License, Version 1.0.\n"
+                  "// (See accompanying file LICENSE_1_0.txt)\n\nclass graph {\n};\n", "Defines class graph", None),
+    ("impl/pool.ipp", "//\n// impl/pool.ipp\n// ~~~~~~~~~~~~~\n//\n// Copyright (c) 2003-2020 Someone\n//\n\n"
+                      "namespace asio {\nvoid thread_pool::join()\n{\n}\n}\n", None, "namespace asio\nvoid thread_pool::join()"),
     # a function returning `struct VEC3` is no struct named after the function
     ("v.h", "struct VEC3 vec_add(struct VEC3 a, struct VEC3 b)\n{\n}\n", "Defines struct VEC3", None),
 ])
