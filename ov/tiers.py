@@ -541,8 +541,10 @@ def _doc_above(lines: list[str], i: int, ext: str = "") -> str:
     and C++ a `#` line is the preprocessor's: Boost's basic_stream.hpp read "if !", its
     `#if ! BOOST_BEAST_DOXYGEN` above `namespace boost`."""
     k = i - 1
-    # decorators and attributes, and a C++ template's head on a line of its own
-    while k >= 0 and lines[k].strip().startswith(("@", "#[", "template") if ext in _C_EXTS else ("@", "#[")):
+    # decorators and attributes, and a C++ template's head on a line of its own (not a
+    # one-line template class, whose doc is its own)
+    while k >= 0 and (lines[k].strip().startswith(("@", "#[")) or (
+            ext in _C_EXTS and lines[k].lstrip().startswith("template") and not _drop_template(lines[k].strip()))):
         k -= 1
     block: list[str] = []
     marks = ("//", "/*", "*", "--") if ext in _C_EXTS else ("//", "/*", "*", "#", "--")
@@ -634,6 +636,9 @@ _C_PATTERNS = [
     re.compile(r"^(?!" + _CTRL + r"|#|typedef\b|return\b)[A-Za-z_][\w\s\*&:<>,~]*?[\w~>\*&]\s*"
                r"\b[\w:~]+\s*\([^;]*$"),
     re.compile(r"^(?:namespace)\s+\w+"),
+    # a function whose body is on its line: `inline int twice(int x) { return 2 * x; }`
+    re.compile(r"^(?!" + _CTRL + r"|#|typedef\b|return\b)[A-Za-z_][\w\s\*&:<>,~]*?[\w~>\*&]\s*"
+               r"\b[\w:~]+\s*\([^;{}]*\)[\w\s]*\{.*\}\s*;?\s*$"),
 ]
 _GENERIC_PATTERNS = [
     re.compile(r"^\s*(?:export\s+|public\s+|private\s+|local\s+)*(?:def|class|function|func|fn|"

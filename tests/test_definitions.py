@@ -147,6 +147,9 @@ def test_type_name_is_one_capitalised_word(query, expected):
      "void from_json(const J& j, typename J::boolean_t& b)\n{\n", "f.hpp", "from_json", True),
     ("template<class T> T clamp(T x, T lo, T hi) {\n", "c.hpp", "clamp", True),
     ("struct VEC3 vec_add(struct VEC3 a, struct VEC3 b)\n{\n", "v.h", "vec_add", True),
+    ("inline int twice(int x) { return 2 * x; }\n", "a.hpp", "twice", True),  # a body on its line
+    ("static inline bool is_ok(const struct s *p) { return p->ok; }\n", "k.h", "is_ok", True),
+    ("  return twice(x);\n", "a.hpp", "twice", False), ("if (twice(x)) { y(); }\n", "a.hpp", "twice", False),
     ("def WithDeadlineX():\n", "x.py", "WithDeadline", False),  # whole names only
     ("def withdeadline():\n", "x.py", "WithDeadline", False),  # case counts
 ])

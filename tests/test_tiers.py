@@ -349,6 +349,10 @@ def test_a_note_of_headings_alone_is_summed_up_by_its_title_and_headings(bom):
                   "// (See accompanying file LICENSE_1_0.txt)\n\nclass graph {\n};\n", "Defines class graph", None),
     ("impl/pool.ipp", "//\n// impl/pool.ipp\n// ~~~~~~~~~~~~~\n//\n// Copyright (c) 2003-2020 Someone\n//\n\n"
                       "namespace asio {\nvoid thread_pool::join()\n{\n}\n}\n", None, "namespace asio\nvoid thread_pool::join()"),
+    # a one-line template class keeps its doc: the class after it does not take it
+    ("e.hpp", "namespace q {\n/** Holds one widget. */\ntemplate<typename T> class WidgetZ { public: int get() const { return 1; } };\n"
+              "class EXPORT_API GadgetZ : public WidgetZ<int> {};\n}\n", None,
+     "namespace q\ntemplate<typename T> class WidgetZ — Holds one widget.\nclass EXPORT_API GadgetZ : public WidgetZ<int>"),
     # a function returning `struct VEC3` is no struct named after the function
     ("v.h", "struct VEC3 vec_add(struct VEC3 a, struct VEC3 b)\n{\n}\n", "Defines struct VEC3", None),
 ])
