@@ -303,12 +303,15 @@ _DIRECTIVE_RE = re.compile(r"(?:go:\w|\+build\b|line \S+:\d|nolint\b|NOLINT|esli
                            r"prettier-ignore|istanbul ignore|jshint |noqa\b|pylint:|clang-format )")
 
 
+_WORDY_RE = re.compile(r"[^\W_]")
+
+
 def _comment_text(lines: list[str]) -> str:
     out = []
     for ln in lines:
         s = _COMMENT_PREFIX_RE.sub("", ln, count=1)
         s = s.replace("*/", "").strip()
-        if _DIRECTIVE_RE.match(s) or (s and not any(ch.isalnum() for ch in s)):
+        if _DIRECTIVE_RE.match(s) or (s and not _WORDY_RE.search(s)):
             continue  # (and a rule of slashes or stars: Boost's `////////...`)
         if s.startswith("@") and out:  # JSDoc/Javadoc tags end the description
             break
@@ -636,10 +639,11 @@ _C_PATTERNS = [
     re.compile(r"^(?!" + _CTRL + r"|#|typedef\b|return\b)[A-Za-z_][\w\s\*&:<>,~]*?[\w~>\*&]\s*"
                r"\b[\w:~]+\s*\([^;]*$"),
     re.compile(r"^(?:namespace)\s+\w+"),
-    # a function whose body is on its line: `inline int twice(int x) { return 2 * x; }`
-    re.compile(r"^(?!" + _CTRL + r"|#|typedef\b|return\b)[A-Za-z_][\w\s\*&:<>,~]*?[\w~>\*&]\s*"
-               r"\b[\w:~]+\s*\([^;{}]*\)[\w\s]*\{.*\}\s*;?\s*$"),
 ]
+# a C function whose body is on its line: `inline int twice(int x) { return 2 * x; }`
+# (tried only on lines holding a `{`)
+_C_BODY_RE = re.compile(r"^(?!" + _CTRL + r"|#|typedef\b|return\b)[A-Za-z_][\w\s\*&:<>,~]*?[\w~>\*&]\s*"
+                        r"\b[\w:~]+\s*\([^;{}]*\)[\w\s]*\{.*\}\s*;?\s*$")
 _GENERIC_PATTERNS = [
     re.compile(r"^\s*(?:export\s+|public\s+|private\s+|local\s+)*(?:def|class|function|func|fn|"
                r"sub|proc|module|defmodule|defp?|interface|trait|struct)\s+[\w.:$!?]+"),
@@ -686,6 +690,8 @@ def _defn(line: str, ext: str) -> str | None:
             return _SIG_TAIL_RE.sub("", line.strip()) or line.strip()
     if lang == "js" and _JS_METHOD_RE.match(line):
         return _SIG_TAIL_RE.sub("", line.strip())
+    if lang == "c" and "{" in line and _C_BODY_RE.match(probe):
+        return _SIG_TAIL_RE.sub("", line.strip()) or line.strip()
     return None
 
 
