@@ -1155,9 +1155,9 @@ def _keyword_reads(store: Store, req: SearchRequest, depth: int) -> tuple[list[r
         kw_cuts += [min(s for _, s in res)] if len(res) >= depth else []
         for cid, s in res:
             kw[cid] = kw.get(cid, 0.0) + s
-    for term in (*plan.short, *plan.pairs):  # (runs without spaces: only in the trigram table's passages)
+    for term in (*plan.short, *plan.pairs):
         pair = term not in plan.short
-        res = store.substring_search(term, req.filters, depth, nospace=True)
+        res = store.substring_search(term, req.filters, depth)
         share = 1.0 / len(plan.pairs) if pair else 1.0  # (the pairs weigh one term in all)
         kw_cuts += [share * min(s for _, s in res)] if len(res) >= depth else []
         for cid, s in res:

@@ -90,10 +90,12 @@ def user_tags(stored: dict, old_front: dict[str, str] | None) -> dict:
 
 # markdown files, where notes write `#tags`
 _NOTES = "(lower(f.path) LIKE '%.md' OR lower(f.path) LIKE '%.markdown' OR lower(f.path) LIKE '%.mdx')"
-# the passages the trigram table holds, those with text without spaces (ov.query
-# `_NOSPACE`), and those it does not hold yet (ids above its mark, TRI_META: a first
-# search leaves its rows to the background worker)
-_IN_TRI = "(c.id > ? OR c.id IN (SELECT id FROM chunks_tri_docsize))"
+# the rows of the files with a passage the trigram table holds, one with text without
+# spaces (ov.query `_NOSPACE`): only they can hold such text, tiers included; and the rows
+# it does not hold yet (ids above its mark, TRI_META: a first search leaves them to the
+# background worker; a file's rows take consecutive ids)
+_IN_TRI = ("(c.id > ? OR c.file_id IN (SELECT t.file_id FROM chunks t "
+           "WHERE t.id IN (SELECT id FROM chunks_tri_docsize)))")
 
 
 @dataclass(frozen=True)
@@ -909,28 +911,25 @@ class Store(Database):
         # vec0 allows only `ORDER BY distance`; ties are ordered by id here for determinism
         return sorted(((r[0], r[1]) for r in self.rows(sql, params)), key=lambda r: (r[1], r[0]))[:k]
 
-    def substring_search(self, term: str, filters: Filters, limit: int,
-                         nospace: bool = False) -> list[tuple[int, float]]:
+    def substring_search(self, term: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """Chunks containing `term` (for 1-2 character terms the trigram table cannot serve),
         scored as bm25 scores a word without its length norm: the idf of the rows holding
         it among the keyword table's rows, times its count saturated by k1 (a raw count had
         no idf: a word in 9 notes of 10 scored as a rare one, ov.rank.Tree). A scan,
         bounded by the filters. Rows tying the last one are all returned (as
         `_with_ties`), by a second scan at most: most rows hold a term once, so a tie there
-        is often most of the table. With `nospace` (a run without spaces, or a pair of
-        characters of one, ov.query.keyword_plan), only the passages the trigram table holds
-        are read, those with such text: twelve pairs read the kernel's whole text 24 times
-        (29.5 s for a 16-character question), and `内存` alone took 4.3 s."""
-        rows = self._substring_search(term, filters, limit + 1, nospace=nospace)
+        is often most of the table. `term` is a run without spaces, or a pair of characters
+        of one (ov.query.keyword_plan): only the rows of the files that hold such text are
+        read (`_IN_TRI`). Twelve pairs had read the kernel's whole text 24 times (29.5 s for
+        a 16-character question), and `内存` alone took 4.3 s."""
+        rows = self._substring_search(term, filters, limit + 1)
         if len(rows) > limit and rows[limit][1] == rows[limit - 1][1]:
-            rows = self._substring_search(term, filters, -1, rows[limit - 1][1], nospace=nospace)
+            rows = self._substring_search(term, filters, -1, rows[limit - 1][1])
         else:
             rows = rows[:limit]
         if not rows:
             return []
-        held = (self.q1(f"SELECT count(*) FROM chunks c WHERE {_IN_TRI} AND instr(c.text, ?) > 0",
-                        (self.tri_upto(), term)) if nospace else self.rows_holding(term))
-        idf = bm25_idf(self.keyword_rows(), held)
+        idf = bm25_idf(self.keyword_rows(), self.rows_holding(term))
         return [(cid, idf * n * (BM25_K1 + 1) / (n + BM25_K1)) for cid, n in rows]
 
     def score_runs(self, runs: Sequence[str], hits: list[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -955,20 +954,19 @@ class Store(Database):
         return sorted(scored, key=lambda h: (-h[1], h[0]))
 
     def rows_holding(self, term: str) -> int:
-        """The keyword rows whose text holds `term`, as FTS5 counts a word's rows (whatever
-        the scope: a file's score does not depend on it). A scan of the text."""
-        return self.q1(f"SELECT count(*) FROM chunks WHERE level != {SENTENCE_LEVEL} AND instr(text, ?) > 0",
-                       (term,))
+        """The keyword rows whose text holds `term` (a run without spaces), as FTS5 counts a
+        word's rows (whatever the scope: a file's score does not depend on it). A scan of the
+        text of the files that hold such text (`_IN_TRI`)."""
+        return self.q1(f"SELECT count(*) FROM chunks c WHERE c.level != {SENTENCE_LEVEL} AND {_IN_TRI} "
+                       "AND instr(c.text, ?) > 0", (self.tri_upto(), term))
 
     def _substring_search(self, term: str, filters: Filters, limit: int,
-                          least: float = 0.0, nospace: bool = False) -> list[tuple[int, float]]:
+                          least: float = 0.0) -> list[tuple[int, float]]:
         fw, fp = filters.file_where("f")
         sql = (f"SELECT c.id, (length(c.text) - length(replace(c.text, ?, ''))) / length(?) AS n "
                f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE {filters.level_where()} AND {fw} "
-               f"{'AND ' + _IN_TRI if nospace else ''} "
-               f"AND instr(c.text, ?) > 0 AND n >= ? ORDER BY n DESC, c.id LIMIT ?")
-        upto = [self.tri_upto()] if nospace else []
-        return [(r[0], float(r[1])) for r in self.rows(sql, [term, term, *fp, *upto, term, least, limit])]
+               f"AND {_IN_TRI} AND instr(c.text, ?) > 0 AND n >= ? ORDER BY n DESC, c.id LIMIT ?")
+        return [(r[0], float(r[1])) for r in self.rows(sql, [term, term, *fp, self.tri_upto(), term, least, limit])]
 
     def left_out(self, ids: Sequence[int]) -> set[int]:
         """Those of `ids` whose rows the default ranking leaves out (`left_out_sql`)."""
