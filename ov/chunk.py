@@ -474,8 +474,9 @@ def _items(lines: list[str], blank: list[bool], prio: list[int], count: Callable
 # `BOOST_ASIO_DECL` and fourth for `boost::asio::io_context` (a C++ tree's review)
 CODE_MIN_TOKENS = 8
 # lines that only open or close a scope or a preprocessor condition
-_STRUCTURAL_RE = re.compile(r"\s*(?:namespace\b[\w:\s]*\{?|[{}()\[\];,][{}()\[\];,\s]*|"
+_STRUCTURAL_RE = re.compile(r"\s*(?:(?:namespace\b[\w:\s]*\{\s*)*namespace\b[\w:\s]*\{?|[{}()\[\];,][{}()\[\];,\s]*|"
                             r"#\s*(?:if|ifdef|ifndef|elif|else|endif|pragma)\b.*|"
+                            r"#\s*define\s+\w*_(?:H|HH|HPP|HXX|INCLUDED)_*\s*|"  # an include guard
                             r"(?:public|private|protected)\s*:|extern\s+\"C\"\s*\{?)\s*(?://.*)?")
 
 

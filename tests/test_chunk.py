@@ -258,6 +258,14 @@ def test_a_code_passage_is_never_a_sliver_before_a_definition():
     assert chunks[-1].text.endswith("#endif // BOOST_ASIO_IO_CONTEXT_HPP") and "void step_11" in chunks[-1].text
     assert chunks[0].text.startswith("namespace boost {\nnamespace asio {\n\n/// Line 0")
     check_invariants(text, chunks)
+    # namespaces opened on one line, and an include guard
+    guard = "#ifndef BOOST_ALGO_HPP\n#define BOOST_ALGO_HPP\n\nnamespace boost { namespace algorithm {\n\n"
+    full = "".join(f"  int step_{i}(int count, const char* name, double weight);\n" for i in range(12))
+    text = guard + doc + "class algo\n{\npublic:\n" + full + "};\n\n}}\n\n#endif // BOOST_ALGO_HPP\n"
+    chunks = chunk_text(text, "algo.hpp", max_tokens=256)
+    assert all(len(c.text.split()) > 8 for c in chunks), [c.text[:40] for c in chunks]
+    assert chunks[0].text.startswith("#ifndef BOOST_ALGO_HPP") and "/// Line 0" in chunks[0].text
+    check_invariants(text, chunks)
     # a short file stays whole, and prose keeps its cuts
     assert [c.text for c in chunk_text("int x;\n", "a.c")] == ["int x;"]
 
