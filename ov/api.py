@@ -704,14 +704,16 @@ def _first_use_root(scope: Path) -> Path:
     finds the same index, where an index of the folder a first search ran in would be one
     of several); else `scope`. Not a top that:
     - is the home folder or the file system's root (a dotfiles repository holding a whole
-      home folder), or one this user does not own or cannot write in;
+      home folder), or one this user cannot write in (one whose `.git` another user owns is
+      no top of this user's: ov.walk.git_top_above);
     - holds an `.ov` that is not this user's to use (another user's, or one every user may
       write in: passed over, and opening it is refused);
     - would leave `scope` out of its index: a git-ignored or hidden folder (`build/`,
       `node_modules/pkg`, `.notes/`) searched from inside found nothing, then or later;
     - any, for root: `sudo ov search` in /etc/nginx would index all of an etckeeper /etc."""
-    from ov.config import load_config, untrusted  # noqa: PLC0415
-    from ov.walk import git_top_above, is_ignored  # noqa: PLC0415
+    from ov.config import untrusted  # noqa: PLC0415
+    from ov.engine import left_out_by_rules  # noqa: PLC0415
+    from ov.walk import git_top_above  # noqa: PLC0415
 
     top = git_top_above(str(scope.resolve()))
     if top is None or _superuser():
@@ -722,15 +724,11 @@ def _first_use_root(scope: Path) -> Path:
     except RuntimeError:  # no HOME and no passwd entry (a bare container)
         home = at
     own = at / ".ov"
-    try:
-        mine = at.stat().st_uid == os.geteuid()
-    except OSError:
-        return scope
-    if (at in (home, Path(at.anchor)) or not mine or not os.access(at, os.W_OK | os.X_OK)
+    if (at in (home, Path(at.anchor)) or not os.access(at, os.W_OK | os.X_OK)
             or (os.path.lexists(own) and (os.path.islink(own) or not own.is_dir() or untrusted(own / "index.db")))):
         return scope
     try:
-        left_out = is_ignored(at, scope.resolve().relative_to(at).as_posix(), load_config(at).walk_options())
+        left_out = left_out_by_rules(at, scope.resolve().relative_to(at).as_posix())
     except OvError:  # the top's config is broken: its own search says so
         return scope
     return scope if left_out else at

@@ -1063,7 +1063,8 @@ def _named_files(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]
     if 2 not in req.filters.levels:
         return "", {}
     name = file_name(req.query)
-    if name is not None:
+    by_stem = name is None
+    if not by_stem:
         files = store.files_named(name, req.filters, NAMED_FILES_MAX)
     else:  # a name without its extension: a note's or a doc's, only when few files have it
         # (a code file named so is shown from its start, its licence: `thread pool` raised
@@ -1075,7 +1076,7 @@ def _named_files(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]
         return "", {}
     lead = store.lead_passages(list(files.values()))
     found = {p: lead[fid] for p, fid in files.items() if fid in lead}
-    if not req.filters.vectorless and file_name(req.query) is None:
+    if not req.filters.vectorless and by_stem:
         # a name without its extension does not bring back a data file the default ranking
         # leaves out (`cache` named data/cache.csv); a name with its extension asks for it
         out = store.left_out(list(found.values()))
@@ -1730,7 +1731,7 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
         lv = 2 if level is None else level
         return ReadResult(path=rel, level=lv, kind="file", text=got[lv])
     cap = size_cap(store)
-    if (row is None and rel and level in (None, 2) and not _left_out_by_rules(root, rel)
+    if (row is None and rel and level in (None, 2) and not left_out_by_rules(root, rel)
             and (ft := _unindexed_text(root, rel)) is not None
             and (cap is None or ft.size <= cap)):  # (one skipped for its size: `FILE:START-END` reads it)
         # a file the index lacks, read whole as `FILE:LINE` reads its lines (a review of the
@@ -1803,7 +1804,7 @@ def _read_lines(store: Store, root: Path, rel: str, first: int, last: int | None
     if row is None:
         if os.path.isdir(os.path.join(root, rel)):
             raise OvError("invalid_argument", f"{rel} is a folder: `{asked}` reads lines of a file", field="path")
-        ft = None if _left_out_by_rules(root, rel) else _unindexed_text(root, rel)
+        ft = None if left_out_by_rules(root, rel) else _unindexed_text(root, rel)
         if ft is None:
             raise _absent(store, root, rel)
         row, same = {"id": None, "path": rel}, False
@@ -1918,7 +1919,7 @@ def _link_note(root: Path, rel: str) -> str:
             f"{os.path.relpath(real, real_root)!r}")
 
 
-def _left_out_by_rules(root: Path, rel: str) -> bool:
+def left_out_by_rules(root: Path, rel: str) -> bool:
     """Whether the tree's ignore rules (hidden names, .gitignore, .ovignore, the config's
     `ignore`) leave `rel` out: such a file is not read whole for `ov read` (`.env`, a
     secret listed in .ovignore, through `ov mcp`)."""
@@ -1948,7 +1949,7 @@ def _unindexed_note(root: Path, rel: str) -> str:
         return ""
     if not stat.S_ISREG(st.st_mode):
         return ""
-    if _left_out_by_rules(root, rel):
+    if left_out_by_rules(root, rel):
         # `ov index` would leave it out again: "run `ov index`" sent a user round in circles
         return (": the tree's ignore rules (.gitignore, .ignore, hidden names, the config's "
                 "`ignore`) leave it out; `ov grep PATTERN` with its path searches it")

@@ -22,7 +22,7 @@ from fnmatch import fnmatchcase
 from ov.errors import OvError
 
 # --- kinds of files: the rules chunking follows, the schedule hybrid fusion uses --------
-_MARKDOWN_EXT = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx", ".qmd", ".rmd"})
+MARKDOWN_EXT = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx", ".qmd", ".rmd"})
 _RST_EXT = frozenset({".rst", ".rest"})
 _CODE_EXT = frozenset(
     """.py .pyi .pyw .pyx .js .mjs .cjs .jsx .ts .mts .cts .tsx .go .rs .java .kt .kts .scala
@@ -52,7 +52,7 @@ def kind_of(path: str) -> str:
     """"markdown", "rst", "code" or "text": the rules chunking follows for `path`."""
     name = os.path.basename(path).lower()
     ext = os.path.splitext(name)[1]
-    if ext in _MARKDOWN_EXT:
+    if ext in MARKDOWN_EXT:
         return "markdown"
     if ext in _RST_EXT:
         return "rst"

@@ -446,7 +446,6 @@ _NAME_ASSIGNED_RE = re.compile(r"^(?:(?:export\s+)?(?:const|let|var)\s+)?(?:[\w$
                                r"(?:async\s+)?(function\b|class\b|\(|[\w$]+\s*=>)")
 
 
-_C_EXTS = frozenset(".c .h .cc .cpp .cxx .hpp .hh .hxx .ipp .tpp .inl .ixx .cppm".split())
 # C and C++: `enum class`, and the macros and attributes a class's name may follow
 # (`class BOOST_SYMBOL_VISIBLE illegal_backtracking`, `class __declspec(dllexport) W`):
 # Boost's headers read as defining "class BOOST_SYMBOL_VISIBLE" 58 times
@@ -659,6 +658,8 @@ _EXT_LANG = {
     ".hpp": "c", ".hxx": "c", ".h++": "c", ".m": "c", ".mm": "c", ".cu": "c", ".ino": "c",
     ".ipp": "c", ".tpp": "c", ".inl": "c", ".ixx": "c", ".cppm": "c",  # C++'s inline and module files
 }
+# C and its kin (C++, Objective-C, CUDA): a `#` line is the preprocessor's, names follow macros
+_C_EXTS = frozenset(e for e, lang in _EXT_LANG.items() if lang == "c")
 _LANG_PATTERNS = {"js": _JS_PATTERNS, "go": _GO_PATTERNS, "rust": _RUST_PATTERNS,
                   "java": _JAVA_PATTERNS, "c": _C_PATTERNS}
 

@@ -32,8 +32,8 @@ from pathlib import Path
 from ov.config import env_number
 from ov.errors import OvError
 from ov.indexer import (EMBED_META, KEYWORDS_META, IndexLock, IndexOptions, Progress, SearchYield, complete_index,
-                        embed_phase, index_tree, indexer_file, lock_held, older_layout, process_alive, stop_worker, trigram_phase, worker_file,
-                        worker_paused, worker_state)
+                        embed_phase, index_tree, indexer_file, lock_held, older_layout, process_alive, stop_worker,
+                        trigram_phase, worker_file, worker_paused, worker_state)
 from ov.model import IndexReport
 from ov.store import Store, prepare_index_dir
 from ov.store.db import stored_setting, unfinished

@@ -506,11 +506,11 @@ def test_a_first_search_in_a_subfolder_of_a_checkout_indexes_the_checkout(tmp_pa
         assert (fresh / folder / ".ov" / "index.db").is_file() and not (fresh / ".ov").exists()
 
     # nor to a top whose `.ov/` every user may write in (opening it is refused)
-    shared = make_tree(tmp_path / "shared", {".gitignore": "*.log\n", "src/a.py": "parse config\n"})
-    (shared / ".ov").mkdir()
-    (shared / ".ov").chmod(0o777)
-    r = run_inprocess("search", "parse config", "--search-type", "keywords", "--json", cwd=shared / "src")
-    assert r.code == 0 and (shared / "src" / ".ov" / "index.db").is_file(), r.out + r.err
+    opentop = make_tree(tmp_path / "open-top", {".gitignore": "*.log\n", "src/a.py": "parse config\n"})
+    (opentop / ".ov").mkdir()
+    (opentop / ".ov").chmod(0o777)
+    r = run_inprocess("search", "parse config", "--search-type", "keywords", "--json", cwd=opentop / "src")
+    assert r.code == 0 and (opentop / "src" / ".ov" / "index.db").is_file(), r.out + r.err
 
     # root climbs to no top (an etckeeper /etc: `sudo ov search` in /etc/nginx indexed all of it)
     monkeypatch.setattr(api, "_superuser", lambda: True)

@@ -43,6 +43,7 @@ from ov.bm25 import (BM25_K1, COMMON_DF, RARE_MIN, RESCORE_POOL, TermStats, bm25
                      split_common, varint)
 from ov.errors import OvError
 from ov.globs import PathFilter, check_exclude_globs
+from ov.kinds import MARKDOWN_EXT
 from ov.store.db import (FTS_TOKENIZE, KNN_MAX, NO_VECTOR, PATH_FUNCTION, SENTENCE_LEVEL, TRI_KEPT_META, TRI_META,
                          Database, _errors, _map_error, path_filter)
 from ov.store.text import (FRONT_CHARS, front_of, fts_phrase, has_nospace, keyword_text, or_phrases, trigram_doc,
@@ -88,8 +89,8 @@ def user_tags(stored: dict, old_front: dict[str, str] | None) -> dict:
     return {k: v for k, v in stored.items() if old_front.get(k) != v}
 
 
-# markdown files, where notes write `#tags`
-_NOTES = "(lower(f.path) LIKE '%.md' OR lower(f.path) LIKE '%.markdown' OR lower(f.path) LIKE '%.mdx')"
+# markdown files (ov.kinds), where notes write `#tags`
+_NOTES = "(" + " OR ".join(f"lower(f.path) LIKE '%{e}'" for e in sorted(MARKDOWN_EXT)) + ")"
 # the rows of the files with a passage the trigram table holds, one with text without
 # spaces (ov.query `_NOSPACE`): only they can hold such text, tiers included; and the rows
 # it does not hold yet (ids above its mark, TRI_META: a first search leaves them to the
@@ -636,9 +637,9 @@ class Store(Database):
 
     def tag_candidates(self, tag: str, filters: Filters) -> list[tuple[str, int, bool, str]]:
         """(path, chunk id, whether it is a front matter block, text) of the markdown
-        passages (notes: a C file's `#include` is no tag) passing `filters` that hold `tag` as text, the case of ASCII letters aside (a scan:
-        the caller checks it is a tag there, `#tag` or an entry of the front matter's
-        `tags`), in the files' order."""
+        passages (notes: a C file's `#include` is no tag) passing `filters` that hold `tag`
+        as text, the case of ASCII letters aside (a scan: the caller checks it is a tag
+        there, `#tag` or an entry of the front matter's `tags`), in the files' order."""
         fw, fp = filters.file_where("f")
         return [(r[0], r[1], bool(r[2]), r[3]) for r in self.rows(
             # (the notes first, then their passages: the kernel's 1 GB of text, lowercased, took 3-5 s)
