@@ -430,7 +430,7 @@ def _go_file_comment(lines: list[str], limit_lines: int = 400) -> str:
 
 
 _NAME_AFTER_KW_RE = re.compile(r"\b(class|struct|interface|enum|trait|type|mod|module|record|union|"
-                               r"namespace|object|protocol|defmodule)\s+([\w$.:]+)")
+                               r"namespace|object|protocol|defmodule|typealias|extension|actor|mixin)\s+([\w$.:]+)")
 # each name is tried from its first character only, or after a leading `::` (the
 # look-behinds): tried from every character of a long run of letters with no `(`, a 20 kB
 # line took 27 s to index
@@ -632,6 +632,49 @@ _JAVA_PATTERNS = [
                r"default|override|virtual|async|internal)\s+)+(?:<[^>]+>\s+)?"
                r"(?:[\w<>\[\],.?]+(?:\s*\[\])*\s+)?\w+\s*\([^;]*$"),
 ]
+# Java and its kin (C#, Groovy, Dart) write a method as a type, its name and its parameters,
+# with or without modifiers (a package-private `void helper(int x) {`), and an interface's
+# or an abstract class's method as its declaration alone (`int size();`, `void run();`):
+# the only definition it has. No statement reads `Type name(...)`: a control word before a
+# call (`else if (`, `return f(`, `throw new X(`) is not a type.
+_TYPED_METHOD_RE = re.compile(
+    r"^(?=[^(]*\()\s*(?=[A-Za-z_@<])(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|protected|static|final|abstract|"
+    r"synchronized|native|default|override|virtual|async|internal|sealed|extern|unsafe|new|external|factory)\s+)*"
+    r"(?:<[^<>]+(?:<[^<>]*>[^<>]*)*>\s+)?"
+    r"(?!(?:" + _CTRL[3:-3] + r"|yield|assert|goto|lock|using|foreach|fixed|checked|unchecked|await|"
+    r"var|val|let|const|import|package|throws)\b)"
+    r"[A-Za-z_][\w.]*(?:<[^()]*>)?(?:\[\])*\??\s+(?!(?:" + _CTRL[3:-3] + r"|instanceof)\b)[A-Za-z_]\w*\s*"
+    r"\((?:[^;]*$|[^;{}=]*\)\s*(?:throws\s+[\w.,\s<>]+)?;\s*$)")
+_KOTLIN_PATTERNS = [
+    re.compile(r"^\s*(?:@[\w.:]+(?:\([^)]*\))?\s+)*(?:(?:public|private|protected|internal|open|abstract|final|"
+               r"sealed|data|inline|value|enum|annotation|override|suspend|operator|infix|tailrec|external|"
+               r"inner|companion|actual|expect|const|fun)\s+)*"
+               r"(?:class|interface|object|typealias)\s+[A-Za-z_`]"),
+    re.compile(r"^\s*(?:@[\w.:]+(?:\([^)]*\))?\s+)*(?:(?:public|private|protected|internal|open|abstract|final|"
+               r"inline|override|suspend|operator|infix|tailrec|external|actual|expect)\s+)*"
+               r"fun\s+(?:<[^>]*>\s*)?[\w`.<>?,\s]*?[\w`]+\s*\("),
+]
+_SWIFT_PATTERNS = [
+    re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|fileprivate|internal|open|final|static|class|"
+               r"override|mutating|nonmutating|convenience|required|indirect|dynamic|nonisolated|"
+               r"(?:private|fileprivate|internal|public)\(set\))\s+)*"
+               r"(?:func\s+[^\s(<]+|(?:class|struct|enum|protocol|extension|actor|typealias)\s+[A-Za-z_`]|"
+               r"init[?!]?\s*[(<])"),
+]
+_SCALA_PATTERNS = [
+    re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:private|protected)(?:\[\w+\])?\s+|(?:final|sealed|abstract|"
+               r"implicit|override|case|lazy|inline|opaque|transparent|open|infix)\s+)*"
+               r"(?:def|class|object|trait|enum|type|given|extension)\b\s*[\w`(\[]"),
+]
+_DART_PATTERNS = [
+    re.compile(r"^\s*(?:(?:abstract|sealed|base|interface|final|mixin)\s+)*"
+               r"(?:class|mixin|extension|enum|typedef)\s+[A-Za-z_]"),
+    _TYPED_METHOD_RE,
+]
+_PHP_PATTERNS = [
+    re.compile(r"^\s*(?:(?:public|private|protected|static|final|abstract|readonly)\s+)*"
+               r"(?:function\s+&?[A-Za-z_]|(?:class|interface|trait|enum)\s+[A-Za-z_])"),
+]
 _C_PATTERNS = [
     # (a body on the line may end in `;`: `enum class format_t { json, cbor };`)
     re.compile(r"^(?:typedef\s+)?(?:struct|class|union|enum)\s+\w+(?:[^;]*$|[^;{]*\{)"),
@@ -652,8 +695,9 @@ _EXT_LANG = {
     ".js": "js", ".jsx": "js", ".mjs": "js", ".cjs": "js", ".ts": "js", ".tsx": "js",
     ".mts": "js", ".cts": "js", ".vue": "js", ".svelte": "js",
     ".go": "go", ".rs": "rust",
-    ".java": "java", ".kt": "java", ".kts": "java", ".scala": "java", ".cs": "java",
-    ".groovy": "java", ".swift": "java", ".dart": "java",
+    ".java": "java", ".cs": "java", ".groovy": "java", ".kt": "kotlin", ".kts": "kotlin",
+    ".scala": "scala", ".swift": "swift", ".dart": "dart",
+    ".php": "php", ".phtml": "php", ".php3": "php", ".php4": "php", ".php5": "php",
     ".c": "c", ".h": "c", ".cc": "c", ".cpp": "c", ".cxx": "c", ".c++": "c", ".hh": "c",
     ".hpp": "c", ".hxx": "c", ".h++": "c", ".m": "c", ".mm": "c", ".cu": "c", ".ino": "c",
     ".ipp": "c", ".tpp": "c", ".inl": "c", ".ixx": "c", ".cppm": "c",  # C++'s inline and module files
@@ -661,7 +705,8 @@ _EXT_LANG = {
 # C and its kin (C++, Objective-C, CUDA): a `#` line is the preprocessor's, names follow macros
 _C_EXTS = frozenset(e for e, lang in _EXT_LANG.items() if lang == "c")
 _LANG_PATTERNS = {"js": _JS_PATTERNS, "go": _GO_PATTERNS, "rust": _RUST_PATTERNS,
-                  "java": _JAVA_PATTERNS, "c": _C_PATTERNS}
+                  "java": [*_JAVA_PATTERNS, _TYPED_METHOD_RE], "c": _C_PATTERNS, "kotlin": _KOTLIN_PATTERNS,
+                  "swift": _SWIFT_PATTERNS, "scala": _SCALA_PATTERNS, "dart": _DART_PATTERNS, "php": _PHP_PATTERNS}
 
 
 # Languages whose every pattern is anchored at column 0, by what their first character
@@ -688,12 +733,28 @@ def _defn(line: str, ext: str) -> str | None:
     probe = _drop_template(line) if lang == "c" and line.startswith("template") else line
     for p in pats:
         if p.match(line) or (probe is not line and p.match(probe)):
-            return _SIG_TAIL_RE.sub("", line.strip()) or line.strip()
+            sig = _SIG_TAIL_RE.sub("", line.strip()) or line.strip()
+            return _before_expression_body(sig) if lang in ("kotlin", "scala") else sig
     if lang == "js" and _JS_METHOD_RE.match(line):
         return _SIG_TAIL_RE.sub("", line.strip())
     if lang == "c" and "{" in line and _C_BODY_RE.match(probe):
         return _SIG_TAIL_RE.sub("", line.strip()) or line.strip()
     return None
+
+
+def _before_expression_body(sig: str) -> str:
+    """A Kotlin or Scala signature without the body a single expression gives it: `def
+    add(a: Int, b: Int): Int = a + b` -> `def add(a: Int, b: Int): Int`. The `=` is the
+    first outside brackets (a parameter's default value is inside them)."""
+    depth = 0
+    for i, ch in enumerate(sig):
+        if ch in "([<":
+            depth += 1
+        elif ch in ")]>" and depth:
+            depth -= 1
+        elif ch == "=" and depth == 0 and sig[i + 1:i + 2] not in ("=", ">") and sig[i - 1:i] not in ("!", "=", "<", ">"):
+            return sig[:i].rstrip() or sig
+    return sig
 
 
 def defines(text: str, path: str, name: str) -> int | None:

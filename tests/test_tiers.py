@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from ov.errors import OvError
 from ov import kinds
 from ov.kinds import category, file_type, type_globs
+from ov import tiers
 from ov.tiers import (ABSTRACT_CHARS, OVERVIEW_CHARS, abstract,
                       folder_tiers, front_matter, overview)
 
@@ -287,7 +288,8 @@ GOLDEN = {
         "public class WordCounter implements Counter — Counts words in text.\n"
         "  public WordCounter(int limit) — Creates a counter with a limit.\n"
         "  public int count(String text)\n"
-        "interface Counter",
+        "interface Counter\n"
+        "  int count(String text)",
     ),
     "ring.c": (
         C,
@@ -743,3 +745,77 @@ def test_a_python_module_abstract_passes_its_rst_title():
     assert abstract(over, "m.py") == "What it does."
     assert abstract('"""Only a line."""\n', "m.py") == "Only a line."
     assert abstract('"""\nTitle\n-----\n"""\n', "m.py").startswith("Title")  # nothing else to say
+
+
+# Each language's definitions as its code writes them (a review of the JDK's sources found a
+# package-private method and an interface's abstract ones missing from the outline; Kotlin,
+# Swift, Scala, Dart and PHP had been read by Java's or no language's rules), and lines of
+# their bodies that are none.
+@pytest.mark.parametrize("ext, line, name", [
+    (".java", "    void helper(int x) {", "helper()"),
+    (".java", "    int size();", "size()"),
+    (".java", "    abstract V compute(K key) throws Exception;", "compute()"),
+    (".java", "    Map<String, List<Integer>> build(int n) {", "build()"),
+    (".java", "    public <T> T[] toArray(T[] a) {", "toArray()"),
+    (".java", "    @Override public int hashCode() {", "hashCode()"),
+    (".java", "record Point(int x, int y) {", "record Point"),
+    (".java", "        } else if (x) {", None),
+    (".java", "        else if (x == 1) {", None),
+    (".java", "        return foo(x);", None),
+    (".java", "        throw new IllegalStateException(\"x\");", None),
+    (".java", "        String s = foo(x);", None),
+    (".java", "        foo(bar, baz);", None),
+    (".java", "        list.forEach(x -> {", None),
+    (".java", "        if (a instanceof Foo(int x)) {", None),
+    (".java", "        assert check(x);", None),
+    (".java", "        int[] arr = make(3);", None),
+    (".cs", "    public async Task<int> RunAsync()", "RunAsync()"),
+    (".cs", "        using (var x = Open()) {", None),
+    (".cs", "        yield return Foo(x);", None),
+    (".kt", "fun main(args: Array<String>) {", "main()"),
+    (".kt", "    override fun toString(): String {", "toString()"),
+    (".kt", "data class User(val name: String)", "class User"),
+    (".kt", "object Registry {", "object Registry"),
+    (".kt", "suspend fun load(): Int {", "load()"),
+    (".kt", "fun String.shout() = uppercase()", "shout()"),
+    (".kt", "    val x = foo(1)", None),
+    (".kt", "    companion object {", None),
+    (".swift", "func greet(name: String) -> String {", "greet()"),
+    (".swift", "struct Point {", "struct Point"),
+    (".swift", "extension Array {", "extension Array"),
+    (".swift", "protocol Shape {", "protocol Shape"),
+    (".swift", "    init(x: Int) {", "init()"),
+    (".swift", "    let y = foo(x)", None),
+    (".scala", "def add(a: Int, b: Int): Int = a + b", "add()"),
+    (".scala", "case class Point(x: Int)", "class Point"),
+    (".scala", "trait Animal {", "trait Animal"),
+    (".scala", "  private[this] def helper(): Unit = {", "helper()"),
+    (".scala", "    case Some(x) => foo(x)", None),
+    (".dart", "void main() {", "main()"),
+    (".dart", "  Future<void> run() async {", "run()"),
+    (".dart", "mixin Walker {", "mixin Walker"),
+    (".dart", "    print(x);", None),
+    (".php", "    public static function createFromGlobals(): static", "createFromGlobals()"),
+    (".php", "final class Request", "class Request"),
+    (".php", "abstract class Controller", "class Controller"),
+    (".php", "trait Macroable", "trait Macroable"),
+    (".php", "    private function &getRef()", "getRef()"),
+    (".php", "        $x = foo($y);", None),
+])
+def test_definitions_as_each_language_writes_them(ext, line, name):
+    sig = tiers._defn(line, ext)
+    assert (sig is not None and tiers._defined_name(sig, ext)) == (name or False), sig
+
+
+def test_a_kotlin_or_scala_signature_is_shown_without_its_expression_body():
+    assert tiers._defn("def add(a: Int, b: Int = 2): Int = a + b", ".scala") == "def add(a: Int, b: Int = 2): Int"
+    assert tiers._defn("fun <T> List<T>.second(): T = this[1]", ".kt") == "fun <T> List<T>.second(): T"
+    assert tiers._defn("class A(val x: Int = 1) {", ".kt") == "class A(val x: Int = 1)"
+
+
+def test_an_identifier_is_found_where_kotlin_swift_and_php_define_it():
+    kt = "package a\n\nimport b.C\n\nclass Repo {\n    fun load(id: Int): User {\n        return cache.load(id)\n    }\n}\n"
+    assert kt[tiers.defines(kt, "Repo.kt", "load"):].startswith("    fun load(")
+    php = "<?php\nnamespace App;\n\nuse Foo\\Bar;\n\nfinal class Request\n{\n    public static function createFromGlobals(): static\n"
+    assert php[tiers.defines(php, "Request.php", "createFromGlobals"):].startswith("    public static function")
+    assert php[tiers.defines(php, "Request.php", "Request"):].startswith("final class Request")
