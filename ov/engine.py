@@ -347,9 +347,15 @@ class _Rankings:
         if depth not in self.at:
             branch_lists, exhausted, cut = _branches(self.store, self.req, self.use_kw, self.use_vec,
                                                      self.qvec, depth, self.tree, self.now)
+            # a keyword hit still waiting for its vector keeps its keywords-only probability
+            # (`rank.fuse`) only when this search computes none: when it computes the best
+            # files' (`_VectorsNow`), a hit past them is fused with no cosine. Kept there, the
+            # 65th keyword file's floor outranked the best ones weighed by both branches (the
+            # JDK at 8 % of its vectors: HashMap.java from 4th by keywords to past the 50th;
+            # first answers simulated on the labelled sets: SciFact train 0.730 -> 0.740, code
+            # 0.778 -> 0.781, CoSQA 0.556 -> 0.557; docs/BENCHMARKS.md)
             unread = (self.store.waiting_vectors([c.chunk_id for c in branch_lists.get("keywords", [])])
-                      - (set(self.now.dist) if self.now else set())
-                      if self.partial and len(branch_lists) == 2 else frozenset())
+                      if self.partial and len(branch_lists) == 2 and self.now is None else frozenset())
             ranked = _combine(branch_lists, self.req, self.tree, unread)
             if len(branch_lists) == 1 and not exhausted and cut is not None:
                 # each kind maps a raw score to its own probability, so a file not read yet

@@ -1230,6 +1230,59 @@ def run_fusions(cache: Path, k: int = 5) -> None:
             log(f"  {lb:24s} {v.mean():.4f} {mark(v)}  folds {' '.join(f'{x:.3f}' for x in fold_means(v, folds, k))}")
 
 
+def run_first_floor(cache: Path, k: int = 5, files_now: int = 64) -> None:
+    """A first answer's hybrid, simulated from the cache: no vector stored, the search
+    computing the cosines of its `files_now` best keyword files (`ov.engine._VectorsNow`;
+    here each file's passage and abstract evidence, so the weighed files are if anything
+    better served than by the CLI). The other keyword hits are scored (a) at their
+    keywords-only probability, the floor `rank.fuse` gave a hit still waiting for its
+    vector, or (b) fused with an imputed cosine: none, or the median, mean or least of the
+    weighed files' cosines. nDCG@10 with the paired difference against (a)."""
+    from ov import rank  # noqa: PLC0415
+
+    for name, split in FUSION_SETS:
+        if not (cache / f"{name}-meta.json").exists():
+            log(f"{name}: not in the cache; skipped")
+            continue
+        st = tree_set(cache, name, split)
+        sc = rank.CODE if st.kind == "code" else rank.PROSE
+        ln = math.log(st.files)
+        sem, K = sem_score(st, "P", 0.9), st.f["K"]
+        kwe = kw_evidence(st, K, sc)
+        _, e = size_evidence(st, "keywords")
+        pk = np.where(K > 0, sigmoid(sc.keywords[0] * e + sc.keywords[1] + sc.keywords[2] * ln), 0)
+        pf = np.where(sem > -1, sigmoid(sc.find[0] * sem + sc.find[1] + sc.find[2] * ln), 0)
+
+        def fused(cos):
+            z = sc.w_sem * np.maximum(cos, 0) + (1 - sc.w_sem) * kwe
+            return sigmoid(sc.hybrid[0] * z + sc.hybrid[1] + sc.hybrid[2] * ln)
+
+        def floored(p):  # rank.fuse's floors: a fair `find` probability, a strong keyword one
+            return np.where(pk >= rank.KEYWORD_FLOOR, np.maximum(p, pk), p)
+
+        now = np.zeros_like(K, bool)
+        np.put_along_axis(now, np.argsort(-K, axis=1, kind="stable")[:, :files_now], True, axis=1)
+        now &= K > 0
+        rest = (K > 0) & ~now
+        weighed = floored(np.where(pf >= rank.FIND_FLOOR, np.maximum(fused(sem), pf), fused(sem)))
+        rows = {"kw-only floor (rank.fuse's unread)": np.where(now, weighed, np.where(rest, np.maximum(fused(0 * sem), pk), -1))}
+        cos_now = np.where(now, sem, np.nan)
+        for label, f in (("no cosine", None), ("median", np.nanmedian), ("mean", np.nanmean), ("least", np.nanmin)):
+            with np.errstate(all="ignore"):
+                imp = 0 * sem if f is None else np.broadcast_to(np.nan_to_num(f(cos_now, axis=1, keepdims=True)), sem.shape)
+            rows[f"fused, {label}" + (" imputed" if f is not None else "")] = np.where(now, weighed, np.where(rest, floored(fused(imp)), -1))
+        rows["all vectors stored (shipped hybrid)"] = shipped_hybrid(st)[0]
+        rows["keywords alone"] = np.where(K > 0, K, -1.0)
+        folds = fold_of(st.qids, k)
+        base = st.ndcg(next(iter(rows.values())))
+        log(f"{name} {split} ({len(st.qids)} queries), first answer weighing {files_now} files")
+        for label, sc_ in rows.items():
+            v = st.ndcg(sc_)
+            d = v - base
+            log(f"  {label:38s} {v.mean():.4f}  {d.mean():+.4f} ({d.std(ddof=1) / math.sqrt(len(d)):.4f} SE)  "
+                f"folds {' '.join(f'{x:.3f}' for x in fold_means(v, folds, k))}")
+
+
 def run_floors(sets: list[tuple[str, list[tuple[int, Set]]]]) -> dict:
     """nDCG@10 of the hybrid under each keyword floor (its keywords-only probability kept
     from the floor up), FIND_FLOOR kept, at every corpus size; beside it the hybrid under
@@ -1570,6 +1623,7 @@ if __name__ == "__main__":
     cc = sub.add_parser("choose-code")
     cc.add_argument("--cache", type=Path, default=CACHE)
     sub.add_parser("fusions").add_argument("--cache", type=Path, default=CACHE)
+    sub.add_parser("first-floor").add_argument("--cache", type=Path, default=CACHE)
     c = sub.add_parser("cv")
     c.add_argument("--cache", type=Path, default=CACHE)
     c.add_argument("--folds", type=int, default=5)
@@ -1637,5 +1691,7 @@ if __name__ == "__main__":
         run_choose_code(a.cache)
     elif a.cmd == "fusions":
         run_fusions(a.cache)
+    elif a.cmd == "first-floor":
+        run_first_floor(a.cache)
     else:
         run_cv(a.cache, a.folds, a.out, tuple(tuple(x.split(":")) for x in a.sets.split(",")))

@@ -1051,6 +1051,36 @@ def test_a_hit_without_its_vector_yet_scores_as_keywords_alone_in_the_hybrid(tre
         assert s.coverage() == (emb, total)
 
 
+def test_a_hit_past_the_files_a_search_weighs_now_is_fused_without_a_cosine(tree):
+    """While the worker adds vectors, a search computes the waiting vectors of its best
+    keyword files (`_VectorsNow`). A keyword hit past them had kept its keywords-only
+    probability, so on the JDK at 8 % of its vectors the 65th keyword file outranked the
+    best ones fused with their cosines (HashMap.java from 4th by keywords to past the
+    50th). Past the files weighed now, a hit is fused as one with no cosine; with none
+    weighed now (OV_VECTORS_NOW_FILES=0) it keeps its keywords-only probability."""
+    from ov.indexer import index_tree
+
+    files = {f"notes/n{i:02d}.md": f"# Note {i}\n\n" + "ferry timetable " * (1 + i % 5) + f"harbour {i}\n"
+             for i in range(12)}
+    root = tree(files)
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))
+    q = "ferry timetable"
+    kw = {h["path"]: h["score"] for h in run_subprocess(
+        ["search", q, "--search-type", "keywords", "--json", "-n", "20"], cwd=root,
+        env={"OV_BACKGROUND": "0"}).json["result"]["hits"]}
+    assert len(kw) == 12
+    for n, floored in (("2", False), ("0", True)):
+        res = run_subprocess(["search", q, "--json", "--explain", "-n", "20"], cwd=root,
+                             env={"OV_BACKGROUND": "0", "OV_VECTORS_NOW_FILES": n,
+                                  "OV_VECTORS_NOW_ABSTRACTS": "0"}).json["result"]
+        assert res["coverage"]["computed"] == int(n)
+        past = [h for h in res["hits"] if "semantic" not in h["scores"]]
+        assert len(past) == 12 - int(n), res["hits"]
+        for h in past:
+            assert (h["score"] == kw[h["path"]]) == floored, (n, h, kw[h["path"]])
+            assert h["score"] <= kw[h["path"]]
+
+
 def test_a_search_that_starts_the_worker_again_says_so(tree):
     """After `ov index --stop` (or a kill), the next search starts the worker again, as the
     README says; it did so without a word, so one stopped to free the CPU ran again for
