@@ -89,9 +89,12 @@ STOPWORDS = frozenset(
 # A query that is one identifier of code: `parse_args`, `BaseEventLoop`, `hashGrow`, `EOF`,
 # or a qualified one, `io.EOF`, `std::vector`, `errors.Is` (`identifier`). A plain word
 # (`json`, `Attribute`) is not one: it reads as prose as well.
-_IDENT_RE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->|#)[A-Za-z_$][\w$]*)*")
-_IDENT_SEP_RE = re.compile(r"\.|::|->|#")
-_CODE_SHAPE_RE = re.compile(r"_|\.|::|->|#|\$|[a-z0-9][A-Z]|[A-Z]{2}")
+_IDENT_RE = re.compile(r"\\?[A-Za-z_$][\w$]*(?:(?:\.|::|->|#|\\)[A-Za-z_$][\w$]*)*")
+_IDENT_SEP_RE = re.compile(r"\.|::|->|#|\\")  # (PHP's namespaces: `Symfony\Component\...\Request`)
+_CODE_SHAPE_RE = re.compile(r"_|\.|::|->|#|\$|\\|[a-z0-9][A-Z]|[A-Z]{2}")
+# what qualifies a name without being a type or a package: a PHP variable (`$request->`),
+# the object itself (`$this->`, Ruby's `def self.call`, `this.`, `self.`)
+_NOT_QUALIFIERS = frozenset({"this", "self", "static", "parent"})
 
 
 # a call as pasted from code: the name before `(...)` or a bare `(`
@@ -109,7 +112,8 @@ _METHOD_EXPR_RE = re.compile(r"\(\s*\*?\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\)
 # a dotted word ending so names a file (`setup.py`, `README.md`), not a member
 _FILE_ENDINGS = frozenset(
     "py pyi js mjs cjs ts tsx jsx go rs c h cc cpp hpp java kt rb php cs swift md rst txt html "
-    "htm css scss json yaml yml toml ini cfg conf xml sh bash zsh lock sql csv log out".split())
+    "htm css scss json yaml yml toml ini cfg conf xml sh bash zsh lock sql csv log out "
+    "rake gemspec erb ru rbs phtml twig vue svelte gradle kts sbt scala dart".split())
 
 
 def identifier(text: str) -> tuple[str, str | None] | None:
@@ -143,8 +147,9 @@ def _identifier_parts(text: str) -> list[str] | None:
         q = named[1]
     elif not _IDENT_RE.fullmatch(q) or not (_CODE_SHAPE_RE.search(q) or called):
         return None
-    parts = _IDENT_SEP_RE.split(q)
-    if len(parts) == 1 and q.isupper() and "_" not in q and not called:
+    parts = _IDENT_SEP_RE.split(q.lstrip("\\"))
+    parts = [p for p in parts[:-1] if not p.startswith("$") and p not in _NOT_QUALIFIERS] + parts[-1:]
+    if len(parts) == 1 and parts[0].isupper() and "_" not in parts[0] and not called:
         return None
     if (len(parts) > 1 and "." in q and parts[-1].lower() in _FILE_ENDINGS and not called
             and not (parts[-1] in _METHOD_ENDINGS and parts[-2][:1].isupper() and not parts[-2].isupper())):

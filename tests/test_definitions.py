@@ -797,3 +797,17 @@ def test_a_class_query_shows_the_class_not_its_subclass(ov, tree):
         r = ov("search", "class UsageError", "--search-type", st, "-o", "json", cwd=root)
         first = r.json["result"]["hits"][0]
         assert first["path"] == "exceptions.py" and "class UsageError(" in first["excerpt"]["text"], (st, first)
+
+
+@pytest.mark.parametrize("query, expected", [
+    # PHP's namespaces, a variable or the object itself before `->`, Ruby's `self.`
+    ("Symfony\\Component\\HttpFoundation\\Request", ("Request", "HttpFoundation")),
+    ("\\Illuminate\\Foundation\\Application", ("Application", "Foundation")),
+    ("$request->getPathInfo()", ("getPathInfo", None)), ("$this->getPathInfo()", ("getPathInfo", None)),
+    ("def self.call", ("call", None)), ("self.call", ("call", None)), ("parent::__construct", ("__construct", None)),
+    ("Request::createFromGlobals", ("createFromGlobals", "Request")), ("Rack::Request#params", ("params", "Request")),
+    # a file's name with Ruby's and PHP's endings
+    ("config.ru", None), ("sinatra.gemspec", None), ("databases.rake", None), ("layout.phtml", None),
+])
+def test_ruby_and_php_names_as_written(query, expected):
+    assert identifier(query) == expected

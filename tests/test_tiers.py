@@ -819,3 +819,47 @@ def test_an_identifier_is_found_where_kotlin_swift_and_php_define_it():
     php = "<?php\nnamespace App;\n\nuse Foo\\Bar;\n\nfinal class Request\n{\n    public static function createFromGlobals(): static\n"
     assert php[tiers.defines(php, "Request.php", "createFromGlobals"):].startswith("    public static function")
     assert php[tiers.defines(php, "Request.php", "Request"):].startswith("final class Request")
+
+
+def test_ruby_defines_a_name_without_parentheses_and_an_operator():
+    """37 % of a Ruby tree's `def` lines have no parentheses (`def params`, `def
+    self.safe_load yaml, ...`): they defined nothing, so `Rack::Request#params` found
+    comments first."""
+    rb = "module Rack\n  class Request\n    # The params.\n    def params\n      @params\n    end\n\n    def ==(other)\n    end\n  end\nend\n"
+    assert rb[tiers.defines(rb, "request.rb", "params"):].startswith("    def params")
+    psych = "module Psych\n  def self.safe_load yaml, permitted_classes: []\n  end\nend\n"
+    assert psych[tiers.defines(psych, "psych.rb", "safe_load"):].startswith("  def self.safe_load")
+    assert tiers._defn("    def ==(other)", ".rb") is not None
+    assert "  def params — The params." in overview(rb, "request.rb").split("\n")
+
+
+def test_a_ruby_files_magic_comment_is_not_its_abstract_and_its_gem_module_is_read_past():
+    """`# frozen_string_literal: true` was the abstract of 69 % of a Ruby tree's files; the
+    doc of ActiveSupport::Concern sits above `module Concern`, inside `module ActiveSupport`."""
+    rb = ("# frozen_string_literal: true\n\nmodule ActiveSupport\n  # A typical module looks like this.\n"
+          "  module Concern\n    def append_features(base)\n    end\n  end\nend\n")
+    assert abstract(rb, "concern.rb") == "A typical module looks like this."
+    bare = "# frozen_string_literal: true\n# encoding: utf-8\n\nmodule Foo\n  class Bar\n  end\nend\n"
+    assert "frozen" not in abstract(bare, "bar.rb") and "encoding" not in abstract(bare, "bar.rb")
+
+
+def test_javadoc_a_blank_line_above_the_class_and_its_markup():
+    """693 of the JDK's 3,324 files have a blank line between the class's Javadoc and the
+    class, and read "Defines class X"; `{@code}`, `{@link}` and HTML were left raw."""
+    java = ("package java.util;\n\nimport java.io.Serializable;\n\n/**\n * Hash table based implementation of the "
+            "{@code Map} interface, <i>see</i> {@link java.util.Map#get(Object) get}.\n *\n * <p>More.\n */\n\n"
+            "public class HashMap<K,V> extends AbstractMap<K,V> {\n}\n")
+    assert abstract(java, "HashMap.java") == "Hash table based implementation of the Map interface, see get."
+    php = "<?php\n\nclass A\n{\n    /**\n     * {@inheritdoc}\n     */\n    public function run() {}\n}\n"
+    assert "inheritdoc" not in abstract(php, "A.php")
+
+
+def test_a_code_file_with_no_definition_is_outlined_by_lines_that_say_something():
+    """The JDK's package-info.java files were outlined as `/*`, `/**`: each paragraph's first
+    line, a comment's opener. module-info.java's `module java.base {` is a definition."""
+    info = ("/*\n * Copyright (c) 2003. All rights reserved.\n */\n\n/**\n * Interfaces and classes providing a "
+            "framework for locking.\n */\npackage java.util.concurrent.locks;\n")
+    assert overview(info, "package-info.java").split("\n") == [
+        "* Copyright (c) 2003. All rights reserved.", "* Interfaces and classes providing a framework for locking."]
+    mod = "/**\n * Defines the foundational APIs.\n */\nmodule java.base {\n    exports java.io;\n}\n"
+    assert overview(mod, "module-info.java").startswith("module java.base — Defines the foundational APIs.")
