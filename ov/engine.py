@@ -27,8 +27,8 @@ from ov.model import (ContextEntry, ContextResult, ContextStats, Copy, Excerpt, 
 from ov.paths import listing_dir, resolve
 from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, check_limit, check_query, decode_cursor,
                       definition_word, encode_cursor, file_name, identifier, jargon, keyword_plan, package_of,
-                      query_pattern, query_roots, request_key, stem_words, tag_words, type_name, worded,
-                      words_in)
+                      query_pattern, query_roots, request_key, shown_line, shown_line_terms, stem_words, tag_words,
+                      type_name, worded, words_in)
 from ov.store import KNN_MAX, Filters, Store, fts_phrase
 from ov.walk import gitignore_unread
 
@@ -144,6 +144,7 @@ def _search(store: Store, root: Path, req: SearchRequest, embedder_factory, cov:
     ranking = _Rankings(store, req, use_kw, use_vec, qvec, partial=bool(use_vec and cov["pending"]),
                         embedder_factory=embedder_factory)
     page, more, segments, checker = _page(ranking, root, req, segments)
+    page = _with_lines(page, req.query)
     # rows whose vectors this search computed (`_VectorsNow`; 0 when none were waiting)
     cov = {**cov, "computed": len(ranking.now.dist) if ranking.now else 0}
     if use_vec and not use_kw and cov["embedded"] == 0 and not cov["computed"]:
@@ -192,6 +193,16 @@ def _search(store: Store, root: Path, req: SearchRequest, embedder_factory, cov:
         refused=checker.refused or None,
         root=str(root),
     )
+
+
+def _with_lines(page: list[Hit], query: str) -> list[Hit]:
+    """Each hit with the line it is shown at (`Hit.line`, ov.query.shown_line), in its
+    passage as the excerpt holds it; an abstract or an overview has none."""
+    if not page:
+        return page
+    pats, name = shown_line_terms(query)
+    return [replace(h, line=h.start_line + shown_line(h.excerpt.text.split("\n"), h.path, pats, name))
+            if h.excerpt.text else h for h in page]
 
 
 def _plan(store: Store, req: SearchRequest, cov: dict, embedder_factory,

@@ -77,6 +77,10 @@ class Hit:
     # the files ranked after this one on its page whose passage shown is word for word
     # this one's (vendored and bundled copies): folded into it (ov.engine `_fold`)
     duplicates: list[Copy] | None = None
+    # the line the hit is shown at, in its passage: the one defining the name the query
+    # asks for, else the best match of its words (ov.query.shown_line); None for an
+    # abstract or an overview (-L 0/1), which have no line
+    line: int | None = None
 
 
 @dataclass

@@ -606,3 +606,76 @@ def words_in(text: str, pats) -> tuple[int, int]:
     t = fold(text)
     hits = [len(p.findall(t)) for p in pats]
     return sum(1 for n in hits if n), sum(hits)
+
+
+# ---- the line a ranked hit is shown at (ov.engine, ov.render) ------------------------------
+# A hit is shown as the line that best matches the query (`path:line: text`, which editors
+# and `cut -d:` still read). A chunk's first line is often a decorator or a signature far
+# above what matched; the best line is the one holding the most distinct query words (a
+# word matches at a word start, so "event" finds "events").
+
+
+class QueryPatterns(list):
+    """`ov.query.query_pattern`'s patterns, with `weak`: `query_stems`' (`best_line`)."""
+
+    def __init__(self, pats, weak=()) -> None:
+        super().__init__(pats)
+        self.weak = list(weak)
+
+
+
+
+def best_line(lines: list[str], pats) -> int:
+    """The index of the line holding the most distinct query words (then the most
+    matches, then the most of `pats.weak`, the words without longer endings; the first of
+    equals); without any match, the first non-blank line. A line
+    of reStructuredText markup (`.. _serial_console:`) or a MyST target (`(parameter-types)=`)
+    is the line only when no other holds a query word: its label had been shown above the
+    title it names (click's docs: `parameter-types.md:1: (parameter-types)=`)."""
+    from ov.chunk import MYST_TARGET_RE  # noqa: PLC0415 (ranked hits only: grep need not load it)
+
+    best, best_key = None, (False, 0, 0, False, 0, 0)
+    weak = getattr(pats, "weak", ())  # ov.query.query_stems: they break ties only
+    for i, line in enumerate(lines):
+        d, m = words_in(line, pats)
+        dw, mw = words_in(line, weak) if weak else (0, 0)
+        label = line.startswith(".. ") or MYST_TARGET_RE.match(line) is not None
+        key = (d > 0 and not label, d, m, dw > 0 and not label, dw, mw)
+        if key > best_key:
+            best, best_key = i, key
+    if best is not None:
+        return best
+    return next((i for i, line in enumerate(lines) if line.strip()), 0)
+
+
+def name_line(lines: list[str], path: str, name: str) -> int | None:
+    """For a query that is one code identifier (ov.query.identifier): the index of the line
+    defining `name` (ov.tiers.defines), else of the first line holding it as a whole word,
+    else None. The query's words would pick a line holding its qualifier most:
+    `os.path.join` was shown by posixpath.py's `elif not path or path.endswith(sep)`, and
+    `alloc_pages` by a `#define alloc_page(...) alloc_pages(...)` below its definition."""
+    from ov.tiers import defines  # noqa: PLC0415
+
+    text = "\n".join(lines)
+    at = defines(text, path, name)
+    if at is not None:
+        return text.count("\n", 0, at)
+    word = re.compile(r"(?<![\w$]){}(?![\w$])".format(re.escape(name)))
+    return next((i for i, line in enumerate(lines) if word.search(line)), None)
+
+
+def shown_line(lines: list[str], path: str, pats, name: str | None = None) -> int:
+    """The index in `lines` (a hit's passage) of the line a hit is shown at: the one
+    defining `name` or first holding it (`name_line`), else the best match (`best_line`).
+    Text prints it as `path:line:`, and JSON carries it as the hit's `line` (ov.engine):
+    an editor or an agent jumping to `start_line` had landed on the passage's comment."""
+    at = name_line(lines, path, name) if name else None
+    return best_line(lines, pats) if at is None else at
+
+
+def shown_line_terms(query: str) -> tuple[QueryPatterns, str | None]:
+    """What `shown_line` reads of a query: its words' patterns, and the name it asks for
+    (an identifier, or a word that may name a type or a function, shown where defined)."""
+    ident = identifier(query)
+    return QueryPatterns(query_pattern(query), query_stems(query)), (ident[0] if ident else type_name(query) or jargon(query))
+

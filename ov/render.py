@@ -348,63 +348,12 @@ def settings_text(settings: dict) -> str:
 
 
 # ---- ranked hits in text: the evidence ------------------------------------------------------
-# A hit is shown as the line that best matches the query (`path:line: text`, which editors
-# and `cut -d:` still read), then the lines of its excerpt around it, numbered as grep's
-# context lines (`N:` the best line, `N-` the others). A chunk's first line is often a
-# decorator or a signature far above what matched; the best line is the one holding the
-# most distinct query words (a word matches at a word start, so "event" finds "events").
-
-
-class QueryPatterns(list):
-    """`ov.query.query_pattern`'s patterns, with `weak`: `query_stems`' (`best_line`)."""
-
-    def __init__(self, pats, weak=()) -> None:
-        super().__init__(pats)
-        self.weak = list(weak)
+# A hit is shown as its line (`path:line: text`, ov.query.shown_line), then the lines of its
+# excerpt around it, numbered as grep's context lines (`N:` the line, `N-` the others).
 
 
 EXCERPT_AROUND = 2  # excerpt lines shown before and after the best line
 LINE_CHARS = 200  # a longer line (minified code) is cut, with "…", around its first match
-
-
-def best_line(lines: list[str], pats) -> int:
-    """The index of the line holding the most distinct query words (then the most
-    matches, then the most of `pats.weak`, the words without longer endings; the first of
-    equals); without any match, the first non-blank line. A line
-    of reStructuredText markup (`.. _serial_console:`) or a MyST target (`(parameter-types)=`)
-    is the line only when no other holds a query word: its label had been shown above the
-    title it names (click's docs: `parameter-types.md:1: (parameter-types)=`)."""
-    from ov.chunk import MYST_TARGET_RE  # noqa: PLC0415 (ranked hits only: grep need not load it)
-    from ov.query import words_in  # noqa: PLC0415 (ov.query reads the store: grep need not load it)
-
-    best, best_key = None, (False, 0, 0, False, 0, 0)
-    weak = getattr(pats, "weak", ())  # ov.query.query_stems: they break ties only
-    for i, line in enumerate(lines):
-        d, m = words_in(line, pats)
-        dw, mw = words_in(line, weak) if weak else (0, 0)
-        label = line.startswith(".. ") or MYST_TARGET_RE.match(line) is not None
-        key = (d > 0 and not label, d, m, dw > 0 and not label, dw, mw)
-        if key > best_key:
-            best, best_key = i, key
-    if best is not None:
-        return best
-    return next((i for i, line in enumerate(lines) if line.strip()), 0)
-
-
-def name_line(lines: list[str], path: str, name: str) -> int | None:
-    """For a query that is one code identifier (ov.query.identifier): the index of the line
-    defining `name` (ov.tiers.defines), else of the first line holding it as a whole word,
-    else None. The query's words would pick a line holding its qualifier most:
-    `os.path.join` was shown by posixpath.py's `elif not path or path.endswith(sep)`, and
-    `alloc_pages` by a `#define alloc_page(...) alloc_pages(...)` below its definition."""
-    from ov.tiers import defines  # noqa: PLC0415
-
-    text = "\n".join(lines)
-    at = defines(text, path, name)
-    if at is not None:
-        return text.count("\n", 0, at)
-    word = re.compile(r"(?<![\w$]){}(?![\w$])".format(re.escape(name)))
-    return next((i for i, line in enumerate(lines) if word.search(line)), None)
 
 
 def _mark(text: str, pats, color: bool) -> str:
@@ -461,8 +410,12 @@ def hit_text(h, pats, color: bool, name: str | None = None) -> list[str]:
     lo, hi = ((h.start_line - 1, h.end_line) if h.excerpt.text and h.content is not None
               and 0 <= h.start_line - 1 < len(lines) else (0, len(lines)))
     # with --read-content, the hit's own lines of the file are searched
-    at = name_line(lines[lo:hi], h.path, name) if name and h.excerpt.text else None
-    i = lo + (best_line(lines[lo:hi], pats) if at is None else at)
+    from ov.query import shown_line  # noqa: PLC0415 (ranked hits only: grep need not load it)
+
+    if h.line is not None and h.content is None and 0 <= h.line - first < len(lines):
+        i = h.line - first  # the engine's pick (ov.query.shown_line), which JSON carries
+    else:
+        i = lo + shown_line(lines[lo:hi], h.path, pats, name if h.excerpt.text else None)
     best = _mark(_cut(lines[i].strip(), pats), pats, color)
     path = clean_name(h.path)
     if not h.excerpt.text and h.content is None:
@@ -497,12 +450,9 @@ def hit_text(h, pats, color: bool, name: str | None = None) -> list[str]:
 
 def hits_text(res, query: str, color: bool) -> str:
     """Each hit, best first, as `hit_text` shows it; a blank line between hits."""
-    from ov.query import identifier, jargon, query_pattern, query_stems, type_name  # noqa: PLC0415
+    from ov.query import shown_line_terms  # noqa: PLC0415
 
-    pats = QueryPatterns(query_pattern(query), query_stems(query))
-    ident = identifier(query)
-    # (a word that may name a type or a function is shown where it is defined too)
-    name = ident[0] if ident else type_name(query) or jargon(query)
+    pats, name = shown_line_terms(query)
     blocks = ["\n".join(hit_text(h, pats, color, name)) for h in res.hits]
     text = "\n\n".join(blocks)
     if res.plan:

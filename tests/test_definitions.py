@@ -811,3 +811,24 @@ def test_a_class_query_shows_the_class_not_its_subclass(ov, tree):
 ])
 def test_ruby_and_php_names_as_written(query, expected):
     assert identifier(query) == expected
+
+
+def test_a_hits_json_carries_the_line_its_text_shows(ov, tree):
+    """Text showed `builder.rb:33: class Builder` where JSON and MCP said only `start_line`
+    3, a comment above it: an editor or an agent jumping to the hit landed on the preamble.
+    A hit's `line` is the line text prints: the definition of the name asked for, or the
+    line holding most of the query's words; an overview (-L 1) has none."""
+    doc = "".join(f"  # The builder's note {i} on middleware stacks.\n" for i in range(20))
+    root = tree({"lib/rack/builder.rb": "module Rack\n" + doc + "  class Builder\n    def use(middleware)\n"
+                 "      @use << middleware\n    end\n  end\nend\n",
+                 "notes.md": "# Notes\n\nSome words.\n\nThe middleware order matters when a stack is built.\n"})
+    assert ov("index", str(root)).code == 0
+    for q in ("Rack::Builder", "middleware order"):
+        text = ov("search", q, "--search-type", "keywords", "-n", "1", cwd=root).out.splitlines()[0]
+        hit = ov("search", q, "--search-type", "keywords", "-n", "1", "-o", "json", cwd=root).json["result"]["hits"][0]
+        assert text.startswith(f"{hit['path']}:{hit['line']}:"), (text, hit)
+        assert hit["start_line"] <= hit["line"] <= hit["end_line"]
+    assert ov("search", "Rack::Builder", "--search-type", "keywords", "-o", "json",
+              cwd=root).json["result"]["hits"][0]["line"] == 22
+    over = ov("search", "middleware", "--search-type", "keywords", "-L", "1", "-o", "json", cwd=root).json["result"]["hits"]
+    assert over and all("line" not in h for h in over)

@@ -320,7 +320,7 @@ def test_read_content_shows_the_whole_file_in_text(ov, evidence):
 
 def test_a_hit_with_no_query_word_shows_its_first_line(ov, evidence):
     from ov.query import query_pattern
-    from ov.render import best_line
+    from ov.query import best_line
 
     assert best_line(["", "  first", "second"], query_pattern("zzz unrelated")) == 1
     assert best_line(["a events", "order and plugin", "x"], query_pattern("the plugin events order")) == 1
@@ -331,7 +331,7 @@ def test_a_label_line_is_not_the_line_shown_when_another_holds_the_words(tree, o
     `parameter-types.md:1: (parameter-types)=`, a MyST target naming the title below it (a
     review of a Python tree); rst's `.. _label:` was already passed over."""
     from ov.query import query_pattern
-    from ov.render import best_line
+    from ov.query import best_line
 
     lines = ["(parameter-types)=", "", "# Parameter Types", "", "Click supports custom types."]
     assert best_line(lines, query_pattern("custom parameter types")) == 2
