@@ -73,7 +73,7 @@ def test_golden_keywords_json(ov, tree):
     assert res["hits"] == [{
         "rank": 1, "path": "src/net.py", "start_line": 1, "end_line": 3,
         "score": res["hits"][0]["score"], "level": 2,
-        "excerpt": {"text": text, "start": 0, "end": len(text)},
+        "excerpt": {"text": text, "start": 0, "end": len(text)}, "line": 2,
     }]
     assert 0 < res["hits"][0]["score"] < 1
     assert res["total"] == 1 and res["warnings"] == [] and "next_cursor" not in res
