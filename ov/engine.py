@@ -613,6 +613,10 @@ def _scope_warnings(store: Store, root: Path, f) -> list[str]:
                    "`ov grep` searches this folder")
     # (a name such as `testdata/` holds no glob character: it is a path from here, and the
     # glob that finds it anywhere is said)
+    if f.ftypes and not store.any_file(Filters(ftypes=f.ftypes)):
+        # (`-g '*.kt'` said so and `-t kotlin` answered nothing without a word: a review)
+        out.append(f"-t {','.join(f.ftypes)}: no indexed file is of this type (ignored, hidden, binary, "
+                   "over --max-filesize, or new since `ov index`); `ov grep -t` reads the files")
     if f.tags and not store.any_file(Filters(tags=f.tags)):
         from ov.search.prefilter import no_tagged_note  # noqa: PLC0415
 

@@ -28,7 +28,7 @@ _CODE_EXT = frozenset(
     """.py .pyi .pyw .pyx .js .mjs .cjs .jsx .ts .mts .cts .tsx .go .rs .java .kt .kts .scala
     .sc .groovy .gradle .c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .h++ .ipp .tpp .inl .ixx .cppm
     .ino .m .mm .cs .fs .fsx
-    .vb .swift .rb .rake .php .pl .pm .lua .sh .bash .zsh .fish .ksh .ps1 .psm1 .r .jl .dart
+    .vb .swift .rb .rbw .rake .gemspec .erb .rbs .ru .php .phtml .php3 .php4 .php5 .pl .pm .lua .sh .bash .zsh .fish .ksh .ps1 .psm1 .r .jl .dart
     .ex .exs .erl .hrl .hs .ml .mli .clj .cljs .el .lisp .scm .rkt .nim .zig .v .sv .vhd
     .vhdl .sql .proto .graphql .gql .tf .hcl .cmake .mk .make .vue .svelte .astro .sol
     .d .cu .cuh .f .f90 .f95 .pas .ada .adb .ads .asm .s .bat .cmd .awk .sed .tcl .elm .purs
@@ -85,7 +85,8 @@ TYPES: dict[str, tuple[str, ...]] = {
     "scala": ("*.scala", "*.sbt"),
     "csharp": ("*.cs",),
     "swift": ("*.swift",),
-    "ruby": ("*.rb", "*.gemspec", "Gemfile", ".irbrc", "Rakefile"),
+    "ruby": ("*.rb", "*.rbw", "*.gemspec", "Gemfile", ".irbrc", "Rakefile", "config.ru"),
+    "erb": ("*.erb",),
     "php": ("*.php", "*.php3", "*.php4", "*.php5", "*.phtml"),
     "lua": ("*.lua",),
     "perl": ("*.pl", "*.pm", "*.t"),

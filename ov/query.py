@@ -109,6 +109,14 @@ _METHOD_ENDINGS = frozenset({"json", "log", "html", "xml", "out", "lock"})
 _METHOD_EXPR_RE = re.compile(r"\(\s*\*?\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\)\.([A-Za-z_]\w*)")
 
 
+# a line of a stack trace as pasted: Java's `at java.util.HashMap.putVal(HashMap.java:631)`
+# (an inner class's `$` a dot: `ArrayList$Itr.next`), Python's `File "x.py", line 3, in
+# raw_decode`; the method or function it names is the identifier (its line had found
+# import lines)
+_STACK_FRAME_RE = re.compile(r"(?:at\s+([A-Za-z_$][\w$.]*[\w$])\((?:[\w$.-]+:\d+|[\w$.-]+|Native Method|"
+                             r"Unknown Source)\)|File\s+\"[^\"]+\",\s+line\s+\d+,\s+in\s+([A-Za-z_]\w*))")
+
+
 # a dotted word ending so names a file (`setup.py`, `README.md`), not a member
 _FILE_ENDINGS = frozenset(
     "py pyi js mjs cjs ts tsx jsx go rs c h cc cpp hpp java kt rb php cs swift md rst txt html "
@@ -138,6 +146,8 @@ def _identifier_parts(text: str) -> list[str] | None:
     """The parts of the identifier a query is (`identifier`), outermost first, a
     JavaScript `prototype` left out; None when it is not one."""
     q = text.strip()
+    if (frame := _STACK_FRAME_RE.fullmatch(q)) is not None:  # a pasted stack trace's line
+        q = frame.group(1).replace("$", ".") if frame.group(1) else f"{frame.group(2)}"
     if (expr := _METHOD_EXPR_RE.fullmatch(q)) is not None:  # Go's `(*Client).Do`: Client.Do
         q = f"{expr.group(1)}.{expr.group(2)}"
     called = (call := _CALL_TAIL_RE.fullmatch(q)) is not None  # pasted: `raise_for_status()`, `click.echo(`
@@ -514,6 +524,13 @@ def decode_cursor(cursor: str, generation: str, key: str) -> list[tuple[int, int
     if k != key:
         raise OvError("invalid_argument", "the cursor belongs to another query; rerun the query",
                       field="cursor")
+    if g != generation and str(g).split("/")[0] == generation.split("/")[0]:
+        # only vectors came: a worker adding them (for hours on a big tree) made every
+        # cursor of a hybrid or semantic search fail with "the index changed" (two reviews)
+        raise OvError("invalid_argument",
+                      "vectors were added since this cursor was made (the background worker is still adding "
+                      "them, and a ranking that reads them changes as they come); rerun the query, or page "
+                      "`--search-type keywords`, whose cursors last until the files change", field="cursor")
     if g != generation:
         raise OvError("invalid_argument",
                       "the index changed since this cursor was made; rerun the query", field="cursor")

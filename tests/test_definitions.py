@@ -806,6 +806,11 @@ def test_a_class_query_shows_the_class_not_its_subclass(ov, tree):
     ("$request->getPathInfo()", ("getPathInfo", None)), ("$this->getPathInfo()", ("getPathInfo", None)),
     ("def self.call", ("call", None)), ("self.call", ("call", None)), ("parent::__construct", ("__construct", None)),
     ("Request::createFromGlobals", ("createFromGlobals", "Request")), ("Rack::Request#params", ("params", "Request")),
+    # a stack trace's line as pasted: Java's (an inner class's `$` a dot), Python's
+    ("at java.util.HashMap.putVal(HashMap.java:631)", ("putVal", "HashMap")),
+    ("\tat java.util.ArrayList$Itr.next(ArrayList.java:1013)", ("next", "Itr")),
+    ("at jdk.internal.reflect.NativeMethodAccessorImpl.invoke0(Native Method)", ("invoke0", "NativeMethodAccessorImpl")),
+    ('File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode', ("raw_decode", None)),
     # a file's name with Ruby's and PHP's endings
     ("config.ru", None), ("sinatra.gemspec", None), ("databases.rake", None), ("layout.phtml", None),
 ])

@@ -779,3 +779,18 @@ def test_several_e_patterns_with_U_are_checked_as_multiline(tmp_path):
     root = make_tree(tmp_path / "t", {"a.txt": "foo\nbar\n"})
     r = run_inprocess("grep", "-U", "-e", "foo\\nbar", "-e", "qux", "-c", cwd=root)
     assert r.code == 0 and r.out == "a.txt:1\n", (r.out, r.err)  # as rg -U -c counts it
+
+
+def test_a_start_of_text_anchor_is_each_lines_start_and_h_is_refused_as_rg_does():
+    """rg searches each line alone, so `\\A` is a line's start (ov read the file's: `\\A#
+    frozen` found 2,312 lines of a Ruby tree where rg found 2,447); with -U it is the
+    file's. `\\h`, which rg refuses and dialects read differently (hex in Ruby, horizontal
+    space in PCRE), matched 223,493 lines of spaces for `\\h{8}`: refused."""
+    text = "foo bar\nbar foo\nfoo\n"
+    assert [s[0] for s in spans(compile_pattern(r"\Afoo"), text)] == [0, 16]
+    assert [s[0] for s in spans(compile_pattern(r"\Afoo", multiline=True), text)] == [0]
+    for bad in (r"\h{8}", r"[\h]", r"\H"):
+        with pytest.raises(OvError) as e:
+            compile_pattern(bad)
+        assert e.value.code == "invalid_pattern" and "unrecognized escape sequence" in str(e.value)
+    assert [s[0] for s in spans(compile_pattern(r"\\h"), "a \\h")] == [2]  # (an escaped backslash, then h)

@@ -281,3 +281,20 @@ def test_a_threshold_that_ends_the_page_is_no_cut(ov, tree):
     assert ov("index", root, "--no-embed", "--max-filesize", "10M").code == 0
     r = ov("search", "unicorn", "--search-type", "keywords", "--threshold", "0.5", "-o", "json", cwd=root)
     assert not any("not listed" in w for w in r.json["result"]["warnings"])
+
+
+def test_a_cursor_outlived_by_new_vectors_says_so():
+    """While the worker adds vectors (hours on a big tree), every hybrid cursor failed with
+    "the index changed since this cursor was made", though the user changed nothing (two
+    reviews). A cursor whose files are as they were, but not its vectors, says that."""
+    from ov.errors import OvError
+    from ov.query import decode_cursor, encode_cursor
+
+    cur = encode_cursor("1a/2b", "key", [(256, 10, "x", 10)])
+    assert decode_cursor(cur, "1a/2b", "key") == [(256, 10, "x", 10)]
+    with pytest.raises(OvError) as e:
+        decode_cursor(cur, "1a/3c", "key")
+    assert "vectors were added" in str(e.value) and "--search-type keywords" in str(e.value)
+    with pytest.raises(OvError) as e:
+        decode_cursor(cur, "1f/2b", "key")
+    assert "the index changed since this cursor was made" in str(e.value)
