@@ -29,7 +29,7 @@ from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, chec
                       definition_word, encode_cursor, file_name, identifier, jargon, keyword_plan, package_of,
                       query_pattern, query_roots, request_key, shown_line, shown_line_terms, stem_words, tag_words,
                       type_name, worded, words_in)
-from ov.store import KNN_MAX, Filters, Store, fts_phrase
+from ov.store import KNN_MAX, Filters, SearchedVectors, Store, fts_phrase
 from ov.walk import gitignore_unread
 
 
@@ -105,6 +105,8 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     if req.threshold is not None and not 0.0 <= req.threshold <= 1.0:
         raise OvError("invalid_argument", "--threshold must be between 0 and 1", field="threshold")
     cov = coverage(store)
+    if not cov["pending"] and not cov["background"]:
+        SearchedVectors.drop_beside(store.path)  # all vectors stored: what searches kept is moot
     if not cov["background"]:
         return _search(store, root, req, embedder_factory, cov)
     # a background worker embedding beside this search waits while it runs: the same
@@ -300,6 +302,29 @@ class _VectorsNow:
         self.store, self.qvec, self.embedder_factory = store, qvec, embedder_factory
         self.dist: dict[int, float] = {}  # row id -> cosine distance to the query
 
+    def _vectors(self, todo: list[int], texts: dict[int, str], dim: int):
+        """The vectors of the rows `todo`: those an earlier search kept read back (the same
+        query again, its JSON, its next page had cost 6.2 s each on the JDK's sources at
+        8 % of their vectors), the others computed and kept (`SearchedVectors`)."""
+        import numpy as np  # noqa: PLC0415
+
+        from ov.embed import model_id  # noqa: PLC0415 (the model the rows are computed by)
+
+        kept = SearchedVectors(self.store.path, model_id())
+        held = kept.get({i: texts[i] for i in todo}, dim * 4)
+        vecs = np.zeros((len(todo), dim), np.float32)
+        rest = []
+        for n, i in enumerate(todo):
+            if i in held:
+                vecs[n] = np.frombuffer(held[i], dtype=np.float32)
+            else:
+                rest.append(n)
+        if rest:
+            new = np.asarray(self.embedder_factory().embed([texts[todo[n]] for n in rest]), dtype=np.float32)
+            vecs[rest] = new
+            kept.put([(texts[todo[n]], v.tobytes()) for n, v in zip(rest, new)])
+        return vecs
+
     def cands(self, kw: list[rank.Cand]) -> list[rank.Cand]:
         """Semantic candidates for the best keyword files' waiting rows (a passage as
         itself, an abstract on its file's lead passage, as `_branches` reads stored ones)."""
@@ -317,8 +342,8 @@ class _VectorsNow:
         if todo:
             texts = self.store.chunk_texts(todo)
             todo = [i for i in todo if i in texts]
-            vecs = self.embedder_factory().embed([texts[i] for i in todo])
             q = np.frombuffer(self.qvec, dtype=np.float32)
+            vecs = self._vectors(todo, texts, q.size)
             for i, d in zip(todo, (1.0 - vecs @ q).tolist()):
                 self.dist[i] = d
         out = [_cand(cid, "semantic", self.dist[cid], 0.0) for cid in sorted(passages) if cid in self.dist]

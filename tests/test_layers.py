@@ -15,7 +15,7 @@ from pathlib import Path
 
 ORDER = ["errors", "model", "config", "tags", "kinds", "globs", "walk", "read", "grams", "chunk", "tiers", "embed",
          "bm25", "store", "paths", "journal", "indexer", "watch", "worker", "query", "rank", "context", "search", "engine", "doctor", "api", "render", "mcp", "cli"]
-SUBORDER = {"store": ["text", "db", "queries", "vectors", "postings", "warm"],
+SUBORDER = {"store": ["text", "db", "queries", "vectors", "postings", "warm", "searched"],
             "search": ["matcher", "scope", "prefilter", "helper", "files", "glob"],
             "cli": ["flags", "run", "commands", "fast", "app"]}
 PKG = Path(__file__).resolve().parents[1] / "ov"

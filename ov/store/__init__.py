@@ -7,7 +7,9 @@
 - `text`: what the keyword and trigram rows hold, and user text quoted for FTS5;
 - `vectors`: the index's vectors held in memory, answering as sqlite-vec does;
 - `warm`: a `Store` that remembers the facts every ranked query re-reads until the index
-  changes, and may hold the vectors (for a long-lived `ov.Index`).
+  changes, and may hold the vectors (for a long-lived `ov.Index`);
+- `searched`: the vectors searches computed for themselves while the index's own are still
+  coming, kept beside the index for the searches after them.
 
 The keyword ranking's arithmetic is `ov.bm25`, beside `ov.rank`, not here. This package
 re-exports what the rest of `ov` uses, so callers say `from ov.store import Store`.
@@ -17,9 +19,10 @@ from ov.store.db import (DIM, KNN_MAX, NO_VECTOR, REPAIR_ADVICE, SCHEMA_VERSION,
                          connect, damaged, driver_name, map_error, prepare_index_dir,
                          salvage_file_meta, sqlite_errors)
 from ov.store.queries import ChunkRow, Filters, Store
+from ov.store.searched import SearchedVectors
 from ov.store.text import camel_words, fts_phrase, keyword_text, or_phrases, title_of, trigram_doc
 
 __all__ = ["DIM", "KNN_MAX", "NO_VECTOR", "REPAIR_ADVICE", "SCHEMA_VERSION", "SENTENCE_LEVEL",
-           "ChunkRow", "Filters", "Store", "camel_words", "connect", "damaged", "driver_name", "fts_phrase",
+           "ChunkRow", "Filters", "SearchedVectors", "Store", "camel_words", "connect", "damaged", "driver_name", "fts_phrase",
            "keyword_text", "map_error", "or_phrases", "prepare_index_dir", "salvage_file_meta",
            "sqlite_errors", "title_of", "trigram_doc"]
