@@ -268,7 +268,7 @@ def test_a_cursor_made_before_vectors_were_added_is_refused(ov, tree):
     assert ov("index", root).code == 0  # the vectors come
     r = ov("search", "zebra", "-o", "json", "-n", "3", "--cursor", cur, cwd=root)
     assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
-    assert "changed since this cursor" in r.json["error"]["message"]
+    assert "vectors were added since this cursor" in r.json["error"]["message"]
     # a keywords-only ranking reads no vector: its cursor still pages on
     r = ov("search", "zebra", "--search-type", "keywords", "-o", "json", "-n", "3", "--cursor", kw_cur, cwd=root)
     assert r.code == 0 and r.json["result"]["hits"][0]["rank"] == 4
