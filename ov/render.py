@@ -316,7 +316,9 @@ def _progress_text(w: dict, unread: int = 0, trigrams_pending: bool = False,
     words, unit = _PHASES.get(phase, (phase, "rows"))
     text = f"pid {w['pid']}, {words}"
     if w.get("total"):
-        text += f" {w.get('done', 0)}/{w['total']}"
+        # (a worker started again counts what was missing at its start: "vectors 0/89217"
+        # read as progress lost, 8 % of the vectors being stored already: a review)
+        text += f" {w.get('done', 0)}/{w['total']}" + (" this run" if phase == "embed" else "")
     elif phase == "scan" and unread:
         text += f", {unread} files to go"
     # the ETA counts the model's tokens (ov.worker), so their rate is shown beside it: a

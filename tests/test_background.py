@@ -1202,11 +1202,11 @@ def test_status_gives_the_workers_scan_what_is_left():
         "(`ov index --stop` stops it)")
     embed = {"pid": 7, "phase": "embed", "done": 10, "total": 100, "rate": 6.0, "eta_s": 15}
     assert _worker_text(embed, 5, False, True) == (
-        "pid 7, vectors 10/100, 6 rows/s, about 15 s left (`ov index --stop` stops it)")
+        "pid 7, vectors 10/100 this run, 6 rows/s, about 15 s left (`ov index --stop` stops it)")
     # the ETA counts tokens: their rate is the one shown with it (a docs review divided the
     # rows left by the rows' rate and got 43 min where the line said 9397s)
     embed.update(tokens_rate=1816.4, eta_s=4480)
-    assert _worker_text(embed, 5) == ("pid 7, vectors 10/100, 1816 tokens/s, about 75 min left "
+    assert _worker_text(embed, 5) == ("pid 7, vectors 10/100 this run, 1816 tokens/s, about 75 min left "
                                       "(`ov index --stop` stops it)")
     # its first moments, before any phase (a Go tree's review read "pid 23333, start; then vectors")
     start = {"pid": 7, "phase": "start", "done": 0, "total": 0, "rate": 0.0, "eta_s": None}
