@@ -105,7 +105,7 @@ def search(store: Store, root: Path, req: SearchRequest, embedder_factory=None) 
     if req.threshold is not None and not 0.0 <= req.threshold <= 1.0:
         raise OvError("invalid_argument", "--threshold must be between 0 and 1", field="threshold")
     cov = coverage(store)
-    if not cov["pending"] and not cov["background"]:
+    if not cov["pending"] and not cov["background"] and not store.readonly:
         SearchedVectors.drop_beside(store.path)  # all vectors stored: what searches kept is moot
     if not cov["background"]:
         return _search(store, root, req, embedder_factory, cov)
@@ -310,7 +310,7 @@ class _VectorsNow:
 
         from ov.embed import model_id  # noqa: PLC0415 (the model the rows are computed by)
 
-        kept = SearchedVectors(self.store.path, model_id())
+        kept = SearchedVectors(self.store.path, model_id(), readonly=self.store.readonly)
         held = kept.get({i: texts[i] for i in todo}, dim * 4)
         vecs = np.zeros((len(todo), dim), np.float32)
         rest = []

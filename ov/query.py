@@ -92,9 +92,11 @@ STOPWORDS = frozenset(
 _IDENT_RE = re.compile(r"\\?[A-Za-z_$][\w$]*(?:(?:\.|::|->|#|\\)[A-Za-z_$][\w$]*)*")
 _IDENT_SEP_RE = re.compile(r"\.|::|->|#|\\")  # (PHP's namespaces: `Symfony\Component\...\Request`)
 _CODE_SHAPE_RE = re.compile(r"_|\.|::|->|#|\$|\\|[a-z0-9][A-Z]|[A-Z]{2}")
-# what qualifies a name without being a type or a package: a PHP variable (`$request->`),
-# the object itself (`$this->`, Ruby's `def self.call`, `this.`, `self.`)
-_NOT_QUALIFIERS = frozenset({"this", "self", "static", "parent"})
+# what qualifies a name without being a type or a package: the object itself (`this.`,
+# `self.`, Ruby's `def self.call`), PHP's `static::` and `parent::`, and a PHP variable
+# before `->` (`$request->getPathInfo()`; JavaScript's `$scope.apply` keeps its `$scope`)
+_NOT_QUALIFIERS = frozenset({"this", "self", "$this"})
+_NOT_QUALIFIERS_PHP = frozenset({"static", "parent"})  # before `::`
 
 
 # a call as pasted from code: the name before `(...)` or a bare `(`
@@ -113,7 +115,7 @@ _METHOD_EXPR_RE = re.compile(r"\(\s*\*?\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\)
 # (an inner class's `$` a dot: `ArrayList$Itr.next`), Python's `File "x.py", line 3, in
 # raw_decode`; the method or function it names is the identifier (its line had found
 # import lines)
-_STACK_FRAME_RE = re.compile(r"(?:at\s+([A-Za-z_$][\w$.]*[\w$])\((?:[\w$.-]+:\d+|[\w$.-]+|Native Method|"
+_STACK_FRAME_RE = re.compile(r"(?:at\s+(?:[\w.@-]*/)*([A-Za-z_$][\w$.]*[\w$])\((?:[\w$.-]+:\d+|[\w$.-]+|Native Method|"
                              r"Unknown Source)\)|File\s+\"[^\"]+\",\s+line\s+\d+,\s+in\s+([A-Za-z_]\w*))")
 
 
@@ -146,21 +148,28 @@ def _identifier_parts(text: str) -> list[str] | None:
     """The parts of the identifier a query is (`identifier`), outermost first, a
     JavaScript `prototype` left out; None when it is not one."""
     q = text.strip()
-    if (frame := _STACK_FRAME_RE.fullmatch(q)) is not None:  # a pasted stack trace's line
+    framed = (frame := _STACK_FRAME_RE.fullmatch(q)) is not None  # a pasted stack trace's line
+    if framed:  # (it names a function, whatever its name: `in main`)
         q = frame.group(1).replace("$", ".") if frame.group(1) else f"{frame.group(2)}"
     if (expr := _METHOD_EXPR_RE.fullmatch(q)) is not None:  # Go's `(*Client).Do`: Client.Do
         q = f"{expr.group(1)}.{expr.group(2)}"
     called = (call := _CALL_TAIL_RE.fullmatch(q)) is not None  # pasted: `raise_for_status()`, `click.echo(`
     if called:
         q = call.group(1)
+    called = called or framed
     if (named := _defined(q)) is not None:
         q = named[1]
     elif not _IDENT_RE.fullmatch(q) or not (_CODE_SHAPE_RE.search(q) or called):
         return None
+    if "\\" in q and not all(p[:1].isupper() for p in q.lstrip("\\").split("\\")):
+        return None  # PHP's namespaces are capitalised; not a regex (`\bword\b`) nor a path (`src\utils`)
+    seps = _IDENT_SEP_RE.findall(q.lstrip("\\"))
     parts = _IDENT_SEP_RE.split(q.lstrip("\\"))
-    parts = [p for p in parts[:-1] if not p.startswith("$") and p not in _NOT_QUALIFIERS] + parts[-1:]
-    if len(parts) == 1 and parts[0].isupper() and "_" not in parts[0] and not called:
+    if len(parts) == 1 and q.isupper() and "_" not in q and not called:
         return None
+    parts = [p for p, sep in zip(parts, seps) if not (
+        p in _NOT_QUALIFIERS or (p.startswith("$") and sep == "->") or (p in _NOT_QUALIFIERS_PHP and sep == "::"))] \
+        + parts[-1:]
     if (len(parts) > 1 and "." in q and parts[-1].lower() in _FILE_ENDINGS and not called
             and not (parts[-1] in _METHOD_ENDINGS and parts[-2][:1].isupper() and not parts[-2].isupper())):
         return None  # (`Response.json`, `Console.log`: a type's method, not a file)

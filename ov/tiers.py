@@ -318,15 +318,25 @@ _WORDY_RE = re.compile(r"[^\W_]")
 # Javadoc's (and JSDoc's, PHPDoc's) inline tags and the HTML its comments are written in:
 # `{@code null}` reads `null`, `{@link Map#get(Object) get}` reads `get`, `<p>`/`<pre>` say
 # nothing (the JDK's module-info.java read "<dl class="notes"> <dt>Providers:</dt> ...")
-_INLINE_TAG_RE = re.compile(r"\{@(?:code|literal|link|linkplain|value|index|systemProperty)\s+([^{}]*)\}")
+_INLINE_TAG_RE = re.compile(r"\{@(code|literal|link|linkplain|value|index|systemProperty)\s+((?:[^{}]|\{[^{}]*\})*)\}")
 _INHERIT_DOC_RE = re.compile(r"\{@inherit[dD]oc\}")
 _DOC_HTML_RE = re.compile(r"</?(?:p|b|i|em|strong|code|pre|tt|ul|ol|li|dl|dt|dd|a|br|blockquote|h[1-6]|table|tr|td|"
                           r"th|thead|tbody|div|span|sup|sub|small|cite|var|kbd|samp|hr)\b[^<>]*>", re.IGNORECASE)
 
 
+_LINK_REF_RE = re.compile(r"\s*([^\s(]*(?:\([^)]*\))?)\s*(.*)", re.DOTALL)
+
+
 def _inline_tag(m: re.Match) -> str:
-    ref, _, label = m.group(1).strip().partition(" ")
-    return label.strip() or ref.replace("#", ".").removeprefix(".")
+    """`{@code a + b}` -> `a + b`; `{@link #add(int, Object) add}` -> `add`, without a label
+    its reference (`Map.get(Object)`); `{@index jrt file system}` -> its term."""
+    kind, body = m.group(1), m.group(2).strip()
+    if kind in ("link", "linkplain"):
+        ref, label = _LINK_REF_RE.match(body).groups()
+        return label.strip() or ref.replace("#", ".").removeprefix(".")
+    if kind == "index":
+        return body.split('"')[1] if body.startswith('"') and body.count('"') >= 2 else body.split(" ", 1)[0]
+    return body
 
 
 def _comment_text(lines: list[str]) -> str:
@@ -424,7 +434,7 @@ def _code_abstract(text: str, path: str) -> str:
                 # module inside its gem's (`module ActiveSupport` then `# A typical module
                 # looks like this:` above `module Concern`)
                 doc = _doc_above(lines, i, ext)
-                if doc:
+                if doc and not _LICENSE_RE.search(doc):
                     return doc
                 continue
             doc = _doc_above(lines, i, ext)
@@ -520,8 +530,8 @@ def _defined_name(sig: str, ext: str = "") -> str:
         if m and "(" not in sig[:m.start()]:
             return f"{m.group(1)} {m.group(2)}"
     m = _NAME_AFTER_KW_RE.search(sig)
-    if m and "(" not in sig[:m.start()]:
-        return f"{m.group(1)} {m.group(2)}"
+    if m and "(" not in sig[:m.start()]:  # (Swift's and Kotlin's `struct Promise: Decodable`)
+        return f"{m.group(1)} {m.group(2).rstrip(':')}"
     if (m := _DEF_NAME_RE.match(sig)) is not None:  # Ruby's `def params`, `def self.safe_load yaml`
         return f"{m.group(1)}()"
     for m in _NAME_BEFORE_PAREN_RE.finditer(sig):
@@ -687,14 +697,16 @@ _TYPED_METHOD_RE = re.compile(
     r"synchronized|native|default|override|virtual|async|internal|sealed|extern|unsafe|new|external|factory)\s+)*"
     r"(?:<[^<>]+(?:<[^<>]*>[^<>]*)*>\s+)?"
     r"(?!(?:" + _CTRL[3:-3] + r"|yield|assert|goto|lock|using|foreach|fixed|checked|unchecked|await|"
-    r"var|val|let|const|import|package|throws)\b)"
+    r"var|val|let|const|import|package|throws|println|print|"
+    r"where|select|from|orderby|group|join|into|on|equals|by|ascending|descending)\b)"  # (C#'s LINQ)
     r"[A-Za-z_][\w.]*(?:<[^()]*>)?(?:\[\])*\??\s+(?!(?:" + _CTRL[3:-3] + r"|instanceof)\b)[A-Za-z_]\w*\s*"
     r"\((?:[^;]*$|[^;{}=]*\)\s*(?:throws\s+[\w.,\s<>]+)?;\s*$)")
 _KOTLIN_PATTERNS = [
     re.compile(r"^\s*(?:@[\w.:]+(?:\([^)]*\))?\s+)*(?:(?:public|private|protected|internal|open|abstract|final|"
                r"sealed|data|inline|value|enum|annotation|override|suspend|operator|infix|tailrec|external|"
                r"inner|companion|actual|expect|const|fun)\s+)*"
-               r"(?:class|interface|object|typealias)\s+[A-Za-z_`]"),
+               r"(?:class|interface|object|typealias)\s+[A-Za-z_`]|"
+               r"^\s*(?:(?:public|private|protected|internal)\s+)?constructor\s*\("),
     re.compile(r"^\s*(?:@[\w.:]+(?:\([^)]*\))?\s+)*(?:(?:public|private|protected|internal|open|abstract|final|"
                r"inline|override|suspend|operator|infix|tailrec|external|actual|expect)\s+)*"
                r"fun\s+(?:<[^>]*>\s*)?[\w`.<>?,\s]*?[\w`]+\s*\("),
@@ -704,7 +716,7 @@ _SWIFT_PATTERNS = [
                r"override|mutating|nonmutating|convenience|required|indirect|dynamic|nonisolated|"
                r"(?:private|fileprivate|internal|public)\(set\))\s+)*"
                r"(?:func\s+[^\s(<]+|(?:class|struct|enum|protocol|extension|actor|typealias)\s+[A-Za-z_`]|"
-               r"init[?!]?\s*[(<])"),
+               r"init[?!]?\s*[(<]|subscript\s*[(<])"),
 ]
 _SCALA_PATTERNS = [
     re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:private|protected)(?:\[\w+\])?\s+|(?:final|sealed|abstract|"
@@ -797,7 +809,7 @@ def _before_expression_body(sig: str) -> str:
     for i, ch in enumerate(sig):
         if ch in "([<":
             depth += 1
-        elif ch in ")]>" and depth:
+        elif ch in ")]>" and depth and sig[i - 1:i + 1] != "->":  # (a function type's arrow)
             depth -= 1
         elif ch == "=" and depth == 0 and sig[i + 1:i + 2] not in ("=", ">") and sig[i - 1:i] not in ("!", "=", "<", ">"):
             return sig[:i].rstrip() or sig

@@ -811,6 +811,13 @@ def test_a_class_query_shows_the_class_not_its_subclass(ov, tree):
     ("\tat java.util.ArrayList$Itr.next(ArrayList.java:1013)", ("next", "Itr")),
     ("at jdk.internal.reflect.NativeMethodAccessorImpl.invoke0(Native Method)", ("invoke0", "NativeMethodAccessorImpl")),
     ('File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode', ("raw_decode", None)),
+    ("at java.base/java.util.HashMap.putVal(HashMap.java:631)", ("putVal", "HashMap")),  # a module's frame
+    ("at app//com.foo.Bar.baz(Bar.java:3)", ("baz", "Bar")), ('File "x.py", line 3, in main', ("main", None)),
+    # not PHP's namespaces: a regex, a path, an escape
+    ("\\bgetPathInfo\\b", None), ("src\\utils\\helpers", None), ("\\d", None),
+    # a constant after the object itself, JavaScript's `$` names, `parent` outside PHP's `::`
+    ("self::VERSION", ("VERSION", None)), ("$this->URL", ("URL", None)), ("this.URL", ("URL", None)),
+    ("$scope.apply", ("apply", "$scope")), ("parent.child", ("child", "parent")),
     # a file's name with Ruby's and PHP's endings
     ("config.ru", None), ("sinatra.gemspec", None), ("databases.rake", None), ("layout.phtml", None),
 ])

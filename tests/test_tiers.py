@@ -801,6 +801,15 @@ def test_a_python_module_abstract_passes_its_rst_title():
     (".php", "trait Macroable", "trait Macroable"),
     (".php", "    private function &getRef()", "getRef()"),
     (".php", "        $x = foo($y);", None),
+    # (a review of this rule: Swift's and Kotlin's supertypes after `:`, Kotlin's secondary
+    # constructors and Swift's subscripts, C#'s LINQ and Groovy's println are no definition)
+    (".swift", "public struct Promise: Decodable {", "struct Promise"),
+    (".kt", "class Foo: Bar() {", "class Foo"),
+    (".kt", "    constructor(x: Int) : this() {", "constructor()"),
+    (".swift", "    subscript(index: Int) -> T {", "subscript()"),
+    (".cs", "            where IsValid(x)", None),
+    (".cs", "            select Map(x);", None),
+    (".groovy", "    println format(x)", None),
 ])
 def test_definitions_as_each_language_writes_them(ext, line, name):
     sig = tiers._defn(line, ext)
@@ -811,6 +820,7 @@ def test_a_kotlin_or_scala_signature_is_shown_without_its_expression_body():
     assert tiers._defn("def add(a: Int, b: Int = 2): Int = a + b", ".scala") == "def add(a: Int, b: Int = 2): Int"
     assert tiers._defn("fun <T> List<T>.second(): T = this[1]", ".kt") == "fun <T> List<T>.second(): T"
     assert tiers._defn("class A(val x: Int = 1) {", ".kt") == "class A(val x: Int = 1)"
+    assert tiers._defn("fun f(cb: (Int) -> Int = ::id): Int = cb(1)", ".kt") == "fun f(cb: (Int) -> Int = ::id): Int"
 
 
 def test_an_identifier_is_found_where_kotlin_swift_and_php_define_it():
@@ -850,6 +860,9 @@ def test_javadoc_a_blank_line_above_the_class_and_its_markup():
             "{@code Map} interface, <i>see</i> {@link java.util.Map#get(Object) get}.\n *\n * <p>More.\n */\n\n"
             "public class HashMap<K,V> extends AbstractMap<K,V> {\n}\n")
     assert abstract(java, "HashMap.java") == "Hash table based implementation of the Map interface, see get."
+    tags = ("/**\n * Adds {@code a + b > c} to {@code Map<String, List<Integer>>} by {@link #add(int, Object)} "
+            "or {@link Map#get(Object) get}.\n */\npublic class A {\n}\n")
+    assert abstract(tags, "A.java") == "Adds a + b > c to Map<String, List<Integer>> by add(int, Object) or get."
     php = "<?php\n\nclass A\n{\n    /**\n     * {@inheritdoc}\n     */\n    public function run() {}\n}\n"
     assert "inheritdoc" not in abstract(php, "A.php")
 

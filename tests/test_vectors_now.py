@@ -173,14 +173,14 @@ def test_the_abstracts_computed_are_those_of_the_best_files(tree, monkeypatch):
 def test_the_vectors_a_search_computed_serve_the_searches_after_it(tmp_path, monkeypatch):
     """The rows a search computed were thrown away: the same query again, its JSON or its
     next page paid the model's time again (6.2 s each on the JDK's sources at 8 % of their
-    vectors). They are kept beside the index (`searched.db`), read back by text and model,
+    vectors). They are kept beside the index (`index.db.searched`), read back by text and model,
     and dropped once the index has all its vectors; a damaged file is a miss."""
     from conftest import run_inprocess
     from ov import embed
     from ov.indexer import embed_phase
     from ov.model import IndexReport
     from ov.store import SearchedVectors
-    from ov.store.searched import NAME
+    from ov.store.searched import cache_path
 
     root = make_tree(tmp_path / "tree", FILES)
     index_tree(root, None, IndexOptions(embed=False, embed_later=True))
@@ -197,7 +197,7 @@ def test_the_vectors_a_search_computed_serve_the_searches_after_it(tmp_path, mon
     first = search()
     rows = first["coverage"]["computed"]
     assert rows > 0 and sum(calls) - 1 == rows  # (the query's own vector, and the rows)
-    kept = root / ".ov" / NAME
+    kept = cache_path(root / ".ov" / "index.db")
     assert kept.exists()
     calls.clear()
     again = search()
@@ -214,3 +214,51 @@ def test_the_vectors_a_search_computed_serve_the_searches_after_it(tmp_path, mon
         embed_phase(s, IndexReport(root=str(root)), None, None, lambda: False)
     search()
     assert not kept.exists()  # every vector stored: the file is gone
+
+
+def test_the_searched_vectors_file_is_only_ever_ovs_own(tmp_path):
+    """The cache beside the index is a file a cloned tree may carry, as the index is (a
+    review): a recursive view planted under its table's name hung every search past
+    Ctrl-C, a link planted under its name was written through, and a user's own
+    `searched.db` beside a `--db` index was deleted. It is now the index's sidecar
+    (`<index>.searched`), runs no schema it did not make, writes into no link or other
+    kind of file, and removes only a regular file by its own name."""
+    import sqlite3
+    import threading
+
+    from ov.store import SearchedVectors
+    from ov.store.searched import cache_path
+
+    db = tmp_path / "idx.db"
+    own = tmp_path / "searched.db"
+    own.write_text("the user's own file")
+    vec = b"\0" * 1536
+    sv = SearchedVectors(db, "m")
+    sv.put([("some text", vec)])
+    assert sv.get({7: "some text", 8: "some text", 9: "other"}, 1536) == {7: vec, 8: vec}
+    SearchedVectors.drop_beside(db)
+    assert not cache_path(db).exists() and own.read_text() == "the user's own file"
+    # a planted view (recursive: it never ends) is never run, and the file is made again
+    conn = sqlite3.connect(cache_path(db))
+    conn.execute("CREATE VIEW v AS WITH RECURSIVE r(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM r) "
+                 "SELECT k, k AS vec FROM r")
+    conn.close()
+    got: list = []
+    t = threading.Thread(target=lambda: got.append(sv.get({1: "some text"}, 1536)), daemon=True)
+    t.start()
+    t.join(10)
+    assert got == [{}], "a planted view ran"
+    sv.put([("some text", vec)])
+    assert sv.get({1: "some text"}, 1536) == {1: vec}
+    # a link under the cache's name is neither written through nor removed
+    SearchedVectors.drop_beside(db)
+    target = tmp_path / "elsewhere"
+    cache_path(db).symlink_to(target)
+    sv.put([("some text", vec)])
+    assert not target.exists() and sv.get({1: "some text"}, 1536) == {}
+    SearchedVectors.drop_beside(db)
+    assert cache_path(db).is_symlink()
+    # a read-only index keeps nothing
+    cache_path(db).unlink()
+    SearchedVectors(db, "m", readonly=True).put([("some text", vec)])
+    assert not cache_path(db).exists()

@@ -302,9 +302,11 @@ def _rg_escape(pattern: str, i: int, in_class: bool, multiline: bool = False) ->
     if not in_class and c in ("<", ">"):
         return (r"\b(?=\w)" if c == "<" else r"\b(?<=\w)"), i + 2
     if c in ("h", "H"):
-        raise OvError("invalid_pattern", f"invalid regex: unrecognized escape sequence {pattern[i:i + 2]!r}, as rg "
-                      "says: it is a hex digit in Ruby's and Vim's regexes and horizontal space in PCRE's; "
-                      "write [0-9a-fA-F] or [ \\t]", field="pattern")
+        what = (("a hex digit", "[0-9a-fA-F]", "horizontal space", "[ \\t]") if c == "h" else
+                ("anything but a hex digit", "[^0-9a-fA-F]", "anything but horizontal space", "[^ \\t]"))
+        raise OvError("invalid_pattern", f"invalid regex: unrecognized escape sequence \\{c}, as rg says: it is "
+                      f"{what[0]} in Ruby's and Vim's regexes ({what[1]}) and {what[2]} in PCRE's ({what[3]})",
+                      field="pattern")
     if c == "A" and not in_class and not multiline:  # each line is searched alone, as rg does
         return "^", i + 2
     return None

@@ -514,7 +514,8 @@ OPTIONAL_TABLES = {
 # A cloned tree may hold `.ov`, `.ov/index.db` or its companions as links leading
 # anywhere: nothing is written through one. The sidecars SQLite and the lock create.
 SIDECARS = ("-wal", "-shm", "-journal", ".lock", ".lock.want",  # .want: ov.indexer.IndexLock
-            ".search")  # ov.indexer.Searching
+            ".search",  # ov.indexer.Searching
+            ".searched", ".searched-journal")  # ov.store.searched
 REBUILD_SUFFIX = ".rebuild"  # `ov index --full` builds the new file beside the old
 SUPERSEDED_META = "superseded"  # the old file's mark, written as the rebuild's last step
 
@@ -865,6 +866,7 @@ class Database:
     def __init__(self, conn, path: Path) -> None:
         self.conn = conn
         self.path = Path(path)
+        self.readonly = False  # opened read-only (`open`): nothing beside it is written either
 
     # -- lifecycle --
     @classmethod
@@ -894,6 +896,7 @@ class Database:
         check_db_file(db_path)
         check_index_files(db_path)  # a reader's connection may create -shm too
         store = cls(connect(db_path, readonly=readonly), db_path)
+        store.readonly = readonly
         try:
             v = store._user_version()
             if 0 < v < SCHEMA_VERSION and not readonly:
