@@ -321,7 +321,7 @@ _WORDY_RE = re.compile(r"[^\W_]")
 _INLINE_TAG_RE = re.compile(r"\{@(code|literal|link|linkplain|value|index|systemProperty)\s+((?:[^{}]|\{[^{}]*\})*)\}")
 _INHERIT_DOC_RE = re.compile(r"\{@inherit[dD]oc\}")
 _DOC_HTML_RE = re.compile(r"</?(?:p|b|i|em|strong|code|pre|tt|ul|ol|li|dl|dt|dd|a|br|blockquote|h[1-6]|table|tr|td|"
-                          r"th|thead|tbody|div|span|sup|sub|small|cite|var|kbd|samp|hr)\b[^<>]*>", re.IGNORECASE)
+                          r"th|thead|tbody|div|span|sup|sub|small|cite|var|kbd|samp|hr)(?:\s[^<>]*)?/?>", re.IGNORECASE)
 
 
 _LINK_REF_RE = re.compile(r"\s*([^\s(]*(?:\([^)]*\))?)\s*(.*)", re.DOTALL)

@@ -863,6 +863,8 @@ def test_javadoc_a_blank_line_above_the_class_and_its_markup():
     tags = ("/**\n * Adds {@code a + b > c} to {@code Map<String, List<Integer>>} by {@link #add(int, Object)} "
             "or {@link Map#get(Object) get}.\n */\npublic class A {\n}\n")
     assert abstract(tags, "A.java") == "Adds a + b > c to Map<String, List<Integer>> by add(int, Object) or get."
+    # a header's name is no HTML (`<a.h>`, `<b.h>`)
+    assert abstract("/* Wraps <a.h> and <b.h> for <p>Linux</p>. */\nint x;\n", "w.c") == "Wraps <a.h> and <b.h> for Linux."
     php = "<?php\n\nclass A\n{\n    /**\n     * {@inheritdoc}\n     */\n    public function run() {}\n}\n"
     assert "inheritdoc" not in abstract(php, "A.php")
 
