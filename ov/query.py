@@ -649,8 +649,6 @@ class QueryPatterns(list):
         self.weak = list(weak)
 
 
-
-
 def best_line(lines: list[str], pats) -> int:
     """The index of the line holding the most distinct query words (then the most
     matches, then the most of `pats.weak`, the words without longer endings; the first of
