@@ -734,18 +734,23 @@ def coverage(store: Store) -> dict:
     (`pending`) and whether a background worker is adding them now."""
     from ov.indexer import EMBED_META, KEYWORDS_META, lock_held, worker_state  # noqa: PLC0415
 
+    # who writes the index first, then what it holds: a worker that finishes between the
+    # two reads is then seen with its vectors. Read the other way round, a small tree's
+    # worker (done in under a second) was gone and its vectors not yet counted, and a
+    # first search that should have waited for them answered nothing (a fresh clone's run)
+    background = worker_state(store.path) is not None
+    indexing = background or lock_held(store.path)
     embedded, embeddable = store.coverage()
     partial = bool(store.get_meta(KEYWORDS_META))
     total, whole = _walk_total(store) if partial else (None, False)
     coming = (embeddable > embedded or partial) and (
         store.get_meta(EMBED_META) == "on" or bool(store.get_meta("model")))
-    background = worker_state(store.path) is not None
     return {"embedded": embedded, "embeddable": embeddable,
             "ratio": round(embedded / embeddable, 4) if embeddable else 1.0,
             "pending": embeddable - embedded if coming else 0,
             "background": background,
             # some indexer holds the index now: a worker, an `ov index`, a server's watcher
-            "indexing": background or lock_held(store.path),
+            "indexing": indexing,
             # False while a first search's time budget has left files unread (ov.worker)
             "keywords_complete": not partial,
             "files": store.file_count() if partial else None,
