@@ -62,6 +62,7 @@ FIRST_INLINE_ROWS = int(env_number("OV_FIRST_INLINE_ROWS", 64))
 # script) that reads the first answer as the keyword rows alone give it, on a loaded
 # machine where the worker could add vectors before the search that started it answers
 START_DELAY_S = env_number("OV_WORKER_DELAY", 0.0)
+START_LOCK_WAIT_S = 1.0  # how long a starting worker waits for the index lock before it leaves it to its holder
 STATE_EVERY_S = 0.5  # how often the state file is rewritten
 # the memory of the worker's rate (`Throughput`): a change of speed (the machine's load, rows
 # of another length) shows two-thirds in this time, nearly all within a minute
@@ -496,7 +497,10 @@ def run(db_path: Path) -> int:
     lock = IndexLock(db_path)
     state = None
     try:
-        lock.acquire(0)
+        # a moment's wait: a search asking whether the index is held (`lock_held`) takes
+        # the lock for an instant, and a worker started just then had taken that for
+        # another indexer and quit, leaving a first search nothing to wait for
+        lock.acquire(START_LOCK_WAIT_S)
         orphaned = _Orphaned(db_path)
         state = _State(db_path, orphaned)
         until = time.monotonic() + START_DELAY_S

@@ -1374,3 +1374,29 @@ def test_a_worker_re_cutting_a_no_embed_index_promises_no_vectors():
     assert len(said) == 1 and "--no-embed" in said[0] and "adding them" not in said[0], said
     said = coverage_warnings("hybrid", {**cov, "pending": 40})
     assert "a background worker is adding them" in said[0], said
+
+
+def test_a_worker_started_while_the_lock_is_held_for_an_instant_still_runs(tree):
+    """A search asks whether the index is held by taking its lock for an instant
+    (`lock_held`); a worker starting just then had read that as another indexer at work
+    and quit, so a first search found no worker and no vector and answered nothing (a
+    fresh clone's run). It waits a moment for the lock."""
+    import fcntl
+    import threading
+
+    from ov.indexer import index_tree, lock_path
+    from ov.worker import spawn
+
+    root = tree(_many(12))
+    index_tree(root, None, IndexOptions(embed=False, embed_later=True))
+    db = _db(root)
+    assert spawn(db) is not None
+    fd = os.open(lock_path(db), os.O_RDWR)
+    # held as the worker starts (its interpreter takes longer to start than this), let go 0.3 s later
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    threading.Timer(0.3, lambda: os.close(fd)).start()
+    time.sleep(0.35)
+    _wait_worker(db)
+    with Store.open(db) as s:
+        emb, total = s.coverage()
+    assert emb == total > 0
