@@ -161,10 +161,12 @@ def _identifier_parts(text: str) -> list[str] | None:
         q = named[1]
     elif not _IDENT_RE.fullmatch(q) or not (_CODE_SHAPE_RE.search(q) or called):
         return None
-    if "\\" in q and not all(p[:1].isupper() for p in q.lstrip("\\").split("\\")):
-        return None  # PHP's namespaces are capitalised; not a regex (`\bword\b`) nor a path (`src\utils`)
-    seps = _IDENT_SEP_RE.findall(q.lstrip("\\"))
-    parts = _IDENT_SEP_RE.split(q.lstrip("\\"))
+    bare = q.lstrip("\\")  # (PHP's fully qualified `\Illuminate\...`)
+    if "\\" in q and not all(p[:1].isupper() for p in bare.split("\\")):
+        return None  # PHP's namespaces are capitalised; not a regex (`\bword\b`, `\d`) nor a path (`src\utils`)
+    q = bare
+    seps = _IDENT_SEP_RE.findall(q)
+    parts = _IDENT_SEP_RE.split(q)
     if len(parts) == 1 and q.isupper() and "_" not in q and not called:
         return None
     parts = [p for p, sep in zip(parts, seps) if not (

@@ -414,7 +414,7 @@ def hit_text(h, pats, color: bool, name: str | None = None) -> list[str]:
     # with --read-content, the hit's own lines of the file are searched
     from ov.query import shown_line  # noqa: PLC0415 (ranked hits only: grep need not load it)
 
-    if h.line is not None and h.content is None and 0 <= h.line - first < len(lines):
+    if h.line is not None and 0 <= h.line - first < len(lines):
         i = h.line - first  # the engine's pick (ov.query.shown_line), which JSON carries
     else:
         i = lo + shown_line(lines[lo:hi], h.path, pats, name if h.excerpt.text else None)

@@ -1249,11 +1249,9 @@ def run_first_floor(cache: Path, k: int = 5, files_now: int = 64) -> None:
         ln = math.log(st.files)
         sem, K = sem_score(st, "P", 0.9), st.f["K"]
         kwe = kw_evidence(st, K, sc)
-        _, e = size_evidence(st, "keywords")
-        pk = np.where(K > 0, sigmoid(sc.keywords[0] * e + sc.keywords[1] + sc.keywords[2] * ln), 0)
-        pf = np.where(sem > -1, sigmoid(sc.find[0] * sem + sc.find[1] + sc.find[2] * ln), 0)
+        _, pf, pk, _ = size_probs(st)
 
-        def fused(cos):
+        def fused(cos):  # the shipped hybrid's probability (`size_probs`' ph) at another cosine
             z = sc.w_sem * np.maximum(cos, 0) + (1 - sc.w_sem) * kwe
             return sigmoid(sc.hybrid[0] * z + sc.hybrid[1] + sc.hybrid[2] * ln)
 

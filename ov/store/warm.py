@@ -46,7 +46,7 @@ class WarmStore(Store):
         self._vectors = None
         self._postings = None
         self._word_terms_seen: dict[str, tuple[str, ...]] = {}
-        self._readonly = self._immutable = False  # how `open` opened it
+        self._immutable = False  # opened read-only in a folder this user cannot write (`open`)
         self._identity = _identity(self.path)
 
     @classmethod
@@ -54,7 +54,6 @@ class WarmStore(Store):
         store = super().open(db_path, readonly=readonly)
         # a folder this user cannot write: ov.store.db read it as immutable (no locks, no
         # WAL), so its owner's changes show only by the file's own size and mtime
-        store._readonly = readonly
         store._immutable = readonly and not os.access(store.path.parent, os.W_OK)
         store._identity = _identity(store.path, store._immutable)
         return store
@@ -70,7 +69,7 @@ class WarmStore(Store):
         if now is None or now == self._identity:
             return
         try:
-            fresh = Store.open(self.path, readonly=self._readonly)
+            fresh = Store.open(self.path, readonly=self.readonly)
         except OvError as e:
             if not self._immutable:
                 raise
