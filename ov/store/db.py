@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -95,14 +96,50 @@ def map_error(e: Exception, path: Any = None) -> OvError:
 
 
 def _planted(conn) -> str | None:
-    """What in the file's schema ov never makes, said in a few words: a view or a trigger
-    (a cloned tree can carry any `.ov/index.db`; SQLite runs a view's or trigger's SQL in C,
-    where neither Ctrl-C nor a deadline reaches it: a recursive one hung every command)."""
+    """What in the file's schema ov never makes, said in a few words: a view or a trigger,
+    or an expression SQLite would compute as it reads or writes rows (a cloned tree can
+    carry any `.ov/index.db`; SQLite runs such SQL in C, where neither Ctrl-C nor a
+    deadline reaches it: a recursive view hung every command, and a generated column or an
+    indexed expression of nested `replace()`s over `printf('%.*c', 50000000, ...)` held
+    `ov grep` for 44 s in 2 GB, and `ov index` of 3 files for 168 s)."""
     conn.execute("PRAGMA trusted_schema=OFF")
     # what ov makes is tables (virtual ones and their shadows too) and indexes, spelled so:
     # a view stored as `VIEW` (writable_schema) still runs
-    row = conn.execute("SELECT type, name FROM sqlite_master WHERE type NOT IN ('table', 'index') LIMIT 1").fetchone()
-    return None if row is None else f"a {str(row[0]).lower()} named {row[1]!r}, which ov never makes"
+    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master"):
+        kind = str(kind).lower()
+        if kind not in ("table", "index"):
+            return f"a {kind} named {name!r}, which ov never makes"
+        if sql is not None and (why := _computed(kind, str(sql))):
+            return f"{why} in the {kind} {name!r}, which ov never makes"
+    return None
+
+
+# What ov's own tables and indexes never hold (ov.store.db's DDL, FTS5's and sqlite-vec's
+# shadow tables): a generated column, a CHECK, a computed DEFAULT, a virtual table of
+# another module, an index on an expression, or one whose WHERE is more than `column = N`
+_COMPUTED_TABLE_RE = re.compile(r"\bGENERATED\b|\bAS\s*\(|\bCHECK\s*\(|\bDEFAULT\s*\(", re.I)
+_VIRTUAL_RE = re.compile(r"^\s*CREATE\s+VIRTUAL\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?\S+\s+USING\s+(\w+)", re.I)
+_INDEX_RE = re.compile(r"^\s*CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?\S+\s+ON\s+\S+?\s*"
+                       r"\(([^()]*)\)\s*(?:WHERE\s+(.*?))?\s*$", re.I | re.S)
+_SIMPLE_WHERE_RE = re.compile(r'"?\w+"?\s*(?:=|<|>|<=|>=|<>|!=)\s*-?\d+|"?\w+"?\s+IS\s+(?:NOT\s+)?NULL', re.I)
+_QUOTED_RE = re.compile(r"'(?:[^']|'')*'")
+
+
+def _computed(kind: str, sql: str) -> str | None:
+    """What in one schema entry's SQL SQLite would compute for each row, or None."""
+    bare = _QUOTED_RE.sub("''", sql)  # (a default's or an option's text is not SQL)
+    if kind == "index":
+        m = _INDEX_RE.match(bare)
+        if m is None:
+            return "an index on an expression"
+        if m.group(2) is not None and not _SIMPLE_WHERE_RE.fullmatch(m.group(2).strip()):
+            return "an index with a computed condition"
+        return None
+    if (v := _VIRTUAL_RE.match(bare)) is not None:
+        return None if v.group(1).lower() in ("fts5", "vec0") else f"a virtual table of module {v.group(1)!r}"
+    if _COMPUTED_TABLE_RE.search(bare):
+        return "a computed column"
+    return None
 
 
 def _refuse_planted_schema(conn, path) -> None:
