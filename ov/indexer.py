@@ -447,12 +447,16 @@ def indexer_state(db_path: Path) -> dict | None:
 
 
 def lock_held(db_path: Path) -> bool:
-    """Whether some process holds the index lock now (asked without waiting)."""
+    """Whether some process holds the index lock now (asked without waiting). Never opened
+    through a link or as anything but a regular file (a cloned tree's `.ov/index.db.lock`
+    linked out had been opened for writing and locked where it led)."""
     try:
-        fd = os.open(lock_path(db_path), os.O_RDWR)
+        fd = os.open(lock_path(db_path), os.O_RDWR | _NO_LINK | os.O_NONBLOCK)
     except OSError:
         return False
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return True

@@ -1337,23 +1337,33 @@ def write_sealed(path: str, data: bytes) -> bool:
 def write_private(path: str, data: bytes) -> bool:
     """Write a cache file beside the index atomically (a new owner-only file, never
     through a link, renamed into place); a failure only costs speed, so it is swallowed
-    (False)."""
-    tmp = f"{path}.{os.getpid()}.tmp"
+    (False). In ov's own `.ov` folder the folder itself is not followed either: a cloned
+    tree's `.ov` linked out had taken `ov index --stop`'s mark into the folder it named."""
+    folder, name = os.path.split(path)
+    tmp = f"{name}.{os.getpid()}.tmp"
+    no_link = getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_CLOEXEC", 0), 0o600)
+        dfd = os.open(folder or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+                      | (no_link if os.path.basename(folder) == ".ov" else 0))
+    except OSError:
+        return False
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | no_link | getattr(os, "O_CLOEXEC", 0),
+                     0o600, dir_fd=dfd)
         try:
             os.write(fd, data)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         return True
     except OSError:
         try:
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dfd)
         except OSError:
             pass
         return False
+    finally:
+        os.close(dfd)
 
 
 def _save_listing(path: str, listing: dict) -> bool:

@@ -387,3 +387,43 @@ def test_untrusted_reads_the_owner_of_the_index_folder_and_file(tmp_path, monkey
         assert "owned by another user" in untrusted(db)
         monkeypatch.setenv("SUDO_UID", str(me))
         assert untrusted(db) is None
+
+
+def test_stop_writes_nothing_through_an_ov_folder_that_links_out(tmp_path):
+    """`ov index --stop` in a clone whose `.ov` links to another folder had replaced that
+    folder's `worker.paused` with its empty mark: it now refuses the link, as every other
+    command does, and a cache write beside an index never follows a `.ov` that is one."""
+    from ov.walk import write_private
+
+    victim = make_tree(tmp_path / "victim", {"worker.paused": "precious\n"})
+    root = make_tree(tmp_path / "clone", {"a.txt": "hello\n"})
+    (root / ".ov").symlink_to(victim)
+    r = ov(root, "index", "--stop")
+    assert r.returncode == 2 and "error[invalid_path]" in r.stderr, r.stderr
+    assert (victim / "worker.paused").read_text() == "precious\n"
+    assert not write_private(str(root / ".ov" / "worker.paused"), b"")
+    assert not write_private(str(root / ".ov" / "new.cache"), b"x")
+    assert sorted(p.name for p in victim.iterdir()) == ["worker.paused"]
+    assert (victim / "worker.paused").read_text() == "precious\n"
+
+
+def test_the_lock_probe_opens_no_link(tmp_path, indexed):
+    """Whether an indexer holds the index is asked by taking its lock for an instant: a
+    planted `.ov/index.db.lock` linked out had been opened for writing and locked where it
+    led. A link is not opened, so a lock held on its target says nothing of this index."""
+    import fcntl
+
+    from ov.indexer import lock_held
+
+    outside = tmp_path / "outside.lock"
+    outside.write_text("")
+    lock = indexed / ".ov" / "index.db.lock"
+    if lock.exists():
+        lock.unlink()
+    lock.symlink_to(outside)
+    fd = os.open(outside, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert not lock_held(indexed / ".ov" / "index.db")
+    finally:
+        os.close(fd)

@@ -389,6 +389,10 @@ def stop_background(out: Out, path: Path, db: Path | None) -> int:
     from ov.config import passed_over  # noqa: PLC0415
 
     foreign = not db and passed_over(db_path)  # another user's `.ov/`: nothing of this user's written there
+    if not foreign:  # a `.ov` or a sidecar that links out: refused, as every command refuses it (a
+        from ov.store.db import check_index_files  # noqa: PLC0415 - cloned tree's `.ov` had led
+
+        check_index_files(db_path)  # --stop's pause mark into a folder outside it)
     pid = None if foreign else stop(db_path)
     if db_path.parent.is_dir() and not foreign:
         pause_worker(db_path)  # searches start no other until `ov index` runs
