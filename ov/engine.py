@@ -381,8 +381,9 @@ class _Rankings:
 
     def __call__(self, depth: int, need: int, checker: rank.Rechecker) -> tuple[list[Hit], bool]:
         if depth not in self.at:
-            branch_lists, exhausted, cut = _branches(self.store, self.req, self.use_kw, self.use_vec,
-                                                     self.qvec, depth, self.tree, self.now)
+            branch_lists, exhausted, (kw_cut, sem_cut) = _branches(
+                self.store, self.req, self.use_kw, self.use_vec, self.qvec, depth, self.tree, self.now)
+            cut = kw_cut if self.use_kw else sem_cut
             # a keyword hit still waiting for its vector keeps its keywords-only probability
             # (`rank.fuse`) only when this search computes none: when it computes the best
             # files' (`_VectorsNow`), a hit past them is fused with no cosine. Kept there, the
@@ -402,6 +403,15 @@ class _Rankings:
                 # depth: the search answered nothing)
                 (name,) = branch_lists
                 bound = max(rank.branch_score(name, cut, p, self.tree) for p in ("a.py", "a.txt"))
+                ranked = [c for c in ranked if c.score >= bound]
+            elif len(branch_lists) == 2 and not exhausted and not self.partial and not self.req.all_chunks \
+                    and self.req.filters.levels == (2,):
+                # a file neither branch read at this depth scores at most the fusion of both
+                # cuts (`rank.fused_bound`), so only what scores at least that is final; the
+                # page reads deeper for the rest. Cut nothing, a first page of 20 had ended on
+                # a hit at 0.0016 where a file read only at the next depth scored 0.0052, and
+                # the next page's scores rose (a CI review)
+                bound = rank.fused_bound(kw_cut, sem_cut, self.tree)
                 ranked = [c for c in ranked if c.score >= bound]
             if self.use_kw and not self.req.all_chunks:
                 if self.definers is None:  # the same for every depth: pages agree
@@ -1137,9 +1147,9 @@ def _named_files(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]
 
 def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qvec, depth: int,
               tree: rank.Tree, now: _VectorsNow | None = None):
-    """(branch lists, whether every read ran out, the best raw score a row not read could
-    have in a single branch: the sum of the bm25s at which the keyword reads were cut / the
-    smallest distance at which the KNN was).
+    """(branch lists, whether every read ran out, (the sum of the bm25s at which the keyword
+    reads were cut, the smallest distance at which the KNN was): the best raw score a row not
+    read could have in each branch, None for a branch read to its end or not run).
 
     A row's keyword evidence is the sum of its scores in the keyword reads (the keyword
     table's words, the trigram table's runs, each 1-2 character run by substring): they
@@ -1184,8 +1194,7 @@ def _branches(store: Store, req: SearchRequest, use_kw: bool, use_vec: bool, qve
             # each hit's probability of relevance, by its file's kind (rank.Scale)
             c.score = rank.branch_score(name, c.branches[name]["raw"], c.path, tree)
             c.branches[name]["score"] = c.score
-    cut = (sum(kw_cuts) if kw_cuts else None) if use_kw else sem_cut
-    return lists, exhausted, cut
+    return lists, exhausted, ((sum(kw_cuts) if kw_cuts else None) if use_kw else None, sem_cut)
 
 
 def _keyword_reads(store: Store, req: SearchRequest, depth: int) -> tuple[list[rank.Cand], bool, list[float]]:
