@@ -1436,7 +1436,7 @@ def status(store: Store, root: Path) -> StatusReport:
         sqlite_version, vec = store.versions()
         n_skipped, skipped = store.skipped()
         cov = coverage(store)
-        model, schema = store.get_meta("model"), int(store.get_meta("schema_version") or 0)
+        model, schema = store.get_meta("model"), store.meta_int("schema_version")
         if model is None and cov["pending"]:  # vectors coming, none stored yet: the model
             from ov.embed import model_id  # noqa: PLC0415 - that will write them (`model: null`
             model = model_id()  # read as "no vectors ever" while a worker was starting)

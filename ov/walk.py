@@ -1301,11 +1301,23 @@ def read_json(path: str | os.PathLike) -> dict:
     {} when it is missing, not ov's kind of file, or not a JSON object."""
     import json  # noqa: PLC0415
 
-    try:
-        got = json.loads(read_private(path, 1 << 16) or b"{}")
+    try:  # (a planted pid of 1e400 is infinity: int() of it had raised OverflowError)
+        got = json.loads(read_private(path, 1 << 16) or b"{}", parse_constant=_not_finite,
+                         parse_float=_finite)
     except ValueError:
         return {}
     return got if isinstance(got, dict) else {}
+
+
+def _finite(text: str) -> float:
+    x = float(text)
+    if x in (float("inf"), float("-inf")):
+        raise ValueError(text)
+    return x
+
+
+def _not_finite(text: str) -> float:
+    raise ValueError(text)  # NaN, Infinity: never written by ov
 
 
 def _seal(path: str) -> bytes | None:

@@ -427,3 +427,38 @@ def test_the_lock_probe_opens_no_link(tmp_path, indexed):
         assert not lock_held(indexed / ".ov" / "index.db")
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("key, value", [("tri_upto", "x"), ("tri_kept", "x"), ("schema_version", "x"),
+                                        ("skipped_files", '{"total": 1, "files": [["a", "b", "c"]]}')])
+def test_a_planted_meta_value_is_a_damaged_index_not_an_internal_error(indexed, key, value):
+    """A review set ov's own meta values to junk in a committed index: every command, grep
+    too, ended in `internal` (ValueError). They are a damaged index now: grep reads the
+    files instead, the rest say so with the repair advice, and `ov index --full` rebuilds."""
+    import sqlite3
+
+    conn = sqlite3.connect(indexed / ".ov" / "index.db")
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+    conn.commit()
+    conn.close()
+    r = ov(indexed, "grep", "-l", "hello")
+    assert r.returncode == 0 and r.stdout.split() == ["a.txt", "doc.md"], r.stderr
+    commands = [("status",), ("search", "hello", "--search-type", "keywords")]
+    commands += [("index", "--no-embed", ".")] if key != "schema_version" else []
+    for args in commands:
+        r = ov(indexed, *args)
+        assert "internal" not in r.stderr, (args, r.stderr)
+        if r.returncode != 0:  # (an index that never reads the key answers)
+            assert r.returncode == 2 and "is damaged" in r.stderr, (args, r.stderr)
+    assert ov(indexed, "index", "--full", "--no-embed", ".").returncode == 0
+    assert ov(indexed, "status").returncode == 0
+
+
+def test_a_planted_worker_pid_past_any_number_is_no_worker(indexed):
+    """A committed `.ov/index.db.worker` naming pid 1e400 (JSON for infinity) had ended
+    status, search, index and `index --stop` in `internal` (OverflowError)."""
+    (indexed / ".ov" / "index.db.worker").write_text('{"pid": 1e400, "phase": "starting", "started": 0}')
+    for args in (("status",), ("search", "hello", "--search-type", "keywords"), ("index", "--stop"),
+                 ("index", "--no-embed", ".")):
+        r = ov(indexed, *args)
+        assert r.returncode == 0 and "internal" not in r.stderr, (args, r.stderr)

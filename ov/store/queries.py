@@ -45,7 +45,7 @@ from ov.errors import OvError
 from ov.globs import PathFilter, check_exclude_globs
 from ov.kinds import MARKDOWN_EXT
 from ov.store.db import (FTS_TOKENIZE, KNN_MAX, NO_VECTOR, PATH_FUNCTION, SENTENCE_LEVEL, TRI_KEPT_META, TRI_META,
-                         Database, _errors, _map_error, path_filter)
+                         Database, _errors, _map_error, damaged, path_filter)
 from ov.store.text import (FRONT_CHARS, front_of, fts_phrase, has_nospace, keyword_text, or_phrases, trigram_doc,
                            trigram_runs)
 
@@ -296,8 +296,22 @@ class Store(Database):
         raw = self.get_meta("skipped_files")
         if not raw:
             return 0, []
-        data = json.loads(raw)
-        return int(data["total"]), [(p, r) for p, r in data["files"]]
+        try:
+            data = json.loads(raw)
+            return int(data["total"]), [(str(p), str(r)) for p, r in data["files"]]
+        except (ValueError, TypeError, KeyError, OverflowError):  # (not what ov writes: a planted value)
+            raise damaged(self.path, "its list of skipped files is not ov's") from None
+
+    def meta_int(self, key: str, default: int = 0, base: int = 10) -> int:
+        """A meta value ov writes as an integer; `damaged` when it is not one (a cloned tree's
+        `tri_upto = 'x'` had ended every command, grep's too, in an `internal` ValueError)."""
+        v = self.get_meta(key)
+        if v is None:
+            return default
+        try:
+            return int(v, base)
+        except (TypeError, ValueError):
+            raise damaged(self.path, f"its {key} is not a number") from None
 
     # -- files --
     def chunked_states(self) -> dict[str, tuple[int, int, int, int]]:
@@ -449,15 +463,14 @@ class Store(Database):
     def tri_upto(self) -> int:
         """Level-2 chunks with an id at or below this have their trigram rows. An index
         from before the mark wrote them with the chunks: all of them have."""
-        v = self.get_meta(TRI_META)
-        if v is not None:
-            return int(v)
+        if self.get_meta(TRI_META) is not None:
+            return self.meta_int(TRI_META)
         return self.q1("SELECT max(id) FROM chunks") or 0
 
     def tri_kept(self) -> int:
         """Level-2 chunks with an id at or below this kept their `chunks_tri` rows through
         the upgrade to schema 8, which emptied `files_tri` alone (0: none)."""
-        return int(self.get_meta(TRI_KEPT_META) or 0)
+        return self.meta_int(TRI_KEPT_META)
 
     def pin_tri_upto(self) -> None:
         """Record the mark (inside a write transaction) before chunks are added without
