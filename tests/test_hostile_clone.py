@@ -462,3 +462,19 @@ def test_a_planted_worker_pid_past_any_number_is_no_worker(indexed):
                  ("index", "--no-embed", ".")):
         r = ov(indexed, *args)
         assert r.returncode == 0 and "internal" not in r.stderr, (args, r.stderr)
+
+
+def test_a_thousand_nested_folders_are_walked_once_indexed(tmp_path):
+    """A chain of 1,100 folders (a path of 2.2 KB, which git and Linux take) had raised
+    RecursionError in grep, glob, status and search once the tree was indexed: the walk's
+    cached listing was flattened by recursion."""
+    root = make_tree(tmp_path / "clone", {"top.txt": "needle top\n"})
+    chain = "/".join(["d"] * 1100)
+    subprocess.run(["mkdir", "-p", chain], cwd=root, check=True)  # (relative: the whole path is long)
+    subprocess.run(["sh", "-c", f"echo 'needle deep' > {chain}/f.txt"], cwd=root, check=True)
+    assert ov(root, "index", "--no-embed", ".").returncode == 0
+    r = ov(root, "grep", "-l", "needle")
+    assert r.returncode == 0 and r.stdout.split() == [chain + "/f.txt", "top.txt"], r.stderr
+    r = ov(root, "glob", "**/f.txt")
+    assert r.returncode == 0 and r.stdout.strip().endswith("/f.txt"), r.stderr
+    assert ov(root, "status").returncode == 0
