@@ -471,10 +471,13 @@ def test_a_thousand_nested_folders_are_walked_once_indexed(tmp_path):
     root = make_tree(tmp_path / "clone", {"top.txt": "needle top\n"})
     chain = "/".join(["d"] * 1100)
     subprocess.run(["mkdir", "-p", chain], cwd=root, check=True)  # (relative: the whole path is long)
-    subprocess.run(["sh", "-c", f"echo 'needle deep' > {chain}/f.txt"], cwd=root, check=True)
-    assert ov(root, "index", "--no-embed", ".").returncode == 0
-    r = ov(root, "grep", "-l", "needle")
-    assert r.returncode == 0 and r.stdout.split() == [chain + "/f.txt", "top.txt"], r.stderr
-    r = ov(root, "glob", "**/f.txt")
-    assert r.returncode == 0 and r.stdout.strip().endswith("/f.txt"), r.stderr
-    assert ov(root, "status").returncode == 0
+    try:
+        subprocess.run(["sh", "-c", f"echo 'needle deep' > {chain}/f.txt"], cwd=root, check=True)
+        assert ov(root, "index", "--no-embed", ".").returncode == 0
+        r = ov(root, "grep", "-l", "needle")
+        assert r.returncode == 0 and r.stdout.split() == [chain + "/f.txt", "top.txt"], r.stderr
+        r = ov(root, "glob", "**/f.txt")
+        assert r.returncode == 0 and r.stdout.strip().endswith("/f.txt"), r.stderr
+        assert ov(root, "status").returncode == 0
+    finally:  # (pytest's own clean-up of old temporary folders recurses, and would fail on it)
+        subprocess.run(["rm", "-rf", "d"], cwd=root, check=False)
