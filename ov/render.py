@@ -38,11 +38,19 @@ def clean(s: str, ends_line: bool = True) -> str:
     if _CONTROL is None:
         import re  # noqa: PLC0415
 
-        _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n|\\Z)")
+        _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\udc80-\udc9f]|\r(?!\n|\\Z)")
     if s.isprintable() or not _CONTROL.search(s + ("" if ends_line else "x")):
         return s
-    out = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s + ("" if ends_line else "x"))
+    out = _CONTROL.sub(_shown_control, s + ("" if ends_line else "x"))
     return out if ends_line else out[:-1]
+
+
+def _shown_control(m) -> str:
+    """A control character as `\\xNN`; a C1 byte that is not UTF-8 (a name's or a line's
+    raw 0x9B, which a terminal may read as CSI, held as Python's surrogate escape) as the
+    byte it was."""
+    c = ord(m.group())
+    return f"\\x{c - 0xDC00 if c >= 0xDC00 else c:02x}"
 
 
 def clean_name(path: str) -> str:
@@ -52,7 +60,7 @@ def clean_name(path: str) -> str:
         return path
     import re  # noqa: PLC0415
 
-    return re.sub("[\x00-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m.group()):02x}", path)
+    return re.sub("[\x00-\x1f\x7f-\x9f\udc80-\udc9f]", _shown_control, path)
 
 
 _NAME_ESCAPE = re.compile(r"\\x(0[1-9a-f]|1[0-9a-f]|7f|8[0-9a-f]|9[0-9a-f])", re.I)

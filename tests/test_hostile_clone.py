@@ -481,3 +481,17 @@ def test_a_thousand_nested_folders_are_walked_once_indexed(tmp_path):
         assert ov(root, "status").returncode == 0
     finally:  # (pytest's own clean-up of old temporary folders recurses, and would fail on it)
         subprocess.run(["rm", "-rf", "d"], cwd=root, check=False)
+
+
+def test_a_raw_c1_byte_in_a_name_is_shown_escaped(tmp_path):
+    """A name holding the raw byte 0x9B (not UTF-8; a terminal may read it as CSI, the
+    8-bit form of ESC [) was printed as it was by grep, grep -l and glob, where ESC and
+    the UTF-8 U+009B were escaped. It is shown as `\\x9b`, the byte it was."""
+    root = make_tree(tmp_path / "clone", {"plain.txt": "needle\n"})
+    name = os.fsencode(root) + b"/raw\x9b31mRED.txt"
+    with open(name, "wb") as f:
+        f.write(b"needle\n")
+    for args in (("grep", "needle"), ("grep", "-l", "needle"), ("glob", "*")):
+        r = subprocess.run([sys.executable, "-m", "ov", *args], cwd=root, env=ENV, capture_output=True, timeout=LIMIT_S)
+        assert r.returncode == 0, r.stderr
+        assert b"\x9b" not in r.stdout and b"raw\\x9b31mRED.txt" in r.stdout, (args, r.stdout)
