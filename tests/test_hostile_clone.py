@@ -495,3 +495,19 @@ def test_a_raw_c1_byte_in_a_name_is_shown_escaped(tmp_path):
         r = subprocess.run([sys.executable, "-m", "ov", *args], cwd=root, env=ENV, capture_output=True, timeout=LIMIT_S)
         assert r.returncode == 0, r.stderr
         assert b"\x9b" not in r.stdout and b"raw\\x9b31mRED.txt" in r.stdout, (args, r.stdout)
+
+
+@pytest.mark.parametrize("name, args", [("index.db", ("search", "hello")), ("index.db", ("status",)),
+                                        ("index.db.rebuild", ("index", "--no-embed", "."))])
+def test_an_index_file_that_is_a_fifo_is_refused_not_waited_on(indexed, name, args):
+    """A fifo in place of `.ov/index.db` (a tar or zip can carry one) had blocked SQLite's
+    open in `ov search` for good, and one as `.ov/index.db.rebuild` `ov index`, Ctrl-C
+    ignored. Both are refused (invalid_path); grep reads the files."""
+    path = indexed / ".ov" / name
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    r = ov(indexed, *args, timeout=10)
+    said = "error[invalid_path]" in r.stderr and "not a regular file" in r.stderr
+    assert r.returncode == 2 and (said or args == ("status",) and "error[not_found]" in r.stderr), r.stderr
+    r = ov(indexed, "grep", "-l", "hello", timeout=10)
+    assert r.returncode == 0 and r.stdout.split() == ["a.txt", "doc.md"], r.stderr

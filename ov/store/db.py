@@ -568,9 +568,15 @@ def clear_rebuild(db_path: Path, stale: bool = False) -> None:
     an SQLite file nor empty is someone's: `invalid_path`, and nothing is removed."""
     new = rebuild_path(db_path)
     left = os.path.lexists(new)  # a rebuild stopped between its mark and its rename leaves it
-    try:
-        with open(new, "rb") as f:
-            head = f.read(16)
+    try:  # (not blocking on a fifo planted by that name, nor through a link)
+        fd = os.open(new, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            if not _regular_fd(fd):
+                raise OvError("invalid_path", f"{new} is not a regular file (ov builds a new index "
+                              "under that name); move it away", field="db")
+            head = os.read(fd, 16)
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         head = b""
     except OSError as e:
@@ -718,6 +724,8 @@ def _peek(db_path: Path, read, failed, *, immutable: bool = False, why: bool = F
     mod = _driver()
     if os.path.islink(db_path) or os.path.islink(db_path.parent):
         return failed  # opened through a link, SQLite makes -shm and -wal beside its target
+    if not _regular(db_path):  # a fifo planted as `.ov/index.db` had blocked SQLite's open for good
+        return failed
     try:
         conn = mod.connect(f"file:{quote(db_path.as_posix())}?mode=ro{'&immutable=1' if immutable else ''}",
                            uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
@@ -731,6 +739,24 @@ def _peek(db_path: Path, read, failed, *, immutable: bool = False, why: bool = F
         return e if why else failed
     finally:
         conn.close()
+
+
+def _regular(path: Path) -> bool:
+    """Whether `path` is a regular file or not there (SQLite then says so itself)."""
+    import stat  # noqa: PLC0415
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def _regular_fd(fd: int) -> bool:
+    import stat  # noqa: PLC0415
+
+    return stat.S_ISREG(os.fstat(fd).st_mode)
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
