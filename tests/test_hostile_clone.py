@@ -511,3 +511,26 @@ def test_an_index_file_that_is_a_fifo_is_refused_not_waited_on(indexed, name, ar
     assert r.returncode == 2 and (said or args == ("status",) and "error[not_found]" in r.stderr), r.stderr
     r = ov(indexed, "grep", "-l", "hello", timeout=10)
     assert r.returncode == 0 and r.stdout.split() == ["a.txt", "doc.md"], r.stderr
+
+
+def test_a_pattern_that_runs_out_of_memory_is_cut_like_one_that_runs_out_of_time(tmp_path, monkeypatch):
+    """`(a|b)*needle` over a 10 MB line ran the regex module's backtracking out of memory
+    (665 MB), and grep ended in `internal` (MemoryError). It is cut as a pattern past its
+    time limit is: `deadline_exceeded`, naming the file and the way out. (The regex is
+    made to raise here: the real one needs most of a gigabyte.)"""
+    from ov.search import matcher
+
+    p = matcher.compile_pattern("(a|b)*needle")
+
+    class Exhausted:
+        def __getattr__(self, name):
+            def run(*a, **k):
+                raise MemoryError
+            return run
+
+    import dataclasses
+
+    p = dataclasses.replace(p, rx=Exhausted())
+    with pytest.raises(matcher.OvError) as e:
+        list(matcher.spans(p, "ab" * 10 + "needle\n"))
+    assert e.value.code == "deadline_exceeded" and "out of memory" in e.value.message

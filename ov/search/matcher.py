@@ -683,6 +683,15 @@ def _deadline_error(p: Pattern) -> OvError:
                    field="pattern")
 
 
+def _memory_error(p: Pattern) -> OvError:
+    """A pattern whose backtracking ran out of memory on one file: `(a|b)*needle` over a
+    10 MB line had ended grep in `internal` (MemoryError). Said as the time limit is (it
+    is the same kind of cut: the pattern, not the input, is at fault), with the way out."""
+    return OvError("deadline_exceeded",
+                   "the pattern ran out of memory backtracking on one file (a very long line); a "
+                   "pattern without a repeated group, or -F, searches it", field="pattern")
+
+
 def spans(p: Pattern, text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of every match in `text`, in order, with per-line semantics."""
     deadline = _search_deadline(p)
@@ -696,6 +705,8 @@ def spans(p: Pattern, text: str) -> Iterator[tuple[int, int]]:
             yield from _whole_spans(p, text, deadline)
     except TimeoutError:
         raise _deadline_error(p) from None
+    except MemoryError:  # (the regex module's backtracking stack, on a line of megabytes)
+        raise _memory_error(p) from None
 
 
 def _search_deadline(p: Pattern) -> float | None:
@@ -849,6 +860,8 @@ def count_lines(p: Pattern, text: str, limit: int | None = None) -> tuple[int, b
             got += 1
     except TimeoutError:
         raise _deadline_error(p) from None
+    except MemoryError:  # (the regex module's backtracking stack, on a line of megabytes)
+        raise _memory_error(p) from None
     return got, False
 
 
@@ -1002,6 +1015,8 @@ def _lines_hit(p: Pattern, text: str) -> set[int]:
             hit.add(no)
     except TimeoutError:
         raise _deadline_error(p) from None
+    except MemoryError:  # (the regex module's backtracking stack, on a line of megabytes)
+        raise _memory_error(p) from None
     return hit
 
 
