@@ -119,11 +119,24 @@ def status(db: Path, root: Path) -> dict | None:
             "changed": changed if isinstance(changed, int) else None}
 
 
+def _own_socket(path) -> bool:
+    """Whether `path` is a socket of this user's, not a link: a cloned tree's
+    `.ov/journal.sock` linked to another program's socket had been connected to and sent
+    the journal's question."""
+    import stat  # noqa: PLC0415
+
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISSOCK(st.st_mode) and st.st_uid == os.getuid()
+
+
 def _reply(db: Path, root: Path, brief: bool = False) -> dict | None:
     """The journal's answer for this root and index (`brief`: without the touched paths),
     or None (no socket, nobody listening in time, another tree's journal, a garbled answer)."""
     path = socket_path(db)
-    if not os.path.exists(path) or len(os.fsencode(path)) > 100:
+    if not _own_socket(path) or len(os.fsencode(path)) > 100:
         return None
     import _socket  # noqa: PLC0415 - `socket` costs grep ~3 ms more to import, for enums
 

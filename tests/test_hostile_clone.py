@@ -552,3 +552,39 @@ def test_embed_skip_globs_are_matched_once_compiled_as_fnmatch_matches_them():
         name = p.rsplit("/", 1)[-1]
         want = not any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(p, g) for g in globs)
         assert embeddable(p, "text\n", opts) == want, p
+
+
+def test_a_journal_socket_that_is_a_link_is_not_connected_to(tmp_path, indexed):
+    """A committed `.ov/journal.sock` linked to another program's socket had been connected
+    to, and sent the journal's question, by every grep. Only a socket of this user's, not
+    a link, is asked."""
+    import socket
+    import threading
+
+    from ov.journal import _reply, socket_path
+
+    target = tmp_path / "other.sock"
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(target))
+    srv.listen(1)
+    srv.settimeout(3)
+    heard = []
+
+    def serve():
+        try:
+            conn, _ = srv.accept()
+            heard.append(conn.recv(100))
+            conn.close()
+        except OSError:
+            pass
+
+    t = threading.Thread(target=serve)
+    t.start()
+    db = indexed / ".ov" / "index.db"
+    Path(socket_path(db)).symlink_to(target)
+    try:
+        assert _reply(db, indexed) is None
+    finally:
+        srv.close()
+        t.join()
+    assert heard == []
