@@ -588,3 +588,21 @@ def test_a_journal_socket_that_is_a_link_is_not_connected_to(tmp_path, indexed):
         srv.close()
         t.join()
     assert heard == []
+
+
+@pytest.mark.parametrize("sql", ["UPDATE files SET size = 'x'", "UPDATE files SET tags = 'x'",
+                                 "UPDATE chunks SET start = 1.5", "UPDATE chunks SET text = NULL"])
+def test_a_planted_value_of_the_wrong_type_is_a_damaged_index(indexed, sql):
+    """SQLite keeps any value in any column: a committed index's `files.size = 'x'`, a
+    file's tags that are not JSON or a passage's text NULL had ended a search in
+    `internal` (TypeError, JSONDecodeError, AttributeError)."""
+    import sqlite3
+
+    conn = sqlite3.connect(indexed / ".ov" / "index.db")
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+    r = ov(indexed, "search", "hello", "--search-type", "keywords")
+    assert r.returncode == 2 and "is damaged" in r.stderr and "internal" not in r.stderr, r.stderr
+    assert ov(indexed, "index", "--full", "--no-embed", ".").returncode == 0
+    assert ov(indexed, "search", "hello", "--search-type", "keywords").returncode == 0

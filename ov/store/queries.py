@@ -1201,16 +1201,29 @@ class Store(Database):
                     f"c.text, f.size, f.mtime_ns, {_TIER.format(0)}, {_TIER.format(1)}, f.tags, f.ctime_ns, f.inode "
                     f"FROM chunks c JOIN files f ON f.id = c.file_id "
                     f"WHERE c.id IN ({','.join('?' * len(part))})", part):
-                out[r[0]] = ChunkRow(*r[:13], tags=json.loads(r[13] or "{}"), ctime_ns=r[14],
-                                     inode=r[15])
+                out[r[0]] = ChunkRow(*r[:13], tags=self._tags_of(r[13]), ctime_ns=r[14], inode=r[15])
+                if not _ROW_TYPES(r):
+                    raise damaged(self.path, f"its row of {r[2]!r} is not ov's")
         return out
+
+    def _tags_of(self, raw) -> dict:
+        try:
+            tags = json.loads(raw or "{}")
+        except (TypeError, ValueError):
+            tags = None
+        if not isinstance(tags, dict):
+            raise damaged(self.path, "a file's tags are not ov's")
+        return tags
 
     def file_row(self, path: str) -> dict[str, Any] | None:
         cur = self.conn.execute(f"SELECT {_FILE_COLUMNS} FROM files f WHERE path = ?", (path,))
         row = cur.fetchone()
         if row is None:
             return None
-        return dict(zip([d[0] for d in cur.description], row))
+        got = dict(zip([d[0] for d in cur.description], row))
+        if not all(isinstance(got.get(k, 0), int) for k in ("size", "mtime_ns", "ctime_ns", "inode")):
+            raise damaged(self.path, f"its row of {path!r} is not ov's")
+        return got
 
     def files_under(self, prefix: str, *, tiers: bool = False) -> list[dict[str, Any]]:
         """File rows at or under a relative path ("" = all), sorted by path; with `tiers`
@@ -1409,6 +1422,14 @@ def _spelled(gram: str) -> str:
 
 
 TOP_OVERFETCH = 4  # FTS5 rows ranked per wanted chunk before the level check
+
+
+def _ROW_TYPES(r) -> bool:
+    """Whether a `chunk_rows` row holds what ov writes (SQLite keeps any value in any
+    column: a committed index's `files.size = 'x'` or `chunks.text = NULL` had ended a
+    search in `internal`)."""
+    return (isinstance(r[2], str) and all(isinstance(v, int) for v in (r[3], r[4], r[5], r[6], r[7], r[9], r[10]))
+            and isinstance(r[8], str) and all(v is None or isinstance(v, int) for v in (r[14], r[15])))
 
 
 def _with_ties(fetch: Callable[[int], list[tuple[int, float]]], limit: int) -> list[tuple[int, float]]:
