@@ -1456,7 +1456,9 @@ def status(store: Store, root: Path) -> StatusReport:
         sqlite_version=sqlite_version, vec_version=vec,
         skipped=n_skipped, skipped_files=[SkippedFile(p, r) for p, r in skipped],
         coverage=cov, not_embedded_rows=counts["no_vector"],
-        trigram_pending=trigram_pending, background=_worker(store), indexer=_indexer(store),
+        trigram_pending=trigram_pending, background=(worker := _worker(store)),
+        indexer=(indexer := _indexer(store)),
+        holder=_holder(store) if worker is None and indexer is None and cov.get("indexing") else None,
         journal=journal_status(store.path, root), gitignore_read=not gitignore_unread(str(root)),
     )
 
@@ -1545,6 +1547,12 @@ def _worker(store: Store) -> dict | None:
     from ov.indexer import worker_state  # noqa: PLC0415
 
     return worker_state(store.path)
+
+
+def _holder(store: Store) -> dict | None:
+    from ov.indexer import holder_state  # noqa: PLC0415
+
+    return holder_state(store.path)
 
 
 def _indexer(store: Store) -> dict | None:

@@ -477,6 +477,28 @@ def lock_held(db_path: Path) -> bool:
     return False
 
 
+def holder_state(db_path: Path) -> dict | None:
+    """The process holding the index lock, as `{"pid", "command"}` (`ov mcp`, `ov index
+    --watch`: its command line from its `ov` on), where the system names it (Linux's
+    /proc); None when none holds it. `ov status` says who holds an index that neither the
+    worker nor a foreground `ov index` (each with a state of its own) does: after `ov mcp`,
+    whose watcher adds the missing vectors while the server is idle, it had said only that
+    "an indexer holds the index now"."""
+    pid = lock_holder(db_path)
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = [a.decode("utf-8", "replace") for a in f.read(4096).split(b"\0") if a]
+    except OSError:
+        return {"pid": pid, "command": ""}
+    names = [os.path.basename(a) for a in argv]
+    at = next((i for i, n in enumerate(names) if n == "ov"), None)
+    if at is None and "-m" in argv[:-1] and argv[argv.index("-m") + 1] == "ov":
+        at = argv.index("-m") + 1
+    return {"pid": pid, "command": " ".join(["ov", *argv[at + 1:at + 4]]) if at is not None else ""}
+
+
 def lock_holder(db_path: Path) -> int | None:
     """The pid of the process holding the index lock, as Linux's /proc/locks names it (the
     process that took the flock); None when none holds it, or where the system does not

@@ -251,6 +251,9 @@ class StatusReport:
     # a foreground indexer writing the index now (`ov index` in another shell): pid and the
     # same progress fields; null when none is (ov.indexer.indexer_state)
     indexer: dict[str, Any] | None = field(default_factory=lambda: None)
+    # the process holding the index when neither of those does (`ov mcp`'s watcher):
+    # {"pid", "command"}; null otherwise (ov.indexer.holder_state)
+    holder: dict[str, Any] | None = field(default_factory=lambda: None)
     # a watcher's change journal (ov.journal.status): ready, not_ready (why), changed
     journal: dict[str, Any] | None = field(default_factory=lambda: None)
     new_files: int = 0  # files on disk `ov index` would add (a rename: one missing, one new)

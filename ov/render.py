@@ -216,7 +216,7 @@ def status_text(rep) -> str:
         f"vector rows:     {_coverage_text(rep)}",
         f"background:      {_worker_text(rep.background, rep.new_files, bool(rep.trigram_pending), _vectors_pending(rep))}"
         + (f"; {_indexer_text(rep.indexer, rep.new_files)}" if rep.indexer and not rep.background else
-           "; an indexer holds the index now (an `ov index`, a watcher)"
+           f"; {_holder_text(rep.holder, _vectors_pending(rep))}"
            if not rep.background and (rep.coverage or {}).get("indexing") else ""),
         f"change journal:  {_journal_text(rep.journal)}",
         f"stale files:     {rep.stale_files} changed, {rep.missing_files} missing on disk, "
@@ -307,6 +307,16 @@ def _worker_text(w: dict | None, unread: int = 0, trigrams_pending: bool = False
     if after:
         text += f"; then {' and '.join(after)}"
     return text + " (`ov index --stop` stops it)"
+
+
+def _holder_text(h: dict | None, vectors_pending: bool) -> str:
+    """Who holds the index when neither the worker nor a foreground `ov index` does."""
+    if not h or not h.get("command"):
+        return "an indexer holds the index now (an `ov index`, a watcher)" + (
+            f": pid {h['pid']}" if h else "")
+    what = ("its watcher adds the missing vectors while it is idle, and keeps the index current"
+            if vectors_pending else "its watcher keeps the index current")
+    return f"`{h['command']}` (pid {h['pid']}) holds the index: {what}; ending it stops that"
 
 
 def _indexer_text(w: dict, unread: int = 0) -> str:

@@ -1400,3 +1400,29 @@ def test_a_worker_started_while_the_lock_is_held_for_an_instant_still_runs(tree)
     with Store.open(db) as s:
         emb, total = s.coverage()
     assert emb == total > 0
+
+
+def test_status_names_the_process_that_holds_the_index(tmp_path):
+    """After `ov mcp`, whose watcher adds the missing vectors while the server is idle,
+    `ov status` said only that "an indexer holds the index now". It names the holder and
+    its command (from its `ov` on), in text and as JSON `holder`."""
+    root = make_tree(tmp_path / "t", {"a.py": "def f():\n    return 1\n"})
+    assert run_subprocess(["index", root]).code == 0
+    fake = tmp_path / "bin" / "ov"  # a process whose command line reads `.../ov mcp`
+    fake.parent.mkdir()
+    fake.write_text("import fcntl, os, sys, time\n"
+                    "fd = os.open(sys.argv[2], os.O_RDWR | os.O_CREAT, 0o600)\n"
+                    "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(60)\n")
+    lock = root / ".ov" / "index.db.lock"
+    p = subprocess.Popen([sys.executable, str(fake), "mcp", str(lock)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "held"
+        r = run_subprocess(["status", "-o", "json"], cwd=root)
+        assert json.loads(r.out)["result"]["holder"] == {"pid": p.pid, "command": "ov mcp " + str(lock)}
+        r = run_subprocess(["status"], cwd=root)
+        assert f"`ov mcp {lock}` (pid {p.pid}) holds the index" in r.out, r.out
+    finally:
+        p.kill()
+        p.wait()
+    r = run_subprocess(["status", "-o", "json"], cwd=root)
+    assert json.loads(r.out)["result"]["holder"] is None
