@@ -878,3 +878,17 @@ def test_a_code_file_with_no_definition_is_outlined_by_lines_that_say_something(
         "* Copyright (c) 2003. All rights reserved.", "* Interfaces and classes providing a framework for locking."]
     mod = "/**\n * Defines the foundational APIs.\n */\nmodule java.base {\n    exports java.io;\n}\n"
     assert overview(mod, "module-info.java").startswith("module java.base — Defines the foundational APIs.")
+
+
+def test_a_javadoc_above_a_line_of_modifiers_is_the_class_doc():
+    """The JDK writes `public final` on a line of its own above `class Character` (63
+    files): their abstracts read "Defines class X" (30 of them) for want of the Javadoc
+    above the modifiers; 9 do now, those with no Javadoc."""
+    from ov.tiers import abstract
+
+    text = ("package java.lang;\n\n/**\n * The {@code Character} class wraps a value of the primitive\n"
+            " * type {@code char} in an object.\n */\npublic final\nclass Character implements Comparable<Character> {\n"
+            "    private final char value;\n}\n")
+    assert abstract(text, "java/lang/Character.java").startswith("The Character class wraps a value")
+    plain = "package p;\n\npublic final\nclass Bare {\n}\n"
+    assert abstract(plain, "p/Bare.java") == "Defines class Bare"
