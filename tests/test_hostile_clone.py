@@ -136,7 +136,13 @@ def test_an_ignore_line_of_many_stars_does_not_hang_the_walk(tmp_path):
     "ALTER TABLE files ADD COLUMN slow TEXT GENERATED ALWAYS AS (replace(printf('%.*c', 1000, 'a'), 'a', 'b')) VIRTUAL",
     "CREATE INDEX slow ON files(length(replace(path, 'a', 'b')))",
     "CREATE INDEX slow ON files(path) WHERE length(replace(path, 'a', 'b')) > 0",
-    "CREATE VIRTUAL TABLE slow USING rtree(id, a, b)"])
+    "CREATE VIRTUAL TABLE slow USING rtree(id, a, b)",
+    # ... and spelled to pass a reading of the SQL by its words (a review of the check)
+    "ALTER TABLE files ADD COLUMN slow TEXT AS/**/(replace(path, 'a', 'b')) VIRTUAL",
+    "CREATE INDEX slow ON files(path||path)",
+    "CREATE INDEX slow ON files(/*'*/ length(replace(path, 'a', 'b')) /*'*/)",
+    "CREATE TABLE slow(a, CHECK/**/(length(a) > 0))",
+    "CREATE VIRTUAL TABLE slow USING \"rtree\"(id, a, b)"])
 def test_a_planted_view_or_trigger_in_the_index_is_refused_not_run(indexed, sql):
     """SQLite runs a view's or a trigger's SQL in C, where Ctrl-C and deadlines do not
     reach: a recursive one hung every command for good. So does it a generated column's,
@@ -498,7 +504,9 @@ def test_a_raw_c1_byte_in_a_name_is_shown_escaped(tmp_path):
 
 
 @pytest.mark.parametrize("name, args", [("index.db", ("search", "hello")), ("index.db", ("status",)),
-                                        ("index.db.rebuild", ("index", "--no-embed", "."))])
+                                        ("index.db.rebuild", ("index", "--no-embed", ".")),
+                                        ("index.db-journal", ("search", "hello", "--search-type", "keywords")),
+                                        ("index.db-journal", ("find", "hello"))])
 def test_an_index_file_that_is_a_fifo_is_refused_not_waited_on(indexed, name, args):
     """A fifo in place of `.ov/index.db` (a tar or zip can carry one) had blocked SQLite's
     open in `ov search` for good, and one as `.ov/index.db.rebuild` `ov index`, Ctrl-C
@@ -508,6 +516,8 @@ def test_an_index_file_that_is_a_fifo_is_refused_not_waited_on(indexed, name, ar
     os.mkfifo(path)
     r = ov(indexed, *args, timeout=10)
     said = "error[invalid_path]" in r.stderr and "not a regular file" in r.stderr
+    if name == "index.db-journal":  # (find: an index without vectors says so first, or the fifo)
+        said = "error[" in r.stderr and "internal" not in r.stderr
     assert r.returncode == 2 and (said or args == ("status",) and "error[not_found]" in r.stderr), r.stderr
     r = ov(indexed, "grep", "-l", "hello", timeout=10)
     assert r.returncode == 0 and r.stdout.split() == ["a.txt", "doc.md"], r.stderr

@@ -105,39 +105,53 @@ def _planted(conn) -> str | None:
     conn.execute("PRAGMA trusted_schema=OFF")
     # what ov makes is tables (virtual ones and their shadows too) and indexes, spelled so:
     # a view stored as `VIEW` (writable_schema) still runs
-    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master"):
+    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall():
         kind = str(kind).lower()
         if kind not in ("table", "index"):
             return f"a {kind} named {name!r}, which ov never makes"
-        if sql is not None and (why := _computed(kind, str(sql))):
+        if sql is not None and (why := _computed(conn, kind, str(name), str(sql))):
             return f"{why} in the {kind} {name!r}, which ov never makes"
     return None
 
 
 # What ov's own tables and indexes never hold (ov.store.db's DDL, FTS5's and sqlite-vec's
 # shadow tables): a generated column, a CHECK, a computed DEFAULT, a virtual table of
-# another module, an index on an expression, or one whose WHERE is more than `column = N`
+# another module, an index on an expression, or one whose WHERE is more than `column = N`.
+# Read in the SQL with its comments, strings and quoted names taken out first (a review
+# hid each of them behind `/**/`, a quote inside a comment, or a quoted module name), and
+# asked of SQLite itself where it says (`PRAGMA table_xinfo`, `index_xinfo`).
+_SQL_NOISE_RE = re.compile(r"--[^\n]*|/\*.*?(?:\*/|\Z)|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\[[^\]]*\]|`(?:[^`]|``)*`",
+                           re.S)
 _COMPUTED_TABLE_RE = re.compile(r"\bGENERATED\b|\bAS\s*\(|\bCHECK\s*\(|\bDEFAULT\s*\(", re.I)
-_VIRTUAL_RE = re.compile(r"^\s*CREATE\s+VIRTUAL\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?\S+\s+USING\s+(\w+)", re.I)
+_VIRTUAL_RE = re.compile(r"^\s*CREATE\s+VIRTUAL\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?\S+\s+USING\s+(\w+)\s*\(", re.I)
 _INDEX_RE = re.compile(r"^\s*CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?\S+\s+ON\s+\S+?\s*"
                        r"\(([^()]*)\)\s*(?:WHERE\s+(.*?))?\s*$", re.I | re.S)
-_SIMPLE_WHERE_RE = re.compile(r'"?\w+"?\s*(?:=|<|>|<=|>=|<>|!=)\s*-?\d+|"?\w+"?\s+IS\s+(?:NOT\s+)?NULL', re.I)
-_QUOTED_RE = re.compile(r"'(?:[^']|'')*'")
+_INDEXED_COLUMN_RE = re.compile(r"\s*\w+(?:\s+COLLATE\s+\w+)?(?:\s+(?:ASC|DESC))?\s*", re.I)
+_SIMPLE_WHERE_RE = re.compile(r"\w+\s*(?:=|<|>|<=|>=|<>|!=)\s*-?\d+|\w+\s+IS\s+(?:NOT\s+)?NULL", re.I)
 
 
-def _computed(kind: str, sql: str) -> str | None:
-    """What in one schema entry's SQL SQLite would compute for each row, or None."""
-    bare = _QUOTED_RE.sub("''", sql)  # (a default's or an option's text is not SQL)
+def _sql_bare(sql: str) -> str:
+    """`sql` without comments (a space), string literals (`''`) or quoted names (`_q`)."""
+    return _SQL_NOISE_RE.sub(lambda m: " " if m.group().startswith(("--", "/*")) else
+                             "''" if m.group().startswith("'") else "_q", sql)
+
+
+def _computed(conn, kind: str, name: str, sql: str) -> str | None:
+    """What in one schema entry SQLite would compute for each row, or None."""
+    bare = _sql_bare(sql)
+    quoted = name.replace('"', '""')
     if kind == "index":
         m = _INDEX_RE.match(bare)
-        if m is None:
+        if m is None or not all(_INDEXED_COLUMN_RE.fullmatch(c) for c in m.group(1).split(",")) \
+                or any(r[1] == -2 for r in conn.execute(f'PRAGMA index_xinfo("{quoted}")')):
             return "an index on an expression"
         if m.group(2) is not None and not _SIMPLE_WHERE_RE.fullmatch(m.group(2).strip()):
             return "an index with a computed condition"
         return None
-    if (v := _VIRTUAL_RE.match(bare)) is not None:
-        return None if v.group(1).lower() in ("fts5", "vec0") else f"a virtual table of module {v.group(1)!r}"
-    if _COMPUTED_TABLE_RE.search(bare):
+    if re.match(r"\s*CREATE\s+VIRTUAL\b", bare, re.I):
+        v = _VIRTUAL_RE.match(bare)
+        return None if v is not None and v.group(1).lower() in ("fts5", "vec0") else "a virtual table of another module"
+    if _COMPUTED_TABLE_RE.search(bare) or any(r[6] in (2, 3) for r in conn.execute(f'PRAGMA table_xinfo("{quoted}")')):
         return "a computed column"
     return None
 
@@ -153,6 +167,9 @@ def connect(path: str | Path, *, readonly: bool = False):
     """Open a connection with sqlite-vec loaded. Errors become OvError."""
     mod = _driver()
     op_err, db_err = _errors()
+    if odd := _odd_journal(path):
+        raise OvError("invalid_path", f"{odd} is a link or not a regular file; ov opens no index "
+                      "beside one (remove it)", field="db")
     try:
         if readonly:
             conn = _connect_ro(mod, Path(path), op_err)
@@ -724,8 +741,8 @@ def _peek(db_path: Path, read, failed, *, immutable: bool = False, why: bool = F
     mod = _driver()
     if os.path.islink(db_path) or os.path.islink(db_path.parent):
         return failed  # opened through a link, SQLite makes -shm and -wal beside its target
-    if not _regular(db_path):  # a fifo planted as `.ov/index.db` had blocked SQLite's open for good
-        return failed
+    if not _regular(db_path) or _odd_journal(db_path):  # a fifo planted as `.ov/index.db` (or as its
+        return failed  # `-journal`) had blocked SQLite's open for good
     try:
         conn = mod.connect(f"file:{quote(db_path.as_posix())}?mode=ro{'&immutable=1' if immutable else ''}",
                            uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
@@ -751,6 +768,26 @@ def _regular(path: Path) -> bool:
         return True
     except OSError:
         return False
+
+
+def _odd_journal(db_path) -> str | None:
+    """The first of the database's journal files (`-journal`, `-wal`, `-shm`) that is there
+    and is a link or not a regular file, or None: SQLite opens them itself, and a fifo
+    planted as `.ov/index.db-journal` had blocked `ov search` and `ov find` for good,
+    Ctrl-C ignored."""
+    import stat  # noqa: PLC0415
+
+    for suffix in ("-journal", "-wal", "-shm"):
+        p = f"{db_path}{suffix}"
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return p
+        if not stat.S_ISREG(st.st_mode):
+            return p
+    return None
 
 
 def _regular_fd(fd: int) -> bool:
