@@ -601,7 +601,9 @@ def test_a_journal_socket_that_is_a_link_is_not_connected_to(tmp_path, indexed):
 
 
 @pytest.mark.parametrize("sql", ["UPDATE files SET size = 'x'", "UPDATE files SET tags = 'x'",
-                                 "UPDATE chunks SET start = 1.5", "UPDATE chunks SET text = NULL"])
+                                 "UPDATE chunks SET start = 1.5", "UPDATE chunks SET text = NULL",
+                                 "UPDATE chunks SET text = X'6869' WHERE level = 2",
+                                 "UPDATE files SET path = CAST(path AS BLOB)"])
 def test_a_planted_value_of_the_wrong_type_is_a_damaged_index(indexed, sql):
     """SQLite keeps any value in any column: a committed index's `files.size = 'x'`, a
     file's tags that are not JSON or a passage's text NULL had ended a search in

@@ -344,8 +344,11 @@ class Store(Database):
 
     def file_states(self) -> dict[str, tuple[int, int, int, str, int, int]]:
         """path -> (id, size, mtime_ns, hash, ctime_ns, inode) for every indexed file."""
-        return {r[0]: tuple(r[1:]) for r in self.rows(
+        got = {r[0]: tuple(r[1:]) for r in self.rows(
             "SELECT path, id, size, mtime_ns, hash, ctime_ns, inode FROM files")}
+        if not all(isinstance(p, str) for p in got):  # (a planted BLOB path: `damaged`, not internal)
+            raise damaged(self.path, "a file's path in it is not text")
+        return got
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int, ctime_ns: int = 0,
                    inode: int = 0) -> None:
@@ -997,6 +1000,8 @@ class Store(Database):
             for cid, path in self.rows(
                     f"SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id "
                     f"WHERE c.id IN ({','.join('?' * len(part))})", part):
+                if not isinstance(path, str):
+                    raise damaged(self.path, "a file's path in it is not text")
                 out[cid] = path
         return out
 
@@ -1147,6 +1152,8 @@ class Store(Database):
             "JOIN chunks c ON c.id = l.cid JOIN files ON files.id = l.fid",
             (json.dumps(list(file_ids)),))
         for fid, cid, start, head, path in rows:
+            if not isinstance(head, str) or not isinstance(path, str):  # (a planted BLOB)
+                raise damaged(self.path, "a row of it is not ov's")
             out[fid] = cid
             # only a file whose text opens with a `---` line may have front matter
             if start == 0 and head.split("\n", 1)[0].rstrip() == "---" and kind_of(path) == "markdown":
