@@ -314,6 +314,8 @@ def _holder_text(h: dict | None, vectors_pending: bool) -> str:
     if not h or not h.get("command"):
         return "an indexer holds the index now (an `ov index`, a watcher)" + (
             f": pid {h['pid']}" if h else "")
+    if not any(w in h["command"].split() for w in ("mcp", "--watch")):
+        return f"`{h['command']}` (pid {h['pid']}) holds the index"
     what = ("its watcher adds the missing vectors while it is idle, and keeps the index current"
             if vectors_pending else "its watcher keeps the index current")
     return f"`{h['command']}` (pid {h['pid']}) holds the index: {what}; ending it stops that"

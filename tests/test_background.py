@@ -1426,3 +1426,7 @@ def test_status_names_the_process_that_holds_the_index(tmp_path):
         p.wait()
     r = run_subprocess(["status", "-o", "json"], cwd=root)
     assert json.loads(r.out)["result"]["holder"] is None
+    from ov.render import _holder_text
+
+    assert _holder_text({"pid": 7, "command": "ov index ."}, True) == "`ov index .` (pid 7) holds the index"
+    assert "its watcher adds the missing vectors" in _holder_text({"pid": 7, "command": "ov index --watch"}, True)
