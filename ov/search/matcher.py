@@ -677,19 +677,17 @@ def gc_paused() -> Iterator[None]:
 
 
 # -- searching a buffer -----------------------------------------------------------------
-def _deadline_error(p: Pattern) -> OvError:
-    return OvError("deadline_exceeded",
-                   f"the pattern ran past the {p.timeout:g} s time limit on one file",
+def _cut_error(p: Pattern, e: BaseException) -> OvError:
+    """A pattern cut on one file: past its time limit, or out of memory backtracking
+    (`(a|b)*needle` over a 10 MB line had ended grep in `internal` with MemoryError). Both
+    are `deadline_exceeded`: the pattern, not the input, is at fault, and the way out the
+    same (DESIGN names no code for memory)."""
+    if isinstance(e, MemoryError):
+        return OvError("deadline_exceeded",
+                       "the pattern ran out of memory backtracking on one file (a very long line); a "
+                       "pattern without a repeated group, or -F, searches it", field="pattern")
+    return OvError("deadline_exceeded", f"the pattern ran past the {p.timeout:g} s time limit on one file",
                    field="pattern")
-
-
-def _memory_error(p: Pattern) -> OvError:
-    """A pattern whose backtracking ran out of memory on one file: `(a|b)*needle` over a
-    10 MB line had ended grep in `internal` (MemoryError). Said as the time limit is (it
-    is the same kind of cut: the pattern, not the input, is at fault), with the way out."""
-    return OvError("deadline_exceeded",
-                   "the pattern ran out of memory backtracking on one file (a very long line); a "
-                   "pattern without a repeated group, or -F, searches it", field="pattern")
 
 
 def spans(p: Pattern, text: str) -> Iterator[tuple[int, int]]:
@@ -703,10 +701,8 @@ def spans(p: Pattern, text: str) -> Iterator[tuple[int, int]]:
             yield from _candidate_spans(p, text, deadline)
         else:
             yield from _whole_spans(p, text, deadline)
-    except TimeoutError:
-        raise _deadline_error(p) from None
-    except MemoryError:  # (the regex module's backtracking stack, on a line of megabytes)
-        raise _memory_error(p) from None
+    except (TimeoutError, MemoryError) as e:
+        raise _cut_error(p, e) from None
 
 
 def _search_deadline(p: Pattern) -> float | None:
@@ -858,10 +854,8 @@ def count_lines(p: Pattern, text: str, limit: int | None = None) -> tuple[int, b
             if got == limit:
                 return got, True
             got += 1
-    except TimeoutError:
-        raise _deadline_error(p) from None
-    except MemoryError:  # (the regex module's backtracking stack, on a line of megabytes)
-        raise _memory_error(p) from None
+    except (TimeoutError, MemoryError) as e:
+        raise _cut_error(p, e) from None
     return got, False
 
 
@@ -1013,10 +1007,8 @@ def _lines_hit(p: Pattern, text: str) -> set[int]:
             no += count("\n", last, s)
             last = s
             hit.add(no)
-    except TimeoutError:
-        raise _deadline_error(p) from None
-    except MemoryError:  # (the regex module's backtracking stack, on a line of megabytes)
-        raise _memory_error(p) from None
+    except (TimeoutError, MemoryError) as e:
+        raise _cut_error(p, e) from None
     return hit
 
 

@@ -167,9 +167,8 @@ def connect(path: str | Path, *, readonly: bool = False):
     """Open a connection with sqlite-vec loaded. Errors become OvError."""
     mod = _driver()
     op_err, db_err = _errors()
-    if odd := _odd_journal(path):
-        raise OvError("invalid_path", f"{odd} is a link or not a regular file; ov opens no index "
-                      "beside one (remove it)", field="db")
+    for journal in JOURNALS:  # SQLite opens them itself: a fifo planted as `.ov/index.db-journal`
+        _refuse_link(Path(f"{path}{journal}"), "index")  # had blocked search and find, Ctrl-C ignored
     try:
         if readonly:
             conn = _connect_ro(mod, Path(path), op_err)
@@ -567,6 +566,7 @@ OPTIONAL_TABLES = {
 # ---- the index's own files (issue 17) -----------------------------------------------
 # A cloned tree may hold `.ov`, `.ov/index.db` or its companions as links leading
 # anywhere: nothing is written through one. The sidecars SQLite and the lock create.
+JOURNALS = ("-journal", "-wal", "-shm")  # the files SQLite keeps beside a database
 SIDECARS = ("-wal", "-shm", "-journal", ".lock", ".lock.want",  # .want: ov.indexer.IndexLock
             ".search",  # ov.indexer.Searching
             ".searched", ".searched-journal")  # ov.store.searched
@@ -583,12 +583,14 @@ def clear_rebuild(db_path: Path, stale: bool = False) -> None:
     `stale`, by a run that holds the index lock, so no rebuild is running: what a killed
     one left (its file, the old file's `retire` mark) goes. A file by that name that is not
     an SQLite file nor empty is someone's: `invalid_path`, and nothing is removed."""
+    import stat  # noqa: PLC0415
+
     new = rebuild_path(db_path)
     left = os.path.lexists(new)  # a rebuild stopped between its mark and its rename leaves it
     try:  # (not blocking on a fifo planted by that name, nor through a link)
         fd = os.open(new, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
         try:
-            if not _regular_fd(fd):
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise OvError("invalid_path", f"{new} is not a regular file (ov builds a new index "
                               "under that name); move it away", field="db")
             head = os.read(fd, 16)
@@ -741,8 +743,11 @@ def _peek(db_path: Path, read, failed, *, immutable: bool = False, why: bool = F
     mod = _driver()
     if os.path.islink(db_path) or os.path.islink(db_path.parent):
         return failed  # opened through a link, SQLite makes -shm and -wal beside its target
-    if not _regular(db_path) or _odd_journal(db_path):  # a fifo planted as `.ov/index.db` (or as its
-        return failed  # `-journal`) had blocked SQLite's open for good
+    try:  # (a fifo planted as `.ov/index.db`, or as its `-journal`, had blocked SQLite's open for good)
+        for p in (db_path, *(Path(f"{db_path}{j}") for j in JOURNALS)):
+            _refuse_link(p, "index")
+    except OvError:
+        return failed
     try:
         conn = mod.connect(f"file:{quote(db_path.as_posix())}?mode=ro{'&immutable=1' if immutable else ''}",
                            uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
@@ -756,44 +761,6 @@ def _peek(db_path: Path, read, failed, *, immutable: bool = False, why: bool = F
         return e if why else failed
     finally:
         conn.close()
-
-
-def _regular(path: Path) -> bool:
-    """Whether `path` is a regular file or not there (SQLite then says so itself)."""
-    import stat  # noqa: PLC0415
-
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-
-
-def _odd_journal(db_path) -> str | None:
-    """The first of the database's journal files (`-journal`, `-wal`, `-shm`) that is there
-    and is a link or not a regular file, or None: SQLite opens them itself, and a fifo
-    planted as `.ov/index.db-journal` had blocked `ov search` and `ov find` for good,
-    Ctrl-C ignored."""
-    import stat  # noqa: PLC0415
-
-    for suffix in ("-journal", "-wal", "-shm"):
-        p = f"{db_path}{suffix}"
-        try:
-            st = os.lstat(p)
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return p
-        if not stat.S_ISREG(st.st_mode):
-            return p
-    return None
-
-
-def _regular_fd(fd: int) -> bool:
-    import stat  # noqa: PLC0415
-
-    return stat.S_ISREG(os.fstat(fd).st_mode)
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"

@@ -302,14 +302,15 @@ class Store(Database):
         except (ValueError, TypeError, KeyError, OverflowError):  # (not what ov writes: a planted value)
             raise damaged(self.path, "its list of skipped files is not ov's") from None
 
-    def meta_int(self, key: str, default: int = 0, base: int = 10) -> int:
-        """A meta value ov writes as an integer; `damaged` when it is not one (a cloned tree's
-        `tri_upto = 'x'` had ended every command, grep's too, in an `internal` ValueError)."""
+    def meta_int(self, key: str, default: int | None = 0) -> int | None:
+        """A meta value ov writes as an integer (`default` when it has none); `damaged` when it
+        is not one (a cloned tree's `tri_upto = 'x'` had ended every command, grep's too, in an
+        `internal` ValueError)."""
         v = self.get_meta(key)
         if v is None:
             return default
         try:
-            return int(v, base)
+            return int(v)
         except (TypeError, ValueError):
             raise damaged(self.path, f"its {key} is not a number") from None
 
@@ -466,9 +467,8 @@ class Store(Database):
     def tri_upto(self) -> int:
         """Level-2 chunks with an id at or below this have their trigram rows. An index
         from before the mark wrote them with the chunks: all of them have."""
-        if self.get_meta(TRI_META) is not None:
-            return self.meta_int(TRI_META)
-        return self.q1("SELECT max(id) FROM chunks") or 0
+        v = self.meta_int(TRI_META, None)
+        return v if v is not None else self.q1("SELECT max(id) FROM chunks") or 0
 
     def tri_kept(self) -> int:
         """Level-2 chunks with an id at or below this kept their `chunks_tri` rows through
