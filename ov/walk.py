@@ -260,7 +260,8 @@ def _read_rules(path: str, rel: str, warn: Callable[[str], None], root: str | No
         return ()
     if data is None:
         return ()
-    return _compile(data.decode("utf-8", "replace"))
+    # a UTF-8 byte order mark (a Windows editor's) is not the first pattern's: git skips it
+    return _compile(data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace"))
 
 
 def _root_levels(root: str, opts: WalkOptions, warn: Callable[[str], None]) -> tuple[Level, ...]:
@@ -1006,8 +1007,9 @@ def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> 
 # tick). File contents are not the cache's business: callers that need them stat files.
 # The kernel tree (78,255 files, 5,106 folders): the walk cost ~2 s at load ~12, the
 # cached listing ~0.2 s (see docs/BENCHMARKS.md).
-CACHE_VERSION = 10  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude; 7: no .gitignore across an inner repository;
-# 8: .rgignore; 9: the names each folder left out (grep's -g overrides); 10: .gitignore only in git
+CACHE_VERSION = 11  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude; 7: no .gitignore across an inner repository;
+# 8: .rgignore; 9: the names each folder left out (grep's -g overrides); 10: .gitignore only in git;
+# 11: an ignore file's byte order mark skipped
 RACY_NS = 2_000_000_000
 _FILE, _DIR, _LINK = 0, 1, 2
 # a listing with more changed folders than this is walked afresh (and written anew)

@@ -28,6 +28,25 @@ def test_gitignore_pattern_without_slash_matches_at_any_depth(tmp_path):
     assert paths(root) == ["c.txt", "sub/d.txt"]
 
 
+@pytest.mark.parametrize("name", [".gitignore", ".ignore", ".rgignore", ".ovignore"])
+def test_a_byte_order_mark_is_not_the_first_patterns(tmp_path, name):
+    """A Windows editor's UTF-8 BOM before an ignore file's first line had made that line
+    `\ufeffsecret.txt`, which matched nothing; git skips the mark (so does rg since 14)."""
+    root = make_tree(tmp_path, {name: b"\xef\xbb\xbfsecret.txt\r\n*.log\r\n", "secret.txt": "",
+                                "sub/secret.txt": "", "a.log": "", "kept.txt": ""})
+    assert paths(root) == ["kept.txt"]
+
+
+def test_a_byte_order_mark_through_grep_glob_and_index(ov, tree):
+    root = tree({".gitignore": b"\xef\xbb\xbfsecret.txt\n", ".ovignore": b"\xef\xbb\xbfsecret2.txt\n",
+                 "secret.txt": "needle\n", "secret2.txt": "needle\n", "kept.txt": "needle\n"})
+    assert ov("grep", "-l", "needle", cwd=root).out == "kept.txt\n"
+    assert ov("glob", "*.txt", "--simple", cwd=root).out == "kept.txt\n"
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    r = ov("search", "needle", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["kept.txt"], r.out
+
+
 def test_nested_gitignore_rules_are_relative_to_their_folder(tmp_path):
     root = make_tree(tmp_path, {"sub/.gitignore": "/x.txt\ndeep/y.txt\n", "x.txt": "",
                                 "sub/x.txt": "", "sub/deep/x.txt": "", "sub/deep/y.txt": "",
