@@ -1502,7 +1502,8 @@ def _new_files(root: Path, indexed, skipped, db_path: Path, cap: int | None | bo
     stat: status then opens none of them again; on the kernel that open cost 2.2 of 6.6 s).
     New: those its walk finds that the index has no row for, leaving out what the last
     index skipped (binary, ...) and, past that list's first 1,000, binary files (a NUL in
-    the first 8 KiB, the indexer's own test). Left out: indexed files still on disk that
+    the first 8 KiB; one with a later NUL, which the indexer skips too, counts as new until
+    an index lists it skipped). Left out: indexed files still on disk that
     the walk no longer yields (ignored now, or over the size cap). The walk is the
     tree's config's, or with `cap` (bytes; None: none) the size cap the index was built
     with; through grep's listing cache where there is one. `sniffs`: None when more than

@@ -44,13 +44,17 @@ _READ_ATTEMPTS = 3
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
-def is_binary(head: bytes) -> bool:
-    """A NUL byte in the first 8 KiB marks a binary file (git's and ripgrep's rule). UTF-16
+def is_binary(data: bytes) -> bool:
+    """A NUL byte anywhere in `data` (a file's first BINARY_SNIFF bytes, or all of it)
+    marks a binary file. ripgrep skips a walked file whose first 64 KiB read holds a NUL,
+    and stops searching one at a later NUL; the index keeps no part of a file, so a file
+    read whole for it is binary by any NUL, and `ov status` lists it so (only a NUL in the
+    first 8 KiB, git's rule, had let a file grep calls binary into ranked results). UTF-16
     with its byte order mark is judged as ripgrep judges it: transcoded first (`decode`),
     then a NUL character in it marks it binary (a UTF-16 mark before binary bytes)."""
-    if head[:2] in UTF16_BOMS:
-        return "\x00" in head[:2 * BINARY_SNIFF].decode("utf-16", errors="replace")
-    return head.find(b"\x00", 0, BINARY_SNIFF) != -1
+    if data[:2] in UTF16_BOMS:
+        return "\x00" in data.decode("utf-16", errors="replace")
+    return b"\x00" in data
 
 
 def decode(data: bytes) -> str:
@@ -243,7 +247,7 @@ def digest_under(root: str, rel: str, digest: Callable[[Iterator[bytes]], object
 
 
 def read_text(abspath: str, *, max_bytes: int | None = None) -> FileText | None:
-    """Read and decode one file; None when it is binary (NUL in its first 8 KiB).
+    """Read and decode one file; None when it is binary (a NUL in it: `is_binary`).
 
     Raises OSError when it cannot be read (missing, permission, not a regular file),
     and `FileTooLarge` when it holds more than `max_bytes`; callers decide whether that

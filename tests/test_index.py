@@ -620,6 +620,25 @@ def test_a_utf16_mark_before_binary_bytes_is_binary_as_grep_reads_it(tmp_path):
     assert run_inprocess("grep", "-l", "zebra", cwd=root, env=env).out == "ok16.txt\n"
 
 
+def test_a_nul_past_the_first_8k_is_binary_to_the_index_as_to_grep(ov, tree):
+    """Only a NUL in the first 8 KiB had made a file binary to the index: a file with one at
+    9,000 bytes, which `ov grep` (as rg) skips as binary, was in ranked results with a
+    `\x00` line in its excerpt, and `ov status` skipped nothing. A file with its NUL past
+    rg's first 64 KiB read is grep's up to the NUL (rg's warning after), not the index's."""
+    root = tree({"ok.txt": "zebra fine\n",
+                 "late.txt": b"zebra one\n" + b"x" * 9000 + b"\n\x00\nzebra after nul\n",
+                 "later.txt": b"zebra early\n" + b"y" * 70_000 + b"\n\x00\nzebra after nul\n"})
+    index_json(ov, root, "--no-embed")
+    assert indexed_paths(root) == ["ok.txt"]
+    st = ov("status", "-o", "json", cwd=root).json["result"]
+    assert {f["path"]: f["reason"] for f in st["skipped_files"]} == {"late.txt": "binary", "later.txt": "binary"}
+    r = ov("search", "zebra", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["ok.txt"], r.out
+    g = ov("grep", "zebra", cwd=root)
+    assert g.code == 0 and g.out.splitlines()[:2] == ["later.txt:1:zebra early", "ok.txt:1:zebra fine"], g.out
+    assert g.out.splitlines()[2].startswith("later.txt: WARNING: stopped searching binary file after match")
+
+
 def test_a_binary_file_over_the_size_cap_counts_as_binary_and_warns_no_search(ov, tree):
     """A `.so` or `.a` over --max-filesize was listed as too large, and every ranked search
     warned that it was in no result (the Python stdlib: a `.a`, two `.whl`, two `.so`).

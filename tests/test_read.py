@@ -14,13 +14,15 @@ from ov.read import (BINARY_SNIFF, FileText, FileTooLarge, LineIndex, content_ha
 from tests.conftest import make_tree
 
 
-def test_nul_in_first_8k_is_binary(tmp_path):
-    root = make_tree(tmp_path, {"bin": b"abc\x00def", "late": b"a" * BINARY_SNIFF + b"\x00"})
+def test_a_nul_anywhere_is_binary(tmp_path):
+    root = make_tree(tmp_path, {"bin": b"abc\x00def", "late": b"a" * BINARY_SNIFF + b"\x00",
+                                "later": b"text\n" * 40_000 + b"\x00", "text": b"a" * (BINARY_SNIFF + 1)})
     assert read_text(str(root / "bin")) is None
-    assert is_binary(b"abc\x00def")
-    # a NUL past the sniffed head does not make the file binary
-    late = read_text(str(root / "late"))
-    assert late is not None and late.text.endswith("\x00") and late.size == BINARY_SNIFF + 1
+    assert is_binary(b"abc\x00def") and not is_binary(b"abc def")
+    # a NUL past the sniffed head, or past ripgrep's first 64 KiB read, is binary too:
+    # the index keeps no part of a file
+    assert read_text(str(root / "late")) is None and read_text(str(root / "later")) is None
+    assert read_text(str(root / "text")).size == BINARY_SNIFF + 1
 
 
 def test_empty_file(tmp_path):
