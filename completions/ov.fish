@@ -93,6 +93,7 @@ complete -c ov -n '__fish_seen_subcommand_from glob' -l node-limit -x -d 'Most p
 complete -c ov -n '__fish_seen_subcommand_from glob' -l level-limit -l max-depth -x -d 'Folder depth below PATH (1: only its own files); no cut by default, and a cut is reported'
 complete -c ov -n '__fish_seen_subcommand_from glob' -s f -l fields -x -d 'Fields per path: name,path,type,size,mode,mtime,tags (mode is octal, mtime ISO 8601 UTC)'
 complete -c ov -n '__fish_seen_subcommand_from glob' -l simple -d 'Bare paths, one a line (whatever the format)'
+complete -c ov -n '__fish_seen_subcommand_from glob' -s 0 -l print0 -d 'Bare paths, each followed by a NUL byte and written as it is (for xargs -0; text output)'
 complete -c ov -n '__fish_seen_subcommand_from glob' -l exclude-uri -r -F -d 'Leave out this file or folder, or the paths a glob holding *, ? or [ matches, read as -g reads it (repeatable)'
 complete -c ov -n '__fish_seen_subcommand_from glob' -l tags -x -d 'Only indexed files with this tag k=v (repeatable; AND)'
 complete -c ov -n '__fish_seen_subcommand_from glob' -l no-index -d 'Walk the tree, not the listing kept beside the index'

@@ -19,7 +19,7 @@ TYPE_CHECKING = False  # `typing` costs ~2.5 ms of a grep's start: annotations o
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-from ov.errors import OvError
+from ov.errors import OvError, shown_bytes
 from ov.model import SKIP_REASONS, duration_text
 
 FORMATS = ("text", "json", "jsonl")
@@ -73,20 +73,27 @@ def unclean_name(shown: str) -> str:
 
 
 def to_data(obj: Any) -> Any:
-    """Dataclasses to plain JSON data; optional fields that are None are left out."""
+    """Dataclasses to plain JSON data; optional fields that are None are left out. A
+    warning is a message: a name's bytes that are not UTF-8 are shown in it as `\\xNN`
+    (`shown_texts`), as stderr and error messages show them; a path field keeps them."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         out = {}
         for f in dataclasses.fields(obj):
             v = getattr(obj, f.name)
             if v is None and f.default is None:
                 continue
-            out[f.name] = to_data(v)
+            out[f.name] = shown_texts(v) if f.name == "warnings" else to_data(v)
         return out
     if isinstance(obj, dict):
         return {k: to_data(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [to_data(v) for v in obj]
     return obj
+
+
+def shown_texts(msgs: Any) -> list:
+    """Messages (`warnings`), each with `shown_bytes`' escapes."""
+    return [shown_bytes(m) if isinstance(m, str) else to_data(m) for m in msgs]
 
 
 def dumps(data: Any) -> str:
@@ -180,7 +187,8 @@ class Out:
         if msg in self.warned:
             return
         self.warned.add(msg)
-        self.stderr.write(f"ov: warning: {clean_name(msg)}\n")  # one line: a name's newline too
+        # one line: a name's newline too; its bytes that are not UTF-8 as `\xNN`
+        self.stderr.write(f"ov: warning: {clean_name(shown_bytes(msg))}\n")
 
     def notice(self, msg: str) -> None:
         self.stderr.write(f"ov: {clean(msg)}\n")
@@ -724,7 +732,7 @@ def grep_envelope(res, elapsed_ms: int) -> str:
     """`dumps` of the `-o json` envelope of a GrepResult, its matches written as
     `match_json` does (no dict per match, each path encoded once per file)."""
     rest = {"count": res.count, "files": res.files, "truncated": res.truncated,
-            "warnings": list(res.warnings)}
+            "warnings": shown_texts(res.warnings)}
     if res.counts is not None:
         rest["counts"] = dict(res.counts)
     if res.paths is not None:
@@ -800,7 +808,7 @@ def cut_summary(st: Any, elapsed: int, count: int | None = None, files: bool = T
     cut = bool(st.truncated or st.level_cut)
     rec = {"type": "summary", "count": st.count if count is None else count,
            "files": st.files, "truncated": cut, "truncated_reason": st.truncated_reason if cut else None,
-           "warnings": warnings, "root": st.root or None, "elapsed_ms": elapsed}
+           "warnings": shown_texts(warnings), "root": st.root or None, "elapsed_ms": elapsed}
     if not files:
         del rec["files"]
     return rec
@@ -969,12 +977,17 @@ def emit_files(out: Out, found: Any, st: Any, t0: float, null: bool = False) -> 
 
 
 def emit_glob(out: Out, res: Any, st: Any, t0: float, fields: tuple[str, ...] = (),
-              simple: bool = False) -> None:
-    """`ov glob`'s paths (`--simple`: one a line in any format), then its cuts."""
+              simple: bool = False, null: bool = False) -> None:
+    """`ov glob`'s paths (`--simple`: one a line in any format; -0: each NUL-ended and as it
+    is, for `xargs -0`, as fd's -0 and `ov grep --files -0`: in text output, as grep's -0),
+    then its cuts."""
     from ov.search.scope import cut_notes  # noqa: PLC0415
 
     emit_run_warnings(out, st)
-    if simple or out.fmt == "text":
+    if null and (simple or out.fmt == "text"):
+        simple = True
+        out.stdout.write("".join((m if isinstance(m, str) else m.path) + "\0" for m in res.matches))
+    elif simple or out.fmt == "text":
         out.text(glob_text(res, fields, simple))
     elif out.fmt == "json":
         out.envelope(res, elapsed_ms(t0))

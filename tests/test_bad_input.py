@@ -518,3 +518,28 @@ def test_a_tokenizer_file_that_does_not_load_is_the_users_value_not_a_bug(tmp_pa
     err = r.json["error"]
     assert r.code == 2 and err["code"] == "invalid_argument" and err["field"] == "OV_TOKENIZER", err
     assert str(bad) in err["message"]
+
+
+def test_a_warning_shows_a_names_bytes_as_error_messages_do(tmp_path):
+    """A warning naming a file whose name is not UTF-8 was written `no\\udcff` on stderr and
+    carried a lone surrogate in JSON `warnings`, which a strict reader refuses; errors and
+    `ov status` wrote the same byte `\\xff`. Warnings are messages: `\\xff` everywhere."""
+    import subprocess  # noqa: PLC0415
+
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / "ok.txt").write_text("hello there\n")
+    (root / os.fsdecode(b"bin\xffnul.dat")).write_bytes(b"hello\n" + b"a" * 70_000 + b"\n\x00")
+    env = {**os.environ, "OV_EMBEDDER": "hash"}
+    for fmt in ("text", "json", "jsonl"):
+        r = subprocess.run([sys.executable, "-m", "ov", "grep", "hello", ".", b"no\xff", "-o", fmt],
+                           cwd=root, capture_output=True, env=env)
+        assert r.returncode == 2, r
+        if fmt == "text":
+            assert r.stderr.decode("utf-8") == "ov: warning: no\\xff: no such file or folder\n"
+            continue
+        doc = json.loads(r.stdout.splitlines()[-1]) if fmt == "jsonl" else json.loads(r.stdout)["result"]
+        assert sorted(doc["warnings"]) == ["bin\\xffnul.dat: WARNING: stopped searching binary file after "
+                                           'match (found "\\0" byte around offset 70007)',
+                                           "no\\xff: no such file or folder"], doc
+        json.dumps(doc["warnings"], ensure_ascii=False).encode("utf-8")  # no lone surrogate

@@ -368,3 +368,28 @@ def test_a_glob_over_the_length_limit_is_refused_at_once(tmp_path):
         ov.glob("a" * 200_000, cwd=tmp_path)
     assert ei.value.code == "invalid_pattern" and "8192" in ei.value.message
     assert ov.glob("a" * 8192, cwd=tmp_path).matches == []
+
+
+def test_print0_writes_each_name_as_it_is_nul_ended(tmp_path):
+    """A name holding a tab or a byte that is not UTF-8 was shown escaped (`a\\x09b.txt`),
+    and `ov glob` had no -0: no script could use it. `-0` writes the names' bytes, each
+    followed by a NUL, as fd's -0 and `ov grep --files -0` do, whatever -f or -o say."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    root = tmp_path / "t"
+    root.mkdir()
+    names = [b"a\tb.txt", b"caf\xe9.txt", b"plain.txt", b"new\nline.txt"]
+    for n in names:
+        (root / os.fsdecode(n)).write_text("x\n")
+    (root / "skip.md").write_text("x\n")
+    want = b"".join(n + b"\0" for n in sorted(names))
+    for extra in ([], ["-f", "path,size"], ["--simple"], ["-o", "json", "--simple"]):
+        r = subprocess.run([sys.executable, "-m", "ov", "glob", "*.txt", "-0", *extra], cwd=root,
+                           capture_output=True, env={**os.environ, "OV_EMBEDDER": "hash"})
+        assert r.returncode == 0 and r.stdout == want, (extra, r.stdout, r.stderr)
+    r = subprocess.run([sys.executable, "-m", "ov", "glob", "*.txt"], cwd=root, capture_output=True)
+    assert b"a\\x09b.txt\n" in r.stdout  # text output still escapes control characters
+    r = subprocess.run([sys.executable, "-m", "ov", "glob", "*.txt", "-0", "-o", "json"], cwd=root,
+                       capture_output=True)  # JSON is JSON, as `ov grep -0 -o json`
+    assert r.returncode == 0 and r.stdout.startswith(b'{"status":"ok"') and b"\0" not in r.stdout

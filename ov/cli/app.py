@@ -314,6 +314,7 @@ def glob_cmd(
     level_limit: Annotated[Optional[int], typer.Option("--level-limit", "--max-depth", help="Folder depth below PATH (1: only its own files); no cut by default, and a cut is reported.", metavar="N")] = None,
     fields: Annotated[Optional[str], typer.Option("-f", "--fields", help="Fields per path: name,path,type,size,mode,mtime,tags (mode is octal, mtime ISO 8601 UTC).", metavar="LIST")] = None,
     simple: Annotated[bool, typer.Option("--simple", help="Bare paths, one a line (whatever the format).")] = False,
+    print0: Annotated[bool, typer.Option("-0", "--print0", help="Bare paths, each followed by a NUL byte and written as it is (for xargs -0; text output).")] = False,
     exclude_uri: ExcludeUriOpt = None,
     tags: Annotated[Optional[list[str]], typer.Option("--tags", help="Only indexed files with this tag k=v (repeatable; AND).", metavar="K=V")] = None,
     no_index: Annotated[bool, typer.Option("--no-index", help="Walk the tree, not the listing kept beside the index.")] = False,

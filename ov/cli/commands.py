@@ -201,9 +201,9 @@ def _grep_mode(count: bool, files_with_matches: bool, max_columns: int | None) -
 def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = False,
                  hidden: bool | None = None, no_ignore: bool = False, node_limit: int | None = None,
                  level_limit: int | None = None, fields: str | None = None, simple: bool = False,
-                 exclude_uri: Sequence[str] | None = None, tags: Sequence[str] | None = None,
-                 no_index: bool = False, color: str = "auto", output: str = "text",
-                 json_: bool = False) -> int:
+                 print0: bool = False, exclude_uri: Sequence[str] | None = None,
+                 tags: Sequence[str] | None = None, no_index: bool = False, color: str = "auto",
+                 output: str = "text", json_: bool = False) -> int:
     """`ov glob`: the parameters are the flags' (see ov/cli/app.py's glob_cmd); returns the
     exit status."""
 
@@ -218,9 +218,9 @@ def glob_command(*, pattern: str, path: str | None = None, ignore_case: bool = F
         st = GrepStats()
         res = api.glob(pattern, path, ignore_case=ignore_case, hidden=hidden, no_ignore=no_ignore,
                        max_depth=level_limit, node_limit=node_limit, stats=st,
-                       fields=() if simple else flds, exclude=exclude_uri or (), tags=tags or (),
-                       use_index=not no_index)
-        emit_glob(out, res, st, t0, flds, simple)
+                       fields=() if simple or (print0 and out.fmt == "text") else flds, exclude=exclude_uri or (),
+                       tags=tags or (), use_index=not no_index)
+        emit_glob(out, res, st, t0, flds, simple, print0)
         # a part of what was asked unread (a folder, a PATH that is a link out of the tree):
         # the paths are printed and the run exits 2, as `ov grep` and rg do
         return EXIT_ERROR if st.read_errors else EXIT_OK if res.matches else EXIT_NONE

@@ -79,7 +79,7 @@ COMMANDS = {
     },
     'glob': {
         "args": (('pattern', 1, True), ('path', 1, False)),
-        "defaults": {'pattern': None, 'path': None, 'ignore_case': False, 'hidden': None, 'no_ignore': False, 'node_limit': None, 'level_limit': None, 'fields': None, 'simple': False, 'exclude_uri': None, 'tags': None, 'no_index': False, 'color': 'auto', 'output': 'text', 'json_': False},
+        "defaults": {'pattern': None, 'path': None, 'ignore_case': False, 'hidden': None, 'no_ignore': False, 'node_limit': None, 'level_limit': None, 'fields': None, 'simple': False, 'print0': False, 'exclude_uri': None, 'tags': None, 'no_index': False, 'color': 'auto', 'output': 'text', 'json_': False},
         "multi": ('exclude_uri', 'tags'),
         "envvars": {},
         "opts": {
@@ -96,8 +96,10 @@ COMMANDS = {
             '--no-index': ('no_index', 'flag', True),
             '--node-limit': ('node_limit', 'int', None),
             '--output': ('output', 'str', None),
+            '--print0': ('print0', 'flag', True),
             '--simple': ('simple', 'flag', True),
             '--tags': ('tags', 'str', None),
+            '-0': ('print0', 'flag', True),
             '-f': ('fields', 'str', None),
             '-i': ('ignore_case', 'flag', True),
             '-o': ('output', 'str', None),
