@@ -1604,11 +1604,14 @@ def notebook_rows(text: str, chunks: list[Chunk]) -> list[bool] | None:
 def file_title(text: str, path: str, body: list[Chunk]) -> str:
     """A file's title (every keyword row of the file carries it): the first line of its
     first chunk, past a markdown file's front matter (a chunk of its own, whose first line
-    is `---`), whose `title` key is taken when it has one."""
+    is `---`), whose `title` key is taken when it has one; a Kubernetes manifest's objects
+    (`tiers.manifest_text`)."""
     if not body:
         return ""
     if is_notebook(path) and (cells := tiers.notebook_text(text)) and cells.strip():
         return title_of(tiers.unfenced(cells).lstrip())  # its first cell, not the JSON's `{`
+    if path.endswith((".yaml", ".yml")) and (said := tiers.manifest_text(text.split("\n", 2000)[:2000])):
+        return title_of(said)  # not `apiVersion: apps/v1`, every manifest's first line
     fm = tiers.front_matter_block(text) if kind_of(path) == "markdown" else None
     if fm is None:
         return title_of(body[0].text)

@@ -270,16 +270,24 @@ def _blocks_overview(blocks: list[tuple[str, int, str]]) -> str:
 def _paragraph_first_lines(text: str, limit: int = 160, wordy: bool = False) -> list[str]:
     """Each paragraph's first line; with `wordy`, its first line holding a word (code with
     no definition: a comment's `/*` or `/**` line says nothing, the JDK's package-info.java
-    files read `/*`, `/**` as their outline)."""
+    files read `/*`, `/**` as their outline), and below a `#` or `;` comment heading the
+    paragraph its first other line too (a Makefile's `VERSION = 2.4.0` had been left out)."""
     out = []
     head = True  # the next line holding something heads its paragraph
+    after_comment = False  # the paragraph's head was a comment: its first other line counts too
     for ln in text.split("\n"):
         s = ln.strip()
         if s and head and (not wordy or _WORDY_RE.search(s)):
             out.append(clip(s, limit))
             head = False
+            # (a `#` or `;` comment: a Makefile's, a config's; a C-style block's lines run on)
+            after_comment = wordy and s.startswith(("#", ";")) and not _PREPROCESSOR_RE.match(s)
+        elif s and after_comment and not _COMMENT_PREFIX_RE.match(s):
+            out.append(clip(s, limit))  # a Makefile's `VERSION = 2.4.0` below its comment
+            after_comment = False
         elif not s:
             head = True
+            after_comment = False
     return out
 
 
@@ -446,7 +454,53 @@ def _code_abstract(text: str, path: str) -> str:
     names = _top_level_names(lines, ext)
     if names:
         return "Defines " + ", ".join(names)
+    if ext in _YAML_EXTS and (said := manifest_text(lines)):
+        return said
     return _first_code_lines(lines)
+
+
+def manifest_text(lines: list[str]) -> str:
+    """"Kubernetes Deployment web (namespace shop), Service web" for a manifest (a YAML
+    file's lines, `_manifest_objects`), else ""."""
+    objs = _manifest_objects(lines)
+    return "Kubernetes " + ", ".join(objs) if objs else ""
+
+
+_YAML_EXTS = frozenset({".yaml", ".yml"})
+_YAML_TOP_RE = re.compile(r"^(apiVersion|kind|metadata)\s*:\s*(.*?)\s*$")
+_YAML_META_RE = re.compile(r"^[ \t]+(name|namespace)\s*:\s*(.*?)\s*$")
+
+
+def _manifest_objects(lines: list[str], most: int = 8) -> list[str]:
+    """The objects a Kubernetes manifest (or a Helm chart's template of one) declares, one
+    per YAML document holding a top-level `apiVersion` and `kind`: "Deployment web
+    (namespace shop)". Its first lines (`apiVersion: apps/v1 kind: Deployment metadata:`)
+    were the abstract of every such file, the same for all a tree's Deployments."""
+    out: list[str] = []
+    doc: dict[str, str] = {}
+    in_meta = False
+
+    def close() -> None:
+        if doc.get("apiVersion") is not None and doc.get("kind"):
+            name = " ".join(x for x in (doc["kind"], doc.get("name", "")) if x)
+            out.append(name + (f" (namespace {doc['namespace']})" if doc.get("namespace") else ""))
+
+    for ln in lines[:2000]:
+        if ln.startswith("---"):
+            close()
+            doc, in_meta = {}, False
+            continue
+        if (m := _YAML_TOP_RE.match(ln)) is not None:
+            in_meta = m.group(1) == "metadata"
+            if not in_meta:
+                doc.setdefault(m.group(1), _scalar(m.group(2)))
+        elif in_meta and (m := _YAML_META_RE.match(ln)) is not None and ln[:1] in " \t" \
+                and len(ln) - len(ln.lstrip()) <= 4:
+            doc.setdefault(m.group(1), _scalar(m.group(2)))
+        elif ln[:1] not in ("", " ", "\t", "#"):
+            in_meta = False
+    close()
+    return out[:most] + ([f"{len(out) - most} more"] if len(out) > most else [])
 
 
 def _go_file_comment(lines: list[str], limit_lines: int = 400) -> str:
@@ -1146,6 +1200,8 @@ def overview(text: str, path: str) -> str:
             return _cap_lines(lines)
     if ext == ".json" and (keys := _json_keys(text)):
         return _cap_lines(keys)
+    if ext in _YAML_EXTS and (keys := _yaml_outline(text)):
+        return _cap_lines(keys)
     return _cap_lines(_paragraph_first_lines(unfenced(text) if fences else text, wordy=kind == "code" and ext != ".json"))
 
 
@@ -1166,6 +1222,29 @@ def _json_keys(text: str) -> list[str]:
     top = min(depth for depth, _ in found)
     return [clip(ln.strip().removeprefix("{").strip().rstrip(",").removesuffix("{").removesuffix("[").rstrip(), 160)
             for depth, ln in found if depth == top]
+
+
+_YAML_ITEM_NAME_RE = re.compile(r"^\s*-\s+name\s*:")
+
+
+def _yaml_outline(text: str) -> list[str]:
+    """A YAML file's outline: its top-level lines (keys, list items, comments), a
+    manifest's `metadata` name, and every list item's `- name:` at any depth (an Ansible
+    play's tasks, a manifest's containers). Each paragraph's first line had dropped an
+    Ansible file's first task below a comment, and a manifest without blank lines read
+    `apiVersion: apps/v1` alone."""
+    out = []
+    meta = False
+    for ln in text.split("\n"):
+        s = ln.strip()
+        if not s or s in ("---", "..."):
+            continue
+        if ln[0] not in " \t":
+            meta = s.startswith("metadata:")
+            out.append(clip(s, 160))
+        elif _YAML_ITEM_NAME_RE.match(ln) or (meta and _YAML_META_RE.match(ln) and len(ln) - len(ln.lstrip()) <= 4):
+            out.append(clip(ln.rstrip(), 160))
+    return out
 
 
 def unfenced(text: str) -> str:

@@ -892,3 +892,47 @@ def test_a_javadoc_above_a_line_of_modifiers_is_the_class_doc():
     assert abstract(text, "java/lang/Character.java").startswith("The Character class wraps a value")
     plain = "package p;\n\npublic final\nclass Bare {\n}\n"
     assert abstract(plain, "p/Bare.java") == "Defines class Bare"
+
+
+def test_a_kubernetes_manifest_is_said_by_its_objects():
+    """Every manifest's abstract was its first lines, `apiVersion: apps/v1 kind: Deployment
+    metadata:` (a tree's 8 Deployments alike), and its outline `apiVersion: apps/v1` alone.
+    Each YAML document with a top-level apiVersion and kind now names its object."""
+    text = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\n"
+            "  labels:\n    app: web\nspec:\n  template:\n    spec:\n      containers:\n"
+            "        - name: nginx\n          image: nginx:1.25\n---\napiVersion: v1\nkind: Service\n"
+            "metadata:\n  name: web\nspec:\n  selector:\n    name: not-the-service\n")
+    assert abstract(text, "k8s/web.yaml") == "Kubernetes Deployment web (namespace shop), Service web"
+    assert overview(text, "k8s/web.yaml").split("\n") == [
+        "apiVersion: apps/v1", "kind: Deployment", "metadata:", "name: web", "namespace: shop", "spec:",
+        "- name: nginx", "apiVersion: v1", "kind: Service", "metadata:", "name: web", "spec:"]
+    helm = 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include "ops.fullname" . }}-db\n'
+    assert abstract(helm, "templates/db.yaml") == 'Kubernetes Deployment {{ include "ops.fullname" . }}-db'
+    # a leading comment still speaks first; a YAML file that is no manifest keeps its lines
+    assert abstract("# The web tier\n" + text, "web.yml") == "The web tier"
+    assert abstract("name: app\nkind: tool\n", "x.yml") == "name: app kind: tool"
+
+
+def test_an_ansible_file_outlines_every_task_and_a_makefile_its_settings():
+    """A comment heading a paragraph had been the paragraph's only outline line: an Ansible
+    file's first task and a Makefile's `VERSION = 2.4.0` were left out."""
+    tasks = ("---\n# Install nginx and start it\n- name: Install nginx\n  apt:\n    name: nginx\n\n"
+             "- name: Start nginx\n  service:\n    name: nginx\n")
+    assert overview(tasks, "roles/web/tasks/main.yml").split("\n") == [
+        "# Install nginx and start it", "- name: Install nginx", "- name: Start nginx"]
+    play = "- hosts: web\n  tasks:\n    - name: Ping\n      ping:\n    - name: Reboot\n      reboot:\n"
+    assert overview(play, "site.yml").split("\n") == ["- hosts: web", "- name: Ping", "- name: Reboot"]
+    make = "# Build settings\nVERSION = 2.4.0\nNAME = app\n\n# Targets\nall: build\n"
+    assert overview(make, "Makefile").split("\n") == ["# Build settings", "VERSION = 2.4.0", "# Targets", "all: build"]
+
+
+def test_a_manifest_through_the_cli_read_and_found_by_its_kind(ov, tree):
+    """The keyword rows' title was each manifest's first line, `apiVersion: apps/v1`; now
+    it names the objects, so "kubernetes deployment" finds the Deployments by their words."""
+    dep = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: shop-db\nspec:\n  replicas: 1\n"
+    root = tree({"k8s/db.yaml": dep, "k8s/svc.yaml": dep.replace("apps/v1", "v1").replace("Deployment", "Service"),
+                 "notes.md": "# Notes\n\nnothing about clusters\n"})
+    assert ov("index", ".", "--no-embed", cwd=root).code == 0
+    assert ov("read", "k8s/db.yaml", "--level", "0", cwd=root).out.strip() == "Kubernetes Deployment shop-db"
+    r = ov("search", "kubernetes deployment", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert [h["path"] for h in r.json["result"]["hits"]][:1] == ["k8s/db.yaml"], r.out
