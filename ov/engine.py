@@ -1457,7 +1457,7 @@ def status(store: Store, root: Path) -> StatusReport:
         skipped=n_skipped, skipped_files=[SkippedFile(p, r) for p, r in skipped],
         coverage=cov, not_embedded_rows=counts["no_vector"],
         trigram_pending=trigram_pending, background=(worker := _worker(store)),
-        indexer=(indexer := _indexer(store)),
+        indexer=(indexer := _indexer(store)), worker_paused=worker is None and _paused(store),
         holder=_holder(store) if worker is None and indexer is None and cov.get("indexing") else None,
         journal=journal_status(store.path, root), gitignore_read=not gitignore_unread(str(root)),
     )
@@ -1548,6 +1548,12 @@ def _worker(store: Store) -> dict | None:
     from ov.indexer import worker_state  # noqa: PLC0415
 
     return worker_state(store.path)
+
+
+def _paused(store: Store) -> bool:
+    from ov.indexer import worker_paused  # noqa: PLC0415
+
+    return worker_paused(store.path)
 
 
 def _holder(store: Store) -> dict | None:

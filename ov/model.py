@@ -256,6 +256,9 @@ class StatusReport:
     holder: dict[str, Any] | None = field(default_factory=lambda: None)
     # a watcher's change journal (ov.journal.status): ready, not_ready (why), changed
     journal: dict[str, Any] | None = field(default_factory=lambda: None)
+    # `ov index --stop` left its mark: no worker starts again until an `ov index` runs
+    # (ov.indexer.worker_paused); status had said only `background: -` at 4 % coverage
+    worker_paused: bool = False
     new_files: int = 0  # files on disk `ov index` would add (a rename: one missing, one new)
     # indexed files still on disk that `ov index` would now leave out (an ignore rule, the
     # size cap or a setting changed since): search ranks them until then

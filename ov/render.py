@@ -222,7 +222,7 @@ def status_text(rep) -> str:
         # contradiction while abstracts, shorter, were embedded first: the passages' own count)
         f"chunks:          {rep.chunks} passages, {rep.embedded_chunks} of them with a vector",
         f"vector rows:     {_coverage_text(rep)}",
-        f"background:      {_worker_text(rep.background, rep.new_files, bool(rep.trigram_pending), _vectors_pending(rep))}"
+        f"background:      {_worker_text(rep.background, rep.new_files, bool(rep.trigram_pending), _vectors_pending(rep), rep.worker_paused)}"
         + (f"; {_indexer_text(rep.indexer, rep.new_files)}" if rep.indexer and not rep.background else
            f"; {_holder_text(rep.holder, _vectors_pending(rep))}"
            if not rep.background and (rep.coverage or {}).get("indexing") else ""),
@@ -304,12 +304,15 @@ _PHASES = {"start": ("starting", "rows"), "starting": ("starting", "rows"), "sca
 
 
 def _worker_text(w: dict | None, unread: int = 0, trigrams_pending: bool = False,
-                 vectors_pending: bool = False) -> str:
+                 vectors_pending: bool = False, paused: bool = False) -> str:
     """The worker's line: phase, progress, rate, the ETA of that phase, and what comes
     after it. Its scan of the tree has no total of its own; `unread`, the files status's
     walk found the index still lacks, is what is left of it (the scan said only "scan,
-    1111/s" on the kernel)."""
+    1111/s" on the kernel). None running after `ov index --stop` (`paused`) with work left:
+    says what holds the work back."""
     if not w:
+        if paused and (vectors_pending or unread or trigrams_pending):
+            return "stopped by `ov index --stop`: none starts again, and what is left waits, until `ov index` runs"
         return "-"
     text, after = _progress_text(w, unread, trigrams_pending, vectors_pending)
     if after:

@@ -1149,8 +1149,17 @@ def test_a_stopped_worker_stays_stopped_until_ov_index_runs(tree):
     assert worker_state(_db(root)) is None
     assert any("partial vectors" in w or "keywords alone" in w or "vectors it computed" in w
                for w in r.json["result"]["warnings"])
+    # status had said `background: -` with the vectors partial and nothing of the stop
+    st = run_subprocess(["status", "--json"], cwd=root)
+    assert st.json["result"]["worker_paused"] is True and st.json["result"]["background"] is None
+    st = run_subprocess(["status"], cwd=root)
+    assert "background:      stopped by `ov index --stop`: none starts again, and what is left waits, " \
+           "until `ov index` runs" in st.out, st.out
     assert run_subprocess(["index", "."], cwd=root).code == 0  # the vectors, in the foreground
     assert not paused_file(_db(root)).exists()
+    st = run_subprocess(["status", "--json"], cwd=root)
+    assert st.json["result"]["worker_paused"] is False
+    assert "background:      -" in run_subprocess(["status"], cwd=root).out
     r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
     assert r.code == 0 and r.json["result"]["coverage"]["ratio"] == 1.0
 
