@@ -173,7 +173,9 @@ def _search(store: Store, root: Path, req: SearchRequest, embedder_factory, cov:
     if checker.refused:
         warnings.append(_refused_warning(checker.refused))
     warnings.extend(_size_cap_warning(store, req.filters, req.query))
-    if req.search_type == "hybrid" and use_kw and not req.filters.vectorless and not req.all_chunks:
+    if not req.all_chunks and ((req.search_type == "hybrid" and use_kw and not req.filters.vectorless)
+                               or (req.search_type == "semantic" and len(page) < req.limit)):
+        # (`ov find` -t csv had answered nothing, silent, where search named the left-out file)
         warnings.extend(_left_out_warning(store, req, ranking.tree, page))
     warnings.extend(_scope_warnings(store, root, req.filters))
     if not page and not store.has_files_under(""):

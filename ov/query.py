@@ -696,7 +696,19 @@ def shown_line(lines: list[str], path: str, pats, name: str | None = None) -> in
     Text prints it as `path:line:`, and JSON carries it as the hit's `line` (ov.engine):
     an editor or an agent jumping to `start_line` had landed on the passage's comment."""
     at = name_line(lines, path, name) if name else None
-    return best_line(lines, pats) if at is None else at
+    if at is not None:
+        return at
+    at = best_line(lines, pats)
+    if path.endswith(".ipynb") and _NB_STRUCTURE_RE.match(lines[at] if at < len(lines) else "") \
+            and not words_in(lines[at], pats)[0]:
+        # no line holds a query word: a notebook's first line is its JSON's (`"source": [`),
+        # shown for hit after hit; the first line of what the cell says instead
+        return next((i for i, ln in enumerate(lines) if ln.strip() and not _NB_STRUCTURE_RE.match(ln)), at)
+    return at
+
+
+# a line of a notebook's JSON structure: a key opening a list or an object, or a bracket
+_NB_STRUCTURE_RE = re.compile(r'^\s*(?:"[\w-]+"\s*:\s*[\[{]?\s*(?:[\]}]\s*)?,?|[\]}],?)\s*$')
 
 
 def shown_line_terms(query: str) -> tuple[QueryPatterns, str | None]:

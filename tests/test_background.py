@@ -448,6 +448,12 @@ def test_minified_lock_and_map_files_are_not_embedded(ov, tree):
     assert len(left) == 1 and "--search-type keywords" in left[0], hy["warnings"]
     assert not any("generated, minified" in w for w in
                    ov("search", "sings at dawn", "--json", cwd=root).json["result"]["warnings"])
+    # `ov find` scoped to them answered nothing, silent (a research tree's `-t csv`); it now
+    # says so when its page is short, as the hybrid does
+    fd = ov("find", "zebrafinch", "-t", "json", "--json", cwd=root)
+    assert fd.code == 1 and fd.json["result"]["hits"] == []
+    assert any("generated, minified or data file(s) hold the query's words" in w
+               for w in fd.json["result"]["warnings"]), fd.json["result"]["warnings"]
     # a threshold none of them reaches by its keywords says nothing of them
     assert not any("generated, minified" in w for w in ov(
         "search", "zebrafinch", "--threshold", "0.999", "--json", cwd=root).json["result"]["warnings"])

@@ -375,3 +375,17 @@ def test_output_that_cannot_be_written_is_an_error_not_an_answer(tmp_path, fmt):
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=60,
                        preexec_fn=lambda: os.close(1))
     assert p.returncode == 2 and "standard output is closed" in p.stderr, p.stderr
+
+
+def test_a_notebook_hit_with_no_query_word_is_shown_at_what_its_cell_says():
+    """A notebook's passage that holds none of the query's words was shown at its first
+    line, `"source": [`, for hit after hit (a research tree); its cell's first line now,
+    and a line holding a query word still wins."""
+    from ov.query import query_pattern, shown_line
+
+    cell = ['   "source": [', '    "# Residual plot\\n",', '    "\\n",', '    "fig = sm.qqplot(res)"', '   ]']
+    assert shown_line(cell, "nb/residuals.ipynb", query_pattern("owl")) == 1
+    assert shown_line(cell, "nb/residuals.ipynb", query_pattern("qqplot")) == 3
+    assert shown_line(['   "outputs": [],', '   "source": []', '  },'], "x.ipynb", query_pattern("owl")) == 0
+    # other files keep their first line
+    assert shown_line(['"source": [', "x"], "data.json", query_pattern("owl")) == 0
