@@ -21,7 +21,7 @@ from ov import rank
 from ov.config import CONFIG_MAX_FILESIZE, DEFAULT_MAX_FILESIZE, MAX_QUERY_TOKENS, env_number, leads_outside
 from ov.errors import OvError
 from ov.journal import status as journal_status
-from ov.kinds import kind_of
+from ov.kinds import is_notebook, kind_of
 from ov.model import (ContextEntry, ContextResult, ContextStats, Copy, Excerpt, Hit, Manifest, ReadResult,
                       SKIP_REASONS, SearchResult, SkippedFile, StatusReport, TaggedFile, TagResult, duration_text)
 from ov.paths import listing_dir, resolve
@@ -588,8 +588,11 @@ def _left_out_warning(store: Store, req: SearchRequest, tree: rank.Tree, page: l
         return []
     paths = store.chunk_paths(sorted(out))
     shown = {h.path for h in page}
+    # (a notebook is no such file: its cells are ranked, and the rows left out are its
+    # outputs and JSON structure; "python version" named every notebook by its kernelspec)
     files = list(dict.fromkeys(paths[cid] for cid, raw in got if cid in out and cid in paths
-                               and rank.keyword_score(raw, paths[cid], tree) > floor and paths[cid] not in shown))
+                               and rank.keyword_score(raw, paths[cid], tree) > floor and paths[cid] not in shown
+                               and not is_notebook(paths[cid])))
     if not files:
         return []
     return [f"{len(files)} generated, minified or data file(s) hold the query's words but the default "

@@ -17,7 +17,7 @@ import pytest
 from conftest import make_tree, run_inprocess, run_subprocess
 from ov.engine import VECTORS_NOW_ABSTRACTS, VECTORS_NOW_FILES
 from ov.indexer import IndexOptions, embeddable, worker_state
-from ov.store import NO_VECTOR, Store
+from ov.store import NO_VECTOR, SCHEMA_VERSION, Store
 
 PROSE = "# Notes {i}\n\nThe tide tables for harbour {i} list high water. Boats leave at dawn.\n\n" \
         "A second paragraph about lighthouse {i} and its keeper. The lamp turns all night.\n"
@@ -1137,7 +1137,7 @@ def test_the_worker_started_after_an_upgrade_says_it_writes_grep_rows(tree):
     assert r.code == 0 and "to finish the index's grep rows;" in r.err, r.err
     _wait_worker(_db(root))
     with Store.open(_db(root), readonly=True) as s:
-        assert s.trigrams_complete() and s.q1("PRAGMA user_version") == 8
+        assert s.trigrams_complete() and s.q1("PRAGMA user_version") == SCHEMA_VERSION
 
 
 def test_a_stopped_worker_stays_stopped_until_ov_index_runs(tree):

@@ -292,3 +292,61 @@ def test_a_run_without_spaces_is_scored_among_all_keyword_rows(ov, tree):
     # a run and a word of the same query add up; a run held by more rows counts less
     both = ov("search", "全角文字 harbour", "--search-type", "keywords", "-o", "json", cwd=root).json["result"]["hits"]
     assert both[0]["path"] == "ja.md", both
+
+
+_PLOT = ("iVBORw0KGgoAAAANSUhEUgAAAoAAAAHgCAYAAAA10dzkAAAAOXRFWHRTb2Z0d2FyZQBNYXRwbG90bGliIHZl"
+         "cnNpb24zLjcuMSwgaHR0cHM6Ly9tYXRwbG90bGliLm9yZy/bCgiHAAAACXBIWXMAAA9hAAAPYQGoP6dpAAC"
+         "rsgHXtwT8iy6BQOSGZmpOwlKQ3eVbT5cRtZ9yPq1LmNaXw2YzKcDfJuH4gIoE7sA0vUxB6rQjW8pTnMz3Fy")
+
+
+def test_camel_words_leave_encoded_data_out():
+    """A plot's base64 split at its seams gave English words (`...GZmpOwlKQ...`: `Owl`), and a
+    keyword search for "owl" put the plot first at 0.907 (a research tree's notebooks)."""
+    from ov.store.text import camel_words, camel_words_of
+
+    line = f'"image/png": "{_PLOT}",\n"text/plain": "<Figure of parseHttpHeader>"'
+    assert "Owl" in camel_words_of(line).split()
+    assert camel_words(line) == "parse Http Header"  # the words beside the data stay
+    assert camel_words("getElementById(x)") == camel_words_of("getElementById(x)") == "get Element By Id"
+
+
+def test_schema_8_keyword_rows_with_data_are_written_again_on_upgrade(tree):
+    """Migration 9: the keyword rows written with the data's words (schema 8) are deleted
+    with those words and written again without them; deleted with the new words, the old
+    ones would have stayed in the contentless table for good."""
+    import sqlite3
+
+    from ov.indexer import IndexOptions, index_tree
+    from ov.store import Store
+    from ov.store.text import camel_words, camel_words_of, keyword_text
+
+    root = tree({"plot.md": f"# Plot\n\n![fig](data:image/png;base64,{_PLOT})\n", "owl.md": "# Birds\n\nAn owl at night.\n"})
+    db = root / ".ov" / "index.db"
+    index_tree(root, None, IndexOptions(embed=False))
+
+    def owls() -> int:  # the keyword rows holding the word
+        with Store.open(db, readonly=True) as s:
+            s.conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, chunks_fts, row)")
+            return s.q1("SELECT doc FROM v WHERE term = 'owl'") or 0
+
+    base = owls()  # owl.md's rows: its passage and tiers
+    assert base >= 1
+    c = sqlite3.connect(db)  # back to schema 8's rows: the plot's row with the data's words
+    rows = c.execute("SELECT c.id, c.text, f.title FROM chunks c JOIN files f ON f.id = c.file_id "
+                     "WHERE f.path = 'plot.md' AND c.level != 3").fetchall()
+    changed = [r for r in rows if camel_words(r[1]) != camel_words_of(r[1])]
+    assert changed
+    for cid, text, title in changed:
+        c.execute("INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', ?, ?)", (cid, keyword_text(text, title)))
+        c.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (cid, keyword_text(text, title, camel_words_of(text))))
+    c.execute("PRAGMA user_version = 8")
+    c.commit()
+    c.close()
+    assert owls() == base + len(changed)
+    with Store.open(db) as s:  # a write open upgrades it
+        assert s.q1("PRAGMA user_version") == 9
+    assert owls() == base
+    (root / "plot.md").unlink()
+    (root / "owl.md").unlink()
+    index_tree(root, None, IndexOptions(embed=False))  # both deleted: no word of them is left
+    assert owls() == 0

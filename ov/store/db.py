@@ -27,10 +27,11 @@ from ov.config import INDEX_DIRNAME, untrusted
 from ov.errors import OvError
 from ov.store.text import FRONT_CHARS, front_of, keyword_text, title_of
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 # The oldest schema a read-only open accepts as it stands (grep's prefilter, `glob --tags`,
 # `ov manifest`): 7 changed no row, only what new rows leave out, and this ov reads both;
-# 8 changed what a `files_tri` row holds, and grep's question is right on either form.
+# 8 changed what a `files_tri` row holds, and grep's question is right on either form;
+# 9 only the words of keyword rows holding encoded data.
 READABLE_FROM = 6
 DIM = 384
 BUSY_TIMEOUT_MS = 3000
@@ -550,8 +551,33 @@ def _migration_8(conn) -> None:
     conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{TRI_META}', '0')")
 
 
+def _migration_9(conn) -> None:
+    """A keyword row no longer holds the camelCase words of a run of encoded data
+    (`ov.store.text.camel_words`: a plot's base64 split into `Owl`, `Cat`, `Sun`).
+    Contentless rows are deleted by feeding their text back, so each row whose words
+    change is written again: deleted with the words it was written with
+    (`camel_words_of`), inserted with the new ones. Only rows holding a run of 64 data
+    characters can change, and finding them is a C-speed scan of the text."""
+    from ov.chunk import data_runs  # noqa: PLC0415
+    from ov.store.text import camel_words, camel_words_of  # noqa: PLC0415
+
+    rows = conn.execute("SELECT c.id, c.text, f.title FROM chunks c JOIN files f ON f.id = c.file_id "
+                        f"WHERE c.level != {SENTENCE_LEVEL}")
+    while batch := rows.fetchmany(2000):
+        old, new = [], []
+        for cid, text, title in batch:
+            if not isinstance(text, str) or not data_runs(text):
+                continue
+            was, now = camel_words_of(text), camel_words(text)
+            if was != now:
+                old.append((cid, keyword_text(text, title or "", was)))
+                new.append((cid, keyword_text(text, title or "", now)))
+        conn.executemany("INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', ?, ?)", old)
+        conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", new)
+
+
 MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6,
-              _migration_7, _migration_8]
+              _migration_7, _migration_8, _migration_9]
 
 # Tables an index may lack, made when it is opened for writing: no schema version moves,
 # so an older ov keeps reading (and ignores) the index, and a reader copes without them.

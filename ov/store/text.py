@@ -39,12 +39,25 @@ def keyword_text(text: str, title: str = "", camel: str | None = None) -> str:
 
 def camel_words(text: str) -> str:
     """The camelCase identifiers of `text` split into words, each once, sorted, joined by
-    spaces ("" for none): what `keyword_text` adds."""
+    spaces ("" for none): what `keyword_text` adds. Runs of encoded data (a notebook's
+    plotted image in base64: `ov.chunk.data_runs`) are no identifiers: split, they gave
+    English words (`...BQOSGZmpOwl...` made `Owl`), and a keyword search for "owl" put a
+    plot's base64 first at 0.907."""
     # the seam looked for first: most text (C, prose) has none. A small letter and a
     # capital become `a` and `A`, all else a space, and `aA` is found at C speed: 2.9 ms a
     # MB of the kernel's fs/, where a regex search for [a-z][A-Z] took 10.5
     if b"aA" not in text.encode("utf-8", "surrogatepass").translate(_LETTER_CASE):
         return ""
+    from ov.chunk import data_runs  # noqa: PLC0415 - the keyword rows' writers alone need it
+
+    for a, b in reversed(data_runs(text)):
+        text = f"{text[:a]} {text[b:]}"
+    return camel_words_of(text)
+
+
+def camel_words_of(text: str) -> str:
+    """`camel_words` of every identifier, data runs too: the keyword rows of schema 8 and
+    before (ov.store.db's migration 9 deletes them by it)."""
     return " ".join(sorted({_CAMEL.sub(" ", m.group(0)) for m in _IDENT.finditer(text)}))
 
 
