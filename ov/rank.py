@@ -376,7 +376,14 @@ def _lead(got: list[tuple[float, Cand, str, int]], own: dict[str, float], tree: 
     model's nearest, 0.13 at that tree's size). Else the chunk of the branch that judges the
     file likelier relevant: a name the keywords found in one passage (`findrunnable`, 0.49)
     was shown by a passage the model read a little closer than the rest (0.0001) that
-    lacked it."""
+    lacked it. A query that is one identifier is shown by the keywords' passage whenever they
+    found the name in the file (`holding`): `zabbix_server_dbpassword` was shown by the
+    passage the model read closer, holding only `zabbix_server_dbpassword_hash_method`,
+    four lines below where the name is set."""
+    if tree.identifier:
+        for _, c, name, _ in got:
+            if name == "keywords" and (tree.holding is None or c.chunk_id in tree.holding):
+                return c
     if tree.worded and not tree.nospace:
         for _, c, name, _ in got:
             if name == "semantic" and c.branches["semantic"].get("via") != "abstract":

@@ -162,6 +162,24 @@ def test_a_hit_shows_the_chunk_of_the_branch_that_believes_in_it(path):
     assert sem_wins.chunk_id == 1000
 
 
+@pytest.mark.parametrize("path", ["roles/db/defaults/main.yml", "proc.go"])
+def test_an_identifier_is_shown_where_the_keywords_found_it(path):
+    """`zabbix_server_dbpassword` was shown by the passage the model read closer (its
+    probability above the keywords'), which held `zabbix_server_dbpassword_hash_method`
+    four lines below where the name is set; an identifier now shows the keywords' passage
+    when it holds the name, and the semantic one when no keyword row holds it."""
+    ident = dataclasses.replace(TREE, identifier=True)
+    assert rank.fuse(lists([(path, 1.0)], [(path, 0.85)]), TREE)[0].chunk_id == 1000
+    assert rank.fuse(lists([(path, 1.0)], [(path, 0.85)]), ident)[0].chunk_id == 0
+    held = dataclasses.replace(ident, holding=frozenset({0}))
+    assert rank.fuse(lists([(path, 1.0)], [(path, 0.85)]), held)[0].chunk_id == 0
+    not_held = dataclasses.replace(ident, holding=frozenset({7}))
+    assert rank.fuse(lists([(path, 1.0)], [(path, 0.85)]), not_held)[0].chunk_id == 1000
+    # the score does not change, only the passage shown
+    assert rank.fuse(lists([(path, 1.0)], [(path, 0.85)]), held)[0].score == \
+        rank.fuse(lists([(path, 1.0)], [(path, 0.85)]), not_held)[0].score
+
+
 @pytest.mark.parametrize("path", ["response.js", "notes.md"])
 def test_a_phrase_in_words_shows_the_passage_the_model_reads_closest(path):
     """`set a cookie on the response` showed express's response.js by its `require` lines,
