@@ -1044,7 +1044,11 @@ def _verbatim(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
     # `net/http: request canceled`), or a sentence; "set a cookie" and "template inheritance"
     # stood in docs too, and took a score they had not earned (a review of a Python tree)
     marked = any(not (c.isalnum() or c.isspace()) for c in text)
-    if (len(text) < VERBATIM_MIN_CHARS or words < 2 or not (marked or words >= VERBATIM_MIN_WORDS)
+    # a pasted expression with no space is one too (`ansible_facts['distribution_release']`,
+    # `signed-by=/usr/share/keyrings/docker.gpg` ranked under files holding its words apart),
+    # unless it is an identifier, which the files defining it answer (`_definers`)
+    pasted = words == 1 and marked and len(_RUNS_RE.findall(text)) >= 2 and identifier(text) is None
+    if (len(text) < VERBATIM_MIN_CHARS or (words < 2 and not pasted) or not (marked or words >= VERBATIM_MIN_WORDS)
             or 2 not in req.filters.levels):
         return "", {}
     got = store.keyword_search(fts_phrase(text), replace(req.filters, levels=(2,)), VERBATIM_READ)
@@ -1068,6 +1072,7 @@ def _verbatim(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
 
 
 VERBATIM_MIN_CHARS = 10
+_RUNS_RE = re.compile(r"[^\W_]+")  # runs of letters and digits: a pasted expression's words
 VERBATIM_MIN_WORDS = 6  # a text without punctuation counts from this many words
 VERBATIM_FILES_MAX = 8
 # files a query read as a name without its extension may raise: more, and it names none of

@@ -549,6 +549,27 @@ def test_a_query_found_word_for_word_raises_the_files_holding_it(tree, ov, searc
     assert not any("verbatim" in h["scores"] for h in _hits(ov, root, "server", "--search-type", search_type))
 
 
+@pytest.mark.parametrize("search_type", ["hybrid", "keywords"])
+def test_a_pasted_expression_with_no_space_is_found_word_for_word(tree, ov, search_type):
+    """`ansible_facts['distribution_release']`, pasted from a playbook, ranked under a file
+    holding its words apart (`ansible_facts.distribution_release`): the word-for-word
+    raise asked for two words apart. An expression of two runs of letters or more counts;
+    an identifier (`os.path.join`) is left to the files defining it."""
+    root = tree({
+        "repo.yml": "- name: docker repo\n  apt_repository:\n"
+                    "    repo: \"deb https://example.org/{{ ansible_facts['distribution_release'] }} stable\"\n",
+        **{f"vars{i}.yml": "".join(f"- include_vars: \"{{{{ ansible_facts.distribution_release }}}}.{j}.yml\"\n"
+                                   "  # distribution release facts from ansible facts\n" for j in range(4))
+           for i in range(3)},
+        "lib/posixpath.py": "def join(a, *p):\n    return a\n",
+        "lib/use.py": "import os\nx = os.path.join('a', 'b')\n",
+    })
+    assert ov("index", root).code == 0
+    hits = _hits(ov, root, "ansible_facts['distribution_release']", "--search-type", search_type)
+    assert hits[0]["path"] == "repo.yml" and "verbatim" in hits[0]["scores"], [h["path"] for h in hits]
+    assert not any("verbatim" in h["scores"] for h in _hits(ov, root, "os.path.join", "--search-type", search_type))
+
+
 JS_TREE = {
     "lib/router/layer.js": ("'use strict';\n\nmodule.exports = Layer;\n\n"
                             "function Layer(path, options, fn) {\n  this.handle = fn;\n  this.path = path;\n}\n\n"
