@@ -455,9 +455,13 @@ def _items(lines: list[str], blank: list[bool], prio: list[int], count: Callable
         # vector of the text's start carries its subject too: everything since the last
         # hard cut then fits in one chunk, which the packing below keeps together.
         # (not to encoded data, which gets no vector: the lead would lose its own)
-        join = 0 < since_hard <= budget * JOIN_LEAD and prio[i] != HARD and not encoded_blob(content)
-        pieces = _split_long(content, budget, count_tokens or model_tokens, overhead, count_tokens is None,
-                             budget - since_hard if join else budget)
+        blob = encoded_blob(content)
+        join = 0 < since_hard <= budget * JOIN_LEAD and prio[i] != HARD and not blob
+        # a line of encoded data gets no vector: one piece, not a passage for each 256
+        # tokens the model would have read (a notebook's plot of 150 KB made ~200 rows)
+        pieces = [(0, len(content), t)] if blob else _split_long(
+            content, budget, count_tokens or model_tokens, overhead, count_tokens is None,
+            budget - since_hard if join else budget)
         for k, (a, b, pt) in enumerate(pieces):
             starts.append(line_start + a)
             ends.append(line_start + b)

@@ -30,7 +30,7 @@ from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, chec
                       query_pattern, query_roots, request_key, shown_line, shown_line_terms, stem_words, tag_words,
                       type_name, worded, words_in)
 from ov.store import KNN_MAX, Filters, SearchedVectors, Store, fts_phrase
-from ov.walk import gitignore_unread
+from ov.walk import gitignore_unread, over_cap
 
 
 @dataclass(frozen=True)
@@ -1897,7 +1897,7 @@ def _read_lines(store: Store, root: Path, rel: str, first: int, last: int | None
         # (what the last run recorded, else what it would say now: a file over the cap is
         # not "new since the last `ov index`", which would skip it)
         note = (f"{rel} is not in the index: it is over --max-filesize ({ft.size:,} bytes; `ov grep` "
-                "searches it)" if cap is not None and ft.size > cap and rel not in dict(store.skipped()[1])
+                "searches it)" if cap is not None and over_cap(rel, ft.size, cap) and rel not in dict(store.skipped()[1])
                 else _absent(store, root, rel).message)
     else:
         if not _may_read(root, rel):

@@ -64,7 +64,8 @@ from ov.store import (SENTENCE_LEVEL, Store, damaged, camel_words, prepare_index
 from ov.store.db import (BARE, CAP_META, KEYWORDS_META, Unusable, WriteHold, check_db_file, clear_rebuild, own_files,
                          rebuild_path, salvage_front_texts, salvage_sessions, unretire)
 from ov.store.queries import user_tags
-from ov.walk import ALWAYS_SKIPPED, gitignore_unread, is_ignored, walk, write_private
+from ov.walk import (ALWAYS_SKIPPED, NOTEBOOK_CAP_FACTOR, file_cap, gitignore_unread, is_ignored, walk,
+                     write_private)
 
 Progress = Callable[[str, int, "int | None"], None]
 
@@ -1044,7 +1045,7 @@ class _LexicalPass:
                 self.report.unchanged += 1
                 continue
             same = state[3] if state and not opts.full and not resplit else None
-            yield str(self.root), entry.path, opts.walk.max_filesize, same, opts, state
+            yield str(self.root), entry.path, file_cap(entry.path, opts.walk.max_filesize), same, opts, state
 
     def entries(self):
         """The walk's files. A first answer with query words (`opts.first_words`) walks for
@@ -1087,7 +1088,7 @@ class _LexicalPass:
             if self.progress:
                 self.progress("scan", n, len(self.known))
             if path > after and (self.resplit_kinds is None or kind_of(path) in self.resplit_kinds):
-                yield str(self.root), path, max_bytes, None, self.opts, state
+                yield str(self.root), path, file_cap(path, max_bytes), None, self.opts, state
 
     def prepared(self):
         """`_prepare` of every job: the first INLINE_FILES here, the rest in a pool."""
@@ -1106,6 +1107,9 @@ class _LexicalPass:
         if isinstance(prep, str):
             self.warn(prep)
             self.on_skip(path, "unreadable")
+            return False
+        if isinstance(prep, int):  # OVER_CAP
+            self.on_skip(path, "size")
             return False
         if prep is None:  # binary
             self.on_skip(path, "binary")
@@ -1524,9 +1528,24 @@ def _prepare(job) -> tuple[str, object, object]:
         return path, state, f"{path}: {e.strerror or e}"
     if ft is None:
         return path, state, None
+    if heavy_notebook(path, ft, max_bytes):
+        return path, state, OVER_CAP
     if same is not None and ft.hash == same:
         return path, state, (ft.size, ft.mtime_ns, ft.ctime_ns, ft.inode)
     return path, state, _file_rows(path, ft, opts)
+
+
+OVER_CAP = 0  # `_prepare`'s answer for a notebook over the size cap without its encoded data
+
+
+def heavy_notebook(path: str, ft: FileText, max_bytes: int | None) -> bool:
+    """Whether `path`, read under `max_bytes` (`ov.walk.file_cap`: a notebook's is the size
+    cap times NOTEBOOK_CAP_FACTOR), is a notebook over the cap by what it weighs: its
+    characters less its outputs' encoded data (`ov.chunk.data_runs`: plotted images)."""
+    if max_bytes is None or not is_notebook(path):
+        return False
+    cap = max_bytes // NOTEBOOK_CAP_FACTOR
+    return ft.size > cap and len(ft.text) - sum(b - a for a, b in chunking.data_runs(ft.text)) > cap
 
 
 def front_block(text: str, path: str, body: list[Chunk]) -> bool:
@@ -1953,15 +1972,20 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
             row = store.file_row(entry.path)
             state = (row["id"], row["size"], row["mtime_ns"], row["hash"], row["ctime_ns"],
                      row["inode"]) if row else None
+            cap = file_cap(entry.path, opts.walk.max_filesize)
             try:
                 # opened under the root now: a link swapped in since the walk is refused
-                ft = read_under(str(root), entry.path, max_bytes=opts.walk.max_filesize)
+                ft = read_under(str(root), entry.path, max_bytes=cap)
             except OSError as e:
                 warn(f"{entry.path}: {e.strerror or e}")
                 seen.discard(entry.path)  # as the full walk: an unreadable file leaves the index
                 continue
             if ft is None:  # binary now
                 seen.discard(entry.path)
+                continue
+            if heavy_notebook(entry.path, ft, cap):
+                seen.discard(entry.path)
+                on_skip(entry.path, "size")
                 continue
             if state and state[3] == ft.hash:
                 if (state[1], state[2], state[4], state[5]) != (ft.size, ft.mtime_ns, ft.ctime_ns, ft.inode):

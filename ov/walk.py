@@ -43,6 +43,7 @@ from typing import NamedTuple
 
 from ov.config import WalkOptions, foreign, leads_outside, read_control
 from ov.errors import OvError
+from ov.kinds import is_notebook
 from ov.model import FileEntry
 
 # What a walk says when it could not read a folder, a file's entry or an ignore file:
@@ -790,6 +791,22 @@ def _walk(root: Path, opts: WalkOptions, start: Path | None,
                 on_path.discard(fid)
 
 
+# A Jupyter notebook is held to the size cap by what it says, not by its outputs' encoded
+# data: a notebook of a few plots passes 1 MiB (one of 1.7 MB held 11 KB of cell sources)
+# and had gone from every ranked answer. The walk lets one through up to this many times
+# the cap; the indexer, once it has read it, weighs it without its data (`notebook_weight`).
+NOTEBOOK_CAP_FACTOR = 16
+
+
+def file_cap(rel: str, cap: int | None) -> int | None:
+    """The most bytes the walk and the indexer read of `rel` under the size cap `cap`."""
+    return cap * NOTEBOOK_CAP_FACTOR if cap is not None and is_notebook(rel) else cap
+
+
+def over_cap(rel: str, size: int, cap: int) -> bool:
+    return size > (cap * NOTEBOOK_CAP_FACTOR if is_notebook(rel) else cap)
+
+
 def _stat_file(e, rel: str, max_size: int | None, pairs: bool, warn, skip):
     """A regular file's entry with its stat, or None (unreadable, over the size cap)."""
     try:
@@ -798,7 +815,7 @@ def _stat_file(e, rel: str, max_size: int | None, pairs: bool, warn, skip):
         warn(f"{rel}: {err.strerror or err}")
         skip(rel, "unreadable")
         return None
-    if max_size is not None and s.st_size > max_size:
+    if max_size is not None and s.st_size > max_size and over_cap(rel, s.st_size, max_size):
         skip(rel, "size")
         return None
     return (rel, e.path) if pairs else FileEntry(rel, e.path, s.st_size, s.st_mtime_ns, s.st_mode, False,
@@ -865,7 +882,7 @@ def _link_file(e, rel: str, st, pairs: bool, max_size: int | None, warn, skip):
         return FileEntry(rel, e.path, s.st_size, s.st_mtime_ns, s.st_mode, True)
     if not stat.S_ISREG(st.st_mode):
         return None
-    if max_size is not None and st.st_size > max_size:
+    if max_size is not None and st.st_size > max_size and over_cap(rel, st.st_size, max_size):
         skip(rel, "size")
         return None
     return (rel, e.path) if pairs else FileEntry(rel, e.path, st.st_size, st.st_mtime_ns,
@@ -933,7 +950,7 @@ def _walk_start(root: Path, opts: WalkOptions, start: Path | None, warn, skip, p
     if not stat.S_ISDIR(st0.st_mode):
         if not stat.S_ISREG(st0.st_mode) or (keep is not None and not keep(rel0)):
             return ()
-        if opts.max_filesize is not None and st0.st_size > opts.max_filesize:
+        if opts.max_filesize is not None and over_cap(rel0, st0.st_size, opts.max_filesize):
             skip(rel0, "size")
             return ()
         return ((rel0, base) if pairs else FileEntry(
@@ -1433,7 +1450,7 @@ def listed_walk(root: Path, opts: WalkOptions, cache_dir: Path) -> Iterator[File
                 s = os.lstat(path)
             except OSError:  # gone since the listing, as a walk would not have met it
                 continue
-            if stat.S_ISREG(s.st_mode) and (cap is None or s.st_size <= cap):
+            if stat.S_ISREG(s.st_mode) and (cap is None or s.st_size <= cap or not over_cap(rel, s.st_size, cap)):
                 yield FileEntry(rel, path, s.st_size, s.st_mtime_ns, s.st_mode, False, s.st_ctime_ns, s.st_ino)
 
     return stats()

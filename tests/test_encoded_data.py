@@ -81,8 +81,10 @@ def test_a_notebooks_image_gets_no_vector_and_its_cells_do(tree, ov):
     assert r.code == 0, r.err
     rows = [r for r in _rows(root) if r[0] == "churn.ipynb" and r[1] == 2]
     blobs = [r for r in rows if indexer.encoded_blob(r[3])]
-    assert len(blobs) > 100  # the image alone is cut into this many passages
-    assert all(e == -1 for _, _, e, _ in blobs)  # never to be embedded
+    # the image is one passage (cut at the model's window it had been 100 and more, rows
+    # no model reads), and never to be embedded
+    assert len(blobs) == 1 and all(e == -1 for _, _, e, _ in blobs)
+    assert _b64(30_000)[:100] in blobs[0][3]
     # each cell's source is a passage of its own, and those alone get vectors
     embedded = sorted(t for _, _, e, t in rows if e == 1)
     assert len(embedded) == 3 and all(t.lstrip().startswith('"source": [') for t in embedded)
@@ -225,3 +227,32 @@ def test_a_notebooks_lead_passage_is_its_first_source(tree, ov):
         first = st.q1("SELECT text FROM chunks WHERE file_id = ? AND level = 2 ORDER BY seq LIMIT 1", (fid,))
     assert '"cell_type"' in first  # the JSON before the first cell is a passage of its own
     assert text.lstrip().startswith('"source"') and "Churn analysis" in text
+
+
+def test_a_notebook_is_held_to_the_size_cap_by_what_it_says(tree, ov):
+    """A notebook of a few plots passes 1 MiB (one of 1.7 MB held 11 KB of cell sources):
+    it was left out of every ranked answer, and since its base64 may hold any word, every
+    search warned of it. A notebook weighs its text less its outputs' encoded data; one
+    whose cells alone are over the cap is still left out, and so is any file over 16 times
+    the cap. The plot is one passage, not one for each 256 tokens."""
+    from ov.walk import NOTEBOOK_CAP_FACTOR
+
+    plots = notebook(60_000)  # 80 KB of base64 in a notebook whose cells are short
+    wordy = notebook(0).replace("Churn analysis", "Churn analysis " + "words " * 6_000)
+    huge = notebook(20_000 * NOTEBOOK_CAP_FACTOR)
+    root = tree({".ov/config.toml": 'max-filesize = "20K"\n', "plots.ipynb": plots, "wordy.ipynb": wordy,
+                 "huge.ipynb": huge, "big.txt": "churn " * 5_000})
+    assert len(plots) > 20_000 and len(wordy) > 20_000 and len(huge) > 20_000 * NOTEBOOK_CAP_FACTOR
+    r = ov("index", root, "-o", "json")
+    assert r.code == 0, r.err
+    st = ov("status", "-o", "json", cwd=root).json["result"]
+    assert sorted((f["path"], f["reason"]) for f in st["skipped_files"]) == [
+        ("big.txt", "size"), ("huge.ipynb", "size"), ("wordy.ipynb", "size")]
+    assert ov("read", "plots.ipynb", "-L", "0", cwd=root).out.startswith("Churn analysis")
+    hits = ov("search", "churn", "--search-type", "keywords", "-o", "json", cwd=root).json["result"]
+    assert [h["path"] for h in hits["hits"]] == ["plots.ipynb"]
+    assert any("wordy.ipynb" in w or "big.txt" in w for w in hits["warnings"])  # still said of those left out
+    rows = [r for r in _rows(root) if r[0] == "plots.ipynb" and r[1] == 2]
+    assert sum(1 for r in rows if indexer.encoded_blob(r[3])) == 1
+    # grep reads every one of them, as rg
+    assert ov("grep", "-l", "Churn", cwd=root).out.split() == ["huge.ipynb", "plots.ipynb", "wordy.ipynb"]

@@ -226,7 +226,7 @@ def test_an_index_of_schema_6_is_upgraded_and_embedded_as_before(tree, ov):
         texts = st.q1("SELECT count(DISTINCT text) FROM chunks WHERE level IN (0, 2)")
         assert st.q1("SELECT count(*) FROM chunks WHERE embedded = 0") == 0
     assert rep["embedded"] == texts
-    assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+    assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     r = ov("read", "essay.txt", "--level", "1", "-o", "json", cwd=root)
     # the overview (its level-1 row), not the abstract ("On caves"), nor the old copy in `files`
     assert r.code == 0 and "stale copy" not in r.json["result"]["text"] and "Copper lanterns" in r.json["result"]["text"]
