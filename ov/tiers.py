@@ -225,9 +225,17 @@ def _markdown_blocks(text: str) -> list[tuple[str, int, str]]:
         if m:  # each list item stands alone, without its marker
             flush()
             ln = ln[m.end():]
+            if _TOC_ENTRY_RE.match(ln):  # a table of contents' entry: a link within the page
+                continue
         para.append(ln)
     flush()
     return blocks
+
+
+# a table of contents' label standing as a paragraph (`**Table of Contents**`): an Ansible
+# role's README read "zabbix_server — Table of Contents" as its abstract
+_TOC_RE = re.compile(r"^(?:table of contents|contents|toc)\s*:?$", re.I)
+_TOC_ENTRY_RE = re.compile(r"^\s*\[[^\]]*\]\(#[^)]*\)\s*$")
 
 
 def _markdown_abstract(text: str) -> str:
@@ -241,7 +249,7 @@ def _markdown_abstract(text: str) -> str:
         if kind == "heading":
             headings.append(s)
             title = title or s
-        if kind == "para" and re.search(r"\w", s):
+        if kind == "para" and re.search(r"\w", s) and not _TOC_RE.match(s):
             return f"{title} — {s}" if title and not s.lower().startswith(title.lower()) else s
     # headings alone (a template): the title and what it is divided into, not the raw
     # front matter the first lines would give
@@ -260,8 +268,11 @@ def _blocks_overview(blocks: list[tuple[str, int, str]]) -> str:
         if kind != "heading":
             continue
         line = "  " * (level - 1) + "#" * level + " " + s
-        if i + 1 < len(blocks) and blocks[i + 1][0] == "para":
-            line += " — " + _first_sentence(blocks[i + 1][2])
+        paras = [b[2] for b in blocks[i + 1:i + 3] if b[0] == "para"]
+        if paras and _TOC_RE.match(paras[0]) and i + 2 < len(blocks) and blocks[i + 1][0] == "para":
+            paras = paras[1:]  # past a table of contents' label (its entries are no paragraphs)
+        if i + 1 < len(blocks) and blocks[i + 1][0] == "para" and paras:
+            line += " — " + _first_sentence(paras[0])
         out.append(line)
     return _cap_lines(out) if out else ""
 
@@ -424,7 +435,7 @@ def _code_abstract(text: str, path: str) -> str:
     for block in _leading_comments(text):
         body = _comment_text(block)
         if body and not _LICENSE_RE.search(body) and not body.startswith(("-*-", "vim:")) \
-                and re.search(r"[A-Za-z]{2}", body):
+                and re.search(r"[A-Za-z]{2}", body) and not _GALAXY_STUB_RE.match(body):
             return body
     lines = text.split("\n")
     if ext == ".go":
@@ -454,9 +465,24 @@ def _code_abstract(text: str, path: str) -> str:
     names = _top_level_names(lines, ext)
     if names:
         return "Defines " + ", ".join(names)
-    if ext in _YAML_EXTS and (said := manifest_text(lines)):
+    if ext in _YAML_EXTS and (said := manifest_text(lines) or _task_names(lines)):
         return said
     return _first_code_lines(lines)
+
+
+# `ansible-galaxy init`'s comment atop each file of a new role (`# tasks file for web`): 11
+# files of an ops tree had it as their abstract
+_GALAXY_STUB_RE = re.compile(r"^(?:tasks|handlers|defaults|vars|meta|tests) file for \S+$")
+_TASK_NAME_RE = re.compile(r"^- name\s*:\s*(.+?)\s*$")
+
+
+def _task_names(lines: list[str], most: int = 8) -> str:
+    """"Tasks: Install nginx; Start nginx" for a YAML list whose items are named at the top
+    level (an Ansible tasks or handlers file, a playbook's plays), else ""."""
+    names = [_scalar(m.group(1)) for ln in lines[:2000] if (m := _TASK_NAME_RE.match(ln))]
+    if not names:
+        return ""
+    return "Tasks: " + "; ".join(names[:most]) + ("; ..." if len(names) > most else "")
 
 
 def manifest_text(lines: list[str]) -> str:

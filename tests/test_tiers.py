@@ -936,3 +936,22 @@ def test_a_manifest_through_the_cli_read_and_found_by_its_kind(ov, tree):
     assert ov("read", "k8s/db.yaml", "--level", "0", cwd=root).out.strip() == "Kubernetes Deployment shop-db"
     r = ov("search", "kubernetes deployment", "--search-type", "keywords", "-o", "json", cwd=root)
     assert [h["path"] for h in r.json["result"]["hits"]][:1] == ["k8s/db.yaml"], r.out
+
+
+def test_a_table_of_contents_and_a_roles_boilerplate_say_nothing():
+    """An Ansible role's README read "zabbix_server — Table of Contents" (its bold label and
+    its entries, links within the page, were its first paragraphs), and `ansible-galaxy
+    init`'s `# tasks file for web` was the abstract of 11 files of an ops tree; a tasks
+    file now says its tasks."""
+    readme = ("# zabbix_server\n\n**Table of Contents**\n\n- [Requirements](#requirements)\n"
+              "  - [Operating systems](#operating-systems)\n\nThis role installs Zabbix server.\n\n"
+              "## Requirements\n\nA database.\n")
+    assert abstract(readme, "roles/zabbix_server/README.md") == "zabbix_server — This role installs Zabbix server."
+    assert overview(readme, "roles/zabbix_server/README.md").split("\n") == [
+        "# zabbix_server — This role installs Zabbix server.", "  ## Requirements — A database."]
+    tasks = "---\n# tasks file for web\n- name: Install nginx\n  apt:\n    name: nginx\n\n- name: \"Start nginx\"\n"
+    assert abstract(tasks, "roles/web/tasks/main.yml") == "Tasks: Install nginx; Start nginx"
+    # a comment of the author's still speaks first, and a link list that is not a
+    # table of contents stays a paragraph
+    assert abstract(tasks.replace("tasks file for web", "Web role tasks"), "main.yml") == "Web role tasks"
+    assert abstract("# Links\n\n- [Docs](https://example.org)\n", "links.md") == "Links — Docs"
