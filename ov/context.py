@@ -72,8 +72,13 @@ def estimate_tokens(text: str) -> int:
 
 
 def _attr(s: str) -> str:
-    return (s.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-            .replace(">", "&gt;").replace("\n", "&#10;"))
+    """An attribute's value: markup characters and every control character (a name's tab
+    had been written raw, its newline `&#10;`) as references."""
+    s = s.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+    return _CONTROL_RE.sub(lambda m: f"&#{ord(m.group())};", s) if not s.isprintable() else s
+
+
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 # a `<context` or `</context` tag in a file's own text, in any case (`_tagless`)

@@ -384,6 +384,15 @@ def test_parse_detail():
 def test_wrap_escapes_uri_and_keeps_text():
     w = ctx.wrap('a"b<c>.md', 0.5, "abstract", "text <x>")
     assert w == '<context uri="a&quot;b&lt;c&gt;.md" score="0.5000" tier="abstract">\ntext <x>\n</context>\n'
+    # every control character of a name is a reference (a tab had been written raw)
+    assert ctx.wrap("tab\tname\n\x9b.md", 0.5, "abstract", "t").startswith('<context uri="tab&#9;name&#10;&#155;.md"')
+
+
+def test_a_name_with_a_tab_in_context_modes_rendered_block(tree, ov):
+    root = tree({"names/tab\tname.md": "# Tab\n\nzebra notes here\n"})
+    assert ov("index", root, "--no-embed").code == 0
+    r = ov("search", "zebra", "--mode", "context", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert r.code == 0 and 'uri="names/tab&#9;name.md"' in r.json["result"]["rendered"], r.out
 
 
 @pytest.mark.model
