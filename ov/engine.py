@@ -1046,8 +1046,10 @@ def _verbatim(store: Store, req: SearchRequest) -> tuple[str, dict[str, int]]:
     marked = any(not (c.isalnum() or c.isspace()) for c in text)
     # a pasted expression with no space is one too (`ansible_facts['distribution_release']`,
     # `signed-by=/usr/share/keyrings/docker.gpg` ranked under files holding its words apart),
-    # unless it is an identifier, which the files defining it answer (`_definers`)
-    pasted = words == 1 and marked and len(_RUNS_RE.findall(text)) >= 2 and identifier(text) is None
+    # unless it is an identifier, which the files defining it answer (`_definers`), or a
+    # file's name, which that file answers (`_named_files`: `package.json` fell to 5th)
+    pasted = (words == 1 and marked and len(_RUNS_RE.findall(text)) >= 2 and identifier(text) is None
+              and file_name(text) is None)
     if (len(text) < VERBATIM_MIN_CHARS or (words < 2 and not pasted) or not (marked or words >= VERBATIM_MIN_WORDS)
             or 2 not in req.filters.levels):
         return "", {}

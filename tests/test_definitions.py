@@ -563,11 +563,17 @@ def test_a_pasted_expression_with_no_space_is_found_word_for_word(tree, ov, sear
            for i in range(3)},
         "lib/posixpath.py": "def join(a, *p):\n    return a\n",
         "lib/use.py": "import os\nx = os.path.join('a', 'b')\n",
+        "package.json": '{"name": "web", "version": "1.2.0"}\n',
+        "docs/release.md": "# Release\n\nBump the version in package.json first.\n",
+        "README.md": "# Web\n\nThe version lives in package.json.\n",
     })
     assert ov("index", root).code == 0
     hits = _hits(ov, root, "ansible_facts['distribution_release']", "--search-type", search_type)
     assert hits[0]["path"] == "repo.yml" and "verbatim" in hits[0]["scores"], [h["path"] for h in hits]
     assert not any("verbatim" in h["scores"] for h in _hits(ov, root, "os.path.join", "--search-type", search_type))
+    # a file's name is that file's, not the files naming it (a review: package.json fell to 5th)
+    hits = _hits(ov, root, "package.json", "--search-type", search_type)
+    assert hits[0]["path"] == "package.json" and not any("verbatim" in h["scores"] for h in hits)
 
 
 JS_TREE = {
