@@ -457,9 +457,8 @@ def _items(lines: list[str], blank: list[bool], prio: list[int], count: Callable
         # (not to encoded data, which gets no vector: the lead would lose its own)
         blob = encoded_blob(content)
         join = 0 < since_hard <= budget * JOIN_LEAD and prio[i] != HARD and not blob
-        # a line of encoded data gets no vector: one piece, not a passage for each 256
-        # tokens the model would have read (a notebook's plot of 150 KB made ~200 rows)
-        pieces = [(0, len(content), t)] if blob else _split_long(
+        pieces = _data_pieces(content, budget, count, count_tokens or model_tokens, overhead,
+                              count_tokens is None) if blob else _split_long(
             content, budget, count_tokens or model_tokens, overhead, count_tokens is None,
             budget - since_hard if join else budget)
         for k, (a, b, pt) in enumerate(pieces):
@@ -556,6 +555,52 @@ def _pack(text: str, items, budget: int, overlap_lines: int, lead: int = 0,
         prev_s = s
         i = j
     return chunks
+
+
+# A run of encoded data gets no vector, so it is cut in pieces of this many characters, not
+# at the model's window: a notebook's plot of 150 KB made ~200 rows of 256 tokens each. The
+# cut bounds what one passage (a hit's excerpt) holds.
+DATA_PIECE_CHARS = 32_768
+
+
+def _data_pieces(line: str, full: int, estimate: Callable[[str], int], count: Callable[[str], int],
+                 overhead: int, fast: bool):
+    """Pieces (start, end, tokens) of a line that is mostly encoded data (`encoded_blob`):
+    each data run (`data_runs`) in pieces of DATA_PIECE_CHARS, and the text between the
+    runs (a paragraph written on the line before its `![chart](data:...)`) cut as any long
+    line is, so that it keeps its vector. A short text beside a run (`"image/png": "`, the
+    `)` closing a link) goes with the run's piece, not in a passage of its own."""
+    out: list[tuple[int, int, int]] = []
+    data_last = False  # whether out[-1] is a piece of data
+    carry = None  # the start of a short text the next run's first piece takes
+    pos = 0
+    for a, b in [*data_runs(line), (len(line), len(line))]:
+        seg = line[pos:a]
+        if seg.strip():
+            lead = pos + len(seg) - len(seg.lstrip())
+            short = len(seg.strip()) < DATA_GLUE_CHARS or not _WORDY.search(seg)
+            if short and data_last:
+                s0 = out.pop()[0]
+                e = pos + len(seg.rstrip())
+                out.append((s0, e, estimate(line[s0:e]) - overhead))
+            elif short and a < b:
+                carry = lead
+            else:
+                t = estimate(seg) - overhead
+                out += ((pos + x, pos + y, pt) for x, y, pt in (
+                    [(0, len(seg.rstrip()), t)] if t <= full else _split_long(seg, full, count, overhead, fast, full)))
+                data_last = False
+        for k in range(a, b, DATA_PIECE_CHARS):
+            s0, e = (carry if carry is not None else k), min(b, k + DATA_PIECE_CHARS)
+            carry = None
+            out.append((s0, e, estimate(line[s0:e]) - overhead))
+            data_last = True
+        pos = b
+    return out
+
+
+DATA_GLUE_CHARS = 64  # a text shorter than this beside a data run goes with it (`_data_pieces`)
+_WORDY = re.compile(r"[^\W_]")
 
 
 def _split_long(line: str, full: int, count: Callable[[str], int], overhead: int,

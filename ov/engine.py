@@ -30,7 +30,7 @@ from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, chec
                       query_pattern, query_roots, request_key, shown_line, shown_line_terms, stem_words, tag_words,
                       type_name, worded, words_in)
 from ov.store import KNN_MAX, Filters, SearchedVectors, Store, fts_phrase
-from ov.walk import gitignore_unread, over_cap
+from ov.walk import file_cap, gitignore_unread, over_cap
 
 
 @dataclass(frozen=True)
@@ -1628,7 +1628,7 @@ def _file_now(root: Path, row: dict, cap: int | None = None):
         if not os.access(os.path.join(root, row["path"]), os.R_OK):
             return None
         ft = read_under(str(root), row["path"],
-                        max_bytes=None if cap is None else max(cap, row["size"] or 0))
+                        max_bytes=None if cap is None else max(file_cap(row["path"], cap), row["size"] or 0))
     except OSError:
         return None
     if ft is None:
@@ -1820,7 +1820,7 @@ def read(store: Store, root: Path, rel: str, level: int | None = None) -> ReadRe
     cap = size_cap(store)
     if (row is None and rel and level in (None, 2) and not left_out_by_rules(root, rel)
             and (ft := _unindexed_text(root, rel)) is not None
-            and (cap is None or ft.size <= cap)):  # (one skipped for its size: `FILE:START-END` reads it)
+            and (cap is None or not over_cap(rel, ft.size, cap))):  # (one skipped for its size: `FILE:START-END` reads it)
         # a file the index lacks, read whole as `FILE:LINE` reads its lines (a review of the
         # Go tree: `ov read new.go` was not_found where `ov read new.go:2` read it)
         return ReadResult(path=rel, level=2, kind="file", text=ft.text,

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from ov.bm25 import BM25_K1, bm25_idf
 from ov.kinds import kind_of
 from ov.read import LineIndex, OutsideRoot, decode, freshness, open_under, plain_rel
+from ov.walk import file_cap
 
 
 @dataclass(frozen=True)
@@ -510,7 +511,7 @@ class Rechecker:
             return None
         if st == (size, mtime_ns, ctime_ns, inode):
             return "same"
-        if self.cap is not None and st[0] > max(self.cap, size):
+        if self.cap is not None and st[0] > max(file_cap(path, self.cap), size):
             # grown past the size cap since indexing: the next `ov index` leaves it out, and
             # reading it whole to recheck one hit cost seconds and gigabytes (100 MB: 48 s)
             self.stale += 1

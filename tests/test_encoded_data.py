@@ -81,10 +81,10 @@ def test_a_notebooks_image_gets_no_vector_and_its_cells_do(tree, ov):
     assert r.code == 0, r.err
     rows = [r for r in _rows(root) if r[0] == "churn.ipynb" and r[1] == 2]
     blobs = [r for r in rows if indexer.encoded_blob(r[3])]
-    # the image is one passage (cut at the model's window it had been 100 and more, rows
-    # no model reads), and never to be embedded
-    assert len(blobs) == 1 and all(e == -1 for _, _, e, _ in blobs)
-    assert _b64(30_000)[:100] in blobs[0][3]
+    # the image's 40,000 characters are two passages, its key with the first (cut at the
+    # model's window they had been 100 and more, rows no model reads); never embedded
+    assert len(blobs) == 2 and all(e == -1 for _, _, e, _ in blobs)
+    assert blobs[0][3].lstrip().startswith('"image/png": "' + _b64(30_000)[:100])
     # each cell's source is a passage of its own, and those alone get vectors
     embedded = sorted(t for _, _, e, t in rows if e == 1)
     assert len(embedded) == 3 and all(t.lstrip().startswith('"source": [') for t in embedded)
@@ -234,7 +234,7 @@ def test_a_notebook_is_held_to_the_size_cap_by_what_it_says(tree, ov):
     it was left out of every ranked answer, and since its base64 may hold any word, every
     search warned of it. A notebook weighs its text less its outputs' encoded data; one
     whose cells alone are over the cap is still left out, and so is any file over 16 times
-    the cap. The plot is one passage, not one for each 256 tokens."""
+    the cap. The plot is cut in pieces of DATA_PIECE_CHARS, not one for each 256 tokens."""
     from ov.walk import NOTEBOOK_CAP_FACTOR
 
     plots = notebook(60_000)  # 80 KB of base64 in a notebook whose cells are short
@@ -253,6 +253,42 @@ def test_a_notebook_is_held_to_the_size_cap_by_what_it_says(tree, ov):
     assert [h["path"] for h in hits["hits"]] == ["plots.ipynb"]
     assert any("wordy.ipynb" in w or "big.txt" in w for w in hits["warnings"])  # still said of those left out
     rows = [r for r in _rows(root) if r[0] == "plots.ipynb" and r[1] == 2]
-    assert sum(1 for r in rows if indexer.encoded_blob(r[3])) == 1
+    assert sum(1 for r in rows if indexer.encoded_blob(r[3])) == 3  # 80,000 characters
     # grep reads every one of them, as rg
     assert ov("grep", "-l", "Churn", cwd=root).out.split() == ["huge.ipynb", "plots.ipynb", "wordy.ipynb"]
+
+
+def test_prose_on_a_line_of_data_keeps_its_vector_and_data_is_cut_in_bounded_pieces(tree, ov):
+    """A paragraph written on one line before its `![chart](data:...)` was judged with the
+    data as one passage with no vector (a review of this change: `ov find` lost the
+    paragraph), and a line of data as one passage had no bound (a 16 MB notebook line in
+    one excerpt). The text between data runs is cut as any line is; the data in pieces of
+    DATA_PIECE_CHARS."""
+    from ov.chunk import DATA_PIECE_CHARS
+
+    para = "The peregrine falcon has a high wing loading and stoops at great speed. " * 6
+    note = f"# Birds\n\nShort note.\n\n{para}![chart](data:image/png;base64,{_b64(90_000)})\n\nSparrows.\n"
+    root = tree({"birds.md": note})
+    assert ov("index", root).code == 0
+    rows = [r for r in _rows(root) if r[1] == 2]
+    prose = [r for r in rows if "peregrine" in r[3]]
+    assert len(prose) == 1 and prose[0][2] == 1 and not indexer.encoded_blob(prose[0][3])  # a vector
+    data = [r for r in rows if indexer.encoded_blob(r[3])]
+    assert len(data) == 4 and all(len(r[3]) <= DATA_PIECE_CHARS + 1 and r[2] == -1 for r in data)
+    assert data[-1][3].endswith(")")  # the `)` closing the link goes with the data, not alone
+    hits = ov("search", "peregrine falcon wing loading", "-o", "json", cwd=root).json["result"]["hits"]
+    assert hits and "peregrine" in hits[0]["excerpt"]["text"] and len(hits[0]["excerpt"]["text"]) < 2000
+
+
+def test_an_indexed_notebook_whose_plot_grows_is_still_read_by_search_and_read(tree, ov):
+    """Search's recheck and `ov read FILE:LINE` held a changed file to the plain size cap:
+    a notebook over it (indexed by its weight) whose plot was drawn again, a little
+    bigger, had its hits dropped as stale and `ov read` said it had grown past the cap."""
+    root = tree({".ov/config.toml": 'max-filesize = "20K"\n', "plots.ipynb": notebook(60_000)})
+    assert ov("index", root).code == 0
+    (root / "plots.ipynb").write_text(notebook(70_000))
+    r = ov("search", "churn", "--search-type", "keywords", "-o", "json", cwd=root)
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["plots.ipynb"], r.out + r.err
+    line = r.json["result"]["hits"][0]["line"]
+    got = ov("read", f"plots.ipynb:{line}", cwd=root)
+    assert got.code == 0 and "Churn" in got.out, got.out + got.err

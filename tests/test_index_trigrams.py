@@ -350,3 +350,38 @@ def test_schema_8_keyword_rows_with_data_are_written_again_on_upgrade(tree):
     (root / "owl.md").unlink()
     index_tree(root, None, IndexOptions(embed=False))  # both deleted: no word of them is left
     assert owls() == 0
+
+
+def test_an_index_of_schema_1_is_upgraded_through_migration_9(tmp_path):
+    """Migration 2 rebuilt the keyword rows with the words of the code running it; with
+    migration 9 after it, a schema-1 index holding a data run was written with the new
+    words and deleted with the old ones (`database disk image is malformed`). Migration 2
+    writes the words of its own time."""
+    import base64
+    import random
+
+    from ov.store import db as D
+
+    rng = random.Random(2)
+    text = "def parseHttpHeader(x):\n    IMG = '" + base64.b64encode(rng.randbytes(1500)).decode() + "'\n"
+    path = tmp_path / "index.db"
+    conn = D.connect(path)
+    D._migration_1(conn)
+    conn.execute("INSERT INTO files(id, path, size, mtime_ns, hash, tags) VALUES (1, 'a.py', 1, 1, 'h', '{}')")
+    conn.execute("INSERT INTO chunks(id, file_id, level, seq, start, end, start_line, end_line, text) "
+                 "VALUES (1, 1, 2, 0, 0, ?, 1, 2, ?)", (len(text), text))
+    from ov.store.text import camel_words_of
+
+    conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (1, ?)", (text + "\n" + camel_words_of(text),))
+    conn.execute("PRAGMA user_version=1")
+    conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', '1')")
+    conn.commit()
+    conn.close()
+    db = D.Database.open(path)
+    try:
+        assert db._user_version() == D.SCHEMA_VERSION
+        db.conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, chunks_fts, row)")
+        terms = {r[0] for r in db.conn.execute("SELECT term FROM temp.v")}
+        assert "http" in terms and any(t.startswith("parsehttp") for t in terms)  # the name and its words
+    finally:
+        db.close()

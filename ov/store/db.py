@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 from ov.config import INDEX_DIRNAME, untrusted
 from ov.errors import OvError
-from ov.store.text import FRONT_CHARS, front_of, keyword_text, title_of
+from ov.store.text import FRONT_CHARS, camel_words_of, front_of, keyword_text, title_of
 
 SCHEMA_VERSION = 9
 # The oldest schema a read-only open accepts as it stands (grep's prefilter, `glob --tags`,
@@ -450,7 +450,8 @@ def _migration_2(conn) -> None:
     rows = conn.execute("SELECT c.id, c.text, f.title FROM chunks c JOIN files f ON f.id = c.file_id")
     while batch := rows.fetchmany(2000):
         conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
-                         [(cid, keyword_text(text, title)) for cid, text, title in batch])
+                         # (the words of schema 2-8, which migration 9 deletes the rows by)
+                         [(cid, keyword_text(text, title, camel_words_of(text))) for cid, text, title in batch])
 
 
 VEC_COLUMNS = "chunk_id, embedding, level, ftype, updated_at, created_at"
@@ -559,7 +560,7 @@ def _migration_9(conn) -> None:
     (`camel_words_of`), inserted with the new ones. Only rows holding a run of 64 data
     characters can change, and finding them is a C-speed scan of the text."""
     from ov.chunk import data_runs  # noqa: PLC0415
-    from ov.store.text import camel_words, camel_words_of  # noqa: PLC0415
+    from ov.store.text import camel_words  # noqa: PLC0415
 
     rows = conn.execute("SELECT c.id, c.text, f.title FROM chunks c JOIN files f ON f.id = c.file_id "
                         f"WHERE c.level != {SENTENCE_LEVEL}")
