@@ -1545,7 +1545,8 @@ def heavy_notebook(path: str, ft: FileText, max_bytes: int | None) -> bool:
     if max_bytes is None or not is_notebook(path):
         return False
     cap = max_bytes // NOTEBOOK_CAP_FACTOR
-    return ft.size > cap and len(ft.text) - sum(b - a for a, b in chunking.data_runs(ft.text)) > cap
+    # (bytes: the data runs are ASCII, one byte a character; CJK cells weigh 3 a character)
+    return ft.size > cap and ft.size - sum(b - a for a, b in chunking.data_runs(ft.text)) > cap
 
 
 def front_block(text: str, path: str, body: list[Chunk]) -> bool:
@@ -1956,9 +1957,13 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
     added: list[tuple[str, str]] = []  # a rename is a file gone and one come: tags follow
     moved: dict[str, dict | None] = {}
 
+    skips: dict[str, str] = {}  # what this batch skipped that `ov status` would count as new
+
     def on_skip(path: str, why: str) -> None:
         if why == "size":
             big.append(path)
+        if why in ("size", "binary"):  # (one over the cap that is binary is binary, as `ov index` says)
+            skips[path] = "binary" if why == "size" and binary_file(str(root), path) else why
 
     for rel in rels:
         full = root / rel
@@ -1982,6 +1987,7 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
                 continue
             if ft is None:  # binary now
                 seen.discard(entry.path)
+                on_skip(entry.path, "binary")
                 continue
             if heavy_notebook(entry.path, ft, cap):
                 seen.discard(entry.path)
@@ -2007,6 +2013,22 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
         moved = gone_tags.merge(moved)
         gone_tags.keep(moved, {h for _, h in added})
     _carry_tags(store, added, moved)
+    _note_skips(store, rels, skips)
     known = {p: state for rel in rels for p, state in store.big_file_states(rel).items()}
     refresh_big_files(store, root, big, known)
     return changed
+
+
+def _note_skips(store: Store, rels: list[str], skips: dict[str, str]) -> None:
+    """The skipped list (`ov status`) after a batch of `rels`: its entries under them are
+    this batch's. Only `ov index` wrote it, so a file the watcher skipped (a notebook over
+    the cap by its cells, a NUL past the first 8 KiB) stayed "new" in every status and
+    search until one ran. A list cut at SKIPPED_KEEP is left to the next `ov index`."""
+    total, listed = store.skipped()
+    if total > len(listed):
+        return
+    def under(p: str) -> bool:
+        return any(r in ("", ".") or p == r or p.startswith(r.rstrip("/") + "/") for r in rels)
+    now = sorted([(p, r) for p, r in listed if not under(p)] + [(shown_bytes(p), r) for p, r in skips.items()])
+    if now != sorted(listed):
+        store.set_skipped(now)

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from ov.config import MAX_LIMIT, MAX_QUERY_CHARS
 from ov.errors import OvError
 from ov.tags import parse_tags  # noqa: F401 - the search options' parser
+from ov.kinds import is_notebook
 from ov.read import blake2b
 from ov.store import KNN_MAX, fts_phrase
 
@@ -699,7 +700,7 @@ def shown_line(lines: list[str], path: str, pats, name: str | None = None) -> in
     if at is not None:
         return at
     at = best_line(lines, pats)
-    if path.endswith(".ipynb") and _NB_STRUCTURE_RE.match(lines[at] if at < len(lines) else "") \
+    if is_notebook(path) and _NB_STRUCTURE_RE.match(lines[at] if at < len(lines) else "") \
             and not words_in(lines[at], pats)[0]:
         # no line holds a query word: a notebook's first line is its JSON's (`"source": [`),
         # shown for hit after hit; the first line of what the cell says instead

@@ -505,6 +505,7 @@ def _manifest_objects(lines: list[str], most: int = 8) -> list[str]:
     out: list[str] = []
     doc: dict[str, str] = {}
     in_meta = False
+    child = -1  # the indent of `metadata`'s keys (its first child's): a label's `name` is deeper
 
     def close() -> None:
         if doc.get("apiVersion") is not None and doc.get("kind"):
@@ -517,12 +518,14 @@ def _manifest_objects(lines: list[str], most: int = 8) -> list[str]:
             doc, in_meta = {}, False
             continue
         if (m := _YAML_TOP_RE.match(ln)) is not None:
-            in_meta = m.group(1) == "metadata"
+            in_meta, child = m.group(1) == "metadata", -1
             if not in_meta:
                 doc.setdefault(m.group(1), _scalar(m.group(2)))
-        elif in_meta and (m := _YAML_META_RE.match(ln)) is not None and ln[:1] in " \t" \
-                and len(ln) - len(ln.lstrip()) <= 4:
-            doc.setdefault(m.group(1), _scalar(m.group(2)))
+        elif in_meta and ln[:1] in " \t" and ln.strip() and not ln.lstrip().startswith("#"):
+            indent = len(ln) - len(ln.lstrip())
+            child = indent if child < 0 else child
+            if indent == child and (m := _YAML_META_RE.match(ln)) is not None:
+                doc.setdefault(m.group(1), _scalar(m.group(2)))
         elif ln[:1] not in ("", " ", "\t", "#"):
             in_meta = False
     close()

@@ -292,3 +292,25 @@ def test_an_indexed_notebook_whose_plot_grows_is_still_read_by_search_and_read(t
     line = r.json["result"]["hits"][0]["line"]
     got = ov("read", f"plots.ipynb:{line}", cwd=root)
     assert got.code == 0 and "Churn" in got.out, got.out + got.err
+
+
+def test_the_watchers_batch_lists_what_it_skipped(tree, ov):
+    """Only `ov index` wrote the skipped list: a notebook over the cap by its cells, or a
+    file with a NUL past its first 8 KiB, that a watcher's batch skipped stayed "new" in
+    every `ov status` and search until someone ran `ov index`."""
+    from ov.config import load_config
+    from ov.indexer import IndexOptions, index_paths
+
+    root = tree({".ov/config.toml": 'max-filesize = "20K"\n', "a.md": "# A\n\nalpha\n"})
+    opts = IndexOptions(embed=False, walk=load_config(root).walk_options())  # as the watcher's
+    assert ov("index", root, "--no-embed").code == 0
+    (root / "heavy.ipynb").write_text(notebook(0).replace("Churn analysis", "Churn analysis " + "words " * 6_000))
+    (root / "latenul.txt").write_bytes(b"alpha\n" + b"x" * 9000 + b"\n\x00\n")
+    index_paths(root, ["heavy.ipynb", "latenul.txt"], opts=opts)
+    st = ov("status", "-o", "json", cwd=root).json["result"]
+    assert st["new_files"] == 0, st
+    assert sorted((f["path"], f["reason"]) for f in st["skipped_files"]) == [("heavy.ipynb", "size"), ("latenul.txt", "binary")]
+    (root / "latenul.txt").unlink()
+    index_paths(root, ["latenul.txt"], opts=opts)
+    st = ov("status", "-o", "json", cwd=root).json["result"]
+    assert [f["path"] for f in st["skipped_files"]] == ["heavy.ipynb"] and st["new_files"] == 0

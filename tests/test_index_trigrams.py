@@ -308,6 +308,11 @@ def test_camel_words_leave_encoded_data_out():
     assert "Owl" in camel_words_of(line).split()
     assert camel_words(line) == "parse Http Header"  # the words beside the data stay
     assert camel_words("getElementById(x)") == camel_words_of("getElementById(x)") == "get Element By Id"
+    # a URL or a path with a hash in it is a data run too: its names keep their words
+    sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    assert camel_words(f"https://github.com/fooBar/bazQux/blob/{sha}/src/mainFile") == "baz Qux foo Bar main File"
+    assert camel_words(f"/api/v1/getUserById/{sha}/orders/listOrderItems") == "get User By Id list Order Items"
+    assert camel_words(f"integrityHash={sha}") == "integrity Hash"
 
 
 def test_schema_8_keyword_rows_with_data_are_written_again_on_upgrade(tree):

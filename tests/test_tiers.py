@@ -908,6 +908,10 @@ def test_a_kubernetes_manifest_is_said_by_its_objects():
         "- name: nginx", "apiVersion: v1", "kind: Service", "metadata:", "name: web", "spec:"]
     helm = 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include "ops.fullname" . }}-db\n'
     assert abstract(helm, "templates/db.yaml") == 'Kubernetes Deployment {{ include "ops.fullname" . }}-db'
+    # a label's or an annotation's `name` is not the object's (only `metadata`'s own keys)
+    labelled = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  labels:\n    name: web-label\n"
+                "  annotations:\n    namespace: other\n  name: web\n")
+    assert abstract(labelled, "d.yaml") == "Kubernetes Deployment web"
     # a leading comment still speaks first; a YAML file that is no manifest keeps its lines
     assert abstract("# The web tier\n" + text, "web.yml") == "The web tier"
     assert abstract("name: app\nkind: tool\n", "x.yml") == "name: app kind: tool"

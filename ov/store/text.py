@@ -10,6 +10,7 @@ split (`keyword_text`), a file's distinct runs for grep's prefilter (`trigram_do
 from __future__ import annotations
 
 import re as _re
+import re
 
 
 
@@ -51,8 +52,22 @@ def camel_words(text: str) -> str:
     from ov.chunk import data_runs  # noqa: PLC0415 - the keyword rows' writers alone need it
 
     for a, b in reversed(data_runs(text)):
-        text = f"{text[:a]} {text[b:]}"
+        # judged by its parts between `/`, `+` and `=`: a URL or a path with a hash in it is
+        # a run too, and its names (`fooBar/bazQux/<sha>/mainFile`) keep their words
+        text = text[:a] + _SEP_RE.sub(_data_part, text[a:b]) + text[b:]
     return camel_words_of(text)
+
+
+_SEP_RE = re.compile(r"[^+/=]+")
+_PIECE_RE = re.compile(r"[A-Z][a-z]*|[a-z]+|[0-9]+")  # a capital and its small letters: one piece
+
+
+def _data_part(m: re.Match) -> str:
+    """A part of a data run, blanked when it switches case and digits as random data does
+    (`GZmpOwlKQ3e`: 8 pieces in 11 characters), kept when its pieces are words
+    (`getUserById`: 4 in 11)."""
+    part = m.group()
+    return " " if len(_PIECE_RE.findall(part)) >= 0.4 * len(part) else part
 
 
 def camel_words_of(text: str) -> str:
