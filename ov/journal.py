@@ -389,6 +389,11 @@ class Journal:
             self._queue.append(rel)
             self._queued.notify()
 
+    def drain(self) -> None:
+        """Record now every event the kernel has queued: a file saved before this call is
+        among `queued_paths` after it (the journal's own thread may not have read it yet)."""
+        self._drain()
+
     def queued_paths(self) -> list[str]:
         """The changed paths waiting to be taken by `batches` (root-relative)."""
         with self._queued:

@@ -359,16 +359,17 @@ def test_a_search_right_after_a_save_finds_the_saved_words(served):
     async def scenario(s):
         await _poll(s, lambda s: _updated(s, 1), timeout=120)
         found = []
-        for i, word in enumerate(("capybara", "okapi", "pangolin")):
+        for i, word in enumerate(("capybara", "okapi", "pangolin", "tapir", "quokka")):
+            # no pause: the search reads the events the OS queued for the save itself (its
+            # journal's thread may not have; a review's agent missed 7 searches in 24)
             (root / f"docs/n{i}.md").write_text(f"# Note {i}\n\nA {word} crossed the road.\n")
-            await anyio.sleep(0.05)  # the OS's event reaches the journal's thread (an agent takes longer)
             if not journal:
                 await _poll(s, lambda s, w=word, i=i: _has(hits, s, w, f"docs/n{i}.md"))
             found.append(await hits(s, word))
         return found
 
     found = _session(root, scenario)
-    assert found == [["docs/n0.md"], ["docs/n1.md"], ["docs/n2.md"]], found
+    assert found == [[f"docs/n{i}.md"] for i in range(5)], found
 
 
 async def _updated(s, n: int) -> bool:
