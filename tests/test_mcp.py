@@ -642,7 +642,7 @@ def test_a_search_waits_for_unapplied_changes_a_bounded_time_and_says_so(tmp_pat
     args = {"query": "tide", "search_type": "keywords"}
 
     def watcher(state, queued=()):
-        journal = SimpleNamespace(complete=True, handed=5, queued_paths=lambda: list(queued))
+        journal = SimpleNamespace(complete=True, handed=5, queued_paths=lambda: list(queued), drain=lambda: None)
         return SimpleNamespace(state=state, journal=journal, stop_event=threading.Event(), root=tmp_path,
                                opts=IndexOptions())
 
