@@ -706,6 +706,11 @@ def _open_index(scope: Path, db: Path | None = None, *, watch: bool = True,
     if api.locate(scope, db) is None:  # first use: the build embeds, so the model loads now
         embedder = SharedEmbedder(load_embedder("index", threads=QUERY_THREADS))
     ix = api.Index.open(scope, db=db, auto_index=True, notice=notice, warn=warn, embedder=embedder)
+    if db is None and os.path.isdir(scope) and os.path.realpath(ix.root) != os.path.realpath(scope):
+        # the nearest index above PATH (as git finds .git): its tools answer for that tree,
+        # which `ov mcp PATH` had not said (a review: a grep under `src` found a file above it)
+        notice(f"serving {ix.root}, the tree of the index found above {scope} "
+               f"({ix.store.path}); its tools search all of that tree")
     try:
         from ov.indexer import EMBED_META  # noqa: PLC0415
 

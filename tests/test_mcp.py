@@ -883,3 +883,23 @@ def test_semantic_search_while_the_servers_watcher_is_to_embed_is_busy(tmp_path)
         assert got["error"]["code"] == "index_busy", got
         done = SimpleNamespace(state=WatchState(), opts=IndexOptions(), unembedded=False)
         assert Tools(ix, done).call("find", {"query": "qqxz vvbn"})["error"]["code"] == "unsupported"
+
+
+def test_a_server_of_a_subfolder_says_it_serves_the_index_above(tmp_path):
+    """`ov mcp PATH` under a tree with an index serves that index's whole tree (the nearest
+    index above, as git finds `.git`), and had said nothing: a grep under `src` found a
+    file above it. It says so on stderr; a folder with its own index serves itself."""
+    from ov import api, mcp
+
+    root = make_tree(tmp_path / "t", FILES)
+    api.index(root, embed=False)
+    said: list[str] = []
+    ix, watcher = mcp._open_index(root / "src", watch=False, notice=said.append)
+    try:
+        assert str(ix.root) == str(root) and any(m.startswith(f"serving {root}") for m in said), said
+    finally:
+        ix.close()
+    said.clear()
+    ix, _ = mcp._open_index(root, watch=False, notice=said.append)
+    ix.close()
+    assert not any(m.startswith("serving") for m in said), said
