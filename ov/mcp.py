@@ -55,6 +55,10 @@ from ov.render import dumps, to_data
 # means an array of strings; "level" (search's tiers) a string or an integer
 Param = tuple
 _AT_LEAST_0 = {"minimum": 0}
+# The most grep or glob records one reply carries: `node_limit` 1,000,000 over a tree of
+# 263 files made one 246 MB JSON-RPC line (its text and structured copies) and took the
+# server to 3.7 GB; no agent reads that much, and `paths`, `glob` or `type` narrow a search.
+MCP_NODE_MAX = 10_000
 
 _EXCLUDE_URI = ("Leave out these files or folders (root-relative), or the paths a glob holding *, ? or [ "
                 "matches, as in globs (*_test.go, **/testdata; testdata alone is a path).")
@@ -150,7 +154,8 @@ TOOLS: dict[str, dict[str, Any]] = {
             "exclude_uri": ("array", _EXCLUDE_URI),
             "hidden": ("boolean", "Search dotfiles and dot-folders too."),
             "no_ignore": ("boolean", "Disregard .gitignore, .ignore, .rgignore and .ovignore."),
-            "node_limit": ("integer", "Most matches (or files) returned (default 256).", {"minimum": 1}),
+            "node_limit": ("integer", f"Most matches (or files) returned (default 256, at most {MCP_NODE_MAX:,}).",
+                           {"minimum": 1, "maximum": MCP_NODE_MAX}),
             "level_limit": ("integer", "Folder depth below each path (default: no limit).", _AT_LEAST_0),
             "tags": ("array", "Only indexed files with every one of these k=v tags."),
             "invert": ("boolean", "Lines that do not match."),
@@ -173,7 +178,8 @@ TOOLS: dict[str, dict[str, Any]] = {
             "ignore_case": ("boolean", "Fold case."),
             "hidden": ("boolean", "Include dotfiles and dot-folders."),
             "no_ignore": ("boolean", "Disregard .gitignore, .ignore, .rgignore and .ovignore."),
-            "node_limit": ("integer", "Most paths returned (default 256).", {"minimum": 1}),
+            "node_limit": ("integer", f"Most paths returned (default 256, at most {MCP_NODE_MAX:,}).",
+                           {"minimum": 1, "maximum": MCP_NODE_MAX}),
             "level_limit": ("integer", "Folder depth below path (default: no limit).", _AT_LEAST_0),
             "fields": ("string", "Fields per path, comma-separated: name,path,type,size,mode,mtime,tags."),
             "exclude_uri": ("array", _EXCLUDE_URI),
@@ -251,6 +257,9 @@ def check_args(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
         if not ok:
             raise OvError("invalid_argument", f"{arg} must be {'an array of strings' if typ == 'array' else typ}",
                           field=arg)
+        if arg == "node_limit" and value > MCP_NODE_MAX:  # (the library checks the rest of the bounds)
+            raise OvError("invalid_argument", f"node_limit must be at most {MCP_NODE_MAX:,} through the server: "
+                          "no agent reads more in one reply (paths, globs or types narrow a search)", field=arg)
         out[arg] = value
     for arg in spec["required"]:
         if arg not in out:

@@ -903,3 +903,19 @@ def test_a_server_of_a_subfolder_says_it_serves_the_index_above(tmp_path):
     ix, _ = mcp._open_index(root, watch=False, notice=said.append)
     ix.close()
     assert not any(m.startswith("serving") for m in said), said
+
+
+def test_node_limit_is_bounded_through_the_server(tmp_path):
+    """`node_limit` 1,000,000 made one 246 MB reply and took the server to 3.7 GB (a review
+    on a 263-file tree); the server takes at most MCP_NODE_MAX and says why."""
+    from ov import mcp
+
+    root = make_tree(tmp_path / "t", FILES)
+    tools = mcp.Tools(root=root)
+    for tool, args in (("grep", {"pattern": "."}), ("glob", {"pattern": "**"})):
+        got = tools.call(tool, {**args, "node_limit": mcp.MCP_NODE_MAX + 1})
+        assert got["status"] == "error" and got["error"]["code"] == "invalid_argument", got
+        assert got["error"]["field"] == "node_limit" and f"{mcp.MCP_NODE_MAX:,}" in got["error"]["message"]
+        assert tools.call(tool, {**args, "node_limit": mcp.MCP_NODE_MAX})["status"] == "ok"
+    for tool in ("grep", "glob"):  # and the tools' schemas say so
+        assert mcp.input_schema(tool)["properties"]["node_limit"]["maximum"] == mcp.MCP_NODE_MAX
