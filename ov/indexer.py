@@ -2027,6 +2027,7 @@ def _note_skips(store: Store, rels: list[str], skips: dict[str, str]) -> None:
     total, listed = store.skipped()
     if total > len(listed):
         return
+
     def under(p: str) -> bool:
         return any(r in ("", ".") or p == r or p.startswith(r.rstrip("/") + "/") for r in rels)
     now = sorted([(p, r) for p, r in listed if not under(p)] + [(shown_bytes(p), r) for p, r in skips.items()])

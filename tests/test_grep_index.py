@@ -68,12 +68,22 @@ def _level2_cuts(root):
 def test_literal_across_a_cut_of_an_over_long_line(ov, tree):
     """A line with no whitespace, far over the chunk budget, is cut anywhere: a literal
     lying across a cut is in no single keyword row, and must still be found."""
+    from ov.chunk import DATA_PIECE_CHARS
+
     rnd = random.Random(5)
-    line = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789+/") for _ in range(30000))
-    root = tree({"min.js": line + "\n", "other.txt": "nothing here\n"})
+    # random data: cut in pieces of DATA_PIECE_CHARS (minified code is cut by tokens, below)
+    line = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789+/") for _ in range(6 * DATA_PIECE_CHARS))
+    code = "".join(rnd.choice(["a=b", "(c)", "{d:e}", "f.g", "h||i", ";"]) for _ in range(8000))
+    root = tree({"min.js": line + "\n", "app.min.js": code + "\n", "other.txt": "nothing here\n"})
     assert ov("index", root, "--no-embed").code == 0
-    ends = [e for p, _, e in _level2_cuts(root) if p == "min.js"][:-1]
-    assert len(ends) > 10  # the line was cut into many pieces
+    cuts = _level2_cuts(root)
+    assert len([e for p, _, e in cuts if p == "min.js"]) == 6
+    assert len([e for p, _, e in cuts if p == "app.min.js"]) > 10  # the line was cut into many pieces
+    for path, text in (("min.js", line), ("app.min.js", code)):
+        _literals_across_cuts(ov, root, text, [e for p, _, e in cuts if p == path][:-1])
+
+
+def _literals_across_cuts(ov, root, line: str, ends: list[int]) -> None:
     for e in ends[:: max(1, len(ends) // 8)]:
         for lit in (line[e - 6:e + 6], line[e - 2:e + 9], line[e - 9:e + 1]):
             args = ["-F", lit]
