@@ -428,6 +428,7 @@ def clear_stale_mark(db_path: Path) -> bool:
 
 
 START_S = 30.0  # how long a just-spawned worker counts as running before it holds the lock
+SPAWN_ARGS_WAIT_S = 2.0  # how long a just-spawned worker's empty command line is read again (`_is_worker`)
 
 
 def worker_file(db_path: Path) -> Path:
@@ -519,14 +520,23 @@ def lock_holder(db_path: Path) -> int | None:
     return None
 
 
-def _is_worker(pid: int, db_path: Path | None = None) -> bool:
+def _is_worker(pid: int, db_path: Path | None = None, wait_s: float = 0.0) -> bool:
     """Whether `pid` is an ov worker (not a reused pid, nor one a cloned tree's planted
-    state file names): its command line says `ov.worker` and, given `db_path`, that index."""
+    state file names): its command line says `ov.worker` and, given `db_path`, that index.
+    `wait_s`: how long an empty command line is read again. A process just spawned shows
+    none for a moment: the spawner's `Popen` returns once the new program is loaded, before
+    the kernel has set its arguments, and under load that moment lasted long enough for the
+    search that spawned a worker to find none (3 of 20 spawns beside a test suite)."""
     if pid <= 1 or pid == os.getpid():
         return False
     want = None if db_path is None else os.fsencode(str(Path(db_path).resolve()))
     try:
-        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        until = time.monotonic() + wait_s
+        while not raw and time.monotonic() < until:
+            time.sleep(0.01)
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        args = raw.split(b"\0")
     except FileNotFoundError:
         if Path("/proc/self").exists():
             return False
@@ -571,9 +581,14 @@ def worker_state(db_path: Path) -> dict | None:
         pid = int(state["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not _is_worker(pid, db_path):  # a cloned tree's planted file may name any process
+    try:
+        starting = state.get("phase") == "starting" and 0 <= time.time() - float(state.get("started", 0)) < START_S
+    except (TypeError, ValueError):  # (not what ov writes)
+        starting = False
+    # (a cloned tree's planted file may name any process)
+    if not _is_worker(pid, db_path, wait_s=SPAWN_ARGS_WAIT_S if starting else 0.0):
         return None
-    if state.get("phase") == "starting" and 0 <= time.time() - float(state.get("started", 0)) < START_S:
+    if starting:
         # spawned a moment ago: it may not have its lock yet
         return state if process_alive(pid) else None
     if not lock_held(db_path):
