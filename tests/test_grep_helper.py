@@ -148,6 +148,9 @@ def test_the_tree_is_walked_once(tree, monkeypatch, tmp_path):
     """The helper searches the files the parent walked: it never walks the tree itself,
     so a tree that changes during a search gives no two lists to reconcile."""
     monkeypatch.setattr(helper_mod, "BLOCK", 4)
+    # the helper searches every block: whether it searches any depends on the parent lagging
+    # behind, and a fresh clone's run (a worker embedding beside it) once found it never did
+    monkeypatch.setattr(helper_mod, "AHEAD", 0)
     root = _tree(tree)
     alone = _run(root, monkeypatch, None)
     log = tmp_path / "walks"
