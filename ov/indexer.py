@@ -1029,10 +1029,8 @@ class _LexicalPass:
         self.report.skipped += 1
         if reason == "size":
             self.big.append(path)
-            if binary_file(str(self.root), path):  # a library or an archive: binary, whatever its size
-                reason = "binary"  # (search warns of text files over the cap: grep finds those)
         # a name that is not UTF-8 (surrogate escapes) is kept as its escaped spelling
-        self.skipped.append((shown_bytes(path), reason))
+        self.skipped.append((shown_bytes(path), skip_reason(self.root, path, reason)))
 
     def jobs(self):
         """The files to read, as jobs for `_prepare`; files unchanged by size and mtime
@@ -1645,7 +1643,7 @@ def file_title(text: str, path: str, body: list[Chunk]) -> str:
         return ""
     if is_notebook(path) and (cells := tiers.notebook_text(text)) and cells.strip():
         return title_of(tiers.unfenced(cells).lstrip())  # its first cell, not the JSON's `{`
-    if path.endswith((".yaml", ".yml")) and (said := tiers.manifest_text(text.split("\n", 2000)[:2000])):
+    if tiers.is_yaml(path) and (said := tiers.manifest_text(text.split("\n", 2000)[:2000])):
         return title_of(said)  # not `apiVersion: apps/v1`, every manifest's first line
     fm = tiers.front_matter_block(text) if kind_of(path) == "markdown" else None
     if fm is None:
@@ -1977,8 +1975,8 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
     def on_skip(path: str, why: str) -> None:
         if why == "size":
             big.append(path)
-        if why in ("size", "binary"):  # (one over the cap that is binary is binary, as `ov index` says)
-            skips[path] = "binary" if why == "size" and binary_file(str(root), path) else why
+        if why in ("size", "binary"):
+            skips[path] = skip_reason(root, path, why)
 
     for rel in rels:
         full = root / rel
@@ -2032,6 +2030,13 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
     known = {p: state for rel in rels for p, state in store.big_file_states(rel).items()}
     refresh_big_files(store, root, big, known)
     return changed
+
+
+def skip_reason(root: Path, path: str, reason: str) -> str:
+    """What `ov status` says of a skipped file: one over the size cap that is binary (a
+    library, an archive) is binary, whatever its size (search warns of text files over the
+    cap: grep finds those)."""
+    return "binary" if reason == "size" and binary_file(str(root), path) else reason
 
 
 def _note_skips(store: Store, rels: list[str], skips: dict[str, str]) -> None:

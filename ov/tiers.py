@@ -493,6 +493,10 @@ def manifest_text(lines: list[str]) -> str:
 
 
 _YAML_EXTS = frozenset({".yaml", ".yml"})
+
+
+def is_yaml(path: str) -> bool:
+    return os.path.splitext(path)[1].lower() in _YAML_EXTS
 _YAML_TOP_RE = re.compile(r"^(apiVersion|kind|metadata)\s*:\s*(.*?)\s*$")
 _YAML_META_RE = re.compile(r"^[ \t]+(name|namespace)\s*:\s*(.*?)\s*$")
 

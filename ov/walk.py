@@ -804,7 +804,7 @@ def file_cap(rel: str, cap: int | None) -> int | None:
 
 
 def over_cap(rel: str, size: int, cap: int) -> bool:
-    return size > (cap * NOTEBOOK_CAP_FACTOR if is_notebook(rel) else cap)
+    return size > file_cap(rel, cap)  # type: ignore[operator]
 
 
 def _stat_file(e, rel: str, max_size: int | None, pairs: bool, warn, skip):
