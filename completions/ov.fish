@@ -73,6 +73,8 @@ complete -c ov -n '__fish_seen_subcommand_from grep' -l no-filename -d 'Print li
 complete -c ov -n '__fish_seen_subcommand_from grep' -s 0 -l null -d 'Follow each printed path with a NUL byte (for xargs -0)'
 complete -c ov -n '__fish_seen_subcommand_from grep' -l heading -d 'Print each file\'s path once above its lines, a blank line between files (the default on a terminal, as rg); --no-heading: path:line:text on every line (the default when piped)'
 complete -c ov -n '__fish_seen_subcommand_from grep' -l no-heading -d 'Turn off --heading'
+complete -c ov -n '__fish_seen_subcommand_from grep' -l column -d 'Print the column of each line\'s first match after its line number, counted in bytes from 1 as rg counts it (text output)'
+complete -c ov -n '__fish_seen_subcommand_from grep' -l vimgrep -d 'Every match on its own line as path:line:column:text, never under a heading (a line with two matches printed twice), for an editor\'s quickfix list as rg\'s (text output)'
 complete -c ov -n '__fish_seen_subcommand_from grep' -l files -d 'List the files that would be searched; no PATTERN'
 complete -c ov -n '__fish_seen_subcommand_from grep' -l sort -x -a 'path' -d 'Only `path`: the order results always come in'
 complete -c ov -n '__fish_seen_subcommand_from grep' -l type-list -d 'List the file types -t knows, with their globs'

@@ -497,6 +497,28 @@ def hits_text(res, query: str, color: bool) -> str:
 _PATH_C, _LINE_C, _MATCH_C, _RESET = "\x1b[35m", "\x1b[32m", "\x1b[1;31m", "\x1b[0m"
 
 
+def _byte_column(line: str, start: int) -> int:
+    """rg's --column: 1 + the UTF-8 bytes of `line` before code point `start` (a UTF-16
+    file's too: rg counts the bytes of the text it transcodes)."""
+    return len(line[:start].encode("utf-8", "surrogatepass")) + 1
+
+
+def _raw_column(raw: bytes, start: int) -> int:
+    """1 + the bytes of a line as the file holds them before code point `start` of its
+    text as ov.read.decode gives it (each byte that is not UTF-8 read as one U+FFFD, or a
+    few as one): the column rg gives a Latin-1 line."""
+    import codecs  # noqa: PLC0415
+
+    dec = codecs.getincrementaldecoder("utf-8")("replace")
+    n = 0
+    for k in range(len(raw) + 1):
+        if n >= start and not dec.getstate()[0]:
+            return k + 1
+        if k < len(raw):
+            n += len(dec.decode(raw[k:k + 1]))
+    return len(raw) + 1
+
+
 class GrepPrinter:
     """ripgrep's standard output, one record at a time (so a pipe sees lines at once).
 
@@ -507,18 +529,27 @@ class GrepPrinter:
     With `max_columns`, a longer line (in code points) is replaced by
     `[Omitted long line with N matches]` (context: `[Omitted long context line]`).
     Colour: path magenta, line number green, matches bold red (ripgrep's defaults).
+    With `column` (rg's --column): `path:line:column:content`, the column of the line's
+    first match counted in bytes from 1, as rg and vim's quickfix read it (a multi-line
+    match's lines all show its first line's column, as rg prints them; no column with -v,
+    nor on context lines). With `vimgrep` (rg's --vimgrep): that, once for every match, a
+    line with two printed twice and a multi-line match by its first line.
     """
 
     def __init__(self, stream: TextIO, color: bool = False, context: bool = False,
                  max_columns: int | None = None, null: bool = False,
-                 filename: bool = True, heading: bool = False) -> None:
+                 filename: bool = True, heading: bool = False, column: bool = False,
+                 vimgrep: bool = False) -> None:
         self.w = stream.write
         self.color = color
         self.context = context
         self.max_columns = max_columns
         self.null = null  # -0: a NUL byte after each path, in place of its separator
         self.filename = filename  # --no-filename: lines without their path
-        self.heading = heading  # the path above its file's lines, not on each line
+        self.heading = heading and not vimgrep  # the path above its file's lines, not on each line
+        self.column = column or vimgrep  # each match line's first match's byte column
+        self.vimgrep = vimgrep  # a line for every match
+        self._raw: tuple[str, list[bytes] | None] = ("", None)  # a file's lines as bytes (`_col`)
         self._last: tuple[str, int] | None = None  # (path, last line printed)
 
     def _head(self, path: str) -> None:
@@ -533,20 +564,25 @@ class GrepPrinter:
             shown = f"{_PATH_C}{shown}{_RESET}"
         self.w(shown + ("\0" if self.null else "\n"))  # rg: `path\0` then the first line
 
-    def _prefix(self, path: str, line: int, sep: str) -> str:
+    def _prefix(self, path: str, line: int, sep: str, col: int | None = None) -> str:
+        num = f"{_LINE_C}{line}{_RESET}{sep}" if self.color else f"{line}{sep}"
+        if col is not None:
+            num += f"{col}{sep}"
         if not self.filename or self.heading:
-            return f"{_LINE_C}{line}{_RESET}{sep}" if self.color else f"{line}{sep}"
+            return num
         # -0 output is for `xargs -0`, not a terminal: names go out as they are
         path = path if self.null else clean_name(path)
         psep = "\0" if self.null else sep
         if self.color:
-            return f"{_PATH_C}{path}{_RESET}{psep}{_LINE_C}{line}{_RESET}{sep}"
-        return f"{path}{psep}{line}{sep}"
+            return f"{_PATH_C}{path}{_RESET}{psep}{num}"
+        return f"{path}{psep}{num}"
 
-    def _line(self, path: str, line: int, content: str, sep: str, subs=()) -> None:
+    def _line(self, path: str, line: int, content: str, sep: str, subs=(), col: int | None = None) -> None:
         if self.heading and (self._last is None or self._last[0] != path):
             self._head(path)
-        elif self.context and self._last is not None and self._last != (path, line - 1):
+        elif self.context and self._last is not None and self._last[0] == path and line - 1 <= self._last[1] <= line:
+            pass  # the next line, or the same line again (--vimgrep: one a match)
+        elif self.context and self._last is not None:
             self.w("--\n")
         self._last = (path, line)
         if self.max_columns is not None and len(content) > self.max_columns:
@@ -564,33 +600,70 @@ class GrepPrinter:
             body = "".join(parts)
         else:
             body = clean(content)
-        self.w(self._prefix(path, line, sep) + body + "\n")
+        self.w(self._prefix(path, line, sep, col) + body + "\n")
 
     def match(self, m) -> None:
         for c in m.before_context:
             self._line(m.path, c.line, c.content, "-")
-        if "\n" in m.content:
-            self._spanned(m)
+        if self.vimgrep and m.submatches:
+            for i, piece, subs, starting in self._pieces(m):
+                for s in starting:
+                    self._line(m.path, m.line + i, piece, ":", subs, self._col(m.path, m.line + i, piece, s.start))
+            if self._last is not None:  # the lines of a multi-line match after its first
+                self._last = (m.path, m.line + m.content.count("\n"))
+        elif "\n" in m.content:
+            # each line of a multi-line match (-U) with its own prefix, as rg prints them
+            col = self._col(m.path, m.line, m.content.split("\n", 1)[0], m.submatches[0].start) \
+                if self.column and m.submatches else None
+            for i, piece, subs, _ in self._pieces(m):
+                self._line(m.path, m.line + i, piece, ":", subs, col)
         else:
-            self._line(m.path, m.line, m.content, ":", m.submatches)
+            col = self._col(m.path, m.line, m.content, m.submatches[0].start) \
+                if self.column and m.submatches else None
+            self._line(m.path, m.line, m.content, ":", m.submatches, col)
         for c in m.after_context:
             self._line(m.path, c.line, c.content, "-")
 
-    def _spanned(self, m) -> None:
-        """A multi-line match (-U) is one record, but each of its lines is printed with
-        its own prefix, as rg prints them; each line's share of the submatches is
-        highlighted."""
+    def _col(self, path: str, line: int, text: str, start: int) -> int:
+        """The byte column of code point `start` of line `line`, whose text is `text`. A
+        line holding U+FFFD may have held bytes that are not UTF-8: counted from the
+        file's own bytes (read once a file), as rg counts them."""
+        if "\ufffd" in text[:start]:
+            if self._raw[0] != path:
+                try:
+                    with open(path, "rb") as f:
+                        data = f.read()
+                    lines = None if data[:2] in (b"\xff\xfe", b"\xfe\xff") else \
+                        data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+                except OSError:  # gone since it was searched: the text's count
+                    lines = None
+                self._raw = (path, lines)
+            lines = self._raw[1]
+            if lines is not None and line <= len(lines):
+                raw = lines[line - 1]
+                if raw.decode("utf-8", "replace").rstrip("\r") == text.rstrip("\r"):
+                    return _raw_column(raw, start)
+        return _byte_column(text, start)
+
+    @staticmethod
+    def _pieces(m):
+        """(index, text, submatches, submatches starting there) of each line of a match
+        record: a multi-line match (-U) is one record; each line's share of its
+        submatches is highlighted, and a match is placed (--vimgrep) on the line it
+        starts on."""
         from ov.model import Submatch  # noqa: PLC0415
 
         start = 0
         for i, piece in enumerate(m.content.split("\n")):
             end = start + len(piece)
-            subs = []
+            subs, starting = [], []
             for sm in m.submatches:
                 lo, hi = max(sm.start, start), min(sm.end, end)
                 if lo < hi or (sm.start == sm.end and start <= sm.start <= end):
                     subs.append(Submatch(lo - start, max(lo, hi) - start, sm.text))
-            self._line(m.path, m.line + i, piece, ":", subs)
+                if start <= sm.start <= end:  # (at `end`: its newline, or an empty match)
+                    starting.append(Submatch(sm.start - start, sm.end - start, sm.text))
+            yield i, piece, subs, starting
             start = end + 1
 
     def file_count(self, fc) -> None:
@@ -908,7 +981,7 @@ def emit_context(out: Out, res: Any, t0: float, notes: Any = ()) -> None:
 
 def emit_grep(out: Out, records: Any, st: Any, mode: str, t0: float, *, context: bool = False,
               max_columns: int | None = None, null: bool = False, filename: bool = True,
-              heading: bool | None = None) -> int:
+              heading: bool | None = None, column: bool = False, vimgrep: bool = False) -> int:
     """A grep's records as they stream (text, JSON Lines), or its envelope once all are
     read (JSON), then its warnings and cuts; returns how many records there were."""
     from ov.search.scope import binary_notes, cut_notes, grep_result  # noqa: PLC0415
@@ -933,7 +1006,8 @@ def emit_grep(out: Out, records: Any, st: Any, mode: str, t0: float, *, context:
         # rg's habit: grouped under a heading on a terminal, path:line:text in a pipe
         grouped = heading if heading is not None else out.isatty()
         printer = GrepPrinter(out.stdout, color=out.color, context=context, max_columns=max_columns,
-                              null=null, filename=filename, heading=grouped and mode == "matches")
+                              null=null, filename=filename, heading=grouped and mode == "matches",
+                              column=column, vimgrep=vimgrep)
         write = printer.match if mode == "matches" else printer.file_count
         for r in records:
             write(r)

@@ -872,3 +872,71 @@ def test_a_folder_rule_ending_in_globstar_leaves_the_folder_itself_as_rg_does(ov
     (t / ".git").mkdir(exist_ok=True)
     assert ov("glob", "**", cwd=t).out == rg(t, "--files", "--sort", "path").stdout
     assert ov("grep", "-l", "needle", cwd=t).out == rg(t, "-l", "--sort", "path", "needle").stdout
+
+
+# -- --column and --vimgrep (an editor's quickfix list), checked against rg ----------------
+COLUMNS = {"a.txt": "bar baz\nfoo bar food fed\nbar baz\nnaïve foo\n",
+           "b.txt": "x\n", "c.txt": "日本 foo\tfoo\n" + "z\n" * 3 + "foo\n",
+           "rep.txt": "foo\nbar\nfoo\nbaz\nx foo\nbar y foo\nbar\n"}
+
+
+@needs_rg
+@pytest.mark.parametrize("flags", [["--column"], ["--vimgrep"], ["--vimgrep", "-C", "1"],
+                                   ["--column", "-C", "1"], ["--vimgrep", "--heading"],
+                                   ["--column", "--heading"], ["--vimgrep", "-m", "1"],
+                                   ["--vimgrep", "-0"],
+                                   ["--column", "--no-filename"], ["--vimgrep", "-c"], ["--vimgrep", "-l"],
+                                   ["--vimgrep", "-i"], ["--vimgrep", "-w"]], ids=str)
+def test_column_and_vimgrep_as_rg(ov, tree, flags):
+    t = tree(COLUMNS)
+    for pat in ("foo", "o", "o$", "fo+d?"):
+        ours = ov("grep", *flags, pat, cwd=t)
+        theirs = rg(t, "-n", "-H", "--sort", "path", *flags, pat)
+        assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout), pat
+    if "-C" in flags:
+        return  # ov's -v takes no context lines (README)
+    # -v lines have no match, so no column (rg 13)
+    ours = ov("grep", *flags, "-v", "foo", cwd=t)
+    assert ours.out == rg(t, "-n", "-H", "--sort", "path", *flags, "-v", "foo").stdout
+
+
+@needs_rg
+@pytest.mark.parametrize("flags", [["--vimgrep"], ["--vimgrep", "-C", "1"], ["--column", "-C", "2"]], ids=str)
+def test_multiline_vimgrep_names_the_line_a_match_starts_on_as_rg(ov, tree, flags):
+    t = tree(COLUMNS)
+    for pat in (r"fed\nbar", r"foo\nbar", r"foo\nbar\n\w", r"o\n"):
+        if "--column" in flags and pat == r"o\n":
+            continue  # rg repeats a merged record's first column on later matches' lines
+        ours = ov("grep", "-U", *flags, pat, cwd=t)
+        theirs = rg(t, "-U", "-n", "-H", "--sort", "path", *flags, pat)
+        assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout), pat
+
+
+@needs_rg
+def test_columns_count_the_files_own_bytes_as_rg(ov, tree):
+    """A Latin-1 byte shows as U+FFFD (3 bytes in UTF-8) but is one byte of the file: the
+    column counts it once, as rg; a real U+FFFD counts 3, a BOM none, UTF-16 its UTF-8."""
+    import re
+
+    t = tree({"latin.txt": b"caf\xe9 foo\n\xff\xfe foo foo\n", "two.txt": b"a\xe9\xa9b foo\n",
+              "fffd.txt": "real \ufffd foo\n", "bom.txt": b"\xef\xbb\xbfbom foo\n",
+              "u16.txt": "ü foo\n".encode("utf-16")})
+    cols = re.compile(r"^([^:]+:\d+:\d+):", re.M)
+    ours = ov("grep", "--vimgrep", "foo", cwd=t)
+    theirs = subprocess.run([RG, "--no-config", "--vimgrep", "--sort", "path", "foo"], cwd=t,
+                            capture_output=True).stdout.decode("utf-8", "replace")
+    assert ours.code == 0 and cols.findall(ours.out) == cols.findall(theirs)
+    assert "latin.txt:2:8:" in ours.out and "fffd.txt:1:10:" in ours.out and "bom.txt:1:5:" in ours.out
+
+
+def test_column_and_vimgrep_leave_json_as_it_is(ov, tree):
+    t = tree(COLUMNS)
+    plain = ov("grep", "--json", "foo", cwd=t).json["result"]["matches"]
+    for flag in ("--column", "--vimgrep"):
+        assert ov("grep", "--json", flag, "foo", cwd=t).json["result"]["matches"] == plain
+    r = ov("grep", "--vimgrep", "foo", "c.txt", cwd=t)
+    assert r.out == "c.txt:1:8:日本 foo\tfoo\nc.txt:1:12:日本 foo\tfoo\nc.txt:5:1:foo\n"
+    # --max-columns (characters, the newline not counted): each match says it was omitted
+    r = ov("grep", "--vimgrep", "--max-columns", "5", "foo", "c.txt", cwd=t)
+    assert r.out == ("c.txt:1:8:[Omitted long line with 2 matches]\n"
+                     "c.txt:1:12:[Omitted long line with 2 matches]\nc.txt:5:1:foo\n")

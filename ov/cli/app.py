@@ -284,6 +284,8 @@ def grep_cmd(
     no_filename: Annotated[bool, typer.Option("--no-filename", help="Print lines without their path (text output).")] = False,
     null: Annotated[bool, typer.Option("-0", "--null", help="Follow each printed path with a NUL byte (for xargs -0).")] = False,
     heading: Annotated[Optional[bool], typer.Option("--heading/--no-heading", help="Print each file's path once above its lines, a blank line between files (the default on a terminal, as rg); --no-heading: path:line:text on every line (the default when piped).", show_default=False)] = None,
+    column: Annotated[bool, typer.Option("--column", help="Print the column of each line's first match after its line number, counted in bytes from 1 as rg counts it (text output).")] = False,
+    vimgrep: Annotated[bool, typer.Option("--vimgrep", help="Every match on its own line as path:line:column:text, never under a heading (a line with two matches printed twice), for an editor's quickfix list as rg's (text output).")] = False,
     files: Annotated[bool, typer.Option("--files", help="List the files that would be searched; no PATTERN.")] = False,
     sort: Annotated[Optional[str], typer.Option("--sort", help="Only `path`: the order results always come in.", metavar="path", autocompletion=_values("path"))] = None,
     type_list: Annotated[bool, typer.Option("--type-list", help="List the file types -t knows, with their globs.")] = False,

@@ -34,7 +34,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
                  max_count: int | None = None, smart_case: bool = False,
                  case_sensitive: bool = False, with_filename: bool = False,
                  no_filename: bool = False, null: bool = False, heading: bool | None = None,
-                 files: bool = False,
+                 column: bool = False, vimgrep: bool = False, files: bool = False,
                  sort: str | None = None, type_list: bool = False, follow: bool = False,
                  quiet: bool = False, timeout: float | None = None,
                  color: str = "auto",
@@ -88,7 +88,8 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         with gc_paused():
             n = render.emit_grep(out, records, st, mode, t0, context=bool(a or b),
                                  max_columns=cols, null=null,
-                                 filename=with_filename or not no_filename, heading=heading)
+                                 filename=with_filename or not no_filename, heading=heading,
+                                 column=column, vimgrep=vimgrep)
         # (a PATH missing, or a part of the tree unread: an answer of "no match" would not
         # be true, so the results are printed and the run exits 2, as rg's)
         return EXIT_ERROR if st.missing or st.read_errors else EXIT_OK if n or st.binary_matches else EXIT_NONE
