@@ -10,7 +10,9 @@ never entered, so nothing below it can be re-included (git's rule). As in ripgre
 kinds are asked in the order extra rules (`WalkOptions.extra_ignores`, rooted at the walk
 root, from the config file or `--exclude`), `.ovignore`, `.rgignore` (ripgrep's own, read
 so that what a user hid from rg stays hidden), `.ignore`, `.gitignore`,
-`.git/info/exclude`; within a kind the deepest folder with a matching line decides.
+`.git/info/exclude`, then git's global excludes file (`core.excludesFile`, by default
+`~/.config/git/ignore`; `global_excludes`), lowest as in git and rg, inside a git work
+tree only; within a kind the deepest folder with a matching line decides.
 `--no-ignore` drops the files but keeps the extra rules, which the user typed.
 
 Hidden names (a leading dot) are skipped unless `hidden` is set or an ignore file
@@ -71,12 +73,12 @@ ALWAYS_SKIPPED = frozenset({".git", ".ov"})
 
 # Ignore-file kinds in precedence order (ripgrep's): earlier kinds win over later ones
 # whatever the folder depth; within a kind the deepest folder wins.
-_EXTRA, _OVIGNORE, _RGIGNORE, _IGNORE, _GITIGNORE, _EXCLUDE = range(6)
+_EXTRA, _OVIGNORE, _RGIGNORE, _IGNORE, _GITIGNORE, _EXCLUDE, _GLOBAL = range(7)
 # Not an ignore file: the mark (with no rules) of a folder at or below which the walk is
 # inside a git work tree. `.gitignore` applies only there, as in rg and fd (their
 # `--no-require-git` off): a source tarball's `.gitignore` is its packagers' — Debian's
 # linux-source ends its own with `/*`, which left ov nothing of a tree rg searches whole.
-_GIT = 6
+_GIT = 7
 _PER_FOLDER = ((".ovignore", _OVIGNORE), (".rgignore", _RGIGNORE), (".ignore", _IGNORE),
                (".gitignore", _GITIGNORE))
 # a folder holding `.git` (a repository inside the tree) has its own .git/info/exclude
@@ -265,6 +267,88 @@ def _read_rules(path: str, rel: str, warn: Callable[[str], None], root: str | No
     return _compile(data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace"))
 
 
+# git's global excludes file, as git and rg find it: `core.excludesFile` of the user's git
+# config ($GIT_CONFIG_GLOBAL when set, as git; else ~/.gitconfig, then
+# $XDG_CONFIG_HOME/git/config), else $XDG_CONFIG_HOME/git/ignore ($XDG_CONFIG_HOME:
+# ~/.config). rg reads the same (not the system's /etc/gitconfig); a user who keeps
+# `.env` or `*.swp` out of every repository there keeps them out of ov's answers too.
+_SECTION_RE = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)\s*(?:"[^"]*"\s*)?\]')
+_EXCLUDES_RE = re.compile(r"^\s*excludesfile\s*=\s*(.*?)\s*$", re.I)
+
+
+def _git_value(raw: str) -> str:
+    """A git config value: quotes removed, `\\` and `\"` read, a `#` or `;` comment
+    outside quotes dropped."""
+    out, quoted, i = [], False, 0
+    while i < len(raw):
+        c = raw[i]
+        if c == "\\" and i + 1 < len(raw):
+            out.append({"n": "\n", "t": "\t"}.get(raw[i + 1], raw[i + 1]))
+            i += 2
+            continue
+        if c == '"':
+            quoted = not quoted
+        elif c in "#;" and not quoted:
+            break
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out).strip()
+
+
+def _excludes_setting(path: str) -> str | None:
+    """`core.excludesFile` as one git config file sets it (its last line wins), or None."""
+    try:
+        data = read_control(path)
+    except OSError:
+        return None
+    if data is None:
+        return None
+    section, value = "", None
+    for line in data.decode("utf-8", "replace").splitlines():
+        m = _SECTION_RE.match(line)
+        if m:
+            section = m.group(1).lower() if '"' not in line.split("]", 1)[0] else ""
+            line = line[m.end():]
+        if section == "core":
+            m = _EXCLUDES_RE.match(line)
+            if m:
+                value = _git_value(m.group(1))
+    return value
+
+
+def global_excludes() -> tuple[str | None, tuple[str, ...]]:
+    """(git's global excludes file, or None; the config files that name it, which the
+    listing cache watches)."""
+    env = os.environ
+    home = env.get("HOME") or None
+    xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
+    if env.get("GIT_CONFIG_GLOBAL"):
+        configs = (env["GIT_CONFIG_GLOBAL"],)
+    else:
+        configs = tuple(c for c in (home and os.path.join(home, ".gitconfig"),
+                                    xdg and os.path.join(xdg, "git", "config")) if c)
+    for c in configs:
+        v = _excludes_setting(c)
+        if v is not None:
+            if v == "~" or v.startswith("~/"):
+                if home is None:
+                    return None, configs
+                v = home + v[1:]
+            return (v or None), configs
+    return (os.path.join(xdg, "git", "ignore") if xdg else None), configs
+
+
+def _global_level(depth: int, base: str, top: str, warn: Callable[[str], None]) -> list[Level]:
+    """The level of git's global excludes file for the work tree whose top is `top` (a
+    relative `core.excludesFile` is read from there, as git reads it)."""
+    path = global_excludes()[0]
+    if path is None:
+        return []
+    rules = _read_rules(os.path.join(top, path), path, warn)
+    return [(_GLOBAL, depth, base, rules)] if rules else []
+
+
 def _root_levels(root: str, opts: WalkOptions, warn: Callable[[str], None]) -> tuple[Level, ...]:
     levels: list[Level] = []
     if opts.extra_ignores:
@@ -279,6 +363,8 @@ def _root_levels(root: str, opts: WalkOptions, warn: Callable[[str], None]) -> t
         rules = _read_rules(os.path.join(exclude_at, ".git", "info", "exclude"), ".git/info/exclude", warn)
         if rules:
             levels.append((_EXCLUDE, 0, "" if top is None else _ABOVE + _down(top, root), rules))
+        if _in_work_tree(root, top):
+            levels += _global_level(0, "" if top is None else _ABOVE + _down(top, root), top or root, warn)
         for folder, depth, files in _folders_above(root, top):
             for fname, kind in files:
                 rules = _read_rules(os.path.join(folder, fname), os.path.join(folder, fname), warn)
@@ -356,6 +442,8 @@ def parent_ignore_files(root: str, opts: WalkOptions) -> list[str]:
         return []
     top = git_top_above(root)
     files = [os.path.join(top, ".git", "info", "exclude")] if top is not None else []
+    path, configs = global_excludes()
+    files += [*configs, os.path.join(top or root, path)] if path is not None else configs
     for folder, _, names in _folders_above(root, top):
         files += [os.path.join(folder, fname) for fname, _ in names]
     return files
@@ -371,8 +459,9 @@ def _add_folder(levels: tuple[Level, ...], folder: str, rel: str, depth: int,
     new = list(levels)
     root = folder[:len(folder) - len(rel) - 1] if rel else folder  # the links' bound
     if rel and (".git" in names if names is not None else os.path.lexists(os.path.join(folder, ".git"))):
-        new = [lv for lv in new if lv[0] not in (_GITIGNORE, _EXCLUDE)]
+        new = [lv for lv in new if lv[0] not in (_GITIGNORE, _EXCLUDE, _GLOBAL)]
         new.append((_GIT, depth, rel, ()))
+        new += _global_level(depth, rel, folder, warn)
     in_git = any(lv[0] == _GIT for lv in new)
     for fname, kind in _PER_FOLDER:
         if (names is not None and fname not in names) or (kind == _GITIGNORE and not in_git):
@@ -1024,9 +1113,9 @@ def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> 
 # tick). File contents are not the cache's business: callers that need them stat files.
 # The kernel tree (78,255 files, 5,106 folders): the walk cost ~2 s at load ~12, the
 # cached listing ~0.2 s (see docs/BENCHMARKS.md).
-CACHE_VERSION = 11  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude; 7: no .gitignore across an inner repository;
+CACHE_VERSION = 12  # 2: a folder's (mtime, ctime), ignore files' ctime; 3, 4: the folders above; 5: inner repositories' exclude; 7: no .gitignore across an inner repository;
 # 8: .rgignore; 9: the names each folder left out (grep's -g overrides); 10: .gitignore only in git;
-# 11: an ignore file's byte order mark skipped
+# 11: an ignore file's byte order mark skipped; 12: git's global excludes file
 RACY_NS = 2_000_000_000
 _FILE, _DIR, _LINK = 0, 1, 2
 # a listing with more changed folders than this is walked afresh (and written anew)

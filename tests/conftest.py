@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,13 @@ REPO = Path(__file__).resolve().parents[1]
 # one the README's quick start leaves embedding the repository doubled the suite (386 s
 # alone, 748 s beside it). A user's workers keep nice 10; one test checks that.
 os.environ.setdefault("OV_WORKER_NICE", "0")
+
+# git's global excludes file (core.excludesFile, ~/.config/git/ignore) applies in every git
+# work tree the tests make, as in rg: the tests read none of the user's, unless one sets
+# its own (test_walk.py's global excludes tests).
+_NO_GIT_HOME = tempfile.mkdtemp(prefix="ov-tests-xdg-")
+os.environ["XDG_CONFIG_HOME"] = _NO_GIT_HOME
+os.environ["GIT_CONFIG_GLOBAL"] = os.path.join(_NO_GIT_HOME, "gitconfig")
 
 
 def require_tool(name: str, package: str) -> None:

@@ -124,6 +124,78 @@ def test_git_info_exclude_applies_at_the_root(tmp_path):
     assert paths(root) == ["c.txt", "sub/local/y.txt"]
 
 
+# ---- git's global excludes file (core.excludesFile) ---------------------------------------
+GLOBAL_TREE = {"a.secret": "", "b.txt": "", "sub/c.secret": "", "sub/d.swp": "",
+               "inner/e.secret": "", "inner/f.txt": ""}
+
+
+@pytest.fixture
+def git_home(tmp_path, monkeypatch):
+    """A home whose git config is the test's: HOME, no XDG_CONFIG_HOME, no GIT_CONFIG_GLOBAL."""
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL")
+    return home
+
+
+def test_the_global_excludes_file_applies_in_a_git_work_tree_as_git(git_home, tmp_path):
+    """`~/.config/git/ignore` (git's default core.excludesFile) ranks below every ignore file
+    of the tree, and counts only in a git work tree, as in git and rg."""
+    (git_home / ".config" / "git" / "ignore").write_text("*.secret\n*.swp\n")
+    root = make_tree(tmp_path / "t", {**GLOBAL_TREE, ".ignore": "!a.secret\n"})
+    assert paths(root) == sorted(GLOBAL_TREE)
+    (root / ".git").mkdir()
+    assert paths(root) == ["a.secret", "b.txt", "inner/f.txt"]  # the tree's `!a.secret` wins
+    assert is_ignored(root, "sub/c.secret") and not is_ignored(root, "a.secret")
+    assert paths(root, WalkOptions(no_ignore=True)) == sorted(GLOBAL_TREE)
+    # a subfolder of the work tree, walked as a root of its own, reads it too
+    assert paths(root / "sub") == []
+
+
+def test_the_global_excludes_file_in_a_repository_inside_a_plain_tree(git_home, tmp_path):
+    (git_home / ".config" / "git" / "ignore").write_text("*.secret\n")
+    root = make_tree(tmp_path / "t", GLOBAL_TREE)
+    (root / "inner" / ".git").mkdir()
+    assert paths(root) == ["a.secret", "b.txt", "inner/f.txt", "sub/c.secret", "sub/d.swp"]
+
+
+def test_core_excludesfile_names_the_global_excludes_file(git_home, tmp_path, monkeypatch):
+    """Set in ~/.gitconfig (quoted, `~/`, a comment after it), it replaces the default; the
+    XDG config is read when ~/.gitconfig says nothing; GIT_CONFIG_GLOBAL replaces both."""
+    (git_home / ".config" / "git" / "ignore").write_text("*.secret\n")
+    (git_home / "my ignore").write_text("*.txt\n")
+    root = make_tree(tmp_path / "t", {**GLOBAL_TREE, ".git/HEAD": ""})
+    (git_home / ".gitconfig").write_text('[user]\n\tname = x\n[core]\n\texcludesFile = "~/my ignore" ; mine\n')
+    assert paths(root) == ["a.secret", "inner/e.secret", "sub/c.secret", "sub/d.swp"]
+    (git_home / ".gitconfig").write_text('[core "x"]\n\texcludesfile = ~/my ignore\n')
+    (git_home / ".config" / "git" / "config").write_text("[Core]\nExcludesFile=~/my ignore\n")
+    assert paths(root) == ["a.secret", "inner/e.secret", "sub/c.secret", "sub/d.swp"]
+    other = tmp_path / "other.gitconfig"
+    other.write_text("[core]\n\texcludesfile = " + str(git_home / ".config" / "git" / "ignore") + "\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(other))
+    assert paths(root) == ["b.txt", "inner/f.txt", "sub/d.swp"]
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nothing"))
+    other.write_text("")  # no setting: the default under XDG_CONFIG_HOME, here none
+    assert paths(root) == sorted(GLOBAL_TREE)
+
+
+def test_a_changed_global_excludes_file_reaches_the_listing_and_the_index(git_home, tmp_path, ov):
+    """The listing kept beside an index watches the global excludes file and the git
+    config naming it: a line added there leaves the file out of the next glob and index."""
+    ignore = git_home / ".config" / "git" / "ignore"
+    root = make_tree(tmp_path / "t", {**GLOBAL_TREE, ".git/HEAD": ""})
+    assert ov("index", "--no-embed", cwd=root).code == 0
+    assert "a.secret" in ov("glob", "**/*.secret", cwd=root).out
+    ignore.write_text("*.secret\n")
+    assert ov("glob", "**/*.secret", cwd=root).code == 1
+    r = ov("index", "--no-embed", "--json", cwd=root)
+    assert r.json["result"]["removed"] == 3
+    (git_home / ".gitconfig").write_text("[core]\n\texcludesFile = ~/none\n")
+    assert ov("glob", "**/*.secret", cwd=root).out == "a.secret\ninner/e.secret\nsub/c.secret\n"
+
+
 def test_no_ignore_disregards_every_ignore_file_but_keeps_extra_rules(tmp_path):
     root = make_tree(tmp_path, {".gitignore": "a.txt\n", ".ignore": "b.txt\n",
                                 ".ovignore": "c.txt\n", ".git/info/exclude": "d.txt\n",
