@@ -574,7 +574,7 @@ class Tools:
             pattern, paths, cwd=self.root, before=before if before is not None else (context or 0),
             after=after if after is not None else (context or 0), globs=globs or (),
             types=types or (), exclude=exclude_uri or (), max_depth=level_limit, mode=mode,
-            tags=tags or (), use_index=not no_index,
+            tags=tags or (), use_index=not no_index, binary_lines=True,  # as `ov grep --json`
             deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout, **options)
         with gc_paused():
             recs = list(records)

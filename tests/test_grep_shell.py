@@ -84,12 +84,12 @@ def test_node_limit_cut_is_reported_in_every_format(ov, t):
     # no cut and no warning: no summary record, no note
     r = ov("grep", "-o", "jsonl", "beta", cwd=t)
     assert [rec.get("type") for rec in r.jsonl] == [None] and r.err == ""
-    # a warning (a binary file named explicitly matches) reached stderr alone: JSON Lines
-    # ends with a summary that carries it, as JSON carries it among its warnings
-    (t / "b.bin").write_bytes(b"beta\x00\x01")
-    r = ov("grep", "-o", "jsonl", "beta", "b.bin", cwd=t)
-    assert r.code == 0 and r.jsonl[-1]["type"] == "summary" and r.jsonl[-1]["truncated"] is False, r.out
-    assert r.jsonl[-1]["warnings"] and "binary file matches" in r.jsonl[-1]["warnings"][0]
+    # a warning (a PATH that does not exist) reached stderr alone: JSON Lines ends with a
+    # summary that carries it, as JSON carries it among its warnings
+    r = ov("grep", "-o", "jsonl", "beta", "a.txt", "nowhere.txt", cwd=t)
+    assert r.code == 2 and r.jsonl[-1]["type"] == "summary" and r.jsonl[-1]["truncated"] is False, r.out
+    assert r.jsonl[-1]["warnings"] and "nowhere.txt" in r.jsonl[-1]["warnings"][0]
+    assert r.jsonl[0]["path"] == "a.txt"
 
 
 # -- paths relative to the current folder ---------------------------------------------------
@@ -234,6 +234,29 @@ def test_named_binary_files_count_with_l_and_c_as_rg(ov, tree, flags):
         assert (ours.code, ours.out) == (theirs.returncode, theirs.stdout), pat
         if flags:  # the notice is the line mode's alone
             assert "binary file matches" not in ours.out + ours.err
+
+
+@needs_rg
+def test_named_binary_file_json_lists_its_lines_as_rg_json(ov, tree):
+    """Named explicitly, a matching binary file's lines are JSON records, as `rg --json`
+    lists them (past the NUL too): `count` had said 0 of a file that matched, exit 0.
+    Text output keeps rg's "binary file matches"."""
+    t = tree(BINS)
+    theirs = subprocess.run([RG, "--no-config", "--json", "needle", "c.bin", "a.bin"], cwd=t,
+                            capture_output=True, text=True).stdout
+    rg_lines = sorted((json.loads(ln)["data"]["path"]["text"], json.loads(ln)["data"]["line_number"])
+                      for ln in theirs.splitlines() if json.loads(ln)["type"] == "match")
+    res = ov("grep", "--json", "needle", "a.bin", "c.bin", cwd=t).json["result"]
+    assert [(m["path"], m["line"]) for m in res["matches"]] == rg_lines == \
+        [("a.bin", 1), ("c.bin", 1), ("c.bin", 2), ("c.bin", 3)]
+    assert res["count"] == 4 and res["files"] == 2 and res["warnings"] == []
+    assert res["matches"][-1]["content"] == "\x00needle\x00needle"
+    counts = ov("grep", "-c", "--json", "needle", "a.bin", "c.bin", cwd=t).json["result"]["counts"]
+    assert counts == {"a.bin": 1, "c.bin": 3}
+    r = ov("grep", "-o", "jsonl", "needle", "a.bin", cwd=t)
+    assert r.code == 0 and [rec["line"] for rec in r.jsonl] == [1]
+    assert ov("grep", "--json", "needle", "e.bin", cwd=t).code == 1
+    assert "binary file matches" in ov("grep", "needle", "a.bin", cwd=t).out
 
 
 def test_named_binary_file_quiet_and_json_agree_with_the_exit_code(ov, tree):

@@ -495,6 +495,20 @@ def test_a_grep_timeout_is_named_as_the_tools_argument(tmp_path):
     assert out["error"]["message"] == "timeout must be more than 0 seconds"
 
 
+def test_grep_of_a_named_binary_file_gives_its_lines_as_the_cli_json(tmp_path):
+    from ov import api
+    from ov.mcp import Tools
+
+    make_tree(tmp_path, {"a.bin": b"needle one\n\x00x\nneedle two\n", "b.txt": "needle\n"})
+    with api.Index.open(tmp_path, auto_index=True) as ix:
+        out = Tools(ix).call("grep", {"pattern": "needle", "paths": ["a.bin", "b.txt"]})
+    res = out["result"]
+    assert [(m["path"], m["line"]) for m in res["matches"]] == [("a.bin", 1), ("a.bin", 3), ("b.txt", 1)]
+    assert res["count"] == 3 and res["warnings"] == []
+    cli = run_inprocess("grep", "--json", "needle", "a.bin", "b.txt", cwd=tmp_path).json["result"]
+    assert cli["matches"] == res["matches"]
+
+
 def test_an_unknown_argument_is_named_as_given(tmp_path):
     """grep's `path` (glob's name) was reported as "grep takes no argument 'paths'", the
     one it takes: the error was rewritten as if it named a command-line flag."""

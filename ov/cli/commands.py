@@ -78,7 +78,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
             return _quiet(out, pat, paths or (), dict(max_count=max_count, before=b, after=a, **how),
                           dict(node_limit=1, tags=tags or (), **where))
         records, st = api.grep(pat, paths or (), before=b, after=a, node_limit=node_limit, mode=mode,
-                               max_count=max_count, **how, **partial,
+                               max_count=max_count, binary_lines=out.fmt != "text", **how, **partial,
                                deadline_s=config.GREP_TIMEOUT_S if timeout is None else timeout)
         from ov.search.matcher import gc_paused  # noqa: PLC0415
 

@@ -206,12 +206,15 @@ def _utf16(abspath: str) -> bool:
 
 
 def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
-              max_count: int | None, named: frozenset[str]) -> Callable[[str, str, int], tuple[int, object]]:
+              max_count: int | None, named: frozenset[str],
+              binary_lines: bool = False) -> Callable[[str, str, int], tuple[int, object]]:
     """`search(rel, abspath, cap)`: what one file holds, (UNREADABLE | BINARY |
     NO_MATCH, None), (BINARY_MATCH, NUL offset) or (FOUND, found) where found is (1,)
     for -l, (count,) for -c, else (records, more, stopped): up to `cap` records, whether
     more exist, and the offset of the NUL that ended the search of a walked file after
-    them (-1: none; rg then says it stopped)."""
+    them (-1: none; rg then says it stopped). `binary_lines`: a file named explicitly that
+    holds a NUL gives its matching lines (rg --json lists them) where text output says
+    "binary file matches"."""
     from ov.search.matcher import binary_cutoff  # noqa: PLC0415
 
     context = before or after
@@ -250,7 +253,7 @@ def _searcher(pat: Pattern, mode: str, before: int, after: int, invert: bool,
                 return UNREADABLE, None
             if may_match is not None and not may_match(data):
                 return BINARY, None
-            if mode == "matches":
+            if mode == "matches" and not binary_lines:
                 return _binary_named(pat, invert, rel, decode(data), nul)
         elif nul >= 0:
             cut = binary_cutoff(data, nul)
@@ -335,12 +338,12 @@ def _grep_files(pat: Pattern, root: Path, rels: list[str], opts: WalkOptions, st
                 mode: str, before: int, after: int, limit: int, excluded, pfilter, tfilter,
                 allowed, may_hold, helper_after: int | None = helpers.HELPER_AFTER,
                 use_listing: bool = False, invert: bool = False, max_count: int | None = None,
-                named: frozenset[str] = frozenset(), show: Callable[[str], str] = str
-                ) -> Iterator[Match | FileCount]:
+                named: frozenset[str] = frozenset(), show: Callable[[str], str] = str,
+                binary_lines: bool = False) -> Iterator[Match | FileCount]:
     """The records of the files under `rels` in walk order, up to `limit`: searched here or,
     past `helper_after` files with a core free, the rest of the walk and some of the
     searches by a forked helper (`ov.search.helper`)."""
-    search = _searcher(pat, mode, before, after, invert, max_count, named)
+    search = _searcher(pat, mode, before, after, invert, max_count, named, binary_lines)
     emitted = 0
     files = _searchable(root, rels, opts, st, excluded=excluded, pfilter=pfilter, tfilter=tfilter,
                         allowed=allowed, may_hold=may_hold, use_listing=use_listing, named=named)
@@ -570,6 +573,7 @@ def iter_grep(
     follow: bool = False,
     deadline_s: float | None = None,
     missing_ok: bool = False,
+    binary_lines: bool = False,
 ) -> Iterator[Match | FileCount]:
     """Search file contents: the `Match` records (mode "matches"), or `FileCount`
     records (mode "count": files with their matching-line counts; mode "files": paths).
@@ -582,7 +586,10 @@ def iter_grep(
     Bad options, a bad pattern and a missing path raise here, before the records are
     asked for (not at the first `next()`); the search runs as they are read. With
     `missing_ok`, a missing PATH is a warning in `stats.missing` (and `stats.warnings`)
-    and the others are searched, as rg does (`ov grep` in text and JSON Lines)."""
+    and the others are searched, as rg does (`ov grep` in text and JSON Lines).
+    `binary_lines`: a file named explicitly that holds a NUL and a match gives its
+    matching lines as records, as rg --json lists them (JSON output, `ov mcp`); without
+    it, `stats.binary_matches` holds it and text output says "binary file matches"."""
     st = _checked(mode, stats, node_limit, max_depth, before, after, max_count, invert,
                   multiline, deadline_s)
     started = time.monotonic()
@@ -606,7 +613,7 @@ def iter_grep(
                     hidden=hidden, no_ignore=no_ignore, max_depth=max_depth, node_limit=node_limit,
                     mode=mode, candidates=candidates, use_index=use_index, ignores=ignores,
                     invert=invert, max_count=max_count, follow=follow, tag_pairs=tag_pairs,
-                    pfilter=pfilter, tfilter=tfilter)
+                    pfilter=pfilter, tfilter=tfilter, binary_lines=binary_lines)
 
 
 def _from_cwd(pfilter: PathFilter | None, root: Path, cwd: Path) -> PathFilter | None:
@@ -621,7 +628,8 @@ def _no_records() -> Iterator[Match | FileCount]:
 def _records(pat, groups, st: GrepStats, *, cwd: Path, before: int, after: int, exclude: Sequence[str],
              hidden: bool, no_ignore: bool, max_depth: int | None, node_limit: int, mode: str,
              candidates: Candidates | None, use_index: bool, ignores: Sequence[str], invert: bool,
-             max_count: int | None, follow: bool, tag_pairs, pfilter, tfilter) -> Iterator[Match | FileCount]:
+             max_count: int | None, follow: bool, tag_pairs, pfilter, tfilter,
+             binary_lines: bool = False) -> Iterator[Match | FileCount]:
     """`iter_grep`'s records, root by root, once its options are checked."""
     for root, rels, indexed in groups:
         st.root = st.root or os.fspath(root)
@@ -642,7 +650,7 @@ def _records(pat, groups, st: GrepStats, *, cwd: Path, before: int, after: int, 
                              limit=node_limit - st.records, excluded=excluded, pfilter=pf,
                              tfilter=tfilter, allowed=allowed, may_hold=may_hold,
                              use_listing=use_index and indexed, invert=invert,
-                             max_count=max_count, named=named, show=show):
+                             max_count=max_count, named=named, show=show, binary_lines=binary_lines):
             if r.path != last[0]:
                 last = (r.path, show(r.path))
             r.path = last[1]
