@@ -345,7 +345,13 @@ def _global_level(depth: int, base: str, top: str, warn: Callable[[str], None]) 
     path = global_excludes()[0]
     if path is None:
         return []
-    rules = _read_rules(os.path.join(top, path), path, warn)
+    path = os.path.join(top, path)
+    try:  # `excludesFile = /dev/null`, a common way to have none, is no file to warn of
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return []
+    except OSError:
+        return []
+    rules = _read_rules(path, path, warn)
     return [(_GLOBAL, depth, base, rules)] if rules else []
 
 

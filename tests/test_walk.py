@@ -179,6 +179,10 @@ def test_core_excludesfile_names_the_global_excludes_file(git_home, tmp_path, mo
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nothing"))
     other.write_text("")  # no setting: the default under XDG_CONFIG_HOME, here none
     assert paths(root) == sorted(GLOBAL_TREE)
+    # `excludesFile = /dev/null`, a common way to have none: no rules and nothing to warn of
+    other.write_text("[core]\nexcludesFile = /dev/null\n")
+    warned: list[str] = []
+    assert paths(root, on_warning=warned.append) == sorted(GLOBAL_TREE) and warned == []
 
 
 def test_a_changed_global_excludes_file_reaches_the_listing_and_the_index(git_home, tmp_path, ov):
