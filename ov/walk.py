@@ -273,7 +273,7 @@ def _read_rules(path: str, rel: str, warn: Callable[[str], None], root: str | No
 # ~/.config). rg reads the same (not the system's /etc/gitconfig); a user who keeps
 # `.env` or `*.swp` out of every repository there keeps them out of ov's answers too.
 _SECTION_RE = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)\s*(?:"[^"]*"\s*)?\]')
-_EXCLUDES_RE = re.compile(r"^\s*excludesfile\s*=\s*(.*?)\s*$", re.I)
+_SETTING_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*?)\s*$")
 
 
 def _git_value(raw: str) -> str:
@@ -296,8 +296,20 @@ def _git_value(raw: str) -> str:
     return "".join(out).strip()
 
 
-def _excludes_setting(path: str) -> str | None:
-    """`core.excludesFile` as one git config file sets it (its last line wins), or None."""
+def _home_path(v: str, home: str | None) -> str | None:
+    """A git config path with `~/` read as the home folder (None: no home to read it by)."""
+    if v == "~" or v.startswith("~/"):
+        return None if home is None else home + v[1:]
+    return v
+
+
+def _excludes_setting(path: str, home: str | None, read: list[str]) -> str | None:
+    """`core.excludesFile` as one git config file sets it, with the files its `[include]`
+    sections name read where they stand (the last setting wins, as in git; `includeIf`
+    is not read), or None. `read` gathers the files read (at most 10)."""
+    if path in read or len(read) >= 10:
+        return None
+    read.append(path)
     try:
         data = read_control(path)
     except OSError:
@@ -310,33 +322,37 @@ def _excludes_setting(path: str) -> str | None:
         if m:
             section = m.group(1).lower() if '"' not in line.split("]", 1)[0] else ""
             line = line[m.end():]
-        if section == "core":
-            m = _EXCLUDES_RE.match(line)
-            if m:
-                value = _git_value(m.group(1))
+        m = _SETTING_RE.match(line)
+        if m is None or section not in ("core", "include"):
+            continue
+        key, got = m.group(1).lower(), _git_value(m.group(2))
+        if section == "core" and key == "excludesfile":
+            value = got
+        elif section == "include" and key == "path" and got:
+            inc = _home_path(got, home)
+            if inc is not None:  # a relative path is the including file's neighbour
+                v = _excludes_setting(os.path.join(os.path.dirname(path), inc), home, read)
+                value = v if v is not None else value
     return value
 
 
 def global_excludes() -> tuple[str | None, tuple[str, ...]]:
-    """(git's global excludes file, or None; the config files that name it, which the
+    """(git's global excludes file, or None; the config files read to find it, which the
     listing cache watches)."""
     env = os.environ
     home = env.get("HOME") or None
     xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
     if env.get("GIT_CONFIG_GLOBAL"):
-        configs = (env["GIT_CONFIG_GLOBAL"],)
+        configs = [env["GIT_CONFIG_GLOBAL"]]
     else:
-        configs = tuple(c for c in (home and os.path.join(home, ".gitconfig"),
-                                    xdg and os.path.join(xdg, "git", "config")) if c)
+        configs = [c for c in (home and os.path.join(home, ".gitconfig"),
+                               xdg and os.path.join(xdg, "git", "config")) if c]
+    read: list[str] = []
     for c in configs:
-        v = _excludes_setting(c)
+        v = _excludes_setting(c, home, read)
         if v is not None:
-            if v == "~" or v.startswith("~/"):
-                if home is None:
-                    return None, configs
-                v = home + v[1:]
-            return (v or None), configs
-    return (os.path.join(xdg, "git", "ignore") if xdg else None), configs
+            return _home_path(v, home) or None, tuple(read)
+    return (os.path.join(xdg, "git", "ignore") if xdg else None), tuple(read)
 
 
 def _global_level(depth: int, base: str, top: str, warn: Callable[[str], None]) -> list[Level]:

@@ -179,6 +179,12 @@ def test_core_excludesfile_names_the_global_excludes_file(git_home, tmp_path, mo
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nothing"))
     other.write_text("")  # no setting: the default under XDG_CONFIG_HOME, here none
     assert paths(root) == sorted(GLOBAL_TREE)
+    # an [include] section's file is read where it stands, a relative path beside its includer
+    (tmp_path / "local.gitconfig").write_text("[core]\n  excludesFile = ~/my ignore\n")
+    other.write_text("[core]\nexcludesFile = /nowhere\n[include]\n\tpath = local.gitconfig\n")
+    assert paths(root) == ["a.secret", "inner/e.secret", "sub/c.secret", "sub/d.swp"]
+    other.write_text("[include]\n\tpath = local.gitconfig\n[core]\nexcludesFile = /nowhere\n")
+    assert paths(root) == sorted(GLOBAL_TREE)
     # `excludesFile = /dev/null`, a common way to have none: no rules and nothing to warn of
     other.write_text("[core]\nexcludesFile = /dev/null\n")
     warned: list[str] = []
