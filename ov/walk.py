@@ -83,12 +83,34 @@ _PER_FOLDER = ((".ovignore", _OVIGNORE), (".rgignore", _RGIGNORE), (".ignore", _
                (".gitignore", _GITIGNORE))
 # a folder holding `.git` (a repository inside the tree) has its own .git/info/exclude
 _PER_FOLDER_NAMES = frozenset([*(n for n, _ in _PER_FOLDER), ".git"])
-_GIT_EXCLUDE = os.path.join(".git", "info", "exclude")
 
 
-def _watched(name: str) -> str:
+def git_exclude(folder: str) -> str:
+    """The `info/exclude` file of the repository whose work tree top is `folder`: in its
+    `.git` folder, or, when `.git` is a file (a worktree, a submodule, a repository made
+    with `--separate-git-dir`), in the git folder it names, a worktree's being its
+    repository's common folder, as git reads it."""
+    dot = os.path.join(folder, ".git")
+    if not os.path.isdir(dot):
+        try:
+            data = read_control(dot)
+        except OSError:
+            data = None
+        if data is not None and data.startswith(b"gitdir:"):
+            gitdir = os.path.join(folder, os.fsdecode(data[7:].strip()))
+            try:
+                common = read_control(os.path.join(gitdir, "commondir"))
+            except OSError:
+                common = None
+            if common and common.strip():
+                gitdir = os.path.join(gitdir, os.fsdecode(common.strip()))
+            return os.path.normpath(os.path.join(gitdir, "info", "exclude"))
+    return os.path.join(dot, "info", "exclude")
+
+
+def _watched(folder: str, name: str) -> str:
     """The file the listing cache watches for an ignore-file name present in a folder."""
-    return _GIT_EXCLUDE if name == ".git" else name
+    return git_exclude(folder) if name == ".git" else os.path.join(folder, name)
 
 # A compiled rule: (regex search, ignores, tested against "path/" for folders).
 Rule = tuple[Callable, bool, bool]
@@ -382,7 +404,7 @@ def _root_levels(root: str, opts: WalkOptions, warn: Callable[[str], None]) -> t
         if _in_work_tree(root, top):
             levels.append((_GIT, 0, "", ()))
         exclude_at = top if top is not None else root
-        rules = _read_rules(os.path.join(exclude_at, ".git", "info", "exclude"), ".git/info/exclude", warn)
+        rules = _read_rules(git_exclude(exclude_at), ".git/info/exclude", warn)
         if rules:
             levels.append((_EXCLUDE, 0, "" if top is None else _ABOVE + _down(top, root), rules))
         if _in_work_tree(root, top):
@@ -463,7 +485,7 @@ def parent_ignore_files(root: str, opts: WalkOptions) -> list[str]:
     if opts.no_ignore:
         return []
     top = git_top_above(root)
-    files = [os.path.join(top, ".git", "info", "exclude")] if top is not None else []
+    files = [git_exclude(top)] if top is not None else []
     path, configs = global_excludes()
     files += [*configs, os.path.join(top or root, path)] if path is not None else configs
     for folder, _, names in _folders_above(root, top):
@@ -493,7 +515,11 @@ def _add_folder(levels: tuple[Level, ...], folder: str, rel: str, depth: int,
             new.append((kind, depth, rel, rules))
     if rel and (names is None or ".git" in names):  # a repository inside the tree (the root's
         # own, or its work tree's top's, is read by _root_levels)
-        rules = _read_rules(os.path.join(folder, _GIT_EXCLUDE), f"{rel}/.git/info/exclude", warn, root)
+        # (one a `.git` file leads out of the tree to is not read: a copied tree's `.git`
+        # file may name any folder)
+        excl = git_exclude(folder)
+        rules = () if not excl.startswith(os.path.join(folder, ".git") + os.sep) and leads_outside(
+            excl, root, folder_inside=False) else _read_rules(excl, f"{rel}/.git/info/exclude", warn, root)
         if rules:
             new.append((_EXCLUDE, depth, rel, rules))
     if new == list(levels):
@@ -1258,7 +1284,7 @@ def _build_listing(root_abs: str, opts: WalkOptions, warn) -> dict:
     dirs: dict[str, tuple[int, list[str], list[int], tuple[str, ...]]] = {}
     ign: dict[str, tuple[int, int, int] | None] = {}
     if not opts.no_ignore:
-        p = os.path.join(root_abs, ".git", "info", "exclude")
+        p = git_exclude(root_abs)
         ign[p] = _ignore_state(p)
         for p in parent_ignore_files(root_abs, opts):
             ign[p] = _ignore_state(p)
@@ -1277,7 +1303,7 @@ def _build_listing(root_abs: str, opts: WalkOptions, warn) -> dict:
             continue
         names, kinds, present, sub_lv, dropped = got
         for n in present:
-            p = os.path.join(path, _watched(n))
+            p = _watched(path, n)
             ign[p] = _ignore_state(p)
         dirs[rel] = (_stamp(st, t0), names, kinds, present, dropped)
         for name, kind in zip(reversed(names), reversed(kinds)):
@@ -1362,7 +1388,7 @@ def _refresh(listing: dict, root_abs: str, start_rel: str, opts: WalkOptions, wa
             if rec is not None and present != rec[3]:
                 raise _Stale()  # an ignore file came or went: decisions below may move
             for n in present:
-                p = os.path.join(path, _watched(n))
+                p = _watched(path, n)
                 listing["ign"][p] = _ignore_state(p)
             old = rec
             rec = (_stamp(s, t0), names, kinds, present, dropped)

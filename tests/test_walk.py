@@ -206,6 +206,41 @@ def test_a_changed_global_excludes_file_reaches_the_listing_and_the_index(git_ho
     assert ov("glob", "**/*.secret", cwd=root).out == "a.secret\ninner/e.secret\nsub/c.secret\n"
 
 
+def test_info_exclude_of_a_worktree_a_submodule_and_a_separate_git_dir(tmp_path):
+    """Where `.git` is a file (`gitdir: ...`), `info/exclude` is in the git folder it names
+    (a worktree's: its repository's common folder), as git reads it: in a worktree ov
+    listed and indexed what `.git/info/exclude` of its repository hid."""
+    main = make_tree(tmp_path / "main", {".git/info/exclude": "secret*\n", "m.py": "",
+                                         ".git/worktrees/wt/commondir": "../..\n",
+                                         ".git/modules/sub/info/exclude": "local*\n",
+                                         "sub/.git": "gitdir: ../.git/modules/sub\n",
+                                         "sub/lib.py": "", "sub/local.txt": "", "sub/secret.txt": ""})
+    wt = make_tree(tmp_path / "wt", {".git": f"gitdir: {main}/.git/worktrees/wt\n", "w.py": "",
+                                     "secret.txt": "", "sub/secret.txt": ""})
+    assert paths(wt) == ["w.py"]
+    assert paths(main) == ["m.py", "sub/lib.py", "sub/secret.txt"]  # the submodule's own rules
+    assert paths(main / "sub") == ["lib.py", "secret.txt"]
+    assert is_ignored(wt, "sub/secret.txt") and not is_ignored(wt, "w.py")
+    # a repository inside the tree whose `.git` file leads out of it: its rules are not read
+    make_tree(tmp_path / "out", {"info/exclude": "*.py\n"})
+    inner = make_tree(tmp_path / "t", {"a.py": "", "in/.git": f"gitdir: {tmp_path}/out\n", "in/b.py": ""})
+    warned: list[str] = []
+    assert paths(inner, on_warning=warned.append) == ["a.py", "in/b.py"] and warned == []
+    # ... but its own, at the walk's root, is (a worktree of a repository elsewhere)
+    assert paths(inner / "in") == []
+
+
+def test_a_worktrees_exclude_file_reaches_the_listing(tmp_path, ov):
+    main = make_tree(tmp_path / "main", {".git/info/exclude": "", ".git/worktrees/wt/commondir": "../..\n"})
+    wt = make_tree(tmp_path / "wt", {".git": f"gitdir: {main}/.git/worktrees/wt\n", "w.py": "x\n",
+                                     "secret.txt": "x\n"})
+    assert ov("index", "--no-embed", cwd=wt).code == 0
+    assert ov("glob", "*", cwd=wt).out == "secret.txt\nw.py\n"
+    time.sleep(0.01)
+    (main / ".git" / "info" / "exclude").write_text("secret*\n")
+    assert ov("glob", "*", cwd=wt).out == "w.py\n"
+
+
 def test_no_ignore_disregards_every_ignore_file_but_keeps_extra_rules(tmp_path):
     root = make_tree(tmp_path, {".gitignore": "a.txt\n", ".ignore": "b.txt\n",
                                 ".ovignore": "c.txt\n", ".git/info/exclude": "d.txt\n",
