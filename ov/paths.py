@@ -40,20 +40,38 @@ def db_path_for(root: Path) -> Path:
 
 def find_index(start: Path) -> Path | None:
     """The nearest `.ov/index.db` at or above `start` (a file or a folder), or None. An
-    index another user could have planted (`untrusted`) is passed over, said on stderr."""
+    index another user could have planted (`untrusted`) is passed over, said on stderr.
+
+    Nor is an index above a git work tree it leaves out used there: a worktree or a
+    repository kept in a folder the outer tree ignores (`trees/` in its `.gitignore`) was
+    answered from the outer index, which holds none of its files (another branch's copies
+    instead); such a folder is a tree of its own (its work tree's top, `search_root`)."""
     p = start if start.is_dir() else start.parent
     p = p.resolve()
+    inner: Path | None = None  # the nearest folder holding `.git` on the way up
     for d in (p, *p.parents):
         candidate = db_path_for(d)
         try:
-            if not candidate.is_file():
-                continue
+            found = candidate.is_file()
         except PermissionError:  # `.ov/` there is another user's (owner-only): not this
-            pass                 # user's to read, and passed over as any other user's
-        if passed_over(candidate):
-            continue
-        return candidate
+            found = True         # user's to read, and passed over as any other user's
+        if found and not passed_over(candidate):
+            return None if inner is not None and _leaves_out(d, inner) else candidate
+        if inner is None and os.path.lexists(os.path.join(d, ".git")):
+            inner = d
     return None
+
+
+def _leaves_out(root: Path, folder: Path) -> bool:
+    """Whether the tree at `root` leaves `folder` (below it) out by its ignore rules."""
+    from ov.config import WalkOptions, load_config  # noqa: PLC0415
+    from ov.walk import is_ignored  # noqa: PLC0415
+
+    try:
+        opts = load_config(root).walk_options()
+    except OvError:  # a broken config is said where the tree's commands read it
+        opts = WalkOptions()
+    return is_ignored(root, os.path.relpath(folder, root), opts)
 
 
 def index_root_of(db_path: Path) -> Path:

@@ -878,3 +878,20 @@ def test_a_glob_class_of_brackets_or_dashes_prints_no_python_warning(tmp_path, a
     r = subprocess.run([sys.executable, "-m", "ov", *args], cwd=tmp_path, capture_output=True, text=True,
                        timeout=60, env={**os.environ, "PYTHONWARNINGS": "default"})
     assert "Warning" not in r.stderr and r.returncode in (0, 1, 2), r.stderr
+
+
+def test_a_worktree_the_outer_tree_ignores_is_a_tree_of_its_own(tmp_path, ov):
+    """An index above a git work tree it leaves out does not answer there: a worktree in
+    the outer tree's ignored `trees/` got the outer index's answers (another branch's
+    copies, none of its own files). A repository the outer tree holds keeps its index."""
+    outer = make_tree(tmp_path / "o", {".gitignore": "/trees/\n", "m.py": "alpha main\n",
+                                       "trees/feat/.git": "gitdir: /nowhere\n",
+                                       "trees/feat/new.py": "alpha new\n",
+                                       "vendor/lib/.git/HEAD": "", "vendor/lib/v.py": "alpha vendored\n"})
+    assert ov("index", "--no-embed", cwd=outer).code == 0
+    r = ov("search", "alpha", "--search-type", "keywords", "--json", cwd=outer / "trees" / "feat")
+    assert r.code == 0 and r.json["result"]["root"] == str(outer / "trees" / "feat"), r.out
+    assert [h["path"] for h in r.json["result"]["hits"]] == ["new.py"]
+    r = ov("search", "alpha", "--search-type", "keywords", "--json", cwd=outer / "vendor" / "lib")
+    assert r.json["result"]["root"] == str(outer)
+    assert "v.py" in {h["path"] for h in r.json["result"]["hits"]}
