@@ -629,11 +629,18 @@ def _behind_warning(store: Store, root: Path) -> list[str]:
     got = drift(store, root, store.file_states(), store.skipped()[1], size_cap(store), BEHIND_SNIFFS)
     if got is None:  # more unindexed files to open than an answer should pay for
         return []
-    new, _, changed, missing = got
+    new, excluded, changed, missing = got
     parts = [f"{n} {what}" for n, what in ((changed, "changed"), (new, "new"), (missing, "deleted")) if n]
+    if excluded:
+        parts = [", ".join(parts) + " file(s)"] if parts else []
+        parts.append(f"{excluded} file(s) the ignore rules or the size cap leave out now")
+    elif parts:
+        parts = [", ".join(parts) + " file(s)"]
     if not parts:
         return []
-    return [f"the tree changed since the last `ov index` ({', '.join(parts)} file(s)): the ranking "
+    # (a file the rules leave out now is still answered from until `ov index` drops it: a
+    # `git checkout` that changed a .gitignore was said as "1 new file(s)" alone, a review)
+    return [f"the tree changed since the last `ov index` ({'; '.join(parts)}): the ranking "
             "read the indexed text; `ov index` brings it up to date, `ov grep` searches the files as they are"]
 
 

@@ -156,6 +156,12 @@ def test_an_answer_says_when_the_tree_moved_since_the_index(ov, tree):
     assert ov("index", ".", "--no-embed", cwd=root).code == 0
     r = ov("search", "zebrafish", "-o", "json", cwd=root)
     assert r.code == 0 and not any("changed since" in w for w in r.json["result"]["warnings"]), r.out
+    # a file the ignore rules leave out now (a checkout changed the .gitignore) is still in
+    # the index until `ov index`: said as `ov status` says it, not as "1 new" alone
+    (root / ".ignore").write_text("a.txt\n")
+    r = ov("search", "alpha", "-o", "json", cwd=root)
+    assert any(moved.format("1 file(s) the ignore rules or the size cap leave out now") in w
+               for w in r.json["result"]["warnings"]), r.out
 
 
 def test_a_hit_won_by_its_abstract_shows_the_passage_holding_the_words(ov, tree):
