@@ -963,3 +963,20 @@ def test_column_and_vimgrep_leave_json_as_it_is(ov, tree):
     r = ov("grep", "--vimgrep", "--max-columns", "5", "foo", "c.txt", cwd=t)
     assert r.out == ("c.txt:1:8:[Omitted long line with 2 matches]\n"
                      "c.txt:1:12:[Omitted long line with 2 matches]\nc.txt:5:1:foo\n")
+
+
+def test_the_walks_warnings_name_paths_from_the_current_folder(ov, tree):
+    """Results are shown from the current folder; the walk's warnings named paths from the
+    search root (`broken` for `../broken`, where rg says `../broken`)."""
+    t = tree({"real/r.txt": "alpha\n", "real/deep/d.txt": "alpha\n"})
+    (t / ".git").mkdir()
+    os.symlink("nowhere", t / "broken")
+    os.symlink("nowhere", t / "real" / "deep" / "gone")
+    r = ov("grep", "-l", "-L", "alpha", "..", cwd=t / "real")
+    assert r.code == 2 and r.out == "deep/d.txt\nr.txt\n"
+    assert "warning: ../broken: broken symbolic link" in r.err
+    assert "warning: deep/gone: broken symbolic link" in r.err
+    w = ov("grep", "-l", "-L", "--json", "alpha", "..", cwd=t / "real").json["result"]["warnings"]
+    assert sorted(w) == ["../broken: broken symbolic link", "deep/gone: broken symbolic link"]
+    # from the root, as they were
+    assert "warning: real/deep/gone: broken symbolic link" in ov("grep", "-l", "-L", "alpha", cwd=t).err

@@ -59,6 +59,17 @@ class GrepStats:
     binary_stopped: list[tuple[str, int]] = field(default_factory=list)
     level_cut: bool = False  # --level-limit left a folder unentered
     root: str = ""  # the (first) search root
+    # the current root's paths as results show them (`displayer`): the walk's warnings too
+    shown: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
+
+    def walk_warning(self, w: str) -> None:
+        """A walk's warning (`path: what`), its path relative to the walk's root shown as
+        the results are, from the current folder: `real/` was told of `broken` where rg
+        says `../broken` (a review)."""
+        head, sep, rest = w.partition(": ")
+        if self.shown is not None and sep and head and not os.path.isabs(head):
+            w = f"{self.shown('' if head == '.' else head)}{sep}{rest}"
+        self.warnings.append(w)
 
     @property
     def read_errors(self) -> bool:
@@ -233,7 +244,7 @@ def walked_entries(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats
              keep: Callable[[str], bool] | None = None) -> Iterator[FileEntry]:
     for rel in rels:
         start = root / rel if rel else None
-        yield from walk(root, opts, start=start, on_warning=st.warnings.append,
+        yield from walk(root, opts, start=start, on_warning=st.walk_warning,
                         on_skip=counting_skips(st), yield_symlinks=yield_symlinks,
                         stat_files=stat_files, keep=keep)
 
@@ -249,7 +260,7 @@ def file_paths(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats,
         if listed is not None:
             yield from ((r, a) for r, a, link in listed if not link)
         else:
-            yield from walk_paths(root, opts, start=start, on_warning=st.warnings.append,
+            yield from walk_paths(root, opts, start=start, on_warning=st.walk_warning,
                                   on_skip=counting_skips(st), keep=keep)
 
 
@@ -267,7 +278,7 @@ def cached_listing(root: Path, opts: WalkOptions, cache_dir: Path, start: Path |
             LISTINGS.clear()
         cut: list[str] = []
         LISTINGS[key] = (cached_walk(root, opts, cache_dir, start=start,
-                                    on_warning=st.warnings.append, on_skip=cut.append), cut)
+                                    on_warning=st.walk_warning, on_skip=cut.append), cut)
     listed, cut = LISTINGS[key]
     if cut:
         st.level_cut = True
