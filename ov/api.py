@@ -226,7 +226,7 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
           hidden: bool | None = None, no_ignore: bool = False, follow: bool = False,
           max_filesize: int | None = None, walk=None, progress=None, warn: Notice = _quiet,
           embedder=None, first_use: bool = False, notice: Notice = _quiet, first_query: str = "",
-          background: bool = False, vectors_later: bool = False):
+          background: bool = False, vectors_later: bool = False, stop=None):
     """Build or refresh the index of `path` (default `.`); returns an `IndexReport`.
 
     `progress(phase, done, total)` hears each step; it may also be a context manager
@@ -242,7 +242,9 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
     a tree edited while its first vectors are computed (tens of minutes) is searchable at
     once, where a plain `index` stops the worker and embeds the rest in the foreground.
     With `vectors_later` (and `embed`), every file's keyword rows and none of the vectors,
-    which the index says are coming: a watcher (`watcher`) adds them between its batches."""
+    which the index says are coming: a watcher (`watcher`) adds them between its batches.
+    `stop()` true ends the run at its next batch of files, what was written kept (a first
+    use leaves the rest to its worker)."""
     from ov.indexer import index_tree, options_for  # noqa: PLC0415
     from ov.query import path_words  # noqa: PLC0415
 
@@ -277,11 +279,12 @@ def index(path: str | Path = ".", *, db: Path | None = None, embed: bool = True,
                 started.append(pid)
             return rep
         if not first_use:
-            return index_tree(root, db, opts, progress=bar, warn=warn, embedder=embedder, notice=notice)
+            return index_tree(root, db, opts, progress=bar, warn=warn, embedder=embedder, notice=notice,
+                              stop=stop)
         from ov.worker import first_use as first  # noqa: PLC0415
 
         rep, pid = first(root, Path(db) if db else db_path_for(root.resolve()), opts,
-                         progress=bar, warn=warn)
+                         progress=bar, warn=warn, stop=stop)
         if pid is not None:
             started.append(pid)
         return rep
@@ -379,7 +382,7 @@ class Index:
     @classmethod
     def open(cls, path: str | Path | None = None, *, db: Path | None = None, auto_index: bool = False,
              readonly: bool = False, progress=None, notice: Notice = _quiet,
-             warn: Notice = _quiet, embedder=None, first_query: str = "") -> Index:
+             warn: Notice = _quiet, embedder=None, first_query: str = "", stop=None) -> Index:
         """The nearest index at or above `path` (default: the current folder; a file's
         folder; a path that does not exist is `not_found`), or `db`.
 
@@ -389,7 +392,7 @@ class Index:
         the same way (else opening it says it is unfinished). `first_query`: the query the
         first use answers (its files are read first: `index`). `embedder`: one already
         loaded, kept for every query (else the first semantic query loads one, and it is
-        kept too)."""
+        kept too). `stop`: as `index`'s, for the first build."""
         from ov.store.db import unfinished, writable  # noqa: PLC0415
 
         asked_readonly = readonly
@@ -423,7 +426,7 @@ class Index:
                        "vectors now or in the background)")
             rep = index(home, db=None if found is None else found[0],
                         progress=progress, warn=warn, first_use=True, notice=notice,
-                        first_query=first_query)
+                        first_query=first_query, stop=stop)
             if rep is not None:  # None: another process built it while this one waited
                 notice(summary(rep))
                 built = True

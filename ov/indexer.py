@@ -806,7 +806,7 @@ def _fill(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
         store.pin_tri_upto()
         if not store.file_count():  # no row of another layout: a killed first build's rows are kept
             store.set_meta(ROWS_META, ROWS_LAYOUT)
-    _lexical_phase(store, root, opts, report, progress, warn)
+    _lexical_phase(store, root, opts, report, progress, warn, stop)
     if opts.trigrams:
         trigram_phase(store, progress, stop)
     if opts.embed:

@@ -343,8 +343,12 @@ class Opening:
     """The index being opened (`open_tree`'s work) in a thread: `wait` for it, then
     `value` is (index, watcher), or `error` says why there is none."""
 
-    def __init__(self, work: Callable[[], tuple[Any, Any]]) -> None:
+    def __init__(self, work: Callable[[], tuple[Any, Any]], closing: threading.Event | None = None) -> None:
         self.work = work
+        # set as the server closes: a first build stops at its next batch of files, what
+        # it wrote kept and the rest left to its worker (the server had taken 5-11 s to
+        # leave a client that closed during the first build of a 42 MB tree)
+        self.closing = closing if closing is not None else threading.Event()
         self.started = time.monotonic()
         self.ended: float | None = None
         self.value: tuple[Any, Any] | None = None
@@ -387,7 +391,7 @@ class Tools:
         if (op is not None and op.error is not None and op.ended is not None
                 and time.monotonic() - op.ended > REOPEN_S):
             # the fix the error named (`ov index --full`) may have been run since: try again
-            op = self.opening = Opening(op.work)
+            op = self.opening = Opening(op.work, op.closing)
         if op is None or not op.wait(OPEN_WAIT_S):
             spent = time.monotonic() - op.started if op is not None else 0.0
             raise OvError("index_busy", f"the index of {self.root} is being opened (on first use built: "
@@ -683,22 +687,24 @@ def opening_tools(path: Path | None, db: Path | None = None, *, watch: bool = Tr
     root = found[1] if found is not None else scope.resolve()
     say = notice or _stderr()
     said: list[str] = []
+    closing = threading.Event()
 
     def work() -> tuple[Any, Any]:
         try:
-            return _open_index(scope, db, watch=watch, notice=notice)
+            return _open_index(scope, db, watch=watch, notice=notice, stop=closing.is_set)
         except OvError as e:
             if e.message not in said:  # once, not at every call that tries it again
                 said.append(e.message)
                 say(f"the index cannot be used ({e.code}: {e.message}); grep and glob answer from the files")
             raise
 
-    return Tools(root=root, opening=Opening(work))
+    return Tools(root=root, opening=Opening(work, closing))
 
 
 def _open_index(scope: Path, db: Path | None = None, *, watch: bool = True,
-                notice: Callable[[str], None] | None = None) -> tuple[Any, Any]:
-    """(index, watcher) of `open_tree`."""
+                notice: Callable[[str], None] | None = None,
+                stop: Callable[[], bool] | None = None) -> tuple[Any, Any]:
+    """(index, watcher) of `open_tree`; `stop` ends a first build early (`Opening.closing`)."""
     import os  # noqa: PLC0415
 
     # One thread for numpy's BLAS, as for the query model (QUERY_THREADS): the server
@@ -714,7 +720,7 @@ def _open_index(scope: Path, db: Path | None = None, *, watch: bool = True,
     embedder = None
     if api.locate(scope, db) is None:  # first use: the build embeds, so the model loads now
         embedder = SharedEmbedder(load_embedder("index", threads=QUERY_THREADS))
-    ix = api.Index.open(scope, db=db, auto_index=True, notice=notice, warn=warn, embedder=embedder)
+    ix = api.Index.open(scope, db=db, auto_index=True, notice=notice, warn=warn, embedder=embedder, stop=stop)
     if db is None and os.path.isdir(scope) and os.path.realpath(ix.root) != os.path.realpath(scope):
         # the nearest index above PATH (as git finds .git): its tools answer for that tree,
         # which `ov mcp PATH` had not said (a review: a grep under `src` found a file above it)
@@ -792,8 +798,10 @@ def serve(path: Path | None = None, db: Path | None = None, *, watch: bool = Tru
 
 def _close(tools: Tools) -> None:
     """Stop the watcher and close the index; an opening still under way (a first build's
-    keyword phase, a few seconds) is waited for, so no write is cut short at exit."""
+    keyword phase) is told to stop at its next batch of files and waited for, so no
+    write is cut short at exit."""
     if tools.ix is None and tools.opening is not None:
+        tools.opening.closing.set()
         tools.opening.wait(OPEN_WAIT_S * 3)
     tools.adopt()
     if tools.watcher is not None:
@@ -815,6 +823,8 @@ def _stop_on_signals(tools: Tools) -> None:
 
         def leave() -> None:
             try:
+                if tools.opening is not None:
+                    tools.opening.closing.set()
                 tools.adopt()
                 if tools.watcher is not None:
                     tools.watcher.stop(timeout=3.0)

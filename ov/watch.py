@@ -150,10 +150,13 @@ class Watcher:
         self.state.catching_up = True
         # vectors later, not a --no-embed index: the index says they are coming
         lexical = replace(self.opts, embed=False, embed_later=True) if self.opts.embed else self.opts
-        try:
-            rep = index_tree(self.root, self.db_path, lexical, warn=self.warn, embedder=self.embedder)
+        try:  # a watch being stopped (`ov mcp` whose client left) stops at the next batch of files
+            rep = index_tree(self.root, self.db_path, lexical, warn=self.warn, embedder=self.embedder,
+                             stop=self.stop_event.is_set)
         finally:
             self.state.catching_up = False
+        if rep.partial:  # cut short: the journal has not caught up, and the rest is the next pass's
+            return rep
         if journal is not None and mark is not None:
             journal.caught_up(mark)
         self._applied(rep)  # the index has the tree's words: said now, before any vector

@@ -77,10 +77,11 @@ def enabled() -> bool:
 
 
 def first_use(root: Path, db_path: Path, opts: IndexOptions, *, progress: Progress | None = None,
-              warn=None) -> tuple[IndexReport | None, int | None]:
+              warn=None, stop: Callable[[], bool] | None = None) -> tuple[IndexReport | None, int | None]:
     """Index `root` for a first search: the keyword rows now, the rest by a background
     worker. Returns (the keyword run's report, the worker's pid or None); the report is
-    None when another process finished the index while this one waited for it.
+    None when another process finished the index while this one waited for it. `stop`
+    ends the keyword rows early, as the time budget does (`ov mcp` whose client left).
 
     Also what a search does with an index whose first build was killed (ov.store.db
     `unfinished`): the walk goes on from the files that build committed."""
@@ -95,9 +96,9 @@ def first_use(root: Path, db_path: Path, opts: IndexOptions, *, progress: Progre
         return None, None
     deadline = time.monotonic() + FIRST_BUDGET_S
     try:
-        report = index_tree(root, db_path, opts, progress=progress, warn=warn, locked=True)
+        report = index_tree(root, db_path, opts, progress=progress, warn=warn, locked=True, stop=stop)
         if opts.embed_later and not report.partial and _finish_small(
-                db_path, report, progress, lambda: time.monotonic() > deadline):
+                db_path, report, progress, lambda: time.monotonic() > deadline or bool(stop and stop())):
             return report, None  # nothing left for a worker
     finally:
         lock.release()

@@ -509,6 +509,27 @@ def test_grep_of_a_named_binary_file_gives_its_lines_as_the_cli_json(tmp_path):
     assert cli["matches"] == res["matches"]
 
 
+def test_a_client_leaving_during_the_first_build_stops_it_at_its_next_file(tmp_path, monkeypatch):
+    """The server waited for a first build to end before it left: 5-11 s after the client
+    closed on a 42 MB tree, past the SDK's 2 s. The build now stops at its next file,
+    what it wrote kept, and the watch's catch-up too; the next opening finishes it."""
+    from ov import api, mcp
+    from ov.store import Store
+    from ov.store.db import KEYWORDS_META
+
+    monkeypatch.setenv("OV_EMBEDDER", "hash")
+    monkeypatch.setenv("OV_BACKGROUND", "0")
+    root = make_tree(tmp_path / "t", {f"d{i // 50}/f{i}.txt": f"alpha note {i}\n" for i in range(400)})
+    tools = mcp.opening_tools(root, watch=True)
+    mcp._close(tools)
+    assert tools.opening.closing.is_set() and tools.opening.wait(0)
+    with Store.open(root / ".ov" / "index.db", readonly=True) as store:  # cut at its first file
+        assert store.file_count() < 400 and store.get_meta(KEYWORDS_META)
+    assert api.index(root, embed=False).added == 400  # as `ov status` says: `ov index` finishes it
+    with api.Index.open(root) as ix:
+        assert ix.store.file_count() == 400
+
+
 def test_an_unknown_argument_is_named_as_given(tmp_path):
     """grep's `path` (glob's name) was reported as "grep takes no argument 'paths'", the
     one it takes: the error was rewritten as if it named a command-line flag."""
