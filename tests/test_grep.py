@@ -603,7 +603,8 @@ def test_one_pass_records_equal_lines_then_records():
 
 
 def test_spans_are_the_per_line_search():
-    """spans() over the whole text gives what searching each line alone gives."""
+    """spans() over the whole text gives what searching each line alone gives (less an
+    empty match where a non-empty one ended, which rg's regex does not find)."""
     import random
 
     rnd = random.Random(11)
@@ -623,7 +624,12 @@ def test_spans_are_the_per_line_search():
             while pos <= n:
                 le = text.find("\n", pos)
                 le = n if le < 0 else le
-                want += [m.span() for m in p.rx.finditer(text, pos, le) if m.start() != phantom]
+                after = -1
+                for m in p.rx.finditer(text, pos, le):
+                    s, e = m.span()
+                    if s != phantom and not s == e == after:
+                        want.append((s, e))
+                    after = e if e > s else -1
                 pos = le + 1
             assert [sp for sp in spans(p, text) if sp[0] != phantom] == want, (pat, text)
 

@@ -980,3 +980,17 @@ def test_the_walks_warnings_name_paths_from_the_current_folder(ov, tree):
     assert sorted(w) == ["../broken: broken symbolic link", "deep/gone: broken symbolic link"]
     # from the root, as they were
     assert "warning: real/deep/gone: broken symbolic link" in ov("grep", "-l", "-L", "alpha", cwd=t).err
+
+
+@needs_rg
+@pytest.mark.parametrize("pat", ["o*", "x*", "o?", "f*o*", "a|", r"\w*", r"\b"])
+def test_an_empty_match_where_a_match_ended_is_none_as_rg(ov, tree, pat):
+    """Python's regex finds an empty match right where a non-empty one ended (`o*` on
+    `Some foo`: at 2 after `o`), rg's does not: --vimgrep listed extra matches, and JSON
+    extra submatches (a review in vim)."""
+    t = tree({"e.txt": "Some foo here.\nbar baz\nfoo bar food fed\n"})
+    ours = ov("grep", "--vimgrep", pat, "e.txt", cwd=t)
+    assert (ours.code, ours.out) == (0, rg(t, "--vimgrep", pat, "e.txt").stdout)
+    subs = ov("grep", "--json", pat, "e.txt", cwd=t).json["result"]["matches"][0]["submatches"]
+    cols = [int(ln.split(":")[2]) - 1 for ln in ours.out.splitlines() if ln.split(":")[1] == "1"]
+    assert [s["start"] for s in subs] == cols

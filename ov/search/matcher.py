@@ -691,7 +691,18 @@ def _cut_error(p: Pattern, e: BaseException) -> OvError:
 
 
 def spans(p: Pattern, text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of every match in `text`, in order, with per-line semantics."""
+    """(start, end) of every match in `text`, in order, with per-line semantics. An empty
+    match where a non-empty one just ended is not one, as in rg's regex engine (Python's
+    finds it: `o*` on `foo bar` also matched at 3, and `--vimgrep` listed it)."""
+    after = -1  # where the last non-empty match ended
+    for s, e in _spans(p, text):
+        if s == e == after:
+            continue
+        after = e if e > s else -1
+        yield s, e
+
+
+def _spans(p: Pattern, text: str) -> Iterator[tuple[int, int]]:
     deadline = _search_deadline(p)
     try:
         if p.multiline:
