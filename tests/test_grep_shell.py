@@ -994,3 +994,16 @@ def test_an_empty_match_where_a_match_ended_is_none_as_rg(ov, tree, pat):
     subs = ov("grep", "--json", pat, "e.txt", cwd=t).json["result"]["matches"][0]["submatches"]
     cols = [int(ln.split(":")[2]) - 1 for ln in ours.out.splitlines() if ln.split(":")[1] == "1"]
     assert [s["start"] for s in subs] == cols
+
+
+@needs_rg
+def test_quiet_says_a_missing_path_even_with_a_match_as_rg(ov, t):
+    """`-q` with a match exits 0, and a PATH that is not there is still said on stderr, as
+    rg says it: a typo in a script's list of paths went unnoticed."""
+    r = ov("grep", "-q", "needle", "b.txt", "nosuch.txt", cwd=t)
+    theirs = rg(t, "-q", "needle", "b.txt", "nosuch.txt")
+    assert (r.code, r.out) == (theirs.returncode, "") == (0, "")
+    assert "nosuch.txt" in r.err and "nosuch.txt" in theirs.stderr
+    r = ov("grep", "-q", "zzz", "b.txt", "nosuch.txt", cwd=t)
+    assert r.code == rg(t, "-q", "zzz", "b.txt", "nosuch.txt").returncode == 2 and "nosuch.txt" in r.err
+    assert ov("grep", "-q", "needle", "b.txt", cwd=t).err == ""

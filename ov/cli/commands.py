@@ -103,10 +103,11 @@ def _quiet(out: Out, pat: str, paths: Sequence[str], how: dict, where: dict) -> 
     from ov import api  # noqa: PLC0415
 
     recs, st = api.grep(pat, paths, node_limit=1, mode="files", missing_ok=True, **how)
-    if next(_unless_nothing_searched(recs, st, paths, where), None) is not None:
+    found = next(_unless_nothing_searched(recs, st, paths, where), None) is not None
+    for w in st.warnings:  # no result is printed, but what could not be searched is said (rg
+        out.warn(w)        # says a missing PATH with a match too: a typo in a script's list)
+    if found:
         return EXIT_OK
-    for w in st.warnings:  # no result is printed, but what could not be searched is said
-        out.warn(w)
     return EXIT_ERROR if st.read_errors or st.missing else EXIT_NONE
 
 
