@@ -116,9 +116,12 @@ def test_a_folder_outside_the_tree_gets_the_same_answer(ov, t, tmp_path):
     (other / "x.txt").write_text("needle far away\n")
     (t / ".ov").mkdir()
     (t / ".ov" / "index.db").write_bytes(b"")  # an index root at t
-    r = ov("grep", "--json", "--no-index", "needle", str(other), cwd=t)
+    r = ov("grep", "--json", "--no-index", "needle", str(other), cwd=t)  # absolute, as given (rg, fd)
+    assert [(m["path"], m["line"]) for m in r.json["result"]["matches"]] == [(f"{other}/x.txt", 1)]
+    assert ov("glob", "*.txt", str(other), cwd=t).out == f"{other}/x.txt\n"
+    r = ov("grep", "--json", "--no-index", "needle", "../elsewhere", cwd=t)
     assert [(m["path"], m["line"]) for m in r.json["result"]["matches"]] == [("../elsewhere/x.txt", 1)]
-    assert ov("glob", "*.txt", str(other), cwd=t).out == "../elsewhere/x.txt\n"
+    assert ov("glob", "*.txt", "../elsewhere", cwd=t).out == "../elsewhere/x.txt\n"
 
 
 # -- rg's flags, against rg ----------------------------------------------------------------
@@ -383,10 +386,11 @@ def test_help_says_a_path_may_lie_outside_the_search_root(ov, t, tmp_path):
         text = " ".join(ov(cmd, "--help", cwd=t).out.split())
         assert "must lie inside" not in text and "A PATH may lie anywhere" in text
         assert "Output paths are relative to the current folder" in text
+        assert "under a PATH given absolute, absolute" in text
     # what the help says: a PATH above the current folder, or outside the tree, is searched
     assert ov("grep", "-l", "needle", "../a.txt", cwd=t / "sub").out == "../a.txt\n"
     r = ov("grep", "-l", "needle", str(outside), cwd=t)
-    assert r.code == 0 and r.out == os.path.relpath(outside / "o.txt", t) + "\n"
+    assert r.code == 0 and r.out == f"{outside}/o.txt\n"
     assert ov("glob", "*.txt", "..", cwd=t / "sub").out == "../a.txt\n../b.txt\n"
 
 
@@ -1007,3 +1011,20 @@ def test_quiet_says_a_missing_path_even_with_a_match_as_rg(ov, t):
     r = ov("grep", "-q", "zzz", "b.txt", "nosuch.txt", cwd=t)
     assert r.code == rg(t, "-q", "zzz", "b.txt", "nosuch.txt").returncode == 2 and "nosuch.txt" in r.err
     assert ov("grep", "-q", "needle", "b.txt", cwd=t).err == ""
+
+
+@needs_rg
+def test_a_path_given_absolute_is_printed_absolute_as_rg_and_fd(ov, tree):
+    """An editor calls `rg --vimgrep PATTERN /home/me/proj`; ov printed `../proj/x` and
+    scripts that strip the folder they gave lost the path (a review)."""
+    t = tree({"proj/src/a.py": "needle\n", "proj/b.py": "needle\n", "other/x.txt": ""})
+    proj, other = t / "proj", t / "other"
+    for args in ([str(proj / "src")], [str(proj)], ["../proj"], [str(proj / "src" / "a.py")],
+                 [str(proj / "src"), "../proj/b.py"]):
+        ours = ov("grep", "--vimgrep", "needle", *args, cwd=other)
+        assert ours.out == rg(other, "--vimgrep", "--sort", "path", "needle", *args).stdout, args
+    r = ov("grep", "-l", "--json", "needle", str(proj), cwd=other)
+    assert r.json["result"]["paths"] == [f"{proj}/b.py", f"{proj}/src/a.py"]
+    assert ov("glob", "**/*.py", str(proj), cwd=other).out == f"{proj}/b.py\n{proj}/src/a.py\n"
+    assert ov("glob", "**/*.py", "../proj", cwd=other).out == "../proj/b.py\n../proj/src/a.py\n"
+    assert ov("grep", "-l", "needle", cwd=proj).out == "b.py\nsrc/a.py\n"

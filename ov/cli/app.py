@@ -239,7 +239,7 @@ _ROOT_NOTE = ("A PATH may lie anywhere, as for rg. One under the search root (th
               "folder at or above the current one holding an index (.ov/), else the git work "
               "tree, else the current folder) is searched with that root's ignore files and "
               "index; one elsewhere from the index root above it, else from itself. Output paths are relative to the "
-              "current folder (../x for a file outside it).")
+              "current folder (../x for a file outside it); under a PATH given absolute, absolute, as rg and fd.")
 
 
 @app.command("grep", help=(

@@ -642,7 +642,7 @@ def _records(pat, groups, st: GrepStats, *, cwd: Path, before: int, after: int, 
         may_hold = hook(list(pat.literals), pat.fold) if hook and not invert else None
         opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pf)
         named = frozenset(r for r in rels if r and (root / r).is_file())
-        show = st.shown = displayer(root, cwd)
+        show = st.shown = displayer(root, cwd, st.absolute)
         links_out(root, rels, show, st.warnings)
         not_files(root, rels, show, st.warnings)
         last = ("", "")
@@ -706,7 +706,9 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
 
 
 def _planned(cwd: Path, paths: Sequence[str], st: GrepStats, missing_ok: bool):
-    """`plan_roots`, a missing PATH a warning with `missing_ok`, else an error."""
+    """`plan_roots`, a missing PATH a warning with `missing_ok`, else an error. The PATHs
+    given absolute are kept in `st.absolute` (their files are shown absolute)."""
+    st.absolute = [p for p in paths if os.path.isabs(p)]
     if not missing_ok:
         return plan_roots(cwd, paths)
     groups = plan_roots(cwd, paths, st.missing)
@@ -722,7 +724,7 @@ def _file_paths(groups, st: GrepStats, cwd: Path, exclude, hidden, no_ignore, ma
         ex_rels, excluded, rels = exclusions(root, cwd, exclude, rels)
         pf = _from_cwd(pfilter, root, cwd)  # each root's own: another root is no cwd's
         opts = grep_walk_options(hidden, no_ignore, max_depth, ex_rels, ignores, follow, pf)
-        show = st.shown = displayer(root, cwd)
+        show = st.shown = displayer(root, cwd, st.absolute)
         links_out(root, rels, show, st.warnings)
         allowed = tagged(root, tag_pairs, indexed, st.warnings.append)
         named = frozenset(r for r in rels if r and (root / r).is_file())

@@ -158,11 +158,12 @@ def glob(
     # The pattern is relative to PATH (else the current folder), as pathlib's
     # Path(PATH).glob(pattern) reads it; printed paths are relative to the current folder.
     groups = plan_roots(cwd, [path if path is not None else "."])
+    st.absolute = [path] if path is not None and os.path.isabs(path) else []
     check_excludes(groups, cwd, exclude)
     ((root, (rel,), indexed),) = groups
     st.root = os.fspath(root)
     ex_rels, excluded, _ = exclusions(root, cwd, exclude, [])
-    links_out(root, [rel], displayer(root, cwd), st.warnings)
+    links_out(root, [rel], displayer(root, cwd, st.absolute), st.warnings)
     allowed = tagged(root, parse_tags(tags) if tags else None, indexed, st.warnings.append)  # before the node limit
     if not (root / rel).is_dir():  # a file: listed when its name matches
         start, depth, user_cut = rel, max_depth, False
@@ -259,7 +260,7 @@ def _result(root: Path, cwd: Path, found: list[FileEntry], fields: Sequence[str]
     warnings = list(st.warnings)
     if st.unreadable:
         warnings.append(unreadable_warning(st.unreadable))
-    show = displayer(root, cwd)
+    show = displayer(root, cwd, st.absolute)  # a PATH given absolute: absolute, as fd
     cut = st.truncated or st.level_cut
     if not fields:
         return GlobResult([show(e.path) for e in found], len(found), cut, warnings,

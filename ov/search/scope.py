@@ -61,6 +61,8 @@ class GrepStats:
     root: str = ""  # the (first) search root
     # the current root's paths as results show them (`displayer`): the walk's warnings too
     shown: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
+    # the PATHs given absolute, as typed: their files are shown under them (`displayer`)
+    absolute: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def walk_warning(self, w: str) -> None:
         """A walk's warning (`path: what`), its path relative to the walk's root shown as
@@ -204,15 +206,19 @@ def parse_tags(tags: Sequence[str]) -> tuple[tuple[str, str], ...]:
     return parse_filters(tags)
 
 
-def displayer(root: Path, cwd: Path) -> Callable[[str], str]:
+def displayer(root: Path, cwd: Path, absolute: Sequence[str] = ()) -> Callable[[str], str]:
     """Root-relative '/' path -> the path relative to `cwd` that grep and glob print (rg
-    and `git grep` print them so: `../x` for a file outside the current folder)."""
+    and `git grep` print them so: `../x` for a file outside the current folder); one
+    under a PATH given absolute (`absolute`: such PATHs as typed) is printed under that
+    PATH as typed, as rg and fd print it: an editor that asks for `/home/me/proj` reads
+    the paths back as it gave them."""
     import posixpath  # noqa: PLC0415
 
     root_s, cwd_s = os.fspath(root), os.path.abspath(os.fspath(cwd))
     if os.sep != "/":
         root_s, cwd_s = root_s.replace(os.sep, "/"), cwd_s.replace(os.sep, "/")
-    if root_s == cwd_s:
+    whole = _absolute_rels(root, absolute)  # (root-relative path, the PATH as typed)
+    if root_s == cwd_s and not whole:
         return lambda rel: rel
     folders: dict[str, str] = {}
 
@@ -220,12 +226,44 @@ def displayer(root: Path, cwd: Path) -> Callable[[str], str]:
         folder, _, name = rel.rpartition("/")
         d = folders.get(folder)
         if d is None:
-            d = posixpath.relpath(posixpath.join(root_s, folder), cwd_s)
-            d = "" if d == "." else d + "/"
+            d = _typed(whole, folder, rel)
+            if d is None:
+                d = posixpath.relpath(posixpath.join(root_s, folder), cwd_s)
+                d = "" if d == "." else d
+            d = d + "/" if d else ""
             folders[folder] = d
         return d + name if name else (d.rstrip("/") or ".")
 
     return show
+
+
+def _typed(whole: list[tuple[str, str]], folder: str, rel: str) -> str | None:
+    """`folder` under one of the PATHs given absolute, as typed; a file named by its
+    absolute path (`rel`), its folder as typed; else None."""
+    import posixpath  # noqa: PLC0415
+
+    for a, t in whole:
+        if not a:
+            return posixpath.join(t, folder) if folder else t
+        if folder == a or folder.startswith(a + "/"):
+            return t + folder[len(a):]
+        if rel == a:
+            return posixpath.dirname(t)
+    return None
+
+
+def _absolute_rels(root: Path, absolute: Sequence[str]) -> list[tuple[str, str]]:
+    """(root-relative path, the PATH as typed, normalised) of the PATHs given absolute
+    that lie under `root`."""
+    if not absolute:
+        return []
+    real = os.path.realpath(root)
+    out = []
+    for p in absolute:
+        rel = os.path.relpath(os.path.realpath(p), real)
+        if rel != ".." and not rel.startswith(".." + os.sep):
+            out.append(("" if rel == "." else rel.replace(os.sep, "/"), os.path.normpath(p).replace(os.sep, "/")))
+    return out
 
 
 def counting_skips(st: GrepStats) -> Callable[[str, str], None]:
