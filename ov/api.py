@@ -213,9 +213,11 @@ def _options(options: dict[str, Any]) -> dict[str, Any]:
         elif k in _INT_OPTIONS:
             _int(v, k)
         elif k in _NUMBER_OPTIONS and v is not None:
-            if not _number(v, k) > 0:  # also NaN
+            from ov.config import MAX_TIMEOUT_S, TIMEOUT_RANGE  # noqa: PLC0415
+
+            if not 0 < _number(v, k) <= MAX_TIMEOUT_S:  # also NaN
                 # one name for both spellings: the command line's and `ov mcp`'s (`--timeout`)
-                raise OvError("invalid_argument", "timeout must be more than 0 seconds", field="timeout")
+                raise OvError("invalid_argument", TIMEOUT_RANGE, field="timeout")
     return out
 
 

@@ -51,6 +51,9 @@ DEFAULT_EMBED_SKIP = ("*.min.*", "*.map", "*.lock", "*-lock.json", "*-lock.yaml"
                       "*_pb2.py", "*.snap", "*.generated.*", "*.lcl", "*.xlf", "*.xliff", "*.po")
 REGEX_TIMEOUT_S = 5.0  # a regex that runs longer on one file ends with deadline_exceeded
 GREP_TIMEOUT_S = 60.0  # wall time for a whole grep (--timeout); then deadline_exceeded
+MAX_TIMEOUT_S = 1e6  # the most a timeout may be (a week and a half: "no limit" is not a number)
+# what a timeout out of range is told, on the command line and through `ov mcp` alike
+TIMEOUT_RANGE = f"timeout must be more than 0 and at most {MAX_TIMEOUT_S:.0f} seconds"
 
 
 @dataclass(frozen=True)

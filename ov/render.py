@@ -577,7 +577,8 @@ class GrepPrinter:
             return f"{_PATH_C}{path}{_RESET}{psep}{num}"
         return f"{path}{psep}{num}"
 
-    def _line(self, path: str, line: int, content: str, sep: str, subs=(), col: int | None = None) -> None:
+    def _line(self, path: str, line: int, content: str, sep: str, subs=(), col: int | None = None,
+              count: int | None = None) -> None:
         if self.heading and (self._last is None or self._last[0] != path):
             self._head(path)
         elif self.context and self._last is not None and self._last[0] == path and line - 1 <= self._last[1] <= line:
@@ -586,7 +587,7 @@ class GrepPrinter:
             self.w("--\n")
         self._last = (path, line)
         if self.max_columns is not None and len(content) > self.max_columns:
-            body = (f"[Omitted long line with {len(subs)} matches]" if sep == ":"
+            body = (f"[Omitted long line with {len(subs) if count is None else count} matches]" if sep == ":"
                     else "[Omitted long context line]")
         elif self.color and subs:
             parts, pos = [], 0
@@ -607,8 +608,9 @@ class GrepPrinter:
             self._line(m.path, c.line, c.content, "-")
         if self.vimgrep and m.submatches:
             for i, piece, subs, starting in self._pieces(m):
-                for s in starting:
-                    self._line(m.path, m.line + i, piece, ":", subs, self._col(m.path, m.line + i, piece, s.start))
+                for s in starting:  # each copy of the line highlights its own match, as rg
+                    self._line(m.path, m.line + i, piece, ":", [s], self._col(m.path, m.line + i, piece, s.start),
+                               len(subs))
             if self._last is not None:  # the lines of a multi-line match after its first
                 self._last = (m.path, m.line + m.content.count("\n"))
         elif "\n" in m.content:

@@ -1028,3 +1028,21 @@ def test_a_path_given_absolute_is_printed_absolute_as_rg_and_fd(ov, tree):
     assert ov("glob", "**/*.py", str(proj), cwd=other).out == f"{proj}/b.py\n{proj}/src/a.py\n"
     assert ov("glob", "**/*.py", "../proj", cwd=other).out == "../proj/b.py\n../proj/src/a.py\n"
     assert ov("grep", "-l", "needle", cwd=proj).out == "b.py\nsrc/a.py\n"
+
+
+def test_one_wording_for_every_timeout_out_of_range(ov, t):
+    """0, -1 and nan read "more than 0 seconds", inf and 1e9 "--timeout must be more than 0
+    and at most 1000000 seconds": one limit, said one way (a review)."""
+    for v in ("0", "-1", "nan", "inf", "1e9"):
+        r = ov("grep", "--json", "--timeout", v, "x", cwd=t)
+        assert r.code == 2 and r.json["error"] == {
+            "code": "invalid_argument", "field": "timeout", "retryable": False,
+            "message": "timeout must be more than 0 and at most 1000000 seconds"}, (v, r.out)
+
+
+def test_each_vimgrep_copy_of_a_line_highlights_its_own_match(ov, tree):
+    t = tree({"a.txt": "foo bar foo\n"})
+    bold, reset = "\x1b[1;31m", "\x1b[0m"
+    lines = ov("grep", "--vimgrep", "--color", "always", "foo", "a.txt", cwd=t).out.splitlines()
+    assert len(lines) == 2
+    assert lines[0].endswith(f":1:{bold}foo{reset} bar foo") and lines[1].endswith(f":9:foo bar {bold}foo{reset}")

@@ -676,9 +676,8 @@ def _checked(mode: str, stats: GrepStats | None, node_limit: int, max_depth: int
     if invert and (multiline or before or after):
         raise OvError("invalid_argument", "-v/--invert-match takes neither -U nor context lines",
                       field="invert")
-    if deadline_s is not None and not 0 < deadline_s <= 1e6:  # also NaN
-        raise OvError("invalid_argument", "--timeout must be more than 0 and at most 1000000 seconds",
-                      field="timeout")
+    if deadline_s is not None and not 0 < deadline_s <= config.MAX_TIMEOUT_S:  # also NaN
+        raise OvError("invalid_argument", config.TIMEOUT_RANGE, field="timeout")
     return st
 
 
