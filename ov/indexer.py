@@ -673,11 +673,15 @@ ROWS_META = "rows"
 # [layout, path]: the last file a stopped background re-cut to that layout wrote
 # (`_LexicalPass.recut_jobs`): the next one goes on after it
 RECUT_META = "recut_upto"
-ROWS_LAYOUT = "4"
+ROWS_LAYOUT = "5"
 # From these layouts only files of these kinds have other rows now: only they are
 # re-chunked (3: a markdown file's front matter block has no vector, `front_block`; 4: code
-# passages of CODE_CHUNK_TOKENS). From any other, every file is.
-RESPLIT_KINDS = {"2": frozenset({"markdown", "code"}), "3": frozenset({"code"})}
+# passages of CODE_CHUNK_TOKENS). From any other, every file is. 5: a run of encoded data
+# (a notebook's plot, a data URI) is cut in 32 KiB passages (ov.chunk `data_runs`), in a
+# file of any kind, so from every older layout every file is re-cut (an upgraded index had
+# kept a notebook's 256-token base64 passages, each holding its title's words: 49 of the
+# first 50 keyword hits for a word of the title).
+RESPLIT_KINDS: dict[str, frozenset[str]] = {}
 
 
 def older_layout(store: Store) -> str | None:

@@ -86,26 +86,27 @@ def test_an_index_of_the_older_layout_drops_sentences_and_overview_vectors(small
     assert again["updated"] == 0 and again["unchanged"] == 3
 
 
-def test_an_index_of_layout_3_cuts_its_code_files_again_and_nothing_else(small, ov, monkeypatch):
-    """Layout 4: code passages at the model's window (indexer.CODE_CHUNK_TOKENS). An index
-    made before re-chunks its code files once, on the next `ov index`; prose is untouched."""
+def test_an_index_of_layout_4_cuts_every_file_again(small, ov, monkeypatch):
+    """Layout 5: a run of encoded data is cut in 32 KiB passages, in a file of any kind. An
+    index made before re-chunks every file once, on the next `ov index` (vectors kept by
+    text); layout 4 (code passages at the model's window) had re-chunked code files only."""
     root, _ = small
     db = root / ".ov" / "index.db"
     with Store.open(db) as st, st.tx():
-        st.set_meta(indexer.ROWS_META, "3")
+        st.set_meta(indexer.ROWS_META, "4")
     said = ov("status", "-o", "json", cwd=root).json["result"]["warnings"]
-    assert [w for w in said if "older layout (3; now 4): the next `ov index`, or the background worker "
-            "the next search starts, cuts its code files again" in w]
+    assert [w for w in said if "older layout (4; now 5): the next `ov index`, or the background worker "
+            "the next search starts, cuts every file again" in w]
     # no worker will start (OV_BACKGROUND=0, or after `ov index --stop`): none is promised
     monkeypatch.setenv("OV_BACKGROUND", "0")
     said = ov("status", "-o", "json", cwd=root).json["result"]["warnings"]
-    assert [w for w in said if "older layout (3; now 4): the next `ov index` cuts its code files again" in w]
+    assert [w for w in said if "older layout (4; now 5): the next `ov index` cuts every file again" in w]
     monkeypatch.delenv("OV_BACKGROUND")
-    assert "older layout (3; now 4)" in ov("status", cwd=root).err  # said in text too
+    assert "older layout (4; now 5)" in ov("status", cwd=root).err  # said in text too
     rep = ov("index", root, "-o", "json").json["result"]
-    assert (rep["updated"], rep["unchanged"]) == (1, 2)  # tool.py only
+    assert (rep["updated"], rep["unchanged"]) == (3, 0)
     with Store.open(db, readonly=True) as st:
-        assert st.get_meta(indexer.ROWS_META) == indexer.ROWS_LAYOUT == "4"
+        assert st.get_meta(indexer.ROWS_META) == indexer.ROWS_LAYOUT == "5"
     assert not [w for w in ov("status", "-o", "json", cwd=root).json["result"]["warnings"] if "older layout" in w]
     assert indexer.chunk_budget("tool.py") == 256 and indexer.chunk_budget("essay.txt") == 200
 
@@ -337,11 +338,11 @@ def test_a_search_starts_a_worker_that_re_cuts_an_older_layout(small, ov):
     assert r.code == 0 and r.json["result"]["hits"]  # answered from the older rows
     assert "started a background worker" in r.err and "passages" in r.err
     deadline = time.monotonic() + 120
-    while worker_state(db) is not None or _layout(db) != "4":
+    while worker_state(db) is not None or _layout(db) != "5":
         assert time.monotonic() < deadline, "the worker did not re-cut the passages"
         time.sleep(0.1)
     rep = ov("index", root, "-o", "json").json["result"]
-    assert (rep["updated"], rep["unchanged"]) == (0, 3)  # the worker re-cut tool.py already
+    assert (rep["updated"], rep["unchanged"]) == (0, 3)  # the worker re-cut them already
     assert not [w for w in ov("status", "-o", "json", cwd=root).json["result"]["warnings"] if "older layout" in w]
 
 
@@ -363,8 +364,8 @@ def test_a_stopped_re_cut_leaves_the_index_complete_and_the_layout_older(small, 
     r = ov("search", "copper lanterns", "-o", "json", "--no-auto-index", cwd=root)
     assert r.code == 0 and not [w for w in r.json["result"]["warnings"] if "still being built" in w]
     assert r.json["result"]["coverage"]["keywords_complete"] is True
-    assert ov("index", root, "-o", "json").json["result"]["updated"] == 1  # tool.py, cut now
-    assert _layout(db) == "4"
+    assert ov("index", root, "-o", "json").json["result"]["updated"] == 3  # every file, cut now
+    assert _layout(db) == "5"
 
 
 def test_the_workers_re_cut_keeps_what_flags_of_ov_index_added(tree, ov):
@@ -380,7 +381,7 @@ def test_the_workers_re_cut_keeps_what_flags_of_ov_index_added(tree, ov):
         before = st.q1("SELECT count(*) FROM files")
     assert ov("search", "copper lanterns", "-o", "json", cwd=root).code == 0
     deadline = time.monotonic() + 120
-    while worker_state(db) is not None or _layout(db) != "4":
+    while worker_state(db) is not None or _layout(db) != "5":
         assert time.monotonic() < deadline, "the worker did not re-cut the passages"
         time.sleep(0.1)
     with Store.open(db, readonly=True) as st:
@@ -411,7 +412,7 @@ def test_a_stopped_re_cut_goes_on_after_the_last_file_it_wrote(tree, ov):
         assert first.updated == 2 and st.get_meta(indexer.ROWS_META) == "3"
         rest = IndexReport(root=str(root))
         indexer._lexical_phase(st, root, opts, rest, None, lambda m: None, recut_only=True)
-        assert rest.updated == 4 and st.get_meta(indexer.ROWS_META) == "4"
+        assert rest.updated == 4 and st.get_meta(indexer.ROWS_META) == "5"
         assert st.get_meta(indexer.RECUT_META) is None
 
 
