@@ -505,18 +505,23 @@ def _byte_column(line: str, start: int) -> int:
 
 def _raw_column(raw: bytes, start: int) -> int:
     """1 + the bytes of a line as the file holds them before code point `start` of its
-    text as ov.read.decode gives it (each byte that is not UTF-8 read as one U+FFFD, or a
-    few as one): the column rg gives a Latin-1 line."""
+    text as ov.read.decode gives it (a byte, or a few, that is not UTF-8 read as one
+    U+FFFD): the column rg gives a Latin-1 line."""
     import codecs  # noqa: PLC0415
 
-    dec = codecs.getincrementaldecoder("utf-8")("replace")
-    n = 0
-    for k in range(len(raw) + 1):
-        if n >= start and not dec.getstate()[0]:
-            return k + 1
-        if k < len(raw):
-            n += len(dec.decode(raw[k:k + 1]))
-    return len(raw) + 1
+    global _BAD_SPANS
+    spans: dict[int, int] = {}  # where each U+FFFD's bytes start -> where they end
+    if _BAD_SPANS is None:
+        codecs.register_error("ov.column", lambda e: (_BAD_SPANS.__setitem__(e.start, e.end) or "\ufffd", e.end))
+    _BAD_SPANS = spans
+    text = raw.decode("utf-8", "ov.column")
+    b = 0
+    for ch in text[:start]:
+        b = spans[b] if b in spans else b + len(ch.encode("utf-8", "surrogatepass"))
+    return b + 1
+
+
+_BAD_SPANS: dict[int, int] | None = None  # `_raw_column`'s error handler's spans, per call
 
 
 class GrepPrinter:

@@ -1175,10 +1175,13 @@ class _Stale(Exception):
 
 
 def cache_name(opts: WalkOptions) -> str:
-    """The listing's file name for these walk options (one listing per option set)."""
+    """The listing's file name for these walk options (one listing per option set), and
+    for the global excludes file in force (another HOME or GIT_CONFIG_GLOBAL, an editor's
+    server beside a shell, read a listing made under the other's rules)."""
     import zlib  # noqa: PLC0415
 
-    key = repr((CACHE_VERSION, opts.hidden, opts.no_ignore, tuple(opts.extra_ignores)))
+    key = repr((CACHE_VERSION, opts.hidden, opts.no_ignore, tuple(opts.extra_ignores),
+                None if opts.no_ignore else global_excludes()[0]))
     return f"walk-{zlib.crc32(key.encode('utf-8', 'surrogateescape')):08x}.cache"
 
 

@@ -946,6 +946,7 @@ def test_columns_count_the_files_own_bytes_as_rg(ov, tree):
     import re
 
     t = tree({"latin.txt": b"caf\xe9 foo\n\xff\xfe foo foo\n", "two.txt": b"a\xe9\xa9b foo\n",
+              "lead.txt": b"x\xe9foo\xe2\x82foo\xf0foo\n",  # a match right after a byte that is not UTF-8
               "fffd.txt": "real \ufffd foo\n", "bom.txt": b"\xef\xbb\xbfbom foo\n",
               "u16.txt": "ü foo\n".encode("utf-16")})
     cols = re.compile(r"^([^:]+:\d+:\d+):", re.M)
@@ -954,6 +955,7 @@ def test_columns_count_the_files_own_bytes_as_rg(ov, tree):
                             capture_output=True).stdout.decode("utf-8", "replace")
     assert ours.code == 0 and cols.findall(ours.out) == cols.findall(theirs)
     assert "latin.txt:2:8:" in ours.out and "fffd.txt:1:10:" in ours.out and "bom.txt:1:5:" in ours.out
+    assert [ln.split(":")[2] for ln in ours.out.splitlines() if ln.startswith("lead.txt")] == ["3", "8", "12"]
 
 
 def test_column_and_vimgrep_leave_json_as_it_is(ov, tree):
@@ -1028,6 +1030,14 @@ def test_a_path_given_absolute_is_printed_absolute_as_rg_and_fd(ov, tree):
     assert ov("glob", "**/*.py", str(proj), cwd=other).out == f"{proj}/b.py\n{proj}/src/a.py\n"
     assert ov("glob", "**/*.py", "../proj", cwd=other).out == "../proj/b.py\n../proj/src/a.py\n"
     assert ov("grep", "-l", "needle", cwd=proj).out == "b.py\nsrc/a.py\n"
+    # a PATH that is a link inside the tree: its files under the link's name, the target's
+    # under its own (as rg)
+    (t / ".git").mkdir()
+    os.symlink("proj/src", t / "link")
+    r = ov("grep", "-l", "needle", str(t / "link"), str(proj / "src"), cwd=other)
+    assert r.out == rg(other, "-l", "--sort", "path", "needle", str(t / "link"), str(proj / "src")).stdout \
+        == f"{t}/link/a.py\n{proj}/src/a.py\n"
+    assert ov("glob", "*", str(t / "link"), cwd=other).out == f"{t}/link/a.py\n"
 
 
 def test_one_wording_for_every_timeout_out_of_range(ov, t):

@@ -206,6 +206,24 @@ def test_a_changed_global_excludes_file_reaches_the_listing_and_the_index(git_ho
     assert ov("glob", "**/*.secret", cwd=root).out == "a.secret\ninner/e.secret\nsub/c.secret\n"
 
 
+def test_a_listing_is_kept_per_global_excludes_file(git_home, tmp_path, ov, monkeypatch):
+    """Two processes with another HOME or GIT_CONFIG_GLOBAL (an editor's `ov mcp` beside a
+    shell) read one listing made under the other's rules (a review)."""
+    (git_home / "a.gitconfig").write_text("[core]\nexcludesFile = ~/a.ignore\n")
+    (git_home / "a.ignore").write_text("*.log\n")
+    (git_home / "b.gitconfig").write_text("")
+    root = make_tree(tmp_path / "t", {"a.txt": "", "b.log": "", ".git/HEAD": ""})
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(git_home / "b.gitconfig"))
+    assert ov("index", "--no-embed", cwd=root).code == 0
+    time.sleep(2.1)  # past the moment a listing reads its folders again (walk.RACY_NS)
+    assert ov("glob", "*", cwd=root).out == "a.txt\nb.log\n"
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(git_home / "a.gitconfig"))
+    assert ov("glob", "*", cwd=root).out == "a.txt\n"
+    assert ov("grep", "--files", cwd=root).out == "a.txt\n"
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(git_home / "b.gitconfig"))
+    assert ov("glob", "*", cwd=root).out == "a.txt\nb.log\n"
+
+
 def test_info_exclude_of_a_worktree_a_submodule_and_a_separate_git_dir(tmp_path):
     """Where `.git` is a file (`gitdir: ...`), `info/exclude` is in the git folder it names
     (a worktree's: its repository's common folder), as git reads it: in a worktree ov

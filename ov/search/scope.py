@@ -257,12 +257,15 @@ def _absolute_rels(root: Path, absolute: Sequence[str]) -> list[tuple[str, str]]
     that lie under `root`."""
     if not absolute:
         return []
-    real = os.path.realpath(root)
     out = []
     for p in absolute:
-        rel = os.path.relpath(os.path.realpath(p), real)
-        if rel != ".." and not rel.startswith(".." + os.sep):
-            out.append(("" if rel == "." else rel.replace(os.sep, "/"), os.path.normpath(p).replace(os.sep, "/")))
+        # as the walk names it: through a link the PATH holds (`t/link`), by the link's
+        # name; a root reached through a link above it, by the links resolved
+        for rel in (os.path.relpath(os.path.normpath(p), os.fspath(root)),
+                    os.path.relpath(os.path.realpath(p), os.path.realpath(root))):
+            if rel != ".." and not rel.startswith(".." + os.sep):
+                out.append(("" if rel == "." else rel.replace(os.sep, "/"), os.path.normpath(p).replace(os.sep, "/")))
+                break
     return out
 
 
