@@ -1026,6 +1026,10 @@ class _LexicalPass:
         self.resplit_kinds = RESPLIT_KINDS.get(layout or "")  # None: every kind
         self.deadline = time.monotonic() + opts.budget_s if opts.budget_s is not None else None
         self.walked: int | None = None  # the files of a whole walk `entries` made first
+        # a first build not through its walk yet (BUILDING, or a budget's cut): a cut pass
+        # of a finished index (a watch's catch-up stopped as `ov mcp` leaves) leaves it
+        # finished, its files not reached yet merely stale, not "still being built"
+        self.unfinished = store.get_meta(KEYWORDS_META) is not None
 
     def on_skip(self, path: str, reason: str) -> None:
         if path in self.own:  # the index itself, named inside the tree: not a file of it
@@ -1182,12 +1186,13 @@ class _LexicalPass:
                 store.set_meta(ROWS_META, ROWS_LAYOUT)
                 store.delete_meta(RECUT_META)
         elif cut:
-            store.set_meta(KEYWORDS_META, "1")
-            store.set_meta(WALK_TOTAL_META, json.dumps(self.walk_total()))
-            # those of the files read so far (`ov status` said "skipped: 0 files" while the
-            # first build had said 84: a review of the Go tree); the run that ends the walk
-            # writes them all
-            store.set_skipped(self.skipped)
+            if self.unfinished or not self.known:
+                store.set_meta(KEYWORDS_META, "1")
+                store.set_meta(WALK_TOTAL_META, json.dumps(self.walk_total()))
+                # those of the files read so far (`ov status` said "skipped: 0 files" while the
+                # first build had said 84: a review of the Go tree); the run that ends the walk
+                # writes them all
+                store.set_skipped(self.skipped)
             report.partial = True
         else:
             moved: dict[str, dict | None] = {}  # content hash -> the `ov tag` tags of a file gone

@@ -726,6 +726,10 @@ def _open_index(scope: Path, db: Path | None = None, *, watch: bool = True,
         # which `ov mcp PATH` had not said (a review: a grep under `src` found a file above it)
         notice(f"serving {ix.root}, the tree of the index found above {scope} "
                f"({ix.store.path}); its tools search all of that tree")
+    if stop is not None and stop():
+        # the server is closing: no model, no watch (whose catch-up would stop the worker
+        # the first build just started to finish the index, then stop itself)
+        return ix, None
     try:
         from ov.indexer import EMBED_META  # noqa: PLC0415
 

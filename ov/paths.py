@@ -63,7 +63,9 @@ def find_index(start: Path) -> Path | None:
 
 
 def _leaves_out(root: Path, folder: Path) -> bool:
-    """Whether the tree at `root` leaves `folder` (below it) out by its ignore rules."""
+    """Whether the tree at `root` leaves `folder` (below it) out: its ignore rules do, and
+    its index holds no file there (an index built with `--hidden` or `--no-ignore` holds
+    what the rules alone leave out: a dotfiles repository `.dots/` it indexed)."""
     from ov.config import WalkOptions, load_config  # noqa: PLC0415
     from ov.walk import is_ignored  # noqa: PLC0415
 
@@ -71,7 +73,16 @@ def _leaves_out(root: Path, folder: Path) -> bool:
         opts = load_config(root).walk_options()
     except OvError:  # a broken config is said where the tree's commands read it
         opts = WalkOptions()
-    return is_ignored(root, os.path.relpath(folder, root), opts)
+    rel = os.path.relpath(folder, root).replace(os.sep, "/")
+    if not is_ignored(root, rel, opts):
+        return False
+    from ov.store import Store  # noqa: PLC0415
+
+    try:
+        with Store.open(db_path_for(root), readonly=True) as store:
+            return not store.has_files_under(rel)
+    except OvError:  # (one that cannot be read is said by the command that opens it)
+        return True
 
 
 def index_root_of(db_path: Path) -> Path:

@@ -530,6 +530,54 @@ def test_a_client_leaving_during_the_first_build_stops_it_at_its_next_file(tmp_p
         assert ix.store.file_count() == 400
 
 
+def test_a_client_leaving_during_the_first_build_leaves_its_worker_to_finish(tmp_path, monkeypatch):
+    """Closed during the first build, the server started no watch: its catch-up stopped
+    the worker the first build had just started, then stopped itself, and nothing went on
+    until the next search (a read of the diff)."""
+    from ov import mcp
+    from ov.indexer import worker_state
+    from ov.store import Store
+    from ov.store.db import KEYWORDS_META
+
+    monkeypatch.setenv("OV_EMBEDDER", "hash")
+    root = make_tree(tmp_path / "t", {f"d{i // 50}/f{i}.txt": f"alpha note {i}\n" for i in range(400)})
+    tools = mcp.opening_tools(root, watch=True)
+    mcp._close(tools)
+    assert tools.watcher is None
+    db = root / ".ov" / "index.db"
+    deadline = time.monotonic() + 120
+    while True:
+        with Store.open(db, readonly=True) as store:
+            done = store.file_count() == 400 and store.get_meta(KEYWORDS_META) is None
+        if done and worker_state(db) is None:
+            break
+        assert time.monotonic() < deadline, "no worker finished the first build"
+        time.sleep(0.2)
+
+
+def test_a_cut_pass_over_a_finished_index_leaves_it_finished(tmp_path):
+    """A watch's catch-up stopped as `ov mcp` leaves marked a complete index as a first
+    build not finished, and the next search started a worker "to finish the index's files"
+    (a read of the diff): the files it did not reach are merely stale."""
+    from ov import indexer
+    from ov.model import IndexReport
+    from ov.store import Store
+    from ov.store.db import KEYWORDS_META
+
+    root = make_tree(tmp_path / "t", {f"f{i}.txt": f"alpha {i}\n" for i in range(30)})
+    assert run_inprocess("index", "--no-embed", cwd=root).code == 0
+    for i in range(30):
+        (root / f"f{i}.txt").write_text(f"beta {i}\n")
+    opts = indexer.options_for(root, indexer.walk_from_config(root), embed=False)
+    asked = []
+    with Store.open(root / ".ov" / "index.db") as st:
+        rep = IndexReport(root=str(root))
+        indexer._lexical_phase(st, root, opts, rep, None, lambda m: None, stop=lambda: asked.append(1) or len(asked) > 3)
+        assert rep.partial and st.get_meta(KEYWORDS_META) is None and st.file_count() == 30
+    r = run_inprocess("status", "--json", cwd=root, env=ENV)
+    assert "not finished" not in r.out and r.json["result"]["files"] == 30
+
+
 def test_an_unknown_argument_is_named_as_given(tmp_path):
     """grep's `path` (glob's name) was reported as "grep takes no argument 'paths'", the
     one it takes: the error was rewritten as if it named a command-line flag."""

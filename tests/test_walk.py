@@ -913,3 +913,14 @@ def test_a_worktree_the_outer_tree_ignores_is_a_tree_of_its_own(tmp_path, ov):
     r = ov("search", "alpha", "--search-type", "keywords", "--json", cwd=outer / "vendor" / "lib")
     assert r.json["result"]["root"] == str(outer)
     assert "v.py" in {h["path"] for h in r.json["result"]["hits"]}
+
+
+def test_an_index_that_holds_an_ignored_repository_answers_there(tmp_path, ov):
+    """Built with --hidden, the outer index holds a hidden repository the rules alone leave
+    out: a search there answers from it, as before (not a new index inside)."""
+    outer = make_tree(tmp_path / "o", {".git/HEAD": "", "m.txt": "needle main\n",
+                                       ".dots/.git/HEAD": "", ".dots/d.txt": "needle dots\n"})
+    assert ov("index", "--hidden", "--no-embed", cwd=outer).code == 0
+    r = ov("search", "needle", "--search-type", "keywords", "--json", cwd=outer / ".dots")
+    assert r.code == 0 and r.json["result"]["root"] == str(outer), r.err
+    assert not (outer / ".dots" / ".ov").exists()
