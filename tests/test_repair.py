@@ -566,3 +566,28 @@ def test_a_file_swapped_in_for_the_rebuild_is_never_handed_over(tmp_path, monkey
     st = victim.stat()
     assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (0, 0, 0o600)
     assert victim.read_text() == "root's secret\n"
+
+
+def test_an_old_index_this_user_cannot_write_says_so_once(tree, ov, monkeypatch):
+    """A read-only index too old to read as it stands said "searched as it stands", then
+    "run `ov index` to upgrade it", and `ov index` failed on the lock file (an upgrade
+    review): the error now says the owner must upgrade it."""
+    from ov.errors import OvError
+    from ov.store import Store
+    from ov.store import db as dbmod
+
+    root = tree({"a.txt": "alpha\n"})
+    assert ov("index", "--no-embed", cwd=root).code == 0
+    path = root / ".ov" / "index.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version=5")
+    conn.close()
+    real_access = os.access
+    monkeypatch.setattr(dbmod.os, "access", lambda p, mode, **kw: False if mode == os.W_OK else real_access(p, mode, **kw))
+    with pytest.raises(OvError) as e:
+        Store.open(path, readonly=True)
+    assert e.value.code == "unsupported" and "cannot write it to upgrade it: its owner can" in e.value.message
+    monkeypatch.undo()
+    with pytest.raises(OvError) as e:  # a user who may write it is told to upgrade it
+        Store.open(path, readonly=True)
+    assert "run `ov index` to upgrade it" in e.value.message

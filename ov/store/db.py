@@ -1070,6 +1070,11 @@ class Database:
         if v == 0:  # tables, but no version: no ov wrote this as it stands
             raise damaged(self.path, "it has tables but no schema version")
         if v < SCHEMA_VERSION and not (readonly and v >= READABLE_FROM):
+            if readonly and not os.access(self.path, os.W_OK):
+                # "run `ov index`" failed next on the lock file (an upgrade review)
+                raise OvError("unsupported", f"the index {self.path} has schema version {v}, too old "
+                              f"to read as it stands (from {READABLE_FROM}), and this user cannot "
+                              "write it to upgrade it: its owner can, with `ov index`", field="db")
             raise OvError("unsupported", f"the index {self.path} has schema version {v}; "
                           "run `ov index` to upgrade it", field="db")
         return v
