@@ -785,9 +785,12 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
             _rebuild(db_path, root, opts, report, progress, warn_, embedder, stop)
         else:
             try:
+                relayout = older_layout(store) is not None
                 _fill(store, root, opts, report, progress, warn_, embedder, stop)
                 if notice and not opts.embed and not opts.embed_later:
                     _vectors_left(store, stopped is not None, notice)
+                if relayout and older_layout(store) is None:  # every file re-cut: the old rows' pages
+                    store.reclaim(always=True)
             finally:
                 store.close()
     finally:
@@ -959,7 +962,8 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
             # a first answer's budget left files unread, or the passages are of an older
             # layout (ROWS_META): a user who only searches gets them re-cut too
             partial = bool(store.get_meta(KEYWORDS_META))
-            if partial or older_layout(store):
+            relayout = older_layout(store) is not None
+            if partial or relayout:
                 root = index_root_of(db_path)
                 _lexical_phase(store, root, options_for(root, walk_from_config(root)), report,
                                progress, lambda msg: None, stop, recut_only=not partial)
@@ -968,6 +972,8 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
             trigram_phase(store, progress, stop)
             if store.get_meta(EMBED_META) != "off" and not (stop and stop()):
                 embed_phase(store, report, progress, embedder, stop, pause)
+            if relayout and older_layout(store) is None and not (stop and stop()):
+                store.reclaim(always=True)  # every file re-cut: the old rows' pages given back
         finally:
             store.close()
     finally:
