@@ -1030,6 +1030,11 @@ def test_a_path_given_absolute_is_printed_absolute_as_rg_and_fd(ov, tree):
     assert ov("glob", "**/*.py", str(proj), cwd=other).out == f"{proj}/b.py\n{proj}/src/a.py\n"
     assert ov("glob", "**/*.py", "../proj", cwd=other).out == "../proj/b.py\n../proj/src/a.py\n"
     assert ov("grep", "-l", "needle", cwd=proj).out == "b.py\nsrc/a.py\n"
+    # a file named absolute beside its folder named relative: only it is shown absolute
+    (proj / "src" / "c.py").write_text("needle\n")
+    r = ov("grep", "-l", "needle", str(proj / "src" / "a.py"), "../proj/src", cwd=other)
+    assert r.out == f"{proj}/src/a.py\n../proj/src/c.py\n"
+    (proj / "src" / "c.py").unlink()
     # a PATH that is a link inside the tree: its files under the link's name, the target's
     # under its own (as rg)
     (t / ".git").mkdir()

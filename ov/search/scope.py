@@ -222,11 +222,15 @@ def displayer(root: Path, cwd: Path, absolute: Sequence[str] = ()) -> Callable[[
         return lambda rel: rel
     folders: dict[str, str] = {}
 
+    named = {a: t for a, t in whole if a}  # a file named by its absolute path: as typed
+
     def show(rel: str) -> str:
+        if rel in named:
+            return named[rel]
         folder, _, name = rel.rpartition("/")
         d = folders.get(folder)
         if d is None:
-            d = _typed(whole, folder, rel)
+            d = _typed(whole, folder)
             if d is None:
                 d = posixpath.relpath(posixpath.join(root_s, folder), cwd_s)
                 d = "" if d == "." else d
@@ -237,9 +241,8 @@ def displayer(root: Path, cwd: Path, absolute: Sequence[str] = ()) -> Callable[[
     return show
 
 
-def _typed(whole: list[tuple[str, str]], folder: str, rel: str) -> str | None:
-    """`folder` under one of the PATHs given absolute, as typed; a file named by its
-    absolute path (`rel`), its folder as typed; else None."""
+def _typed(whole: list[tuple[str, str]], folder: str) -> str | None:
+    """`folder` under one of the PATHs given absolute, as typed; else None."""
     import posixpath  # noqa: PLC0415
 
     for a, t in whole:
@@ -247,8 +250,6 @@ def _typed(whole: list[tuple[str, str]], folder: str, rel: str) -> str | None:
             return posixpath.join(t, folder) if folder else t
         if folder == a or folder.startswith(a + "/"):
             return t + folder[len(a):]
-        if rel == a:
-            return posixpath.dirname(t)
     return None
 
 
