@@ -717,7 +717,7 @@ def _first_use_root(scope: Path) -> Path:
       `node_modules/pkg`, `.notes/`) searched from inside found nothing, then or later;
     - any, for root: `sudo ov search` in /etc/nginx would index all of an etckeeper /etc."""
     from ov.config import untrusted  # noqa: PLC0415
-    from ov.engine import left_out_by_rules  # noqa: PLC0415
+    from ov.walk import left_out_by_rules  # noqa: PLC0415
     from ov.walk import git_top_above  # noqa: PLC0415
 
     top = git_top_above(str(scope.resolve()))

@@ -30,7 +30,7 @@ from ov.query import (CURSOR_MAX_DEPTH, CURSOR_MAX_SHOWN, DEFINITION_WORDS, chec
                       query_pattern, query_roots, request_key, shown_line, shown_line_terms, stem_words, tag_words,
                       type_name, worded, words_in)
 from ov.store import KNN_MAX, Filters, SearchedVectors, Store, fts_phrase
-from ov.walk import file_cap, gitignore_unread, over_cap
+from ov.walk import file_cap, gitignore_unread, left_out_by_rules, over_cap
 
 
 @dataclass(frozen=True)
@@ -630,12 +630,10 @@ def _behind_warning(store: Store, root: Path) -> list[str]:
     if got is None:  # more unindexed files to open than an answer should pay for
         return []
     new, excluded, changed, missing = got
-    parts = [f"{n} {what}" for n, what in ((changed, "changed"), (new, "new"), (missing, "deleted")) if n]
+    moved = [f"{n} {what}" for n, what in ((changed, "changed"), (new, "new"), (missing, "deleted")) if n]
+    parts = [", ".join(moved) + " file(s)"] if moved else []
     if excluded:
-        parts = [", ".join(parts) + " file(s)"] if parts else []
         parts.append(f"{excluded} file(s) the ignore rules or the size cap leave out now")
-    elif parts:
-        parts = [", ".join(parts) + " file(s)"]
     if not parts:
         return []
     # (a file the rules leave out now is still answered from until `ov index` drops it: a
@@ -2011,16 +2009,6 @@ def _link_note(root: Path, rel: str) -> str:
         return f"{_LINK_OUT}, which ov never follows (its target: {real})"
     return (f": a symbolic link, which `ov index` does not follow (as rg); its target is "
             f"{os.path.relpath(real, real_root)!r}")
-
-
-def left_out_by_rules(root: Path, rel: str) -> bool:
-    """Whether the tree's ignore rules (hidden names, .gitignore, .ovignore, the config's
-    `ignore`) leave `rel` out: such a file is not read whole for `ov read` (`.env`, a
-    secret listed in .ovignore, through `ov mcp`)."""
-    from ov.config import load_config  # noqa: PLC0415
-    from ov.walk import is_ignored  # noqa: PLC0415
-
-    return is_ignored(root, rel, load_config(root).walk_options())
 
 
 def _unindexed_note(root: Path, rel: str) -> str:

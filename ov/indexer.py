@@ -684,6 +684,13 @@ ROWS_LAYOUT = "5"
 RESPLIT_KINDS: dict[str, frozenset[str]] = {}
 
 
+def _relaid(store: Store, was_older: bool) -> None:
+    """After a run that found the rows of an older layout: once every file is re-cut (every
+    row deleted, every vector copied), the pages the old rows held are given back."""
+    if was_older and older_layout(store) is None:
+        store.reclaim(always=True)
+
+
 def older_layout(store: Store) -> str | None:
     """The index's rows layout when it is older than ROWS_LAYOUT (None: current, or a
     first build not yet through its walk)."""
@@ -789,8 +796,7 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
                 _fill(store, root, opts, report, progress, warn_, embedder, stop)
                 if notice and not opts.embed and not opts.embed_later:
                     _vectors_left(store, stopped is not None, notice)
-                if relayout and older_layout(store) is None:  # every file re-cut: the old rows' pages
-                    store.reclaim(always=True)
+                _relaid(store, relayout)
             finally:
                 store.close()
     finally:
@@ -972,8 +978,8 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
             trigram_phase(store, progress, stop)
             if store.get_meta(EMBED_META) != "off" and not (stop and stop()):
                 embed_phase(store, report, progress, embedder, stop, pause)
-            if relayout and older_layout(store) is None and not (stop and stop()):
-                store.reclaim(always=True)  # every file re-cut: the old rows' pages given back
+            if not (stop and stop()):
+                _relaid(store, relayout)
         finally:
             store.close()
     finally:
@@ -1192,7 +1198,7 @@ class _LexicalPass:
                 store.set_meta(ROWS_META, ROWS_LAYOUT)
                 store.delete_meta(RECUT_META)
         elif cut:
-            if self.unfinished or not self.known:
+            if self.unfinished:
                 store.set_meta(KEYWORDS_META, "1")
                 store.set_meta(WALK_TOTAL_META, json.dumps(self.walk_total()))
                 # those of the files read so far (`ov status` said "skipped: 0 files" while the

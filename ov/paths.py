@@ -66,15 +66,13 @@ def _leaves_out(root: Path, folder: Path) -> bool:
     """Whether the tree at `root` leaves `folder` (below it) out: its ignore rules do, and
     its index holds no file there (an index built with `--hidden` or `--no-ignore` holds
     what the rules alone leave out: a dotfiles repository `.dots/` it indexed)."""
-    from ov.config import WalkOptions, load_config  # noqa: PLC0415
-    from ov.walk import is_ignored  # noqa: PLC0415
+    from ov.walk import left_out_by_rules  # noqa: PLC0415
 
-    try:
-        opts = load_config(root).walk_options()
-    except OvError:  # a broken config is said where the tree's commands read it
-        opts = WalkOptions()
     rel = os.path.relpath(folder, root).replace(os.sep, "/")
-    if not is_ignored(root, rel, opts):
+    try:
+        if not left_out_by_rules(root, rel):
+            return False
+    except OvError:  # a broken config is said where the tree's commands read it
         return False
     from ov.store import Store  # noqa: PLC0415
 

@@ -505,23 +505,18 @@ def _byte_column(line: str, start: int) -> int:
 
 def _raw_column(raw: bytes, start: int) -> int:
     """1 + the bytes of a line as the file holds them before code point `start` of its
-    text as ov.read.decode gives it (a byte, or a few, that is not UTF-8 read as one
-    U+FFFD): the column rg gives a Latin-1 line."""
-    import codecs  # noqa: PLC0415
-
-    global _BAD_SPANS
-    spans: dict[int, int] = {}  # where each U+FFFD's bytes start -> where they end
-    if _BAD_SPANS is None:
-        codecs.register_error("ov.column", lambda e: (_BAD_SPANS.__setitem__(e.start, e.end) or "\ufffd", e.end))
-    _BAD_SPANS = spans
-    text = raw.decode("utf-8", "ov.column")
-    b = 0
-    for ch in text[:start]:
-        b = spans[b] if b in spans else b + len(ch.encode("utf-8", "surrogatepass"))
-    return b + 1
-
-
-_BAD_SPANS: dict[int, int] | None = None  # `_raw_column`'s error handler's spans, per call
+    text as ov.read.decode gives it (each run of bytes that is not UTF-8, as one error of
+    the decoder names it, read as one U+FFFD): the column rg gives a Latin-1 line."""
+    n = b = 0  # code points and bytes read so far
+    while True:
+        try:
+            good = raw[b:].decode("utf-8")
+            bad = None
+        except UnicodeDecodeError as e:
+            good, bad = raw[b:b + e.start].decode("utf-8"), e
+        if start <= n + len(good) or bad is None:
+            return b + len(good[:start - n].encode("utf-8", "surrogatepass")) + 1
+        n, b = n + len(good) + 1, b + bad.end  # past the U+FFFD
 
 
 class GrepPrinter:
@@ -618,16 +613,15 @@ class GrepPrinter:
                                len(subs))
             if self._last is not None:  # the lines of a multi-line match after its first
                 self._last = (m.path, m.line + m.content.count("\n"))
-        elif "\n" in m.content:
-            # each line of a multi-line match (-U) with its own prefix, as rg prints them
+        else:
+            # a multi-line match's lines (-U) all show its first line's column, as rg
             col = self._col(m.path, m.line, m.content.split("\n", 1)[0], m.submatches[0].start) \
                 if self.column and m.submatches else None
-            for i, piece, subs, _ in self._pieces(m):
-                self._line(m.path, m.line + i, piece, ":", subs, col)
-        else:
-            col = self._col(m.path, m.line, m.content, m.submatches[0].start) \
-                if self.column and m.submatches else None
-            self._line(m.path, m.line, m.content, ":", m.submatches, col)
+            if "\n" in m.content:  # each of its lines with its own prefix, as rg prints them
+                for i, piece, subs, _ in self._pieces(m):
+                    self._line(m.path, m.line + i, piece, ":", subs, col)
+            else:
+                self._line(m.path, m.line, m.content, ":", m.submatches, col)
         for c in m.after_context:
             self._line(m.path, c.line, c.content, "-")
 
@@ -637,11 +631,12 @@ class GrepPrinter:
         file's own bytes (read once a file), as rg counts them."""
         if "\ufffd" in text[:start]:
             if self._raw[0] != path:
+                from ov.read import UTF16_BOMS  # noqa: PLC0415
+
                 try:
                     with open(path, "rb") as f:
                         data = f.read()
-                    lines = None if data[:2] in (b"\xff\xfe", b"\xfe\xff") else \
-                        data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+                    lines = None if data[:2] in UTF16_BOMS else data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
                 except OSError:  # gone since it was searched: the text's count
                     lines = None
                 self._raw = (path, lines)

@@ -1117,6 +1117,16 @@ def _walk_start(root: Path, opts: WalkOptions, start: Path | None, warn, skip, p
     return () if first is None else (first, real_root, len(parts), on_path)
 
 
+def left_out_by_rules(root: Path, rel: str) -> bool:
+    """Whether the tree's ignore rules (hidden names, .gitignore, .ovignore, the config's
+    `ignore`) leave `rel` out: such a file is not read whole for `ov read` (`.env`, a
+    secret listed in .ovignore, through `ov mcp`), and an index above such a folder does
+    not answer for it (ov.paths `find_index`). A broken config raises, as everywhere."""
+    from ov.config import load_config  # noqa: PLC0415
+
+    return is_ignored(root, rel, load_config(root).walk_options())
+
+
 def is_ignored(root: Path, rel_path: str, opts: WalkOptions = WalkOptions()) -> bool:
     """Whether the walker would leave `rel_path` (relative to `root`) out by its ignore,
     hidden and always-skipped rules, counting the rules of every folder above it.

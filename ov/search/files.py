@@ -29,7 +29,7 @@ from ov.errors import OvError
 from ov.kinds import type_matcher
 from ov.model import FileCount, GrepResult, Match
 from ov.paths import listing_dir
-from ov.read import decode
+from ov.read import UTF16_BOMS, decode
 from ov.search import helper as helpers
 from ov.globs import PathFilter
 from ov.search.helper import BINARY, BINARY_MATCH, FOUND, NO_MATCH, SEARCH, UNREADABLE
@@ -53,7 +53,7 @@ STREAM_BYTES = 32 << 20
 BLOCK_BYTES = 8 << 20
 
 
-UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16 is read whole, NULs and all, and transcoded
+# (UTF16_BOMS, ov.read: UTF-16 is read whole, NULs and all, and transcoded)
 
 
 class _Big(Exception):
