@@ -356,10 +356,27 @@ def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = Tru
 # ---- an open index -----------------------------------------------------------------------
 
 
-def _open_store(db_path: Path, readonly: bool):
+def _open_store(db_path: Path, readonly: bool, notice: Notice = _quiet):
+    """The index opened as asked. Opened for writing, an index of an older schema is
+    upgraded in place (ov.store.db `Database.open`): its background worker is stopped first
+    and the index lock held while it is: a worker of the older ov that still ran went on
+    writing its rows in their old form into the new schema, and marked them current (an
+    upgrade review: grep's trigram rows of schema 7 in a schema-9 index). The next search
+    starts a worker of this ov to finish the index."""
+    from ov.store.db import to_upgrade  # noqa: PLC0415
     from ov.store.warm import WarmStore  # noqa: PLC0415 - importing the store is not free: grep and glob never need it
 
-    return WarmStore.open(db_path, readonly=readonly)
+    if readonly or not to_upgrade(db_path):
+        return WarmStore.open(db_path, readonly=readonly)
+    from ov.indexer import IndexLock  # noqa: PLC0415
+    from ov.worker import stop  # noqa: PLC0415
+
+    stopped = stop(db_path)
+    if stopped is not None:
+        notice(f"stopped the background worker (pid {stopped}) to upgrade the index {db_path} "
+               "made by an older ov")
+    with IndexLock(db_path):
+        return WarmStore.open(db_path)
 
 
 class Index:
@@ -436,7 +453,7 @@ class Index:
             if found is None:
                 raise OvError("internal", "the index could not be built")
         db_path, root = found
-        store = _open_store(db_path, readonly)
+        store = _open_store(db_path, readonly, notice)
         # (not after a build here: the worker it just spawned may not yet own its state
         # file, and a second one was started, said with its pid, and exited at once)
         if auto_index and not readonly and not built:

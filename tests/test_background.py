@@ -1480,3 +1480,99 @@ def test_a_worker_spawned_a_moment_ago_is_seen_while_its_arguments_are_not_set(t
     finally:
         monkeypatch.undo()
         _wait_worker(_db(root))
+
+
+# ---- an index upgraded while an older ov's worker writes to it -------------------------
+
+# A worker of an older ov, as far as this one can tell: its command line names `ov.worker`
+# and the index, it holds the index lock and its state file names it; it writes to the
+# index until SIGTERM, which it obeys after its current write (as `ov.worker.run` does).
+_OLD_WORKER = r"""
+import json, os, signal, sqlite3, sys, time
+from pathlib import Path
+from ov.indexer import IndexLock, worker_file
+db = Path(sys.argv[2])
+stopping = []
+signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+lock = IndexLock(db)
+lock.acquire(10)
+worker_file(db).write_text(json.dumps({"pid": os.getpid(), "phase": "vectors", "started": time.time()}))
+print("ready", flush=True)
+n = 0
+while not stopping:
+    n += 1
+    try:
+        c = sqlite3.connect(db, timeout=5)
+        c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('old-worker', ?)", (str(n),))
+        c.commit()
+        c.close()
+    except sqlite3.Error:
+        pass
+    time.sleep(0.05)
+lock.release()
+"""
+
+
+def test_a_search_that_upgrades_an_index_stops_the_older_workers_first(tree):
+    """An older ov's worker went on writing its rows in their old form into the index a
+    newer ov had just upgraded beside it (an upgrade review: grep's trigram rows of schema
+    7, marked current, in a schema-9 index). The search that upgrades the index stops the
+    worker first, and upgrades it holding the index lock."""
+    import sqlite3
+
+    from ov.indexer import index_tree
+
+    root = tree(_many(6))
+    db = _db(root).resolve()
+    index_tree(root, None, IndexOptions(embed=False))
+    c = sqlite3.connect(db)
+    c.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    c.commit()
+    c.close()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                      os.environ.get("PYTHONPATH", "")]))
+    old = subprocess.Popen([sys.executable, "-c", _OLD_WORKER, "ov.worker", str(db)], env=env,
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        assert old.stdout.readline().strip() == "ready"
+        assert worker_state(db) is not None  # taken for the index's worker
+        r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
+        assert r.code == 0, r.err
+        assert f"stopped the background worker (pid {old.pid}) to upgrade the index" in r.err
+        assert old.wait(timeout=10) == 0  # gone once the search answered (before: still writing)
+        with Store.open(db, readonly=True) as s:
+            assert s.q1("PRAGMA user_version") == SCHEMA_VERSION
+    finally:
+        if old.poll() is None:
+            old.kill()
+            old.wait()
+    _wait_worker(db)  # the worker of this ov the search started finishes the index
+
+
+def test_a_writer_writes_nothing_into_an_index_a_newer_ov_upgraded(tree):
+    """A process of this ov that has the index open writes no more once a newer ov has
+    upgraded it: its next write transaction, batched or not, is refused and rolled back."""
+    import sqlite3
+
+    from ov.errors import OvError
+    from ov.indexer import index_tree
+
+    root = tree(_many(2))
+    index_tree(root, None, IndexOptions(embed=False))
+    with Store.open(_db(root)) as s:
+        c = sqlite3.connect(_db(root))
+        c.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+        c.commit()
+        c.close()
+        with pytest.raises(OvError) as e:
+            with s.tx():
+                s.set_meta("after-upgrade", "1")
+        assert e.value.code == "unsupported" and "upgraded by a newer ov" in e.value.message
+        with pytest.raises(OvError) as e:
+            with s.batches():
+                s.set_meta("after-upgrade", "1")
+        assert e.value.code == "unsupported"
+        assert not s.in_transaction
+    c = sqlite3.connect(_db(root))
+    assert c.execute("SELECT count(*) FROM meta WHERE key = 'after-upgrade'").fetchone()[0] == 0
+    c.close()

@@ -748,6 +748,15 @@ def unfinished(db_path: Path) -> bool:
     return _peek(db_path, read, False)
 
 
+def to_upgrade(db_path: Path) -> bool:
+    """Whether the index at `db_path` has an older schema, which opening it for writing
+    brings up to date (`Database.open`); read as `unfinished` reads."""
+    if not os.path.lexists(db_path):
+        return False
+    v = _peek(Path(db_path), lambda conn: conn.execute("PRAGMA user_version").fetchone()[0], 0)
+    return 0 < v < SCHEMA_VERSION
+
+
 def stored_setting(db_path: Path, key: str) -> str | None:
     """A meta value of the index at `db_path` as it stands (an unfinished one too), read
     as `unfinished` reads; None when there is none to read."""
@@ -1180,7 +1189,7 @@ class Database:
     def batches(self):
         """A write transaction committed in batches (`Batches`): the indexer's lexical
         pass commits every few hundred files, so a kill loses one batch at most."""
-        return Batches(self.conn)
+        return Batches(self.conn, self.path)
 
     def q1(self, sql: str, params: Sequence[Any] = ()) -> Any:
         try:
@@ -1202,6 +1211,20 @@ class Database:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
 
+def _refuse_newer(conn, path: Path) -> None:
+    """Inside a write transaction just begun: an index a newer ov has upgraded since this
+    process opened it is written no more (the transaction is rolled back). A background
+    worker of the older ov had gone on writing its rows in their old form into the new
+    schema, marked current; the newer ov stops such a worker before it upgrades (ov.api),
+    and this holds for any writer it could not stop."""
+    v = conn.execute("PRAGMA user_version").fetchone()[0]
+    if v > SCHEMA_VERSION:
+        conn.execute("ROLLBACK")
+        raise OvError("unsupported", f"the index {path} was upgraded by a newer ov (schema {v}) while "
+                      f"this ov (schema {SCHEMA_VERSION}) had it open; this process writes no more to it",
+                      field="db")
+
+
 class _Tx:
     """BEGIN IMMEDIATE ... COMMIT, mapping lock errors to index_busy."""
 
@@ -1216,9 +1239,11 @@ class _Tx:
             self.conn.execute(self.BEGIN)
         except _errors() as e:
             raise _map_error(e, self.path) from e
-        if self.BEGIN == _Tx.BEGIN and self._superseded():
-            self.conn.execute("ROLLBACK")
-            raise Superseded(self.path)
+        if self.BEGIN == _Tx.BEGIN:
+            if self._superseded():
+                self.conn.execute("ROLLBACK")
+                raise Superseded(self.path)
+            _refuse_newer(self.conn, self.path)
         return self.conn
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -1268,16 +1293,18 @@ class Batches:
     a normal end, ROLLBACK (of the open batch) at any exception, which goes on. SQLite's
     errors pass as they are: the indexer maps them itself."""
 
-    def __init__(self, conn) -> None:
-        self.conn = conn
+    def __init__(self, conn, path: Path) -> None:
+        self.conn, self.path = conn, path
 
     def __enter__(self) -> Batches:
         self.conn.execute("BEGIN IMMEDIATE")
+        _refuse_newer(self.conn, self.path)
         return self
 
     def commit(self) -> None:
         self.conn.execute("COMMIT")
         self.conn.execute("BEGIN IMMEDIATE")
+        _refuse_newer(self.conn, self.path)
 
     def __exit__(self, exc_type, exc, tb) -> None:
         try:
