@@ -245,6 +245,68 @@ def _literal_tails(pattern: str) -> tuple[str, ...]:
     return _tails(forms)
 
 
+MAX_BRACE_FORMS = 1024
+
+
+def brace_forms(pattern: str, field: str = "glob") -> list[str]:
+    """A `-g` glob's `{a,b}` alternations expanded as ripgrep's globs read them: each group
+    one of its comma-separated parts (`*.{ex,exs}`: `*.ex`, `*.exs`; `{x}` is `x`, `{}`
+    nothing), a group inside another refused as rg refuses it, `\\{` and a `{` inside a
+    `[...]` class left as they are. The glob must have passed `check_glob`."""
+    if "{" not in pattern:
+        return [pattern]
+    forms, i, n = [""], 0, len(pattern)
+    group: list[str] | None = None  # the parts of the open group
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            piece = pattern[i:i + 2]
+            i += 2
+        elif c == "[":
+            j = i + 1
+            if j < n and pattern[j] in "!^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            j = pattern.find("]", j) + 1
+            piece, i = pattern[i:j], j
+        elif c == "{":
+            if group is not None:
+                raise OvError("invalid_pattern", f"invalid glob: nested alternate groups are not allowed "
+                              f"(position {i})", field=field)
+            group, i = [""], i + 1
+            continue
+        elif c == "," and group is not None:
+            group.append("")
+            i += 1
+            continue
+        elif c == "}" and group is not None:
+            if len(forms) * len(group) > MAX_BRACE_FORMS:
+                raise OvError("invalid_pattern", f"invalid glob: its braces make more than "
+                              f"{MAX_BRACE_FORMS} globs", field=field)
+            forms = [f + g for f in forms for g in group]
+            group, i = None, i + 1
+            continue
+        else:
+            piece, i = c, i + 1
+        if group is not None:
+            group[-1] += piece
+        else:
+            forms = [f + piece for f in forms]
+    return forms
+
+
+def _first_match(matches: list[Callable]) -> Callable:
+    """One match function over a glob's brace forms: the first form's match, or None."""
+    def match(path: str):
+        for m in matches:
+            got = m(path)
+            if got:
+                return got
+        return None
+    return match
+
+
 class PathFilter:
     """ripgrep's `-g/--glob` overrides over root-relative paths. As in rg, a glob is read
     from the current folder (`under`): a path below it is matched without the current
@@ -265,14 +327,16 @@ class PathFilter:
             flag = "--exclude-uri" if field == "exclude_uri" else "-g"
             try:
                 check_glob(body, field=field)
-                pat = GitIgnoreSpecPattern(body)
+                # (pathspec reads gitignore lines, which have no braces: rg's `-g` has)
+                pats = [GitIgnoreSpecPattern(form) for form in brace_forms(body, field=field)]
             except OvError as e:
                 raise OvError(e.code, f"{flag} {g}: {e.message}", field=field) from None
             except Exception as e:
                 raise OvError("invalid_pattern", f"{flag} {g}: invalid glob: {e}", field=field) from None
-            if pat.regex is None:
+            matches = [p.regex.match for p in pats if p.regex is not None]
+            if not matches:
                 continue
-            self.rules.append((pat.regex.match, include))
+            self.rules.append((matches[0] if len(matches) == 1 else _first_match(matches), include))
             self.has_include |= include
         self.rules.reverse()
 
@@ -321,13 +385,13 @@ class PathFilter:
 
 
 def split_excludes(values: Sequence[str], folders: Sequence[str | os.PathLike]) -> tuple[list[str], list[str]]:
-    """`--exclude-uri` values as (paths, globs): a value holding `*`, `?` or `[` is a glob,
+    """`--exclude-uri` values as (paths, globs): a value holding `*`, `?`, `[` or `{` is a glob,
     read as `-g` is, unless it names a file or folder in one of `folders` (a path such as
     `app/[id]` keeps its meaning). The globs are checked (`invalid_pattern`)."""
     paths: list[str] = []
     globs: list[str] = []
     for v in values:
-        glob = any(c in v for c in "*?[") and not any(os.path.lexists(os.path.join(f, v)) for f in folders)
+        glob = any(c in v for c in "*?[{") and not any(os.path.lexists(os.path.join(f, v)) for f in folders)
         (globs if glob else paths).append(v)
     if globs:
         check_exclude_globs(globs)

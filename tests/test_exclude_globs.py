@@ -309,3 +309,22 @@ def test_json_lines_summary_carries_the_glob_warning(tmp_path):
                       "-o", "jsonl", cwd=root)
     summary = [json.loads(line) for line in r.out.splitlines()][-1]
     assert summary["type"] == "summary" and any("*.rs: no indexed file" in w for w in summary["warnings"])
+
+
+@pytest.mark.parametrize("stype", TYPES)
+def test_brace_globs_keep_and_leave_out_in_every_search_type(tmp_path, stype):
+    """`--exclude-uri '*.{ex,exs}'` left both kinds in without a word, and `-g` with braces
+    matched nothing (a review of a polyglot repository): braces are rg's alternations."""
+    files = {"lib/retry.ex": "defmodule Retry do\n  # retry policy for payments\nend\n",
+             "test/retry_test.exs": "defmodule RetryTest do\n  # retry policy for payments tests\nend\n",
+             "docs/retry.md": "# Retry\n\nThe retry policy for payments.\n"}
+    root = _indexed(tmp_path, files)
+    kw = ("retry policy for payments", "--search-type", stype)
+    every, _ = _hits(root, *kw)
+    assert set(every) == set(files)
+    hits, _ = _hits(root, *kw, "-g", "*.{ex,exs}")
+    assert set(hits) == {"lib/retry.ex", "test/retry_test.exs"}
+    hits, warnings = _hits(root, *kw, "--exclude-uri", "*.{ex,exs}")
+    assert hits == ["docs/retry.md"] and warnings == []
+    hits, _ = _hits(root, *kw, "--exclude-uri", "lib/retry.{ex,md}")  # no `*`: still a glob
+    assert set(hits) == {"test/retry_test.exs", "docs/retry.md"}

@@ -1061,3 +1061,28 @@ def test_each_vimgrep_copy_of_a_line_highlights_its_own_match(ov, tree):
     lines = ov("grep", "--vimgrep", "--color", "always", "foo", "a.txt", cwd=t).out.splitlines()
     assert len(lines) == 2
     assert lines[0].endswith(f":1:{bold}foo{reset} bar foo") and lines[1].endswith(f":9:foo bar {bold}foo{reset}")
+
+
+BRACED = {"lib/retry.ex": "RetryPolicy\n", "test/retry_test.exs": "RetryPolicy\n", "infra/sqs.tf": "RetryPolicy\n",
+          "infra/lock.hcl": "RetryPolicy\n", "1..3.txt": "RetryPolicy\n", "ab.md": "RetryPolicy\n",
+          "ac.md": "RetryPolicy\n"}
+
+
+@needs_rg
+@pytest.mark.parametrize("glob", ["*.{ex,exs}", "!*.{ex,exs}", "*.{tf,hcl}", "{lib,infra}/*", "{1..3}.txt",
+                                  "a{b}.md", "*.{}", "{ab,x}.md", "[{]*"])
+def test_brace_globs_select_the_files_rg_selects(ov, tree, glob):
+    """`-g '*.{ex,exs}'` was matched as literal text: no file searched, exit 2, where rg
+    takes both kinds (a review of a polyglot repository). Braces are rg's alternations."""
+    root = tree(BRACED)
+    want = rg(root, "-l", "--sort", "path", "-g", glob, "RetryPolicy")
+    got = ov("grep", "-l", "-g", glob, "RetryPolicy", cwd=root)
+    assert got.out == want.stdout and (got.code == want.returncode or not want.stdout), (got.err, want.stderr)
+
+
+@needs_rg
+def test_a_nested_brace_group_is_refused_as_rg_refuses_it(ov, tree):
+    root = tree(BRACED)
+    assert "nested alternate groups are not allowed" in rg(root, "-l", "-g", "a{b,{c,d}}.md", "x").stderr
+    r = ov("grep", "-l", "-g", "a{b,{c,d}}.md", "RetryPolicy", cwd=root)
+    assert r.code == 2 and "error[invalid_pattern]" in r.err and "nested alternate groups" in r.err
