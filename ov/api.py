@@ -695,7 +695,8 @@ def _older_layout(store) -> list[str]:
     if layout is None:
         return []
     kinds = RESPLIT_KINDS.get(layout)
-    which = f"its {' and '.join(sorted(kinds))} files" if kinds else "every file"
+    names = sorted(kinds or ())
+    which = f"its {', '.join(names[:-1]) + ' and ' if len(names) > 1 else ''}{names[-1]} files" if names else "every file"
     # (no worker starts after `ov index --stop`, nor with OV_BACKGROUND=0)
     who = ("the next `ov index`, or the background worker the next search starts,"
            if enabled() and not worker_paused(store.path) else "the next `ov index`")

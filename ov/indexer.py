@@ -673,22 +673,34 @@ ROWS_META = "rows"
 # [layout, path]: the last file a stopped background re-cut to that layout wrote
 # (`_LexicalPass.recut_jobs`): the next one goes on after it
 RECUT_META = "recut_upto"
-ROWS_LAYOUT = "5"
-# From these layouts only files of these kinds have other rows now: only they are
-# re-chunked (3: a markdown file's front matter block has no vector, `front_block`; 4: code
-# passages of CODE_CHUNK_TOKENS). From any other, every file is. 5: a run of encoded data
-# (a notebook's plot, a data URI) is cut in 32 KiB passages (ov.chunk `data_runs`), in a
-# file of any kind, so from every older layout every file is re-cut (an upgraded index had
-# kept a notebook's 256-token base64 passages, each holding its title's words: 49 of the
-# first 50 keyword hits for a word of the title).
-RESPLIT_KINDS: dict[str, frozenset[str]] = {}
+ROWS_LAYOUT = "6"
+# From these layouts only files of these kinds (ov.kinds.kind_of) or extensions have other
+# rows now: only they are re-chunked (3: a markdown file's front matter block has no vector,
+# `front_block`; 4: code passages of CODE_CHUNK_TOKENS). From any other, every file is. 5: a
+# run of encoded data (a notebook's plot, a data URI) is cut in 32 KiB passages (ov.chunk
+# `data_runs`), in a file of any kind, so from every older layout every file is re-cut (an
+# upgraded index had kept a notebook's 256-token base64 passages, each holding its title's
+# words: 49 of the first 50 keyword hits for a word of the title). 6: the abstracts and
+# outlines of the languages ov.tiers learnt to read (SQL, Protocol Buffers, GraphQL,
+# Haskell, OCaml, Elixir, R, Julia, Lua, Terraform, Zig), from 5 their files alone.
+RESPLIT_KINDS: dict[str, frozenset[str]] = {
+    "5": frozenset({".sql", ".psql", ".proto", ".graphql", ".graphqls", ".gql", ".hs", ".ml", ".mli", ".ex",
+                    ".exs", ".r", ".jl", ".lua", ".tf", ".hcl", ".tfvars", ".zig"}),
+}
 
 
-def _relaid(store: Store, was_older: bool) -> None:
-    """After a run that found the rows of an older layout: once every file is re-cut (every
-    row deleted, every vector copied), the pages the old rows held are given back."""
+def resplit(path: str, kinds: frozenset[str] | None) -> bool:
+    """Whether a file of an older layout whose `RESPLIT_KINDS` are `kinds` is re-cut."""
+    return kinds is None or kind_of(path) in kinds or os.path.splitext(path)[1].lower() in kinds
+
+
+def _relaid(store: Store, was_older: str | None) -> None:
+    """After a run that found the rows of the older layout `was_older`: once every file is
+    re-cut (every row deleted, every vector copied), the pages the old rows held are given
+    back; after a re-cut of some kinds alone, when they are over a quarter of the file
+    (a VACUUM rewrites the whole file: 1.7 GB for the kernel's keyword index)."""
     if was_older and older_layout(store) is None:
-        store.reclaim(always=True)
+        store.reclaim(always=RESPLIT_KINDS.get(was_older) is None)
 
 
 def older_layout(store: Store) -> str | None:
@@ -792,7 +804,7 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
             _rebuild(db_path, root, opts, report, progress, warn_, embedder, stop)
         else:
             try:
-                relayout = older_layout(store) is not None
+                relayout = older_layout(store)
                 _fill(store, root, opts, report, progress, warn_, embedder, stop)
                 if notice and not opts.embed and not opts.embed_later:
                     _vectors_left(store, stopped is not None, notice)
@@ -968,7 +980,7 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
             # a first answer's budget left files unread, or the passages are of an older
             # layout (ROWS_META): a user who only searches gets them re-cut too
             partial = bool(store.get_meta(KEYWORDS_META))
-            relayout = older_layout(store) is not None
+            relayout = older_layout(store)
             if partial or relayout:
                 root = index_root_of(db_path)
                 _lexical_phase(store, root, options_for(root, walk_from_config(root)), report,
@@ -1070,14 +1082,13 @@ class _LexicalPass:
                 continue
             state = known.get(entry.path)
             # an index of another row layout re-chunks its files once (ROWS_META)
-            resplit = self.relayout and state is not None and (
-                self.resplit_kinds is None or kind_of(entry.path) in self.resplit_kinds)
-            if (not opts.full and state and not resplit
+            recut = self.relayout and state is not None and resplit(entry.path, self.resplit_kinds)
+            if (not opts.full and state and not recut
                     and (state[1], state[2], state[4], state[5]) == _freshness(entry)):
                 self.seen.add(entry.path)
                 self.report.unchanged += 1
                 continue
-            same = state[3] if state and not opts.full and not resplit else None
+            same = state[3] if state and not opts.full and not recut else None
             yield str(self.root), entry.path, file_cap(entry.path, opts.walk.max_filesize), same, opts, state
 
     def entries(self):
@@ -1120,7 +1131,7 @@ class _LexicalPass:
         for n, (path, state) in enumerate(sorted(self.known.items()), 1):
             if self.progress:
                 self.progress("scan", n, len(self.known))
-            if path > after and (self.resplit_kinds is None or kind_of(path) in self.resplit_kinds):
+            if path > after and resplit(path, self.resplit_kinds):
                 yield str(self.root), path, file_cap(path, max_bytes), None, self.opts, state
 
     def prepared(self):

@@ -317,7 +317,13 @@ _LICENSE_RE = re.compile(r"copyright|licen[cs]ed|spdx-license|all rights reserve
                          r"(?:apache|mit|bsd|mozilla) license|under the terms of|software licen[cs]e", re.I)
 # a C preprocessor line starts with `#` as a shell or Python comment does: it is code
 _PREPROCESSOR_RE = re.compile(r"#\s*(?:include|define|undef|if|ifdef|ifndef|elif|else|endif|pragma|import)\b")
-_COMMENT_PREFIX_RE = re.compile(r"^\s*(?:///?!?|#!?|--|;+|%|\*(?!/)|/\*\*?|\*/)\s?")
+# (and the marks of Haskell's `-- |` / `{-|`, LDoc's `---`, Lua's `--[[`, R's roxygen `#'`,
+# OCaml's `(**`: they had read "| Money in minor units", "' Merchant cohort retention")
+_COMMENT_PREFIX_RE = re.compile(r"^\s*(?:///?!?|#'|#!?|--\[=*\[|-{2,3}(?:\s?[|^])?|;+|%|\(\*\*?|\{-\|?|\*(?!/)|"
+                                r"/\*\*?|\*/)\s?")
+_COMMENT_CLOSE_RE = re.compile(r"\s*(?:\*\)|-\}|(?:--)?\]=*\])\s*$")  # OCaml's, Haskell's, Lua's ends
+# a block comment's opening and its end (`_leading_comments`)
+_BLOCK_COMMENTS = (("/*", "*/"), ("(*", "*)"), ("{-", "-}"), ("--[[", "]]"), ("--[=[", "]=]"))
 
 
 # tool directives written as comments (`//go:build`, `// +build`, `// eslint-disable`...):
@@ -362,7 +368,7 @@ def _comment_text(lines: list[str]) -> str:
     out = []
     for ln in lines:
         s = _COMMENT_PREFIX_RE.sub("", ln, count=1)
-        s = s.replace("*/", "").strip()
+        s = _COMMENT_CLOSE_RE.sub("", s.replace("*/", "")).strip()
         if _DIRECTIVE_RE.match(s) or (s and not _WORDY_RE.search(s)):
             continue  # (and a rule of slashes or stars: Boost's `////////...`)
         if s.startswith("@") and out:  # JSDoc/Javadoc tags end the description
@@ -380,13 +386,13 @@ def _leading_comments(text: str, limit_lines: int = 400) -> list[list[str]]:
     lines = text.split("\n")[:limit_lines]
     blocks: list[list[str]] = []
     cur: list[str] = []
-    in_block = False
+    close = ""  # the end of the block comment the line is in
     for i, ln in enumerate(lines):
         s = ln.strip()
-        if in_block:
+        if close:
             cur.append(ln)
-            if "*/" in s:
-                in_block = False
+            if close in s:
+                close = ""
                 blocks.append(cur)
                 cur = []
             continue
@@ -397,15 +403,16 @@ def _leading_comments(text: str, limit_lines: int = 400) -> list[list[str]]:
                 blocks.append(cur)
                 cur = []
             continue
-        if s.startswith("/*"):
+        opened = next(((o, c) for o, c in _BLOCK_COMMENTS if s.startswith(o)), None)
+        if opened is not None:
             if cur:
                 blocks.append(cur)
             cur = [ln]
-            if "*/" in s[2:]:
+            if opened[1] in s[len(opened[0]):]:
                 blocks.append(cur)
                 cur = []
             else:
-                in_block = True
+                close = opened[1]
             continue
         if s.startswith(("//", "#", "--")) and not _PREPROCESSOR_RE.match(s):
             cur.append(ln)
@@ -425,6 +432,12 @@ def _rst_title(para: str) -> bool:
             and (len(lines) == 2 or RST_ADORN_RE.match(lines[0]) is not None))
 
 
+# files whose first string literal, before any code, says what the file is
+_DOCSTRING_EXTS = frozenset({".jl", ".graphql", ".graphqls", ".gql"})
+# an Elixir module's `@moduledoc """..."""` (or `~S"""`, or one string); `@moduledoc false` says nothing
+_MODULEDOC_RE = re.compile(r'@moduledoc\s+(?:~[sS])?(?:"""(.*?)"""|"((?:[^"\\\n]|\\.)*)")', re.S)
+
+
 def _code_abstract(text: str, path: str) -> str:
     ext = os.path.splitext(path)[1].lower()
     if ext in (".py", ".pyi", ".pyw"):
@@ -432,6 +445,14 @@ def _code_abstract(text: str, path: str) -> str:
         if m and m.group(2).strip():  # its summary paragraph, past an rst title (`requests.sessions\n~~~~`)
             paras = re.split(r"\n\s*\n", m.group(2).strip())
             return next((p for p in paras if not _rst_title(p)), paras[0])
+    if ext in _DOCSTRING_EXTS and (m := _PY_DOC_RE.match(text)) and m.group(2).strip():
+        # Julia's, GraphQL's: a docstring first; its first paragraph of prose (Julia's opens
+        # with the signature indented as code: `    Risk`)
+        paras = [p for p in re.split(r"\n[ \t]*\n", m.group(2).strip("\n")) if p.strip()]
+        return next((p.strip() for p in paras if not all(ln.startswith(("    ", "\t")) for ln in p.split("\n")
+                                                           if ln.strip())), paras[0].strip())
+    if ext in (".ex", ".exs") and (m := _MODULEDOC_RE.search(text[:20000])) and (doc := (m.group(1) or m.group(2) or "").strip()):
+        return re.split(r"\n\s*\n", doc)[0]
     for block in _leading_comments(text):
         body = _comment_text(block)
         if body and not _LICENSE_RE.search(body) and not body.startswith(("-*-", "vim:")) \
@@ -605,9 +626,55 @@ def _drop_template(sig: str) -> str:
     return sig
 
 
+# The name a definition of these languages gives (`_defined_name`): `n` the name, `k` (when
+# the pattern has it) the kind said before it (`table merchants`); without `k`, `name()`.
+_LANG_NAMES = {
+    "sql": [re.compile(r"\s*create\s+(?:or\s+replace\s+)?(?:\w+\s+)*?(?P<k>table|view|index|function|procedure|"
+                       r"trigger|type|schema|sequence|domain)\s+(?:if\s+not\s+exists\s+)?(?:only\s+)?"
+                       r"(?:[\w\"`]+\.)*[\"`]?(?P<n>\w+)", re.IGNORECASE)],
+    "proto": [re.compile(r"\s*rpc\s+(?P<n>\w+)"), re.compile(r"\s*(?P<k>message|service|enum|extend)\s+(?P<n>[\w.]+)")],
+    "graphql": [re.compile(r"\s*(?:extend\s+)?(?P<k>type|input|interface|enum|union|scalar|directive)\s+@?(?P<n>\w+)")],
+    "haskell": [re.compile(r"(?P<k>data|newtype|type|class)\s+(?:family\s+)?(?:\([^)]*\)\s*=>\s*|\w+\s*=>\s*)?"
+                           r"(?P<n>[A-Z][\w']*)"),
+                re.compile(r"(?P<n>[a-z_][\w']*)\s*::")],
+    "ocaml": [re.compile(r"(?:let|and)\s+(?:rec\s+)?(?P<n>[a-z_][\w']*)"),
+              re.compile(r"\s*(?:val|external)\s+(?P<n>[a-z_][\w']*)"),
+              re.compile(r"\s*(?P<k>type|exception|module|class)\s+(?:type\s+|rec\s+)?(?:\([^)]*\)\s*|'\w+\s+)?"
+                         r"(?P<n>[\w']+)")],
+    "elixir": [re.compile(r"\s*def(?P<k>module|protocol|impl)\s+(?P<n>[\w.]+)"),
+               re.compile(r"\s*def(?:p|macrop?|guardp?|delegate)?\s+(?P<n>[\w?!]+)")],
+    "r": [re.compile(r"\s*(?P<n>[\w.]+)\s*(?:<<?-|=)\s*function")],
+    "julia": [re.compile(r"\s*(?:function|macro)\s+(?:[\w.]+\.)?(?P<n>[\w!]+)"),
+              re.compile(r"\s*(?P<k>module|baremodule|struct|mutable\s+struct|abstract\s+type|primitive\s+type)\s+"
+                         r"(?P<n>\w+)"),
+              re.compile(r"(?:[\w.]+\.)?(?P<n>[\w!]+)(?:\{[^}]*\})?\(")],
+    "lua": [re.compile(r"\s*(?:local\s+)?function\s+(?:[\w.:]+[.:])?(?P<n>\w+)"),
+            re.compile(r"\s*(?:local\s+)?(?:[\w.:]+[.:])?(?P<n>\w+)\s*=\s*function")],
+    "hcl": [re.compile(r'(?P<k>resource|data)\s+"[^"]*"\s+"(?P<n>[^"]+)"'),
+            re.compile(r'(?P<k>module|variable|output|provider)\s+"(?P<n>[^"]+)"')],
+    "zig": [re.compile(r"\s*(?:pub\s+)?(?:export\s+|extern\s+|inline\s+)*fn\s+(?P<n>\w+)"),
+            re.compile(r"\s*(?:pub\s+)?const\s+(?P<n>\w+)\s*=\s*(?P<k>struct|enum|union|opaque)")],
+}
+
+
+def _lang_name(sig: str, lang: str) -> str | None:
+    """`_defined_name` in a language of `_LANG_NAMES`; None in any other."""
+    rules = _LANG_NAMES.get(lang)
+    if rules is None:
+        return None
+    for rx in rules:
+        m = rx.match(sig)
+        if m:
+            kind = m.groupdict().get("k")
+            return f"{' '.join(kind.lower().split())} {m.group('n')}" if kind else f"{m.group('n')}()"
+    return ""
+
+
 def _defined_name(sig: str, ext: str = "") -> str:
     """The name a definition's signature line defines, as the file's reader says it:
     `class Store`, `open_store()`; "" when none is found."""
+    if (own := _lang_name(sig, _EXT_LANG.get(ext, ""))) is not None:
+        return own
     m = _NAME_ASSIGNED_RE.match(sig)
     if m and m.group(1) not in ("exports", "prototype"):
         return f"class {m.group(1)}" if m.group(2) == "class" else f"{m.group(1)}()"
@@ -701,13 +768,16 @@ def _doc_above(lines: list[str], i: int, ext: str = "") -> str:
     end = k
     while end >= 0 and not lines[end].strip() and k - end < 2 and (ext in _C_EXTS or _EXT_LANG.get(ext) in _DOC_GAP_LANGS):
         end -= 1  # one blank line may stand between a doc comment (`/**`) and what it documents
-    if end >= 0 and lines[end].rstrip().endswith("*/") and "/*" not in lines[end]:
-        # a doc comment (`/**`, `/*!`; not a `/*****` banner) is read whole, up to its
-        # opening: the lines of an example in it (Eigen's `\code` blocks) have no `*` before
-        # them, and its end alone was read. Not a licence, nor code commented out (`/*`)
-        top = next((j for j in range(end - 1, max(-1, end - 200), -1) if "/*" in lines[j]), None)
+    if end >= 0 and lines[end].rstrip().endswith("*)") and lines[end].lstrip().startswith("(**"):
+        return _doc_text([lines[end]], ext)  # OCaml's doc comment on one line
+    opens = "(*" if end >= 0 and lines[end].rstrip().endswith("*)") else "/*"
+    if end >= 0 and lines[end].rstrip().endswith(("*/", "*)")) and opens not in lines[end]:
+        # a doc comment (`/**`, `/*!`, OCaml's `(**`; not a `/*****` banner) is read whole,
+        # up to its opening: the lines of an example in it (Eigen's `\code` blocks) have no
+        # `*` before them, and its end alone was read. Not a licence, nor code commented out
+        top = next((j for j in range(end - 1, max(-1, end - 200), -1) if opens in lines[j]), None)
         head = lines[top].lstrip() if top is not None else ""
-        if head.startswith(("/**", "/*!")) and not head.startswith("/***"):
+        if head.startswith(("/**", "/*!", "(**")) and not head.startswith(("/***", "(***")):
             doc = _doc_text(lines[top:end + 1], ext)
             return "" if _LICENSE_RE.search(doc) else doc
         if end != k:
@@ -844,6 +914,40 @@ _GENERIC_PATTERNS = [
     re.compile(r"^\s*(?:(?:public|private|protected)\s+)?def\s+(?:self\.)?[-+*/%<>=!~^&|\[\]@`]+"),
 ]
 
+# Languages a review of a polyglot repository found unread: a definition that follows a
+# comment was left out of the outline, and no identifier they define was a definer's.
+_SQL_PATTERNS = [
+    re.compile(r"^\s*create\s+(?:or\s+replace\s+)?(?:(?:global\s+|local\s+)?temp(?:orary)?\s+|unique\s+|"
+               r"materialized\s+|unlogged\s+)*(?:table|view|index|function|procedure|trigger|type|schema|"
+               r"sequence|domain|extension)\b", re.IGNORECASE),
+    re.compile(r"^\s*alter\s+table\b", re.IGNORECASE),
+]
+_PROTO_PATTERNS = [re.compile(r"^\s*(?:message|service|enum|rpc|extend)\s+[A-Za-z_]")]
+_GRAPHQL_PATTERNS = [re.compile(r"^\s*(?:extend\s+)?(?:type|input|interface|enum|union|scalar|schema|directive)\b")]
+_HASKELL_PATTERNS = [
+    re.compile(r"^(?:data|newtype|type(?:\s+family)?|class|instance)\s+"),
+    re.compile(r"^[a-z_][\w']*\s*::"),  # a top-level type signature
+    re.compile(r"^module\s+[A-Z]"),
+]
+_OCAML_PATTERNS = [
+    re.compile(r"^(?:let|and)\s+(?:rec\s+)?[a-z_][\w']*"),
+    re.compile(r"^\s*(?:type|exception|module|class|val|external)\s+(?:type\s+|rec\s+)?[\w'(]"),
+]
+_ELIXIR_PATTERNS = [re.compile(r"^\s*(?:defmodule|defprotocol|defimpl|defstruct|defexception|defdelegate|"
+                               r"defmacrop?|defguardp?|defp?)\b")]
+_R_PATTERNS = [re.compile(r"^\s*[\w.]+\s*(?:<<?-|=)\s*function\b")]
+_JULIA_PATTERNS = [
+    re.compile(r"^\s*(?:function|macro|module|baremodule|(?:mutable\s+)?struct|abstract\s+type|primitive\s+type)\s+"),
+    re.compile(r"^[\w.!]+(?:\{[^}]*\})?\([^)]*\)\s*=[^=]"),  # `f(x) = 2x`
+]
+_LUA_PATTERNS = [
+    re.compile(r"^\s*(?:local\s+)?function\s+[\w.:]+"),
+    re.compile(r"^\s*(?:local\s+)?[\w.:]+\s*=\s*function\b"),
+]
+_HCL_PATTERNS = [re.compile(r"^(?:resource|data|module|variable|output|provider|locals|terraform)\b")]
+_ZIG_PATTERNS = [re.compile(r"^\s*(?:pub\s+)?(?:export\s+|extern\s+|inline\s+)*(?:fn\s+\w|const\s+\w+\s*=\s*"
+                            r"(?:struct|enum|union|opaque)\b)")]
+
 _EXT_LANG = {
     ".js": "js", ".jsx": "js", ".mjs": "js", ".cjs": "js", ".ts": "js", ".tsx": "js",
     ".mts": "js", ".cts": "js", ".vue": "js", ".svelte": "js",
@@ -854,18 +958,32 @@ _EXT_LANG = {
     ".c": "c", ".h": "c", ".cc": "c", ".cpp": "c", ".cxx": "c", ".c++": "c", ".hh": "c",
     ".hpp": "c", ".hxx": "c", ".h++": "c", ".m": "c", ".mm": "c", ".cu": "c", ".ino": "c",
     ".ipp": "c", ".tpp": "c", ".inl": "c", ".ixx": "c", ".cppm": "c",  # C++'s inline and module files
+    ".sql": "sql", ".psql": "sql", ".proto": "proto", ".graphql": "graphql", ".graphqls": "graphql", ".gql": "graphql",
+    ".hs": "haskell", ".ml": "ocaml", ".mli": "ocaml", ".ex": "elixir", ".exs": "elixir", ".r": "r",
+    ".jl": "julia", ".lua": "lua", ".tf": "hcl", ".hcl": "hcl", ".tfvars": "hcl", ".zig": "zig",
 }
 # C and its kin (C++, Objective-C, CUDA): a `#` line is the preprocessor's, names follow macros
 _C_EXTS = frozenset(e for e, lang in _EXT_LANG.items() if lang == "c")
 _LANG_PATTERNS = {"js": _JS_PATTERNS, "go": _GO_PATTERNS, "rust": _RUST_PATTERNS,
                   "java": [*_JAVA_PATTERNS, _TYPED_METHOD_RE], "c": _C_PATTERNS, "kotlin": _KOTLIN_PATTERNS,
-                  "swift": _SWIFT_PATTERNS, "scala": _SCALA_PATTERNS, "dart": _DART_PATTERNS, "php": _PHP_PATTERNS}
+                  "swift": _SWIFT_PATTERNS, "scala": _SCALA_PATTERNS, "dart": _DART_PATTERNS, "php": _PHP_PATTERNS,
+                  "sql": _SQL_PATTERNS, "proto": _PROTO_PATTERNS, "graphql": _GRAPHQL_PATTERNS,
+                  "haskell": _HASKELL_PATTERNS, "ocaml": _OCAML_PATTERNS, "elixir": _ELIXIR_PATTERNS,
+                  "r": _R_PATTERNS, "julia": _JULIA_PATTERNS, "lua": _LUA_PATTERNS, "hcl": _HCL_PATTERNS,
+                  "zig": _ZIG_PATTERNS}
 
 
 # Languages whose every pattern is anchored at column 0, by what their first character
 # must be (C: a letter or `_`; Go: `func` or `type`).
 _COLUMN_0 = {"c": lambda ch: ch == "_" or ("A" <= ch <= "Z") or ("a" <= ch <= "z"),
              "go": lambda ch: ch in ("f", "t")}
+
+
+# What ends a signature where `_SIG_TAIL_RE` would read it wrong: `{` opens an Elixir map and
+# `do` its body; SQL opens its columns with `(`; OCaml's and Julia's `=` begins the body.
+_TAILS = {"elixir": re.compile(r"\s*(?:,\s*do:.*|\s+do\s*)$"), "sql": re.compile(r"\s*(?:\(.*|\bas\b.*|;)$", re.IGNORECASE),
+          "ocaml": re.compile(r"\s+=(?![=>]).*$|\s+(?:struct|sig|object)\s*$"),
+          "julia": re.compile(r"(?<=\))\s*=(?!=).*$"), "haskell": re.compile(r"\s+where\s*$")}
 
 
 SIG_MAX_CHARS = 1000
@@ -886,6 +1004,8 @@ def _defn(line: str, ext: str) -> str | None:
     probe = _drop_template(line) if lang == "c" and line.startswith("template") else line
     for p in pats:
         if p.match(line) or (probe is not line and p.match(probe)):
+            if lang in _TAILS:
+                return _TAILS[lang].sub("", line.strip()) or line.strip()
             sig = _SIG_TAIL_RE.sub("", line.strip()) or line.strip()
             return _before_expression_body(sig) if lang in ("kotlin", "scala") else sig
     if lang == "js" and _JS_METHOD_RE.match(line):

@@ -871,3 +871,35 @@ def test_a_hits_json_carries_the_line_its_text_shows(ov, tree):
               cwd=root).json["result"]["hits"][0]["line"] == 22
     over = ov("search", "middleware", "--search-type", "keywords", "-L", "1", "-o", "json", cwd=root).json["result"]["hits"]
     assert over and all("line" not in h for h in over)
+
+
+POLYGLOT_TREE = {
+    "infra/terraform/sqs.tf": ('# Queues between the gateway and the ledger.\nresource "aws_sqs_queue" "payment_events" {\n'
+                               '  name = "payment-events"\n}\n\nresource "aws_sqs_queue" "payment_retries" {\n'
+                               '  name = "payment-retries"\n}\n'),
+    **{f"db/migrations/00{i}_payments.sql": (f"-- Payments, part {i}: every payment and its retries.\n"
+                                             f"create table payments_{i} (\n  payment_id uuid,\n  retries int\n);\n"
+                                             f"create index payments_{i}_idx on payments_{i} (payment_id);\n")
+       for i in range(1, 5)},
+    "proto/payments.proto": ('syntax = "proto3";\n\n// Refunds a captured payment.\nservice Refunds {\n'
+                             "  rpc Refund(RefundRequest) returns (RefundReply);\n}\n"
+                             "message RefundRequest { string payment_id = 1; }\nmessage RefundReply { bool ok = 1; }\n"),
+    "docs/payments.md": "# Payments\n\n## Refunds\n\nA refund request gets a refund reply from the gateway.\n",
+}
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("query, path, line", [
+    ("payment_retries", "infra/terraform/sqs.tf", 6),
+    ("RefundReply", "proto/payments.proto", 8),
+    ("payments_3", "db/migrations/003_payments.sql", 2),
+])
+def test_real_model_a_name_defined_in_terraform_sql_or_protobuf_leads(tree, ov, query, path, line):
+    """A review of a polyglot repository: `ov search payment_retries` put the Terraform file
+    that defines it ninth, under SQL migrations holding "payment" and "retries", and
+    `RefundReply` put a doc without the name first. Those languages' definitions now make a
+    file a definer (ov.tiers), and the first hit is the definition's line."""
+    root = tree(POLYGLOT_TREE)
+    assert ov("index", root).code == 0
+    hits = _hits(ov, root, query)
+    assert (hits[0]["path"], hits[0]["line"]) == (path, line) and "defines" in hits[0]["scores"], hits[:3]

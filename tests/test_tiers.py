@@ -959,3 +959,89 @@ def test_a_table_of_contents_and_a_roles_boilerplate_say_nothing():
     # table of contents stays a paragraph
     assert abstract(tasks.replace("tasks file for web", "Web role tasks"), "main.yml") == "Web role tasks"
     assert abstract("# Links\n\n- [Docs](https://example.org)\n", "links.md") == "Links — Docs"
+
+
+# A polyglot repository's first hour (a review): module docs in each language's own form
+# were skipped or kept their marks ("| Money in minor units", "' Merchant cohort retention",
+# "(** Reading ... *) type t = ..."), and a definition under a comment (`create table`,
+# `service`, `let`) was left out of the outline, which then held the comment alone.
+POLYGLOT = {
+    "hs/Money.hs": ("-- | Money in minor units (cents), never floating point.\nmodule Money (Money, percentOf) where\n\n"
+                    "type Money = Integer\n\n-- | @percentOf p m@ is p percent of m.\npercentOf :: Int -> Money -> Money\n"
+                    "percentOf p m = (fromIntegral p * m) `div` 100\n",
+                    "Money in minor units (cents), never floating point.",
+                    ["module Money (Money, percentOf) — Money in minor units (cents), never floating point.",
+                     "type Money = Integer", "percentOf :: Int -> Money -> Money — @percentOf p m@ is p percent of m."]),
+    "ml/config.ml": ("(** Reading the fraud service's JSON config file. *)\n\ntype t = { block_score : int }\n\n"
+                     "(** [parse_config_file path] reads the config file at [path]. *)\n"
+                     "let parse_config_file path = { block_score = String.length path }\n",
+                     "Reading the fraud service's JSON config file.",
+                     ["type t", "let parse_config_file path — [parse_config_file path] reads the config file at [path]."]),
+    "lua/rate_limit.lua": ("--[[\n  Token-bucket rate limiter for the edge proxy, keyed by merchant id.\n]]\nlocal _M = {}\n\n"
+                           "--- Take one token from the merchant's bucket.\nfunction _M.take(merchant_id) return true end\n\n"
+                           "return _M\n",
+                           "Token-bucket rate limiter for the edge proxy, keyed by merchant id.",
+                           ["function _M.take(merchant_id) return true end — Take one token from the merchant's bucket."]),
+    "r/cohort.R": ("#' Merchant cohort retention.\n#'\n#' Groups merchants by the month of their first payment.\n"
+                   "cohort_retention <- function(payments) {\n  payments\n}\n",
+                   "Merchant cohort retention. Groups merchants by the month of their first payment.",
+                   ["cohort_retention <- function(payments) — Merchant cohort retention."]),
+    "lib/retry_policy.ex": ('defmodule Gateway.Payments.RetryPolicy do\n  @moduledoc """\n  Retry policy for failed card '
+                            'charges.\n  """\n  def retryable?(_), do: false\n  def with_retries(fun) do\n    fun.()\n  end\nend\n',
+                            "Retry policy for failed card charges.",
+                            ["defmodule Gateway.Payments.RetryPolicy", "  def retryable?(_)", "  def with_retries(fun)"]),
+    "proto/payments.proto": ('// The gRPC contract between the tills and the gateway.\nsyntax = "proto3";\n\n'
+                             "// Charges and refunds card payments.\nservice PaymentService {\n"
+                             "  rpc Charge(ChargeRequest) returns (ChargeReply);\n}\n"
+                             "message ChargeRequest { int64 amount_minor = 1; }\n",
+                             "The gRPC contract between the tills and the gateway.",
+                             ["service PaymentService — Charges and refunds card payments.",
+                              "  rpc Charge(ChargeRequest) returns (ChargeReply)", "message ChargeRequest"]),
+    "gql/schema.graphql": ('"""\nThe back-office API.\n"""\n"A card payment taken by a till."\ntype Payment {\n  id: ID!\n}\n',
+                           "The back-office API.", ["type Payment"]),
+    "jl/Risk.jl": ('"""\n    Risk\n\nMonte Carlo estimates of exposure to merchant insolvency.\n"""\nmodule Risk\n'
+                   "function simulate_losses(n::Int=10_000)\n    zeros(n)\nend\nvalue_at_risk(x) = maximum(x)\nend\n",
+                   "Monte Carlo estimates of exposure to merchant insolvency.",
+                   ["module Risk", "function simulate_losses(n::Int=10_000)", "value_at_risk(x)"]),
+    "db/001_merchants.sql": ("-- Merchants: one row per business that takes payments.\ncreate table merchants (\n"
+                             "    id uuid primary key\n);\ncreate index merchants_id_idx on merchants (id);\n",
+                             "Merchants: one row per business that takes payments.",
+                             ["create table merchants — Merchants: one row per business that takes payments.",
+                              "create index merchants_id_idx on merchants"]),
+    "infra/sqs.tf": ('# Queues between the gateway and the ledger.\nresource "aws_sqs_queue" "payment_events" {\n'
+                     '  name = "payment-events"\n}\n\n# Charges whose retries ran out.\n'
+                     'resource "aws_sqs_queue" "payment_retries" {\n  name = "payment-retries"\n}\n',
+                     "Queues between the gateway and the ledger.",
+                     ['resource "aws_sqs_queue" "payment_events" — Queues between the gateway and the ledger.',
+                      'resource "aws_sqs_queue" "payment_retries" — Charges whose retries ran out.']),
+    "src/hash.zig": ('const std = @import("std");\n\n/// Hashes a file in chunks.\npub fn hashFile(path: []const u8) !u64 {\n'
+                     "    return 0;\n}\n",
+                     "Hashes a file in chunks.", ["pub fn hashFile(path: []const u8) !u64 — Hashes a file in chunks."]),
+}
+
+
+@pytest.mark.parametrize("path", sorted(POLYGLOT))
+def test_module_docs_and_outlines_in_each_languages_own_forms(path):
+    text, want_abstract, want_outline = POLYGLOT[path]
+    assert abstract(text, path) == want_abstract
+    assert overview(text, path).split("\n") == want_outline
+
+
+@pytest.mark.parametrize(("path", "name", "line"), [
+    ("infra/sqs.tf", "payment_retries", 'resource "aws_sqs_queue" "payment_retries" {'),
+    ("db/001_merchants.sql", "merchants", "create table merchants ("),
+    ("proto/payments.proto", "PaymentService", "service PaymentService {"),
+    ("proto/payments.proto", "Charge", "  rpc Charge(ChargeRequest) returns (ChargeReply);"),
+    ("hs/Money.hs", "percentOf", "percentOf :: Int -> Money -> Money"),
+    ("ml/config.ml", "parse_config_file", "let parse_config_file path = { block_score = String.length path }"),
+    ("r/cohort.R", "cohort_retention", "cohort_retention <- function(payments) {"),
+    ("lib/retry_policy.ex", "with_retries", "  def with_retries(fun) do"),
+    ("jl/Risk.jl", "value_at_risk", "value_at_risk(x) = maximum(x)"),
+    ("lua/rate_limit.lua", "take", "function _M.take(merchant_id) return true end"),
+])
+def test_an_identifier_is_defined_where_each_language_defines_it(path, name, line):
+    """`ov search payment_retries` put the one file defining it ninth, under SQL files
+    holding its words: no definition in these languages made a file a definer."""
+    text = POLYGLOT[path][0]
+    at = tiers.defines(text, path, name)
+    assert at is not None and text[at:].split("\n", 1)[0] == line

@@ -95,20 +95,47 @@ def test_an_index_of_layout_4_cuts_every_file_again(small, ov, monkeypatch):
     with Store.open(db) as st, st.tx():
         st.set_meta(indexer.ROWS_META, "4")
     said = ov("status", "-o", "json", cwd=root).json["result"]["warnings"]
-    assert [w for w in said if "older layout (4; now 5): the next `ov index`, or the background worker "
+    assert [w for w in said if "older layout (4; now 6): the next `ov index`, or the background worker "
             "the next search starts, cuts every file again" in w]
     # no worker will start (OV_BACKGROUND=0, or after `ov index --stop`): none is promised
     monkeypatch.setenv("OV_BACKGROUND", "0")
     said = ov("status", "-o", "json", cwd=root).json["result"]["warnings"]
-    assert [w for w in said if "older layout (4; now 5): the next `ov index` cuts every file again" in w]
+    assert [w for w in said if "older layout (4; now 6): the next `ov index` cuts every file again" in w]
     monkeypatch.delenv("OV_BACKGROUND")
-    assert "older layout (4; now 5)" in ov("status", cwd=root).err  # said in text too
+    assert "older layout (4; now 6)" in ov("status", cwd=root).err  # said in text too
     rep = ov("index", root, "-o", "json").json["result"]
     assert (rep["updated"], rep["unchanged"]) == (3, 0)
     with Store.open(db, readonly=True) as st:
-        assert st.get_meta(indexer.ROWS_META) == indexer.ROWS_LAYOUT == "5"
+        assert st.get_meta(indexer.ROWS_META) == indexer.ROWS_LAYOUT == "6"
     assert not [w for w in ov("status", "-o", "json", cwd=root).json["result"]["warnings"] if "older layout" in w]
     assert indexer.chunk_budget("tool.py") == 256 and indexer.chunk_budget("essay.txt") == 200
+
+
+def test_an_index_of_layout_5_cuts_again_only_the_files_of_the_languages_read_anew(tree, ov):
+    """Layout 6: the abstracts and outlines of SQL, Terraform, OCaml... (a review of a
+    polyglot repository: `create table` and `resource` lines were no definitions). An index
+    of layout 5 re-cuts their files alone, and gives no pages back by a VACUUM of the
+    whole file for so few."""
+    root = tree({"db/001.sql": "-- Merchants: one row per business.\ncreate table merchants (\n  id uuid\n);\n",
+                 "infra/sqs.tf": '# Queues.\nresource "aws_sqs_queue" "payment_retries" {\n  name = "r"\n}\n',
+                 "essay.txt": PROSE, "tool.py": CODE})
+    assert ov("index", root).code == 0
+    db = root / ".ov" / "index.db"
+    with Store.open(db) as st, st.tx():
+        st.set_meta(indexer.ROWS_META, "5")
+        for (cid,) in st.rows("SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.level = 1 "
+                              "AND f.path IN ('db/001.sql', 'infra/sqs.tf')"):
+            st.conn.execute("UPDATE chunks SET text = '-- Merchants: one row per business.' WHERE id = ?", (cid,))
+    said = ov("status", "-o", "json", cwd=root).json["result"]["warnings"]
+    assert [w for w in said if "older layout (5; now 6)" in w and ".sql, .tf, .tfvars and .zig files again" in w]
+    rep = ov("index", root, "-o", "json").json["result"]
+    assert (rep["updated"], rep["unchanged"], rep["embedded"]) == (2, 2, 0)  # vectors kept by text
+    r = ov("read", "db/001.sql", "--level", "1", "-o", "json", cwd=root)
+    assert r.json["result"]["text"].startswith("create table merchants — Merchants: one row per business.")
+    r = ov("read", "infra/sqs.tf", "--level", "1", "-o", "json", cwd=root)
+    assert r.json["result"]["text"] == 'resource "aws_sqs_queue" "payment_retries" — Queues.'
+    with Store.open(db, readonly=True) as st:
+        assert st.get_meta(indexer.ROWS_META) == "6"
 
 
 def test_a_row_has_a_text_hash_once_it_has_a_vector_and_tiers_are_kept_once(small, ov):
@@ -338,7 +365,7 @@ def test_a_search_starts_a_worker_that_re_cuts_an_older_layout(small, ov):
     assert r.code == 0 and r.json["result"]["hits"]  # answered from the older rows
     assert "started a background worker" in r.err and "passages" in r.err
     deadline = time.monotonic() + 120
-    while worker_state(db) is not None or _layout(db) != "5":
+    while worker_state(db) is not None or _layout(db) != indexer.ROWS_LAYOUT:
         assert time.monotonic() < deadline, "the worker did not re-cut the passages"
         time.sleep(0.1)
     rep = ov("index", root, "-o", "json").json["result"]
@@ -365,7 +392,7 @@ def test_a_stopped_re_cut_leaves_the_index_complete_and_the_layout_older(small, 
     assert r.code == 0 and not [w for w in r.json["result"]["warnings"] if "still being built" in w]
     assert r.json["result"]["coverage"]["keywords_complete"] is True
     assert ov("index", root, "-o", "json").json["result"]["updated"] == 3  # every file, cut now
-    assert _layout(db) == "5"
+    assert _layout(db) == indexer.ROWS_LAYOUT
 
 
 def test_the_workers_re_cut_keeps_what_flags_of_ov_index_added(tree, ov):
@@ -381,7 +408,7 @@ def test_the_workers_re_cut_keeps_what_flags_of_ov_index_added(tree, ov):
         before = st.q1("SELECT count(*) FROM files")
     assert ov("search", "copper lanterns", "-o", "json", cwd=root).code == 0
     deadline = time.monotonic() + 120
-    while worker_state(db) is not None or _layout(db) != "5":
+    while worker_state(db) is not None or _layout(db) != indexer.ROWS_LAYOUT:
         assert time.monotonic() < deadline, "the worker did not re-cut the passages"
         time.sleep(0.1)
     with Store.open(db, readonly=True) as st:
@@ -412,7 +439,7 @@ def test_a_stopped_re_cut_goes_on_after_the_last_file_it_wrote(tree, ov):
         assert first.updated == 2 and st.get_meta(indexer.ROWS_META) == "3"
         rest = IndexReport(root=str(root))
         indexer._lexical_phase(st, root, opts, rest, None, lambda m: None, recut_only=True)
-        assert rest.updated == 4 and st.get_meta(indexer.ROWS_META) == "5"
+        assert rest.updated == 4 and st.get_meta(indexer.ROWS_META) == indexer.ROWS_LAYOUT
         assert st.get_meta(indexer.RECUT_META) is None
 
 
@@ -444,6 +471,6 @@ def test_a_re_cut_to_a_new_layout_gives_the_old_rows_pages_back(tree, ov):
     with Store.open(db) as st, st.tx():
         st.set_meta(indexer.ROWS_META, "4")
     rep = ov("index", root, "-o", "json").json["result"]
-    assert rep["updated"] == 160 and _layout(db) == "5"
+    assert rep["updated"] == 160 and _layout(db) == indexer.ROWS_LAYOUT
     count, free = pages()
     assert free == 0 and count <= fresh * 1.3, (fresh, count, free)
