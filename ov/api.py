@@ -458,12 +458,15 @@ class Index:
         # file, and a second one was started, said with its pid, and exited at once)
         if auto_index and not readonly and not built:
             from ov.indexer import worker_state  # noqa: PLC0415
-            from ov.worker import last_failure, left_to_do, lost_worker, resume  # noqa: PLC0415
+            from ov.worker import last_failure, left_to_do, lost_worker, low_disk, resume  # noqa: PLC0415
 
             running = worker_state(db_path) is not None
             failed = None if running else last_failure(db_path)
             lost = None if running or failed else lost_worker(db_path)
             pid = resume(store)  # a worker stopped or killed before it finished is started again
+            if pid is None and not running and (free := low_disk(db_path)) is not None and left_to_do(store):
+                notice(f"no background worker started to finish the index: the disk holding it has "
+                       f"{free / 2**20:.1f} MB free; free some space, or run `ov index`")
             if pid is not None and not running:  # said, as at first use: one stopped to free the
                 # CPU would otherwise run again for hours unseen; one that failed, with why
                 notice((f"the last background worker ended on an error ({failed}; .ov/worker.log); "

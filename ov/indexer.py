@@ -38,12 +38,14 @@ import errno
 import fcntl
 import fnmatch
 import functools
+import io
 import itertools
 import json
 import os
 import re
 import signal
 import stat
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -61,8 +63,8 @@ from ov.paths import db_path_for, index_root_of
 from ov.read import FileText, binary_file, content_hash, digest_under, freshness, read_under, stat_under
 from ov.store import (SENTENCE_LEVEL, Store, damaged, camel_words, prepare_index_dir, salvage_file_meta,
                       sqlite_errors, title_of, trigram_doc)
-from ov.store.db import (BARE, CAP_META, KEYWORDS_META, Unusable, WriteHold, check_db_file, clear_rebuild, own_files,
-                         rebuild_path, salvage_front_texts, salvage_sessions, unretire)
+from ov.store.db import (BARE, CAP_META, KEYWORDS_META, Unusable, WriteHold, check_db_file, clear_rebuild, map_error,
+                         own_files, rebuild_path, salvage_front_texts, salvage_sessions, unretire)
 from ov.store.queries import user_tags
 from ov.walk import (ALWAYS_SKIPPED, NOTEBOOK_CAP_FACTOR, file_cap, gitignore_unread, is_ignored, walk,
                      write_private)
@@ -221,6 +223,7 @@ class IndexLock:
     `index_busy`, as before, rather than cut into a run that would then fail or stall."""
 
     def __init__(self, db_path: Path) -> None:
+        self.db_path = Path(db_path)
         self.path = lock_path(db_path)
         self.want_path = self.path.with_name(self.path.name + ".want")
         self.fd: int | None = None
@@ -247,9 +250,9 @@ class IndexLock:
                     if time.monotonic() >= deadline:
                         os.close(self.fd)
                         self.fd = None
-                        raise OvError("index_busy",
-                                      "another `ov index` is updating this index; try again when it ends",
-                                      retryable=True) from None
+                        raise OvError("index_busy", f"{_holder_said(self.db_path)} is updating this index; "
+                                      f"try again when it ends (OV_LOCK_WAIT=SECONDS waits longer than "
+                                      f"{wait_s:g} s)", retryable=True) from None
                     if announce and time.monotonic() - said > 0.5:
                         said = time.monotonic()
                         self._want()
@@ -458,6 +461,15 @@ def indexer_state(db_path: Path) -> dict | None:
     if holder is not None:
         return state if holder == pid else None
     return state if pid > 1 and lock_held(db_path) and process_alive(pid) else None
+
+
+def _holder_said(db_path: Path) -> str:
+    """Who holds the index lock, in words: "another ov (pid 4242: `ov index --full`)", or
+    "another ov" where the system does not say (a busy `ov index` had named no one)."""
+    held = holder_state(db_path)
+    if held is None:
+        return "another ov"
+    return f"another ov (pid {held['pid']}" + (f": `{held['command']}`)" if held["command"] else ")")
 
 
 def lock_held(db_path: Path) -> bool:
@@ -864,9 +876,10 @@ def _open_checked(db_path: Path, thorough: bool) -> tuple[Store | None, Unusable
             raise  # its own advice; a link under .ov, a busy index, someone else's database
         return None, e if isinstance(e, Unusable) else damaged(db_path, e.message)
     except sqlite_errors() as e:
-        if not thorough:
-            raise damaged(db_path, str(e)) from None
-        return None, damaged(db_path, str(e))
+        err = map_error(e, db_path)  # (a full disk is no damage: --full would need room for two copies)
+        if not thorough or err.code != "invalid_argument":
+            raise err from None
+        return None, err
     problem = store.health(thorough)
     if problem is not None:
         store.close()
@@ -1019,10 +1032,25 @@ def _lexical_phase(store: Store, root: Path, opts: IndexOptions, report: IndexRe
                     break
                 if run.take(path, state, prep):
                     run.commit(batches)
-            run.finish(cut)
+            moved = not recut_only and not cut and run.moved()
+            run.finish(cut or moved)
     finally:
         for pool in run.pools:
             end_pool(pool)
+    if moved:
+        # the walk found no folder past the move: its files are not gone, only not walked
+        # (`ov index` said "added 200", exit 0 and not partial, with 189 files never read)
+        raise OvError("not_found", f"{root} was moved or deleted while it was indexed; the "
+                      f"{report.added + report.updated} file(s) read so far are kept: run `ov index` "
+                      "where the tree is now", field="path")
+
+
+def _folder_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 class _LexicalPass:
@@ -1054,6 +1082,11 @@ class _LexicalPass:
         # of a finished index (a watch's catch-up stopped as `ov mcp` leaves) leaves it
         # finished, its files not reached yet merely stale, not "still being built"
         self.unfinished = store.get_meta(KEYWORDS_META) is not None
+        self.root_id = _folder_id(root)
+
+    def moved(self) -> bool:
+        """Whether the tree's folder is no longer where the pass began: moved or deleted."""
+        return _folder_id(self.root) != self.root_id
 
     def on_skip(self, path: str, reason: str) -> None:
         if path in self.own:  # the index itself, named inside the tree: not a file of it
@@ -1423,8 +1456,6 @@ def _pool():
     INLINE_FILES of a run; `OV_INDEX_JOBS` sets how many, 1 = none). Reading, tiers and chunking are ~85 %
     of the keyword phase's CPU and independent per file; SQLite takes one writer."""
     jobs = int(env_number("OV_INDEX_JOBS", 0)) or min(os.cpu_count() or 1, 4)
-    import sys  # noqa: PLC0415
-
     if jobs <= 1 or (sys.flags.ignore_environment and not sys.flags.safe_path):
         return None  # (python -E passes -E on: its children would not read PYTHONSAFEPATH)
     import multiprocessing  # noqa: PLC0415 - only a large run pays for it
@@ -1439,7 +1470,7 @@ def _pool():
     os.environ["PYTHONSAFEPATH"] = "1"
     try:
         _quiet_resource_tracker()
-        return _calm_pool_class()(jobs, initializer=_pool_worker_start, context=ctx)
+        return _calm_pool_class()(jobs, initializer=_pool_worker_start, initargs=(os.getpid(),), context=ctx)
     finally:
         if saved is None:
             del os.environ["PYTHONSAFEPATH"]
@@ -1490,12 +1521,34 @@ def end_pool(pool) -> None:
                 pass
 
 
-def _pool_worker_start() -> None:
+def _pool_worker_start(owner: int | None = None) -> None:
     """A pool process leaves Ctrl-C to the command: the terminal sends SIGINT to the whole
     process group, and each busy pool process printed the head of its KeyboardInterrupt
     traceback (`Process ForkServerPoolWorker-2:`) above `ov: interrupted`. The command
-    ends the pool itself (`pool.terminate()`, SIGTERM)."""
+    ends the pool itself (`pool.terminate()`, SIGTERM). Once the command (`owner`) is gone,
+    killed with SIGKILL, the process says nothing more: each had printed two chained
+    BrokenPipeError tracebacks into the user's terminal as it failed to send its result."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if owner is not None:
+        sys.stderr = _WhileOwned(sys.stderr, owner)
+
+
+class _WhileOwned(io.TextIOBase):
+    """A pool process's stderr, silent once the process that owns the pool has died."""
+
+    def __init__(self, stream, owner: int) -> None:
+        self.stream, self.owner = stream, owner
+
+    def write(self, s: str) -> int:
+        if process_alive(self.owner):
+            return self.stream.write(s)
+        return len(s)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
 
 
 def _quiet_resource_tracker() -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -176,7 +177,7 @@ def spawn(db_path: Path) -> int | None:
     state = worker_state(db_path)
     if state is not None:
         return int(state["pid"])
-    if lock_held(db_path):
+    if lock_held(db_path) or low_disk(db_path) is not None:
         return None
     log = _open_log(db_path.parent / LOG_NAME)
     try:
@@ -195,6 +196,22 @@ def spawn(db_path: Path) -> int | None:
     # already reports it (ov.indexer.worker_state)
     _write_json(worker_file(db_path), {"pid": proc.pid, "started": time.time(), **_fresh("starting")})
     return proc.pid
+
+
+# A worker is not started on a disk with less free than this: on a full disk each search
+# had started one, which loaded the model and died on its first write, unheard (its
+# failure mark could not be written either: a review). A batch of vectors with its WAL
+# needs a few MB (sqlite-vec takes room for 1,024 vectors at once, 1.5 MB).
+MIN_FREE_BYTES = 32 * 1024 * 1024
+
+
+def low_disk(db_path: Path) -> int | None:
+    """The bytes free on the index's disk when under MIN_FREE_BYTES, else None."""
+    try:
+        free = shutil.disk_usage(Path(db_path).parent).free
+    except OSError:
+        return None
+    return free if free < MIN_FREE_BYTES else None
 
 
 def _write_json(path: Path, data: dict) -> None:

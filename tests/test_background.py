@@ -987,6 +987,44 @@ def test_ov_index_whose_pool_processes_are_killed_ends_with_an_error_and_the_nex
     assert [h["path"] for h in r.json["result"]["hits"]] == ["f0999.py"]
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads /proc")
+def test_ov_index_killed_while_its_pool_is_busy_leaves_no_traceback(tmp_path):
+    """`kill -9` of `ov index` itself while its pool processes read files: each had printed
+    two chained BrokenPipeError tracebacks into the terminal as it failed to send its
+    result (a review of concurrent use). They now end without a word."""
+    body = "".join(f"def function_{i}(value):\n    return value * {i}\n" for i in range(160))
+    root = make_tree(tmp_path / "t", {f"f{i:04d}.py": f"# file needle{i}\n" + body for i in range(1000)})
+    env = {**os.environ, "OV_INDEX_JOBS": "2"}
+    env.pop("OV_DEBUG", None)
+    p = subprocess.Popen([sys.executable, "-m", "ov", "index", "--no-embed", "."], cwd=root, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    deadline = time.monotonic() + 60
+    while p.poll() is None and not workers and time.monotonic() < deadline:
+        for server in [k for k in _children(p.pid) if b"forkserver" in Path(f"/proc/{k}/cmdline").read_bytes()]:
+            busy = _children(server)
+            if len(busy) == 2 and all(_cpu_ticks(w) >= 5 for w in busy):
+                workers = busy
+                p.kill()
+        time.sleep(0.005)
+    try:
+        _, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert workers, "the pool's processes were not seen busy"
+    gone = time.monotonic() + 30
+    while any(_running(w) for w in workers) and time.monotonic() < gone:
+        time.sleep(0.05)
+    assert not any(_running(w) for w in workers), "a pool process outlived its command"
+    assert p.returncode == -signal.SIGKILL and "Traceback" not in err and "Error" not in err, err
+
+
+def _running(pid: int) -> bool:
+    from ov.indexer import process_alive
+
+    return process_alive(pid)
+
+
 def test_embedding_progress_is_told_within_a_commit(tree, tmp_path):
     """A line of `--progress` came once per 256-row commit: 12-31 s apart at the model's
     speed on a loaded machine, where the flag promises a line a second."""

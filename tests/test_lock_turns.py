@@ -4,9 +4,14 @@ finding): the index lock is let go between two commits to a process that waits f
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from conftest import make_tree
 from ov import api
@@ -281,3 +286,27 @@ def test_a_want_mark_dated_in_the_future_is_stale(tmp_path):
         assert not holder.wanted()
     finally:
         holder.release()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="the holder is named from /proc/locks")
+def test_a_busy_index_names_the_process_that_holds_it(tmp_path):
+    """A second `ov index` waited its 3 s without a word and said "another `ov index` is
+    updating this index", where `ov status` knew the holder (a review of concurrent use)."""
+    from conftest import make_tree, run_subprocess
+
+    root = make_tree(tmp_path / "t", {"a.md": "lantern\n"})
+    assert run_subprocess(["index", "--no-embed"], cwd=root).code == 0
+    db = root / ".ov" / "index.db"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom ov.indexer import IndexLock\n"
+                               "IndexLock(sys.argv[1]).acquire(5)\nprint('held', flush=True)\ntime.sleep(60)\n",
+                               str(db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        r = run_subprocess(["index", "--no-embed", "-o", "json"], cwd=root, env={"OV_LOCK_WAIT": "0.3"})
+        err = r.json["error"]
+        assert r.code == 2 and err["code"] == "index_busy" and err["retryable"] is True
+        assert f"another ov (pid {holder.pid}" in err["message"] and "OV_LOCK_WAIT=SECONDS waits longer than 0.3 s" \
+            in err["message"], err
+    finally:
+        holder.kill()
+        holder.wait()

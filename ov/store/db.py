@@ -13,6 +13,7 @@ user_version` forward; an index from a newer `ov` is refused rather than misread
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
@@ -391,12 +392,24 @@ def _map_error(e: Exception, path: Any = None) -> OvError:
     if "readonly database" in low:  # the user may not write the index or its folder: not damage
         return OvError("invalid_path", f"the index {path} cannot be written by this user ({msg}); "
                        "`ov grep` searches without it", field="db")
+    if "disk is full" in low:  # SQLITE_FULL: no damage, and a rebuild needs room for two copies
+        return OvError("invalid_path", f"the disk holding the index {path} is full ({msg}); what was "
+                       "committed is kept: free some space and run the command again", field="db")
+    if "disk i/o error" in low:  # SQLITE_IOERR: a write past `ulimit -f`, a full disk, a failing device
+        return OvError("invalid_path", f"the index {path} could not be read or written ({msg}: a full "
+                       "disk, a file size limit such as `ulimit -f`, or a failing device); what was "
+                       "committed is kept", field="db")
     if not any(w in low for w in _OWN_BUGS):
         if _changed_under_reader(path):
             return OvError("index_busy", f"the index {path} changed while it was read (its owner "
                            f"is updating it: {msg}); try again", retryable=True)
         return damaged(path, msg)
     return OvError("internal", f"database error: {msg}")
+
+
+def map_error(e: Exception, path: Any = None) -> OvError:
+    """An SQLite error as ov's own: a busy or unwritable index, a full disk, damage."""
+    return _map_error(e, path)
 
 
 # ---- schema ---------------------------------------------------------------------------
@@ -695,10 +708,13 @@ def prepare_index_dir(db_path: Path) -> None:
     if not os.path.lexists(folder):
         try:
             folder.mkdir(mode=0o700, parents=True)
+            made = True
+        except FileExistsError:  # made meanwhile: two first searches at once (a review)
+            if os.path.islink(folder) or not folder.is_dir():
+                raise _cannot_create(folder, FileExistsError(errno.EEXIST, "File exists")) from None
         except OSError as e:  # a read-only tree: said as such, not as an `internal` OSError
             raise _cannot_create(folder, e) from None
-        made = True
-    elif why := untrusted(db_path):  # another user's: writing there would share this tree with them
+    if not made and (why := untrusted(db_path)):  # another user's: writing there would share this tree with them
         raise OvError("invalid_path", f"{why}, so this user's index is not made there; an index "
                       "elsewhere can be named with --db, OV_SAFE_DIRECTORIES=FOLDER trusts the folder (as "
                       "git's safe.directory), and `ov grep` searches without one", field="db")
