@@ -379,6 +379,31 @@ def _open_store(db_path: Path, readonly: bool, notice: Notice = _quiet):
         return WarmStore.open(db_path)
 
 
+def _resume_worker(store, db_path: Path, notice: Notice) -> None:
+    """Start a worker for an index that still waits for work (ov.worker.resume), saying so,
+    as at first use: one stopped to free the CPU would otherwise run again for hours
+    unseen; one that failed, with why; none on a disk without room, with why."""
+    from ov.indexer import worker_paused, worker_state  # noqa: PLC0415
+    from ov.worker import enabled, last_failure, left_to_do, lost_worker, low_disk, resume  # noqa: PLC0415
+
+    running = worker_state(db_path) is not None
+    failed = None if running else last_failure(db_path)
+    lost = None if running or failed else lost_worker(db_path)
+    pid = resume(store)  # a worker stopped or killed before it finished is started again
+    if pid is None and not running and enabled() and not worker_paused(db_path) \
+            and (free := low_disk(db_path)) is not None and left_to_do(store):
+        notice(f"no background worker started to finish the index: the disk holding it has "
+               f"{free / 2**20:.1f} MB free; free some space, or run `ov index`")
+    if pid is not None and not running:
+        notice((f"the last background worker ended on an error ({failed}; .ov/worker.log); "
+                f"started another (pid {pid})" if failed else
+                (f"the last background worker (pid {lost}) ended before it finished (killed?); "
+                 if lost else "")
+                + f"started a background worker (pid {pid}) to finish the index's "
+                + " and ".join(", ".join(left_to_do(store)).rsplit(", ", 1)))
+               + "; `ov status` shows progress, `ov index --stop` stops it")
+
+
 class Index:
     """An open index and its tree's root: search, find, context, read, tag, status,
     manifest. Use as a context manager, or call `close()`."""
@@ -457,25 +482,7 @@ class Index:
         # (not after a build here: the worker it just spawned may not yet own its state
         # file, and a second one was started, said with its pid, and exited at once)
         if auto_index and not readonly and not built:
-            from ov.indexer import worker_state  # noqa: PLC0415
-            from ov.worker import last_failure, left_to_do, lost_worker, low_disk, resume  # noqa: PLC0415
-
-            running = worker_state(db_path) is not None
-            failed = None if running else last_failure(db_path)
-            lost = None if running or failed else lost_worker(db_path)
-            pid = resume(store)  # a worker stopped or killed before it finished is started again
-            if pid is None and not running and (free := low_disk(db_path)) is not None and left_to_do(store):
-                notice(f"no background worker started to finish the index: the disk holding it has "
-                       f"{free / 2**20:.1f} MB free; free some space, or run `ov index`")
-            if pid is not None and not running:  # said, as at first use: one stopped to free the
-                # CPU would otherwise run again for hours unseen; one that failed, with why
-                notice((f"the last background worker ended on an error ({failed}; .ov/worker.log); "
-                        f"started another (pid {pid})" if failed else
-                        (f"the last background worker (pid {lost}) ended before it finished (killed?); "
-                         if lost else "")
-                        + f"started a background worker (pid {pid}) to finish the index's "
-                        + " and ".join(", ".join(left_to_do(store)).rsplit(", ", 1)))
-                       + "; `ov status` shows progress, `ov index --stop` stops it")
+            _resume_worker(store, db_path, notice)
         ix = cls(store, root, embedder)
         ix.readonly_asked = asked_readonly
         if readonly and found is not None and not writable(found[0]):
@@ -699,7 +706,8 @@ def _older_layout(store) -> list[str]:
         return []
     kinds = RESPLIT_KINDS.get(layout)
     names = sorted(kinds or ())
-    which = f"its {', '.join(names[:-1]) + ' and ' if len(names) > 1 else ''}{names[-1]} files" if names else "every file"
+    listed = f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else "".join(names)
+    which = f"its {listed} files" if names else "every file"
     # (no worker starts after `ov index --stop`, nor with OV_BACKGROUND=0)
     who = ("the next `ov index`, or the background worker the next search starts,"
            if enabled() and not worker_paused(store.path) else "the next `ov index`")

@@ -250,9 +250,11 @@ class IndexLock:
                     if time.monotonic() >= deadline:
                         os.close(self.fd)
                         self.fd = None
+                        # (OV_LOCK_WAIT sets the default wait alone, not a stopped worker's)
+                        longer = (f" (OV_LOCK_WAIT=SECONDS waits longer than {wait_s:g} s)"
+                                  if wait_s == LOCK_WAIT_S else "")
                         raise OvError("index_busy", f"{_holder_said(self.db_path)} is updating this index; "
-                                      f"try again when it ends (OV_LOCK_WAIT=SECONDS waits longer than "
-                                      f"{wait_s:g} s)", retryable=True) from None
+                                      f"try again when it ends{longer}", retryable=True) from None
                     if announce and time.monotonic() - said > 0.5:
                         said = time.monotonic()
                         self._want()

@@ -89,9 +89,14 @@ def index_root_of(db_path: Path) -> Path:
     if db_path.name == DB_NAME and db_path.parent.name == INDEX_DIRNAME:
         return db_path.parent.parent
     from ov.store import Store  # noqa: PLC0415 - only an index outside `.ov/` is opened
+    from ov.store.db import stored_setting  # noqa: PLC0415
 
-    with Store.open(db_path) as s:
-        root = s.get_meta("root")
+    # read as it stands: an open for writing upgrades an older index, here without the
+    # index lock, beside an older ov's worker (ov.api `_open_store` stops it first)
+    root = stored_setting(db_path, "root")
+    if not root:
+        with Store.open(db_path, readonly=True) as s:  # what is wrong with a file that is no index
+            root = s.get_meta("root")
     if not root:
         raise OvError("invalid_argument", f"{db_path} does not record its root folder (its first "
                       f"build did not finish); run `ov index --db {db_path}` in the tree", field="db")

@@ -321,9 +321,15 @@ _PREPROCESSOR_RE = re.compile(r"#\s*(?:include|define|undef|if|ifdef|ifndef|elif
 # OCaml's `(**`: they had read "| Money in minor units", "' Merchant cohort retention")
 _COMMENT_PREFIX_RE = re.compile(r"^\s*(?:///?!?|#'|#!?|--\[=*\[|-{2,3}(?:\s?[|^])?|;+|%|\(\*\*?|\{-\|?|\*(?!/)|"
                                 r"/\*\*?|\*/)\s?")
-_COMMENT_CLOSE_RE = re.compile(r"\s*(?:\*\)|-\}|(?:--)?\]=*\])\s*$")  # OCaml's, Haskell's, Lua's ends
 # a block comment's opening and its end (`_leading_comments`)
 _BLOCK_COMMENTS = (("/*", "*/"), ("(*", "*)"), ("{-", "-}"), ("--[[", "]]"), ("--[=[", "]=]"))
+# ... and the end that `_comment_text` takes off a block opened so (only so: a C comment
+# ending `table[index[i]]` is no Lua block)
+_BLOCK_ENDS = {"(*": re.compile(r"\s*\*\)\s*$"), "{-": re.compile(r"\s*-\}\s*$"),
+               "--[": re.compile(r"\s*(?:--)?\]=*\]\s*$")}
+# a block comment of the language of `ext` (`_regex_outline`, `defines`): C's and its kin's
+# by default, and those of the languages that write theirs otherwise
+_LANG_BLOCKS = {"ocaml": ("(*", "*)"), "haskell": ("{-", "-}"), "lua": ("--[[", "]]")}
 
 
 # tool directives written as comments (`//go:build`, `// +build`, `// eslint-disable`...):
@@ -366,9 +372,11 @@ def _inline_tag(m: re.Match) -> str:
 
 def _comment_text(lines: list[str]) -> str:
     out = []
+    first = lines[0].lstrip() if lines else ""
+    end = next((rx for mark, rx in _BLOCK_ENDS.items() if first.startswith(mark)), None)
     for ln in lines:
-        s = _COMMENT_PREFIX_RE.sub("", ln, count=1)
-        s = _COMMENT_CLOSE_RE.sub("", s.replace("*/", "")).strip()
+        s = _COMMENT_PREFIX_RE.sub("", ln, count=1).replace("*/", "")
+        s = (end.sub("", s) if end is not None else s).strip()
         if _DIRECTIVE_RE.match(s) or (s and not _WORDY_RE.search(s)):
             continue  # (and a rule of slashes or stars: Boost's `////////...`)
         if s.startswith("@") and out:  # JSDoc/Javadoc tags end the description
@@ -387,6 +395,7 @@ def _leading_comments(text: str, limit_lines: int = 400) -> list[list[str]]:
     blocks: list[list[str]] = []
     cur: list[str] = []
     close = ""  # the end of the block comment the line is in
+    pragma = False  # inside a Haskell pragma of several lines
     for i, ln in enumerate(lines):
         s = ln.strip()
         if close:
@@ -397,6 +406,9 @@ def _leading_comments(text: str, limit_lines: int = 400) -> list[list[str]]:
                 cur = []
             continue
         if i == 0 and s.startswith("#!"):
+            continue
+        if pragma or s.startswith("{-#"):  # Haskell's `{-# LANGUAGE ... #-}`: no comment, no code
+            pragma = "#-}" not in s
             continue
         if not s:
             if cur:
@@ -451,7 +463,8 @@ def _code_abstract(text: str, path: str) -> str:
         paras = [p for p in re.split(r"\n[ \t]*\n", m.group(2).strip("\n")) if p.strip()]
         return next((p.strip() for p in paras if not all(ln.startswith(("    ", "\t")) for ln in p.split("\n")
                                                            if ln.strip())), paras[0].strip())
-    if ext in (".ex", ".exs") and (m := _MODULEDOC_RE.search(text[:20000])) and (doc := (m.group(1) or m.group(2) or "").strip()):
+    m = _MODULEDOC_RE.search(text[:20000]) if ext in (".ex", ".exs") else None
+    if m and (doc := (m.group(1) or m.group(2) or "").strip()):
         return re.split(r"\n\s*\n", doc)[0]
     for block in _leading_comments(text):
         body = _comment_text(block)
@@ -630,7 +643,8 @@ def _drop_template(sig: str) -> str:
 # the pattern has it) the kind said before it (`table merchants`); without `k`, `name()`.
 _LANG_NAMES = {
     "sql": [re.compile(r"\s*create\s+(?:or\s+replace\s+)?(?:\w+\s+)*?(?P<k>table|view|index|function|procedure|"
-                       r"trigger|type|schema|sequence|domain)\s+(?:if\s+not\s+exists\s+)?(?:only\s+)?"
+                       r"trigger|type|schema|sequence|domain)\s+(?:concurrently\s+)?(?:if\s+not\s+exists\s+)?"
+                       r"(?:only\s+)?"
                        r"(?:[\w\"`]+\.)*[\"`]?(?P<n>\w+)", re.IGNORECASE)],
     "proto": [re.compile(r"\s*rpc\s+(?P<n>\w+)"), re.compile(r"\s*(?P<k>message|service|enum|extend)\s+(?P<n>[\w.]+)")],
     "graphql": [re.compile(r"\s*(?:extend\s+)?(?P<k>type|input|interface|enum|union|scalar|directive)\s+@?(?P<n>\w+)")],
@@ -665,8 +679,8 @@ def _lang_name(sig: str, lang: str) -> str | None:
     for rx in rules:
         m = rx.match(sig)
         if m:
-            kind = m.groupdict().get("k")
-            return f"{' '.join(kind.lower().split())} {m.group('n')}" if kind else f"{m.group('n')}()"
+            kind, name = m.groupdict().get("k"), m.group("n")
+            return f"{' '.join(kind.lower().split())} {name}" if kind else f"{name}()"
     return ""
 
 
@@ -930,7 +944,7 @@ _HASKELL_PATTERNS = [
     re.compile(r"^module\s+[A-Z]"),
 ]
 _OCAML_PATTERNS = [
-    re.compile(r"^(?:let|and)\s+(?:rec\s+)?[a-z_][\w']*"),
+    re.compile(r"^(?:let|and)\s+(?:rec\s+)?(?!_\b)[a-z_][\w']*"),  # (`let _ = ...` runs code, names nothing)
     re.compile(r"^\s*(?:type|exception|module|class|val|external)\s+(?:type\s+|rec\s+)?[\w'(]"),
 ]
 _ELIXIR_PATTERNS = [re.compile(r"^\s*(?:defmodule|defprotocol|defimpl|defstruct|defexception|defdelegate|"
@@ -981,7 +995,8 @@ _COLUMN_0 = {"c": lambda ch: ch == "_" or ("A" <= ch <= "Z") or ("a" <= ch <= "z
 
 # What ends a signature where `_SIG_TAIL_RE` would read it wrong: `{` opens an Elixir map and
 # `do` its body; SQL opens its columns with `(`; OCaml's and Julia's `=` begins the body.
-_TAILS = {"elixir": re.compile(r"\s*(?:,\s*do:.*|\s+do\s*)$"), "sql": re.compile(r"\s*(?:\(.*|\bas\b.*|;)$", re.IGNORECASE),
+_TAILS = {"elixir": re.compile(r"\s*(?:,\s*do:.*|\s+do\s*)$"),
+          "sql": re.compile(r"\s*(?:\(.*|\bas\b.*|;)$", re.IGNORECASE),
           "ocaml": re.compile(r"\s+=(?![=>]).*$|\s+(?:struct|sig|object)\s*$"),
           "julia": re.compile(r"(?<=\))\s*=(?!=).*$"), "haskell": re.compile(r"\s+where\s*$")}
 
@@ -1048,12 +1063,21 @@ def defines(text: str, path: str, name: str) -> int | None:
         seen = start
         end = text.find("\n", m.end())
         line = text[start:end if end >= 0 else len(text)].rstrip("\r")
+        if (lang := _EXT_LANG.get(ext)) in _LANG_BLOCKS and _in_block_comment(text, start, lang):
+            continue
         if bound.match(line) or _defines_by_language(text, start, line, ext, name):
             return start
         sig = _defn(line, ext)
         if sig is not None and name in _names_defined(sig, ext):
             return start
     return None
+
+
+def _in_block_comment(text: str, at: int, lang: str) -> bool:
+    """Whether offset `at` of `text` lies inside a block comment of `lang` (`_LANG_BLOCKS`):
+    commented-out code (`{- data Legacy ... -}`) had made a Haskell file a definer."""
+    opens, ends = _LANG_BLOCKS[lang]
+    return text.rfind(opens, 0, at) > text.rfind(ends, 0, at)
 
 
 # a Go block whose indented names are definitions: `var (`, `const (`, `type (`, and a
@@ -1189,14 +1213,15 @@ def _regex_outline(text: str, ext: str) -> list[str]:
     out: list[str] = []
     base: int | None = None
     in_block_comment = False
+    opens, ends = _LANG_BLOCKS.get(_EXT_LANG.get(ext, ""), ("/*", "*/"))
     last = -1  # the line of the last entry
     for i in _outline_lines(text, len(lines), ext):
         ln = lines[i]
         s = ln.strip()
         if in_block_comment:
-            in_block_comment = "*/" not in s
+            in_block_comment = ends not in s
             continue
-        if s.startswith("/*") and "*/" not in s:
+        if s.startswith(opens) and ends not in s[len(opens):]:
             in_block_comment = True
             continue
         if not s or s.startswith(("//", "*", "#" if ext not in (".py",) else "\0")):

@@ -1551,18 +1551,21 @@ lock.release()
 """
 
 
-def test_a_search_that_upgrades_an_index_stops_the_older_workers_first(tree):
+@pytest.mark.parametrize("where", ["in .ov", "named with --db"])
+def test_a_search_that_upgrades_an_index_stops_the_older_workers_first(tree, tmp_path, where):
     """An older ov's worker went on writing its rows in their old form into the index a
     newer ov had just upgraded beside it (an upgrade review: grep's trigram rows of schema
     7, marked current, in a schema-9 index). The search that upgrades the index stops the
-    worker first, and upgrades it holding the index lock."""
+    worker first, and upgrades it holding the index lock; an index named with --db, outside
+    `.ov/`, was upgraded while its root was read from it (a review of the fix)."""
     import sqlite3
 
     from ov.indexer import index_tree
 
     root = tree(_many(6))
-    db = _db(root).resolve()
-    index_tree(root, None, IndexOptions(embed=False))
+    db = _db(root).resolve() if where == "in .ov" else (tmp_path / "elsewhere" / "tree.db")
+    db.parent.mkdir(exist_ok=True)
+    index_tree(root, db, IndexOptions(embed=False))
     c = sqlite3.connect(db)
     c.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
     c.commit()
@@ -1574,7 +1577,8 @@ def test_a_search_that_upgrades_an_index_stops_the_older_workers_first(tree):
     try:
         assert old.stdout.readline().strip() == "ready"
         assert worker_state(db) is not None  # taken for the index's worker
-        r = run_subprocess(["search", "tide tables", "--json"], cwd=root)
+        r = run_subprocess(["search", "tide tables", "--json", *(() if where == "in .ov" else ("--db", db))],
+                           cwd=root)
         assert r.code == 0, r.err
         assert f"stopped the background worker (pid {old.pid}) to upgrade the index" in r.err
         assert old.wait(timeout=10) == 0  # gone once the search answered (before: still writing)

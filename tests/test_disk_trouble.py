@@ -79,6 +79,12 @@ def test_no_worker_is_started_on_a_disk_without_room(tmp_path, monkeypatch):
     assert "no background worker started to finish the index: the disk holding it has" in r.err
     assert "started a background worker" not in r.err
     assert worker_state(root / ".ov" / "index.db") is None
+    # no worker would have started anyway: the disk is not blamed (a review of this change)
+    assert run_inprocess("index", "--stop", cwd=root).code == 0
+    r = run_inprocess("search", "lantern0", cwd=root)
+    assert r.code == 0 and "no background worker started" not in r.err, r.err
+    monkeypatch.setenv("OV_BACKGROUND", "0")
+    assert "no background worker started" not in run_inprocess("search", "lantern0", cwd=root).err
 
 
 def test_two_first_searches_that_make_the_index_folder_at_once(tmp_path, monkeypatch):

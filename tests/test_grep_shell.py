@@ -1065,12 +1065,17 @@ def test_each_vimgrep_copy_of_a_line_highlights_its_own_match(ov, tree):
 
 BRACED = {"lib/retry.ex": "RetryPolicy\n", "test/retry_test.exs": "RetryPolicy\n", "infra/sqs.tf": "RetryPolicy\n",
           "infra/lock.hcl": "RetryPolicy\n", "1..3.txt": "RetryPolicy\n", "ab.md": "RetryPolicy\n",
-          "ac.md": "RetryPolicy\n"}
+          "ac.md": "RetryPolicy\n", "!a.txt": "RetryPolicy\n", "#x.txt": "RetryPolicy\n", "b.txt": "RetryPolicy\n",
+          "docs/r.md": "RetryPolicy\n", "src/a/b.txt": "RetryPolicy\n"}
 
 
 @needs_rg
 @pytest.mark.parametrize("glob", ["*.{ex,exs}", "!*.{ex,exs}", "*.{tf,hcl}", "{lib,infra}/*", "{1..3}.txt",
-                                  "a{b}.md", "*.{}", "{ab,x}.md", "[{]*"])
+                                  "a{b}.md", "*.{}", "{ab,x}.md", "[{]*",
+                                  # a form's leading `!` or `#` is a name; a `/` in any form anchors all
+                                  "{!a,b}.txt", "{#x,b}.txt", "#x.txt", "#{a,b}.txt", "{docs/*.md,b.txt}",
+                                  "{**/b.txt,r.md}", "src/{a,b}/*",
+                                  "{" + ",".join(f"x{i}" for i in range(1500)) + ",b}.txt"])
 def test_brace_globs_select_the_files_rg_selects(ov, tree, glob):
     """`-g '*.{ex,exs}'` was matched as literal text: no file searched, exit 2, where rg
     takes both kinds (a review of a polyglot repository). Braces are rg's alternations."""

@@ -1045,3 +1045,38 @@ def test_an_identifier_is_defined_where_each_language_defines_it(path, name, lin
     text = POLYGLOT[path][0]
     at = tiers.defines(text, path, name)
     assert at is not None and text[at:].split("\n", 1)[0] == line
+
+
+@pytest.mark.parametrize(("path", "text", "want"), [
+    # a comment ending as a Lua, OCaml or Haskell block ends is no such block elsewhere
+    ("c.c", "/* Looks up table[index[i]] */\nint lookup(int i) { return 0; }\n", "Looks up table[index[i]]"),
+    ("s.sh", "#!/bin/sh\n# Runs only when [[ -f config ]]\nset -e\n", "Runs only when [[ -f config ]]"),
+    ("p.py", "# Caches results of f(*)\nimport os\n", "Caches results of f(*)"),
+    ("j.js", "// Reads opts[keys[0]]\nexport function f() {}\n", "Reads opts[keys[0]]"),
+    # Haskell's pragmas are no module doc
+    ("Config.hs", "{-# LANGUAGE OverloadedStrings #-}\n{-# LANGUAGE\n    LambdaCase #-}\n-- | Loading the pricing "
+                  "rules.\nmodule Pricing.Config (load) where\n", "Loading the pricing rules."),
+])
+def test_the_new_comment_forms_leave_other_languages_alone(path, text, want):
+    """A review of this change: `_comment_text` had cut `]]`, `*)` and `-}` off the end of
+    every language's comments (`table[index[i`), and `{-# LANGUAGE ... #-}` had become a
+    Haskell file's abstract."""
+    assert abstract(text, path) == want
+
+
+@pytest.mark.parametrize(("path", "text", "name", "outline"), [
+    ("W.hs", "module M where\ntotal :: Int\ntotal = 1\n{-\ndata Legacy = Legacy Int\n-}\n", "Legacy",
+     "module M\ntotal :: Int"),
+    ("a.lua", "local M = {}\nfunction M.take(id)\nend\n--[[\nfunction M.legacy_take(id)\nend\n]]\nreturn M\n",
+     "legacy_take", "function M.take(id)"),
+    ("a.ml", "let score x = x\n(*\nlet legacy_score x = x\n*)\nlet _ = score 1\n", "legacy_score", "let score x"),
+])
+def test_code_in_a_block_comment_defines_nothing(path, text, name, outline):
+    assert tiers.defines(text, path, name) is None
+    assert overview(text, path) == outline
+
+
+def test_sql_names_an_index_made_concurrently():
+    text = "CREATE INDEX CONCURRENTLY IF NOT EXISTS merchants_id ON merchants (id);\n"
+    assert tiers.defines(text, "b.sql", "merchants_id") == 0
+    assert abstract(text, "b.sql") == "Defines index merchants_id"

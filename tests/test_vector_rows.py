@@ -111,7 +111,7 @@ def test_an_index_of_layout_4_cuts_every_file_again(small, ov, monkeypatch):
     assert indexer.chunk_budget("tool.py") == 256 and indexer.chunk_budget("essay.txt") == 200
 
 
-def test_an_index_of_layout_5_cuts_again_only_the_files_of_the_languages_read_anew(tree, ov):
+def test_an_index_of_layout_5_cuts_again_only_the_files_of_the_languages_read_anew(tree, ov, monkeypatch):
     """Layout 6: the abstracts and outlines of SQL, Terraform, OCaml... (a review of a
     polyglot repository: `create table` and `resource` lines were no definitions). An index
     of layout 5 re-cuts their files alone, and gives no pages back by a VACUUM of the
@@ -128,8 +128,12 @@ def test_an_index_of_layout_5_cuts_again_only_the_files_of_the_languages_read_an
             st.conn.execute("UPDATE chunks SET text = '-- Merchants: one row per business.' WHERE id = ?", (cid,))
     said = ov("status", "-o", "json", cwd=root).json["result"]["warnings"]
     assert [w for w in said if "older layout (5; now 6)" in w and ".sql, .tf, .tfvars and .zig files again" in w]
+    reclaims = []
+    real = Store.reclaim
+    monkeypatch.setattr(Store, "reclaim", lambda st, always=False: (reclaims.append(always), real(st, always))[1])
     rep = ov("index", root, "-o", "json").json["result"]
     assert (rep["updated"], rep["unchanged"], rep["embedded"]) == (2, 2, 0)  # vectors kept by text
+    assert reclaims == [False]  # pages given back only past a quarter of the file: no VACUUM of all
     r = ov("read", "db/001.sql", "--level", "1", "-o", "json", cwd=root)
     assert r.json["result"]["text"].startswith("create table merchants — Merchants: one row per business.")
     r = ov("read", "infra/sqs.tf", "--level", "1", "-o", "json", cwd=root)

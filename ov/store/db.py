@@ -92,11 +92,6 @@ def sqlite_errors() -> tuple[type[Exception], ...]:
     return (d.Error,)
 
 
-def map_error(e: Exception, path: Any = None) -> OvError:
-    """An SQLite exception as ov reports it (a damaged index: with the repair advice)."""
-    return _map_error(e, path)
-
-
 def _planted(conn) -> str | None:
     """What in the file's schema ov never makes, said in a few words: a view or a trigger,
     or an expression SQLite would compute as it reads or writes rows (a cloned tree can
@@ -188,7 +183,7 @@ def connect(path: str | Path, *, readonly: bool = False):
         conn.execute("PRAGMA mmap_size=1073741824")
         conn.execute("PRAGMA cache_size=-65536")
     except (op_err, db_err) as e:
-        raise _map_error(e, path) from e
+        raise map_error(e, path) from e
     return conn
 
 
@@ -382,7 +377,8 @@ def damaged(path: Any, detail: str) -> Unusable:
     return Unusable("invalid_argument", path, f"is damaged ({detail})", REPAIR_ADVICE)
 
 
-def _map_error(e: Exception, path: Any = None) -> OvError:
+def map_error(e: Exception, path: Any = None) -> OvError:
+    """An SQLite error as ov's own: a busy or unwritable index, a full disk, damage."""
     msg = str(e)
     low = msg.lower()
     if "locked" in low or "busy" in low:
@@ -405,11 +401,6 @@ def _map_error(e: Exception, path: Any = None) -> OvError:
                            f"is updating it: {msg}); try again", retryable=True)
         return damaged(path, msg)
     return OvError("internal", f"database error: {msg}")
-
-
-def map_error(e: Exception, path: Any = None) -> OvError:
-    """An SQLite error as ov's own: a busy or unwritable index, a full disk, damage."""
-    return _map_error(e, path)
 
 
 # ---- schema ---------------------------------------------------------------------------
@@ -1070,7 +1061,7 @@ class Database:
                     self.conn.execute(f"INSERT INTO {t}({t}, rank) VALUES ('integrity-check', 0)")
         except (op_err, db_err) as e:
             if "locked" in str(e).lower() or "busy" in str(e).lower():
-                raise _map_error(e, self.path) from e
+                raise map_error(e, self.path) from e
             return str(e)
         return None
 
@@ -1082,7 +1073,7 @@ class Database:
         try:
             return self.conn.execute("PRAGMA user_version").fetchone()[0]
         except _errors() as e:
-            raise _map_error(e, self.path) from e
+            raise map_error(e, self.path) from e
 
     def _check_version(self, readonly: bool = False) -> int:
         v = self._user_version()
@@ -1114,7 +1105,7 @@ class Database:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
         except _errors() as e:
-            raise _map_error(e, self.path) from e
+            raise map_error(e, self.path) from e
         if v == 0:
             self._create_schema()
             return
@@ -1211,14 +1202,14 @@ class Database:
         try:
             row = self.conn.execute(sql, params).fetchone()
         except _errors() as e:
-            raise _map_error(e, self.path) from e
+            raise map_error(e, self.path) from e
         return row[0] if row else None
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         try:
             return self.conn.execute(sql, params).fetchall()
         except _errors() as e:
-            raise _map_error(e, self.path) from e
+            raise map_error(e, self.path) from e
 
     def get_meta(self, key: str) -> str | None:
         return self.q1("SELECT value FROM meta WHERE key = ?", (key,))
@@ -1254,7 +1245,7 @@ class _Tx:
         try:
             self.conn.execute(self.BEGIN)
         except _errors() as e:
-            raise _map_error(e, self.path) from e
+            raise map_error(e, self.path) from e
         if self.BEGIN == _Tx.BEGIN:
             if self._superseded():
                 self.conn.execute("ROLLBACK")
@@ -1271,14 +1262,14 @@ class _Tx:
                     self.conn.execute("ROLLBACK")
                 except _errors():
                     pass
-                raise _map_error(e, self.path) from e
+                raise map_error(e, self.path) from e
         else:
             try:
                 self.conn.execute("ROLLBACK")
             except Exception:
                 pass
             if isinstance(exc, _errors()):
-                raise _map_error(exc, self.path) from exc
+                raise map_error(exc, self.path) from exc
 
 
     def _superseded(self) -> bool:
@@ -1289,7 +1280,7 @@ class _Tx:
             if "no such table" in str(e):  # a new file's first transaction makes the schema
                 return False
             self.conn.execute("ROLLBACK")
-            raise _map_error(e, self.path) from e
+            raise map_error(e, self.path) from e
 
 
 class _Snapshot(_Tx):

@@ -45,7 +45,7 @@ from ov.errors import OvError
 from ov.globs import PathFilter, check_exclude_globs
 from ov.kinds import MARKDOWN_EXT
 from ov.store.db import (FTS_TOKENIZE, KNN_MAX, NO_VECTOR, PATH_FUNCTION, SENTENCE_LEVEL, TRI_KEPT_META, TRI_META,
-                         Database, _errors, _map_error, damaged, path_filter)
+                         Database, _errors, map_error, damaged, path_filter)
 from ov.store.text import (FRONT_CHARS, front_of, fts_phrase, has_nospace, keyword_text, or_phrases, trigram_doc,
                            trigram_runs)
 
@@ -815,7 +815,7 @@ class Store(Database):
                         "ov_fts_hits USING fts5vocab(main, chunks_fts, instance)"):
                 self.conn.execute(f"CREATE VIRTUAL TABLE temp.{sql}")
         except _errors() as e:
-            raise _map_error(e, self.path) from e
+            raise map_error(e, self.path) from e
 
     def term_stats(self, words: Sequence[str]) -> TermStats:
         """The index terms of each word and how many keyword rows hold each term (one
@@ -865,7 +865,7 @@ class Store(Database):
                 toks.setdefault(i, []).append(term)
             self.conn.execute("DELETE FROM temp.ov_words")
         except _errors() as e:
-            raise _map_error(e, self.path) from e
+            raise map_error(e, self.path) from e
         return {w: tuple(toks.get(i, ())) for i, w in enumerate(words)}
 
     def _pruned_search(self, rare: Sequence[str], common: Sequence[str], stats: TermStats,
@@ -1070,7 +1070,7 @@ class Store(Database):
         try:
             yield from self.conn.execute("SELECT rowid, vectors FROM chunks_vec_vector_chunks00")
         except _errors() as e:
-            raise _map_error(e, self.path) from e
+            raise map_error(e, self.path) from e
 
     def files_first_passages(self, chunk_ids: Sequence[int]) -> dict[int, int | None]:
         """file id -> its lead passage's id (`lead_passages`; None if it has none) for the
