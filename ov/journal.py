@@ -221,6 +221,7 @@ class Journal:
         self._thread: threading.Thread | None = None
         self._inside: frozenset[tuple[str, str]] = frozenset()  # mounts inside the tree
         self.complete = False  # every folder watched from the start: a source of changes
+        self.out_of_watches = False  # the OS's limit of watches (max_user_watches) was reached
         self._queue: list[str] = []  # changed paths not yet taken by the watcher (`batches`)
         # how many changes `batches` has handed to the watcher: a search waits until the
         # watcher has written what it was handed (ov.mcp `_settle`, ov.watch `applied`)
@@ -452,6 +453,7 @@ class Journal:
                 self._break(f"no watch on {d or '.'}: {os.strerror(err)}"
                             + (" (raise fs.inotify.max_user_watches)" if err == 28 else ""))
                 self.complete = False  # not a source of changes any more (`ov.watch`)
+                self.out_of_watches = self.out_of_watches or err == 28
                 return
             was = self._wds.get(wd)
             if was is not None and was != d and self._same_folder(was, path):

@@ -56,6 +56,11 @@ from ov.walk import ALWAYS_SKIPPED
 STEP_MS = 50  # quiet time that ends a batch: a single save is indexed ~50 ms after it
 DEBOUNCE_MS = 1000  # longest a burst is gathered before its first part is indexed
 RETRY_S = 1.0  # how often a batch blocked by another indexer is retried
+# Past the OS's limit of inotify watches the tree is polled (watchfiles' poll watcher
+# stats every file) at this interval: watchfiles' own watches failed at the same limit,
+# silently (each folder's error is ignored, as for a folder it may not read), and a
+# watch over the kernel's 5,097 folders with max_user_watches 1000 saw no change at all
+POLL_MS = 2000
 EMBED_SLICE_S = 5.0  # longest stretch of embedding between two looks at watchfiles' events
 EMBED_MIN_S = 1.0  # shortest stretch of embedding a queued change stops (so vectors always come)
 RULE_FILES = frozenset({".gitignore", ".ignore", ".rgignore", ".ovignore"})
@@ -256,13 +261,14 @@ class Watcher:
             self.journal = Journal.open(self.root, self.db_path, self.warn)
         from_journal = self.journal is not None and self.journal.complete
         self._slice_s = None if from_journal else EMBED_SLICE_S
+        polling = not from_journal and self._out_of_watches()
         if from_journal:
             # the journal's own events (every folder watched before the catch-up starts)
             events = self.journal.batches(self.stop_event, STEP_MS / 1000, DEBOUNCE_MS / 1000,
                                           RETRY_S)
             first = None
         else:
-            events = self._watchfiles()
+            events = self._watchfiles(polling)
             # the OS watch is set up by the first next(); changes during the catch-up queue
             # in it, so none is missed between the catch-up's walk and the first batch
             first = next(events, None) if catch_up else None
@@ -276,8 +282,10 @@ class Watcher:
             if from_journal and (journal is None or not journal.complete):
                 # a folder it could not watch (the OS's limit): watchfiles from here on, and
                 # a catch-up for what went unseen
-                self.warn("the change journal could not watch every folder: watching through watchfiles")
-                source, from_journal, whole = self._watchfiles(), False, True
+                polling = self._out_of_watches()
+                if not polling:
+                    self.warn("the change journal could not watch every folder: watching through watchfiles")
+                source, from_journal, whole = self._watchfiles(polling), False, True
                 self._slice_s = EMBED_SLICE_S
                 next(source, None)  # sets the OS watch up
             self._mark = journal.handed if from_journal and journal is not None else 0
@@ -294,8 +302,24 @@ class Watcher:
                 self.state.pending = 0
                 self._applied_upto(self._mark)
 
-    def _watchfiles(self):
-        """The OS's events through watchfiles (where no complete journal is kept)."""
+    def _out_of_watches(self) -> bool:
+        """Whether the journal ran out of the OS's inotify watches: then it is closed, its
+        watches given back (it had kept them all, and grep cannot trust it anyway), the tree
+        is polled (POLL_MS), and the watch's state says so (`ov mcp`'s status)."""
+        journal = self.journal
+        if journal is None or not journal.out_of_watches:
+            return False
+        self.close_journal()
+        note = (f"the OS's limit of inotify watches (fs.inotify.max_user_watches) is below this tree's "
+                f"folders: changes are found by polling the tree every {POLL_MS / 1000:g} s, and grep "
+                "stats each file; raise the limit to have them within a second")
+        self.state.errors = (self.state.errors + [note])[-10:]
+        self.warn(note)
+        return True
+
+    def _watchfiles(self, polling: bool = False):
+        """The OS's events through watchfiles (where no complete journal is kept); with
+        `polling`, its poll watcher, which needs no inotify watch."""
         import watchfiles  # noqa: PLC0415 - only a watch pays for it (and its anyio)
 
         root = str(self.root)
@@ -307,7 +331,8 @@ class Watcher:
         return watchfiles.watch(root, watch_filter=wanted, debounce=DEBOUNCE_MS, step=STEP_MS,
                                 stop_event=self.stop_event, rust_timeout=int(RETRY_S * 1000),
                                 yield_on_timeout=True, raise_interrupt=False,
-                                ignore_permission_denied=True)
+                                ignore_permission_denied=True, force_polling=polling or None,
+                                poll_delay_ms=POLL_MS)
 
     def _guarded(self, step: Callable[[], object]) -> bool:
         """Run one update; False when it must be retried (the lock was busy)."""

@@ -328,3 +328,42 @@ def test_a_batch_counts_as_applied_once_its_keyword_rows_are_in(tmp_path, monkey
     w._mark = 7
     w.apply({"a.md"})
     assert order and order[0] == ("embed", 7) and w.state.applied == 7
+
+
+def test_past_the_inotify_limit_the_tree_is_polled_and_said(tmp_path, monkeypatch):
+    """Over `fs.inotify.max_user_watches` (the kernel's 5,097 folders under a limit of
+    1,000) the journal kept the watches it had, watchfiles' own failed silently at the same
+    limit, and the watch said "watching" and saw no change (a review on the kernel). Now the
+    journal's watches are given back, the tree is polled, and the watch's state says so."""
+    import watchfiles
+
+    from ov import journal as jmod
+    from ov import watch as wmod
+
+    root = make_tree(tmp_path / "t", BASE)
+    api.index(root)
+
+    def out_of_watches(self, rel: str, touch: bool) -> None:  # as inotify_add_watch at the limit
+        self._break("no watch on .: No space left on device (raise fs.inotify.max_user_watches)")
+        self.complete = False
+        self.out_of_watches = True
+
+    monkeypatch.setattr(jmod.Journal, "_add_tree", out_of_watches)
+    asked = []
+    real = watchfiles.watch
+    monkeypatch.setattr(watchfiles, "watch", lambda *a, **k: (asked.append(k.get("force_polling")), real(*a, **k))[1])
+    monkeypatch.setattr(wmod, "POLL_MS", 200)
+    reports, warnings = [], []
+    w = api.watcher(root, on_update=reports.append, warn=warnings.append).start()
+    try:
+        wait_for(lambda: reports)  # the catch-up
+        assert asked == [True] and w.journal is None, (asked, warnings)
+        assert [e for e in w.state.errors if "fs.inotify.max_user_watches" in e and "polling the tree" in e]
+        assert [m for m in warnings if "polling the tree every 0.2 s" in m]
+        updates = w.state.updates
+        (root / "fresh.md").write_text("# Zeta\n\nsaved just now\n")
+        wait_for(lambda: w.state.updates > updates, 30)
+        with api.Index.open(root) as ix:
+            assert [h.path for h in ix.search("zeta", search_type="keywords").hits] == ["fresh.md"]
+    finally:
+        w.stop()
