@@ -415,7 +415,7 @@ def _leading_comments(text: str, limit_lines: int = 400) -> list[list[str]]:
                 blocks.append(cur)
                 cur = []
             continue
-        opened = next(((o, c) for o, c in _BLOCK_COMMENTS if s.startswith(o)), None)
+        opened = next(((o, c) for o, c in _BLOCK_COMMENTS if s.startswith(o)), None) if s[0] in "/({-" else None
         if opened is not None:
             if cur:
                 blocks.append(cur)
@@ -782,10 +782,11 @@ def _doc_above(lines: list[str], i: int, ext: str = "") -> str:
     end = k
     while end >= 0 and not lines[end].strip() and k - end < 2 and (ext in _C_EXTS or _EXT_LANG.get(ext) in _DOC_GAP_LANGS):
         end -= 1  # one blank line may stand between a doc comment (`/**`) and what it documents
-    if end >= 0 and lines[end].rstrip().endswith("*)") and lines[end].lstrip().startswith("(**"):
+    closing = lines[end].rstrip()[-2:] if end >= 0 else ""
+    if closing == "*)" and lines[end].lstrip().startswith("(**"):
         return _doc_text([lines[end]], ext)  # OCaml's doc comment on one line
-    opens = "(*" if end >= 0 and lines[end].rstrip().endswith("*)") else "/*"
-    if end >= 0 and lines[end].rstrip().endswith(("*/", "*)")) and opens not in lines[end]:
+    opens = "(*" if closing == "*)" else "/*"
+    if closing in ("*/", "*)") and opens not in lines[end]:
         # a doc comment (`/**`, `/*!`, OCaml's `(**`; not a `/*****` banner) is read whole,
         # up to its opening: the lines of an example in it (Eigen's `\code` blocks) have no
         # `*` before them, and its end alone was read. Not a licence, nor code commented out
