@@ -43,12 +43,7 @@ def check_glob(pattern: str, field: str = "pattern") -> None:
             i += 2
             continue
         if c == "[":
-            j = i + 1
-            if j < n and pattern[j] in "!^":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1
-            k = pattern.find("]", j)
+            k = _class_end(pattern, i)
             if k < 0:
                 raise OvError("invalid_pattern", f"invalid glob: unclosed '[' at position {i}",
                               field=field)
@@ -63,6 +58,17 @@ def check_glob(pattern: str, field: str = "pattern") -> None:
     if braces:
         raise OvError("invalid_pattern", f"invalid glob: unclosed '{{' at position {braces[-1]}",
                       field=field)
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """The offset of the `]` that closes the class opening at `pattern[i]` (`[`): a `]`
+    right after the `[` or its `!`/`^` is a member; -1 when none closes it."""
+    j, n = i + 1, len(pattern)
+    if j < n and pattern[j] in "!^":
+        j += 1
+    if j < n and pattern[j] == "]":
+        j += 1
+    return pattern.find("]", j)
 
 
 def _check_ranges(pattern: str, start: int, end: int, field: str) -> None:
@@ -263,12 +269,7 @@ def brace_forms(pattern: str, field: str = "glob") -> list[str]:
             piece = pattern[i:i + 2]
             i += 2
         elif c == "[":
-            j = i + 1
-            if j < n and pattern[j] in "!^":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1
-            j = pattern.find("]", j) + 1
+            j = _class_end(pattern, i) + 1
             piece, i = pattern[i:j], j
         elif c == "{":
             if group is not None:

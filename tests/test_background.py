@@ -949,27 +949,39 @@ def _cpu_ticks(pid: int) -> int:
     return int(f[11]) + int(f[12])
 
 
+def _indexing_a_thousand_files(tmp_path: Path) -> tuple[Path, subprocess.Popen]:
+    """A tree of 1,000 Python files, and `ov index --no-embed` started on it with a pool of
+    two processes (stdout and stderr piped)."""
+    body = "".join(f"def function_{i}(value):\n    return value * {i}\n" for i in range(160))
+    root = make_tree(tmp_path / "t", {f"f{i:04d}.py": f"# file needle{i}\n" + body for i in range(1000)})
+    env = {**os.environ, "OV_INDEX_JOBS": "2"}
+    env.pop("OV_DEBUG", None)
+    return root, subprocess.Popen([sys.executable, "-m", "ov", "index", "--no-embed", "."], cwd=root, env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _busy_pool(p: subprocess.Popen) -> list[int]:
+    """The two pool processes of the `ov index` run `p` (children of multiprocessing's fork
+    server) once each is past its start; [] when not seen so within 60 s."""
+    deadline = time.monotonic() + 60
+    while p.poll() is None and time.monotonic() < deadline:
+        for server in [k for k in _children(p.pid) if b"forkserver" in Path(f"/proc/{k}/cmdline").read_bytes()]:
+            workers = _children(server)
+            if len(workers) == 2 and all(_cpu_ticks(w) >= 5 for w in workers):
+                return workers
+        time.sleep(0.005)
+    return []
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads /proc")
 def test_ov_index_whose_pool_processes_are_killed_ends_with_an_error_and_the_next_run_completes(tmp_path):
     """`kill -9` of the processes that read files for `ov index` (grandchildren: children
     of multiprocessing's fork server) once they are busy: the command ends with exit 2 and
     says what happened; what it committed is kept and the next run adds the rest."""
-    body = "".join(f"def function_{i}(value):\n    return value * {i}\n" for i in range(160))
-    root = make_tree(tmp_path / "t", {f"f{i:04d}.py": f"# file needle{i}\n" + body for i in range(1000)})
-    env = {**os.environ, "OV_INDEX_JOBS": "2"}
-    env.pop("OV_DEBUG", None)
-    p = subprocess.Popen([sys.executable, "-m", "ov", "index", "--no-embed", "."], cwd=root, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    killed = []
-    deadline = time.monotonic() + 60
-    while p.poll() is None and not killed and time.monotonic() < deadline:
-        for server in [k for k in _children(p.pid) if b"forkserver" in Path(f"/proc/{k}/cmdline").read_bytes()]:
-            workers = _children(server)
-            if len(workers) == 2 and all(_cpu_ticks(w) >= 5 for w in workers):  # each is past its start
-                for w in workers:
-                    os.kill(w, signal.SIGKILL)
-                killed += workers
-        time.sleep(0.005)
+    root, p = _indexing_a_thousand_files(tmp_path)
+    killed = _busy_pool(p)
+    for w in killed:
+        os.kill(w, signal.SIGKILL)
     try:
         _, err = p.communicate(timeout=60)
     finally:
@@ -992,21 +1004,9 @@ def test_ov_index_killed_while_its_pool_is_busy_leaves_no_traceback(tmp_path):
     """`kill -9` of `ov index` itself while its pool processes read files: each had printed
     two chained BrokenPipeError tracebacks into the terminal as it failed to send its
     result (a review of concurrent use). They now end without a word."""
-    body = "".join(f"def function_{i}(value):\n    return value * {i}\n" for i in range(160))
-    root = make_tree(tmp_path / "t", {f"f{i:04d}.py": f"# file needle{i}\n" + body for i in range(1000)})
-    env = {**os.environ, "OV_INDEX_JOBS": "2"}
-    env.pop("OV_DEBUG", None)
-    p = subprocess.Popen([sys.executable, "-m", "ov", "index", "--no-embed", "."], cwd=root, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    workers: list[int] = []
-    deadline = time.monotonic() + 60
-    while p.poll() is None and not workers and time.monotonic() < deadline:
-        for server in [k for k in _children(p.pid) if b"forkserver" in Path(f"/proc/{k}/cmdline").read_bytes()]:
-            busy = _children(server)
-            if len(busy) == 2 and all(_cpu_ticks(w) >= 5 for w in busy):
-                workers = busy
-                p.kill()
-        time.sleep(0.005)
+    root, p = _indexing_a_thousand_files(tmp_path)
+    workers = _busy_pool(p)
+    p.kill()
     try:
         _, err = p.communicate(timeout=60)
     finally:
