@@ -19,6 +19,7 @@ without numpy or onnxruntime.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -357,17 +358,18 @@ def watcher(path: str | Path = ".", *, db: Path | None = None, embed: bool = Tru
 
 
 def _open_store(db_path: Path, readonly: bool, notice: Notice = _quiet):
-    """The index opened as asked. Opened for writing, an index of an older schema is
-    upgraded in place (ov.store.db `Database.open`): its background worker is stopped first
-    and the index lock held while it is: a worker of the older ov that still ran went on
-    writing its rows in their old form into the new schema, and marked them current (an
-    upgrade review: grep's trigram rows of schema 7 in a schema-9 index). The next search
-    starts a worker of this ov to finish the index."""
-    from ov.store.db import to_upgrade  # noqa: PLC0415
     from ov.store.warm import WarmStore  # noqa: PLC0415 - importing the store is not free: grep and glob never need it
 
-    if readonly or not to_upgrade(db_path):
-        return WarmStore.open(db_path, readonly=readonly)
+    return WarmStore.open(db_path, readonly=readonly, upgrading=lambda path: _upgrade_hold(path, notice))
+
+
+@contextlib.contextmanager
+def _upgrade_hold(db_path: Path, notice: Notice):
+    """Around the upgrade in place of an index of an older schema (ov.store.db
+    `Database.open`): its background worker stopped first and the index lock held. A worker
+    of the older ov that still ran went on writing its rows in their old form into the new
+    schema, and marked them current (an upgrade review: grep's trigram rows of schema 7 in
+    a schema-9 index). The next search starts a worker of this ov to finish the index."""
     from ov.indexer import IndexLock  # noqa: PLC0415
     from ov.worker import stop  # noqa: PLC0415
 
@@ -376,7 +378,7 @@ def _open_store(db_path: Path, readonly: bool, notice: Notice = _quiet):
         notice(f"stopped the background worker (pid {stopped}) to upgrade the index {db_path} "
                "made by an older ov")
     with IndexLock(db_path):
-        return WarmStore.open(db_path)
+        yield
 
 
 def _resume_worker(store, db_path: Path, notice: Notice) -> None:

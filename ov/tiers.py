@@ -325,8 +325,7 @@ _COMMENT_PREFIX_RE = re.compile(r"^\s*(?:///?!?|#'|#!?|--\[=*\[|-{2,3}(?:\s?[|^]
 _BLOCK_COMMENTS = (("/*", "*/"), ("(*", "*)"), ("{-", "-}"), ("--[[", "]]"), ("--[=[", "]=]"))
 # ... and the end that `_comment_text` takes off a block opened so (only so: a C comment
 # ending `table[index[i]]` is no Lua block)
-_BLOCK_ENDS = {"(*": re.compile(r"\s*\*\)\s*$"), "{-": re.compile(r"\s*-\}\s*$"),
-               "--[": re.compile(r"\s*(?:--)?\]=*\]\s*$")}
+_BLOCK_ENDS = {o: re.compile(r"\s*(?:--)?" + re.escape(c) + r"\s*$") for o, c in _BLOCK_COMMENTS if o != "/*"}
 # a block comment of the language of `ext` (`_regex_outline`, `defines`): C's and its kin's
 # by default, and those of the languages that write theirs otherwise
 _LANG_BLOCKS = {"ocaml": ("(*", "*)"), "haskell": ("{-", "-}"), "lua": ("--[[", "]]")}

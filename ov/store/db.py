@@ -13,6 +13,7 @@ user_version` forward; an index from a newer `ov` is refused rather than misread
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
@@ -755,15 +756,6 @@ def unfinished(db_path: Path) -> bool:
     return _peek(db_path, read, False)
 
 
-def to_upgrade(db_path: Path) -> bool:
-    """Whether the index at `db_path` has an older schema, which opening it for writing
-    brings up to date (`Database.open`); read as `unfinished` reads."""
-    if not os.path.lexists(db_path):
-        return False
-    v = _peek(Path(db_path), lambda conn: conn.execute("PRAGMA user_version").fetchone()[0], 0)
-    return 0 < v < SCHEMA_VERSION
-
-
 def stored_setting(db_path: Path, key: str) -> str | None:
     """A meta value of the index at `db_path` as it stands (an unfinished one too), read
     as `unfinished` reads; None when there is none to read."""
@@ -1001,7 +993,10 @@ class Database:
         return store
 
     @classmethod
-    def open(cls, db_path: Path, *, readonly: bool = False) -> Database:
+    def open(cls, db_path: Path, *, readonly: bool = False, upgrading=None) -> Database:
+        """The index at `db_path`. Opened for writing, an index of an older schema is brought
+        up to date in place, inside `upgrading(db_path)` when given (a context manager: the
+        caller's hold on the index while it is upgraded, ov.api `_upgrade_hold`)."""
         db_path = Path(db_path)
         check_db_file(db_path)
         check_index_files(db_path)  # a reader's connection may create -shm too
@@ -1010,7 +1005,8 @@ class Database:
         try:
             v = store._user_version()
             if 0 < v < SCHEMA_VERSION and not readonly:
-                store._migrate()  # an index from an older ov is brought up to date in place
+                with upgrading(db_path) if upgrading is not None else contextlib.nullcontext():
+                    store._migrate()  # an index from an older ov is brought up to date in place
             store._check_version(readonly=readonly)
             if not readonly:
                 store._add_optional_tables()

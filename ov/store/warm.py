@@ -50,8 +50,8 @@ class WarmStore(Store):
         self._identity = _identity(self.path)
 
     @classmethod
-    def open(cls, db_path: Path, *, readonly: bool = False) -> WarmStore:
-        store = super().open(db_path, readonly=readonly)
+    def open(cls, db_path: Path, *, readonly: bool = False, upgrading=None) -> WarmStore:
+        store = super().open(db_path, readonly=readonly, upgrading=upgrading)
         # a folder this user cannot write: ov.store.db read it as immutable (no locks, no
         # WAL), so its owner's changes show only by the file's own size and mtime
         store._immutable = readonly and not os.access(store.path.parent, os.W_OK)
