@@ -667,6 +667,50 @@ def _split_long(line: str, full: int, count: Callable[[str], int], overhead: int
         budget = full
 
 
+# ---- passages for keywords alone ------------------------------------------------------
+# An index no model reads (`ov index --no-embed`) needs passages only to rank keyword hits
+# and show them. Cutting to the model's window counts every line's tokens (`chunk_text`:
+# 108 ms a MB of the kernel's fs/, half the keyword phase's reading side); this cut counts
+# characters at C speed (~5 ms a MB). A passage ends at the first blank line past
+# LINE_CUT_CHARS characters and before twice that, else at the first line end past
+# LINE_CUT_CHARS; a longer line is cut inside, at its last space before twice that when it
+# has one, so no passage is over twice LINE_CUT_CHARS. The chunks keep `chunk_text`'s contract (exact slices, file order, never
+# empty, blank lines left out at their edges, every non-whitespace character covered).
+LINE_CUT_CHARS = 600
+_BLANK_LINE_RE = re.compile(r"\n[ \t\r\f\v]*\n")
+_BLANK_LINES_RE = re.compile(r"(?:[ \t\r\f\v]*\n)+")
+
+
+def line_cut(text: str, chars: int = LINE_CUT_CHARS) -> list[Chunk]:
+    """`text` cut in passages of about `chars` characters at blank lines (above)."""
+    out: list[Chunk] = []
+    n, a, line = len(text), 0, 1
+    while a < n:
+        m = _BLANK_LINES_RE.match(text, a)  # the line end before, and blank lines
+        if m:
+            line += text.count("\n", a, m.end())
+            a = m.end()
+            if a >= n:
+                break
+        hi = a + 2 * chars
+        m = _BLANK_LINE_RE.search(text, a + chars, hi)
+        if m:
+            b = m.start()
+        elif n <= hi:
+            b = n
+        else:  # a long block: at a line end; a long line: at a space, else anywhere
+            b = text.find("\n", a + chars, hi)
+            if b < 0:
+                b = text.rfind(" ", a + 1, hi)
+                b = hi if b < 0 else b
+        piece = text[a:b].rstrip()
+        if piece:
+            out.append(Chunk(a, a + len(piece), line, line + piece.count("\n"), piece))
+        line += text.count("\n", a, b)
+        a = b
+    return out
+
+
 # ---- sentences ------------------------------------------------------------------------
 
 # Sentence rows (level 3: a vector each, no keyword row) belonged to an older index layout;

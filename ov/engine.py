@@ -1966,12 +1966,14 @@ def _unindexed_text(root: Path, rel: str):
 
 def _passage_lines(store: Store, row: dict, text: str, same: bool) -> list[tuple[int, int]]:
     """(start_line, end_line) of the file's passages: the index's while the file holds the
-    text indexed, else its text now cut as `ov index` cuts it."""
+    text indexed, else its text now cut as `ov index` cuts it (for keywords alone in an
+    index of that layout)."""
     if same:
         return store.passage_lines(row["id"])
-    from ov.indexer import passages  # noqa: PLC0415
+    from ov.indexer import KEYWORDS_LAYOUT, ROWS_META, passages  # noqa: PLC0415
 
-    return [(c.start_line, c.end_line) for c in passages(text, row["path"])]
+    lines = store.get_meta(ROWS_META) == KEYWORDS_LAYOUT
+    return [(c.start_line, c.end_line) for c in passages(text, row["path"], lines)]
 
 
 def _passage_at(spans: list[tuple[int, int]], n: int, count: int) -> tuple[int, int]:

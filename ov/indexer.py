@@ -148,6 +148,9 @@ class IndexOptions:
     # a first answer's query words (ov.query.path_words): within its budget, the files whose
     # paths hold the most of them are read first (`_LexicalPass.entries`)
     first_words: tuple[str, ...] = ()
+    # passages cut for keywords alone (`ov.chunk.line_cut`): the index's rows layout is
+    # KEYWORDS_LAYOUT (`_LexicalPass` sets it from the index, not a caller)
+    keyword_cut: bool = False
 
 
 def walk_from_config(root: Path) -> WalkOptions:
@@ -688,6 +691,14 @@ ROWS_META = "rows"
 # (`_LexicalPass.recut_jobs`): the next one goes on after it
 RECUT_META = "recut_upto"
 ROWS_LAYOUT = "6"
+# The layout of an index built keywords-only (`ov index --no-embed` from nothing): its
+# passages are cut by characters at blank lines (ov.chunk.line_cut), for keyword hits
+# alone, and stay so while the index is keywords-only; a run that adds vectors re-cuts
+# every file to the model's window first (as from any older layout). An index that had
+# model passages keeps them through a `--no-embed` run. One of an older ROWS_LAYOUT is cut
+# by lines again, every file.
+LINES = "lines"
+KEYWORDS_LAYOUT = LINES + ROWS_LAYOUT
 # From these layouts only files of these kinds (ov.kinds.kind_of) or extensions have other
 # rows now: only they are re-chunked (3: a markdown file's front matter block has no vector,
 # `front_block`; 4: code passages of CODE_CHUNK_TOKENS). From any other, every file is. 5: a
@@ -717,11 +728,22 @@ def _relaid(store: Store, was_older: str | None) -> None:
         store.reclaim(always=RESPLIT_KINDS.get(was_older) is None)
 
 
-def older_layout(store: Store) -> str | None:
-    """The index's rows layout when it is older than ROWS_LAYOUT (None: current, or a
-    first build not yet through its walk)."""
+def older_layout(store: Store, keywords: bool | None = None) -> str | None:
+    """The index's rows layout when its files must be cut again (None: current, or a
+    first build not yet through its walk): older than ROWS_LAYOUT, or KEYWORDS_LAYOUT when
+    vectors are wanted. `keywords`: whether the run (or the index, when None: ov.worker's,
+    a search's note) is keywords-only."""
     layout = store.get_meta(ROWS_META)
-    return layout if layout is not None and layout != ROWS_LAYOUT else None
+    if keywords is None:
+        keywords = store.get_meta(EMBED_META) == "off"
+    if layout is None or layout == ROWS_LAYOUT or (keywords and layout == KEYWORDS_LAYOUT):
+        return None
+    return layout
+
+
+def keywords_only(opts: IndexOptions) -> bool:
+    """Whether a run with these options leaves the index without vectors coming."""
+    return not opts.embed and not opts.embed_later
 
 
 # The rows given a vector: passages (level 2) and abstracts (level 0). Overviews (level 1)
@@ -752,9 +774,12 @@ def chunk_budget(path: str) -> int:
     return CODE_CHUNK_TOKENS if kind_of(path) == "code" else CHUNK_TOKENS
 
 
-def passages(text: str, path: str) -> list[Chunk]:
-    """A file's passages (level-2 rows) as indexing cuts them; `ov read PATH:LINE` cuts a
-    file changed since indexing the same way."""
+def passages(text: str, path: str, keyword_cut: bool = False) -> list[Chunk]:
+    """A file's passages (level-2 rows) as indexing cuts them: to the model's window, or
+    for keywords alone in an index of KEYWORDS_LAYOUT; `ov read PATH:LINE` cuts a file
+    changed since indexing the same way."""
+    if keyword_cut:
+        return chunking.line_cut(text)
     return chunking.chunk_text(text, path, max_tokens=chunk_budget(path))
 
 
@@ -818,7 +843,7 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
             _rebuild(db_path, root, opts, report, progress, warn_, embedder, stop)
         else:
             try:
-                relayout = older_layout(store)
+                relayout = older_layout(store, keywords_only(opts))
                 _fill(store, root, opts, report, progress, warn_, embedder, stop)
                 if notice and not opts.embed and not opts.embed_later:
                     _vectors_left(store, stopped is not None, notice)
@@ -844,7 +869,7 @@ def _fill(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
         store.set_meta(CAP_META, str(opts.walk.max_filesize) if opts.walk.max_filesize else "none")
         store.pin_tri_upto()
         if not store.file_count():  # no row of another layout: a killed first build's rows are kept
-            store.set_meta(ROWS_META, ROWS_LAYOUT)
+            store.set_meta(ROWS_META, KEYWORDS_LAYOUT if keywords_only(opts) else ROWS_LAYOUT)
     _lexical_phase(store, root, opts, report, progress, warn, stop)
     if opts.trigrams:
         trigram_phase(store, progress, stop)
@@ -995,11 +1020,11 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
             # a first answer's budget left files unread, or the passages are of an older
             # layout (ROWS_META): a user who only searches gets them re-cut too
             partial = bool(store.get_meta(KEYWORDS_META))
-            relayout = older_layout(store)
+            relayout = older_layout(store)  # (keywords-only when the index is)
             if partial or relayout:
                 root = index_root_of(db_path)
-                _lexical_phase(store, root, options_for(root, walk_from_config(root)), report,
-                               progress, lambda msg: None, stop, recut_only=not partial)
+                opts = options_for(root, walk_from_config(root), embed=store.get_meta(EMBED_META) != "off")
+                _lexical_phase(store, root, opts, report, progress, lambda msg: None, stop, recut_only=not partial)
             if stop and stop():
                 return report
             trigram_phase(store, progress, stop)
@@ -1076,7 +1101,12 @@ class _LexicalPass:
         self.changed_any = False
         self.pools: list = []
         layout = store.get_meta(ROWS_META)
-        self.relayout = bool(self.known) and layout != ROWS_LAYOUT
+        # the layout this pass writes: an index of KEYWORDS_LAYOUT stays so while its runs are
+        # keywords-only (a worker's: as the index is); a first build's is set by `_fill`
+        lines = keywords_only(opts) and (layout or "").startswith(LINES)
+        self.layout = KEYWORDS_LAYOUT if lines else ROWS_LAYOUT
+        self.opts = opts = dataclasses.replace(opts, keyword_cut=self.layout == KEYWORDS_LAYOUT)
+        self.relayout = bool(self.known) and layout != self.layout
         self.resplit_kinds = RESPLIT_KINDS.get(layout or "")  # None: every kind
         self.deadline = time.monotonic() + opts.budget_s if opts.budget_s is not None else None
         self.walked: int | None = None  # the files of a whole walk `entries` made first
@@ -1162,7 +1192,7 @@ class _LexicalPass:
             layout, after = json.loads(self.store.get_meta(RECUT_META) or "null") or (None, "")
         except (ValueError, TypeError):
             layout, after = None, ""
-        after = after if layout == ROWS_LAYOUT and isinstance(after, str) else ""
+        after = after if layout == self.layout and isinstance(after, str) else ""
         for n, (path, state) in enumerate(sorted(self.known.items()), 1):
             if self.progress:
                 self.progress("scan", n, len(self.known))
@@ -1224,7 +1254,7 @@ class _LexicalPass:
         """End the batch when it holds COMMIT_FILES files or is COMMIT_SECONDS old."""
         if self.pending >= COMMIT_FILES or time.monotonic() - self.last_commit > COMMIT_SECONDS:
             if self.recut_only:  # with the rows: a re-cut stopped after this goes on from here
-                self.store.set_meta(RECUT_META, json.dumps([ROWS_LAYOUT, self.last]))
+                self.store.set_meta(RECUT_META, json.dumps([self.layout, self.last]))
             if self.changed_any:
                 self.store.bump_generation()
             batches.commit()
@@ -1239,9 +1269,9 @@ class _LexicalPass:
             # keeps its rows, those not reached still of the older layout; the next re-cut
             # starts after the last one written (RECUT_META)
             if cut and self.last:
-                store.set_meta(RECUT_META, json.dumps([ROWS_LAYOUT, self.last]))
+                store.set_meta(RECUT_META, json.dumps([self.layout, self.last]))
             elif not cut:
-                store.set_meta(ROWS_META, ROWS_LAYOUT)
+                store.set_meta(ROWS_META, self.layout)
                 store.delete_meta(RECUT_META)
         elif cut:
             if self.unfinished:
@@ -1261,7 +1291,7 @@ class _LexicalPass:
                     report.removed += 1
                     self.changed_any = True
             _carry_tags(store, self.added, moved)
-            store.set_meta(ROWS_META, ROWS_LAYOUT)
+            store.set_meta(ROWS_META, self.layout)
             store.delete_meta(RECUT_META)
             store.set_skipped(self.skipped)
             store.delete_meta(KEYWORDS_META)
@@ -1679,7 +1709,7 @@ def bare(text: str) -> bool:
 def _file_rows(path: str, ft: FileText, opts: IndexOptions) -> _Rows:
     text = ft.text
     tier_rows = tier_chunks(text, path)
-    body = passages(text, path)
+    body = passages(text, path, opts.keyword_cut)
     title = file_title(text, path, body)
     embed = embeddable(path, text, opts)
     chunks = body + tier_rows  # prose sentences have no rows (VECTOR_LEVELS)
@@ -2051,6 +2081,8 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
 def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions, report: IndexReport,
                    warn: Callable[[str], None], gone_tags: GoneTags | None = None) -> bool:
     """`index_paths`' lexical part, inside its transaction; True when a row changed."""
+    # cut as the index is (a keywords-only watch of an index of KEYWORDS_LAYOUT: by lines)
+    opts = dataclasses.replace(opts, keyword_cut=keywords_only(opts) and store.get_meta(ROWS_META) == KEYWORDS_LAYOUT)
     changed = False
     seen: set[str] = set()
     big: list[str] = []  # skipped for their size: grep's bitmaps

@@ -2,6 +2,7 @@
 
     python3 scripts/bench_keyword_parts.py --tree /tmp/fs
     python3 scripts/bench_keyword_parts.py --tree /tmp/fs --parts
+    python3 scripts/bench_keyword_parts.py --tree /tmp/fs --model-cut
 
 The keyword phase runs in two kinds of process: pool workers read each file and compute its
 rows (`ov.indexer._prepare`: tiers, passages, grep's trigram text, the camelCase words) and
@@ -14,7 +15,9 @@ same files, best of `--runs`:
 - writer: `pickle.loads` and `_write_file` of every file into a fresh index, committed
   every 200 files as `ov index` does.
 
-With `--parts` it also times the pieces of `_prepare` on their own (tiers, passages,
+The passages are cut as `ov index --no-embed` cuts a fresh index's (for keywords alone,
+ov.chunk.line_cut); `--model-cut` cuts them to the model's window, as an index with vectors
+has them. With `--parts` it also times the pieces of `_prepare` on their own (tiers, passages,
 `trigram_doc`, `camel_words`). Nothing is written under the tree: the index goes to a
 temporary folder.
 """
@@ -22,6 +25,7 @@ temporary folder.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import pickle
 import sys
 import tempfile
@@ -35,8 +39,10 @@ from ov.store import Store, trigram_doc  # noqa: E402
 from ov.walk import walk  # noqa: E402
 
 
-def jobs_of(tree: Path) -> list:
-    opts = ix.options_for(tree, ix.walk_from_config(tree), embed=False)
+def jobs_of(tree: Path, model_cut: bool = False) -> list:
+    """`_prepare`'s jobs for a fresh keywords-only index of `tree` (its passages cut for
+    keywords alone, ov.indexer.KEYWORDS_LAYOUT), or cut to the model's window."""
+    opts = dataclasses.replace(ix.options_for(tree, ix.walk_from_config(tree), embed=False), keyword_cut=not model_cut)
     return [(str(tree), e.path, opts.walk.max_filesize, None, opts, None) for e in walk(tree, opts.walk)]
 
 
@@ -69,7 +75,7 @@ def writer(blobs: list[bytes], tree: Path) -> float:
     return spent
 
 
-def parts(jobs: list, mb: float) -> dict[str, float]:
+def parts(jobs: list, mb: float, cut: bool) -> dict[str, float]:
     """ms per MB of the pieces of `_prepare`, each timed alone."""
     from ov.read import read_under  # noqa: PLC0415
     from ov.store import camel_words  # noqa: PLC0415
@@ -89,7 +95,7 @@ def parts(jobs: list, mb: float) -> dict[str, float]:
         out[name] = round((time.process_time() - t) * 1000 / mb, 1)
 
     timed("tiers", lambda p, x: ix.tier_chunks(x, p))
-    timed("passages", lambda p, x: bodies.__setitem__(p, ix.passages(x, p)))
+    timed("passages", lambda p, x: bodies.__setitem__(p, ix.passages(x, p, cut)))
     timed("trigram_doc", lambda p, x: trigram_doc([(c.start, c.end, c.text) for c in bodies[p]]))
     timed("camel_words", lambda p, x: [camel_words(c.text) for c in bodies[p]])
     return out
@@ -100,9 +106,11 @@ def main() -> None:
     ap.add_argument("--tree", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--parts", action="store_true", help="also time the pieces of _prepare")
+    ap.add_argument("--model-cut", action="store_true",
+                    help="passages cut to the model's window, as an index with vectors has them")
     a = ap.parse_args()
     tree = a.tree.resolve()
-    jobs = jobs_of(tree)
+    jobs = jobs_of(tree, a.model_cut)
     w_cpu = min(workers(jobs)[0] for _ in range(a.runs))
     _, blobs, size = workers(jobs)
     mb = size / 1e6
@@ -115,7 +123,7 @@ def main() -> None:
     print(f"two cores bound the rate at {1000 / max(r_cpu * 1000 / mb, total / 2):.1f} MB/s "
           "(max(writer, (writer + workers) / 2), before the pool's own costs)")
     if a.parts:
-        print("parts of prepare (ms per MB):", parts(jobs, mb))
+        print("parts of prepare (ms per MB):", parts(jobs, mb, not a.model_cut))
 
 
 if __name__ == "__main__":

@@ -154,12 +154,12 @@ def write_docs(corpus, folder: Path, ext: str, keep_paths: bool = False) -> dict
     return back
 
 
-def run_index(folder: Path) -> dict:
+def run_index(folder: Path, embed: bool = True) -> dict:
     env = dict(os.environ)
     env.pop("OV_EMBEDDER", None)  # the real model
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "ov", "index", str(folder), "--no-progress", "-o", "json"],
-                       capture_output=True, text=True, env=env, cwd=folder)
+    p = subprocess.run([sys.executable, "-m", "ov", "index", str(folder), "--no-progress", "-o", "json"]
+                       + ([] if embed else ["--no-embed"]), capture_output=True, text=True, env=env, cwd=folder)
     dt = time.perf_counter() - t0
     if p.returncode != 0:
         sys.exit(f"ov index failed ({p.returncode}): {p.stdout[-2000:]} {p.stderr[-2000:]}")
@@ -469,6 +469,9 @@ def main(argv=None) -> int:
     ap.add_argument("--vectors-now-abstracts", type=int, default=None,
                     help="of those files, the best this many have their abstract computed too "
                          "(ov.engine.VECTORS_NOW_ABSTRACTS; default: all of them)")
+    ap.add_argument("--no-embed", action="store_true",
+                    help="a keywords-only index (`ov index --no-embed`: passages cut for keywords alone, "
+                         "ov.chunk.line_cut) and keyword searches only; a work folder of its own")
     ap.add_argument("--out", type=Path, help="write results (and per-query runs) as JSON")
     ap.add_argument("--md", type=Path, help="write the result table as Markdown")
     args = ap.parse_args(argv)
@@ -493,7 +496,9 @@ def main(argv=None) -> int:
     queries = {q: queries_all[q] for q in qids}
 
     ext = args.ext or CODE_SETS.get(name, "txt")
-    work = args.workdir or WORK / f"{name}-{ext}-{fingerprint()}"
+    if args.no_embed:
+        types = ["keywords"]
+    work = args.workdir or WORK / f"{name}-{ext}-{fingerprint()}{'-kw' if args.no_embed else ''}"
     if REPO in work.resolve().parents or work.resolve() == REPO:
         sys.exit("the work folder must be outside the project")
     folder = work / "docs"
@@ -509,7 +514,7 @@ def main(argv=None) -> int:
         log(f"reusing the index in {folder} (built in {index_info['seconds']} s)")
     else:
         log(f"indexing {len(corpus)} documents in {folder} ...")
-        index_info = run_first_index(folder) if args.first_answer else run_index(folder)
+        index_info = run_first_index(folder) if args.first_answer else run_index(folder, not args.no_embed)
         info_p.write_text(json.dumps(index_info))
         log(f"indexed in {index_info['seconds']} s: {index_info['report']}")
 

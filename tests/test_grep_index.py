@@ -65,19 +65,24 @@ def _level2_cuts(root):
                        "WHERE c.level = 2 ORDER BY f.path, c.start")
 
 
-def test_literal_across_a_cut_of_an_over_long_line(ov, tree):
+@pytest.mark.parametrize("args", [(), ("--no-embed",)], ids=["model-cut", "keywords-only"])
+def test_literal_across_a_cut_of_an_over_long_line(ov, tree, args):
     """A line with no whitespace, far over the chunk budget, is cut anywhere: a literal
-    lying across a cut is in no single keyword row, and must still be found."""
-    from ov.chunk import DATA_PIECE_CHARS
+    lying across a cut is in no single keyword row, and must still be found. In an index
+    with vectors the passages are cut to the model's window; in a keywords-only one, by
+    characters (ov.chunk.line_cut)."""
+    from ov.chunk import DATA_PIECE_CHARS, LINE_CUT_CHARS
 
     rnd = random.Random(5)
     # random data: cut in pieces of DATA_PIECE_CHARS (minified code is cut by tokens, below)
     line = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789+/") for _ in range(6 * DATA_PIECE_CHARS))
     code = "".join(rnd.choice(["a=b", "(c)", "{d:e}", "f.g", "h||i", ";"]) for _ in range(8000))
     root = tree({"min.js": line + "\n", "app.min.js": code + "\n", "other.txt": "nothing here\n"})
-    assert ov("index", root, "--no-embed").code == 0
+    assert ov("index", root, *args).code == 0
     cuts = _level2_cuts(root)
-    assert len([e for p, _, e in cuts if p == "min.js"]) == 6
+    # encoded data in pieces of DATA_PIECE_CHARS, or of twice LINE_CUT_CHARS
+    want = -(-len(line) // (2 * LINE_CUT_CHARS)) if args else 6
+    assert len([e for p, _, e in cuts if p == "min.js"]) == want
     assert len([e for p, _, e in cuts if p == "app.min.js"]) > 10  # the line was cut into many pieces
     for path, text in (("min.js", line), ("app.min.js", code)):
         _literals_across_cuts(ov, root, text, [e for p, _, e in cuts if p == path][:-1])

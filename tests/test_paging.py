@@ -258,8 +258,11 @@ def test_a_cursor_made_before_vectors_were_added_is_refused(ov, tree):
     """Vectors change every hybrid ranking: a cursor of the keywords-alone ranking led a
     next page past the best hits of the new one (a first search's background worker
     adds them while a user pages)."""
+    from ov.indexer import IndexOptions, index_tree
+
     root = tree({f"f{i:02d}.md": f"# Note {i}\n\nzebra notes number {i} about stripes\n" for i in range(12)})
-    assert ov("index", root, "--no-embed").code == 0
+    # every keyword row now, the vectors later: what a first search leaves to its worker
+    index_tree(root, opts=IndexOptions(embed=False, embed_later=True))
     r = ov("search", "zebra", "-o", "json", "-n", "3", cwd=root)
     cur = r.json["result"]["next_cursor"]
     assert cur and "no vectors" in " ".join(r.json["result"]["warnings"])
