@@ -196,3 +196,19 @@ def test_a_keywords_only_index_of_an_older_layout_is_cut_by_lines_again(tmp_path
     assert r.code == 0 and r.json["result"]["updated"] == 2, r.out
     layout, cuts, _ = _layout_and_cuts(root)
     assert layout == KEYWORDS_LAYOUT and cuts == _expected(root, True)
+
+
+def test_every_connection_maps_the_whole_index(tmp_path):
+    """Mapped at 1 GB, the kernel's 1.6 GB keyword index was written past it through read()
+    calls: 125 CPU-s of the writer against 93 mapped whole. Every connection, writer and
+    reader, maps up to MMAP_BYTES, or all the SQLite build allows (the stdlib's: 2 GB)."""
+    from ov.store import Store
+    from ov.store.db import MMAP_BYTES, connect
+
+    Store.create(tmp_path / ".ov" / "index.db").close()
+    for readonly in (False, True):
+        conn = connect(tmp_path / ".ov" / "index.db", readonly=readonly)
+        try:
+            assert conn.execute("PRAGMA mmap_size").fetchone()[0] >= min(MMAP_BYTES, 2147418112)
+        finally:
+            conn.close()

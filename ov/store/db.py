@@ -161,6 +161,14 @@ def _refuse_planted_schema(conn, path) -> None:
         raise damaged(path, problem)
 
 
+# The whole index mapped, up to what the SQLite build allows (the stdlib's: 2 GB). Mapped
+# at 1 GB, the kernel's 1.6 GB keyword index was written past it through read() calls and
+# the 64 MB page cache: the writer spent 125 CPU-s in `ov index --no-embed`, 93 mapped
+# whole (145 -> 109 s; docs/BENCHMARKS.md, stop 57). Mapped pages are the OS's file
+# cache, not this process's memory.
+MMAP_BYTES = 1 << 36
+
+
 def connect(path: str | Path, *, readonly: bool = False):
     """Open a connection with sqlite-vec loaded. Errors become OvError."""
     mod = _driver()
@@ -181,7 +189,7 @@ def connect(path: str | Path, *, readonly: bool = False):
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         # vector scans read the whole vec0 table: map it rather than page it through a
         # 2 MB cache (152 -> 73 ms on 100k chunks); a larger page cache helps FTS5 too
-        conn.execute("PRAGMA mmap_size=1073741824")
+        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         conn.execute("PRAGMA cache_size=-65536")
     except (op_err, db_err) as e:
         raise map_error(e, path) from e
