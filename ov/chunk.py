@@ -674,8 +674,9 @@ def _split_long(line: str, full: int, count: Callable[[str], int], overhead: int
 # characters at C speed (~5 ms a MB). A passage ends at the first blank line past
 # LINE_CUT_CHARS characters and before twice that, else at the first line end past
 # LINE_CUT_CHARS; a longer line is cut inside, at its last space before twice that when it
-# has one, so no passage is over twice LINE_CUT_CHARS. The chunks keep `chunk_text`'s contract (exact slices, file order, never
-# empty, blank lines left out at their edges, every non-whitespace character covered).
+# has one, so no passage is over twice LINE_CUT_CHARS. The chunks keep `chunk_text`'s
+# contract (exact slices, file order, never empty, blank lines left out at their edges,
+# every non-whitespace character covered).
 LINE_CUT_CHARS = 600
 _BLANK_LINE_RE = re.compile(r"\n[ \t\r\f\v]*\n")
 _BLANK_LINES_RE = re.compile(r"(?:[ \t\r\f\v]*\n)+")

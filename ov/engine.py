@@ -1970,10 +1970,9 @@ def _passage_lines(store: Store, row: dict, text: str, same: bool) -> list[tuple
     index of that layout)."""
     if same:
         return store.passage_lines(row["id"])
-    from ov.indexer import KEYWORDS_LAYOUT, ROWS_META, passages  # noqa: PLC0415
+    from ov.indexer import lines_cut, passages  # noqa: PLC0415
 
-    lines = store.get_meta(ROWS_META) == KEYWORDS_LAYOUT
-    return [(c.start_line, c.end_line) for c in passages(text, row["path"], lines)]
+    return [(c.start_line, c.end_line) for c in passages(text, row["path"], lines_cut(store))]
 
 
 def _passage_at(spans: list[tuple[int, int]], n: int, count: int) -> tuple[int, int]:

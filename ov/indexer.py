@@ -746,6 +746,11 @@ def keywords_only(opts: IndexOptions) -> bool:
     return not opts.embed and not opts.embed_later
 
 
+def lines_cut(store: Store) -> bool:
+    """Whether the index's passages are cut by lines (KEYWORDS_LAYOUT, or an older one)."""
+    return (store.get_meta(ROWS_META) or "").startswith(LINES)
+
+
 # The rows given a vector: passages (level 2) and abstracts (level 0). Overviews (level 1)
 # keep their keyword rows only; prose sentences have no rows. Tokens run through the model
 # then stay near the source's own (scripts/bench_tokens.py: SciFact 2.31x -> 1.08x), and
@@ -1103,8 +1108,7 @@ class _LexicalPass:
         layout = store.get_meta(ROWS_META)
         # the layout this pass writes: an index of KEYWORDS_LAYOUT stays so while its runs are
         # keywords-only (a worker's: as the index is); a first build's is set by `_fill`
-        lines = keywords_only(opts) and (layout or "").startswith(LINES)
-        self.layout = KEYWORDS_LAYOUT if lines else ROWS_LAYOUT
+        self.layout = KEYWORDS_LAYOUT if keywords_only(opts) and lines_cut(store) else ROWS_LAYOUT
         self.opts = opts = dataclasses.replace(opts, keyword_cut=self.layout == KEYWORDS_LAYOUT)
         self.relayout = bool(self.known) and layout != self.layout
         self.resplit_kinds = RESPLIT_KINDS.get(layout or "")  # None: every kind
@@ -2093,7 +2097,7 @@ def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions
                    warn: Callable[[str], None], gone_tags: GoneTags | None = None) -> bool:
     """`index_paths`' lexical part, inside its transaction; True when a row changed."""
     # cut as the index is (a keywords-only watch of an index of KEYWORDS_LAYOUT: by lines)
-    opts = dataclasses.replace(opts, keyword_cut=keywords_only(opts) and store.get_meta(ROWS_META) == KEYWORDS_LAYOUT)
+    opts = dataclasses.replace(opts, keyword_cut=keywords_only(opts) and lines_cut(store))
     changed = False
     seen: set[str] = set()
     big: list[str] = []  # skipped for their size: grep's bitmaps
