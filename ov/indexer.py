@@ -148,8 +148,8 @@ class IndexOptions:
     # a first answer's query words (ov.query.path_words): within its budget, the files whose
     # paths hold the most of them are read first (`_LexicalPass.entries`)
     first_words: tuple[str, ...] = ()
-    # passages cut for keywords alone (`ov.chunk.line_cut`): the index's rows layout is
-    # KEYWORDS_LAYOUT (`_LexicalPass` sets it from the index, not a caller)
+    # passages cut for keywords alone (`ov.chunk.line_cut`): set from the index's rows
+    # layout (`cut_as_index`), not by a caller
     keyword_cut: bool = False
 
 
@@ -751,6 +751,12 @@ def lines_cut(store: Store) -> bool:
     return (store.get_meta(ROWS_META) or "").startswith(LINES)
 
 
+def cut_as_index(store: Store, opts: IndexOptions) -> IndexOptions:
+    """`opts` cutting passages as the index's do for this run: by lines while an index cut
+    so stays keywords-only, else to the model's window (a first build's layout: `_fill`)."""
+    return dataclasses.replace(opts, keyword_cut=keywords_only(opts) and lines_cut(store))
+
+
 # The rows given a vector: passages (level 2) and abstracts (level 0). Overviews (level 1)
 # keep their keyword rows only; prose sentences have no rows. Tokens run through the model
 # then stay near the source's own (scripts/bench_tokens.py: SciFact 2.31x -> 1.08x), and
@@ -1106,10 +1112,9 @@ class _LexicalPass:
         self.changed_any = False
         self.pools: list = []
         layout = store.get_meta(ROWS_META)
-        # the layout this pass writes: an index of KEYWORDS_LAYOUT stays so while its runs are
-        # keywords-only (a worker's: as the index is); a first build's is set by `_fill`
-        self.layout = KEYWORDS_LAYOUT if keywords_only(opts) and lines_cut(store) else ROWS_LAYOUT
-        self.opts = opts = dataclasses.replace(opts, keyword_cut=self.layout == KEYWORDS_LAYOUT)
+        # the layout this pass writes (a worker's pass is keywords-only as the index is)
+        self.opts = opts = cut_as_index(store, opts)
+        self.layout = KEYWORDS_LAYOUT if opts.keyword_cut else ROWS_LAYOUT
         self.relayout = bool(self.known) and layout != self.layout
         self.resplit_kinds = RESPLIT_KINDS.get(layout or "")  # None: every kind
         self.deadline = time.monotonic() + opts.budget_s if opts.budget_s is not None else None
@@ -2096,8 +2101,7 @@ def index_paths(root: Path, rels, db_path: Path | None = None, opts: IndexOption
 def _refresh_paths(store: Store, root: Path, rels: list[str], opts: IndexOptions, report: IndexReport,
                    warn: Callable[[str], None], gone_tags: GoneTags | None = None) -> bool:
     """`index_paths`' lexical part, inside its transaction; True when a row changed."""
-    # cut as the index is (a keywords-only watch of an index of KEYWORDS_LAYOUT: by lines)
-    opts = dataclasses.replace(opts, keyword_cut=keywords_only(opts) and lines_cut(store))
+    opts = cut_as_index(store, opts)  # (a keywords-only watch of an index cut by lines: by lines)
     changed = False
     seen: set[str] = set()
     big: list[str] = []  # skipped for their size: grep's bitmaps
