@@ -513,6 +513,26 @@ def test_file_type(path, expected):
     assert file_type(path) == expected
 
 
+def test_file_type_is_the_first_type_a_glob_of_which_matches():
+    """`file_type` asks one expression of all the globs (ov.kinds `_types_re`): its answer
+    is the first type in `TYPES` one of whose globs `fnmatchcase` matches, on names made
+    from every glob and on random names of glob characters, dots and newlines."""
+    import random
+    from fnmatch import fnmatchcase
+
+    def first(name):
+        return next((t for t, globs in kinds.TYPES.items() if any(fnmatchcase(name, g) for g in globs)), "")
+
+    names = ["", ".", "a\nb.py", "x.py\n", "LICENSE-MIT", "Makefile.in", "GNUmakefile", "x.tf.json"]
+    for globs in kinds.TYPES.values():
+        for g in globs:
+            names += [g.replace("*", "x"), g.replace("*", ""), g.replace("*", "a.b"), g.upper(), "x" + g + "y"]
+    rnd = random.Random(5)
+    names += ["".join(rnd.choice("aZ.-_*[]\nSsCcy") for _ in range(rnd.randint(1, 10))) for _ in range(3000)]
+    for name in names:
+        assert file_type(f"dir/{name}") == first(name), name
+
+
 def test_type_globs():
     assert type_globs("rust") == ("*.rs",)
     assert "*.pyi" in type_globs("py")
