@@ -5,10 +5,12 @@
 
 Each run is the real CLI (`python -m ov index TREE --no-embed --db WORK/index.db`) in a
 child process, into a fresh database outside the tree (the tree is never written to).
-Per run: wall time, the load average before and after (`os.getloadavg`: on a shared
-machine a wall time means little without it), the bytes of text indexed (`files.size`,
-what the rate is of), the index's size on disk (the database and its WAL) and its
-largest tables (SQLite's `dbstat`). The medians over the runs are printed last, as JSON.
+Per run: wall time; the CPU time (user + system) of the `ov` process, the writer (its
+pool's readers are not counted: they are no children it waits for); the load average
+before and after (`os.getloadavg`: on a shared machine a wall time means little without
+it); the bytes of text indexed (`files.size`, what the rate is of); the index's size on
+disk (the database and its WAL) and its largest tables (SQLite's `dbstat`). The medians
+over the runs are printed last, as JSON.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -50,17 +53,20 @@ def _sizes(db: Path) -> tuple[int, int, list[tuple[str, int]]]:
 def run_once(tree: Path, db: Path) -> dict:
     _fresh(db)
     load0 = os.getloadavg()[0]
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.Popen([sys.executable, "-m", "ov", "index", str(tree), "--no-embed", "--db", str(db),
                           "--no-progress", "-o", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = p.communicate()
     wall = time.perf_counter() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime
     if p.returncode != 0:
         raise SystemExit(f"ov index failed ({p.returncode}): {err.decode()[-2000:]}")
     load1 = os.getloadavg()[0]
     result = json.loads(out)["result"]
     source, disk, tables = _sizes(db)
-    return {"wall_s": round(wall, 2), "load_before": load0, "load_after": load1,
+    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 1), "load_before": load0, "load_after": load1,
             "files": result["added"], "chunks": result["chunks"], "source_mb": round(source / 1e6, 2),
             "index_mb": round(disk / 1e6, 2), "rate_mb_s": round(source / 1e6 / wall, 3),
             "ratio": round(disk / source, 3) if source else None,
@@ -83,7 +89,7 @@ def main() -> None:
         runs.append(r)
         print(json.dumps({"run": i + 1, **r}), flush=True)
     med = {k: statistics.median(r[k] for r in runs)
-           for k in ("wall_s", "rate_mb_s", "index_mb", "ratio", "load_before", "load_after")}
+           for k in ("wall_s", "cpu_s", "rate_mb_s", "index_mb", "ratio", "load_before", "load_after")}
     print(json.dumps({"tree": str(args.tree), "runs": len(runs), "median": med}))
     _fresh(db)
 
