@@ -70,7 +70,9 @@ def phase_once(db: Path, work: Path, embedder) -> tuple[float, list[list[str]]]:
     copy = work / "copy" / "index.db"
     shutil.rmtree(copy.parent, ignore_errors=True)
     copy.parent.mkdir(parents=True)
-    shutil.copy2(db, copy)
+    for suffix in ("", "-wal"):  # (closed, the index has no WAL left; copied if it has)
+        if Path(f"{db}{suffix}").exists():
+            shutil.copy2(f"{db}{suffix}", f"{copy}{suffix}")
     rec = Recording(embedder)
     store = Store.open(copy)
     try:
