@@ -728,9 +728,9 @@ def _first_vectors(store: Store, cov: dict, claim=None) -> None:
     if cov["pending"]:
         raise OvError("unsupported", "this index has no vectors yet; run `ov index` to add them",
                       field="search_type")
-    from ov.indexer import EMBED_META  # noqa: PLC0415
+    from ov.indexer import keywords_index  # noqa: PLC0415
 
-    if cov["embeddable"] == 0 and store.get_meta(EMBED_META) != "off":
+    if cov["embeddable"] == 0 and not keywords_index(store):
         return  # nothing in it to embed (an empty tree, data files only): no hit, not an error
     raise OvError("unsupported", "this index has no vectors (built with --no-embed); run `ov index` "
                   "without --no-embed to enable semantic search", field="search_type")

@@ -735,7 +735,7 @@ def older_layout(store: Store, keywords: bool | None = None) -> str | None:
     a search's note) is keywords-only."""
     layout = store.get_meta(ROWS_META)
     if keywords is None:
-        keywords = store.get_meta(EMBED_META) == "off"
+        keywords = keywords_index(store)
     if layout is None or layout == ROWS_LAYOUT or (keywords and layout == KEYWORDS_LAYOUT):
         return None
     return layout
@@ -744,6 +744,11 @@ def older_layout(store: Store, keywords: bool | None = None) -> str | None:
 def keywords_only(opts: IndexOptions) -> bool:
     """Whether a run with these options leaves the index without vectors coming."""
     return not opts.embed and not opts.embed_later
+
+
+def keywords_index(store: Store) -> bool:
+    """Whether the index is keywords-only: its last run said so (EMBED_META)."""
+    return store.get_meta(EMBED_META) == "off"
 
 
 def lines_cut(store: Store) -> bool:
@@ -856,7 +861,7 @@ def index_tree(root: Path, db_path: Path | None = None, opts: IndexOptions = Ind
             try:
                 relayout = older_layout(store, keywords_only(opts))
                 _fill(store, root, opts, report, progress, warn_, embedder, stop)
-                if notice and not opts.embed and not opts.embed_later:
+                if notice and keywords_only(opts):
                     _vectors_left(store, stopped is not None, notice)
                 _relaid(store, relayout)
             finally:
@@ -874,7 +879,7 @@ def _fill(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
           stop: Callable[[], bool] | None = None) -> None:
     with store.tx():
         store.set_meta("root", str(root))
-        store.set_meta(EMBED_META, "on" if opts.embed or opts.embed_later else "off")
+        store.set_meta(EMBED_META, "off" if keywords_only(opts) else "on")
         # the size cap this run kept files under: a search does not read a changed file past
         # it (or past the file's own indexed size) to recheck a hit (ov.engine.size_cap)
         store.set_meta(CAP_META, str(opts.walk.max_filesize) if opts.walk.max_filesize else "none")
@@ -1034,12 +1039,12 @@ def complete_index(db_path: Path, *, progress: Progress | None = None, embedder=
             relayout = older_layout(store)  # (keywords-only when the index is)
             if partial or relayout:
                 root = index_root_of(db_path)
-                opts = options_for(root, walk_from_config(root), embed=store.get_meta(EMBED_META) != "off")
+                opts = options_for(root, walk_from_config(root), embed=not keywords_index(store))
                 _lexical_phase(store, root, opts, report, progress, lambda msg: None, stop, recut_only=not partial)
             if stop and stop():
                 return report
             trigram_phase(store, progress, stop)
-            if store.get_meta(EMBED_META) != "off" and not (stop and stop()):
+            if not keywords_index(store) and not (stop and stop()):
                 embed_phase(store, report, progress, embedder, stop, pause)
             if not (stop and stop()):
                 _relaid(store, relayout)
