@@ -8,6 +8,7 @@
         (DIR a labelled tree: corpus/, queries.jsonl, qrels.tsv; `TreeSet`)
     python3 scripts/cv_rank.py choose-code
     python3 scripts/cv_rank.py fusions
+    python3 scripts/cv_rank.py rule
     python3 scripts/cv_rank.py cv
     python3 scripts/cv_rank.py calib --prose SA,W,K --code SA,W,K
     python3 scripts/cv_rank.py pooled --prose 1.0,0.3,160 --code 1.0,0.5,160
@@ -1230,6 +1231,82 @@ def run_fusions(cache: Path, k: int = 5) -> None:
             log(f"  {lb:24s} {v.mean():.4f} {mark(v)}  folds {' '.join(f'{x:.3f}' for x in fold_means(v, folds, k))}")
 
 
+RULE_SETS = (("scifact", "train"), ("cosqa-dev", "dev"), ("scifact", "test"))
+
+
+def _rule_rows(st: Set) -> dict[str, np.ndarray]:
+    """Per-query nDCG@10 of the branches, the shipped hybrid and the two anchors."""
+    sem, K = sem_score(st, "P", 0.9), st.f["K"]
+    return {"find": st.ndcg(sem), "keywords": st.ndcg(np.where(K > 0, K, -1.0)),
+            "hybrid": st.ndcg(shipped_hybrid(st)[0]), "RRF": st.ndcg(fuse_rrf(sem, K)),
+            "min-max 50/50": st.ndcg(fuse_mm(sem, K))}
+
+
+def _rule_families(st: Set):
+    """(label, scores) of the fusions that keep one absolute score a file (no query's best,
+    no ranks): the z of ov.rank with a prose keyword map bm25 / (bm25 + k) (`fuse_lin`); the
+    keyword share over the query's words (`run_unique`) at a power; the cosine squared; a
+    product term, cosine times the keyword map."""
+    from ov.bm25 import BM25_K1, bm25_idf  # noqa: PLC0415
+
+    sem, K = sem_score(st, "P", 0.9), st.f["K"]
+    c = np.maximum(sem, 0)
+    n_rows = json.loads((st.cache / f"{st.name}-rows.json").read_text())["rows"]
+    nw = np.load(st.cache / f"{st.name}-{st.split}-nw.npy")
+    E = np.clip(K / np.maximum(nw * bm25_idf(n_rows, 1) * (BM25_K1 + 1), 1e-9)[:, None], 0, 1)
+    for w in WS:
+        for k0 in K0S:
+            yield f"map w={w} k={k0:g}", fuse_lin(sem, K, w, k0)
+        for p in (0.5, 0.75, 1.0):
+            yield f"share w={w} p={p}", w * c + (1 - w) * E ** p
+    for w in (0.45, 0.5, 0.55, 0.6):
+        for k0 in (10.0, 20.0, 40.0):
+            yield f"cosine^2 w={w} k={k0:g}", w * 2 * c ** 2 + (1 - w) * kw_map(K, k0)
+    for lam in (0.5, 1.0, 2.0, 4.0):
+        yield f"cosine x map lam={lam}", c + lam * c * kw_map(K, 40.0)
+
+
+def _rule_margin(v: np.ndarray, rows: dict, folds: np.ndarray, k: int) -> tuple[float, float, float]:
+    """The worst fold's margin over max(find, keywords) - 0.005, over RRF, over min-max."""
+    f = fold_means(v, folds, k)
+    fm = {lb: fold_means(x, folds, k) for lb, x in rows.items()}
+    return (float((f - np.maximum(fm["find"], fm["keywords"]) + 0.005).min()),
+            float((f - fm["RRF"]).min()), float((f - fm["min-max 50/50"]).min()))
+
+
+def run_rule(cache: Path, k: int = 5) -> None:
+    """Issue 19's per-fold rule, measured: each set's rankings (mean, SD of the fold means,
+    the folds); the hybrid's per-fold difference from each anchor and branch with its
+    paired standard error; how the two anchors fare against each other; and, over every
+    family of absolute fusions (`_rule_families`), the best mean and the best worst-fold
+    margin over min-max. SciFact test is printed for the record, never chosen on."""
+    for name, split in RULE_SETS:
+        st = tree_set(cache, name, split)
+        folds = fold_of(st.qids, k)
+        rows = _rule_rows(st)
+        log(f"{name} {split} ({len(st.qids)} queries): mean, SD of the fold means, folds")
+        for lb, v in rows.items():
+            f = fold_means(v, folds, k)
+            log(f"  {lb:14s} {v.mean():.4f} ± {f.std(ddof=1):.3f}  {' '.join(f'{x:.3f}' for x in f)}")
+        for lb in ("find", "keywords", "RRF", "min-max 50/50"):
+            d = rows["hybrid"] - rows[lb]
+            log(f"  hybrid - {lb:14s} " + " ".join(
+                f"{d[folds == i].mean():+.4f}±{d[folds == i].std(ddof=1) / math.sqrt((folds == i).sum()):.4f}"
+                for i in range(k)) + f"  all {d.mean():+.4f}±{d.std(ddof=1) / math.sqrt(len(d)):.4f}")
+        d = rows["min-max 50/50"] - rows["RRF"]
+        log("  min-max - RRF  " + " ".join(f"{d[folds == i].mean():+.4f}" for i in range(k)))
+        if st.kind == "code":
+            continue
+        res = [(lb, float(nd.mean()), *_rule_margin(nd, rows, folds, k))
+               for lb, v in _rule_families(st) for nd in (st.ndcg(v),)]
+        best = max(res, key=lambda r: r[1])
+        safest = max(res, key=lambda r: r[4])
+        log(f"  {len(res)} absolute fusions; best mean {best[0]} {best[1]:.4f} (worst-fold margins: branches "
+            f"{best[2]:+.4f}, RRF {best[3]:+.4f}, min-max {best[4]:+.4f}); best worst-fold margin over "
+            f"min-max {safest[0]} {safest[1]:.4f} ({safest[4]:+.4f}); "
+            f"{sum(r[2] >= 0 and r[3] >= 0 and r[4] >= 0 for r in res)} pass every fold")
+
+
 def run_first_floor(cache: Path, k: int = 5, files_now: int = 64) -> None:
     """A first answer's hybrid, simulated from the cache: no vector stored, the search
     computing the cosines of its `files_now` best keyword files (`ov.engine._VectorsNow`;
@@ -1622,6 +1699,7 @@ if __name__ == "__main__":
     cc.add_argument("--cache", type=Path, default=CACHE)
     sub.add_parser("fusions").add_argument("--cache", type=Path, default=CACHE)
     sub.add_parser("first-floor").add_argument("--cache", type=Path, default=CACHE)
+    sub.add_parser("rule").add_argument("--cache", type=Path, default=CACHE)
     c = sub.add_parser("cv")
     c.add_argument("--cache", type=Path, default=CACHE)
     c.add_argument("--folds", type=int, default=5)
@@ -1691,5 +1769,7 @@ if __name__ == "__main__":
         run_fusions(a.cache)
     elif a.cmd == "first-floor":
         run_first_floor(a.cache)
+    elif a.cmd == "rule":
+        run_rule(a.cache)
     else:
         run_cv(a.cache, a.folds, a.out, tuple(tuple(x.split(":")) for x in a.sets.split(",")))
