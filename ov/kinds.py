@@ -144,6 +144,57 @@ TYPES: dict[str, tuple[str, ...]] = {
                 "UNLICEN[CS]E", "UNLICEN[CS]E[.-]*"),
 }
 
+# The rest of ripgrep's default types (`rg --type-list` of ripgrep 13), with its globs, so
+# that an `rg -t NAME` habit works in every ov command. They come after the types above:
+# a file one of those takes keeps its type (a `.cs` file is `csharp`, a `.min.js` file
+# `js`; `-t cs` and `-t minified` still select them, see `type_filter`). An index written
+# before these names existed stored their files with no type (""): see `ADDED_TYPES`.
+_RG_MORE: dict[str, tuple[str, ...]] = {
+    "agda": ("*.agda", "*.lagda"), "aidl": ("*.aidl",), "amake": ("*.bp", "*.mk"),
+    "asp": ("*.ascx", "*.ascx.cs", "*.ascx.vb", "*.aspx", "*.aspx.cs", "*.aspx.vb"),
+    "ats": ("*.ats", "*.dats", "*.hats", "*.sats"), "avro": ("*.avdl", "*.avpr", "*.avsc"),
+    "bazel": ("*.BUILD", "*.bazel", "*.bazelrc", "*.bzl", "BUILD", "WORKSPACE"),
+    "bitbake": ("*.bb", "*.bbappend", "*.bbclass", "*.conf", "*.inc"), "brotli": ("*.br",),
+    "buildstream": ("*.bst",), "bzip2": ("*.bz2", "*.tbz2"), "cabal": ("*.cabal",), "cbor": ("*.cbor",),
+    "ceylon": ("*.ceylon",), "coffeescript": ("*.coffee",), "coq": ("*.v",), "creole": ("*.creole",),
+    "crystal": ("*.cr", "Projectfile"), "cs": ("*.cs",), "cshtml": ("*.cshtml",),
+    "cython": ("*.pxd", "*.pxi", "*.pyx"), "d": ("*.d",), "dhall": ("*.dhall",),
+    "dvc": ("*.dvc", "Dvcfile"), "ebuild": ("*.ebuild",), "edn": ("*.edn",), "elm": ("*.elm",),
+    "fidl": ("*.fidl",), "flatbuffers": ("*.fbs",),
+    "fortran": ("*.F", "*.F77", "*.F90", "*.F95", "*.f", "*.f77", "*.f90", "*.f95", "*.pfo"),
+    "fsharp": ("*.fs", "*.fsi", "*.fsx"), "fut": (".fut",),
+    "gap": ("*.g", "*.gap", "*.gd", "*.gi", "*.tst"), "gn": ("*.gn", "*.gni"), "gradle": ("*.gradle",),
+    "groovy": ("*.gradle", "*.groovy"), "gzip": ("*.gz", "*.tgz"), "haml": ("*.haml",), "hbs": ("*.hbs",),
+    "hs": ("*.hs", "*.lhs"), "idris": ("*.idr", "*.lidr"), "jinja": ("*.j2", "*.jinja", "*.jinja2"),
+    "jl": ("*.jl",), "k": ("*.k",), "lock": ("*.lock", "package-lock.json"), "lz4": ("*.lz4",),
+    "lzma": ("*.lzma",), "m4": ("*.ac", "*.m4"), "mako": ("*.mako", "*.mao"),
+    "man": ("*.[0-9][cEFMmpSx]", "*.[0-9lnpx]"), "matlab": ("*.m",),
+    "meson": ("meson.build", "meson_options.txt"), "minified": ("*.min.css", "*.min.html", "*.min.js"),
+    "mint": ("*.mint",), "mk": ("mkfile",), "ml": ("*.ml",),
+    "msbuild": ("*.csproj", "*.fsproj", "*.proj", "*.props", "*.targets", "*.vcxproj"),
+    "objc": ("*.h", "*.m"), "objcpp": ("*.h", "*.mm"),
+    "pascal": ("*.dpr", "*.inc", "*.lpr", "*.pas", "*.pp"), "pdf": ("*.pdf",), "po": ("*.po",),
+    "pod": ("*.pod",), "postscript": ("*.eps", "*.ps"), "puppet": ("*.erb", "*.pp", "*.rb"),
+    "purs": ("*.purs",), "qmake": ("*.prf", "*.pri", "*.pro"), "qml": ("*.qml",), "racket": ("*.rkt",),
+    "rdoc": ("*.rdoc",), "readme": ("*README", "README*"), "red": ("*.r", "*.red", "*.reds"),
+    "robot": ("*.robot",), "slim": ("*.skim", "*.slim", "*.slime"), "smarty": ("*.tpl",),
+    "sml": ("*.sig", "*.sml"), "soy": ("*.soy",), "spark": ("*.spark",), "spec": ("*.spec",),
+    "stylus": ("*.styl",), "sv": ("*.h", "*.sv", "*.svh", "*.v", "*.vg"), "svg": ("*.svg",),
+    "swig": ("*.def", "*.i"),
+    "systemd": ("*.automount", "*.conf", "*.device", "*.link", "*.mount", "*.path", "*.scope", "*.service", "*.slice", "*.socket", "*.swap", "*.target", "*.timer"),
+    "taskpaper": ("*.taskpaper",), "tcl": ("*.tcl",), "textile": ("*.textile",), "tf": ("*.tf",),
+    "thrift": ("*.thrift",), "twig": ("*.twig",), "typoscript": ("*.ts", "*.typoscript"),
+    "vala": ("*.vala",), "vb": ("*.vb",), "vcl": ("*.vcl",), "verilog": ("*.sv", "*.svh", "*.v", "*.vh"),
+    "vhdl": ("*.vhd", "*.vhdl"), "vim": ("*.vim",), "vimscript": ("*.vim",),
+    "webidl": ("*.idl", "*.webidl", "*.widl"), "wiki": ("*.mediawiki", "*.wiki"), "xz": ("*.txz", "*.xz"),
+    "yacc": ("*.y",), "yang": ("*.yang",), "z": ("*.Z",), "zstd": ("*.zst", "*.zstd"),
+}
+TYPES.update(_RG_MORE)
+# Types an index written by an earlier ov stored no file under: it stored their files with
+# no type, so a ranked search's `-t` reads such files by name too (`type_filter`), and
+# `-t gradle` finds a build script indexed before ov knew the name, without an `ov index`.
+ADDED_TYPES = frozenset(_RG_MORE)
+
 
 _EXTENSION = re.compile(r"(?:\.[A-Za-z0-9_+~-]{1,32}){1,3}")  # `.canvas`, `.d.ts`, `.min.js`
 
@@ -190,7 +241,8 @@ def type_filter(names) -> tuple[tuple[str, ...], tuple[str, ...]]:
     `markdown` files are stored as `md`, `.h` files as `c` and `.vue` files as `js`. The
     stored types are those of the names' files; where one of them also holds files none of
     the names covers (`c` for `-t cpp`: its `.c` files), the globs come too, and a file
-    must then match one of them by name; else the globs are ().
+    must then match one of them by name; else the globs are (). A name of `ADDED_TYPES`
+    also reads the files stored with no type, by name.
 
     Both `ov grep -t` and the ranked searches read `TYPES`, so they accept the same names
     and select the same files."""
@@ -205,6 +257,9 @@ def type_filter(names) -> tuple[tuple[str, ...], tuple[str, ...]]:
             # every other such file, so its glob must select them
             exact &= name in TYPES
             stored.setdefault(file_type(_sample(g)) or (name if name in TYPES else ""), None)
+        if name in ADDED_TYPES:  # an older index stored its files with no type
+            stored.setdefault("", None)
+            exact = False
     exact = exact and all(set(TYPES.get(t, ())) <= wanted for t in stored)
     return tuple(stored), (() if exact else tuple(sorted(wanted)))
 
@@ -241,7 +296,7 @@ def category(path: str) -> str:
     if ext in _DATA_EXT:
         return "data"
     t = file_type(path)
-    if t:
+    if t and t not in ADDED_TYPES:  # (an added type's file is categorised as before it)
         return _CATEGORY_BY_TYPE.get(t, "code")
     return "code" if kind_of(path) == "code" else "other"
 

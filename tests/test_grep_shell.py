@@ -189,6 +189,39 @@ def test_follow_and_type_list(ov, t):
     assert {"type": "py", "globs": r.json["result"]["types"]["py"]} in recs
 
 
+# ripgrep 13's default type names (`rg --type-list`): each is a `-t` name ov takes too
+RG13_TYPES = """agda aidl amake asciidoc asm asp ats avro awk bazel bitbake brotli buildstream bzip2 c cabal cbor
+ceylon clojure cmake coffeescript config coq cpp creole crystal cs csharp cshtml css csv cython d dart dhall diff
+docker dvc ebuild edn elisp elixir elm erb erlang fidl fish flatbuffers fortran fsharp fut gap gn go gradle groovy
+gzip h haml haskell hbs hs html idris java jinja jl js json jsonl julia jupyter k kotlin less license lisp lock log
+lua lz4 lzma m4 make mako man markdown matlab md meson minified mint mk ml msbuild nim nix objc objcpp ocaml org
+pascal pdf perl php po pod postscript protobuf ps puppet purs py qmake qml r racket rdoc readme red robot rst ruby
+rust sass scala sh slim smarty sml soy spark spec sql stylus sv svg swift swig systemd taskpaper tcl tex textile tf
+thrift toml ts twig txt typoscript vala vb vcl verilog vhdl vim vimscript webidl wiki xml xz yacc yaml yang z zig
+zsh zstd""".split()
+
+
+def test_every_rg_type_name_is_an_ov_type():
+    from ov.kinds import TYPES
+
+    assert [n for n in RG13_TYPES if n not in TYPES] == []
+
+
+@needs_rg
+def test_types_ov_took_from_rg_select_the_files_rg_selects(ov, tree):
+    names = ["build.gradle", "settings.gradle.kts", "Cargo.lock", "yarn.lock", "package-lock.json", "init.vim",
+             "x.groovy", "Foo.m", "README", "xREADME", "README.md", "ls.1", "x.8p", "x.min.js", "x.js", "x.tsx"]
+    root = tree({n: "needle\n" for n in names})
+    (root / ".git").mkdir(exist_ok=True)
+    known = {ln.split(":", 1)[0] for ln in rg(root, "--type-list").stdout.splitlines()}
+    for name in ("gradle", "lock", "vim", "groovy", "objc", "readme", "man", "minified"):
+        if name not in known:  # (a ripgrep without it)
+            continue
+        ours = ov("grep", "-l", "-t", name, "needle", cwd=root)
+        assert _lines(ours.out) == _lines(rg(root, "-l", "-t", name, "needle").stdout), name
+        assert ours.out, name  # every name here has a file in the tree
+
+
 def test_quiet_and_files_in_json(ov, t):
     r = ov("grep", "--json", "--files", "sub", cwd=t)
     assert r.json["result"]["paths"] == ["sub/c.txt", "sub/deeper/d.txt"]

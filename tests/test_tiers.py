@@ -534,16 +534,22 @@ def test_file_type_is_the_first_type_a_glob_of_which_matches():
 
 
 def test_type_globs():
+    from fnmatch import fnmatchcase
+
     assert type_globs("rust") == ("*.rs",)
     assert "*.pyi" in type_globs("py")
     with pytest.raises(OvError) as e:
         type_globs("nope")
     assert e.value.code == "invalid_argument" and e.value.field == "type"
-    # A file named by a type's first glob gets a type that shares that glob.
+    # A file named by a type's first glob is selected by `-t` of that type in an index:
+    # stored under it, or under a type `type_filter` reads with the names' globs.
     for name, globs in kinds.TYPES.items():
         sample = globs[0].replace("*", "x").replace("[Mm]", "M").replace("[Gg][Nn][Uu]", "GNU")
         if "[" not in sample:
-            assert globs[0] in type_globs(file_type(sample)), (name, sample)
+            stored, names = kinds.type_filter([name])
+            assert file_type(sample) in stored, (name, sample)
+            assert not names or any(fnmatchcase(sample, g) for g in names), (name, sample)
+            assert globs[0] in type_globs(file_type(sample)) or names, (name, sample)
 
 
 @pytest.mark.parametrize("path,expected", [
