@@ -20,7 +20,7 @@ _ov() {
     case "$cmd" in
         index) opts="--no-embed --full --hidden --no-hidden --no-ignore -L --follow --max-filesize --progress --no-progress --stop --watch --background -o --output --json --db --color --help" ;;
         status) opts="-o --output --json --db --color --help" ;;
-        grep) opts="-F --fixed-strings -i --ignore-case -w --word-regexp -x --line-regexp -U --multiline -A --after-context -B --before-context -C --context -g --glob -t --type --exclude-uri --hidden --no-hidden --no-ignore --node-limit --level-limit --max-depth --tags -c --count -l --files-with-matches --max-columns --no-index -n --line-number -e --regexp -v --invert-match -m --max-count -S --smart-case -s --case-sensitive -H --with-filename --no-filename -0 --null --heading --no-heading --column --vimgrep --files --sort --type-list -L --follow -q --quiet --timeout --color -o --output --json --help" ;;
+        grep) opts="-F --fixed-strings -i --ignore-case -w --word-regexp -x --line-regexp -U --multiline -A --after-context -B --before-context -C --context -g --glob -t --type -T --type-not --exclude-uri --hidden --no-hidden --no-ignore --node-limit --level-limit --max-depth --tags -c --count -l --files-with-matches --max-columns --no-index -n --line-number -e --regexp -v --invert-match -m --max-count -S --smart-case -s --case-sensitive -H --with-filename --no-filename -0 --null --heading --no-heading --column --vimgrep --files --sort --type-list -L --follow -q --quiet --timeout --color -o --output --json --help" ;;
         glob) opts="-i --ignore-case --hidden --no-hidden --no-ignore --node-limit --level-limit --max-depth -f --fields --simple -0 --print0 --exclude-uri --tags --no-index --color -o --output --json --help" ;;
         find) opts="-n --limit --node-limit --threshold --after --before --time-field --tags -t --type -L --level --cursor --explain --read-content -u --uri --exclude-uri -g --glob --all-chunks --no-auto-index -o --output --json --db --color --help" ;;
         search) opts="--search-type --mode -n --limit --node-limit --threshold --after --before --time-field --tags -t --type -L --level --cursor --explain --read-content -u --uri --exclude-uri -g --glob --all-chunks --no-auto-index --max-tokens --detail --session-id --dedup-turns -o --output --json --db --color --help" ;;
@@ -45,6 +45,7 @@ _ov() {
         grep:-C|grep:--context) COMPREPLY=(); return ;;
         grep:-g|grep:--glob) COMPREPLY=(); return ;;
         grep:-t|grep:--type) COMPREPLY=(); return ;;
+        grep:-T|grep:--type-not) COMPREPLY=(); return ;;
         grep:--exclude-uri) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         grep:--node-limit) COMPREPLY=(); return ;;
         grep:--level-limit|grep:--max-depth) COMPREPLY=(); return ;;

@@ -51,6 +51,7 @@ complete -c ov -n '__fish_seen_subcommand_from grep' -s B -l before-context -x -
 complete -c ov -n '__fish_seen_subcommand_from grep' -s C -l context -x -d 'Lines before and after each match'
 complete -c ov -n '__fish_seen_subcommand_from grep' -s g -l glob -x -d 'Only paths matching this glob; !GLOB excludes (repeatable; gitignore syntax, last match wins)'
 complete -c ov -n '__fish_seen_subcommand_from grep' -s t -l type -x -d 'Only files of this type (ripgrep names: py, rust, md...; repeatable)'
+complete -c ov -n '__fish_seen_subcommand_from grep' -s T -l type-not -x -d 'Leave out files of this type, as rg -T (repeatable; wins over -t)'
 complete -c ov -n '__fish_seen_subcommand_from grep' -l exclude-uri -r -F -d 'Leave out this file or folder, or the paths a glob holding *, ? or [ matches, read as -g reads it (repeatable)'
 complete -c ov -n '__fish_seen_subcommand_from grep' -l hidden -d 'Search dotfiles and dot-folders too (default: the config\'s hidden, else no)'
 complete -c ov -n '__fish_seen_subcommand_from grep' -l no-hidden -d 'Turn off --hidden'

@@ -200,7 +200,7 @@ def _folder(cwd: Any) -> Path | None:
     return p
 
 
-_LIST_OPTIONS = ("globs", "types", "exclude", "ignores")  # (tags: ov.tags reads pairs too)
+_LIST_OPTIONS = ("globs", "types", "types_not", "exclude", "ignores")  # (tags: ov.tags reads pairs too)
 _INT_OPTIONS = ("before", "after", "max_count", "max_depth")
 _NUMBER_OPTIONS = ("timeout", "deadline_s")
 

@@ -301,17 +301,21 @@ def category(path: str) -> str:
     return "code" if kind_of(path) == "code" else "other"
 
 
-def type_matcher(types: Sequence[str]) -> Callable[[str], bool]:
-    """A predicate on root-relative paths: the file name matches one of `types`' globs."""
+def type_matcher(types: Sequence[str], types_not: Sequence[str] = ()) -> Callable[[str], bool]:
+    """A predicate on root-relative paths: the file name matches one of `types`' globs (any
+    name when none is given) and none of `types_not`'s (grep's `-T`, as rg's: it wins over
+    `-t`, so `-t c -T h` leaves out the `.h` files)."""
     from wcmatch import fnmatch as wc_fnmatch  # noqa: PLC0415 - grep -t alone pays for it
 
-    globs: list[str] = []
-    for t in type_names(types):  # the names the ranked searches take, extensions too
-        globs.extend(type_globs(t))
-    matcher = wc_fnmatch.compile(globs, flags=wc_fnmatch.BRACE | wc_fnmatch.DOTMATCH)
+    def compiled(names: Sequence[str]):
+        globs = [g for t in type_names(names) for g in type_globs(t)]  # extensions too, as the ranked searches
+        return wc_fnmatch.compile(globs, flags=wc_fnmatch.BRACE | wc_fnmatch.DOTMATCH) if globs else None
+
+    want, refuse = compiled(types), compiled(types_not)
 
     def keep(rel: str) -> bool:
-        return matcher.match(rel.rsplit("/", 1)[-1])
+        name = rel.rsplit("/", 1)[-1]
+        return (want is None or want.match(name)) and (refuse is None or not refuse.match(name))
 
     return keep
 

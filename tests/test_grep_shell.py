@@ -222,6 +222,29 @@ def test_types_ov_took_from_rg_select_the_files_rg_selects(ov, tree):
         assert ours.out, name  # every name here has a file in the tree
 
 
+@needs_rg
+@pytest.mark.parametrize("flags", [["-T", "js"], ["-t", "c", "-T", "h"], ["-T", "h", "-t", "c"], ["-t", "cpp", "-T", "h"],
+                                   ["-T", "js", "-T", "txt"]])
+def test_type_not_leaves_out_what_rg_leaves_out(ov, tree, flags):
+    root = tree({n: "needle\n" for n in ("a.c", "b.h", "c.js", "d.hpp", "e.txt", "sub/f.js", "sub/g.py")})
+    (root / ".git").mkdir(exist_ok=True)
+    theirs = rg(root, "-l", *flags, "needle")
+    ours = ov("grep", "-l", *flags, "needle", cwd=root)
+    assert (ours.code, _lines(ours.out)) == (theirs.returncode, _lines(theirs.stdout)), flags
+    files = ov("grep", "--files", *flags, "--json", cwd=root)
+    assert sorted(files.json["result"]["paths"]) == _lines(rg(root, "--files", *flags).stdout)
+    if ours.code == 2:  # rg: "No files were searched"; ov says which flags
+        assert "-T" in ours.err
+
+
+def test_type_not_takes_the_names_t_takes(ov, tree):
+    root = tree({"a.py": "needle\n", "b.md": "needle\n"})
+    assert ov("grep", "-l", "-T", "markdown", "needle", cwd=root).out == "a.py\n"
+    assert ov("grep", "-l", "-T", ".md", "needle", cwd=root).out == "a.py\n"  # an extension, as -t takes one
+    r = ov("grep", "--json", "-T", "nosuchtype", "needle", cwd=root)
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument" and "nosuchtype" in r.json["error"]["message"]
+
+
 def test_quiet_and_files_in_json(ov, t):
     r = ov("grep", "--json", "--files", "sub", cwd=t)
     assert r.json["result"]["paths"] == ["sub/c.txt", "sub/deeper/d.txt"]

@@ -264,6 +264,7 @@ def grep_cmd(
     context: Annotated[Optional[int], typer.Option("-C", "--context", help="Lines before and after each match.", metavar="N")] = None,
     globs: Annotated[Optional[list[str]], typer.Option("-g", "--glob", help="Only paths matching this glob; !GLOB excludes (repeatable; gitignore syntax, last match wins). A file or folder a GLOB names is searched even where ignore files or the hidden-name rule leave it out, as rg.", metavar="GLOB")] = None,
     types: Annotated[Optional[list[str]], typer.Option("-t", "--type", help="Only files of this type (ripgrep names: py, rust, md...; repeatable).", metavar="TYPE")] = None,
+    types_not: Annotated[Optional[list[str]], typer.Option("-T", "--type-not", help="Leave out files of this type, as rg -T (repeatable; wins over -t).", metavar="TYPE")] = None,
     exclude_uri: ExcludeUriOpt = None,
     hidden: Annotated[Optional[bool], typer.Option("--hidden/--no-hidden", help="Search dotfiles and dot-folders too (default: the config's hidden, else no).", show_default=False)] = None,
     no_ignore: Annotated[bool, typer.Option("--no-ignore", help="Disregard .gitignore, .ignore, .rgignore and .ovignore.")] = False,

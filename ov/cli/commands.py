@@ -25,7 +25,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
                  multiline: bool = False,
                  after: int | None = None, before: int | None = None, context: int | None = None,
                  globs: Sequence[str] | None = None, types: Sequence[str] | None = None,
-                 exclude_uri: Sequence[str] | None = None, hidden: bool | None = None,
+                 types_not: Sequence[str] | None = None, exclude_uri: Sequence[str] | None = None, hidden: bool | None = None,
                  no_ignore: bool = False, node_limit: int | None = None,
                  level_limit: int | None = None, tags: Sequence[str] | None = None, count: bool = False,
                  files_with_matches: bool = False, max_columns: int | None = None,
@@ -44,7 +44,8 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
     if regexps or files or type_list:  # the first argument is then a PATH (as rg reads it)
         paths = ([pattern] if pattern is not None else []) + list(paths or [])
         pattern = None
-    where = dict(globs=globs or (), types=types or (), exclude=exclude_uri or (), hidden=hidden,
+    where = dict(globs=globs or (), types=types or (), types_not=types_not or (), exclude=exclude_uri or (),
+                 hidden=hidden,
                  no_ignore=no_ignore, max_depth=level_limit, follow=follow, use_index=not no_index)
 
     def body(out: Out) -> int:
@@ -152,8 +153,8 @@ def _unless_nothing_searched(records, st, paths: Sequence[str], where: dict):
     found, _ = api.files(paths, **where)
     if next(found, None) is not None:
         return iter(())
-    if where.get("types") or where.get("globs") or where.get("exclude"):
-        why = "the filters (-t, -g, --exclude-uri) left out every file"
+    if where.get("types") or where.get("types_not") or where.get("globs") or where.get("exclude"):
+        why = "the filters (-t, -T, -g, --exclude-uri) left out every file"
     elif next(api.files(paths, **{**where, "hidden": True, "no_ignore": True})[0], None) is not None:
         why = ("ignore files (.gitignore, .ignore, .ovignore) or hidden names left out every file "
                "(--no-ignore and --hidden take them in)")

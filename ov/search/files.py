@@ -556,6 +556,7 @@ def iter_grep(
     after: int = 0,
     globs: Sequence[str] = (),
     types: Sequence[str] = (),
+    types_not: Sequence[str] = (),
     exclude: Sequence[str] = (),
     hidden: bool = False,
     no_ignore: bool = False,
@@ -603,7 +604,7 @@ def iter_grep(
     cwd = Path.cwd() if cwd is None else Path(cwd)
     tag_pairs = parse_tags(tags) if tags else None
     pfilter = PathFilter(globs) if globs else None
-    tfilter = type_matcher(types) if types else None
+    tfilter = type_matcher(types, types_not) if types or types_not else None
     groups = _planned(cwd, paths, st, missing_ok)
     check_excludes(groups, cwd, exclude)
     if max_count == 0:  # no line may match: nothing is read (the paths are checked)
@@ -682,8 +683,8 @@ def _checked(mode: str, stats: GrepStats | None, node_limit: int, max_depth: int
 
 
 def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Sequence[str] = (),
-               types: Sequence[str] = (), exclude: Sequence[str] = (), hidden: bool = False,
-               no_ignore: bool = False, max_depth: int | None = None,
+               types: Sequence[str] = (), types_not: Sequence[str] = (), exclude: Sequence[str] = (),
+               hidden: bool = False, no_ignore: bool = False, max_depth: int | None = None,
                node_limit: int = config.DEFAULT_NODE_LIMIT, follow: bool = False,
                use_index: bool = True, stats: GrepStats | None = None,
                ignores: Sequence[str] = (), tags: Sequence[str] = (),
@@ -697,7 +698,7 @@ def iter_files(paths: Sequence[str] = (), *, cwd: Path | None = None, globs: Seq
     LISTINGS.clear()
     cwd = Path.cwd() if cwd is None else Path(cwd)
     pfilter = PathFilter(globs) if globs else None
-    tfilter = type_matcher(types) if types else None
+    tfilter = type_matcher(types, types_not) if types or types_not else None
     groups = _planned(cwd, paths, st, missing_ok)
     check_excludes(groups, cwd, exclude)
     return _file_paths(groups, st, cwd, exclude, hidden, no_ignore, max_depth, node_limit, follow,
