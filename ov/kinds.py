@@ -145,7 +145,8 @@ TYPES: dict[str, tuple[str, ...]] = {
 }
 
 # The rest of ripgrep's default types (`rg --type-list` of ripgrep 13), with its globs, so
-# that an `rg -t NAME` habit works in every ov command. They come after the types above:
+# that an `rg -t NAME` habit works in every ov command (`fut` as ripgrep spells it since:
+# `*.fut`, where 13 had `.fut`). They come after the types above:
 # a file one of those takes keeps its type (a `.cs` file is `csharp`, a `.min.js` file
 # `js`; `-t cs` and `-t minified` still select them, see `type_filter`). An index written
 # before these names existed stored their files with no type (""): see `ADDED_TYPES`.
@@ -162,7 +163,7 @@ _RG_MORE: dict[str, tuple[str, ...]] = {
     "dvc": ("*.dvc", "Dvcfile"), "ebuild": ("*.ebuild",), "edn": ("*.edn",), "elm": ("*.elm",),
     "fidl": ("*.fidl",), "flatbuffers": ("*.fbs",),
     "fortran": ("*.F", "*.F77", "*.F90", "*.F95", "*.f", "*.f77", "*.f90", "*.f95", "*.pfo"),
-    "fsharp": ("*.fs", "*.fsi", "*.fsx"), "fut": (".fut",),
+    "fsharp": ("*.fs", "*.fsi", "*.fsx"), "fut": ("*.fut",),
     "gap": ("*.g", "*.gap", "*.gd", "*.gi", "*.tst"), "gn": ("*.gn", "*.gni"), "gradle": ("*.gradle",),
     "groovy": ("*.gradle", "*.groovy"), "gzip": ("*.gz", "*.tgz"), "haml": ("*.haml",), "hbs": ("*.hbs",),
     "hs": ("*.hs", "*.lhs"), "idris": ("*.idr", "*.lidr"), "jinja": ("*.j2", "*.jinja", "*.jinja2"),
@@ -191,8 +192,10 @@ _RG_MORE: dict[str, tuple[str, ...]] = {
 }
 TYPES.update(_RG_MORE)
 # Types an index written by an earlier ov stored no file under: it stored their files with
-# no type, so a ranked search's `-t` reads such files by name too (`type_filter`), and
+# no type, so a ranked search's `-t` reads every file by name for them (`type_filter`), and
 # `-t gradle` finds a build script indexed before ov knew the name, without an `ov index`.
+# Files of theirs an earlier type claims are stored under it (README.md as `md`, Cargo.lock
+# as `toml`), which the name reads as well.
 ADDED_TYPES = frozenset(_RG_MORE)
 
 
@@ -206,9 +209,18 @@ def type_globs(name: str) -> tuple[str, ...]:
         return TYPES[name]
     if _EXTENSION.fullmatch(name):
         return (f"*{name}",)
-    raise OvError("invalid_argument",
-                  f"unknown file type {name!r} (known: {', '.join(sorted(TYPES))}; "
-                  "or an extension such as .canvas)", field="type")
+    raise _unknown_type(name, "or an extension such as .canvas", "type")
+
+
+def _unknown_type(raw: str, more: str, field: str) -> OvError:
+    """`invalid_argument` for a `-t`/`-T` name no type has: the closest names, where to see
+    them all (174 no longer read as a hint), and `more`."""
+    import difflib  # noqa: PLC0415
+
+    near = difflib.get_close_matches(raw.strip().lstrip("."), list(TYPES), n=3, cutoff=0.75)
+    hint = f"did you mean {' or '.join(near)}? " if near else ""
+    return OvError("invalid_argument", f"unknown file type {raw!r} ({hint}`ov grep --type-list` lists "
+                   f"the {len(TYPES)} known; {more})", field=field)
 
 
 def file_type(path: str) -> str:
@@ -235,20 +247,22 @@ def _sample(glob: str) -> str:
     return re.sub(r"\[!?([^\]])[^\]]*\]", r"\1", glob).replace("*", "x").replace("?", "x")
 
 
-def type_filter(names) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def type_filter(names) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
     """What `-t NAME...` (names of `TYPES`, OR-ed) asks of an index: (the stored types,
     the name globs). An index stores one type a file, `file_type`'s first match, so
     `markdown` files are stored as `md`, `.h` files as `c` and `.vue` files as `js`. The
     stored types are those of the names' files; where one of them also holds files none of
     the names covers (`c` for `-t cpp`: its `.c` files), the globs come too, and a file
-    must then match one of them by name; else the globs are (). A name of `ADDED_TYPES`
-    also reads the files stored with no type, by name.
+    must then match one of them by name; else the globs are (). A name of `ADDED_TYPES`, or
+    an extension one of them holds (`.gradle`), reads every file by its name: the stored
+    types are None (any), as an index may hold such a file under any type that claims it
+    first, or with none (written before ov knew the name).
 
     Both `ov grep -t` and the ranked searches read `TYPES`, so they accept the same names
     and select the same files."""
     wanted: set[str] = set()
     stored: dict[str, None] = {}
-    exact = True
+    exact, anywhere = True, False
     for name in names:
         globs = type_globs(name)
         wanted.update(globs)
@@ -257,9 +271,9 @@ def type_filter(names) -> tuple[tuple[str, ...], tuple[str, ...]]:
             # every other such file, so its glob must select them
             exact &= name in TYPES
             stored.setdefault(file_type(_sample(g)) or (name if name in TYPES else ""), None)
-        if name in ADDED_TYPES:  # an older index stored its files with no type
-            stored.setdefault("", None)
-            exact = False
+            anywhere |= (name in ADDED_TYPES or file_type(_sample(g)) in ADDED_TYPES)
+    if anywhere:
+        return None, tuple(sorted(wanted))
     exact = exact and all(set(TYPES.get(t, ())) <= wanted for t in stored)
     return tuple(stored), (() if exact else tuple(sorted(wanted)))
 
@@ -307,11 +321,11 @@ def type_matcher(types: Sequence[str], types_not: Sequence[str] = ()) -> Callabl
     `-t`, so `-t c -T h` leaves out the `.h` files)."""
     from wcmatch import fnmatch as wc_fnmatch  # noqa: PLC0415 - grep -t alone pays for it
 
-    def compiled(names: Sequence[str]):
-        globs = [g for t in type_names(names) for g in type_globs(t)]  # extensions too, as the ranked searches
+    def compiled(names: Sequence[str], field: str):
+        globs = [g for t in type_names(names, field) for g in type_globs(t)]  # extensions too, as the ranked searches
         return wc_fnmatch.compile(globs, flags=wc_fnmatch.BRACE | wc_fnmatch.DOTMATCH) if globs else None
 
-    want, refuse = compiled(types), compiled(types_not)
+    want, refuse = compiled(types, "type"), compiled(types_not, "type_not")
 
     def keep(rel: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
@@ -320,7 +334,7 @@ def type_matcher(types: Sequence[str], types_not: Sequence[str] = ()) -> Callabl
     return keep
 
 
-def type_names(types: Sequence[str] | None) -> list[str]:
+def type_names(types: Sequence[str] | None, field: str = "type") -> list[str]:
     """`-t` values: a file type name or an extension. An extension given with its dot
     stands for itself (`.tsx`: `*.tsx`, not every TypeScript file; `.d.ts`, `.canvas`); a
     bare extension of a known type is that type (`yml`: `yaml`), while any other bare
@@ -338,10 +352,10 @@ def type_names(types: Sequence[str] | None) -> list[str]:
             names.append(t)
             continue
         guessed = "" if "." in t else file_type(f"x.{t}")
-        if guessed and guessed != "other":
+        # (not into a type learnt from rg, which refuses such a name: `inc` is no bitbake)
+        if guessed and guessed != "other" and guessed not in ADDED_TYPES:
             names.append(guessed)
         else:
-            ext = f"; files named *.{t}: .{t}" if _EXTENSION.fullmatch("." + t) else ""
-            raise OvError("invalid_argument", f"unknown file type {raw!r} (known: "
-                          f"{', '.join(sorted(TYPES))}{ext})", field="type")
+            ext = f"files named *.{t}: .{t}" if _EXTENSION.fullmatch("." + t) else "or an extension such as .canvas"
+            raise _unknown_type(raw, ext, field)
     return names

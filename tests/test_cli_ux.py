@@ -74,20 +74,13 @@ def test_an_added_type_finds_its_files_in_an_index_written_before_it(ov, tmp_pat
     """rg's types that ov learnt later (`ov.kinds.ADDED_TYPES`): an index written before
     stored their files with no type; `-t` still finds them there, in every search type,
     without an `ov index` (an unchanged file is not stored again)."""
-    import os
-
     from conftest import make_tree, run_inprocess
 
     from ov.store.db import connect
 
     base = make_tree(tmp_path / "t", {"build.gradle": "apply plugin widget frobnicate\n",
                                       "a.py": "widget frobnicate here\n", "n.txt": "widget frobnicate\n"})
-    old = os.environ.get("OV_EMBEDDER")
-    os.environ["OV_EMBEDDER"] = "hash"
-    try:
-        assert run_inprocess("index", ".", cwd=base).code == 0
-    finally:
-        os.environ.pop("OV_EMBEDDER") if old is None else os.environ.__setitem__("OV_EMBEDDER", old)
+    assert run_inprocess("index", ".", cwd=base).code == 0  # (the small embedder: conftest)
     conn = connect(base / ".ov" / "index.db")
     assert conn.execute("SELECT ftype FROM files WHERE path = 'build.gradle'").fetchone() == ("gradle",)
     with conn:  # as an ov that did not know the type wrote it
@@ -99,19 +92,48 @@ def test_an_added_type_finds_its_files_in_an_index_written_before_it(ov, tmp_pat
     for search_type in ("keywords", "semantic", "hybrid"):
         assert _paths(ov, base, "-t", "gradle", "--search-type", search_type) == ["build.gradle"], search_type
     assert _paths(ov, base, "-t", "gradle", "-t", "py") == ["a.py", "build.gradle"]
+    assert _paths(ov, base, "-t", ".gradle") == ["build.gradle"]  # its extension, as -t takes one
     assert _paths(ov, base, "-t", "txt") == ["n.txt"]  # a type ov knew: its stored files alone
 
 
 def test_an_unknown_type_is_an_error(ov, root):
     r = ov("search", "widget", "-t", "nosuchtype", "--json", cwd=root)
     assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+    # a bare extension is read as the type of ov's own that holds it (`yml`: yaml), never as
+    # one taken from rg, which refuses such a name (`inc` would be bitbake's)
+    r = ov("search", "widget", "-t", "inc", "--json", cwd=root)
+    assert r.code == 2 and "files named *.inc: .inc" in r.json["error"]["message"]
+    r = ov("search", "widget", "-t", "markdwon", "--json", cwd=root)
+    assert r.code == 2 and "did you mean markdown?" in r.json["error"]["message"]
+
+
+def test_an_added_type_reads_the_files_an_earlier_type_claims(ov, tmp_path):
+    """`-t readme` is rg's `README*` and `*README`: README.md is stored as `md`, Cargo.lock
+    (rg's `lock`) as `toml`; a ranked search's `-t` selects them as grep does."""
+    from conftest import make_tree, run_inprocess
+
+    base = make_tree(tmp_path / "t", {n: f"widget frobnicate in {n}\n" for n in (  # (copies fold into one hit)
+        "README", "docs/README.md", "guide.md", "Cargo.lock", "yarn.lock", "a.py")})
+    assert run_inprocess("index", ".", cwd=base).code == 0  # (the small embedder: conftest)
+    for name, search_types in (("readme", ("keywords", "semantic", "hybrid")), ("lock", ("keywords",))):
+        grep = sorted(ov("grep", "-l", "-t", name, "widget", cwd=base).out.split())
+        assert grep, name
+        for search_type in search_types:
+            assert _paths(ov, base, "-t", name, "--search-type", search_type) == grep, (name, search_type)
+    import ov as api  # the vectors held in memory (`ov mcp`) filter alike
+
+    with api.Index.open(base) as ix:
+        ix.keep_vectors()
+        res = ix.search("widget frobnicate", types=["readme"], search_type="semantic", limit=50)
+    assert sorted(h.path for h in res.hits) == ["README", "docs/README.md"]
 
 
 def test_type_filter_needs_names_only_where_a_stored_type_is_shared():
     assert type_filter(["markdown"]) == (("md",), ())
     # rg's `minified`: its files are stored as css, html or js (a type before it), and an
-    # index written before ov knew the name stored none under it: its globs select them
-    assert type_filter(["minified"]) == (("css", "html", "js", ""), ("*.min.css", "*.min.html", "*.min.js"))
+    # index written before ov knew the name stored none under it: any stored type (None),
+    # its globs select them
+    assert type_filter(["minified"]) == (None, ("*.min.css", "*.min.html", "*.min.js"))
     assert type_filter(["lisp"])[1] == ()  # elisp and julia files are all lisp files
     stored, globs = type_filter(["cpp"])
     assert set(stored) == {"cpp", "c"} and "*.h" in globs and "*.c" not in globs

@@ -243,6 +243,7 @@ def test_type_not_takes_the_names_t_takes(ov, tree):
     assert ov("grep", "-l", "-T", ".md", "needle", cwd=root).out == "a.py\n"  # an extension, as -t takes one
     r = ov("grep", "--json", "-T", "nosuchtype", "needle", cwd=root)
     assert r.code == 2 and r.json["error"]["code"] == "invalid_argument" and "nosuchtype" in r.json["error"]["message"]
+    assert r.json["error"]["field"] == "type_not"
 
 
 def test_quiet_and_files_in_json(ov, t):

@@ -164,8 +164,10 @@ class Filters:
         (`prefix` = "f." for files; "" inside the vec0 KNN query)."""
         if self.ftypes:
             stored, globs = self.stored_types()
-            parts.append(f"{prefix}ftype IN ({','.join('?' * len(stored))})")
-            params += list(stored)
+            if stored is not None:  # (None: any type, the names alone decide; vec0 then
+                # reads the files' chunk ids, `restricts_files`)
+                parts.append(f"{prefix}ftype IN ({','.join('?' * len(stored))})")
+                params += list(stored)
             if globs and prefix:  # the file's name (its path past the last /) by glob
                 base = f"replace({prefix}path, rtrim({prefix}path, replace({prefix}path, '/', '')), '')"
                 parts.append("(" + " OR ".join(f"{base} GLOB ?" for _ in globs) + ")")
@@ -212,13 +214,16 @@ class Filters:
         return bool((self.uris and "" not in self.uris) or self.exclude_uris or self.tags
                     or self.globs or self.exclude_globs or (self.ftypes and self.stored_types()[1]))
 
-    def stored_types(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def stored_types(self) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
         """(stored file types, name globs) of `ftypes` (see `ov.kinds.type_filter`): type
-        names and extensions (`.canvas`); any other name is taken as a stored type itself."""
+        names and extensions (`.canvas`); any other name is taken as a stored type itself.
+        Stored types None: any (the globs decide)."""
         from ov.kinds import TYPES, type_filter  # noqa: PLC0415
 
         known = [t for t in self.ftypes if t in TYPES or t.startswith(".")]
         stored, globs = type_filter(known)
+        if stored is None:
+            return None, globs
         return (*stored, *(t for t in self.ftypes if t not in known)), globs
 
 

@@ -246,7 +246,8 @@ class Vectors:
         m = self._level_masks[key].copy()
         if filters.ftypes:
             stored, _ = filters.stored_types()
-            m &= np.isin(self.ftypes, [self.types[t] for t in stored if t in self.types])
+            if stored is not None:  # (None: any type; `allowed` holds the files the names select)
+                m &= np.isin(self.ftypes, [self.types[t] for t in stored if t in self.types])
         col = self.created if filters.time_field == "created_at" else self.updated
         if filters.after is not None:
             m &= col >= filters.after
