@@ -319,7 +319,31 @@ class Watcher:
 
     def _watchfiles(self, polling: bool = False):
         """The OS's events through watchfiles (where no complete journal is kept); with
-        `polling`, its poll watcher, which needs no inotify watch."""
+        `polling`, its poll watcher, which needs no inotify watch. Where the OS refuses a
+        watcher (`fs.inotify.max_user_instances` used up by other programs: a watch had
+        ended on `error[internal]`), the tree is polled, and the watch's state says so."""
+        events = self._watchfiles_of(polling)
+        return events if polling else self._or_polled(events)
+
+    def _or_polled(self, events):
+        """`events`, or the poll watcher's if the OS's watcher cannot be made (at the first
+        `next()`, which sets the watch up)."""
+        try:
+            first = next(events, None)
+        except Exception as e:  # watchfiles' WatchfilesRustInternalError
+            if "creating recommended watcher" not in str(e):
+                raise
+            note = (f"the OS refused a file watcher ({e}; fs.inotify.max_user_instances?): changes are "
+                    f"found by polling the tree every {POLL_MS / 1000:g} s")
+            self.state.errors = (self.state.errors + [note])[-10:]
+            self.warn(note)
+            yield from self._watchfiles_of(True)
+            return
+        if first is not None:
+            yield first
+        yield from events
+
+    def _watchfiles_of(self, polling: bool):
         import watchfiles  # noqa: PLC0415 - only a watch pays for it (and its anyio)
 
         root = str(self.root)

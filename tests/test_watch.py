@@ -330,6 +330,50 @@ def test_a_batch_counts_as_applied_once_its_keyword_rows_are_in(tmp_path, monkey
     assert order and order[0] == ("embed", 7) and w.state.applied == 7
 
 
+def test_where_the_os_refuses_a_watcher_the_tree_is_polled_and_said(tmp_path, monkeypatch):
+    """With `fs.inotify.max_user_instances` used up by other programs, no journal could be
+    made and watchfiles' own watcher failed at its start: `ov index --watch` ended on
+    `error[internal]: WatchfilesRustInternalError: Error creating recommended watcher: Too
+    many open files (os error 24)`. Now the tree is polled, and the watch says so."""
+    import watchfiles
+
+    from ov import journal as jmod
+    from ov import watch as wmod
+
+    root = make_tree(tmp_path / "t", BASE)
+    api.index(root)
+    monkeypatch.setattr(jmod.Journal, "open", classmethod(lambda cls, *a, **k: None))  # inotify_init1 failed
+    real, asked = watchfiles.watch, []
+
+    def refused(*a, **k):  # as watchfiles fails when inotify_init1 does
+        asked.append(k.get("force_polling"))
+        if k.get("force_polling"):
+            return real(*a, **k)
+
+        def fail():
+            raise RuntimeError("Error creating recommended watcher: Too many open files (os error 24)")
+            yield
+        return fail()
+
+    monkeypatch.setattr(watchfiles, "watch", refused)
+    monkeypatch.setattr(wmod, "POLL_MS", 200)
+    reports, warnings = [], []
+    w = api.watcher(root, on_update=reports.append, warn=warnings.append).start()
+    try:
+        wait_for(lambda: reports)  # the catch-up
+        assert asked == [None, True], (asked, warnings)
+        assert [e for e in w.state.errors if "max_user_instances" in e and "polling the tree every 0.2 s" in e]
+        assert [m for m in warnings if "os error 24" in m]
+        updates = w.state.updates
+        (root / "fresh.md").write_text("# Zeta\n\nsaved just now\n")
+        wait_for(lambda: w.state.updates > updates, 30)
+        with api.Index.open(root) as ix:
+            assert [h.path for h in ix.search("zeta", search_type="keywords").hits] == ["fresh.md"]
+    finally:
+        w.stop()
+    assert not w._thread.is_alive()
+
+
 def test_past_the_inotify_limit_the_tree_is_polled_and_said(tmp_path, monkeypatch):
     """Over `fs.inotify.max_user_watches` (the kernel's 5,097 folders under a limit of
     1,000) the journal kept the watches it had, watchfiles' own failed silently at the same
