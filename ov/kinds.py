@@ -213,14 +213,15 @@ def type_globs(name: str) -> tuple[str, ...]:
 
 
 def _unknown_type(raw: str, more: str, field: str) -> OvError:
-    """`invalid_argument` for a `-t`/`-T` name no type has: the closest names, where to see
-    them all (174 no longer read as a hint), and `more`."""
+    """`invalid_argument` for a `-t`/`-T` name no type has: the closest names first (the
+    known ones are many), then every known name (an `ov mcp` client reads no --type-list),
+    and `more`."""
     import difflib  # noqa: PLC0415
 
     near = difflib.get_close_matches(raw.strip().lstrip("."), list(TYPES), n=3, cutoff=0.75)
     hint = f"did you mean {' or '.join(near)}? " if near else ""
-    return OvError("invalid_argument", f"unknown file type {raw!r} ({hint}`ov grep --type-list` lists "
-                   f"the {len(TYPES)} known; {more})", field=field)
+    return OvError("invalid_argument", f"unknown file type {raw!r} ({hint}known: {', '.join(sorted(TYPES))}; "
+                   f"{more})", field=field)
 
 
 def file_type(path: str) -> str:

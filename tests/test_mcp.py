@@ -120,6 +120,7 @@ def test_tools_answer_as_the_cli_does(served):
         ("grep", {"pattern": "e", "node_limit": 2}, ["grep", "e", "--node-limit", "2"]),
         ("grep", {"pattern": "retries", "paths": ["src"], "files_with_matches": True},
          ["grep", "retries", "src", "-l"]),
+        ("grep", {"pattern": "retr", "types_not": ["py"], "files_with_matches": True}, ["grep", "retr", "-T", "py", "-l"]),
         ("glob", {"pattern": "**/*.py"}, ["glob", "**/*.py"]),
         ("glob", {"pattern": "**/*", "fields": "path,type,size", "node_limit": 3},
          ["glob", "**/*", "-f", "path,type,size", "--node-limit", "3"]),
@@ -164,7 +165,7 @@ def test_tools_answer_as_the_cli_does(served):
     assert (out[-1][1]["result"]["start_line"], out[-1][1]["result"]["end_line"]) == (4, 5)
     # node limits are reported, not silent
     assert out[7][1]["result"]["truncated"] is True and out[7][1]["result"]["count"] == 2
-    assert out[10][1]["result"]["truncated"] is True
+    assert out[11][1]["result"]["truncated"] is True  # (the glob of node_limit 3)
     assert first["result"]["next_cursor"]
     page2 = cli(root, "search", "retry cache upload", "-n", "1", "--cursor", first["result"]["next_cursor"])
     assert second["result"] == page2 and second["result"]["hits"][0]["rank"] == 2
@@ -212,6 +213,7 @@ def test_errors_are_structured_and_the_server_goes_on(served):
          "invert takes neither multiline nor context lines", "invert"),
         # the command line's field is its flag's (`type`); the argument is `types`
         ("find", {"query": "retry", "types": ["nosuchtype"]}, None, "types"),
+        ("grep", {"pattern": "x", "types_not": ["nosuchtype"]}, None, "types_not"),
         # a path the user gave is echoed as given, flag-like text in it included
         ("grep", {"pattern": "x", "paths": ["docs/-i"]}, "docs/-i: no such file or folder", "paths"),
         ("grep", {"pattern": "x", "paths": ["notes -C draft"]}, "notes -C draft: no such file or folder",
