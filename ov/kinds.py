@@ -182,7 +182,8 @@ _RG_MORE: dict[str, tuple[str, ...]] = {
     "sml": ("*.sig", "*.sml"), "soy": ("*.soy",), "spark": ("*.spark",), "spec": ("*.spec",),
     "stylus": ("*.styl",), "sv": ("*.h", "*.sv", "*.svh", "*.v", "*.vg"), "svg": ("*.svg",),
     "swig": ("*.def", "*.i"),
-    "systemd": ("*.automount", "*.conf", "*.device", "*.link", "*.mount", "*.path", "*.scope", "*.service", "*.slice", "*.socket", "*.swap", "*.target", "*.timer"),
+    "systemd": ("*.automount", "*.conf", "*.device", "*.link", "*.mount", "*.path", "*.scope", "*.service",
+                "*.slice", "*.socket", "*.swap", "*.target", "*.timer"),
     "taskpaper": ("*.taskpaper",), "tcl": ("*.tcl",), "textile": ("*.textile",), "tf": ("*.tf",),
     "thrift": ("*.thrift",), "twig": ("*.twig",), "typoscript": ("*.ts", "*.typoscript"),
     "vala": ("*.vala",), "vb": ("*.vb",), "vcl": ("*.vcl",), "verilog": ("*.sv", "*.svh", "*.v", "*.vh"),
@@ -238,7 +239,8 @@ def _types_re() -> re.Pattern:
     """Every type's globs in one expression, a named group a type, in `TYPES`' order: the
     first alternative that matches the whole name is taken, as the first type one of whose
     globs matches. `file_type` and `category` ask it of every file an index run reads:
-    190 `fnmatchcase` calls took 21 us a name of the kernel's, the expression 3.9 us."""
+    190 `fnmatchcase` calls took 21 us a name of the kernel's, the expression 3.9 us (4.1 us
+    with rg's types added: 433 globs)."""
     groups = ("|".join(fnmatch.translate(g).removesuffix("\\Z") for g in globs) for globs in TYPES.values())
     return re.compile("|".join(f"(?P<t{i}>{alts})" for i, alts in enumerate(groups)))
 
@@ -254,10 +256,13 @@ def type_filter(names) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
     `markdown` files are stored as `md`, `.h` files as `c` and `.vue` files as `js`. The
     stored types are those of the names' files; where one of them also holds files none of
     the names covers (`c` for `-t cpp`: its `.c` files), the globs come too, and a file
-    must then match one of them by name; else the globs are (). A name of `ADDED_TYPES`, or
-    an extension one of them holds (`.gradle`), reads every file by its name: the stored
+    must then match one of them by name; else the globs are (). A name of `ADDED_TYPES`, an
+    extension one of them holds (`.gradle`), or a name with a glob whose files may end in
+    any extension (`license`'s `COPYING[.-]*`) reads every file by its name: the stored
     types are None (any), as an index may hold such a file under any type that claims it
-    first, or with none (written before ov knew the name).
+    first (COPYING.md as `md`), or with none (written before ov knew the name). The
+    globs then select the files: a scan of the files' names, and for the vectors the
+    passages of the files selected (slower than a stored type on a big tree).
 
     Both `ov grep -t` and the ranked searches read `TYPES`, so they accept the same names
     and select the same files."""
@@ -272,7 +277,10 @@ def type_filter(names) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
             # every other such file, so its glob must select them
             exact &= name in TYPES
             stored.setdefault(file_type(_sample(g)) or (name if name in TYPES else ""), None)
-            anywhere |= (name in ADDED_TYPES or file_type(_sample(g)) in ADDED_TYPES)
+            # a glob whose names may end in any extension (`README*`, `COPYING[.-]*`): an
+            # earlier type may hold some of its files (LICENSE.md is `md`), the sample not
+            anywhere |= (name in ADDED_TYPES or file_type(_sample(g)) in ADDED_TYPES
+                         or any(c in g.lstrip("*") for c in "*?"))
     if anywhere:
         return None, tuple(sorted(wanted))
     exact = exact and all(set(TYPES.get(t, ())) <= wanted for t in stored)
@@ -338,7 +346,8 @@ def type_matcher(types: Sequence[str], types_not: Sequence[str] = ()) -> Callabl
 def type_names(types: Sequence[str] | None, field: str = "type") -> list[str]:
     """`-t` values: a file type name or an extension. An extension given with its dot
     stands for itself (`.tsx`: `*.tsx`, not every TypeScript file; `.d.ts`, `.canvas`); a
-    bare extension of a known type is that type (`yml`: `yaml`), while any other bare
+    bare extension of one of ov's own types is that type (`yml`: `yaml`; not of a type
+    learnt from rg, which refuses such a name: `inc` is no bitbake), while any other bare
     name is refused (a misspelt type would select nothing; `d.ts` was read as `ts`),
     saying how to ask for the extension."""
     if not types:

@@ -271,7 +271,8 @@ def check_args(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
 # The library's checks name the command line's flags ("--limit must be between 1 and
 # 50"); a client of the server knows the tool's arguments. A flag the tool takes as an
 # argument is named as the argument: by its long name with `_` for `-`, or by these.
-_FLAG_ARGS = {"path": "paths", "type": "types", "type_not": "types_not", "-T": "types_not", "glob": "globs", "invert_match": "invert", "fixed_strings": "fixed",
+_FLAG_ARGS = {"path": "paths", "type": "types", "type_not": "types_not", "-T": "types_not", "glob": "globs",
+              "invert_match": "invert", "fixed_strings": "fixed",
               "word_regexp": "word", "line_regexp": "line", "after_context": "after", "before_context": "before",
               "max_depth": "level_limit", "-L": "level", "-U": "multiline", "-v": "invert",
               "-t": "types", "-n": "limit", "-u": "uri", "-g": "globs", "-A": "after",

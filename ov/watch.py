@@ -313,9 +313,13 @@ class Watcher:
         note = (f"the OS's limit of inotify watches (fs.inotify.max_user_watches) is below this tree's "
                 f"folders: changes are found by polling the tree every {POLL_MS / 1000:g} s, and grep "
                 "stats each file; raise the limit to have them within a second")
+        self._said(note)
+        return True
+
+    def _said(self, note: str) -> None:
+        """A note on how the watch works (polling): warned, and kept in the watch's state."""
         self.state.errors = (self.state.errors + [note])[-10:]
         self.warn(note)
-        return True
 
     def _watchfiles(self, polling: bool = False):
         """The OS's events through watchfiles (where no complete journal is kept); with
@@ -333,10 +337,8 @@ class Watcher:
         except Exception as e:  # watchfiles' WatchfilesRustInternalError
             if "creating recommended watcher" not in str(e):
                 raise
-            note = (f"the OS refused a file watcher ({e}; fs.inotify.max_user_instances?): changes are "
-                    f"found by polling the tree every {POLL_MS / 1000:g} s")
-            self.state.errors = (self.state.errors + [note])[-10:]
-            self.warn(note)
+            self._said(f"the OS refused a file watcher ({e}; fs.inotify.max_user_instances?): changes are "
+                       f"found by polling the tree every {POLL_MS / 1000:g} s")
             yield from self._watchfiles_of(True)
             return
         if first is not None:

@@ -109,13 +109,16 @@ def test_an_unknown_type_is_an_error(ov, root):
 
 def test_an_added_type_reads_the_files_an_earlier_type_claims(ov, tmp_path):
     """`-t readme` is rg's `README*` and `*README`: README.md is stored as `md`, Cargo.lock
-    (rg's `lock`) as `toml`; a ranked search's `-t` selects them as grep does."""
+    (rg's `lock`) as `toml`, LICENSE.md (`license`) as `md`; a ranked search's `-t` selects
+    them as grep does."""
     from conftest import make_tree, run_inprocess
 
     base = make_tree(tmp_path / "t", {n: f"widget frobnicate in {n}\n" for n in (  # (copies fold into one hit)
-        "README", "docs/README.md", "guide.md", "Cargo.lock", "yarn.lock", "a.py")})
+        "README", "docs/README.md", "guide.md", "Cargo.lock", "yarn.lock", "a.py", "LICENSE", "LICENSE.md")})
     assert run_inprocess("index", ".", cwd=base).code == 0  # (the small embedder: conftest)
-    for name, search_types in (("readme", ("keywords", "semantic", "hybrid")), ("lock", ("keywords",))):
+    # (and one of ov's own: `license`'s `LICEN[CS]E.*` takes LICENSE.md, stored as `md`)
+    for name, search_types in (("readme", ("keywords", "semantic", "hybrid")), ("lock", ("keywords",)),
+                               ("license", ("keywords", "hybrid"))):
         grep = sorted(ov("grep", "-l", "-t", name, "widget", cwd=base).out.split())
         assert grep, name
         for search_type in search_types:

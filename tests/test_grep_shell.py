@@ -223,8 +223,8 @@ def test_types_ov_took_from_rg_select_the_files_rg_selects(ov, tree):
 
 
 @needs_rg
-@pytest.mark.parametrize("flags", [["-T", "js"], ["-t", "c", "-T", "h"], ["-T", "h", "-t", "c"], ["-t", "cpp", "-T", "h"],
-                                   ["-T", "js", "-T", "txt"]])
+@pytest.mark.parametrize("flags", [["-T", "js"], ["-t", "c", "-T", "h"], ["-T", "h", "-t", "c"],
+                                   ["-t", "cpp", "-T", "h"], ["-T", "js", "-T", "txt"]])
 def test_type_not_leaves_out_what_rg_leaves_out(ov, tree, flags):
     root = tree({n: "needle\n" for n in ("a.c", "b.h", "c.js", "d.hpp", "e.txt", "sub/f.js", "sub/g.py")})
     (root / ".git").mkdir(exist_ok=True)
@@ -241,6 +241,9 @@ def test_type_not_takes_the_names_t_takes(ov, tree):
     root = tree({"a.py": "needle\n", "b.md": "needle\n"})
     assert ov("grep", "-l", "-T", "markdown", "needle", cwd=root).out == "a.py\n"
     assert ov("grep", "-l", "-T", ".md", "needle", cwd=root).out == "a.py\n"  # an extension, as -t takes one
+    root = tree({n: "needle\n" for n in ("a.c", "b.h", "c.js")}, "second")
+    assert ov("grep", "-l", "-t", "c", "-T", "h", "needle", cwd=root).out == "a.c\n"  # -T wins, in any order
+    assert ov("grep", "-l", "-T", "h", "-t", "c", "needle", cwd=root).out == "a.c\n"
     r = ov("grep", "--json", "-T", "nosuchtype", "needle", cwd=root)
     assert r.code == 2 and r.json["error"]["code"] == "invalid_argument" and "nosuchtype" in r.json["error"]["message"]
     assert r.json["error"]["field"] == "type_not"

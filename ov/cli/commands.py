@@ -25,7 +25,8 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
                  multiline: bool = False,
                  after: int | None = None, before: int | None = None, context: int | None = None,
                  globs: Sequence[str] | None = None, types: Sequence[str] | None = None,
-                 types_not: Sequence[str] | None = None, exclude_uri: Sequence[str] | None = None, hidden: bool | None = None,
+                 types_not: Sequence[str] | None = None, exclude_uri: Sequence[str] | None = None,
+                 hidden: bool | None = None,
                  no_ignore: bool = False, node_limit: int | None = None,
                  level_limit: int | None = None, tags: Sequence[str] | None = None, count: bool = False,
                  files_with_matches: bool = False, max_columns: int | None = None,
@@ -45,8 +46,7 @@ def grep_command(*, pattern: str | None = None, paths: Sequence[str] | None = No
         paths = ([pattern] if pattern is not None else []) + list(paths or [])
         pattern = None
     where = dict(globs=globs or (), types=types or (), types_not=types_not or (), exclude=exclude_uri or (),
-                 hidden=hidden,
-                 no_ignore=no_ignore, max_depth=level_limit, follow=follow, use_index=not no_index)
+                 hidden=hidden, no_ignore=no_ignore, max_depth=level_limit, follow=follow, use_index=not no_index)
 
     def body(out: Out) -> int:
         from ov import api, config  # noqa: PLC0415
@@ -129,7 +129,7 @@ def _type_list(out: Out, t0: float) -> int:
 
 def _unless_nothing_searched(records, st, paths: Sequence[str], where: dict):
     """`records`, or the error ripgrep exits 2 with when no file at all was searched ("No
-    files were searched"): the filters given (-t, -g, --exclude-uri) left out every file
+    files were searched"): the filters given (-t, -T, -g, --exclude-uri) left out every file
     under the PATHs (`ov grep -t rust` in a Python tree had exited 1 as a search that found
     nothing), or the tree's ignore files or hidden names did (a cloned tree's `.ignore` of
     `*` made `ov grep -q SECRET` exit 1: a CI check passed on nothing read), or there is

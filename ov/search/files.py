@@ -169,7 +169,7 @@ def _searchable(root: Path, rels: list[str], opts: WalkOptions, st: GrepStats, *
     filtered = excluded is not None or pfilter is not None or tfilter is not None
 
     def passes(rel: str) -> bool:
-        """--exclude-uri, then -g and -t, which a file named on the command line passes."""
+        """--exclude-uri, then -g and -t/-T, which a file named on the command line passes."""
         if excluded is not None and excluded(rel):
             return False
         return rel in named or ((pfilter is None or pfilter(rel)) and (tfilter is None or tfilter(rel)))

@@ -217,7 +217,8 @@ class Filters:
     def stored_types(self) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
         """(stored file types, name globs) of `ftypes` (see `ov.kinds.type_filter`): type
         names and extensions (`.canvas`); any other name is taken as a stored type itself.
-        Stored types None: any (the globs decide)."""
+        Stored types None: any (the globs decide); such a name is then not read (only a
+        `Filters` built in code passes one)."""
         from ov.kinds import TYPES, type_filter  # noqa: PLC0415
 
         known = [t for t in self.ftypes if t in TYPES or t.startswith(".")]
