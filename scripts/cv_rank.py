@@ -863,18 +863,23 @@ def unique_prep(dataset: str, workdir: Path, out: Path) -> None:
     store.close()
 
 
+def word_share(st: Set) -> np.ndarray:
+    """Each file's keyword evidence over the ceiling of the query's unique words (`run_unique`)."""
+    from ov.bm25 import BM25_K1, bm25_idf  # noqa: PLC0415
+
+    n_rows = json.loads((st.cache / f"{st.name}-rows.json").read_text())["rows"]
+    nw = np.load(st.cache / f"{st.name}-{st.split}-nw.npy")
+    return np.clip(st.f["K"] / np.maximum(nw * bm25_idf(n_rows, 1) * (BM25_K1 + 1), 1e-9)[:, None], 0, 1)
+
+
 def run_unique(cache: Path, k: int = 5, sa: float = 0.9) -> None:
     """Keyword evidence over the ceiling of unique words, e = bm25 / (n * idf1(N) * (k1 + 1)):
     n the query's words, idf1(N) the idf of a word in one row of N. The (w, p) grid per set."""
-    from ov.bm25 import BM25_K1, bm25_idf  # noqa: PLC0415
-
     for name, split in (("scifact", "train"), ("cosqa-dev", "dev"), ("scifact", "test")):
         st = Set(cache, name, split)
         folds = fold_of(st.qids, k)
         sem, K = sem_score(st, "P", sa), st.f["K"]
-        N = json.loads((cache / f"{name}-rows.json").read_text())["rows"]
-        nw = np.load(cache / f"{name}-{split}-nw.npy")
-        E = np.clip(K / np.maximum(nw * bm25_idf(N, 1) * (BM25_K1 + 1), 1e-9)[:, None], 0, 1)
+        E = word_share(st)
         kw_f = fold_means(st.ndcg(np.where(K > 0, K, -1.0)), folds, k)
         floor = np.maximum(fold_means(st.ndcg(sem), folds, k), kw_f) - 0.005
         grid = {(w, p): st.ndcg(w * np.maximum(sem, 0) + (1 - w) * E ** p) for w in WS for p in PS}
@@ -1247,13 +1252,9 @@ def _rule_families(st: Set):
     no ranks): the z of ov.rank with a prose keyword map bm25 / (bm25 + k) (`fuse_lin`); the
     keyword share over the query's words (`run_unique`) at a power; the cosine squared; a
     product term, cosine times the keyword map."""
-    from ov.bm25 import BM25_K1, bm25_idf  # noqa: PLC0415
-
     sem, K = sem_score(st, "P", 0.9), st.f["K"]
     c = np.maximum(sem, 0)
-    n_rows = json.loads((st.cache / f"{st.name}-rows.json").read_text())["rows"]
-    nw = np.load(st.cache / f"{st.name}-{st.split}-nw.npy")
-    E = np.clip(K / np.maximum(nw * bm25_idf(n_rows, 1) * (BM25_K1 + 1), 1e-9)[:, None], 0, 1)
+    E = word_share(st)
     for w in WS:
         for k0 in K0S:
             yield f"map w={w} k={k0:g}", fuse_lin(sem, K, w, k0)
