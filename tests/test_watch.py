@@ -330,6 +330,15 @@ def test_a_batch_counts_as_applied_once_its_keyword_rows_are_in(tmp_path, monkey
     assert order and order[0] == ("embed", 7) and w.state.applied == 7
 
 
+def _a_save_is_indexed(w, root: Path) -> None:
+    """A file saved under a running watch is found by a search once the watch has applied it."""
+    updates = w.state.updates
+    (root / "fresh.md").write_text("# Zeta\n\nsaved just now\n")
+    wait_for(lambda: w.state.updates > updates, 30)
+    with api.Index.open(root) as ix:
+        assert [h.path for h in ix.search("zeta", search_type="keywords").hits] == ["fresh.md"]
+
+
 def test_where_the_os_refuses_a_watcher_the_tree_is_polled_and_said(tmp_path, monkeypatch):
     """With `fs.inotify.max_user_instances` used up by other programs, no journal could be
     made and watchfiles' own watcher failed at its start: `ov index --watch` ended on
@@ -364,11 +373,7 @@ def test_where_the_os_refuses_a_watcher_the_tree_is_polled_and_said(tmp_path, mo
         assert asked == [None, True], (asked, warnings)
         assert [e for e in w.state.errors if "max_user_instances" in e and "polling the tree every 0.2 s" in e]
         assert [m for m in warnings if "os error 24" in m]
-        updates = w.state.updates
-        (root / "fresh.md").write_text("# Zeta\n\nsaved just now\n")
-        wait_for(lambda: w.state.updates > updates, 30)
-        with api.Index.open(root) as ix:
-            assert [h.path for h in ix.search("zeta", search_type="keywords").hits] == ["fresh.md"]
+        _a_save_is_indexed(w, root)
     finally:
         w.stop()
     assert not w._thread.is_alive()
@@ -404,10 +409,6 @@ def test_past_the_inotify_limit_the_tree_is_polled_and_said(tmp_path, monkeypatc
         assert asked == [True] and w.journal is None, (asked, warnings)
         assert [e for e in w.state.errors if "fs.inotify.max_user_watches" in e and "polling the tree" in e]
         assert [m for m in warnings if "polling the tree every 0.2 s" in m]
-        updates = w.state.updates
-        (root / "fresh.md").write_text("# Zeta\n\nsaved just now\n")
-        wait_for(lambda: w.state.updates > updates, 30)
-        with api.Index.open(root) as ix:
-            assert [h.path for h in ix.search("zeta", search_type="keywords").hits] == ["fresh.md"]
+        _a_save_is_indexed(w, root)
     finally:
         w.stop()
