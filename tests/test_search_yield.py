@@ -157,11 +157,12 @@ def test_the_embed_phase_hears_pause_before_every_step_of_texts(tree):
 
 @pytest.mark.model
 def test_a_real_worker_rests_while_a_search_holds_the_mark(tree):
-    """The real model: a worker embedding 600 notes uses the CPU, and nearly none while a
-    search holds the mark; a real search takes the mark while the worker runs."""
+    """The real model: a worker embedding 2,000 notes uses the CPU, and nearly none while a
+    search holds the mark; a real search takes the mark while the worker runs. (600 notes
+    were embedded before the search at the end ran, on an idle machine: no worker, no mark.)"""
     prose = ("# Notes {i}\n\nThe tide tables for harbour {i} list high water. Boats leave at dawn.\n\n"
              "A second paragraph about lighthouse {i} and its keeper. The lamp turns all night.\n")
-    root = tree({f"docs/n{i:03d}.md": prose.format(i=i) for i in range(600)})
+    root = tree({f"docs/n{i:04d}.md": prose.format(i=i) for i in range(2000)})
     db = _db(root)
     r = run_subprocess(["search", "tide tables", "-n", "1"], cwd=root)
     assert r.code == 0, r.err
@@ -202,6 +203,8 @@ def test_a_real_worker_rests_while_a_search_holds_the_mark(tree):
                 "        seen.append(SearchYield(db, lambda: False).held()); return real.embed(texts)\n"
                 "with Index.open(Path(sys.argv[1]), embedder=Watch()) as ix: ix.search('lighthouse keeper')\n"
                 "print(seen)\n")
+        state = worker_state(db)
+        assert state is not None and state.get("phase") == "embed", "the worker finished before the search"
         p = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=120)
         assert p.returncode == 0, p.stderr
         seen = p.stdout.strip()
