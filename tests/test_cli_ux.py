@@ -94,6 +94,18 @@ def test_an_added_type_finds_its_files_in_an_index_written_before_it(ov, tmp_pat
     assert _paths(ov, base, "-t", "gradle", "-t", "py") == ["a.py", "build.gradle"]
     assert _paths(ov, base, "-t", ".gradle") == ["build.gradle"]  # its extension, as -t takes one
     assert _paths(ov, base, "-t", "txt") == ["n.txt"]  # a type ov knew: its stored files alone
+    # the next `ov index` under this ov's table stores the type again, with no file changed
+    conn = connect(base / ".ov" / "index.db")
+    with conn:
+        conn.execute("UPDATE meta SET value = 'an older table' WHERE key = 'types'")
+    conn.close()
+    r = run_inprocess("index", ".", "--json", cwd=base)
+    assert r.code == 0 and r.json["result"]["updated"] == 0, r.out
+    conn = connect(base / ".ov" / "index.db")
+    assert conn.execute("SELECT ftype FROM files WHERE path = 'build.gradle'").fetchone() == ("gradle",)
+    assert {t for (t,) in conn.execute("SELECT v.ftype FROM chunks_vec v JOIN chunks c ON c.id = v.chunk_id "
+                                       "JOIN files f ON f.id = c.file_id WHERE f.path = 'build.gradle'")} == {"gradle"}
+    conn.close()
 
 
 def test_an_unknown_type_is_an_error(ov, root):

@@ -209,12 +209,17 @@ def test_every_rg_type_name_is_an_ov_type():
 
 @needs_rg
 def test_types_ov_took_from_rg_select_the_files_rg_selects(ov, tree):
+    """The names ov took from rg, and rg's globs ov's older names had lacked (`*.PL`,
+    `*.csh`, `*.h.in`, `GPL-*`): `ov grep -l -t` selects what `rg -l -t` does."""
     names = ["build.gradle", "settings.gradle.kts", "Cargo.lock", "yarn.lock", "package-lock.json", "init.vim",
-             "x.groovy", "Foo.m", "README", "xREADME", "README.md", "ls.1", "x.8p", "x.min.js", "x.js", "x.tsx"]
+             "x.groovy", "Foo.m", "README", "xREADME", "README.md", "ls.1", "x.8p", "x.min.js", "x.js", "x.tsx",
+             # rg's globs of ov's older types that ov had lacked
+             "Makefile.PL", "x.plx", "login.csh", "bashrc", "config.h.in", "x.hpp.in", "x.H", "GPL-3.0", "x.hsc"]
     root = tree({n: "needle\n" for n in names})
     (root / ".git").mkdir(exist_ok=True)
     known = {ln.split(":", 1)[0] for ln in rg(root, "--type-list").stdout.splitlines()}
-    for name in ("gradle", "lock", "vim", "groovy", "objc", "readme", "man", "minified"):
+    for name in ("gradle", "lock", "vim", "groovy", "objc", "readme", "man", "minified", "perl", "sh", "c", "cpp",
+                 "license", "haskell"):
         if name not in known:  # (a ripgrep without it)
             continue
         ours = ov("grep", "-l", "-t", name, "needle", cwd=root)
