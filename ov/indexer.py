@@ -911,22 +911,15 @@ def _restamp_types(store: Store) -> int:
     """Each file's type and category read again by this ov's table, where the index was
     written under another (TYPES_META): an unchanged file is never stored again, so the
     types an upgrade adds or widens (rg's `gradle`; `perl`'s `*.PL`) would otherwise reach
-    a file only when it changes, and `-t` of a ranked search would miss it. The vector
-    table's copy of the type is set row by row (vec0 takes no UPDATE over a subquery).
-    Inside the caller's transaction; returns the files changed. 1.05 s on the kernel's
+    a file only when it changes, and `-t` of a ranked search would miss it (the vector
+    table's copy too: `Store.retype_files`). Inside the caller's transaction; returns the
+    files changed. 1.05 s on the kernel's
     78,171 files (199 changed), once after an upgrade."""
-    changed = [(t, c, fid) for fid, path, ftype, cat in store.rows("SELECT id, path, ftype, category FROM files")
-               if isinstance(path, str) and ((t := file_type(path)), (c := category(path))) != (ftype, cat)]
+    changed = store.retype_files(lambda path: (file_type(path), category(path)))
     if changed:
-        store.conn.executemany("UPDATE files SET ftype = ?, category = ? WHERE id = ?", changed)
-        types = {fid: t for t, _c, fid in changed}
-        rows = store.rows("SELECT c.id, c.file_id FROM chunks c JOIN json_each(?) j ON j.value = c.file_id "
-                          "WHERE c.embedded = 1", (json.dumps(list(types)),))
-        store.conn.executemany("UPDATE chunks_vec SET ftype = ? WHERE chunk_id = ?",
-                               [(types[fid], cid) for cid, fid in rows])
         store.bump_generation()  # a cursor over the old types no longer replays
     store.set_meta(TYPES_META, types_key())
-    return len(changed)
+    return changed
 
 
 def _vectors_left(store: Store, stopped: bool, notice: Callable[[str], None]) -> None:

@@ -369,6 +369,22 @@ class Store(Database):
         self.conn.executemany("UPDATE chunks_vec SET updated_at = ? WHERE chunk_id = ?",
                               [(mtime_ns / 1e9, cid) for (cid,) in ids])
 
+    def retype_files(self, typed: Callable[[str], tuple[str, str]]) -> int:
+        """Each file's (type, category) set to `typed(path)` where it differs, in `files`
+        and in the vector table's copy of the type (row by row: vec0 takes no UPDATE over a
+        subquery); the files changed. Inside the caller's transaction (ov.indexer
+        `_restamp_types`)."""
+        changed = [(*tc, fid) for fid, path, ftype, cat in self.rows("SELECT id, path, ftype, category FROM files")
+                   if isinstance(path, str) and (tc := typed(path)) != (ftype, cat)]
+        if changed:
+            self.conn.executemany("UPDATE files SET ftype = ?, category = ? WHERE id = ?", changed)
+            types = {fid: t for t, _c, fid in changed}
+            rows = self.rows("SELECT c.id, c.file_id FROM chunks c JOIN json_each(?) j ON j.value = c.file_id "
+                             "WHERE c.embedded = 1", (json.dumps(list(types)),))
+            self.conn.executemany("UPDATE chunks_vec SET ftype = ? WHERE chunk_id = ?",
+                                  [(types[fid], cid) for cid, fid in rows])
+        return len(changed)
+
     def upsert_file(self, path: str, size: int, mtime_ns: int, hash_: str, *, ftype: str,
                     category: str, tags: dict[str, str] | None,
                     title: str = "", ctime_ns: int = 0, inode: int = 0,
