@@ -913,8 +913,8 @@ def _restamp_types(store: Store) -> int:
     types an upgrade adds or widens (rg's `gradle`; `perl`'s `*.PL`) would otherwise reach
     a file only when it changes, and `-t` of a ranked search would miss it (the vector
     table's copy too: `Store.retype_files`). Inside the caller's transaction; returns the
-    files changed. 1.05 s on the kernel's
-    78,171 files (199 changed), once after an upgrade."""
+    files changed. 1.05 s on the kernel's 78,171 files (199 changed), once after an upgrade.
+    An `ov index` (or a watch's catch-up) runs it; a search never writes it."""
     changed = store.retype_files(lambda path: (file_type(path), category(path)))
     if changed:
         store.bump_generation()  # a cursor over the old types no longer replays
