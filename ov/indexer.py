@@ -58,7 +58,7 @@ from ov.chunk import encoded_blob
 from ov import grams, tiers
 from ov.config import DEFAULT_EMBED_SKIP, INDEX_DIRNAME, WalkOptions, env_number, load_config
 from ov.errors import OvError, shown_bytes
-from ov.kinds import category, file_type, is_notebook, kind_of
+from ov.kinds import TYPES, category, file_type, is_notebook, kind_of
 from ov.model import Chunk, IndexReport
 from ov.paths import db_path_for, index_root_of
 from ov.read import FileText, binary_file, content_hash, digest_under, freshness, read_under, stat_under
@@ -902,24 +902,20 @@ def _fill(store: Store, root: Path, opts: IndexOptions, report: IndexReport,
 @functools.cache
 def types_key() -> str:
     """A short digest of ov.kinds.TYPES, the table a file's stored type is read by."""
-    from ov.kinds import TYPES  # noqa: PLC0415
-
     return hashlib.blake2b(json.dumps(TYPES).encode(), digest_size=8).hexdigest()
 
 
-def _restamp_types(store: Store) -> int:
+def _restamp_types(store: Store) -> None:
     """Each file's type and category read again by this ov's table, where the index was
     written under another (TYPES_META): an unchanged file is never stored again, so the
     types an upgrade adds or widens (rg's `gradle`; `perl`'s `*.PL`) would otherwise reach
     a file only when it changes, and `-t` of a ranked search would miss it (the vector
-    table's copy too: `Store.retype_files`). Inside the caller's transaction; returns the
-    files changed. 1.05 s on the kernel's 78,171 files (199 changed), once after an upgrade.
-    An `ov index` (or a watch's catch-up) runs it; a search never writes it."""
-    changed = store.retype_files(lambda path: (file_type(path), category(path)))
-    if changed:
+    table's copy too: `Store.retype_files`). Inside the caller's transaction. 1.05 s on the
+    kernel's 78,171 files (199 changed), once after an upgrade. An `ov index` (or a watch's
+    catch-up) runs it; a search never writes it."""
+    if store.retype_files(lambda path: (file_type(path), category(path))):
         store.bump_generation()  # a cursor over the old types no longer replays
     store.set_meta(TYPES_META, types_key())
-    return changed
 
 
 def _vectors_left(store: Store, stopped: bool, notice: Callable[[str], None]) -> None:

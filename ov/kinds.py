@@ -278,15 +278,16 @@ def type_filter(names) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
     for name in names:
         globs = type_globs(name)
         wanted.update(globs)
+        anywhere |= name in ADDED_TYPES
         for g in globs:
             # an extension no type holds: its files are stored with no type (""), among
             # every other such file, so its glob must select them
             exact &= name in TYPES
-            stored.setdefault(file_type(_sample(g)) or (name if name in TYPES else ""), None)
+            sampled = file_type(_sample(g))
+            stored.setdefault(sampled or (name if name in TYPES else ""), None)
             # a glob whose names may end in any extension (`README*`, `COPYING[.-]*`): an
             # earlier type may hold some of its files (LICENSE.md is `md`), the sample not
-            anywhere |= (name in ADDED_TYPES or file_type(_sample(g)) in ADDED_TYPES
-                         or any(c in g.lstrip("*") for c in "*?"))
+            anywhere |= sampled in ADDED_TYPES or any(c in g.lstrip("*") for c in "*?")
     if anywhere:
         return None, tuple(sorted(wanted))
     exact = exact and all(set(TYPES.get(t, ())) <= wanted for t in stored)
